@@ -1,3 +1,15 @@
-fn main() {
-    println!("Hello, world!");
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("rankline: internal error: {msg} (please report this)");
+    }));
+    cli::run()
 }

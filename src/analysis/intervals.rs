@@ -1,0 +1,72 @@
+//! Interval arithmetic on half-open `[start, end)` nanosecond intervals.
+//! Busy time is always a union: summed durations double-count overlap.
+
+/// An interval `[start, end)` in ns.
+pub type Span = (i64, i64);
+
+/// Sorted, disjoint union of `spans` (empty ones dropped).
+pub fn union(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.retain(|s| s.1 > s.0);
+    spans.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.0 <= last.1 => last.1 = last.1.max(s.1),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// Total length of disjoint spans.
+pub fn total(spans: &[Span]) -> i64 {
+    spans.iter().map(|s| s.1 - s.0).sum()
+}
+
+/// Length of the intersection of two sorted, disjoint unions.
+pub fn intersection_len(a: &[Span], b: &[Span]) -> i64 {
+    let (mut i, mut j, mut len) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if hi > lo {
+            len += hi - lo;
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlapping_and_touching() {
+        let u = union(vec![(5, 8), (0, 2), (1, 3), (3, 4), (10, 10), (7, 9)]);
+        assert_eq!(u, vec![(0, 4), (5, 9)]);
+        assert_eq!(total(&u), 8);
+        assert!(union(vec![]).is_empty());
+    }
+
+    #[test]
+    fn intersection_of_unions() {
+        let a = union(vec![(0, 10), (20, 30)]);
+        let b = union(vec![(5, 25), (28, 40)]);
+        // [5,10) + [20,25) + [28,30)
+        assert_eq!(intersection_len(&a, &b), 5 + 5 + 2);
+        assert_eq!(intersection_len(&a, &[]), 0);
+        assert_eq!(intersection_len(&[(0, 5)], &[(5, 9)]), 0);
+    }
+
+    #[test]
+    fn nested_spans() {
+        let a = union(vec![(0, 100), (10, 20), (30, 40)]);
+        assert_eq!(a, vec![(0, 100)]);
+        assert_eq!(intersection_len(&a, &[(10, 20), (30, 40)]), 20);
+    }
+}

@@ -1,0 +1,60 @@
+//! Which kernels are communication: NCCL kernels by name, plus any name
+//! the user declares with `--comm-pattern` (custom all-reduce, NVSHMEM…).
+
+use super::nccl_name::{CommKernel, classify};
+use crate::profile::{GpuKind, Profile, Sym};
+use regex::Regex;
+
+/// Communication classification of every kernel name in a profile.
+#[derive(Debug, Clone)]
+pub struct KernelClasses {
+    /// Per kernel short-name Sym: 0 = compute, k = `comm[k - 1]`.
+    by_name: Vec<u32>,
+    comm: Vec<CommKernel>,
+}
+
+impl KernelClasses {
+    /// Classifies every kernel name of `p` once.
+    pub fn new(p: &Profile, comm_pattern: Option<&Regex>) -> Self {
+        let mut by_name = vec![u32::MAX; p.strings.len()];
+        let mut comm = Vec::new();
+        let g = &p.gpu;
+        for i in 0..g.len() {
+            if g.kind[i] != GpuKind::Kernel || by_name[g.name[i] as usize] != u32::MAX {
+                continue;
+            }
+            let short = p.strings.get(g.name[i]);
+            let long = p.strings.get(g.long_name[i]);
+            let class = classify(short).or_else(|| classify(long)).or_else(|| {
+                comm_pattern
+                    .filter(|re| re.is_match(short) || re.is_match(long))
+                    .map(|_| CommKernel::other())
+            });
+            by_name[g.name[i] as usize] = match class {
+                Some(k) => {
+                    comm.push(k);
+                    comm.len() as u32
+                }
+                None => 0,
+            };
+        }
+        KernelClasses { by_name, comm }
+    }
+
+    /// The communication kind of GPU row `i`, `None` for compute kernels,
+    /// copies and sets.
+    pub fn comm(&self, p: &Profile, i: usize) -> Option<&CommKernel> {
+        if p.gpu.kind[i] != GpuKind::Kernel {
+            return None;
+        }
+        self.comm_by_name(p.gpu.name[i])
+    }
+
+    /// The communication kind of a kernel name.
+    pub fn comm_by_name(&self, name: Sym) -> Option<&CommKernel> {
+        match self.by_name.get(name as usize).copied() {
+            Some(k) if k != 0 && k != u32::MAX => self.comm.get(k as usize - 1),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Where NCCL time goes: per device, per stream, per collective type.
+//! Totals are summed kernel durations (kernel time, not wall time: kernels
+//! on different streams overlap).
+
+use super::kernel_class::KernelClasses;
+use super::nccl_name::CollOp;
+use super::window::Window;
+use crate::profile::{DevId, LaneId, Profile};
+use std::collections::BTreeMap;
+
+/// Statistics of one (collective type, dtype, hints) on one stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpStats {
+    pub op: CollOp,
+    pub dtype: Option<&'static str>,
+    pub algo: Option<&'static str>,
+    pub proto: Option<&'static str>,
+    pub count: usize,
+    pub total_ns: i64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+}
+
+/// The NCCL kernels of one stream (lane).
+#[derive(Debug, Clone)]
+pub struct StreamNccl {
+    pub lane: LaneId,
+    /// Sorted by total time, largest first.
+    pub ops: Vec<OpStats>,
+}
+
+/// The NCCL kernels of one device.
+#[derive(Debug, Clone)]
+pub struct DeviceNccl {
+    pub device: DevId,
+    pub total_ns: i64,
+    /// Sorted by stream id, then pid.
+    pub streams: Vec<StreamNccl>,
+}
+
+type OpKey = (
+    CollOp,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
+/// NCCL breakdown of the kernels wholly inside `w`, for devices with any.
+pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceNccl> {
+    let mut by_dev: BTreeMap<DevId, Vec<StreamNccl>> = BTreeMap::new();
+    for (lane_id, lane) in p.lanes.iter().enumerate() {
+        let mut ops: BTreeMap<OpKey, OpStats> = BTreeMap::new();
+        for i in lane.rows.clone() {
+            let Some(k) = classes.comm(p, i) else {
+                continue;
+            };
+            let (s, e) = (p.gpu.start[i], p.gpu.end[i]);
+            if !w.contains(s, e) {
+                continue;
+            }
+            let d = e - s;
+            let st = ops
+                .entry((k.op, k.dtype, k.algo, k.proto))
+                .or_insert(OpStats {
+                    op: k.op,
+                    dtype: k.dtype,
+                    algo: k.algo,
+                    proto: k.proto,
+                    count: 0,
+                    total_ns: 0,
+                    min_ns: i64::MAX,
+                    max_ns: i64::MIN,
+                });
+            st.count += 1;
+            st.total_ns += d;
+            st.min_ns = st.min_ns.min(d);
+            st.max_ns = st.max_ns.max(d);
+        }
+        if ops.is_empty() {
+            continue;
+        }
+        let mut ops: Vec<OpStats> = ops.into_values().collect();
+        ops.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then(a.op.cmp(&b.op))
+                .then(a.dtype.cmp(&b.dtype))
+        });
+        by_dev.entry(lane.device).or_default().push(StreamNccl {
+            lane: lane_id as LaneId,
+            ops,
+        });
+    }
+    let order = super::completeness::device_order(p);
+    let mut out: Vec<DeviceNccl> = by_dev
+        .into_iter()
+        .map(|(device, mut streams)| {
+            streams.sort_by_key(|s| {
+                let l = &p.lanes[s.lane as usize];
+                (l.stream, p.processes[l.process as usize].pid, l.process)
+            });
+            let total_ns = streams
+                .iter()
+                .flat_map(|s| &s.ops)
+                .map(|o| o.total_ns)
+                .sum();
+            DeviceNccl {
+                device,
+                total_ns,
+                streams,
+            }
+        })
+        .collect();
+    out.sort_by_key(|d| order.iter().position(|&x| x == d.device));
+    out
+}

@@ -1,0 +1,84 @@
+//! How much communication hides under compute, per device, from interval
+//! unions (never summed durations). Compute is every non-communication
+//! kernel; memcpy and memset are neither and count as idle.
+//!
+//! NCCL time not overlapped is an upper bound on what better overlap could
+//! save, not a promise.
+
+use super::intervals::{Span, intersection_len, total, union};
+use super::kernel_class::KernelClasses;
+use super::window::Window;
+use crate::profile::{DevId, GpuKind, Profile};
+
+/// Overlap figures of one device, in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceOverlap {
+    pub device: DevId,
+    /// First kernel start to last kernel end (clipped to the window).
+    pub span_ns: i64,
+    pub compute_only_ns: i64,
+    pub nccl_only_ns: i64,
+    pub overlap_ns: i64,
+    pub idle_ns: i64,
+    /// Union of NCCL time.
+    pub nccl_ns: i64,
+    pub compute_kernels: usize,
+    pub nccl_kernels: usize,
+}
+
+impl DeviceOverlap {
+    /// Share of NCCL time that runs under compute, 0–100; `None` without NCCL.
+    pub fn nccl_overlapped_pct(&self) -> Option<f64> {
+        (self.nccl_ns > 0).then(|| 100.0 * self.overlap_ns as f64 / self.nccl_ns as f64)
+    }
+}
+
+/// Overlap per device with kernels in `w`; kernels are clipped at its edges.
+pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOverlap> {
+    let mut compute: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
+    let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
+    for lane in &p.lanes {
+        let d = lane.device as usize;
+        for i in lane.rows.clone() {
+            if p.gpu.kind[i] != GpuKind::Kernel {
+                continue;
+            }
+            let Some(span) = w.clip(p.gpu.start[i], p.gpu.end[i]) else {
+                continue;
+            };
+            if classes.comm(p, i).is_some() {
+                nccl[d].push(span);
+            } else {
+                compute[d].push(span);
+            }
+        }
+    }
+    super::completeness::device_order(p)
+        .into_iter()
+        .filter_map(|dev| {
+            let c = std::mem::take(&mut compute[dev as usize]);
+            let n = std::mem::take(&mut nccl[dev as usize]);
+            if c.is_empty() && n.is_empty() {
+                return None;
+            }
+            let (compute_kernels, nccl_kernels) = (c.len(), n.len());
+            let first = c.iter().chain(&n).map(|s| s.0).min().unwrap_or(0);
+            let last = c.iter().chain(&n).map(|s| s.1).max().unwrap_or(0);
+            let (cu, nu) = (union(c), union(n));
+            let (c_ns, n_ns) = (total(&cu), total(&nu));
+            let both = intersection_len(&cu, &nu);
+            let span_ns = last - first;
+            Some(DeviceOverlap {
+                device: dev,
+                span_ns,
+                compute_only_ns: c_ns - both,
+                nccl_only_ns: n_ns - both,
+                overlap_ns: both,
+                idle_ns: span_ns - (c_ns + n_ns - both),
+                nccl_ns: n_ns,
+                compute_kernels,
+                nccl_kernels,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,64 @@
+//! The time window a report covers (`--trim`), on the capture clock.
+
+/// A closed time window in ns. Counts use events wholly inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: i64,
+    pub end: i64,
+}
+
+impl Window {
+    /// No trimming.
+    pub const ALL: Window = Window {
+        start: i64::MIN,
+        end: i64::MAX,
+    };
+
+    /// From seconds on the file's capture clock (rounded to the nearest ns).
+    pub fn from_seconds(start_s: f64, end_s: f64) -> Window {
+        Window {
+            start: (start_s * 1e9).round() as i64,
+            end: (end_s * 1e9).round() as i64,
+        }
+    }
+
+    pub fn is_all(&self) -> bool {
+        *self == Window::ALL
+    }
+
+    /// The event lies wholly inside the window.
+    pub fn contains(&self, start: i64, end: i64) -> bool {
+        start >= self.start && end <= self.end
+    }
+
+    /// The part of `[start, end)` inside the window, if any.
+    pub fn clip(&self, start: i64, end: i64) -> Option<(i64, i64)> {
+        let (s, e) = (start.max(self.start), end.min(self.end));
+        (e > s || (e == s && start == end && self.contains(start, end))).then_some((s, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_and_clip() {
+        let w = Window::from_seconds(1.0, 2.0);
+        assert_eq!(
+            w,
+            Window {
+                start: 1_000_000_000,
+                end: 2_000_000_000
+            }
+        );
+        assert!(w.contains(1_000_000_000, 2_000_000_000));
+        assert!(!w.contains(999_999_999, 1_500_000_000));
+        assert_eq!(
+            w.clip(900_000_000, 1_100_000_000),
+            Some((1_000_000_000, 1_100_000_000))
+        );
+        assert_eq!(w.clip(0, 10), None);
+        assert!(Window::ALL.contains(i64::MIN, i64::MAX));
+    }
+}

@@ -1,0 +1,163 @@
+//! The command line: `rankline report SECTION FILE...` (and, later, the
+//! timeline for `rankline FILE...`).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rankline::analysis::Window;
+use rankline::profile::{self, DevId, Profile};
+use rankline::report::{self, Format, Options, Section};
+use regex::Regex;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rankline",
+    version,
+    about = "Explore Nsight Systems SQLite exports of multi-GPU jobs"
+)]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// nsys SQLite exports to open
+    files: Vec<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print an analysis section as text or JSON, without the UI
+    Report(ReportArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SectionArg {
+    Summary,
+    Nccl,
+    Overlap,
+    All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Which section to print
+    #[arg(value_enum)]
+    section: SectionArg,
+    /// nsys SQLite exports (several files load into one model)
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Only events inside this window, in seconds on the capture clock
+    #[arg(long, num_args = 2, value_names = ["START_S", "END_S"], allow_negative_numbers = true)]
+    trim: Option<Vec<f64>>,
+    /// Print only this device (`3` or `host:3`); repeatable
+    #[arg(long = "device", value_name = "D")]
+    devices: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    format: FormatArg,
+    /// Also treat kernels whose name matches REGEX as communication
+    #[arg(long, value_name = "REGEX")]
+    comm_pattern: Option<String>,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Report(args)) => report(args),
+        None => {
+            eprintln!(
+                "rankline: the timeline UI is not built yet; use `rankline report all FILE...`"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("rankline: {msg}");
+    ExitCode::from(2)
+}
+
+fn report(args: ReportArgs) -> ExitCode {
+    let comm_pattern = match args.comm_pattern.as_deref().map(Regex::new) {
+        None => None,
+        Some(Ok(re)) => Some(re),
+        Some(Err(e)) => {
+            return fail(format!(
+                "--comm-pattern is not a valid regex: {}",
+                one_line(&e.to_string())
+            ));
+        }
+    };
+    let window = match args.trim.as_deref() {
+        None => Window::ALL,
+        Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
+        Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
+    };
+    let (profile, errors) = profile::load(&args.files, &mut |_, _, _| {});
+    for e in &errors {
+        eprintln!("rankline: {e}");
+    }
+    if errors.len() == args.files.len() {
+        return ExitCode::FAILURE;
+    }
+    let devices = match select_devices(&profile, &args.devices) {
+        Ok(d) => d,
+        Err(msg) => return fail(msg),
+    };
+    let sections: Vec<Section> = match args.section {
+        SectionArg::Summary => vec![Section::Summary],
+        SectionArg::Nccl => vec![Section::Nccl],
+        SectionArg::Overlap => vec![Section::Overlap],
+        SectionArg::All => Section::ALL.to_vec(),
+    };
+    let options = Options {
+        window,
+        devices,
+        format: match args.format {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+        },
+        comm_pattern,
+    };
+    let out = report::render(&profile, &sections, &options);
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn select_devices(p: &Profile, labels: &[String]) -> Result<Option<Vec<DevId>>, String> {
+    if labels.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for l in labels {
+        let found = p.find_devices(l);
+        if found.is_empty() {
+            let known: Vec<String> = (0..p.devices.len() as DevId)
+                .map(|d| p.device_label(d).to_string())
+                .collect();
+            return Err(format!(
+                "--device {l}: no such device (devices: {})",
+                known.join(", ")
+            ));
+        }
+        out.extend(found);
+    }
+    Ok(Some(out))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,9 @@
+//! rankline: a terminal tool for Nsight Systems SQLite exports of
+//! multi-GPU jobs.
+//!
+//! Layers, dependencies pointing one way: [`profile`] (SQLite → columnar
+//! model) → [`analysis`] (pure functions) → [`report`] (text / JSON).
+
+pub mod analysis;
+pub mod profile;
+pub mod report;

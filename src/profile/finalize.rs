@@ -1,0 +1,271 @@
+//! Merging single-file profiles into one and putting every table in the
+//! order the rest of rankline relies on (per lane / per thread, by start),
+//! then linking GPU activity to its launch call by (process, correlationId).
+
+use super::intern::Sym;
+use super::model::*;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Appends `other` (one file) to `into`, renumbering its ids. Processes stay
+/// scoped to their file; devices merge by (host, device id).
+pub fn merge(into: &mut Profile, other: Profile) {
+    let file = into.files.len() as u32;
+    let syms: Vec<Sym> = (0..other.strings.len() as Sym)
+        .map(|s| into.strings.intern(other.strings.get(s)))
+        .collect();
+    let sym = |s: Sym| syms[s as usize];
+    let host_name = other.hosts.first().cloned().unwrap_or_default();
+    let host = match into.hosts.iter().position(|h| *h == host_name) {
+        Some(h) => h as u32,
+        None => {
+            into.hosts.push(host_name);
+            (into.hosts.len() - 1) as u32
+        }
+    };
+    into.files.extend(other.files);
+
+    let proc_base = into.processes.len() as ProcId;
+    into.processes
+        .extend(other.processes.into_iter().map(|p| Process {
+            file,
+            pid: p.pid,
+            name: sym(p.name),
+        }));
+    let thread_base = into.threads.len() as ThreadId;
+    into.threads
+        .extend(other.threads.into_iter().map(|t| Thread {
+            process: t.process + proc_base,
+            tid: t.tid,
+            name: sym(t.name),
+        }));
+
+    let devices: Vec<DevId> = other
+        .devices
+        .into_iter()
+        .map(|d| {
+            let found = into
+                .devices
+                .iter()
+                .position(|x| x.host == host && x.id == d.id);
+            match found {
+                Some(i) => {
+                    let x = &mut into.devices[i];
+                    x.listed |= d.listed;
+                    if x.name.is_none() {
+                        x.name = d.name;
+                    }
+                    i as DevId
+                }
+                None => {
+                    into.devices.push(Device { host, ..d });
+                    (into.devices.len() - 1) as DevId
+                }
+            }
+        })
+        .collect();
+    into.contexts
+        .extend(other.contexts.into_iter().map(|c| Context {
+            process: c.process + proc_base,
+            context: c.context,
+            device: devices[c.device as usize],
+        }));
+
+    let lane_base = into.lanes.len() as LaneId;
+    into.lanes.extend(other.lanes.into_iter().map(|l| Lane {
+        device: devices[l.device as usize],
+        process: l.process + proc_base,
+        ..l
+    }));
+
+    let mut g = other.gpu;
+    g.lane.iter_mut().for_each(|l| *l += lane_base);
+    g.name.iter_mut().for_each(|s| *s = sym(*s));
+    g.long_name.iter_mut().for_each(|s| *s = sym(*s));
+    let d = &mut into.gpu;
+    d.start.append(&mut g.start);
+    d.end.append(&mut g.end);
+    d.lane.append(&mut g.lane);
+    d.kind.append(&mut g.kind);
+    d.name.append(&mut g.name);
+    d.long_name.append(&mut g.long_name);
+    d.correlation.append(&mut g.correlation);
+    d.bytes.append(&mut g.bytes);
+    d.graph_node.append(&mut g.graph_node);
+    d.launch.append(&mut g.launch);
+
+    let mut r = other.runtime;
+    r.thread.iter_mut().for_each(|t| *t += thread_base);
+    r.name.iter_mut().for_each(|s| *s = sym(*s));
+    let d = &mut into.runtime;
+    d.start.append(&mut r.start);
+    d.end.append(&mut r.end);
+    d.thread.append(&mut r.thread);
+    d.name.append(&mut r.name);
+    d.correlation.append(&mut r.correlation);
+    d.class.append(&mut r.class);
+    d.is_launch.append(&mut r.is_launch);
+
+    let mut n = other.nvtx;
+    n.thread.iter_mut().for_each(|t| *t += thread_base);
+    n.name.iter_mut().for_each(|s| *s = sym(*s));
+    n.domain.iter_mut().for_each(|s| *s = sym(*s));
+    let d = &mut into.nvtx;
+    d.start.append(&mut n.start);
+    d.end.append(&mut n.end);
+    d.thread.append(&mut n.thread);
+    d.name.append(&mut n.name);
+    d.kind.append(&mut n.kind);
+    d.domain.append(&mut n.domain);
+    d.depth.append(&mut n.depth);
+}
+
+fn permute<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
+    *v = perm.iter().map(|&i| v[i as usize]).collect();
+}
+
+/// Contiguous ranges of a sorted key column, one per key value `0..n`.
+fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
+    let mut ranges = vec![0..0; n];
+    let mut i = 0;
+    while i < keys.len() {
+        let k = keys[i];
+        let j = i + keys[i..].partition_point(|&x| x == k);
+        ranges[k as usize] = i..j;
+        i = j;
+    }
+    ranges
+}
+
+/// Sorts every table and builds the derived links. Call once, after the
+/// last [`merge`].
+pub fn finalize(p: &mut Profile) {
+    sort_gpu(p);
+    sort_runtime(p);
+    sort_nvtx(p);
+    // A process with activity on a device has a context there, whether or
+    // not the export's context tables say so (the 2026 windows lack them).
+    for l in &p.lanes {
+        p.contexts.push(Context {
+            process: l.process,
+            context: l.context,
+            device: l.device,
+        });
+    }
+    p.contexts.sort();
+    p.contexts.dedup();
+    link_launches(p);
+}
+
+fn sort_gpu(p: &mut Profile) {
+    let g = &mut p.gpu;
+    let mut perm: Vec<u32> = (0..g.len() as u32).collect();
+    perm.sort_unstable_by_key(|&i| {
+        (
+            g.lane[i as usize],
+            g.start[i as usize],
+            g.end[i as usize],
+            i,
+        )
+    });
+    permute(&mut g.start, &perm);
+    permute(&mut g.end, &perm);
+    permute(&mut g.lane, &perm);
+    permute(&mut g.kind, &perm);
+    permute(&mut g.name, &perm);
+    permute(&mut g.long_name, &perm);
+    permute(&mut g.correlation, &perm);
+    permute(&mut g.bytes, &perm);
+    permute(&mut g.graph_node, &perm);
+    permute(&mut g.launch, &perm);
+    for (lane, rows) in group_ranges(&g.lane, p.lanes.len()).into_iter().enumerate() {
+        p.lanes[lane].rows = rows;
+    }
+}
+
+fn sort_runtime(p: &mut Profile) {
+    let r = &mut p.runtime;
+    let mut perm: Vec<u32> = (0..r.len() as u32).collect();
+    perm.sort_unstable_by_key(|&i| (r.thread[i as usize], r.start[i as usize], i));
+    permute(&mut r.start, &perm);
+    permute(&mut r.end, &perm);
+    permute(&mut r.thread, &perm);
+    permute(&mut r.name, &perm);
+    permute(&mut r.correlation, &perm);
+    permute(&mut r.class, &perm);
+    permute(&mut r.is_launch, &perm);
+    p.runtime_by_thread = group_ranges(&r.thread, p.threads.len());
+}
+
+fn sort_nvtx(p: &mut Profile) {
+    let n = &mut p.nvtx;
+    let mut perm: Vec<u32> = (0..n.len() as u32).collect();
+    // Enclosing ranges first: same start, longer one before.
+    perm.sort_unstable_by_key(|&i| {
+        let i = i as usize;
+        (n.thread[i], n.start[i], std::cmp::Reverse(n.end[i]), i)
+    });
+    permute(&mut n.start, &perm);
+    permute(&mut n.end, &perm);
+    permute(&mut n.thread, &perm);
+    permute(&mut n.name, &perm);
+    permute(&mut n.kind, &perm);
+    permute(&mut n.domain, &perm);
+    permute(&mut n.depth, &perm);
+    p.nvtx_by_thread = group_ranges(&n.thread, p.threads.len());
+    // Push/pop ranges nest per thread: depth = open enclosing ranges.
+    let mut open: Vec<i64> = Vec::new();
+    for rows in &p.nvtx_by_thread {
+        open.clear();
+        for i in rows.clone() {
+            if n.kind[i] != NvtxKind::PushPop {
+                continue;
+            }
+            while open.last().is_some_and(|&end| end <= n.start[i]) {
+                open.pop();
+            }
+            n.depth[i] = open.len().min(u16::MAX as usize) as u16;
+            open.push(n.end[i]);
+        }
+    }
+}
+
+fn link_launches(p: &mut Profile) {
+    let key = |proc: ProcId, corr: u32| ((proc as u64) << 32) | corr as u64;
+    let r = &p.runtime;
+    let mut calls: HashMap<u64, u32> = HashMap::with_capacity(r.len());
+    for i in 0..r.len() {
+        if r.correlation[i] != 0 {
+            let proc = p.threads[r.thread[i] as usize].process;
+            calls.entry(key(proc, r.correlation[i])).or_insert(i as u32);
+        }
+    }
+    let g = &mut p.gpu;
+    for i in 0..g.start.len() {
+        if g.correlation[i] != 0 {
+            let proc = p.lanes[g.lane[i] as usize].process;
+            g.launch[i] = calls
+                .get(&key(proc, g.correlation[i]))
+                .copied()
+                .unwrap_or(NONE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_ranges_cover_sorted_keys() {
+        let r = group_ranges(&[0, 0, 2, 2, 2, 3], 5);
+        assert_eq!(r, vec![0..2, 0..0, 2..5, 5..6, 0..0]);
+    }
+
+    #[test]
+    fn permute_reorders() {
+        let mut v = vec![10, 20, 30];
+        permute(&mut v, &[2, 0, 1]);
+        assert_eq!(v, vec![30, 10, 20]);
+    }
+}

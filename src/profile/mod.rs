@@ -1,0 +1,36 @@
+//! `profile`: nsys SQLite exports → the columnar in-memory model.
+//!
+//! This is the only module that runs SQL. Files are opened read-only and
+//! immutable; nothing is ever written beside them.
+
+mod finalize;
+pub mod ids;
+pub mod intern;
+mod load;
+mod model;
+pub mod names;
+mod open;
+mod rows;
+
+pub use intern::{Interner, Sym};
+pub use load::{ProgressFn, Stage};
+pub use model::*;
+pub use open::LoadError;
+
+use std::path::PathBuf;
+
+/// Loads several exports into one profile. A file that fails is reported in
+/// the error list; the others still load.
+pub fn load(paths: &[PathBuf], progress: &mut ProgressFn<'_>) -> (Profile, Vec<LoadError>) {
+    let mut profile = Profile::default();
+    let mut errors = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        match load::load_file(path, i, progress) {
+            Ok(one) => finalize::merge(&mut profile, one),
+            Err(e) => errors.push(e),
+        }
+    }
+    progress(paths.len().saturating_sub(1), Stage::Linking, 0);
+    finalize::finalize(&mut profile);
+    (profile, errors)
+}

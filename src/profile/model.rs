@@ -1,0 +1,281 @@
+//! The in-memory profile: columnar (struct-of-arrays) tables, strings
+//! interned, GPU activity sorted by (lane, start) so that a lane is one
+//! contiguous, time-sorted slice that can be binary-searched.
+
+use super::intern::{Interner, Sym};
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// Index into [`Profile::processes`].
+pub type ProcId = u32;
+/// Index into [`Profile::threads`].
+pub type ThreadId = u32;
+/// Index into [`Profile::devices`].
+pub type DevId = u32;
+/// Index into [`Profile::lanes`].
+pub type LaneId = u32;
+
+/// "No such row" in the `u32` link columns.
+pub const NONE: u32 = u32::MAX;
+
+/// One loaded export file.
+#[derive(Debug, Clone)]
+pub struct FileInfo {
+    pub path: PathBuf,
+    pub nsys_version: Option<String>,
+    pub schema_version: Option<String>,
+    /// Host name from `TARGET_INFO_SYSTEM_ENV`, else the file path.
+    pub host: String,
+    /// Tables the export has (a missing one means "not traced").
+    pub tables: Vec<String>,
+}
+
+/// A process, scoped to its file (pids of different files never merge).
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub file: u32,
+    pub pid: u32,
+    pub name: Sym,
+}
+
+/// A CPU thread.
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub process: ProcId,
+    pub tid: u32,
+    pub name: Sym,
+}
+
+/// A GPU, identified by (host, device id).
+#[derive(Debug, Clone)]
+pub struct Device {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    pub id: u32,
+    /// Name from `TARGET_INFO_GPU`, when listed there.
+    pub name: Option<String>,
+    /// Listed in `TARGET_INFO_GPU`.
+    pub listed: bool,
+}
+
+/// A CUDA context of a process on a device.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Context {
+    pub process: ProcId,
+    pub context: u32,
+    pub device: DevId,
+}
+
+/// A CUDA stream: the unit of ordering on a GPU. Stream ids are unique only
+/// within a process, so a lane is (process, context, stream id).
+#[derive(Debug, Clone)]
+pub struct Lane {
+    pub device: DevId,
+    pub process: ProcId,
+    pub context: u32,
+    pub stream: u32,
+    /// The lane's rows in [`GpuActivity`], sorted by start.
+    pub rows: Range<usize>,
+}
+
+/// What a GPU activity row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum GpuKind {
+    Kernel = 0,
+    Memcpy = 1,
+    Memset = 2,
+}
+
+/// Kernels, memcpys and memsets, sorted by (lane, start).
+#[derive(Debug, Default, Clone)]
+pub struct GpuActivity {
+    pub start: Vec<i64>,
+    pub end: Vec<i64>,
+    pub lane: Vec<LaneId>,
+    pub kind: Vec<GpuKind>,
+    /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
+    pub name: Vec<Sym>,
+    /// Kernel demangled name (same as `name` for copies and sets).
+    pub long_name: Vec<Sym>,
+    pub correlation: Vec<u32>,
+    pub bytes: Vec<u64>,
+    /// CUDA graph node id, or `NO_GRAPH`.
+    pub graph_node: Vec<u64>,
+    /// Index of the launching runtime/driver call, or [`NONE`].
+    pub launch: Vec<u32>,
+}
+
+/// `graph_node` value of activity not launched from a CUDA graph.
+pub const NO_GRAPH: u64 = u64::MAX;
+
+impl GpuActivity {
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+}
+
+/// Runtime/driver API call class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ApiClass {
+    Runtime = 0,
+    Driver = 1,
+}
+
+/// CUDA runtime and driver calls, sorted by (thread, start).
+#[derive(Debug, Default, Clone)]
+pub struct RuntimeCalls {
+    pub start: Vec<i64>,
+    pub end: Vec<i64>,
+    pub thread: Vec<ThreadId>,
+    /// Name with the `_v<N>` version suffix stripped.
+    pub name: Vec<Sym>,
+    pub correlation: Vec<u32>,
+    pub class: Vec<ApiClass>,
+    /// Launches GPU work (kernel, graph, cooperative and driver launches).
+    pub is_launch: Vec<bool>,
+}
+
+impl RuntimeCalls {
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+}
+
+/// NVTX event kinds rankline keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NvtxKind {
+    /// eventType 59: nvtxRangePush/Pop, nested per thread.
+    PushPop = 0,
+    /// eventType 60: nvtxRangeStart/End, may cross threads.
+    StartEnd = 1,
+    /// eventType 34: an instant.
+    Mark = 2,
+}
+
+/// NVTX ranges and marks, sorted by (thread, start, longer first).
+#[derive(Debug, Default, Clone)]
+pub struct Nvtx {
+    pub start: Vec<i64>,
+    /// Equals `start` for marks and for ranges never closed in the capture.
+    pub end: Vec<i64>,
+    pub thread: Vec<ThreadId>,
+    pub name: Vec<Sym>,
+    pub kind: Vec<NvtxKind>,
+    /// Domain name (Sym 0 = default domain).
+    pub domain: Vec<Sym>,
+    /// Push/pop nesting depth on its thread (0 = top level); 0 for others.
+    pub depth: Vec<u16>,
+}
+
+impl Nvtx {
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+    pub fn is_range(&self, i: usize) -> bool {
+        self.kind[i] != NvtxKind::Mark
+    }
+}
+
+/// Everything loaded from one or more exports.
+#[derive(Debug, Default, Clone)]
+pub struct Profile {
+    pub files: Vec<FileInfo>,
+    pub hosts: Vec<String>,
+    pub strings: Interner,
+    pub processes: Vec<Process>,
+    pub threads: Vec<Thread>,
+    pub devices: Vec<Device>,
+    /// Sorted, deduplicated.
+    pub contexts: Vec<Context>,
+    pub lanes: Vec<Lane>,
+    pub gpu: GpuActivity,
+    pub runtime: RuntimeCalls,
+    pub nvtx: Nvtx,
+    /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
+    pub runtime_by_thread: Vec<Range<usize>>,
+    /// Rows of `nvtx` per thread.
+    pub nvtx_by_thread: Vec<Range<usize>>,
+}
+
+impl Profile {
+    /// The process a thread belongs to.
+    pub fn thread_process(&self, t: ThreadId) -> ProcId {
+        self.threads[t as usize].process
+    }
+
+    /// How a device is named on the command line and in JSON: its integer
+    /// id while all files come from one host, else `host:id`.
+    pub fn device_label(&self, d: DevId) -> DeviceLabel {
+        let dev = &self.devices[d as usize];
+        if self.hosts.len() <= 1 {
+            DeviceLabel::Id(dev.id)
+        } else {
+            DeviceLabel::HostId(format!("{}:{}", self.hosts[dev.host as usize], dev.id))
+        }
+    }
+
+    /// Finds a device by its label (`3` or `host:3`); a bare id matches on
+    /// every host.
+    pub fn find_devices(&self, label: &str) -> Vec<DevId> {
+        let (host, id) = match label.rsplit_once(':') {
+            Some((h, i)) => (Some(h), i),
+            None => (None, label),
+        };
+        let Ok(id) = id.trim().parse::<u32>() else {
+            return Vec::new();
+        };
+        (0..self.devices.len() as DevId)
+            .filter(|&d| {
+                let dev = &self.devices[d as usize];
+                dev.id == id && host.is_none_or(|h| self.hosts[dev.host as usize] == h)
+            })
+            .collect()
+    }
+
+    /// Time span of all loaded events (GPU and CPU), if any.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        let cols: [(&[i64], &[i64]); 3] = [
+            (&self.gpu.start, &self.gpu.end),
+            (&self.runtime.start, &self.runtime.end),
+            (&self.nvtx.start, &self.nvtx.end),
+        ];
+        let mut span: Option<(i64, i64)> = None;
+        for (starts, ends) in cols {
+            if let (Some(&lo), Some(&hi)) = (starts.iter().min(), ends.iter().max()) {
+                span = Some(match span {
+                    None => (lo, hi),
+                    Some((a, b)) => (a.min(lo), b.max(hi)),
+                });
+            }
+        }
+        span
+    }
+}
+
+/// A device as shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeviceLabel {
+    Id(u32),
+    HostId(String),
+}
+
+impl std::fmt::Display for DeviceLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceLabel::Id(i) => write!(f, "{i}"),
+            DeviceLabel::HostId(s) => f.write_str(s),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The `nccl` section: NCCL time per device, stream and collective type.
+
+use super::table::{self, Table};
+use super::{Context, json};
+use crate::analysis::nccl_breakdown::DeviceNccl;
+use serde_json::{Value, json};
+
+pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
+    let p = cx.profile;
+    let devices: Vec<Value> = devs
+        .iter()
+        .filter(|d| cx.shows(d.device))
+        .map(|d| {
+            let streams: Vec<Value> = d
+                .streams
+                .iter()
+                .map(|s| {
+                    let lane = &p.lanes[s.lane as usize];
+                    let ops: Vec<Value> = s
+                        .ops
+                        .iter()
+                        .map(|o| {
+                            json!({
+                                "op": o.op.name(),
+                                "dtype": o.dtype,
+                                "hints": {"algo": o.algo, "proto": o.proto},
+                                "count": o.count,
+                                "total_ms": json::ms(o.total_ns),
+                                "avg_ms": o.total_ns as f64 / o.count as f64 / 1e6,
+                                "min_ms": json::ms(o.min_ns),
+                                "max_ms": json::ms(o.max_ns),
+                                "pct_of_device_nccl": 100.0 * o.total_ns as f64 / d.total_ns as f64,
+                            })
+                        })
+                        .collect();
+                    json!({"stream": lane.stream, "pid": p.processes[lane.process as usize].pid, "ops": ops})
+                })
+                .collect();
+            json!({"device": json::device(p, d.device), "nccl_total_ms": json::ms(d.total_ns), "streams": streams})
+        })
+        .collect();
+    json!({ "devices": devices })
+}
+
+pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
+    let p = cx.profile;
+    let mut out = String::from(
+        "NCCL time per device, stream and collective (summed kernel time, not wall time)\n",
+    );
+    let mut t = Table::new(&[
+        "device", "stream", "pid", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
+        "max_ms", "of_dev",
+    ]);
+    for d in devs.iter().filter(|d| cx.shows(d.device)) {
+        for s in &d.streams {
+            let lane = &p.lanes[s.lane as usize];
+            for o in &s.ops {
+                let hints = match (o.algo, o.proto) {
+                    (None, None) => "-".to_string(),
+                    (a, b) => format!("{}/{}?", a.unwrap_or("?"), b.unwrap_or("?")),
+                };
+                t.row(vec![
+                    p.device_label(d.device).to_string(),
+                    format!("s{}", lane.stream),
+                    p.processes[lane.process as usize].pid.to_string(),
+                    o.op.name().into(),
+                    o.dtype.unwrap_or("-").into(),
+                    hints,
+                    o.count.to_string(),
+                    table::ms(o.total_ns),
+                    table::ms(o.total_ns / o.count as i64),
+                    table::ms(o.min_ns),
+                    table::ms(o.max_ns),
+                    table::pct(Some(100.0 * o.total_ns as f64 / d.total_ns as f64)),
+                ]);
+            }
+        }
+    }
+    if t.is_empty() {
+        out += if cx.no_gpu_activity {
+            "  nothing to analyse: no GPU activity was recorded\n"
+        } else {
+            "  no NCCL kernels in this capture\n"
+        };
+        return out;
+    }
+    out += &t.render();
+    out += "  hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used\n";
+    let mut tot = Table::new(&["device", "nccl_total_ms"]);
+    for d in devs.iter().filter(|d| cx.shows(d.device)) {
+        tot.row(vec![
+            p.device_label(d.device).to_string(),
+            table::ms(d.total_ns),
+        ]);
+    }
+    out += "\n";
+    out += &tot.render();
+    out
+}

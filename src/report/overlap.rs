@@ -1,0 +1,66 @@
+//! The `overlap` section: communication hidden under compute, per device.
+
+use super::table::{self, Table};
+use super::{Context, json};
+use crate::analysis::overlap::DeviceOverlap;
+use serde_json::{Value, json};
+
+pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
+    let p = cx.profile;
+    let devices: Vec<Value> = devs
+        .iter()
+        .filter(|d| cx.shows(d.device))
+        .map(|d| {
+            json!({
+                "device": json::device(p, d.device),
+                "span_ms": json::ms(d.span_ns),
+                "compute_only_ms": json::ms(d.compute_only_ns),
+                "nccl_only_ms": json::ms(d.nccl_only_ns),
+                "overlap_ms": json::ms(d.overlap_ns),
+                "idle_ms": json::ms(d.idle_ns),
+                "nccl_overlapped_pct": d.nccl_overlapped_pct(),
+                "compute_kernels": d.compute_kernels,
+                "nccl_kernels": d.nccl_kernels,
+            })
+        })
+        .collect();
+    json!({ "devices": devices })
+}
+
+pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
+    let p = cx.profile;
+    let mut out = String::from(
+        "Compute/NCCL overlap per device (interval unions; compute = every non-communication kernel; memcpy/memset count as idle)\n",
+    );
+    let mut t = Table::new(&[
+        "device",
+        "span_ms",
+        "compute_only",
+        "nccl_only",
+        "overlap",
+        "idle",
+        "nccl_hidden",
+        "compute_k",
+        "nccl_k",
+    ]);
+    for d in devs.iter().filter(|d| cx.shows(d.device)) {
+        t.row(vec![
+            p.device_label(d.device).to_string(),
+            table::ms(d.span_ns),
+            table::ms(d.compute_only_ns),
+            table::ms(d.nccl_only_ns),
+            table::ms(d.overlap_ns),
+            table::ms(d.idle_ns),
+            table::pct(d.nccl_overlapped_pct()),
+            d.compute_kernels.to_string(),
+            d.nccl_kernels.to_string(),
+        ]);
+    }
+    if t.is_empty() {
+        out += "  nothing to analyse: no kernels in this capture\n";
+        return out;
+    }
+    out += &t.render();
+    out += "  nccl_only is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time\n";
+    out
+}

@@ -1,0 +1,139 @@
+//! The `summary` section: capture completeness.
+
+use super::table::Table;
+use super::{Context, json};
+use crate::analysis::completeness::Completeness;
+use serde_json::{Value, json};
+
+pub fn to_json(cx: &Context, c: &Completeness) -> Value {
+    let p = cx.profile;
+    let files: Vec<Value> = p
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.path.display().to_string(),
+                "nsys_version": f.nsys_version,
+                "schema_version": f.schema_version,
+                "host": f.host,
+            })
+        })
+        .collect();
+    let shown = |ds: &[u32]| json::devices(p, &cx.filter_devices(ds));
+    let devices: Vec<Value> = c
+        .devices
+        .iter()
+        .filter(|d| cx.shows(d.device))
+        .map(|d| {
+            let pids: Vec<u32> = d
+                .processes
+                .iter()
+                .map(|&pr| p.processes[pr as usize].pid)
+                .collect();
+            json!({
+                "device": json::device(p, d.device),
+                "name": device_name(cx, d.device),
+                "processes": pids,
+                "kernels": d.kernels,
+                "memcpy": d.memcpy,
+                "memset": d.memset,
+                "runtime_calls": d.runtime_calls,
+                "nvtx_ranges": d.nvtx_ranges,
+            })
+        })
+        .collect();
+    json!({
+        "files": files,
+        "span_ns": c.span.map_or(Value::Array(vec![]), |(a, b)| json!([a, b])),
+        "devices": devices,
+        "expected_devices": shown(&c.expected),
+        "devices_with_kernels": shown(&c.with_kernels),
+        "missing_devices": shown(&c.missing),
+        "listed_unused_devices": shown(&c.listed_unused),
+        "warnings": c.warnings,
+    })
+}
+
+fn device_name(cx: &Context, d: u32) -> String {
+    let dev = &cx.profile.devices[d as usize];
+    dev.name
+        .clone()
+        .unwrap_or_else(|| format!("GPU {}", dev.id))
+}
+
+pub fn to_text(cx: &Context, c: &Completeness) -> String {
+    let p = cx.profile;
+    let mut out = String::from("Capture completeness\n");
+    let mut files = Table::new(&["file", "nsys", "schema", "host"]);
+    for f in &p.files {
+        files.row(vec![
+            f.path.display().to_string(),
+            f.nsys_version.clone().unwrap_or_else(|| "?".into()),
+            f.schema_version.clone().unwrap_or_else(|| "?".into()),
+            f.host.clone(),
+        ]);
+    }
+    out += &files.render();
+    match c.span {
+        Some((a, b)) => {
+            out += &format!(
+                "  span: {:.6} s to {:.6} s on the capture clock ({:.3} ms)\n",
+                a as f64 / 1e9,
+                b as f64 / 1e9,
+                (b - a) as f64 / 1e6
+            )
+        }
+        None => out += "  span: no events\n",
+    }
+    out += &format!(
+        "  devices: {} expected, {} with kernels, {} missing, {} listed but unused\n\n",
+        c.expected.len(),
+        c.with_kernels.len(),
+        c.missing.len(),
+        c.listed_unused.len()
+    );
+    let mut t = Table::new(&[
+        "device", "name", "pids", "kernels", "memcpy", "memset", "runtime", "nvtx", "status",
+    ]);
+    for d in c.devices.iter().filter(|d| cx.shows(d.device)) {
+        let pids: Vec<String> = d
+            .processes
+            .iter()
+            .map(|&pr| p.processes[pr as usize].pid.to_string())
+            .collect();
+        let status = if c.missing.contains(&d.device) {
+            "MISSING: no GPU activity"
+        } else if c.listed_unused.contains(&d.device) {
+            "listed, unused"
+        } else {
+            "recorded"
+        };
+        t.row(vec![
+            p.device_label(d.device).to_string(),
+            device_name(cx, d.device),
+            if pids.is_empty() {
+                "-".into()
+            } else {
+                pids.join(",")
+            },
+            d.kernels.to_string(),
+            d.memcpy.to_string(),
+            d.memset.to_string(),
+            d.runtime_calls.to_string(),
+            d.nvtx_ranges.to_string(),
+            status.into(),
+        ]);
+    }
+    if t.is_empty() {
+        out += "  no devices\n";
+    } else {
+        out += &t.render();
+    }
+    if !c.warnings.is_empty() {
+        out += "\nWarnings\n";
+        for w in &c.warnings {
+            out += &format!("  ! {w}\n");
+        }
+    }
+    out
+}
