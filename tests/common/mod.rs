@@ -1,0 +1,72 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the real `rankline` binary.
+pub fn rankline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rankline"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run rankline")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The project root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/real-profiles`, or `None` (with a note saying so) when this
+/// checkout has no `../shared` beside it. Under CI its absence is a failure.
+pub fn real_profiles() -> Option<PathBuf> {
+    let dir = root().join("../shared/real-profiles");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "../shared/real-profiles is missing beside the checkout (CI must have it)"
+    );
+    eprintln!("NOTE: ../shared/real-profiles not found beside the checkout; this test checked nothing");
+    None
+}
+
+/// Every `.sqlite` in a directory, sorted.
+pub fn sqlite_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sqlite"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A fresh empty directory under `target/`, named for the test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = root().join("target/test-tmp").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Asserts the run failed with exactly one clear line naming `path`.
+pub fn assert_one_line_error(o: &Output, path: &str, problem: &str) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "expected failure for {path}, got success");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {err}");
+    assert!(lines[0].contains(path), "line does not name {path}: {err}");
+    assert!(lines[0].contains(problem), "line does not say '{problem}': {err}");
+}
