@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
+use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::{self, DevId, Profile};
 use rankline::report::{self, Format, Options, Section};
 use regex::Regex;
@@ -35,6 +36,9 @@ enum SectionArg {
     Summary,
     Nccl,
     Overlap,
+    Skew,
+    Launch,
+    Anomalies,
     All,
 }
 
@@ -64,6 +68,15 @@ struct ReportArgs {
     /// Also treat kernels whose name matches REGEX as communication
     #[arg(long, value_name = "REGEX")]
     comm_pattern: Option<String>,
+    /// Start skew (ms) above which an instance is a big event
+    #[arg(long, value_name = "MS", default_value_t = 20.0)]
+    big_skew_ms: f64,
+    /// A kernel is anomalous above R × the mean of its collective type
+    #[arg(long, value_name = "R", default_value_t = 3.0)]
+    anomaly_ratio: f64,
+    /// Top-level NVTX ranges whose name matches REGEX mark training steps
+    #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
+    step_marker: String,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -96,6 +109,21 @@ fn report(args: ReportArgs) -> ExitCode {
             ));
         }
     };
+    let step_marker = match Regex::new(&args.step_marker) {
+        Ok(re) => re,
+        Err(e) => {
+            return fail(format!(
+                "--step-marker is not a valid regex: {}",
+                one_line(&e.to_string())
+            ));
+        }
+    };
+    if !(args.big_skew_ms.is_finite() && args.big_skew_ms >= 0.0) {
+        return fail("--big-skew-ms needs a number of milliseconds >= 0");
+    }
+    if !(args.anomaly_ratio.is_finite() && args.anomaly_ratio > 0.0) {
+        return fail("--anomaly-ratio needs a number > 0");
+    }
     let window = match args.trim.as_deref() {
         None => Window::ALL,
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
@@ -116,6 +144,9 @@ fn report(args: ReportArgs) -> ExitCode {
         SectionArg::Summary => vec![Section::Summary],
         SectionArg::Nccl => vec![Section::Nccl],
         SectionArg::Overlap => vec![Section::Overlap],
+        SectionArg::Skew => vec![Section::Skew],
+        SectionArg::Launch => vec![Section::Launch],
+        SectionArg::Anomalies => vec![Section::Anomalies],
         SectionArg::All => Section::ALL.to_vec(),
     };
     let options = Options {
@@ -126,6 +157,9 @@ fn report(args: ReportArgs) -> ExitCode {
             FormatArg::Json => Format::Json,
         },
         comm_pattern,
+        big_skew_ns: (args.big_skew_ms * 1e6).round() as i64,
+        anomaly_ratio: args.anomaly_ratio,
+        step_marker,
     };
     let out = report::render(&profile, &sections, &options);
     // A closed pipe (`| head`) is not an error worth a message.

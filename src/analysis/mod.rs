@@ -1,12 +1,19 @@
 //! `analysis`: pure functions over the [`crate::profile::Profile`]. Nothing
 //! here runs SQL or prints.
 
+pub mod anomalies;
 pub mod completeness;
 pub mod intervals;
 pub mod kernel_class;
+pub mod launch;
+pub mod matching;
 pub mod nccl_breakdown;
 pub mod nccl_name;
+mod op_keys;
 pub mod overlap;
+pub mod skew;
+pub mod stats;
+pub mod steps;
 pub mod window;
 
 pub use window::Window;

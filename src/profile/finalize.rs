@@ -118,6 +118,21 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.kind.append(&mut n.kind);
     d.domain.append(&mut n.domain);
     d.depth.append(&mut n.depth);
+
+    let mut a = other.nccl_api;
+    a.thread.iter_mut().for_each(|t| *t += thread_base);
+    let d = &mut into.nccl_api;
+    d.thread.append(&mut a.thread);
+    d.start.append(&mut a.start);
+    d.end.append(&mut a.end);
+    d.comm.append(&mut a.comm);
+
+    let mut o = other.nccl_ops;
+    o.process.iter_mut().for_each(|p| *p += proc_base);
+    let d = &mut into.nccl_ops;
+    d.process.append(&mut o.process);
+    d.correlation.append(&mut o.correlation);
+    d.operation.append(&mut o.operation);
 }
 
 fn permute<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {

@@ -161,6 +161,7 @@ impl State<'_> {
         self.read_gpu_activity(db, GpuKind::Memset)?;
         self.read_runtime(db)?;
         self.read_nvtx(db)?;
+        self.read_nccl_operations(db)?;
         Ok(())
     }
 
@@ -533,6 +534,7 @@ impl State<'_> {
             ("globalTid", false),
             ("textId", false),
             ("domainId", false),
+            ("binaryData", false),
         ];
         let mut raw_domain: Vec<(ProcId, i64)> = Vec::new();
         let mut domain_names: HashMap<(ProcId, i64), Sym> = HashMap::new();
@@ -569,6 +571,16 @@ impl State<'_> {
                     NvtxKind::Mark => start,
                     _ => int(r, 1)?.unwrap_or(start).max(start),
                 };
+                if kind != NvtxKind::Mark
+                    && let Some(comm) = comm_id(r.get_ref(7)?)
+                    && name.is_some_and(|n| s.p.strings.get(n).starts_with("nccl"))
+                {
+                    let a = &mut s.p.nccl_api;
+                    a.thread.push(thread);
+                    a.start.push(start);
+                    a.end.push(end);
+                    a.comm.push(comm);
+                }
                 let n = &mut s.p.nvtx;
                 n.start.push(start);
                 n.end.push(end);
@@ -591,4 +603,43 @@ impl State<'_> {
         }
         Ok(())
     }
+
+    /// UNVERIFIED shape (see [`NcclOperations`]).
+    fn read_nccl_operations(&mut self, db: &Db) -> Result<(), LoadError> {
+        let wanted = [
+            ("operationId", true),
+            ("globalPid", true),
+            ("correlationId", true),
+        ];
+        db.each_row(self, "NCCL_GPU_OPERATIONS", &wanted, "", None, |s, r| {
+            if let (Some(op), Some(g), Some(c)) = (int(r, 0)?, int(r, 1)?, int(r, 2)?) {
+                let process = s.process(decode(g).pid);
+                let o = &mut s.p.nccl_ops;
+                o.process.push(process);
+                o.correlation.push(c as u32);
+                o.operation.push(op as u64);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The communicator id at offset 0 of an NCCL NVTX payload, stored as a
+/// blob or as hex text. UNVERIFIED (see [`NcclApiRanges`]).
+fn comm_id(v: rusqlite::types::ValueRef) -> Option<u64> {
+    use rusqlite::types::ValueRef;
+    let bytes: Vec<u8> = match v {
+        ValueRef::Blob(b) => b.to_vec(),
+        ValueRef::Text(t) => {
+            let t = std::str::from_utf8(t).ok()?.trim();
+            let t = t.strip_prefix("0x").unwrap_or(t);
+            (0..t.len().checked_sub(1)?)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?
+        }
+        _ => return None,
+    };
+    let first: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(first))
 }

@@ -188,6 +188,29 @@ impl Nvtx {
     }
 }
 
+/// NCCL API calls from NCCL's NVTX domain whose payload carries the
+/// communicator id (first 8 bytes of `binaryData`). UNVERIFIED: no real
+/// export here has the payload; the layout follows the payload schema
+/// (`NCCL communicator ID` at offset 0) seen in the 2026 exports.
+#[derive(Debug, Default, Clone)]
+pub struct NcclApiRanges {
+    pub thread: Vec<ThreadId>,
+    pub start: Vec<i64>,
+    pub end: Vec<i64>,
+    pub comm: Vec<u64>,
+}
+
+/// Rows of `NCCL_GPU_OPERATIONS` (nsys ≥ 2025.6 with NCCL ≥ 2.28): an
+/// operation id shared by every rank of one collective. UNVERIFIED: no real
+/// export here has the table; the columns read are `operationId`,
+/// `globalPid` and `correlationId`.
+#[derive(Debug, Default, Clone)]
+pub struct NcclOperations {
+    pub process: Vec<ProcId>,
+    pub correlation: Vec<u32>,
+    pub operation: Vec<u64>,
+}
+
 /// Everything loaded from one or more exports.
 #[derive(Debug, Default, Clone)]
 pub struct Profile {
@@ -203,6 +226,8 @@ pub struct Profile {
     pub gpu: GpuActivity,
     pub runtime: RuntimeCalls,
     pub nvtx: Nvtx,
+    pub nccl_api: NcclApiRanges,
+    pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.

@@ -1,16 +1,24 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
+mod anomalies;
 mod json;
+mod launch;
 mod nccl;
 mod overlap;
+mod skew;
 mod summary;
 pub mod table;
 
 use crate::analysis::Window;
+use crate::analysis::anomalies::anomalies;
 use crate::analysis::completeness::completeness;
 use crate::analysis::kernel_class::KernelClasses;
+use crate::analysis::launch::launch_report;
+use crate::analysis::matching::{Matching, match_collectives};
 use crate::analysis::nccl_breakdown::nccl_breakdown;
 use crate::analysis::overlap::overlap;
+use crate::analysis::skew::skew;
+use crate::analysis::steps::Steps;
 use crate::profile::{DevId, Profile};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -21,16 +29,29 @@ pub enum Section {
     Summary,
     Nccl,
     Overlap,
+    Skew,
+    Launch,
+    Anomalies,
 }
 
 impl Section {
-    pub const ALL: [Section; 3] = [Section::Summary, Section::Nccl, Section::Overlap];
+    pub const ALL: [Section; 6] = [
+        Section::Summary,
+        Section::Nccl,
+        Section::Overlap,
+        Section::Skew,
+        Section::Launch,
+        Section::Anomalies,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Section::Summary => "summary",
             Section::Nccl => "nccl",
             Section::Overlap => "overlap",
+            Section::Skew => "skew",
+            Section::Launch => "launch",
+            Section::Anomalies => "anomalies",
         }
     }
 }
@@ -50,6 +71,12 @@ pub struct Options {
     pub devices: Option<Vec<DevId>>,
     pub format: Format,
     pub comm_pattern: Option<Regex>,
+    /// Start skew above which an instance is a big event (ns).
+    pub big_skew_ns: i64,
+    /// Anomalous: duration above this × the mean of the type.
+    pub anomaly_ratio: f64,
+    /// Names of top-level NVTX step ranges.
+    pub step_marker: Regex,
 }
 
 /// Shared state of one report run.
@@ -85,28 +112,81 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
         no_gpu_activity,
     };
     let w = options.window;
+    let needs_matching = sections
+        .iter()
+        .any(|s| matches!(s, Section::Skew | Section::Launch | Section::Anomalies));
+    let (matching, skews) = if needs_matching {
+        let m = match_collectives(p, &cx.classes);
+        let steps = Steps::new(p, &options.step_marker);
+        let s = skew(p, &m, &steps, w, options.big_skew_ns);
+        (m, s)
+    } else {
+        (Matching::default(), Vec::new())
+    };
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
+    let json = options.format == Format::Json;
     for &s in sections {
         let (j, t) = match s {
             Section::Summary => {
                 let c = completeness(p, w);
-                (summary::to_json(&cx, &c), summary::to_text(&cx, &c))
+                if json {
+                    (summary::to_json(&cx, &c), String::new())
+                } else {
+                    (Value::Null, summary::to_text(&cx, &c))
+                }
             }
             Section::Nccl => {
                 let n = nccl_breakdown(p, &cx.classes, w);
-                (nccl::to_json(&cx, &n), nccl::to_text(&cx, &n))
+                if json {
+                    (nccl::to_json(&cx, &n), String::new())
+                } else {
+                    (Value::Null, nccl::to_text(&cx, &n))
+                }
             }
             Section::Overlap => {
                 let o = overlap(p, &cx.classes, w);
-                (overlap::to_json(&cx, &o), overlap::to_text(&cx, &o))
+                if json {
+                    (overlap::to_json(&cx, &o), String::new())
+                } else {
+                    (Value::Null, overlap::to_text(&cx, &o))
+                }
+            }
+            Section::Skew => {
+                if json {
+                    (skew::to_json(&cx, &matching, &skews), String::new())
+                } else {
+                    (Value::Null, skew::to_text(&cx, &matching, &skews))
+                }
+            }
+            Section::Launch => {
+                let l = launch_report(p, &cx.classes, &matching, &skews, w);
+                if json {
+                    (launch::to_json(&cx, &matching, &l), String::new())
+                } else {
+                    (Value::Null, launch::to_text(&cx, &matching, &l))
+                }
+            }
+            Section::Anomalies => {
+                let r = options.anomaly_ratio;
+                let (rows, events) = anomalies(p, &matching, &skews, r);
+                if json {
+                    (
+                        anomalies::to_json(&cx, &matching, r, rows, &events),
+                        String::new(),
+                    )
+                } else {
+                    (
+                        Value::Null,
+                        anomalies::to_text(&cx, &matching, r, rows, &events),
+                    )
+                }
             }
         };
-        match options.format {
-            Format::Json => {
-                json_out.insert(s.name().to_string(), j);
-            }
-            Format::Text => text_out.push(t),
+        if json {
+            json_out.insert(s.name().to_string(), j);
+        } else {
+            text_out.push(t);
         }
     }
     match options.format {

@@ -1,0 +1,65 @@
+//! Anomalous NCCL kernels, grouped into events: N anomalous rows on N ranks
+//! are usually one event, so rows are counted and grouped by instance.
+
+use super::matching::Matching;
+use super::nccl_name::CollOp;
+use super::skew::GroupSkew;
+use crate::profile::{DevId, Profile};
+use std::collections::HashMap;
+
+/// One instance with anomalous rows.
+#[derive(Debug, Clone)]
+pub struct AnomalyEvent {
+    pub group: usize,
+    /// 0-based instance index.
+    pub instance: usize,
+    pub op: CollOp,
+    /// Devices whose kernel is anomalous.
+    pub devices: Vec<DevId>,
+    pub max_duration_ns: i64,
+    /// Mean duration of this collective type in the group.
+    pub mean_ns: f64,
+}
+
+/// Rows whose duration exceeds `ratio` × the mean of their collective type
+/// within their group, over the instances of `skews` (already windowed).
+pub fn anomalies(
+    p: &Profile,
+    m: &Matching,
+    skews: &[GroupSkew],
+    ratio: f64,
+) -> (usize, Vec<AnomalyEvent>) {
+    let mut rows_total = 0;
+    let mut events = Vec::new();
+    for gs in skews {
+        let g = &m.groups[gs.group];
+        let mut sums: HashMap<CollOp, (i64, usize)> = HashMap::new();
+        let dur = |r: u32| p.gpu.end[r as usize] - p.gpu.start[r as usize];
+        for inst in &gs.instances {
+            let e = sums.entry(inst.op).or_default();
+            e.0 += inst.total_ns;
+            e.1 += g.devices.len();
+        }
+        for inst in &gs.instances {
+            let (sum, count) = sums[&inst.op];
+            let mean = sum as f64 / count as f64;
+            let rows = g.instance_rows(inst.index);
+            let hot: Vec<usize> = (0..rows.len())
+                .filter(|&d| dur(rows[d]) as f64 > ratio * mean)
+                .collect();
+            if hot.is_empty() {
+                continue;
+            }
+            rows_total += hot.len();
+            events.push(AnomalyEvent {
+                group: gs.group,
+                instance: inst.index,
+                op: inst.op,
+                devices: hot.iter().map(|&d| g.devices[d]).collect(),
+                max_duration_ns: hot.iter().map(|&d| dur(rows[d])).max().unwrap_or(0),
+                mean_ns: mean,
+            });
+        }
+    }
+    (rows_total, events)
+}

@@ -1,0 +1,489 @@
+//! Matching the same collective across ranks (a rank here is a device).
+//!
+//! Rungs, tried in order per group of streams:
+//! 1. an operation id shared by all ranks (`NCCL_GPU_OPERATIONS`, nsys ≥
+//!    2025.6 with NCCL ≥ 2.28) — UNVERIFIED: no real export here has it;
+//! 2. NCCL NVTX ranges carrying a communicator id, numbered per
+//!    communicator — UNVERIFIED: no real export here has the payload;
+//! 3. sequence matching: the k-th NCCL kernel of each device's stream is one
+//!    instance. Streams are grouped by stream id when the ids agree across
+//!    ranks, otherwise paired by the longest common prefix of their
+//!    collective-type sequences.
+//!
+//! Nothing is assumed: a group is checked for the same count and type at
+//! every position (only the consistent prefix is matched), and aligned ends
+//! confirm the pairing. A stream id shared by two communicators shows as
+//! ends that are aligned within device subsets but not across them; those
+//! subsets become groups of their own.
+
+use super::completeness::device_order;
+use super::kernel_class::KernelClasses;
+use super::nccl_name::CollOp;
+use super::op_keys::OpKeys;
+use super::stats::Spread;
+use crate::profile::{DevId, LaneId, Profile};
+use std::collections::{BTreeMap, HashMap};
+
+/// How instances were matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchMethod {
+    OperationId,
+    Nvtx,
+    Sequence,
+}
+
+impl MatchMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchMethod::OperationId => "operation-id",
+            MatchMethod::Nvtx => "nvtx",
+            MatchMethod::Sequence => "sequence",
+        }
+    }
+
+    /// Rungs 1 and 2 were built against synthetic data only.
+    pub fn verified(self) -> bool {
+        self == MatchMethod::Sequence
+    }
+}
+
+/// The first position where a device's sequence departs from the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// 1-based.
+    pub position: usize,
+    pub device: DevId,
+    /// The type most devices have there (`None`: most have no kernel).
+    pub expected: Option<CollOp>,
+    /// What this device has there (`None`: no kernel).
+    pub found: Option<CollOp>,
+}
+
+/// Ends further apart than this (p90) mean the pairing is not confirmed.
+pub const END_ALIGNED_NS: i64 = 1_000_000;
+
+/// A set of streams, one per device, whose collectives were matched.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub key: String,
+    pub method: MatchMethod,
+    /// In device order.
+    pub devices: Vec<DevId>,
+    /// The stream of each device (parallel to `devices`).
+    pub lanes: Vec<LaneId>,
+    pub sequence_consistent: bool,
+    pub mismatch: Option<Mismatch>,
+    pub end_aligned: bool,
+    /// Instance-major GPU rows: instance k, device d at `k * devices.len() + d`.
+    /// Instances are in order of earliest start; instance k is number k + 1.
+    rows: Vec<u32>,
+    pub ops: Vec<CollOp>,
+    /// Why this group exists apart (e.g. split off by end alignment).
+    pub note: Option<String>,
+}
+
+impl Group {
+    pub fn instances(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// The GPU rows of instance `k` (0-based), one per device.
+    pub fn instance_rows(&self, k: usize) -> &[u32] {
+        let n = self.devices.len();
+        &self.rows[k * n..(k + 1) * n]
+    }
+}
+
+/// All groups of a profile.
+#[derive(Debug, Clone, Default)]
+pub struct Matching {
+    pub groups: Vec<Group>,
+    /// Streams with NCCL kernels that pair with no other device.
+    pub unpaired: Vec<LaneId>,
+    /// GPU row → (group, 0-based instance).
+    by_row: HashMap<u32, (u32, u32)>,
+}
+
+impl Matching {
+    /// The matched instance a GPU row belongs to, if any.
+    pub fn instance_of(&self, row: usize) -> Option<(usize, usize)> {
+        self.by_row
+            .get(&(row as u32))
+            .map(|&(g, k)| (g as usize, k as usize))
+    }
+
+    /// The group with this key.
+    pub fn group(&self, key: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.key == key)
+    }
+}
+
+/// The NCCL kernels of one stream, in start order.
+#[derive(Debug, Clone)]
+struct Seq {
+    device: DevId,
+    lane: LaneId,
+    stream: u32,
+    rows: Vec<u32>,
+    ops: Vec<CollOp>,
+}
+
+/// Matches every NCCL collective of the profile across devices.
+pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
+    let order: HashMap<DevId, usize> = device_order(p)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (d, i))
+        .collect();
+    let seqs = nccl_sequences(p, classes);
+    let (clusters, unpaired) = cluster_streams(seqs, &order);
+    let keys = OpKeys::read(p, classes);
+    let mut groups = Vec::new();
+    for mut members in clusters {
+        members.sort_by_key(|s| order[&s.device]);
+        groups.extend(build_groups(p, members, &keys));
+    }
+    groups.sort_by(|a, b| {
+        let first = |g: &Group| g.devices.first().map(|d| order[d]);
+        (first(a), &a.key).cmp(&(first(b), &b.key))
+    });
+    let mut by_row = HashMap::new();
+    for (g, group) in groups.iter().enumerate() {
+        for k in 0..group.instances() {
+            for &r in group.instance_rows(k) {
+                by_row.insert(r, (g as u32, k as u32));
+            }
+        }
+    }
+    Matching {
+        groups,
+        unpaired,
+        by_row,
+    }
+}
+
+fn nccl_sequences(p: &Profile, classes: &KernelClasses) -> Vec<Seq> {
+    let mut out = Vec::new();
+    for (lane_id, lane) in p.lanes.iter().enumerate() {
+        let mut rows = Vec::new();
+        let mut ops = Vec::new();
+        for i in lane.rows.clone() {
+            if let Some(k) = classes.comm(p, i) {
+                rows.push(i as u32);
+                ops.push(k.op);
+            }
+        }
+        if !rows.is_empty() {
+            out.push(Seq {
+                device: lane.device,
+                lane: lane_id as LaneId,
+                stream: lane.stream,
+                rows,
+                ops,
+            });
+        }
+    }
+    out
+}
+
+fn common_prefix(a: &[CollOp], b: &[CollOp]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Groups streams: by stream id where each device has exactly one NCCL
+/// stream with that id, then every other stream joins the cluster (lacking
+/// its device) whose reference sequence shares the longest common prefix
+/// with it — at least half of the shorter sequence.
+fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Seq>>, Vec<LaneId>) {
+    let mut by_stream: BTreeMap<u32, Vec<Seq>> = BTreeMap::new();
+    for s in seqs {
+        by_stream.entry(s.stream).or_default().push(s);
+    }
+    let mut clusters: Vec<Vec<Seq>> = Vec::new();
+    let mut leftover: Vec<Seq> = Vec::new();
+    for (_, members) in by_stream {
+        let mut devs: Vec<DevId> = members.iter().map(|s| s.device).collect();
+        devs.sort_unstable();
+        let distinct = devs.windows(2).all(|w| w[0] != w[1]);
+        if distinct && members.len() >= 2 {
+            clusters.push(members);
+        } else {
+            leftover.extend(members);
+        }
+    }
+    // Longest first, then device order: a long sequence is the better reference.
+    leftover.sort_by_key(|s| (std::cmp::Reverse(s.ops.len()), order[&s.device], s.stream));
+    for s in leftover {
+        let best = clusters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.iter().all(|m| m.device != s.device))
+            .map(|(i, c)| (common_prefix(&c[0].ops, &s.ops), i, c[0].ops.len()))
+            .filter(|&(lcp, _, len)| lcp >= 1 && 2 * lcp >= len.min(s.ops.len()))
+            .max_by_key(|&(lcp, i, _)| (lcp, std::cmp::Reverse(i)));
+        match best {
+            Some((_, i, _)) => clusters[i].push(s),
+            None => clusters.push(vec![s]),
+        }
+    }
+    let mut unpaired = Vec::new();
+    clusters.retain(|c| {
+        if c.len() < 2 {
+            unpaired.extend(c.iter().map(|s| s.lane));
+        }
+        c.len() >= 2
+    });
+    (clusters, unpaired)
+}
+
+fn group_key(p: &Profile, members: &[Seq]) -> String {
+    if members.windows(2).all(|w| w[0].stream == w[1].stream) {
+        format!("s{}", members[0].stream)
+    } else {
+        members
+            .iter()
+            .map(|s| format!("s{}@D{}", s.stream, p.device_label(s.device)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+fn explicit_key(p: &Profile, members: &[Seq]) -> String {
+    members
+        .iter()
+        .map(|s| format!("s{}@D{}", s.stream, p.device_label(s.device)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The first departure from the majority sequence.
+fn first_mismatch(members: &[Seq]) -> Option<Mismatch> {
+    let n = members.len();
+    let longest = members.iter().map(|s| s.ops.len()).max().unwrap_or(0);
+    for pos in 0..longest {
+        let mut votes: Vec<(CollOp, usize)> = Vec::new();
+        let mut having = 0;
+        for s in members {
+            if let Some(&op) = s.ops.get(pos) {
+                having += 1;
+                match votes.iter_mut().find(|(o, _)| *o == op) {
+                    Some(v) => v.1 += 1,
+                    None => votes.push((op, 1)),
+                }
+            }
+        }
+        // Ties go to the type seen first (lowest device).
+        let majority = votes
+            .iter()
+            .fold(None::<(CollOp, usize)>, |best, &(op, c)| match best {
+                Some((_, bc)) if bc >= c => best,
+                _ => Some((op, c)),
+            });
+        let expected = if 2 * having > n {
+            majority.map(|m| m.0)
+        } else {
+            None
+        };
+        if let Some(s) = members.iter().find(|s| s.ops.get(pos).copied() != expected) {
+            return Some(Mismatch {
+                position: pos + 1,
+                device: s.device,
+                expected,
+                found: s.ops.get(pos).copied(),
+            });
+        }
+    }
+    None
+}
+
+/// Builds the group(s) of one cluster: one, or several when ends show the
+/// cluster is really several communicators.
+fn build_groups(p: &Profile, members: Vec<Seq>, keys: &OpKeys) -> Vec<Group> {
+    let key = group_key(p, &members);
+    let group = build_group(p, key, &members, keys);
+    if group.end_aligned || members.len() < 4 {
+        return vec![group];
+    }
+    let subsets = end_aligned_subsets(p, &group);
+    if subsets.len() < 2 || subsets.iter().any(|s| s.len() < 2) {
+        return vec![group];
+    }
+    subsets
+        .into_iter()
+        .map(|subset| {
+            let sub: Vec<Seq> = subset.iter().map(|&d| members[d].clone()).collect();
+            let mut g = build_group(p, explicit_key(p, &sub), &sub, keys);
+            g.note = Some(format!(
+                "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
+                group.key
+            ));
+            g
+        })
+        .collect()
+}
+
+fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Group {
+    let mismatch = first_mismatch(members);
+    let prefix = match &mismatch {
+        Some(m) => m.position - 1,
+        None => members[0].ops.len(),
+    };
+    let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
+    let (method, mut instances) = match keys.instances(&all_rows) {
+        Some((method, inst)) => (method, inst),
+        None => (
+            MatchMethod::Sequence,
+            (0..prefix)
+                .map(|k| members.iter().map(|s| s.rows[k]).collect::<Vec<u32>>())
+                .collect(),
+        ),
+    };
+    let earliest = |rows: &Vec<u32>| {
+        rows.iter()
+            .map(|&r| p.gpu.start[r as usize])
+            .min()
+            .unwrap_or(0)
+    };
+    instances.sort_by_key(|rows| earliest(rows));
+    let ops: Vec<CollOp> = instances
+        .iter()
+        .map(|rows| {
+            let pos = members[0]
+                .rows
+                .iter()
+                .position(|&r| r == rows[0])
+                .unwrap_or(0);
+            members[0].ops[pos]
+        })
+        .collect();
+    let end_skews = instances.iter().map(|rows| {
+        let ends = rows.iter().map(|&r| p.gpu.end[r as usize]);
+        (ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0)) as f64
+    });
+    let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
+    Group {
+        key,
+        method,
+        devices: members.iter().map(|s| s.device).collect(),
+        lanes: members.iter().map(|s| s.lane).collect(),
+        sequence_consistent: mismatch.is_none(),
+        mismatch,
+        end_aligned,
+        rows: instances.into_iter().flatten().collect(),
+        ops,
+        note: None,
+    }
+}
+
+/// Devices (as indices into the group) that end together: joined when their
+/// ends are within [`END_ALIGNED_NS`] in at least 90 % of the instances.
+fn end_aligned_subsets(p: &Profile, g: &Group) -> Vec<Vec<usize>> {
+    let n = g.devices.len();
+    let k = g.instances();
+    if k == 0 {
+        return vec![(0..n).collect()];
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(parent: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while parent[r] != r {
+            r = parent[r];
+        }
+        parent[x] = r;
+        r
+    }
+    for a in 0..n {
+        for b in a + 1..n {
+            let together = (0..k)
+                .filter(|&i| {
+                    let rows = g.instance_rows(i);
+                    (p.gpu.end[rows[a] as usize] - p.gpu.end[rows[b] as usize]).abs()
+                        < END_ALIGNED_NS
+                })
+                .count();
+            if 10 * together >= 9 * k {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+    }
+    let mut sets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for d in 0..n {
+        let r = find(&mut parent, d);
+        sets.entry(r).or_default().push(d);
+    }
+    sets.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CollOp::*;
+
+    fn seq(device: DevId, stream: u32, ops: &[CollOp]) -> Seq {
+        Seq {
+            device,
+            lane: device,
+            stream,
+            rows: (0..ops.len() as u32).collect(),
+            ops: ops.to_vec(),
+        }
+    }
+
+    #[test]
+    fn mismatch_reports_extra_collective() {
+        let a = seq(0, 20, &[AllGather, ReduceScatter, AllGather]);
+        let b = seq(1, 20, &[AllGather, AllReduce, ReduceScatter, AllGather]);
+        let c = seq(2, 20, &[AllGather, ReduceScatter, AllGather]);
+        let m = first_mismatch(&[a, b, c]).unwrap();
+        assert_eq!(
+            m,
+            Mismatch {
+                position: 2,
+                device: 1,
+                expected: Some(ReduceScatter),
+                found: Some(AllReduce)
+            }
+        );
+    }
+
+    #[test]
+    fn mismatch_reports_missing_tail() {
+        let a = seq(0, 20, &[AllGather, AllGather]);
+        let b = seq(1, 20, &[AllGather]);
+        let c = seq(2, 20, &[AllGather, AllGather]);
+        let m = first_mismatch(&[a, b, c]).unwrap();
+        assert_eq!(
+            m,
+            Mismatch {
+                position: 2,
+                device: 1,
+                expected: Some(AllGather),
+                found: None
+            }
+        );
+        let same = [seq(0, 1, &[AllGather]), seq(1, 1, &[AllGather])];
+        assert_eq!(first_mismatch(&same), None);
+    }
+
+    #[test]
+    fn streams_pair_by_id_then_by_prefix() {
+        let order: HashMap<DevId, usize> = (0..4).map(|d| (d, d as usize)).collect();
+        let seqs = vec![
+            seq(0, 7, &[SendRecv, SendRecv, SendRecv]),
+            seq(1, 15, &[SendRecv, SendRecv, SendRecv]),
+            seq(0, 20, &[AllReduce, AllReduce]),
+            seq(1, 20, &[AllReduce, AllReduce]),
+            seq(2, 30, &[Broadcast]),
+        ];
+        let (clusters, unpaired) = cluster_streams(seqs, &order);
+        assert_eq!(clusters.len(), 2);
+        let streams: Vec<Vec<(DevId, u32)>> = clusters
+            .iter()
+            .map(|c| c.iter().map(|s| (s.device, s.stream)).collect())
+            .collect();
+        assert!(streams.contains(&vec![(0, 20), (1, 20)]));
+        assert!(streams.contains(&vec![(0, 7), (1, 15)]));
+        assert_eq!(unpaired, vec![2]);
+    }
+}

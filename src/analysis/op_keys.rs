@@ -1,0 +1,119 @@
+//! Rungs 1 and 2 of collective matching: keys that name the same collective
+//! on every rank. Both are UNVERIFIED: built against synthetic data shaped
+//! like the documented tables, because no real export here carries them.
+
+use super::kernel_class::KernelClasses;
+use super::matching::MatchMethod;
+use crate::profile::{NONE, Profile};
+use std::collections::{BTreeMap, HashMap};
+
+/// Per NCCL kernel row, the key of each rung that has one.
+#[derive(Debug, Default)]
+pub struct OpKeys {
+    operation: HashMap<u32, u64>,
+    /// (communicator id, per-communicator sequence number).
+    nvtx: HashMap<u32, (u64, u64)>,
+}
+
+/// A rung is used for a group only when it covers this share of its kernels.
+const COVERAGE: f64 = 0.9;
+
+impl OpKeys {
+    pub fn read(p: &Profile, classes: &KernelClasses) -> OpKeys {
+        let mut keys = OpKeys::default();
+        if p.nccl_ops.process.is_empty() && p.nccl_api.thread.is_empty() {
+            return keys;
+        }
+        // (process, correlationId) → NCCL kernel row.
+        let mut by_corr: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut launches: Vec<(u32, u32)> = Vec::new(); // (runtime row, gpu row)
+        for lane in &p.lanes {
+            for i in lane.rows.clone() {
+                if classes.comm(p, i).is_none() {
+                    continue;
+                }
+                by_corr.insert((lane.process, p.gpu.correlation[i]), i as u32);
+                if p.gpu.launch[i] != NONE {
+                    launches.push((p.gpu.launch[i], i as u32));
+                }
+            }
+        }
+        let o = &p.nccl_ops;
+        for j in 0..o.process.len() {
+            if let Some(&row) = by_corr.get(&(o.process[j], o.correlation[j])) {
+                keys.operation.insert(row, o.operation[j]);
+            }
+        }
+        // Kernel → innermost NCCL API range on its launch thread containing
+        // the launch call; numbered per (process, communicator) in time order.
+        let a = &p.nccl_api;
+        let mut ranges_by_thread: HashMap<u32, Vec<usize>> = HashMap::new();
+        for j in 0..a.thread.len() {
+            ranges_by_thread.entry(a.thread[j]).or_default().push(j);
+        }
+        let mut per_comm: BTreeMap<(u32, u64), Vec<(i64, u32)>> = BTreeMap::new();
+        for (call, row) in launches {
+            let (t, at) = (
+                p.runtime.thread[call as usize],
+                p.runtime.start[call as usize],
+            );
+            let Some(cands) = ranges_by_thread.get(&t) else {
+                continue;
+            };
+            let inner = cands
+                .iter()
+                .filter(|&&j| a.start[j] <= at && at <= a.end[j])
+                .min_by_key(|&&j| a.end[j] - a.start[j]);
+            if let Some(&j) = inner {
+                let process = p.threads[t as usize].process;
+                per_comm
+                    .entry((process, a.comm[j]))
+                    .or_default()
+                    .push((at, row));
+            }
+        }
+        for ((_, comm), mut rows) in per_comm {
+            rows.sort_unstable();
+            for (seq, (_, row)) in rows.into_iter().enumerate() {
+                keys.nvtx.insert(row, (comm, seq as u64));
+            }
+        }
+        keys
+    }
+
+    /// Instances of a group by rung 1 or 2, when one covers its kernels:
+    /// one row per member for every key present on all members.
+    pub fn instances(&self, members: &[&[u32]]) -> Option<(MatchMethod, Vec<Vec<u32>>)> {
+        if let Some(inst) = by_key(members, |r| self.operation.get(&r).copied()) {
+            return Some((MatchMethod::OperationId, inst));
+        }
+        by_key(members, |r| self.nvtx.get(&r).copied()).map(|inst| (MatchMethod::Nvtx, inst))
+    }
+}
+
+fn by_key<K: Ord + Copy>(
+    members: &[&[u32]],
+    key: impl Fn(u32) -> Option<K>,
+) -> Option<Vec<Vec<u32>>> {
+    let total: usize = members.iter().map(|m| m.len()).sum();
+    let mut per_key: BTreeMap<K, Vec<Option<u32>>> = BTreeMap::new();
+    let mut covered = 0;
+    for (d, rows) in members.iter().enumerate() {
+        for &r in rows.iter() {
+            if let Some(k) = key(r) {
+                covered += 1;
+                per_key
+                    .entry(k)
+                    .or_insert_with(|| vec![None; members.len()])[d] = Some(r);
+            }
+        }
+    }
+    if total == 0 || (covered as f64) < COVERAGE * total as f64 {
+        return None;
+    }
+    let inst: Vec<Vec<u32>> = per_key
+        .into_values()
+        .filter_map(|rows| rows.into_iter().collect::<Option<Vec<u32>>>())
+        .collect();
+    (!inst.is_empty()).then_some(inst)
+}

@@ -1,0 +1,207 @@
+//! Start/end skew of matched collectives: who arrived first, who last, by
+//! how much, and how much time the other ranks spent waiting.
+//!
+//! The longest NCCL kernel of an instance is usually the rank that waited;
+//! the late arriver has the short one. Excess (duration above the fastest
+//! rank) estimates waiting summed over ranks: it is not step time to win
+//! back.
+
+use super::Window;
+use super::matching::{Group, Matching};
+use super::nccl_name::CollOp;
+use super::stats::Spread;
+use super::steps::Steps;
+use crate::profile::{NONE, Profile};
+
+/// Figures of one matched instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceSkew {
+    /// 0-based index in the group; the instance number is `index + 1`.
+    pub index: usize,
+    pub op: CollOp,
+    pub earliest_start: i64,
+    pub start_skew_ns: i64,
+    pub end_skew_ns: i64,
+    /// Index into the group's devices: latest start (ties: lowest device).
+    pub late: usize,
+    /// Index into the group's devices: earliest start (ties: lowest device).
+    pub early: usize,
+    /// Shortest duration among the ranks.
+    pub baseline_ns: i64,
+    pub total_ns: i64,
+    pub max_duration_ns: i64,
+}
+
+impl InstanceSkew {
+    /// Σ (duration − baseline) over ranks.
+    pub fn excess_ns(&self, ranks: usize) -> i64 {
+        self.total_ns - self.baseline_ns * ranks as i64
+    }
+}
+
+/// Computes one instance's figures.
+pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
+    let rows = g.instance_rows(index);
+    let start = |d: usize| p.gpu.start[rows[d] as usize];
+    let end = |d: usize| p.gpu.end[rows[d] as usize];
+    let dur = |d: usize| end(d) - start(d);
+    let n = rows.len();
+    // Devices are in order, so the first extreme found is the lowest device.
+    let late = (0..n).fold(0, |best, d| if start(d) > start(best) { d } else { best });
+    let early = (0..n).fold(0, |best, d| if start(d) < start(best) { d } else { best });
+    let max_end = (0..n).map(end).max().unwrap_or(0);
+    let min_end = (0..n).map(end).min().unwrap_or(0);
+    InstanceSkew {
+        index,
+        op: g.ops[index],
+        earliest_start: start(early),
+        start_skew_ns: start(late) - start(early),
+        end_skew_ns: max_end - min_end,
+        late,
+        early,
+        baseline_ns: (0..n).map(dur).min().unwrap_or(0),
+        total_ns: (0..n).map(dur).sum(),
+        max_duration_ns: (0..n).map(dur).max().unwrap_or(0),
+    }
+}
+
+/// A big start-skew event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BigEvent {
+    pub instance: InstanceSkew,
+    pub step: Option<usize>,
+    pub offset_in_step_ns: Option<i64>,
+}
+
+/// Figures of one group over the instances inside the window.
+#[derive(Debug, Clone)]
+pub struct GroupSkew {
+    pub group: usize,
+    pub instances: Vec<InstanceSkew>,
+    pub start_skew_ms: Option<Spread>,
+    pub end_skew_ms: Option<Spread>,
+    pub nccl_total_ns: i64,
+    pub baseline_ns: i64,
+    pub big_threshold_ns: i64,
+    pub big_events: Vec<BigEvent>,
+    pub big_excess_ns: i64,
+    pub other_excess_ns: i64,
+    /// Per device of the group (parallel to `Group::devices`).
+    pub late_counts: Vec<usize>,
+    pub early_counts: Vec<usize>,
+    pub mean_lateness_ms_excluding_big: Vec<f64>,
+}
+
+impl GroupSkew {
+    pub fn excess_ns(&self) -> i64 {
+        self.nccl_total_ns - self.baseline_ns
+    }
+
+    pub fn excess_pct(&self) -> Option<f64> {
+        (self.nccl_total_ns > 0)
+            .then(|| 100.0 * self.excess_ns() as f64 / self.nccl_total_ns as f64)
+    }
+}
+
+/// Whether every kernel of the instance lies inside the window.
+pub fn instance_in_window(p: &Profile, g: &Group, k: usize, w: Window) -> bool {
+    g.instance_rows(k)
+        .iter()
+        .all(|&r| w.contains(p.gpu.start[r as usize], p.gpu.end[r as usize]))
+}
+
+/// Skew of every group, over instances wholly inside `w`.
+pub fn skew(
+    p: &Profile,
+    m: &Matching,
+    steps: &Steps,
+    w: Window,
+    big_threshold_ns: i64,
+) -> Vec<GroupSkew> {
+    m.groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| group_skew(p, gi, g, steps, w, big_threshold_ns))
+        .collect()
+}
+
+fn group_skew(
+    p: &Profile,
+    gi: usize,
+    g: &Group,
+    steps: &Steps,
+    w: Window,
+    big_threshold_ns: i64,
+) -> GroupSkew {
+    let n = g.devices.len();
+    let instances: Vec<InstanceSkew> = (0..g.instances())
+        .filter(|&k| instance_in_window(p, g, k, w))
+        .map(|k| instance_skew(p, g, k))
+        .collect();
+    let mut out = GroupSkew {
+        group: gi,
+        start_skew_ms: Spread::of(instances.iter().map(|i| i.start_skew_ns as f64 / 1e6)),
+        end_skew_ms: Spread::of(instances.iter().map(|i| i.end_skew_ns as f64 / 1e6)),
+        nccl_total_ns: instances.iter().map(|i| i.total_ns).sum(),
+        baseline_ns: instances.iter().map(|i| i.baseline_ns * n as i64).sum(),
+        big_threshold_ns,
+        big_events: Vec::new(),
+        big_excess_ns: 0,
+        other_excess_ns: 0,
+        late_counts: vec![0; n],
+        early_counts: vec![0; n],
+        mean_lateness_ms_excluding_big: vec![0.0; n],
+        instances: Vec::new(),
+    };
+    let mut lateness_sum = vec![0i64; n];
+    let mut small = 0usize;
+    for inst in &instances {
+        out.late_counts[inst.late] += 1;
+        out.early_counts[inst.early] += 1;
+        if inst.start_skew_ns > big_threshold_ns {
+            out.big_excess_ns += inst.excess_ns(n);
+            let (step, offset) = step_of(p, g, inst, steps);
+            out.big_events.push(BigEvent {
+                instance: inst.clone(),
+                step,
+                offset_in_step_ns: offset,
+            });
+        } else {
+            out.other_excess_ns += inst.excess_ns(n);
+            small += 1;
+            let rows = g.instance_rows(inst.index);
+            for (d, sum) in lateness_sum.iter_mut().enumerate() {
+                *sum += p.gpu.start[rows[d] as usize] - inst.earliest_start;
+            }
+        }
+    }
+    if small > 0 {
+        for (mean, sum) in out.mean_lateness_ms_excluding_big.iter_mut().zip(&lateness_sum) {
+            *mean = *sum as f64 / small as f64 / 1e6;
+        }
+    }
+    out.instances = instances;
+    out
+}
+
+/// The late rank's step containing the late kernel's launch call (or, with
+/// no launch call, the instance's earliest start).
+fn step_of(
+    p: &Profile,
+    g: &Group,
+    inst: &InstanceSkew,
+    steps: &Steps,
+) -> (Option<usize>, Option<i64>) {
+    let row = g.instance_rows(inst.index)[inst.late] as usize;
+    let process = p.lanes[p.gpu.lane[row] as usize].process;
+    let launch = p.gpu.launch[row];
+    let at = if launch != NONE {
+        p.runtime.start[launch as usize]
+    } else {
+        inst.earliest_start
+    };
+    match steps.containing(process, at) {
+        Some((step, step_start)) => (Some(step), Some(inst.earliest_start - step_start)),
+        None => (None, None),
+    }
+}

@@ -1,0 +1,73 @@
+//! The `anomalies` section: anomalous NCCL rows, grouped into events.
+
+use super::table::{self, Table};
+use super::{Context, json};
+use crate::analysis::anomalies::AnomalyEvent;
+use crate::analysis::matching::Matching;
+use serde_json::{Value, json};
+
+pub fn to_json(
+    cx: &Context,
+    m: &Matching,
+    ratio: f64,
+    rows: usize,
+    events: &[AnomalyEvent],
+) -> Value {
+    let p = cx.profile;
+    let ev: Vec<Value> = events
+        .iter()
+        .filter(|e| e.devices.iter().any(|&d| cx.shows(d)))
+        .map(|e| {
+            json!({
+                "group": m.groups[e.group].key,
+                "instance": e.instance + 1,
+                "op": e.op.name(),
+                "devices": json::devices(p, &e.devices),
+                "max_duration_ms": json::ms(e.max_duration_ns),
+                "mean_ms": e.mean_ns / 1e6,
+            })
+        })
+        .collect();
+    json!({"ratio": ratio, "rows": rows, "events": ev})
+}
+
+pub fn to_text(
+    cx: &Context,
+    m: &Matching,
+    ratio: f64,
+    rows: usize,
+    events: &[AnomalyEvent],
+) -> String {
+    let p = cx.profile;
+    let mut out = format!(
+        "Anomalous NCCL kernels (duration > {ratio} × the mean of their collective type in their group)\n"
+    );
+    out += &format!(
+        "  {rows} anomalous rows in {} events (rows on several ranks of one instance are one event)\n",
+        events.len()
+    );
+    let mut t = Table::new(&["group", "instance", "op", "devices", "max_ms", "mean_ms"]);
+    for e in events
+        .iter()
+        .filter(|e| e.devices.iter().any(|&d| cx.shows(d)))
+    {
+        let devs: Vec<String> = e
+            .devices
+            .iter()
+            .map(|&d| p.device_label(d).to_string())
+            .collect();
+        t.row(vec![
+            m.groups[e.group].key.clone(),
+            (e.instance + 1).to_string(),
+            e.op.name().into(),
+            devs.join(","),
+            table::ms(e.max_duration_ns),
+            format!("{:.3}", e.mean_ns / 1e6),
+        ]);
+    }
+    if !t.is_empty() {
+        out += &t.render();
+        out += "  a long NCCL kernel is usually a rank that waited for a late peer, not a slow transfer\n";
+    }
+    out
+}

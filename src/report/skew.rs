@@ -1,0 +1,271 @@
+//! The `skew` section: per matched group, start/end skew, late arrivers,
+//! waiting time and the big events.
+
+use super::table::{self, Table};
+use super::{Context, json};
+use crate::analysis::matching::{Group, Matching};
+use crate::analysis::skew::GroupSkew;
+use crate::analysis::stats::Spread;
+use crate::profile::DevId;
+use serde_json::{Map, Value, json};
+
+pub fn spread_json(s: Option<Spread>) -> Value {
+    match s {
+        Some(s) => json!({"p50": s.p50, "p90": s.p90, "max": s.max}),
+        None => json!({"p50": null, "p90": null, "max": null}),
+    }
+}
+
+fn per_device<T: Into<Value> + Copy>(cx: &Context, devices: &[DevId], v: &[T]) -> Value {
+    let mut m = Map::new();
+    for (d, x) in devices.iter().zip(v) {
+        m.insert(cx.profile.device_label(*d).to_string(), (*x).into());
+    }
+    Value::Object(m)
+}
+
+/// Whether `--device` lets a group be printed: any of its devices shown.
+fn shows_group(cx: &Context, g: &Group) -> bool {
+    g.devices.iter().any(|&d| cx.shows(d))
+}
+
+pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
+    let p = cx.profile;
+    let groups: Vec<Value> = skews
+        .iter()
+        .filter(|s| shows_group(cx, &m.groups[s.group]))
+        .map(|s| {
+            let g = &m.groups[s.group];
+            let mismatches: Vec<Value> = g
+                .mismatch
+                .iter()
+                .map(|mm| {
+                    json!({
+                        "position": mm.position,
+                        "device": json::device(p, mm.device),
+                        "expected": mm.expected.map(|o| o.name()),
+                        "found": mm.found.map(|o| o.name()),
+                    })
+                })
+                .collect();
+            let big: Vec<Value> = s
+                .big_events
+                .iter()
+                .map(|e| {
+                    let i = &e.instance;
+                    let rows = g.instance_rows(i.index);
+                    let late_row = rows[i.late] as usize;
+                    json!({
+                        "instance": i.index + 1,
+                        "op": i.op.name(),
+                        "start_ns": i.earliest_start,
+                        "start_skew_ms": json::ms(i.start_skew_ns),
+                        "late_device": json::device(p, g.devices[i.late]),
+                        "late_duration_ms": json::ms(p.gpu.end[late_row] - p.gpu.start[late_row]),
+                        "max_duration_ms": json::ms(i.max_duration_ns),
+                        "step": e.step,
+                        "offset_in_step_ms": e.offset_in_step_ns.map(json::ms),
+                    })
+                })
+                .collect();
+            json!({
+                "key": g.key,
+                "match_method": g.method.name(),
+                "match_verified": g.method.verified(),
+                "devices": json::devices(p, &g.devices),
+                "instances": s.instances.len(),
+                "sequence_consistent": g.sequence_consistent,
+                "mismatches": mismatches,
+                "end_aligned": g.end_aligned,
+                "note": g.note,
+                "start_skew_ms": spread_json(s.start_skew_ms),
+                "end_skew_ms": spread_json(s.end_skew_ms),
+                "nccl_total_ms": json::ms(s.nccl_total_ns),
+                "baseline_ms": json::ms(s.baseline_ns),
+                "excess_ms": json::ms(s.excess_ns()),
+                "excess_pct": s.excess_pct(),
+                "big_skew_threshold_ms": json::ms(s.big_threshold_ns),
+                "big_events": big,
+                "big_excess_ms": json::ms(s.big_excess_ns),
+                "other_excess_ms": json::ms(s.other_excess_ns),
+                "late_counts": per_device(cx, &g.devices, &s.late_counts),
+                "early_counts": per_device(cx, &g.devices, &s.early_counts),
+                "mean_lateness_ms_excluding_big": per_device(cx, &g.devices, &s.mean_lateness_ms_excluding_big),
+            })
+        })
+        .collect();
+    let unpaired: Vec<Value> = m
+        .unpaired
+        .iter()
+        .map(|&l| {
+            let lane = &p.lanes[l as usize];
+            json!({"device": json::device(p, lane.device), "stream": lane.stream})
+        })
+        .collect();
+    json!({"groups": groups, "unpaired_streams": unpaired})
+}
+
+pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+    let p = cx.profile;
+    let mut out = String::from("Cross-rank skew of matched collectives\n");
+    if skews.is_empty() {
+        out += if cx.no_gpu_activity {
+            "  nothing to analyse: no GPU activity was recorded\n"
+        } else {
+            "  no NCCL collectives matched across devices\n"
+        };
+        return out;
+    }
+    let mut t = Table::new(&[
+        "group",
+        "method",
+        "devs",
+        "inst",
+        "consistent",
+        "ends",
+        "start_p50",
+        "start_p90",
+        "start_max",
+        "end_p90",
+        "nccl_ms",
+        "excess_ms",
+        "excess",
+        "big",
+    ]);
+    let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
+        s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
+    };
+    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+        let g = &m.groups[s.group];
+        t.row(vec![
+            g.key.clone(),
+            if g.method.verified() {
+                g.method.name().into()
+            } else {
+                format!("{} (unverified)", g.method.name())
+            },
+            g.devices.len().to_string(),
+            s.instances.len().to_string(),
+            if g.sequence_consistent {
+                "yes".into()
+            } else {
+                "NO".into()
+            },
+            if g.end_aligned {
+                "aligned".into()
+            } else {
+                "NOT aligned".into()
+            },
+            f(s.start_skew_ms, |s| s.p50),
+            f(s.start_skew_ms, |s| s.p90),
+            f(s.start_skew_ms, |s| s.max),
+            f(s.end_skew_ms, |s| s.p90),
+            table::ms(s.nccl_total_ns),
+            table::ms(s.excess_ns()),
+            table::pct(s.excess_pct()),
+            s.big_events.len().to_string(),
+        ]);
+    }
+    out += &t.render();
+    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+        let g = &m.groups[s.group];
+        if let Some(mm) = &g.mismatch {
+            out += &format!(
+                "  ! {}: sequences differ at position {} on device {}: expected {}, found {}; only the first {} instances are matched\n",
+                g.key,
+                mm.position,
+                p.device_label(mm.device),
+                mm.expected.map_or("nothing", |o| o.name()),
+                mm.found.map_or("nothing", |o| o.name()),
+                mm.position - 1
+            );
+        }
+        if !g.end_aligned {
+            out += &format!(
+                "  ! {}: ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed\n",
+                g.key
+            );
+        }
+        if let Some(note) = &g.note {
+            out += &format!("  ! {}: {note}\n", g.key);
+        }
+    }
+    for s in skews
+        .iter()
+        .filter(|s| shows_group(cx, &m.groups[s.group]) && !s.big_events.is_empty())
+    {
+        let g = &m.groups[s.group];
+        out += &format!(
+            "\nBig events in {} (start skew > {} ms): {} ms of excess, {} ms in all other instances\n",
+            g.key,
+            table::ms(s.big_threshold_ns),
+            table::ms(s.big_excess_ns),
+            table::ms(s.other_excess_ns)
+        );
+        let mut b = Table::new(&[
+            "instance",
+            "op",
+            "start_s",
+            "skew_ms",
+            "late_dev",
+            "late_dur_ms",
+            "max_dur_ms",
+            "step",
+            "offset_ms",
+        ]);
+        for e in &s.big_events {
+            let i = &e.instance;
+            let late_row = g.instance_rows(i.index)[i.late] as usize;
+            b.row(vec![
+                (i.index + 1).to_string(),
+                i.op.name().into(),
+                format!("{:.6}", i.earliest_start as f64 / 1e9),
+                table::ms(i.start_skew_ns),
+                p.device_label(g.devices[i.late]).to_string(),
+                table::ms(p.gpu.end[late_row] - p.gpu.start[late_row]),
+                table::ms(i.max_duration_ns),
+                e.step.map_or("-".into(), |s| s.to_string()),
+                e.offset_in_step_ns.map_or("-".into(), table::ms),
+            ]);
+        }
+        out += &b.render();
+    }
+    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+        let g = &m.groups[s.group];
+        out += &format!(
+            "\nLate and early arrivals in {} (mean lateness excludes big events)\n",
+            g.key
+        );
+        let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
+        for (d, &dev) in g.devices.iter().enumerate() {
+            r.row(vec![
+                p.device_label(dev).to_string(),
+                s.late_counts[d].to_string(),
+                s.early_counts[d].to_string(),
+                format!("{:.3}", s.mean_lateness_ms_excluding_big[d]),
+            ]);
+        }
+        out += &r.render();
+    }
+    if !m.unpaired.is_empty() {
+        let list: Vec<String> = m
+            .unpaired
+            .iter()
+            .map(|&l| {
+                format!(
+                    "s{}@D{}",
+                    p.lanes[l as usize].stream,
+                    p.device_label(p.lanes[l as usize].device)
+                )
+            })
+            .collect();
+        out += &format!(
+            "\n  streams with NCCL kernels that pair with no other device: {}\n",
+            list.join(", ")
+        );
+    }
+    out += "\n  excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back\n";
+    out += "  the long kernel is the rank that waited; the late arriver has the short one\n";
+    out += "  counts cover only the recorded devices\n";
+    out
+}
