@@ -58,7 +58,10 @@ fn empty_file() {
 fn sqlite_but_not_nsys() {
     let d = temp_dir("bad_not_nsys");
     let f = d.join("other.sqlite");
-    Connection::open(&f).unwrap().execute_batch("CREATE TABLE users (id INTEGER, name TEXT);").unwrap();
+    Connection::open(&f)
+        .unwrap()
+        .execute_batch("CREATE TABLE users (id INTEGER, name TEXT);")
+        .unwrap();
     let o = rankline(&["report", "all", f.to_str().unwrap()]);
     assert_one_line_error(&o, f.to_str().unwrap(), "not an Nsight Systems export");
 }
@@ -98,7 +101,14 @@ fn a_bad_file_among_good_ones_is_reported_and_the_rest_load() {
     let d = temp_dir("bad_among_good");
     let good = d.join("good.sqlite");
     make_nsys_like(&good, 10);
-    let o = rankline(&["report", "summary", "--format", "json", good.to_str().unwrap(), "missing.sqlite"]);
+    let o = rankline(&[
+        "report",
+        "summary",
+        "--format",
+        "json",
+        good.to_str().unwrap(),
+        "missing.sqlite",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -10,7 +10,11 @@ fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>, SystemTime)> {
         .map(|e| {
             let e = e.unwrap();
             let m = e.metadata().unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap(), m.modified().unwrap())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+                m.modified().unwrap(),
+            )
         })
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));

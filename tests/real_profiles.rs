@@ -16,16 +16,26 @@ fn report_json(path: &str) -> Value {
 fn every_real_export_loads_and_reports_in_both_formats() {
     let Some(dir) = real_profiles() else { return };
     let files = sqlite_files(&dir);
-    assert!(files.len() >= 8, "expected the 8 real exports, found {}", files.len());
+    assert!(
+        files.len() >= 8,
+        "expected the 8 real exports, found {}",
+        files.len()
+    );
     for f in &files {
         let path = f.to_str().unwrap();
         let v = report_json(path);
         for key in ["summary", "nccl", "overlap"] {
             assert!(v[key].is_object(), "{path}: no {key}");
         }
-        assert!(v["summary"]["files"][0]["nsys_version"].is_string(), "{path}: no nsys version");
+        assert!(
+            v["summary"]["files"][0]["nsys_version"].is_string(),
+            "{path}: no nsys version"
+        );
         let o = rankline(&["report", "all", path]);
-        assert!(o.status.success() && stdout(&o).contains("Capture completeness"), "{path}");
+        assert!(
+            o.status.success() && stdout(&o).contains("Capture completeness"),
+            "{path}"
+        );
     }
 }
 
@@ -44,13 +54,19 @@ fn schema_variants() {
     let v = report_json(&p("nsys2023_3_wsl_no_kernels.sqlite"));
     assert_eq!(v["summary"]["devices_with_kernels"], serde_json::json!([]));
     let warnings = v["summary"]["warnings"].to_string();
-    assert!(warnings.contains("no kernel, memcpy or memset"), "{warnings}");
+    assert!(
+        warnings.contains("no kernel, memcpy or memset"),
+        "{warnings}"
+    );
     assert_eq!(v["overlap"]["devices"], serde_json::json!([]));
 
     // 4 GPUs listed, kernels on one: the others are listed, unused, not missing.
     let v = report_json(&p("nsys2023_2_cutlass_osrt.sqlite"));
     assert_eq!(v["summary"]["devices_with_kernels"], serde_json::json!([0]));
-    assert_eq!(v["summary"]["listed_unused_devices"], serde_json::json!([1, 2, 3]));
+    assert_eq!(
+        v["summary"]["listed_unused_devices"],
+        serde_json::json!([1, 2, 3])
+    );
     assert_eq!(v["summary"]["missing_devices"], serde_json::json!([]));
     assert_eq!(v["summary"]["files"][0]["nsys_version"], "2023.2.3.0");
 
@@ -72,7 +88,9 @@ fn schema_variants() {
 fn counts_match_sql() {
     let Some(dir) = real_profiles() else { return };
     for f in sqlite_files(&dir) {
-        let c = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let c =
+            rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
         let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap_or(0) };
         let kernels = count("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
         let runtime = count("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME");
@@ -84,20 +102,36 @@ fn counts_match_sql() {
         // Runtime calls and ranges of the processes with a CUDA context.
         let procs: Vec<i64> = devs
             .iter()
-            .flat_map(|d| d["processes"].as_array().unwrap().iter().map(|p| p.as_i64().unwrap()))
+            .flat_map(|d| {
+                d["processes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.as_i64().unwrap())
+            })
             .collect();
         if procs.is_empty() {
             continue;
         }
-        let list = procs.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
+        let list = procs
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         let rt = count(&format!(
             "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE (globalTid >> 24) & 16777215 IN ({list})"
         ));
         let nv = count(&format!(
             "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND (globalTid >> 24) & 16777215 IN ({list})"
         ));
-        let got_rt: i64 = devs.iter().map(|d| d["runtime_calls"].as_i64().unwrap()).sum();
-        let got_nv: i64 = devs.iter().map(|d| d["nvtx_ranges"].as_i64().unwrap()).sum();
+        let got_rt: i64 = devs
+            .iter()
+            .map(|d| d["runtime_calls"].as_i64().unwrap())
+            .sum();
+        let got_nv: i64 = devs
+            .iter()
+            .map(|d| d["nvtx_ranges"].as_i64().unwrap())
+            .sum();
         // One process per device in these files, so the per-device sums add up.
         assert_eq!(got_rt, rt, "{f:?} runtime (all {runtime})");
         assert_eq!(got_nv, nv, "{f:?} nvtx (all {nvtx})");

@@ -37,7 +37,9 @@ pub fn real_profiles() -> Option<PathBuf> {
         std::env::var_os("CI").is_none(),
         "../shared/real-profiles is missing beside the checkout (CI must have it)"
     );
-    eprintln!("NOTE: ../shared/real-profiles not found beside the checkout; this test checked nothing");
+    eprintln!(
+        "NOTE: ../shared/real-profiles not found beside the checkout; this test checked nothing"
+    );
     None
 }
 
@@ -63,10 +65,19 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// Asserts the run failed with exactly one clear line naming `path`.
 pub fn assert_one_line_error(o: &Output, path: &str, problem: &str) {
     let err = stderr(o);
-    assert!(!o.status.success(), "expected failure for {path}, got success");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+    assert!(
+        !o.status.success(),
+        "expected failure for {path}, got success"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "panic: {err}"
+    );
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "expected one line, got: {err}");
     assert!(lines[0].contains(path), "line does not name {path}: {err}");
-    assert!(lines[0].contains(problem), "line does not say '{problem}': {err}");
+    assert!(
+        lines[0].contains(problem),
+        "line does not say '{problem}': {err}"
+    );
 }

@@ -1,0 +1,191 @@
+//! `report all --format json` on the bundled fixtures reproduces the ground
+//! truth their generator computed independently.
+
+mod common;
+#[path = "common/truth.rs"]
+mod truth;
+
+use common::*;
+use serde_json::Value;
+
+fn load_truth(name: &str) -> Value {
+    let text = std::fs::read_to_string(root().join("fixtures").join(name)).expect("truth file");
+    serde_json::from_str(&text).expect("truth json")
+}
+
+fn report(args: &[&str]) -> Value {
+    let o = rankline(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("json")
+}
+
+fn check_sections(truth: &Value, got: &Value) {
+    let sections = truth
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| *k != "scenario");
+    let mut n = 0;
+    for s in sections {
+        truth::assert_matches(&truth[s], &got[s], s);
+        n += 1;
+    }
+    assert!(n >= 3, "truth has only {n} sections");
+}
+
+#[test]
+fn megatron_tp8_reproduces_ground_truth() {
+    let truth = load_truth("megatron_tp8.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+}
+
+#[test]
+fn megatron_tp8_missing_device_is_warned() {
+    let got = report(&[
+        "report",
+        "summary",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(got["missing_devices"], serde_json::json!([0]));
+    let w = got["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    let w = w[0].as_str().unwrap();
+    assert!(
+        w.contains("device 0") && w.contains("only the 7 recorded devices"),
+        "{w}"
+    );
+}
+
+#[test]
+fn single_sections_are_bare_objects() {
+    let all = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    for s in ["summary", "nccl", "overlap"] {
+        let one = report(&[
+            "report",
+            s,
+            "fixtures/megatron_tp8.sqlite",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(one, all[s], "{s}");
+    }
+}
+
+#[test]
+fn device_filter_prints_less_but_computes_the_same() {
+    let all = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    let one = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--device",
+        "3",
+    ]);
+    let devs = one["overlap"]["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 1);
+    let d3 = all["overlap"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["device"] == 3)
+        .unwrap();
+    assert_eq!(&devs[0], d3);
+    // The completeness verdict is computed over every device.
+    assert_eq!(one["summary"]["expected_devices"], serde_json::json!([3]));
+    assert_eq!(one["summary"]["missing_devices"], serde_json::json!([]));
+    assert_eq!(one["summary"]["devices"].as_array().unwrap().len(), 1);
+    let o = rankline(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--device",
+        "42",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--device 42: no such device"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn trim_counts_only_events_wholly_inside() {
+    let all = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    let span = all["summary"]["span_ns"].as_array().unwrap();
+    let (a, b) = (span[0].as_i64().unwrap(), span[1].as_i64().unwrap());
+    // A window over the whole span changes nothing.
+    let (s, e) = (
+        format!("{}", a as f64 / 1e9 - 1e-3),
+        format!("{}", b as f64 / 1e9 + 1e-3),
+    );
+    let same = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--trim",
+        &s,
+        &e,
+    ]);
+    assert_eq!(same["nccl"], all["nccl"]);
+    assert_eq!(same["overlap"], all["overlap"]);
+    // The first half holds fewer kernels, and overlap clips at the edge.
+    let mid = (a + b) / 2;
+    let (s, e) = (
+        format!("{}", a as f64 / 1e9 - 1e-3),
+        format!("{}", mid as f64 / 1e9),
+    );
+    let half = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--trim",
+        &s,
+        &e,
+    ]);
+    let k = |v: &Value| v["summary"]["devices"][1]["kernels"].as_i64().unwrap();
+    assert!(k(&half) < k(&all) && k(&half) > 0);
+    let span_ms = half["overlap"]["devices"][0]["span_ms"].as_f64().unwrap();
+    let first_kernel_ms = all["overlap"]["devices"][0]["span_ms"].as_f64().unwrap();
+    assert!(span_ms < first_kernel_ms);
+    for d in half["overlap"]["devices"].as_array().unwrap() {
+        let parts: f64 = ["compute_only_ms", "nccl_only_ms", "overlap_ms", "idle_ms"]
+            .iter()
+            .map(|k| d[k].as_f64().unwrap())
+            .sum();
+        assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
+    }
+}
