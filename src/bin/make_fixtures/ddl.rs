@@ -1,0 +1,271 @@
+//! CREATE TABLE statements copied verbatim from real `nsys export --type sqlite` files:
+//! nsys 2025.5.2 (schema 3.24.0, `nsys2025_5_single_kernel_osrt.sqlite`) for most tables,
+//! nsys 2024.6.2 (`nsys2024_6_fuser_matmul.sqlite`) for CUPTI_ACTIVITY_KIND_MEMSET and NVTX_EVENTS,
+//! which the 2025 file lacks.
+
+/// (table name, DDL) in creation order.
+pub const TABLES: &[(&str, &str)] = &[
+    // from the nsys 2025 export
+    (
+        "StringIds",
+        r#"CREATE TABLE StringIds (
+    -- Consolidation of repetitive string values.
+
+    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- ID reference value.
+    value                       TEXT      NOT NULL                     -- String value.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "META_DATA_EXPORT",
+        r#"CREATE TABLE META_DATA_EXPORT (
+    -- information about nsys export process
+
+    name                        TEXT      NOT NULL,                    -- Name of meta-data record
+    value                       TEXT                                   -- Value of meta-data record
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "TARGET_INFO_SYSTEM_ENV",
+        r#"CREATE TABLE TARGET_INFO_SYSTEM_ENV (
+    globalVid                   INTEGER,                               -- Serialized GlobalId.
+    devStateName                TEXT      NOT NULL,                    -- Device state name.
+    name                        TEXT      NOT NULL,                    -- Property name.
+    nameEnum                    INTEGER   NOT NULL,                    -- Property enum value.
+    value                       TEXT      NOT NULL                     -- Property value.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "PROCESSES",
+        r#"CREATE TABLE PROCESSES (
+    -- Names and identifiers of processes captured in the report.
+
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    pid                         INTEGER,                               -- The process ID.
+    name                        TEXT                                   -- The process name.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "ThreadNames",
+        r#"CREATE TABLE ThreadNames (
+    nameId                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Thread name
+    priority                    INTEGER,                               -- Priority of the thread.
+    globalTid                   INTEGER                                -- Serialized GlobalId.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "TARGET_INFO_GPU",
+        r#"CREATE TABLE TARGET_INFO_GPU (
+    vmId                        INTEGER   NOT NULL,                    -- Serialized GlobalId.
+    id                          INTEGER   NOT NULL,                    -- Device ID.
+    name                        TEXT,                                  -- Device name.
+    busLocation                 TEXT,                                  -- PCI bus location.
+    isDiscrete                  INTEGER,                               -- True if discrete, false if integrated.
+    l2CacheSize                 INTEGER,                               -- Size of L2 cache (B).
+    totalMemory                 INTEGER,                               -- Total amount of memory on the device (B).
+    memoryBandwidth             INTEGER,                               -- Amount of memory transferred (B).
+    clockRate                   INTEGER,                               -- Clock frequency (Hz).
+    smCount                     INTEGER,                               -- Number of multiprocessors on the device.
+    pwGpuId                     INTEGER,                               -- PerfWorks GPU ID.
+    uuid                        TEXT,                                  -- Device UUID.
+    luid                        INTEGER,                               -- Device LUID.
+    chipName                    TEXT,                                  -- Chip name.
+    cuDevice                    INTEGER,                               -- CUDA device ID.
+    ctxswDevPath                TEXT,                                  -- GPU context switch device node path.
+    ctrlDevPath                 TEXT,                                  -- GPU control device node path.
+    revision                    INTEGER,                               -- Revision number.
+    nodeMask                    INTEGER,                               -- Device node mask.
+    constantMemory              INTEGER,                               -- Memory available on device for __constant__ variables (B).
+    maxIPC                      INTEGER,                               -- Maximum instructions per count.
+    maxRegistersPerBlock        INTEGER,                               -- Maximum number of 32-bit registers available per block.
+    maxShmemPerBlock            INTEGER,                               -- Maximum optin shared memory per block.
+    maxShmemPerBlockOptin       INTEGER,                               -- Maximum optin shared memory per block.
+    maxShmemPerSm               INTEGER,                               -- Maximum shared memory available per multiprocessor (B).
+    maxRegistersPerSm           INTEGER,                               -- Maximum number of 32-bit registers available per multiprocessor.
+    threadsPerWarp              INTEGER,                               -- Warp size in threads.
+    asyncEngines                INTEGER,                               -- Number of asynchronous engines.
+    maxWarpsPerSm               INTEGER,                               -- Maximum number of warps per multiprocessor.
+    maxBlocksPerSm              INTEGER,                               -- Maximum number of blocks per multiprocessor.
+    maxThreadsPerBlock          INTEGER,                               -- Maximum number of threads per block.
+    maxBlockDimX                INTEGER,                               -- Maximum X-dimension of a block.
+    maxBlockDimY                INTEGER,                               -- Maximum Y-dimension of a block.
+    maxBlockDimZ                INTEGER,                               -- Maximum Z-dimension of a block.
+    maxGridDimX                 INTEGER,                               -- Maximum X-dimension of a grid.
+    maxGridDimY                 INTEGER,                               -- Maximum Y-dimension of a grid.
+    maxGridDimZ                 INTEGER,                               -- Maximum Z-dimension of a grid.
+    computeMajor                INTEGER,                               -- Major compute capability version number.
+    computeMinor                INTEGER,                               -- Minor compute capability version number.
+    smMajor                     INTEGER,                               -- Major multiprocessor version number.
+    smMinor                     INTEGER                                -- Minor multiprocessor version number.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "TARGET_INFO_CUDA_CONTEXT_INFO",
+        r#"CREATE TABLE TARGET_INFO_CUDA_CONTEXT_INFO (
+    nullStreamId                INTEGER   NOT NULL,                    -- Stream ID.
+    hwId                        INTEGER   NOT NULL,                    -- Hardware ID.
+    vmId                        INTEGER   NOT NULL,                    -- VM ID.
+    processId                   INTEGER   NOT NULL,                    -- Process ID.
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    parentContextId             INTEGER,                               -- For green context, this is the parent context id.
+    isGreenContext              INTEGER                                -- Is this a Green Context?
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "TARGET_INFO_CUDA_DEVICE",
+        r#"CREATE TABLE TARGET_INFO_CUDA_DEVICE (
+    gpuId                       INTEGER,                               -- GPU ID.
+    cudaId                      INTEGER   NOT NULL,                    -- CUDA device ID.
+    pid                         INTEGER   NOT NULL                     -- Process ID.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "TARGET_INFO_CUDA_STREAM",
+        r#"CREATE TABLE TARGET_INFO_CUDA_STREAM (
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    hwId                        INTEGER   NOT NULL,                    -- Hardware ID.
+    vmId                        INTEGER   NOT NULL,                    -- VM ID.
+    processId                   INTEGER   NOT NULL,                    -- Process ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    priority                    INTEGER   NOT NULL,                    -- Priority of the stream.
+    flag                        INTEGER   NOT NULL                     -- REFERENCES ENUM_CUPTI_STREAM_TYPE(id)
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- REFERENCES CUPTI_ACTIVITY_KIND_RUNTIME(correlationId)
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    demangledName               INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Kernel function name w/ templates
+    shortName                   INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Base kernel function name
+    mangledName                 INTEGER,                               -- REFERENCES StringIds(id) -- Raw C++ mangled kernel function name
+    launchType                  INTEGER,                               -- REFERENCES ENUM_CUDA_KERNEL_LAUNCH_TYPE(id)
+    cacheConfig                 INTEGER,                               -- REFERENCES ENUM_CUDA_FUNC_CACHE_CONFIG(id)
+    registersPerThread          INTEGER   NOT NULL,                    -- Number of registers required for each thread executing the kernel.
+    gridX                       INTEGER   NOT NULL,                    -- X-dimension grid size.
+    gridY                       INTEGER   NOT NULL,                    -- Y-dimension grid size.
+    gridZ                       INTEGER   NOT NULL,                    -- Z-dimension grid size.
+    blockX                      INTEGER   NOT NULL,                    -- X-dimension block size.
+    blockY                      INTEGER   NOT NULL,                    -- Y-dimension block size.
+    blockZ                      INTEGER   NOT NULL,                    -- Z-dimension block size.
+    staticSharedMemory          INTEGER   NOT NULL,                    -- Static shared memory allocated for the kernel (B).
+    dynamicSharedMemory         INTEGER   NOT NULL,                    -- Dynamic shared memory reserved for the kernel (B).
+    localMemoryPerThread        INTEGER   NOT NULL,                    -- Amount of local memory reserved for each thread (B).
+    localMemoryTotal            INTEGER   NOT NULL,                    -- Total amount of local memory reserved for the kernel (B).
+    gridId                      INTEGER   NOT NULL,                    -- Unique grid ID of the kernel assigned at runtime.
+    sharedMemoryExecuted        INTEGER,                               -- Shared memory size set by the driver.
+    graphNodeId                 INTEGER,                               -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)
+    sharedMemoryLimitConfig     INTEGER,                               -- REFERENCES ENUM_CUDA_SHARED_MEM_LIMIT_CONFIG(id)
+    qmdBulkReleaseDone          INTEGER,                               -- QMD bulk release done timestamp from CWD events.
+    qmdPreexitDone              INTEGER,                               -- QMD pre-exit done timestamp from CWD events.
+    qmdLastCtaDone              INTEGER,                               -- QMD last CTA done timestamp from CWD events.
+    graphId                     INTEGER,                               -- Kernel graph ID.
+    clusterX                    INTEGER,                               -- Cluster X dimension.
+    clusterY                    INTEGER,                               -- Cluster Y dimension.
+    clusterZ                    INTEGER,                               -- Cluster Z dimension.
+    clusterSchedulingPolicy     INTEGER,                               -- Cluster scheduling policy.
+    maxPotentialClusterSize     INTEGER,                               -- Maximum potential cluster size.
+    maxActiveClusters           INTEGER                                -- Maximum active clusters.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- REFERENCES CUPTI_ACTIVITY_KIND_RUNTIME(correlationId)
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    bytes                       INTEGER   NOT NULL,                    -- Number of bytes transferred (B).
+    copyKind                    INTEGER   NOT NULL,                    -- REFERENCES ENUM_CUDA_MEMCPY_OPER(id)
+    deprecatedSrcId             INTEGER,                               -- Deprecated, use srcDeviceId instead.
+    srcKind                     INTEGER,                               -- REFERENCES ENUM_CUDA_MEM_KIND(id)
+    dstKind                     INTEGER,                               -- REFERENCES ENUM_CUDA_MEM_KIND(id)
+    srcDeviceId                 INTEGER,                               -- Source device ID.
+    srcContextId                INTEGER,                               -- Source context ID.
+    dstDeviceId                 INTEGER,                               -- Destination device ID.
+    dstContextId                INTEGER,                               -- Destination context ID.
+    migrationCause              INTEGER,                               -- REFERENCES ENUM_CUDA_UNIF_MEM_MIGRATION(id)
+    graphNodeId                 INTEGER,                               -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)
+    virtualAddress              INTEGER,                               -- Virtual base address of the page/s being transferred.
+    copyCount                   INTEGER                                -- The total number of memcopy operations traced in this record. In CUDA MemcpyBatchAsync APIs, multiple memcpy operations may be batched together for optimization purposes based on certain heuristics.
+)"#,
+    ),
+    // from the nsys 2024 export
+    (
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- REFERENCES CUPTI_ACTIVITY_KIND_RUNTIME(correlationId)
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    value                       INTEGER   NOT NULL,                    -- Value assigned to memory.
+    bytes                       INTEGER   NOT NULL,                    -- Number of bytes set (B).
+    graphNodeId                 INTEGER,                               -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)
+    memKind                     INTEGER                                -- REFERENCES ENUM_CUDA_MEM_KIND(id)
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    eventClass                  INTEGER   NOT NULL,                    -- REFERENCES ENUM_NSYS_EVENT_CLASS(id)
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    correlationId               INTEGER,                               -- ID used to identify events that this function call has triggered.
+    nameId                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
+    returnValue                 INTEGER   NOT NULL,                    -- Return value of the function call.
+    callchainId                 INTEGER                                -- REFERENCES CUDA_CALLCHAINS(id)
+)"#,
+    ),
+    // from the nsys 2024 export
+    (
+        "NVTX_EVENTS",
+        r#"CREATE TABLE NVTX_EVENTS (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER,                               -- Event end timestamp (ns).
+    eventType                   INTEGER   NOT NULL,                    -- REFERENCES ENUM_NSYS_EVENT_TYPE(id)
+    rangeId                     INTEGER,                               -- Correlation ID returned from a nvtxRangeStart call.
+    category                    INTEGER,                               -- User-controlled ID that can be used to group events.
+    color                       INTEGER,                               -- Encoded ARGB color value.
+    text                        TEXT,                                  -- Explicit name/text (non-registered string)
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    endGlobalTid                INTEGER,                               -- Serialized GlobalId.
+    textId                      INTEGER,                               -- REFERENCES StringIds(id) -- Registered NVTX domain/string
+    domainId                    INTEGER,                               -- User-controlled ID that can be used to group events.
+    uint64Value                 INTEGER,                               -- One of possible payload value union members.
+    int64Value                  INTEGER,                               -- One of possible payload value union members.
+    doubleValue                 REAL,                                  -- One of possible payload value union members.
+    uint32Value                 INTEGER,                               -- One of possible payload value union members.
+    int32Value                  INTEGER,                               -- One of possible payload value union members.
+    floatValue                  REAL,                                  -- One of possible payload value union members.
+    jsonTextId                  INTEGER,                               -- One of possible payload value union members.
+    jsonText                    TEXT,                                  -- One of possible payload value union members.
+    binaryData                  TEXT                                   -- Binary payload. See docs for format.
+)"#,
+    ),
+];
