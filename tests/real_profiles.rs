@@ -137,3 +137,38 @@ fn counts_match_sql() {
         assert_eq!(got_nv, nv, "{f:?} nvtx (all {nvtx})");
     }
 }
+
+/// The 2-process NCCL export: SendRecv on each rank's default stream (7 and
+/// 15) pairs into one group; launch links are process-aware.
+#[test]
+fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
+    let Some(dir) = real_profiles() else { return };
+    let f = dir.join("nsys2026_2gpu_nccl_sendrecv.sqlite");
+    let path = f.to_str().unwrap();
+    let v = report_json(path);
+    let groups = v["skew"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let g = &groups[0];
+    assert_eq!(g["key"], "s7@D0,s15@D1");
+    assert_eq!(g["match_method"], "sequence");
+    assert_eq!(g["instances"], 33);
+    assert_eq!(g["sequence_consistent"], true);
+    assert_eq!(g["end_aligned"], true);
+
+    let c = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let linked = count(
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+           WHERE r.correlationId = k.correlationId AND (r.globalTid >> 24) & 16777215 = (k.globalPid >> 24) & 16777215)",
+    );
+    let total = count("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    // A join on correlationId alone links kernels to the other process's calls.
+    let naive = count(
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId",
+    );
+    assert_ne!(naive, linked, "the file should have colliding correlation ids");
+    assert_eq!(v["launch"]["kernels_with_launch"], linked);
+    assert_eq!(v["launch"]["kernels_without_launch"], total - linked);
+    assert!(v["launch"]["kernels_without_launch"].as_i64().unwrap() > 0, "a window cut has orphans");
+    assert_eq!(v["launch"]["devices"].as_array().unwrap().len(), 2);
+}
