@@ -7,6 +7,8 @@
 mod assemble;
 #[path = "make_fixtures/ddl.rs"]
 mod ddl;
+#[path = "make_fixtures/extras.rs"]
+mod extras;
 #[path = "make_fixtures/megatron.rs"]
 mod megatron;
 #[path = "make_fixtures/model.rs"]
@@ -23,6 +25,8 @@ mod sim;
 mod stats;
 #[path = "make_fixtures/truth_basic.rs"]
 mod truth_basic;
+#[path = "make_fixtures/truth_skew.rs"]
+mod truth_skew;
 #[path = "make_fixtures/two_node.rs"]
 mod two_node;
 #[path = "make_fixtures/writer.rs"]
@@ -34,6 +38,7 @@ use serde_json::{Map, Value};
 
 use model::Profile;
 use truth_basic::Input;
+use truth_skew::GroupSpec;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -48,14 +53,32 @@ fn write_profile(p: &Profile) {
     println!("  {}", line.join(" "));
 }
 
-fn write_truth(name: &str, files: &[&Profile], scenario: Value) {
+/// The truth: `summary`, `nccl`, `overlap`, and with group specs `skew`, `launch`, `anomalies`.
+fn truth(files: &[&Profile], groups: &[GroupSpec], scenario: Value) -> Value {
     let inp = Input::new(files.to_vec());
     let mut m = Map::new();
     m.insert("summary".into(), truth_basic::summary(&inp));
     m.insert("nccl".into(), truth_basic::nccl(&inp));
     m.insert("overlap".into(), truth_basic::overlap(&inp));
+    if !groups.is_empty() {
+        let s = truth_skew::sections(&inp, groups);
+        for g in s.skew["groups"].as_array().unwrap() {
+            assert_eq!(
+                g["end_aligned"], true,
+                "group {} should be end-aligned",
+                g["key"]
+            );
+        }
+        m.insert("skew".into(), s.skew);
+        m.insert("launch".into(), s.launch);
+        m.insert("anomalies".into(), s.anomalies);
+    }
     m.insert("scenario".into(), scenario);
-    let text = serde_json::to_string_pretty(&Value::Object(m)).unwrap() + "\n";
+    Value::Object(m)
+}
+
+fn save(name: &str, truth: &Value) {
+    let text = serde_json::to_string_pretty(truth).unwrap() + "\n";
     let path = root().join("fixtures").join(name);
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     println!("fixtures/{name}");
@@ -66,10 +89,38 @@ fn main() {
 
     let (mega, scenario) = megatron::build(&mut rng::Rng::new(0x5EED_0001));
     write_profile(&mega);
-    write_truth("megatron_tp8.truth.json", &[&mega], scenario);
+    let t = truth(&[&mega], &megatron::groups(), scenario);
+    megatron::check(&t);
+    save("megatron_tp8.truth.json", &t);
 
     let (a, b, scenario) = two_node::build(&mut rng::Rng::new(0x5EED_0002));
     write_profile(&a);
     write_profile(&b);
-    write_truth("two_node.truth.json", &[&a, &b], scenario);
+    save(
+        "two_node.truth.json",
+        &truth(&[&a, &b], &two_node::groups(), scenario),
+    );
+
+    type Builder = fn(&mut rng::Rng) -> extras::Fixture;
+    let builders: [(&str, Builder); 3] = [
+        ("mismatch_extra_collective", extras::mismatch),
+        ("stream_ids_differ", extras::stream_ids),
+        ("shared_stream_two_comms", extras::two_comms),
+    ];
+    for (i, (name, build)) in builders.into_iter().enumerate() {
+        let fx = build(&mut rng::Rng::new(0x5EED_0010 + i as u64));
+        write_profile(&fx.profile);
+        let inp = Input::new(vec![&fx.profile]);
+        for spec in &fx.unaligned {
+            let p90 = truth_skew::end_skew_p90_ms(&inp, spec);
+            assert!(
+                p90 >= 1.0,
+                "{name}: {} should not be end-aligned (p90 {p90})",
+                spec.key
+            );
+        }
+        let t = truth(&[&fx.profile], &fx.groups, fx.scenario);
+        extras::check(name, &t);
+        save(&format!("{name}.truth.json"), &t);
+    }
 }

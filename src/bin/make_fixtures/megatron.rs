@@ -416,3 +416,55 @@ pub fn build(rng: &mut Rng) -> (Profile, Value) {
     });
     (p, scenario)
 }
+
+/// Groups by stream id (the ids agree across ranks): devices 1-7 (device 0 recorded nothing).
+pub fn groups() -> Vec<crate::truth_skew::GroupSpec> {
+    [S_MAIN, S_SIDE, S_AR]
+        .iter()
+        .map(|&s| crate::truth_skew::GroupSpec {
+            key: format!("s{s}"),
+            members: (1..NRANKS)
+                .map(|d| {
+                    let dev = crate::truth_basic::Dev {
+                        host: HOST.into(),
+                        id: d,
+                        file: 0,
+                    };
+                    (dev, s)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The oracle's results must show the designed scenario.
+pub fn check(t: &Value) {
+    let groups = t["skew"]["groups"].as_array().unwrap();
+    let count = |i: usize| groups[i]["instances"].as_u64().unwrap();
+    assert_eq!((count(0), count(1), count(2)), (225, 2, 10));
+    for g in groups {
+        assert_eq!(g["sequence_consistent"], true);
+        assert!(g["end_skew_ms"]["p90"].as_f64().unwrap() < 0.1);
+    }
+    let big = groups[0]["big_events"].as_array().unwrap();
+    assert_eq!(big.len(), LATES.len());
+    assert!(groups[1]["big_events"].as_array().unwrap().is_empty());
+    assert!(groups[2]["big_events"].as_array().unwrap().is_empty());
+    let late = t["launch"]["late_instances"].as_array().unwrap();
+    for ((e, l), spec) in big.iter().zip(late).zip(LATES) {
+        assert_eq!(e["instance"], json!(spec.0 * SLOTS + LATE_SLOT));
+        assert_eq!(e["late_device"], json!(spec.1));
+        assert_eq!(e["step"], json!(spec.0));
+        let skew = e["start_skew_ms"].as_f64().unwrap();
+        assert!((30.0..=50.0).contains(&skew), "lateness {skew}");
+        assert_eq!(l["verdict"], if spec.3 { "cpu-late" } else { "gpu-side" });
+        assert_eq!(l["preceding_kernel"].is_null(), spec.3);
+        if !spec.3 {
+            assert_eq!(l["preceding_kernel"]["name"], names::XMMA_GEMM);
+            assert_eq!(l["preceding_kernel"]["stream"], S_COMPUTE);
+        }
+    }
+    assert_eq!(t["launch"]["kernels_without_launch"], 0);
+    assert_eq!(t["anomalies"]["rows"], 24);
+    assert_eq!(t["anomalies"]["events"].as_array().unwrap().len(), 4);
+}

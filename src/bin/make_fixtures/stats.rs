@@ -39,7 +39,6 @@ pub fn intersection(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
     total
 }
 
-#[allow(dead_code)] // used by the phase-2 oracle
 /// numpy.percentile(values, q) with the default 'linear' method.
 pub fn percentile(values: &[f64], q: f64) -> f64 {
     assert!(!values.is_empty());
@@ -51,7 +50,6 @@ pub fn percentile(values: &[f64], q: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
 }
 
-#[allow(dead_code)] // used by the phase-2 oracle
 /// `{"p50","p90","max"}` of values in ms, or null when there are none.
 pub fn p50_p90_max(values_ms: &[f64]) -> serde_json::Value {
     if values_ms.is_empty() {

@@ -44,7 +44,6 @@ impl<'a> Input<'a> {
         }
     }
 
-    #[allow(dead_code)] // used by the phase-2 oracle
     /// Key of per-device maps (`late_counts` ...): `"3"` or `"node-a:1"`.
     pub fn dev_key(&self, d: &Dev) -> String {
         if self.multi_host() {

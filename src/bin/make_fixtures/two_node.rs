@@ -124,3 +124,21 @@ pub fn build(rng: &mut Rng) -> (Profile, Profile, Value) {
     });
     (a, b, scenario)
 }
+
+/// One group: stream 20 on all four devices (stream ids agree across ranks and hosts).
+pub fn groups() -> Vec<crate::truth_skew::GroupSpec> {
+    let members = (0..4)
+        .map(|i| {
+            let d = crate::truth_basic::Dev {
+                host: HOSTS[i / 2].to_string(),
+                id: (i % 2) as u32,
+                file: i / 2,
+            };
+            (d, S_NCCL)
+        })
+        .collect();
+    vec![crate::truth_skew::GroupSpec {
+        key: format!("s{S_NCCL}"),
+        members,
+    }]
+}
