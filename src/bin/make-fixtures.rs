@@ -78,7 +78,10 @@ fn truth(files: &[&Profile], groups: &[GroupSpec], scenario: Value) -> Value {
 }
 
 fn save(name: &str, truth: &Value) {
-    let text = serde_json::to_string_pretty(truth).unwrap() + "\n";
+    // sorted keys: the same bytes whether or not serde_json's preserve_order is enabled
+    let mut truth = truth.clone();
+    truth.sort_all_objects();
+    let text = serde_json::to_string_pretty(&truth).unwrap() + "\n";
     let path = root().join("fixtures").join(name);
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     println!("fixtures/{name}");
