@@ -155,7 +155,8 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
     assert_eq!(g["sequence_consistent"], true);
     assert_eq!(g["end_aligned"], true);
 
-    let c = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let c = rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
     let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
     let linked = count(
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r
@@ -166,9 +167,15 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
     let naive = count(
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId",
     );
-    assert_ne!(naive, linked, "the file should have colliding correlation ids");
+    assert_ne!(
+        naive, linked,
+        "the file should have colliding correlation ids"
+    );
     assert_eq!(v["launch"]["kernels_with_launch"], linked);
     assert_eq!(v["launch"]["kernels_without_launch"], total - linked);
-    assert!(v["launch"]["kernels_without_launch"].as_i64().unwrap() > 0, "a window cut has orphans");
+    assert!(
+        v["launch"]["kernels_without_launch"].as_i64().unwrap() > 0,
+        "a window cut has orphans"
+    );
     assert_eq!(v["launch"]["devices"].as_array().unwrap().len(), 2);
 }

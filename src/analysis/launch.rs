@@ -6,7 +6,7 @@
 use super::Window;
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
-use super::skew::GroupSkew;
+use super::skew::{GroupSkew, InstanceSkew};
 use super::stats::Spread;
 use crate::profile::{DevId, GpuKind, LaneId, NO_GRAPH, NONE, Profile, Sym};
 
@@ -125,50 +125,8 @@ pub fn launch_report(
         .collect();
     let mut late = Vec::new();
     for gs in skews {
-        let g = &m.groups[gs.group];
         for ev in &gs.big_events {
-            let inst = &ev.instance;
-            let rows = g.instance_rows(inst.index);
-            let row = rows[inst.late] as usize;
-            let start = p.gpu.start[row];
-            let earliest_other = (0..rows.len())
-                .filter(|&d| d != inst.late)
-                .map(|d| p.gpu.start[rows[d] as usize])
-                .min()
-                .unwrap_or(start);
-            let call = p.gpu.launch[row];
-            let from_graph = p.gpu.graph_node[row] != NO_GRAPH;
-            let (api, end_to_start, delay, verdict) = if call == NONE {
-                (None, None, None, Verdict::Unknown)
-            } else {
-                let end = p.runtime.end[call as usize];
-                let delay = (end - earliest_other).max(0);
-                let verdict = if from_graph {
-                    Verdict::Unknown
-                } else if end > earliest_other {
-                    Verdict::CpuLate
-                } else {
-                    Verdict::GpuSide
-                };
-                (
-                    Some(p.runtime.name[call as usize]),
-                    Some(start - end),
-                    Some(delay),
-                    verdict,
-                )
-            };
-            late.push(LateLaunch {
-                group: gs.group,
-                instance: inst.index,
-                device: g.devices[inst.late],
-                row,
-                api,
-                api_end_to_start_ns: end_to_start,
-                cpu_delay_ns: delay,
-                verdict,
-                from_graph,
-                preceding: preceding_kernel(p, row),
-            });
+            late.push(explain_late(p, m, gs.group, &ev.instance));
         }
     }
     LaunchReport {
@@ -177,6 +135,53 @@ pub fn launch_report(
         graph_kernels: graph,
         devices,
         late,
+    }
+}
+
+/// Launch facts of an instance's late rank: when its launch call ended
+/// relative to the earliest other rank's start, and what it queued behind.
+pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew) -> LateLaunch {
+    let g = &m.groups[group];
+    let rows = g.instance_rows(inst.index);
+    let row = rows[inst.late] as usize;
+    let start = p.gpu.start[row];
+    let earliest_other = (0..rows.len())
+        .filter(|&d| d != inst.late)
+        .map(|d| p.gpu.start[rows[d] as usize])
+        .min()
+        .unwrap_or(start);
+    let call = p.gpu.launch[row];
+    let from_graph = p.gpu.graph_node[row] != NO_GRAPH;
+    let (api, end_to_start, delay, verdict) = if call == NONE {
+        (None, None, None, Verdict::Unknown)
+    } else {
+        let end = p.runtime.end[call as usize];
+        let delay = (end - earliest_other).max(0);
+        let verdict = if from_graph {
+            Verdict::Unknown
+        } else if end > earliest_other {
+            Verdict::CpuLate
+        } else {
+            Verdict::GpuSide
+        };
+        (
+            Some(p.runtime.name[call as usize]),
+            Some(start - end),
+            Some(delay),
+            verdict,
+        )
+    };
+    LateLaunch {
+        group,
+        instance: inst.index,
+        device: g.devices[inst.late],
+        row,
+        api,
+        api_end_to_start_ns: end_to_start,
+        cpu_delay_ns: delay,
+        verdict,
+        from_graph,
+        preceding: preceding_kernel(p, row),
     }
 }
 

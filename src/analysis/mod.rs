@@ -2,6 +2,7 @@
 //! here runs SQL or prints.
 
 pub mod anomalies;
+pub mod bundle;
 pub mod completeness;
 pub mod intervals;
 pub mod kernel_class;

@@ -176,7 +176,11 @@ fn group_skew(
         }
     }
     if small > 0 {
-        for (mean, sum) in out.mean_lateness_ms_excluding_big.iter_mut().zip(&lateness_sum) {
+        for (mean, sum) in out
+            .mean_lateness_ms_excluding_big
+            .iter_mut()
+            .zip(&lateness_sum)
+        {
             *mean = *sum as f64 / small as f64 / 1e6;
         }
     }

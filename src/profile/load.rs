@@ -5,7 +5,7 @@ use super::ids::decode;
 use super::intern::Sym;
 use super::model::*;
 use super::names::{is_launch_api, memcpy_name, strip_api_version};
-use super::open::{LoadError, Schema, open_readonly};
+use super::open::{LoadError, Schema, open_embedded, open_readonly};
 use super::rows::{StringIds, int, text};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -65,14 +65,38 @@ struct State<'p> {
     progress: &'p mut ProgressFn<'p>,
 }
 
+/// Where an export comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    File(std::path::PathBuf),
+    /// A database compiled into the binary (the demo profile).
+    Embedded {
+        name: &'static str,
+        bytes: &'static [u8],
+    },
+}
+
+impl Source {
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::File(p) => p,
+            Source::Embedded { name, .. } => Path::new(name),
+        }
+    }
+}
+
 /// Loads one export. `file_index` only labels progress reports.
 pub fn load_file(
-    path: &Path,
+    source: &Source,
     file_index: usize,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Profile, LoadError> {
     progress(file_index, Stage::Opening, 0);
-    let conn = open_readonly(path)?;
+    let path = source.path();
+    let conn = match source {
+        Source::File(p) => open_readonly(p)?,
+        Source::Embedded { bytes, .. } => open_embedded(path, bytes)?,
+    };
     let schema = Schema::read(&conn, path)?;
     if !schema.is_nsys_export() {
         return Err(LoadError::new(

@@ -13,7 +13,7 @@ mod open;
 mod rows;
 
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Stage};
+pub use load::{ProgressFn, Source, Stage};
 pub use model::*;
 pub use open::LoadError;
 
@@ -22,15 +22,24 @@ use std::path::PathBuf;
 /// Loads several exports into one profile. A file that fails is reported in
 /// the error list; the others still load.
 pub fn load(paths: &[PathBuf], progress: &mut ProgressFn<'_>) -> (Profile, Vec<LoadError>) {
+    let sources: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
+    load_sources(&sources, progress)
+}
+
+/// Like [`load`], from files or embedded databases.
+pub fn load_sources(
+    sources: &[Source],
+    progress: &mut ProgressFn<'_>,
+) -> (Profile, Vec<LoadError>) {
     let mut profile = Profile::default();
     let mut errors = Vec::new();
-    for (i, path) in paths.iter().enumerate() {
-        match load::load_file(path, i, progress) {
+    for (i, source) in sources.iter().enumerate() {
+        match load::load_file(source, i, progress) {
             Ok(one) => finalize::merge(&mut profile, one),
             Err(e) => errors.push(e),
         }
     }
-    progress(paths.len().saturating_sub(1), Stage::Linking, 0);
+    progress(sources.len().saturating_sub(1), Stage::Linking, 0);
     finalize::finalize(&mut profile);
     (profile, errors)
 }

@@ -62,6 +62,16 @@ fn uri_path(path: &Path) -> String {
 /// Memory-map up to this many bytes of the file.
 const MMAP_BYTES: i64 = 1 << 40;
 
+/// Opens a database embedded in the binary (the demo profile), read-only.
+pub fn open_embedded(name: &Path, bytes: &'static [u8]) -> Result<Connection, LoadError> {
+    let mut conn = Connection::open_in_memory().map_err(|e| LoadError::from_sqlite(name, &e))?;
+    conn.deserialize_bytes(rusqlite::MAIN_DB, bytes)
+        .map_err(|e| LoadError::from_sqlite(name, &e))?;
+    conn.execute_batch("PRAGMA query_only = 1;")
+        .map_err(|e| LoadError::from_sqlite(name, &e))?;
+    Ok(conn)
+}
+
 /// Opens `path` read-only and immutable: SQLite takes no locks and writes
 /// no journal, WAL or shm file beside it (clusters' network file systems
 /// hang on locks, and the input must never change).
