@@ -189,3 +189,123 @@ fn trim_counts_only_events_wholly_inside() {
         assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
     }
 }
+
+#[test]
+fn two_node_files_reproduce_ground_truth() {
+    let truth = load_truth("two_node.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/two_node_a.sqlite",
+        "fixtures/two_node_b.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+    let w = got["summary"]["warnings"].to_string();
+    assert!(w.contains("clocks are not aligned"), "{w}");
+    // `--device` takes host:id when files come from several hosts.
+    let one = report(&[
+        "report",
+        "overlap",
+        "fixtures/two_node_a.sqlite",
+        "fixtures/two_node_b.sqlite",
+        "--format",
+        "json",
+        "--device",
+        "node-b:1",
+    ]);
+    assert_eq!(one["devices"].as_array().unwrap().len(), 1);
+    assert_eq!(one["devices"][0]["device"], "node-b:1");
+}
+
+#[test]
+fn extra_collective_is_reported_as_a_mismatch() {
+    let truth = load_truth("mismatch_extra_collective.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/mismatch_extra_collective.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+    let g = &got["skew"]["groups"][0];
+    assert_eq!(g["sequence_consistent"], false);
+    assert_eq!(g["mismatches"][0]["position"], 5);
+    assert_eq!(g["mismatches"][0]["device"], 2);
+    assert_eq!(g["mismatches"][0]["found"], "AllReduce");
+    assert_eq!(g["instances"], 4);
+}
+
+#[test]
+fn differing_stream_ids_pair_by_sequence() {
+    let truth = load_truth("stream_ids_differ.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/stream_ids_differ.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+    let keys: Vec<&str> = got["skew"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.iter().all(|k| k.contains('@')), "{keys:?}");
+    assert_eq!(got["launch"]["late_instances"][0]["verdict"], "unknown");
+}
+
+#[test]
+fn two_communicators_on_one_stream_id_are_split_by_end_alignment() {
+    let truth = load_truth("shared_stream_two_comms.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/shared_stream_two_comms.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+    let groups = got["skew"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    for g in groups {
+        assert_eq!(g["end_aligned"], true);
+        assert_eq!(g["devices"].as_array().unwrap().len(), 2);
+    }
+}
+
+#[test]
+fn skew_trim_keeps_whole_file_instance_numbers() {
+    let all = report(&[
+        "report",
+        "skew",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    let big = &all["groups"][0]["big_events"];
+    let second = big[1]["start_ns"].as_i64().unwrap();
+    // A window starting just before the second big event drops the first.
+    let s = format!("{}", (second - 5_000_000) as f64 / 1e9);
+    let trimmed = report(&[
+        "report",
+        "skew",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--trim",
+        &s,
+        "100",
+    ]);
+    let tb = &trimmed["groups"][0]["big_events"];
+    assert_eq!(tb.as_array().unwrap().len(), 3);
+    assert_eq!(tb[0]["instance"], big[1]["instance"]);
+    assert!(
+        trimmed["groups"][0]["instances"].as_i64().unwrap()
+            < all["groups"][0]["instances"].as_i64().unwrap()
+    );
+}
