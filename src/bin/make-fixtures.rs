@@ -40,8 +40,13 @@ use model::Profile;
 use truth_basic::Input;
 use truth_skew::GroupSpec;
 
+/// Where `fixtures/` is written: the project, or `MAKE_FIXTURES_ROOT` (the
+/// test that proves the committed fixtures are reproducible uses a scratch
+/// directory).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("MAKE_FIXTURES_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 fn write_profile(p: &Profile) {
