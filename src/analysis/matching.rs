@@ -139,9 +139,25 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
     let (clusters, unpaired) = cluster_streams(seqs, &order);
     let keys = OpKeys::read(p, classes);
     let mut groups = Vec::new();
+    let mut unpaired = unpaired;
     for mut members in clusters {
         members.sort_by_key(|s| order[&s.device]);
-        groups.extend(build_groups(p, members, &keys));
+        let parts = split_by_communicator(members, &keys);
+        let split = parts.len() > 1;
+        for part in parts {
+            if part.len() < 2 {
+                unpaired.extend(part.iter().map(|s| s.lane));
+                continue;
+            }
+            let mut built = build_groups(p, part, &keys, split);
+            if split {
+                for g in &mut built {
+                    g.note =
+                        Some("split by NCCL communicator id (NVTX payload, unverified)".into());
+                }
+            }
+            groups.extend(built);
+        }
     }
     groups.sort_by(|a, b| {
         let first = |g: &Group| g.devices.first().map(|d| order[d]);
@@ -160,6 +176,23 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
         unpaired,
         by_row,
     }
+}
+
+/// Streams sharing an id but belonging to different communicators (known
+/// from NCCL's NVTX payload) are different groups.
+fn split_by_communicator(members: Vec<Seq>, keys: &OpKeys) -> Vec<Vec<Seq>> {
+    let comms: Vec<Option<u64>> = members
+        .iter()
+        .map(|s| keys.dominant_comm(&s.rows))
+        .collect();
+    if comms.iter().any(|c| c.is_none()) || comms.windows(2).all(|w| w[0] == w[1]) {
+        return vec![members];
+    }
+    let mut parts: BTreeMap<u64, Vec<Seq>> = BTreeMap::new();
+    for (s, c) in members.into_iter().zip(comms) {
+        parts.entry(c.unwrap_or(0)).or_default().push(s);
+    }
+    parts.into_values().collect()
 }
 
 fn nccl_sequences(p: &Profile, classes: &KernelClasses) -> Vec<Seq> {
@@ -298,8 +331,12 @@ fn first_mismatch(members: &[Seq]) -> Option<Mismatch> {
 
 /// Builds the group(s) of one cluster: one, or several when ends show the
 /// cluster is really several communicators.
-fn build_groups(p: &Profile, members: Vec<Seq>, keys: &OpKeys) -> Vec<Group> {
-    let key = group_key(p, &members);
+fn build_groups(p: &Profile, members: Vec<Seq>, keys: &OpKeys, explicit: bool) -> Vec<Group> {
+    let key = if explicit {
+        explicit_key(p, &members)
+    } else {
+        group_key(p, &members)
+    };
     let group = build_group(p, key, &members, keys);
     if group.end_aligned || members.len() < 4 {
         return vec![group];

@@ -81,6 +81,20 @@ impl OpKeys {
         keys
     }
 
+    /// The communicator most of these kernels belong to (rung 2 data).
+    pub fn dominant_comm(&self, rows: &[u32]) -> Option<u64> {
+        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
+        for r in rows {
+            if let Some(&(comm, _)) = self.nvtx.get(r) {
+                *counts.entry(comm).or_default() += 1;
+            }
+        }
+        let (&comm, &n) = counts
+            .iter()
+            .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))?;
+        ((n as f64) >= COVERAGE * rows.len() as f64).then_some(comm)
+    }
+
     /// Instances of a group by rung 1 or 2, when one covers its kernels:
     /// one row per member for every key present on all members.
     pub fn instances(&self, members: &[&[u32]]) -> Option<(MatchMethod, Vec<Vec<u32>>)> {

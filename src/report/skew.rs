@@ -266,6 +266,19 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     }
     out += "\n  excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back\n";
     out += "  the long kernel is the rank that waited; the late arriver has the short one\n";
-    out += "  counts cover only the recorded devices\n";
+    let missing =
+        crate::analysis::completeness::completeness(p, crate::analysis::Window::ALL).missing;
+    if missing.is_empty() {
+        out += "  counts cover only the recorded devices\n";
+    } else {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|&d| p.device_label(d).to_string())
+            .collect();
+        out += &format!(
+            "  counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity\n",
+            list.join(", ")
+        );
+    }
     out
 }

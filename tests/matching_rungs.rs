@@ -1,0 +1,109 @@
+//! Rungs 1 and 2 of collective matching, on synthetic data shaped like the
+//! documented tables (no real export here carries them; the output marks
+//! them unverified).
+
+mod common;
+use common::*;
+use rusqlite::Connection;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn copy_fixture(name: &str, test: &str) -> PathBuf {
+    let d = temp_dir(test);
+    let f = d.join(name);
+    std::fs::copy(root().join("fixtures").join(name), &f).unwrap();
+    f
+}
+
+/// NCCL kernels as (globalPid, streamId, correlationId, deviceId, position
+/// on its stream), in start order per stream.
+const NCCL_KERNELS: &str = "SELECT k.globalPid, k.streamId, k.correlationId, k.deviceId,
+      ROW_NUMBER() OVER (PARTITION BY k.globalPid, k.streamId ORDER BY k.start) AS pos
+    FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName
+    WHERE s.value LIKE 'nccl%'";
+
+fn skew(f: &PathBuf) -> Value {
+    let o = rankline(&["report", "skew", f.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn operation_ids_match_instances_when_present() {
+    let f = copy_fixture("megatron_tp8.sqlite", "rung_operation_id");
+    let c = Connection::open(&f).unwrap();
+    c.execute_batch("CREATE TABLE NCCL_GPU_OPERATIONS (operationId INTEGER NOT NULL, globalPid INTEGER, correlationId INTEGER, extra TEXT);")
+        .unwrap();
+    c.execute(
+        &format!("INSERT INTO NCCL_GPU_OPERATIONS SELECT 1000000 * streamId + pos, globalPid, correlationId, 'x' FROM ({NCCL_KERNELS}) AS t"),
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let v = skew(&f);
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 3);
+    for g in groups {
+        assert_eq!(g["match_method"], "operation-id", "{}", g["key"]);
+        assert_eq!(g["match_verified"], false);
+    }
+    let counts: Vec<i64> = groups
+        .iter()
+        .map(|g| g["instances"].as_i64().unwrap())
+        .collect();
+    assert_eq!(counts, vec![225, 2, 10]);
+    // Same pairing as the sequence rung here, so the same big events.
+    assert_eq!(groups[0]["big_events"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
+    let f = copy_fixture("shared_stream_two_comms.sqlite", "rung_nvtx");
+    let c = Connection::open(&f).unwrap();
+    // One NCCL API range around each NCCL kernel's launch call, carrying the
+    // communicator id in the first 8 payload bytes: devices 0,1 and 2,3 are
+    // different communicators on the same stream id.
+    let rows: Vec<(i64, i64, i64, i64)> = {
+        let mut st = c
+            .prepare(&format!(
+                "SELECT r.start, r.end, r.globalTid, t.deviceId FROM ({NCCL_KERNELS}) AS t
+                 JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = t.correlationId
+                   AND (r.globalTid >> 24) = (t.globalPid >> 24)"
+            ))
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(rows.len(), 32);
+    for (start, end, tid, dev) in rows {
+        let comm: u64 = if dev < 2 {
+            0x1111_2222_3333_4444
+        } else {
+            0x5555_6666_7777_8888
+        };
+        let hex: String = comm
+            .to_le_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        c.execute(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, binaryData) VALUES (?1, ?2, 59, 'ncclAllReduce', ?3, 1, ?4)",
+            (start - 100, end + 100, tid, hex),
+        )
+        .unwrap();
+    }
+    drop(c);
+    let v = skew(&f);
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    for g in groups {
+        assert_eq!(g["match_method"], "nvtx");
+        assert_eq!(g["match_verified"], false);
+        assert_eq!(g["instances"], 8);
+        assert_eq!(g["end_aligned"], true);
+    }
+    assert_eq!(groups[0]["devices"], serde_json::json!([0, 1]));
+    assert_eq!(groups[1]["devices"], serde_json::json!([2, 3]));
+}
