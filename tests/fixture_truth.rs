@@ -309,3 +309,87 @@ fn skew_trim_keeps_whole_file_instance_numbers() {
             < all["groups"][0]["instances"].as_i64().unwrap()
     );
 }
+
+#[test]
+fn comm_pattern_adds_custom_communication_kernels() {
+    let got = report(&[
+        "report",
+        "nccl",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--comm-pattern",
+        "xmma_gemm",
+    ]);
+    let ops: Vec<String> = got["devices"][0]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            s["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["op"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(ops.contains(&"Other".to_string()), "{ops:?}");
+    let plain = report(&[
+        "report",
+        "nccl",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        got["devices"][0]["nccl_total_ms"].as_f64() > plain["devices"][0]["nccl_total_ms"].as_f64()
+    );
+}
+
+#[test]
+fn thresholds_change_big_events_and_anomalies() {
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--big-skew-ms",
+        "40",
+    ]);
+    let big = got["skew"]["groups"][0]["big_events"].as_array().unwrap();
+    let skews: Vec<f64> = big
+        .iter()
+        .map(|b| b["start_skew_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(skews.len(), 2, "{skews:?}");
+    assert!(skews.iter().all(|&s| s > 40.0));
+    assert_eq!(got["skew"]["groups"][0]["big_skew_threshold_ms"], 40.0);
+    assert_eq!(got["launch"]["late_instances"].as_array().unwrap().len(), 2);
+    let none = report(&[
+        "report",
+        "anomalies",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--anomaly-ratio",
+        "1000",
+    ]);
+    assert_eq!(none["rows"], 0);
+    assert_eq!(none["events"], serde_json::json!([]));
+    // Steps are found by the marker: with one that matches nothing, no step.
+    let nosteps = report(&[
+        "report",
+        "skew",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--step-marker",
+        "^nomatch$",
+    ]);
+    assert_eq!(nosteps["groups"][0]["big_events"][0]["step"], Value::Null);
+    assert_eq!(
+        nosteps["groups"][0]["big_events"][0]["offset_in_step_ms"],
+        Value::Null
+    );
+}

@@ -59,6 +59,14 @@ fn schema_variants() {
         "{warnings}"
     );
     assert_eq!(v["overlap"]["devices"], serde_json::json!([]));
+    let o = rankline(&["report", "all", &p("nsys2023_3_wsl_no_kernels.sqlite")]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(
+        text.contains("no kernel, memcpy or memset was recorded"),
+        "{text}"
+    );
+    assert!(text.matches("nothing to analyse").count() >= 3, "{text}");
 
     // 4 GPUs listed, kernels on one: the others are listed, unused, not missing.
     let v = report_json(&p("nsys2023_2_cutlass_osrt.sqlite"));
