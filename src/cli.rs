@@ -3,9 +3,12 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
+use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
-use rankline::profile::{self, DevId, Profile};
+use rankline::profile::{self, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::run;
 use regex::Regex;
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,8 +24,14 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// nsys SQLite exports to open
+    /// nsys SQLite exports to open in the timeline (none: the embedded demo)
     files: Vec<PathBuf>,
+    /// Open with this collective instance selected (GROUP:INSTANCE, as in `report skew`)
+    #[arg(long, value_name = "GROUP:INSTANCE")]
+    goto: Option<String>,
+    /// Keymap file overriding single bindings (default: $XDG_CONFIG_HOME/rankline/keymap.toml)
+    #[arg(long, value_name = "FILE")]
+    keymap: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -84,12 +93,36 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Report(args)) => report(args),
-        None => {
-            eprintln!(
-                "rankline: the timeline UI is not built yet; use `rankline report all FILE...`"
-            );
-            ExitCode::from(2)
-        }
+        None => timeline(cli.files, cli.goto, cli.keymap),
+    }
+}
+
+fn timeline(files: Vec<PathBuf>, goto: Option<String>, keymap: Option<PathBuf>) -> ExitCode {
+    let keymap = match Keymap::load(keymap.as_deref()) {
+        Ok(k) => k,
+        Err(e) => return fail(e),
+    };
+    let demo = files.is_empty();
+    let sources = if demo {
+        vec![Source::Embedded {
+            name: run::DEMO_NAME,
+            bytes: run::DEMO,
+        }]
+    } else {
+        files.into_iter().map(Source::File).collect()
+    };
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let opts = run::Options {
+        sources,
+        keymap,
+        goto,
+        settings: Settings::default(),
+        no_color,
+        demo,
+    };
+    match run::run(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
     }
 }
 

@@ -22,7 +22,7 @@ const NCCL_KERNELS: &str = "SELECT k.globalPid, k.streamId, k.correlationId, k.d
     FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName
     WHERE s.value LIKE 'nccl%'";
 
-fn skew(f: &PathBuf) -> Value {
+fn skew(f: &std::path::Path) -> Value {
     let o = rankline(&["report", "skew", f.to_str().unwrap(), "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_str(&stdout(&o)).unwrap()

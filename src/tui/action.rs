@@ -1,0 +1,101 @@
+//! Everything a key can do. Keymaps (`keymaps/*.toml`) bind keys to these
+//! by name, per mode.
+
+/// Input modes, each with its own bindings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// The timeline and its panels.
+    Timeline,
+    /// The fuzzy finder (typing goes to the query).
+    Finder,
+    /// A list panel that has focus (the big-events list).
+    Panel,
+    /// The help overlay.
+    Help,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Timeline, Mode::Finder, Mode::Panel, Mode::Help];
+
+    /// The table name in keymap files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Timeline => "timeline",
+            Mode::Finder => "finder",
+            Mode::Panel => "panel",
+            Mode::Help => "help",
+        }
+    }
+}
+
+macro_rules! actions {
+    ($($variant:ident = $name:literal),* $(,)?) => {
+        /// A user action.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $($variant),*
+        }
+
+        impl Action {
+            pub const ALL: &'static [Action] = &[$(Action::$variant),*];
+
+            /// The action's name in keymap files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name),*
+                }
+            }
+
+            /// The action named `name` in a keymap file.
+            pub fn from_name(name: &str) -> Option<Action> {
+                match name {
+                    $($name => Some(Action::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    Quit = "quit",
+    Help = "help",
+    Legend = "legend",
+    PanLeft = "pan_left",
+    PanRight = "pan_right",
+    ZoomIn = "zoom_in",
+    ZoomOut = "zoom_out",
+    LaneUp = "lane_up",
+    LaneDown = "lane_down",
+    PageUp = "page_up",
+    PageDown = "page_down",
+    FitAll = "fit_all",
+    ZoomToSelection = "zoom_to_selection",
+    GotoTime = "goto_time",
+    Home = "home",
+    End = "end",
+    NextEvent = "next_event",
+    PrevEvent = "prev_event",
+    SelectUnderCursor = "select",
+    ClearSelection = "clear_selection",
+    ToggleRelativeTime = "toggle_relative_time",
+    ToggleCollapse = "toggle_collapse",
+    NextOccurrence = "next_occurrence",
+    PrevOccurrence = "prev_occurrence",
+    NextBigEvent = "next_big_event",
+    PrevBigEvent = "prev_big_event",
+    BigEventList = "big_event_list",
+    FocusMode = "focus_mode",
+    PanelSkew = "panel_skew",
+    PanelLaunch = "panel_launch",
+    PanelOverlap = "panel_overlap",
+    PanelSummary = "panel_summary",
+    PanelDetails = "panel_details",
+    JumpToLaunch = "jump_to_launch",
+    OpenFinder = "open_finder",
+    // Lists (finder results, the big-events list, help pages).
+    Up = "up",
+    Down = "down",
+    Accept = "accept",
+    Cancel = "cancel",
+}

@@ -1,0 +1,105 @@
+//! The fuzzy finder's entries: kernel names, NVTX range names and matched
+//! collective groups, each with how often it occurs.
+
+use crate::analysis::bundle::Analysis;
+use crate::profile::{GpuKind, Profile, Sym};
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+use std::collections::HashMap;
+
+/// What an entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    Kernel(Sym),
+    Nvtx(Sym),
+    Group(usize),
+}
+
+/// One finder entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub kind: EntryKind,
+    pub label: String,
+    pub count: usize,
+}
+
+/// All entries of a profile, most frequent first within each kind.
+pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (g, group) in a.matching.groups.iter().enumerate() {
+        out.push(Entry {
+            kind: EntryKind::Group(g),
+            label: format!(
+                "{} (collective group, {} devices)",
+                group.key,
+                group.devices.len()
+            ),
+            count: group.instances(),
+        });
+    }
+    let mut kernels: HashMap<Sym, usize> = HashMap::new();
+    for i in 0..p.gpu.len() {
+        if p.gpu.kind[i] == GpuKind::Kernel {
+            *kernels.entry(p.gpu.name[i]).or_default() += 1;
+        }
+    }
+    let mut k: Vec<(Sym, usize)> = kernels.into_iter().collect();
+    k.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.extend(k.into_iter().map(|(s, count)| Entry {
+        kind: EntryKind::Kernel(s),
+        label: format!("{} (kernel)", p.strings.get(s)),
+        count,
+    }));
+    let mut nvtx: HashMap<Sym, usize> = HashMap::new();
+    for i in 0..p.nvtx.len() {
+        if p.nvtx.is_range(i) {
+            *nvtx.entry(p.nvtx.name[i]).or_default() += 1;
+        }
+    }
+    let mut n: Vec<(Sym, usize)> = nvtx.into_iter().collect();
+    n.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.extend(n.into_iter().map(|(s, count)| Entry {
+        kind: EntryKind::Nvtx(s),
+        label: format!("{} (NVTX)", p.strings.get(s)),
+        count,
+    }));
+    out
+}
+
+/// Entries matching `query`, best first (all, in order, for an empty query).
+pub fn search(entries: &[Entry], query: &str, limit: usize) -> Vec<usize> {
+    if query.is_empty() {
+        return (0..entries.len().min(limit)).collect();
+    }
+    let matcher = SkimMatcherV2::default();
+    let mut scored: Vec<(i64, usize)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| matcher.fuzzy_match(&e.label, query).map(|s| (s, i)))
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(limit).map(|(_, i)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzzy_search_ranks_matches() {
+        let e = |label: &str| Entry {
+            kind: EntryKind::Group(0),
+            label: label.into(),
+            count: 1,
+        };
+        let entries = vec![
+            e("sm90_xmma_gemm (kernel)"),
+            e("ncclDevKernel_AllGather_RING_LL (kernel)"),
+            e("train_step (NVTX)"),
+        ];
+        assert_eq!(search(&entries, "allgather", 10), vec![1]);
+        assert_eq!(search(&entries, "step", 10), vec![2]);
+        assert_eq!(search(&entries, "", 2), vec![0, 1]);
+        assert!(search(&entries, "zzzz", 10).is_empty());
+    }
+}

@@ -1,0 +1,267 @@
+//! Render support built once after loading: a category per event and
+//! per-track prefix sums of durations, so a timeline cell's busy time is
+//! two binary searches whatever the zoom (no scan of all events per frame).
+
+use crate::analysis::kernel_class::KernelClasses;
+use crate::analysis::nccl_name::CollOp;
+use crate::profile::{GpuKind, NvtxKind, Profile, ThreadId};
+
+/// What an event is, for colour and glyph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Cat {
+    Compute = 0,
+    Memcpy,
+    Memset,
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    SendRecv,
+    AllToAll,
+    CommOther,
+    Api,
+    Launch,
+    Nvtx,
+}
+
+impl Cat {
+    pub const ALL: [Cat; 14] = [
+        Cat::Compute,
+        Cat::Memcpy,
+        Cat::Memset,
+        Cat::AllReduce,
+        Cat::AllGather,
+        Cat::ReduceScatter,
+        Cat::Broadcast,
+        Cat::Reduce,
+        Cat::SendRecv,
+        Cat::AllToAll,
+        Cat::CommOther,
+        Cat::Api,
+        Cat::Launch,
+        Cat::Nvtx,
+    ];
+
+    pub fn from_u8(v: u8) -> Cat {
+        Cat::ALL.get(v as usize).copied().unwrap_or(Cat::Compute)
+    }
+
+    pub fn of_op(op: CollOp) -> Cat {
+        match op {
+            CollOp::AllReduce => Cat::AllReduce,
+            CollOp::AllGather => Cat::AllGather,
+            CollOp::ReduceScatter => Cat::ReduceScatter,
+            CollOp::Broadcast => Cat::Broadcast,
+            CollOp::Reduce => Cat::Reduce,
+            CollOp::SendRecv => Cat::SendRecv,
+            CollOp::AllToAll => Cat::AllToAll,
+            CollOp::Other => Cat::CommOther,
+        }
+    }
+
+    pub fn is_comm(self) -> bool {
+        (Cat::AllReduce as u8..=Cat::CommOther as u8).contains(&(self as u8))
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Cat::Compute => "compute kernel",
+            Cat::Memcpy => "memcpy",
+            Cat::Memset => "memset",
+            Cat::AllReduce => "AllReduce",
+            Cat::AllGather => "AllGather",
+            Cat::ReduceScatter => "ReduceScatter",
+            Cat::Broadcast => "Broadcast",
+            Cat::Reduce => "Reduce",
+            Cat::SendRecv => "SendRecv",
+            Cat::AllToAll => "AllToAll",
+            Cat::CommOther => "other communication",
+            Cat::Api => "CUDA API call",
+            Cat::Launch => "launch call",
+            Cat::Nvtx => "NVTX range",
+        }
+    }
+}
+
+/// A time-sorted list of events, as the timeline reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Track<'a> {
+    pub start: &'a [i64],
+    pub end: &'a [i64],
+    pub cat: &'a [u8],
+    /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
+    pub prefix: &'a [i64],
+    /// Source row of event `i`: `first + i`, or `rows[i]`.
+    pub first: usize,
+    pub rows: Option<&'a [u32]>,
+}
+
+impl Track<'_> {
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+    /// The profile row of event `i`.
+    pub fn row(&self, i: usize) -> usize {
+        match self.rows {
+            Some(r) => r[i] as usize,
+            None => self.first + i,
+        }
+    }
+}
+
+/// NVTX ranges of one thread at one nesting depth (or its start/end ranges).
+#[derive(Debug, Clone)]
+pub struct NvtxTrack {
+    pub thread: ThreadId,
+    /// Push/pop depth; `None` for the start/end ranges.
+    pub depth: Option<u16>,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    cat: Vec<u8>,
+    prefix: Vec<i64>,
+    rows: Vec<u32>,
+}
+
+/// Per-event categories and per-track prefix sums.
+#[derive(Debug, Clone, Default)]
+pub struct RenderIndex {
+    gpu_cat: Vec<u8>,
+    gpu_prefix: Vec<Vec<i64>>,
+    rt_cat: Vec<u8>,
+    rt_prefix: Vec<Vec<i64>>,
+    pub nvtx_tracks: Vec<NvtxTrack>,
+    /// Thread → its NVTX tracks, depth order, start/end ranges last.
+    pub nvtx_of_thread: Vec<Vec<usize>>,
+}
+
+fn prefix(start: &[i64], end: &[i64]) -> Vec<i64> {
+    let mut out = Vec::with_capacity(start.len() + 1);
+    let mut sum = 0;
+    out.push(0);
+    for (s, e) in start.iter().zip(end) {
+        sum += e - s;
+        out.push(sum);
+    }
+    out
+}
+
+impl RenderIndex {
+    pub fn build(p: &Profile, classes: &KernelClasses) -> RenderIndex {
+        let g = &p.gpu;
+        let gpu_cat: Vec<u8> = (0..g.len())
+            .map(|i| {
+                (match g.kind[i] {
+                    GpuKind::Memcpy => Cat::Memcpy,
+                    GpuKind::Memset => Cat::Memset,
+                    GpuKind::Kernel => classes
+                        .comm(p, i)
+                        .map_or(Cat::Compute, |k| Cat::of_op(k.op)),
+                }) as u8
+            })
+            .collect();
+        let gpu_prefix = p
+            .lanes
+            .iter()
+            .map(|l| prefix(&g.start[l.rows.clone()], &g.end[l.rows.clone()]))
+            .collect();
+        let r = &p.runtime;
+        let rt_cat = (0..r.len()).map(|i| if r.is_launch[i] { Cat::Launch } else { Cat::Api } as u8).collect();
+        let rt_prefix = p
+            .runtime_by_thread
+            .iter()
+            .map(|rows| prefix(&r.start[rows.clone()], &r.end[rows.clone()]))
+            .collect();
+        let mut nvtx_tracks = Vec::new();
+        let mut nvtx_of_thread = vec![Vec::new(); p.threads.len()];
+        let n = &p.nvtx;
+        for (t, rows) in p.nvtx_by_thread.iter().enumerate() {
+            let mut by_depth: Vec<Vec<u32>> = Vec::new();
+            let mut start_end: Vec<u32> = Vec::new();
+            for i in rows.clone() {
+                match n.kind[i] {
+                    NvtxKind::PushPop => {
+                        let d = n.depth[i] as usize;
+                        if by_depth.len() <= d {
+                            by_depth.resize(d + 1, Vec::new());
+                        }
+                        by_depth[d].push(i as u32);
+                    }
+                    NvtxKind::StartEnd => start_end.push(i as u32),
+                    NvtxKind::Mark => {}
+                }
+            }
+            let tracks = by_depth
+                .into_iter()
+                .enumerate()
+                .map(|(d, rows)| (Some(d as u16), rows))
+                .chain((!start_end.is_empty()).then_some((None, start_end)));
+            for (depth, rows) in tracks {
+                let start: Vec<i64> = rows.iter().map(|&i| n.start[i as usize]).collect();
+                let end: Vec<i64> = rows.iter().map(|&i| n.end[i as usize]).collect();
+                nvtx_of_thread[t].push(nvtx_tracks.len());
+                nvtx_tracks.push(NvtxTrack {
+                    thread: t as ThreadId,
+                    depth,
+                    prefix: prefix(&start, &end),
+                    cat: vec![Cat::Nvtx as u8; rows.len()],
+                    start,
+                    end,
+                    rows,
+                });
+            }
+        }
+        RenderIndex {
+            gpu_cat,
+            gpu_prefix,
+            rt_cat,
+            rt_prefix,
+            nvtx_tracks,
+            nvtx_of_thread,
+        }
+    }
+
+    pub fn gpu_track<'a>(&'a self, p: &'a Profile, lane: usize) -> Track<'a> {
+        let rows = p.lanes[lane].rows.clone();
+        Track {
+            start: &p.gpu.start[rows.clone()],
+            end: &p.gpu.end[rows.clone()],
+            cat: &self.gpu_cat[rows.clone()],
+            prefix: &self.gpu_prefix[lane],
+            first: rows.start,
+            rows: None,
+        }
+    }
+
+    pub fn api_track<'a>(&'a self, p: &'a Profile, thread: usize) -> Track<'a> {
+        let rows = p.runtime_by_thread[thread].clone();
+        Track {
+            start: &p.runtime.start[rows.clone()],
+            end: &p.runtime.end[rows.clone()],
+            cat: &self.rt_cat[rows.clone()],
+            prefix: &self.rt_prefix[thread],
+            first: rows.start,
+            rows: None,
+        }
+    }
+
+    pub fn nvtx_track(&self, track: usize) -> Track<'_> {
+        let t = &self.nvtx_tracks[track];
+        Track {
+            start: &t.start,
+            end: &t.end,
+            cat: &t.cat,
+            prefix: &t.prefix,
+            first: 0,
+            rows: Some(&t.rows),
+        }
+    }
+
+    pub fn gpu_cat(&self, row: usize) -> Cat {
+        Cat::from_u8(self.gpu_cat[row])
+    }
+}

@@ -1,0 +1,213 @@
+//! The timeline's rows: per device a header (its busy occupancy), one row
+//! per stream, then per CPU thread that launches work a CUDA API row and its
+//! NVTX rows. Devices the summary marks missing keep a row saying so.
+
+use super::index::RenderIndex;
+use crate::analysis::bundle::Analysis;
+use crate::analysis::completeness::device_order;
+use crate::profile::{DevId, LaneId, ProcId, Profile, ThreadId};
+use std::collections::HashSet;
+
+/// What a timeline row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaneKind {
+    /// All streams of a device, merged.
+    Device(DevId),
+    /// A device with a CUDA context but no GPU activity.
+    Missing(DevId),
+    Stream(LaneId),
+    /// CUDA runtime and driver calls of a thread.
+    Api(ThreadId),
+    /// An NVTX track (index into `RenderIndex::nvtx_tracks`).
+    Nvtx(usize),
+}
+
+/// One row of the timeline.
+#[derive(Debug, Clone)]
+pub struct LaneRow {
+    pub kind: LaneKind,
+    pub label: String,
+    /// Rows below a collapsible row are hidden when it is collapsed.
+    pub collapsible: bool,
+}
+
+/// The device a row belongs to, if any.
+pub fn row_device(p: &Profile, kind: LaneKind) -> Option<DevId> {
+    match kind {
+        LaneKind::Device(d) | LaneKind::Missing(d) => Some(d),
+        LaneKind::Stream(l) => Some(p.lanes[l as usize].device),
+        _ => None,
+    }
+}
+
+fn stream_label(p: &Profile, a: &Analysis, lane: LaneId) -> String {
+    let l = &p.lanes[lane as usize];
+    let has_comm = l.rows.clone().any(|i| a.classes.comm(p, i).is_some());
+    let has_kernel = l
+        .rows
+        .clone()
+        .any(|i| p.gpu.kind[i] == crate::profile::GpuKind::Kernel);
+    let what = if has_comm {
+        "NCCL"
+    } else if has_kernel {
+        "compute"
+    } else {
+        "copy"
+    };
+    format!("D{} S{} {what}", p.device_label(l.device), l.stream)
+}
+
+/// The first device each process has a context on.
+fn home_devices(p: &Profile) -> Vec<Option<DevId>> {
+    let order = device_order(p);
+    let rank: Vec<usize> = {
+        let mut r = vec![usize::MAX; p.devices.len()];
+        for (i, &d) in order.iter().enumerate() {
+            r[d as usize] = i;
+        }
+        r
+    };
+    let mut home: Vec<Option<DevId>> = vec![None; p.processes.len()];
+    for c in &p.contexts {
+        let h = &mut home[c.process as usize];
+        if h.is_none_or(|d| rank[c.device as usize] < rank[d as usize]) {
+            *h = Some(c.device);
+        }
+    }
+    home
+}
+
+fn thread_rows(
+    p: &Profile,
+    idx: &RenderIndex,
+    t: ThreadId,
+    prefix: &str,
+    collapsed: &HashSet<LaneKind>,
+    out: &mut Vec<LaneRow>,
+) {
+    let has_api = !p.runtime_by_thread[t as usize].is_empty();
+    let tracks = &idx.nvtx_of_thread[t as usize];
+    if !has_api && tracks.is_empty() {
+        return;
+    }
+    let th = &p.threads[t as usize];
+    let name = format!("{prefix}T{}", th.tid);
+    out.push(LaneRow {
+        kind: LaneKind::Api(t),
+        label: format!("{name} API"),
+        collapsible: !tracks.is_empty(),
+    });
+    if collapsed.contains(&LaneKind::Api(t)) {
+        return;
+    }
+    for &tr in tracks {
+        let label = match idx.nvtx_tracks[tr].depth {
+            Some(d) => format!("{name} nvtx{d}"),
+            None => format!("{name} nvtx±"),
+        };
+        out.push(LaneRow {
+            kind: LaneKind::Nvtx(tr),
+            label,
+            collapsible: false,
+        });
+    }
+}
+
+/// All rows, in display order, honouring collapsed rows.
+pub fn build(
+    p: &Profile,
+    a: &Analysis,
+    idx: &RenderIndex,
+    collapsed: &HashSet<LaneKind>,
+) -> Vec<LaneRow> {
+    let mut out = Vec::new();
+    let home = home_devices(p);
+    let mut threads_of: Vec<Vec<ThreadId>> = vec![Vec::new(); p.devices.len()];
+    let mut homeless: Vec<ThreadId> = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        match home[th.process as usize] {
+            Some(d) => threads_of[d as usize].push(t as ThreadId),
+            None => homeless.push(t as ThreadId),
+        }
+    }
+    let missing: HashSet<DevId> = a.completeness.missing.iter().copied().collect();
+    for d in device_order(p) {
+        let mut lanes: Vec<LaneId> = (0..p.lanes.len() as LaneId)
+            .filter(|&l| p.lanes[l as usize].device == d)
+            .collect();
+        let expected = a.completeness.expected.contains(&d);
+        if lanes.is_empty() && !expected {
+            continue;
+        }
+        lanes.sort_by_key(|&l| (p.lanes[l as usize].stream, p.lanes[l as usize].process));
+        let dev = &p.devices[d as usize];
+        let name = dev
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("GPU {}", dev.id));
+        out.push(LaneRow {
+            kind: LaneKind::Device(d),
+            label: format!("D{} {name}", p.device_label(d)),
+            collapsible: true,
+        });
+        if collapsed.contains(&LaneKind::Device(d)) {
+            continue;
+        }
+        if missing.contains(&d) {
+            out.push(LaneRow {
+                kind: LaneKind::Missing(d),
+                label: format!("D{} missing", p.device_label(d)),
+                collapsible: false,
+            });
+        }
+        for l in lanes {
+            out.push(LaneRow {
+                kind: LaneKind::Stream(l),
+                label: stream_label(p, a, l),
+                collapsible: false,
+            });
+        }
+        let prefix = format!("D{} ", p.device_label(d));
+        for &t in &threads_of[d as usize] {
+            thread_rows(p, idx, t, &prefix, collapsed, &mut out);
+        }
+    }
+    for t in homeless {
+        thread_rows(p, idx, t, "", collapsed, &mut out);
+    }
+    out
+}
+
+/// Focus mode: only the selected group's streams, latest arriver first.
+pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
+    let g = &a.matching.groups[group];
+    let rows = g.instance_rows(instance);
+    let earliest = rows
+        .iter()
+        .map(|&r| p.gpu.start[r as usize])
+        .min()
+        .unwrap_or(0);
+    let mut order: Vec<usize> = (0..g.devices.len()).collect();
+    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    order
+        .into_iter()
+        .map(|d| {
+            let late_ms = (p.gpu.start[rows[d] as usize] - earliest) as f64 / 1e6;
+            LaneRow {
+                kind: LaneKind::Stream(g.lanes[d]),
+                label: format!("{} +{late_ms:.1}ms", stream_label(p, a, g.lanes[d])),
+                collapsible: false,
+            }
+        })
+        .collect()
+}
+
+/// The process a row's events belong to, if one.
+pub fn row_process(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<ProcId> {
+    match kind {
+        LaneKind::Stream(l) => Some(p.lanes[l as usize].process),
+        LaneKind::Api(t) => Some(p.threads[t as usize].process),
+        LaneKind::Nvtx(tr) => Some(p.threads[idx.nvtx_tracks[tr].thread as usize].process),
+        _ => None,
+    }
+}

@@ -1,0 +1,13 @@
+//! `tui`: the timeline explorer. State (`state`) is separate from views
+//! (`ui`); data arrives from a background loader; the UI runs no SQL.
+
+pub mod action;
+pub mod data;
+pub mod finder;
+pub mod index;
+pub mod keymap;
+pub mod lanes;
+pub mod run;
+pub mod state;
+pub mod timescale;
+pub mod ui;

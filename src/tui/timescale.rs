@@ -1,0 +1,144 @@
+//! The visible time window and the ruler's ticks (1, 2 or 5 × 10ⁿ ns).
+
+/// The visible window, in ns on the capture clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct View {
+    pub t0: f64,
+    pub span: f64,
+}
+
+/// The narrowest window: 10 ns across the whole timeline.
+pub const MIN_SPAN_NS: f64 = 10.0;
+
+impl View {
+    pub fn fit(first: i64, last: i64) -> View {
+        let span = ((last - first) as f64).max(MIN_SPAN_NS);
+        // A little air on both sides so first and last events are visible.
+        View {
+            t0: first as f64 - span * 0.01,
+            span: span * 1.02,
+        }
+    }
+
+    /// The time under the cursor (the middle of the timeline).
+    pub fn center(&self) -> f64 {
+        self.t0 + self.span / 2.0
+    }
+
+    pub fn end(&self) -> f64 {
+        self.t0 + self.span
+    }
+
+    pub fn zoom(&mut self, factor: f64) {
+        let c = self.center();
+        self.span = (self.span * factor).max(MIN_SPAN_NS);
+        self.t0 = c - self.span / 2.0;
+    }
+
+    pub fn pan(&mut self, fraction: f64) {
+        self.t0 += self.span * fraction;
+    }
+
+    pub fn center_on(&mut self, t: f64) {
+        self.t0 = t - self.span / 2.0;
+    }
+
+    /// Shows `[a, b]` with a margin.
+    pub fn show(&mut self, a: i64, b: i64) {
+        let len = ((b - a) as f64).max(MIN_SPAN_NS);
+        self.span = len * 1.5;
+        self.t0 = a as f64 - len * 0.25;
+    }
+}
+
+/// A tick step of 1, 2 or 5 × 10ⁿ ns giving at least `min_cells` cells
+/// between ticks.
+pub fn tick_step(ns_per_cell: f64, min_cells: f64) -> f64 {
+    let want = (ns_per_cell * min_cells).max(1.0);
+    let mut p = 10f64.powf(want.log10().floor());
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if m * p >= want {
+                return m * p;
+            }
+        }
+        p *= 10.0;
+    }
+}
+
+/// A duration or time in the unit that suits `step`: ns, µs, ms or s.
+pub fn format_time(t: f64, step: f64) -> String {
+    let (div, unit) = if step >= 1e8 {
+        (1e9, "s")
+    } else if step >= 1e5 {
+        (1e6, "ms")
+    } else if step >= 1e2 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    };
+    // Enough decimals to tell neighbouring ticks apart.
+    let decimals = ((div / step).log10().ceil()).max(0.0) as usize;
+    format!("{:.*}{unit}", decimals, t / div)
+}
+
+/// An absolute capture-clock time in seconds, with the decimals `step` needs.
+pub fn format_abs(t: f64, step: f64) -> String {
+    let decimals = ((1e9 / step).log10().ceil()).clamp(0.0, 9.0) as usize;
+    format!("{:.*}s", decimals, t / 1e9)
+}
+
+/// Human duration for panels: "45.4 ms", "812 µs".
+pub fn format_duration(ns: i64) -> String {
+    let a = ns.abs() as f64;
+    if a >= 1e9 {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_1_2_5() {
+        assert_eq!(tick_step(1.0, 10.0), 10.0);
+        assert_eq!(tick_step(1.5, 10.0), 20.0);
+        assert_eq!(tick_step(30.0, 10.0), 500.0);
+        assert_eq!(tick_step(700_000.0, 12.0), 10_000_000.0);
+        assert_eq!(tick_step(0.001, 10.0), 1.0);
+    }
+
+    #[test]
+    fn formats_in_the_step_unit() {
+        assert_eq!(format_time(5_243_000_000.0, 1e9), "5s");
+        assert_eq!(format_time(5_243_000_000.0, 1e8), "5.2s");
+        assert_eq!(format_time(2_000_000.0, 1e6), "2ms");
+        assert_eq!(format_time(2_500_000.0, 5e5), "2.5ms");
+        assert_eq!(format_time(1500.0, 500.0), "1.5µs");
+        assert_eq!(format_time(20.0, 10.0), "20ns");
+        assert_eq!(format_duration(45_400_000), "45.40 ms");
+        assert_eq!(format_abs(5_243_000_000.0, 1e6), "5.243s");
+        assert_eq!(format_abs(5_243_010_000.0, 1e4), "5.24301s");
+        assert_eq!(format_duration(812_000), "812.0 µs");
+    }
+
+    #[test]
+    fn zoom_keeps_center() {
+        let mut v = View {
+            t0: 0.0,
+            span: 100.0,
+        };
+        v.zoom(0.5);
+        assert_eq!(v.center(), 50.0);
+        assert_eq!(v.span, 50.0);
+        v.zoom(1e-9);
+        assert_eq!(v.span, MIN_SPAN_NS);
+    }
+}

@@ -1,0 +1,181 @@
+//! Level of detail: each timeline cell covers a time slice and shows how
+//! much of it is busy and which category dominates. A cell costs two binary
+//! searches plus a bounded amount of work, so a frame costs the same at any
+//! zoom.
+
+use crate::tui::index::Track;
+
+/// What one cell shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    /// Busy share of the slice, 0–1.
+    pub busy: f32,
+    /// Dominant category (meaningful when `busy > 0`).
+    pub cat: u8,
+    /// The event (track index) covering most of the slice.
+    pub event: Option<usize>,
+    /// That event covers the whole slice.
+    pub covered: bool,
+}
+
+const EMPTY: Cell = Cell {
+    busy: 0.0,
+    cat: 0,
+    event: None,
+    covered: false,
+};
+
+/// Above this many events in a slice, busy time comes from prefix sums and
+/// the category from a sample.
+const EXACT_LIMIT: usize = 24;
+const SAMPLES: usize = 12;
+
+/// Cells for `width` slices of `ns_per_cell` starting at `t0`.
+pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell> {
+    let mut out = vec![EMPTY; width];
+    if track.is_empty() || width == 0 {
+        return out;
+    }
+    for (c, cell) in out.iter_mut().enumerate() {
+        let a = (t0 + c as f64 * ns_per_cell).floor() as i64;
+        let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a + 1);
+        *cell = one_cell(track, a, b);
+    }
+    out
+}
+
+fn one_cell(t: &Track, a: i64, b: i64) -> Cell {
+    let i = t.start.partition_point(|&s| s < a);
+    let j = t.start.partition_point(|&s| s < b);
+    // Events starting before the slice may reach into it (nested calls:
+    // look back a little).
+    let lo = (i.saturating_sub(3)..i)
+        .find(|&k| t.end[k] > a)
+        .unwrap_or(i);
+    let len = (b - a) as f64;
+    if j == lo {
+        return EMPTY;
+    }
+    let clip = |k: usize| (t.end[k].min(b) - t.start[k].max(a)).max(0);
+    if j - lo <= EXACT_LIMIT {
+        let mut busy = 0i64;
+        let mut best = (0i64, lo);
+        for k in lo..j {
+            let d = clip(k);
+            busy += d;
+            if d > best.0 {
+                best = (d, k);
+            }
+        }
+        if busy == 0 && !(lo..j).any(|k| t.start[k] >= a) {
+            return EMPTY;
+        }
+        let k = best.1;
+        return Cell {
+            busy: ((busy as f64 / len).min(1.0) as f32).max(f32::MIN_POSITIVE),
+            cat: t.cat[k],
+            event: Some(k),
+            covered: t.start[k] <= a && t.end[k] >= b,
+        };
+    }
+    // Many events: durations of those starting inside, plus spill-over.
+    let inside = t.prefix[j] - t.prefix[i] - (i..j).last().map_or(0, |k| (t.end[k] - b).max(0));
+    let spill: i64 = (lo..i).map(clip).sum();
+    let busy = ((inside + spill) as f64 / len).clamp(0.0, 1.0) as f32;
+    let step = (j - i).div_ceil(SAMPLES).max(1);
+    let mut votes = [0i64; 32];
+    let mut best = (0i64, i);
+    for k in (i..j).step_by(step) {
+        let d = clip(k);
+        votes[t.cat[k] as usize % 32] += d.max(1);
+        if d > best.0 {
+            best = (d, k);
+        }
+    }
+    let cat = (0..32)
+        .max_by_key(|&c| (votes[c], std::cmp::Reverse(c)))
+        .unwrap_or(0) as u8;
+    Cell {
+        busy: busy.max(f32::MIN_POSITIVE),
+        cat,
+        event: Some(best.1),
+        covered: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track<'a>(start: &'a [i64], end: &'a [i64], cat: &'a [u8], prefix: &'a [i64]) -> Track<'a> {
+        Track {
+            start,
+            end,
+            cat,
+            prefix,
+            first: 0,
+            rows: None,
+        }
+    }
+
+    fn prefix(s: &[i64], e: &[i64]) -> Vec<i64> {
+        let mut p = vec![0];
+        for (a, b) in s.iter().zip(e) {
+            p.push(p.last().unwrap() + b - a);
+        }
+        p
+    }
+
+    #[test]
+    fn exact_cells() {
+        let (s, e, c) = ([0, 25, 100], [10, 75, 400], [1, 2, 3]);
+        let p = prefix(&s, &e);
+        let t = track(&s, &e, &c, &p);
+        let cells = cells(&t, 0.0, 50.0, 6);
+        assert_eq!(cells[0].busy, 0.7); // [0,10) + [25,50)
+        assert_eq!(cells[0].cat, 2);
+        assert_eq!(cells[1].busy, 0.5); // [50,75)
+        assert_eq!(cells[1].event, Some(1));
+        assert_eq!(cells[2].busy, 1.0);
+        assert!(cells[2].covered);
+        assert_eq!(cells[2].cat, 3);
+        assert!(cells[5].covered);
+    }
+
+    #[test]
+    fn empty_slices_are_empty() {
+        let (s, e, c) = ([100], [200], [0]);
+        let p = prefix(&s, &e);
+        let t = track(&s, &e, &c, &p);
+        let cells = cells(&t, 0.0, 50.0, 6);
+        assert_eq!(cells[0].busy, 0.0);
+        assert_eq!(cells[1].busy, 0.0);
+        assert_eq!(cells[4].busy, 0.0);
+        assert_eq!(cells[2].busy, 1.0);
+    }
+
+    #[test]
+    fn dense_slices_use_prefix_sums() {
+        // 1000 events of 5 ns every 10 ns: half busy at any coarse zoom.
+        let s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
+        let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
+        let c = vec![4u8; 1000];
+        let p = prefix(&s, &e);
+        let t = track(&s, &e, &c, &p);
+        let cells = cells(&t, 0.0, 1000.0, 10);
+        for cell in &cells {
+            assert!((cell.busy - 0.5).abs() < 0.01, "{cell:?}");
+            assert_eq!(cell.cat, 4);
+        }
+    }
+
+    #[test]
+    fn tiny_events_still_show() {
+        let (s, e, c) = ([10], [10], [0]);
+        let p = prefix(&s, &e);
+        let t = track(&s, &e, &c, &p);
+        let cells = cells(&t, 0.0, 100.0, 2);
+        assert!(cells[0].busy > 0.0);
+        assert_eq!(cells[1].busy, 0.0);
+    }
+}

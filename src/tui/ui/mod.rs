@@ -1,0 +1,312 @@
+//! Drawing the UI from the state: title bar, timeline, side panels, status
+//! line and popups. Nothing here changes state except the frame geometry
+//! the state needs for cursor maths.
+
+pub mod cells;
+mod overlays;
+mod panels;
+pub mod theme;
+mod timeline;
+
+use super::action::{Action, Mode};
+use super::data::Loaded;
+use super::state::{App, EventRef, JumpSource};
+use super::timescale::format_duration;
+use crate::analysis::launch::explain_late;
+use crate::analysis::skew::instance_skew;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
+use theme::Theme;
+
+/// Panels go to the right from this width, else below the timeline.
+const SIDE_PANELS_FROM: u16 = 120;
+
+/// Draws one frame. Records the timeline's size in the state.
+pub fn draw(f: &mut Frame, app: &mut App) {
+    let theme = Theme {
+        no_color: app.no_color,
+    };
+    let area = f.area();
+    let [title, main, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let Some(l) = app.loaded.clone() else {
+        draw_loading(f, app, &theme, title, main, status);
+        return;
+    };
+    let (timeline_area, panel_area) = split_panels(app, main);
+    app.timeline_height = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
+    app.timeline_width = timeline_area
+        .width
+        .saturating_sub(timeline::label_width(timeline_area.width) + 1)
+        as usize;
+    f.render_widget(
+        Paragraph::new(title_line(app, &l)).style(theme.bar()),
+        title,
+    );
+    timeline::draw(f.buffer_mut(), timeline_area, app, &l, &theme);
+    if let Some(pa) = panel_area {
+        draw_panels(f, pa, app, &l, &theme);
+    }
+    f.render_widget(
+        Paragraph::new(status_line(app, &l, &theme)).style(theme.bar()),
+        status,
+    );
+    overlays::draw(f, main, app, &theme);
+}
+
+fn split_panels(app: &App, main: Rect) -> (Rect, Option<Rect>) {
+    if !app.panels.any() {
+        return (main, None);
+    }
+    if main.width >= SIDE_PANELS_FROM {
+        let w = (main.width * 2 / 5).clamp(44, 64);
+        let [t, p] = Layout::horizontal([Constraint::Min(40), Constraint::Length(w)]).areas(main);
+        (t, Some(p))
+    } else {
+        let h = (main.height / 2).clamp(6, 14);
+        let [t, p] = Layout::vertical([Constraint::Min(4), Constraint::Length(h)]).areas(main);
+        (t, Some(p))
+    }
+}
+
+fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) {
+    let mut open: Vec<(&str, Vec<Line<'static>>)> = Vec::new();
+    let w = area.width.saturating_sub(2) as usize;
+    if app.panels.skew {
+        open.push(("skew", panels::skew(app, l, theme, w)));
+    }
+    if app.panels.launch {
+        open.push(("launch", panels::launch(app, l, theme)));
+    }
+    if app.panels.overlap {
+        open.push(("overlap", panels::overlap_panel(app, l, theme)));
+    }
+    if app.panels.summary {
+        open.push(("summary", panels::summary(app, l, theme)));
+    }
+    if app.panels.details {
+        open.push(("details", panels::details(app, l, theme)));
+    }
+    let side = area.width < SIDE_PANELS_FROM && area.width == f.area().width;
+    let dir = if side {
+        Direction::Horizontal
+    } else {
+        Direction::Vertical
+    };
+    let constraints: Vec<Constraint> = open
+        .iter()
+        .map(|_| Constraint::Ratio(1, open.len() as u32))
+        .collect();
+    let areas = Layout::default()
+        .direction(dir)
+        .constraints(constraints)
+        .split(area);
+    for ((name, lines), a) in open.into_iter().zip(areas.iter()) {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(format!(" {name} "));
+        f.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false }),
+            *a,
+        );
+    }
+}
+
+fn title_line(app: &App, l: &Loaded) -> Line<'static> {
+    let p = &l.profile;
+    let files: Vec<String> = p
+        .files
+        .iter()
+        .map(|f| {
+            f.path.file_name().map_or_else(
+                || f.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    let mut s = format!(" rankline  {}", files.join(", "));
+    s += &format!("  ·  window {}", format_duration(app.view.span as i64));
+    s += if app.relative_time {
+        "  ·  relative time"
+    } else {
+        "  ·  capture clock"
+    };
+    if app.focus {
+        s += "  ·  FOCUS";
+    }
+    let missing = &l.analysis.completeness.missing;
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|&d| format!("D{}", p.device_label(d)))
+            .collect();
+        s += &format!("  ·  ⚠ no GPU activity on {}", list.join(" "));
+    }
+    if !app.file_errors.is_empty() {
+        s += &format!("  ·  ⚠ {} file(s) failed", app.file_errors.len());
+    }
+    Line::from(s)
+}
+
+/// What is selected, in one line: the answer with every panel closed.
+pub fn selection_text(app: &App, l: &Loaded) -> String {
+    let p = &l.profile;
+    if let Some((g, k)) = app.instance {
+        let group = &l.analysis.matching.groups[g];
+        let inst = instance_skew(p, group, k);
+        let why = explain_late(p, &l.analysis.matching, g, &inst);
+        return format!(
+            "{} · instance {}/{} · {} · late D{} +{:.1} ms · {}",
+            group.key,
+            k + 1,
+            group.instances(),
+            inst.op,
+            p.device_label(group.devices[inst.late]),
+            inst.start_skew_ns as f64 / 1e6,
+            why.verdict.name()
+        );
+    }
+    match app.selection {
+        Some(EventRef::Gpu(r)) => {
+            let lane = &p.lanes[p.gpu.lane[r] as usize];
+            format!(
+                "{} · D{} S{} · {}",
+                p.strings.get(p.gpu.name[r]),
+                p.device_label(lane.device),
+                lane.stream,
+                format_duration(p.gpu.end[r] - p.gpu.start[r])
+            )
+        }
+        Some(EventRef::Api(r)) => format!(
+            "{} · T{} · {}",
+            p.strings.get(p.runtime.name[r]),
+            p.threads[p.runtime.thread[r] as usize].tid,
+            format_duration(p.runtime.end[r] - p.runtime.start[r])
+        ),
+        Some(EventRef::Nvtx(r)) => format!(
+            "NVTX {} · T{} · {}",
+            p.strings.get(p.nvtx.name[r]),
+            p.threads[p.nvtx.thread[r] as usize].tid,
+            format_duration(p.nvtx.end[r] - p.nvtx.start[r])
+        ),
+        None => String::new(),
+    }
+}
+
+fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
+    let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
+    let mut spans = Vec::new();
+    if let Some(b) = &app.banner {
+        spans.push(Span::styled(format!(" {b} │"), theme.heading()));
+    }
+    let sel = selection_text(app, l);
+    if sel.is_empty() {
+        spans.push(Span::raw(format!(
+            " {} select · {} next big event · {} find · {} help · {} quit",
+            keys(Action::SelectUnderCursor),
+            keys(Action::NextBigEvent),
+            keys(Action::OpenFinder),
+            keys(Action::Help),
+            keys(Action::Quit)
+        )));
+    } else {
+        spans.push(Span::styled(format!(" {sel}"), theme.heading()));
+        let source = match &app.jump {
+            Some(JumpSource::Group(g)) => {
+                format!("instances of {}", l.analysis.matching.groups[*g].key)
+            }
+            Some(JumpSource::Finder { label, .. }) => label.clone(),
+            None => String::new(),
+        };
+        if !source.is_empty() {
+            spans.push(Span::raw(format!(
+                " │ {}/{}: {source}",
+                keys(Action::NextOccurrence),
+                keys(Action::PrevOccurrence)
+            )));
+        }
+    }
+    if let Some(m) = &app.message {
+        spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
+    }
+    Line::from(spans)
+}
+
+const STAGES: [&str; 9] = [
+    "opening",
+    "reading strings",
+    "reading processes and GPUs",
+    "reading kernels",
+    "reading memcpy",
+    "reading memset",
+    "reading runtime calls",
+    "reading NVTX",
+    "sorting and linking",
+];
+
+fn draw_loading(f: &mut Frame, app: &App, theme: &Theme, title: Rect, main: Rect, status: Rect) {
+    f.render_widget(
+        Paragraph::new(" rankline  loading…").style(theme.bar()),
+        title,
+    );
+    let pr = &app.progress;
+    let stage_i = STAGES
+        .iter()
+        .position(|s| *s == pr.stage)
+        .unwrap_or(STAGES.len());
+    let files = pr.files.max(1) as f64;
+    let ratio =
+        ((pr.file as f64 + stage_i as f64 / (STAGES.len() + 1) as f64) / files).clamp(0.0, 1.0);
+    let box_area = Rect {
+        x: main.x + 2,
+        y: main.y + main.height / 3,
+        width: main.width.saturating_sub(4),
+        height: 3.min(main.height),
+    };
+    let label = if pr.rows > 0 {
+        format!(
+            "{} (file {}/{}) · {} rows",
+            pr.stage,
+            pr.file + 1,
+            pr.files.max(1),
+            pr.rows
+        )
+    } else {
+        format!("{} (file {}/{})", pr.stage, pr.file + 1, pr.files.max(1))
+    };
+    let gauge = Gauge::default()
+        .block(Block::default().borders(Borders::ALL).title(" loading "))
+        .ratio(ratio)
+        .label(label);
+    f.render_widget(gauge, box_area);
+    let mut lines: Vec<Line> = app
+        .file_errors
+        .iter()
+        .map(|e| Line::styled(format!("⚠ {e}"), theme.warning()))
+        .collect();
+    if !lines.is_empty() {
+        lines.insert(0, Line::from(""));
+        let y = box_area.y + box_area.height;
+        let r = Rect {
+            x: main.x + 2,
+            y,
+            width: main.width.saturating_sub(4),
+            height: main.bottom().saturating_sub(y),
+        };
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), r);
+    }
+    let hint = format!(
+        " {} quit",
+        app.keymap.keys_for(Mode::Timeline, Action::Quit)
+    );
+    f.render_widget(Paragraph::new(hint).style(theme.bar()), status);
+    overlays::draw(f, main, app, theme);
+}

@@ -1,0 +1,373 @@
+//! The timeline: a ruler, then one row per lane with a label and cells.
+
+use super::cells::{Cell, cells};
+use super::theme::Theme;
+use crate::tui::data::Loaded;
+use crate::tui::index::{Cat, Track};
+use crate::tui::lanes::LaneKind;
+use crate::tui::state::{App, EventRef, event_span};
+use crate::tui::timescale::{format_abs, format_time, tick_step};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+/// Rows the ruler takes.
+pub const RULER_ROWS: u16 = 2;
+
+/// Width of the label column for a timeline of `width` columns.
+pub fn label_width(width: u16) -> u16 {
+    (width / 5).clamp(12, 24)
+}
+
+struct Geometry {
+    x0: u16,
+    width: usize,
+    t0: f64,
+    ns_per_cell: f64,
+}
+
+impl Geometry {
+    fn col(&self, t: i64) -> Option<usize> {
+        let c = ((t as f64 - self.t0) / self.ns_per_cell).floor();
+        (c >= 0.0 && (c as usize) < self.width).then_some(c as usize)
+    }
+}
+
+fn put(buf: &mut Buffer, x: u16, y: u16, c: char, style: Style) {
+    if let Some(cell) = buf.cell_mut((x, y)) {
+        cell.set_char(c).set_style(style);
+    }
+}
+
+fn put_str(buf: &mut Buffer, x: u16, y: u16, max: usize, s: &str, style: Style) {
+    for (i, c) in s.chars().take(max).enumerate() {
+        put(buf, x + i as u16, y, c, style);
+    }
+}
+
+/// Draws the timeline into `area`.
+pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) {
+    if area.width < 20 || area.height <= RULER_ROWS {
+        return;
+    }
+    let lw = label_width(area.width);
+    let width = (area.width - lw - 1) as usize;
+    let geo = Geometry {
+        x0: area.x + lw + 1,
+        width,
+        t0: app.view.t0,
+        ns_per_cell: app.view.span / width as f64,
+    };
+    let markers = instance_markers(app, l, &geo);
+    draw_ruler(buf, area, app, l, &geo, &markers, theme);
+    let selected = selected_rows(app, l);
+    let late_lane = late_lane(app, l);
+    let rows_h = (area.height - RULER_ROWS) as usize;
+    for (i, row) in app.rows.iter().enumerate().skip(app.scroll).take(rows_h) {
+        let y = area.y + RULER_ROWS + (i - app.scroll) as u16;
+        let is_late = late_lane.is_some_and(|k| k == row.kind);
+        let mut label = row.label.clone();
+        if row.collapsible {
+            label = format!(
+                "{}{}",
+                if app.collapsed.contains(&row.kind) {
+                    "▸"
+                } else {
+                    "▾"
+                },
+                label
+            );
+        }
+        let style = if i == app.cursor {
+            theme.cursor_label()
+        } else if is_late {
+            theme.late_label()
+        } else {
+            theme.label()
+        };
+        let max = lw as usize;
+        let shown: String = if is_late {
+            let head: String = label.chars().take(max.saturating_sub(2)).collect();
+            format!("{head:<w$}◀", w = max - 1)
+        } else {
+            label.chars().take(max).collect()
+        };
+        put_str(buf, area.x, y, max, &format!("{shown:<max$}"), style);
+        draw_row(buf, y, &geo, app, l, row.kind, &selected, &markers, theme);
+        if i == app.cursor {
+            // The cursor: the time under it is what Enter selects.
+            let x = geo.x0 + (width / 2) as u16;
+            if let Some(cell) = buf.cell_mut((x, y)) {
+                let s = cell
+                    .style()
+                    .add_modifier(ratatui::style::Modifier::UNDERLINED);
+                if cell.symbol() == " " {
+                    cell.set_char('·');
+                }
+                cell.set_style(s);
+            }
+        }
+    }
+}
+
+/// Columns of the selected instance's earliest start, latest start and end.
+fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'static str)> {
+    let Some((g, k)) = app.instance else {
+        return Vec::new();
+    };
+    let rows = l.analysis.matching.groups[g].instance_rows(k);
+    let p = &l.profile;
+    let first = rows
+        .iter()
+        .map(|&r| p.gpu.start[r as usize])
+        .min()
+        .unwrap_or(0);
+    let last = rows
+        .iter()
+        .map(|&r| p.gpu.start[r as usize])
+        .max()
+        .unwrap_or(0);
+    let end = rows
+        .iter()
+        .map(|&r| p.gpu.end[r as usize])
+        .max()
+        .unwrap_or(0);
+    [(first, "first"), (last, "last"), (end, "end")]
+        .into_iter()
+        .filter_map(|(t, tag)| geo.col(t).map(|c| (c, tag)))
+        .collect()
+}
+
+fn draw_ruler(
+    buf: &mut Buffer,
+    area: Rect,
+    app: &App,
+    l: &Loaded,
+    geo: &Geometry,
+    markers: &[(usize, &str)],
+    theme: &Theme,
+) {
+    let step = tick_step(geo.ns_per_cell, 14.0);
+    let origin = l.profile.span().map_or(0, |s| s.0) as f64;
+    let mut t = (geo.t0 / step).ceil() * step;
+    let y = area.y;
+    let mode = if app.relative_time { "rel" } else { "abs" };
+    put_str(
+        buf,
+        area.x,
+        y,
+        (geo.x0 - area.x) as usize,
+        &format!("time ({mode})"),
+        theme.dim(),
+    );
+    while t < geo.t0 + geo.ns_per_cell * geo.width as f64 {
+        if let Some(c) = geo.col(t as i64) {
+            let text = if app.relative_time {
+                format!("+{}", format_time(t - origin, step))
+            } else {
+                format_abs(t, step)
+            };
+            let x = geo.x0 + c as u16;
+            put(buf, x, y, '╷', theme.dim());
+            let room = geo.width - c - 1;
+            put_str(buf, x + 1, y, room.min(13), &text, theme.dim());
+        }
+        t += step;
+    }
+    let y2 = y + 1;
+    put(buf, geo.x0 + (geo.width / 2) as u16, y2, '▼', theme.dim());
+    for &(c, tag) in markers {
+        let x = geo.x0 + c as u16;
+        put(buf, x, y2, '┃', theme.marker());
+        let room = geo.width.saturating_sub(c + 1).min(tag.len());
+        put_str(buf, x + 1, y2, room, tag, theme.marker());
+    }
+}
+
+/// GPU rows highlighted as selected: the instance's kernels, or the event.
+fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
+    if let Some((g, k)) = app.instance {
+        return l.analysis.matching.groups[g]
+            .instance_rows(k)
+            .iter()
+            .map(|&r| EventRef::Gpu(r as usize))
+            .collect();
+    }
+    app.selection.into_iter().collect()
+}
+
+/// The stream row of the selected instance's late rank.
+fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
+    let (g, k) = app.instance?;
+    let rows = l.analysis.matching.groups[g].instance_rows(k);
+    let p = &l.profile;
+    let late = rows.iter().copied().fold(rows[0], |b, r| {
+        if p.gpu.start[r as usize] > p.gpu.start[b as usize] {
+            r
+        } else {
+            b
+        }
+    });
+    Some(LaneKind::Stream(p.gpu.lane[late as usize]))
+}
+
+fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
+    let p = &l.profile;
+    match (kind, e) {
+        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane[r] == lane,
+        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane[r] as usize].device == d,
+        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread[r] == t,
+        (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l
+            .index
+            .nvtx_track(tr)
+            .rows
+            .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
+        _ => false,
+    }
+}
+
+fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
+    let p = &l.profile;
+    let row = track.row(i);
+    let sym = match kind {
+        LaneKind::Stream(_) => p.gpu.name[row],
+        LaneKind::Api(_) => p.runtime.name[row],
+        LaneKind::Nvtx(_) => p.nvtx.name[row],
+        _ => return String::new(),
+    };
+    p.strings.get(sym).to_string()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_row(
+    buf: &mut Buffer,
+    y: u16,
+    geo: &Geometry,
+    app: &App,
+    l: &Loaded,
+    kind: LaneKind,
+    selected: &[EventRef],
+    markers: &[(usize, &str)],
+    theme: &Theme,
+) {
+    let p = &l.profile;
+    let (row_cells, track): (Vec<Cell>, Option<Track>) = match kind {
+        LaneKind::Missing(_) => {
+            put_str(
+                buf,
+                geo.x0,
+                y,
+                geo.width,
+                "no GPU activity recorded (CUDA context only)",
+                theme.warning(),
+            );
+            return;
+        }
+        LaneKind::Device(d) => {
+            let mut merged = vec![
+                Cell {
+                    busy: 0.0,
+                    cat: 0,
+                    event: None,
+                    covered: false
+                };
+                geo.width
+            ];
+            for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| ln.device == d) {
+                let t = l.index.gpu_track(p, lane);
+                for (m, c) in merged
+                    .iter_mut()
+                    .zip(cells(&t, geo.t0, geo.ns_per_cell, geo.width))
+                {
+                    if c.busy > m.busy {
+                        *m = Cell {
+                            covered: false,
+                            event: None,
+                            ..c
+                        };
+                    }
+                }
+            }
+            (merged, None)
+        }
+        LaneKind::Stream(lane) => {
+            let t = l.index.gpu_track(p, lane as usize);
+            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+        }
+        LaneKind::Api(th) => {
+            let t = l.index.api_track(p, th as usize);
+            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+        }
+        LaneKind::Nvtx(tr) => {
+            let t = l.index.nvtx_track(tr);
+            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+        }
+    };
+    // Columns of selected events on this row, even if they are too small to
+    // dominate a cell.
+    let mut sel_cols = vec![false; geo.width];
+    for &e in selected.iter().filter(|&&e| event_on_row(l, kind, e)) {
+        let (a, b) = event_span(l, e);
+        let ca = geo
+            .col(a)
+            .unwrap_or(if (a as f64) < geo.t0 { 0 } else { geo.width });
+        let cb = geo.col(b).unwrap_or(if (b as f64) < geo.t0 {
+            0
+        } else {
+            geo.width.saturating_sub(1)
+        });
+        if ca < geo.width {
+            for s in sel_cols.iter_mut().take(cb + 1).skip(ca) {
+                *s = true;
+            }
+        }
+    }
+    for (c, cell) in row_cells.iter().enumerate() {
+        let x = geo.x0 + c as u16;
+        let (mut ch, mut style) = if cell.busy > 0.0 {
+            theme.cell(Cat::from_u8(cell.cat), cell.busy)
+        } else {
+            (' ', Style::default())
+        };
+        if ch == ' ' && markers.iter().any(|m| m.0 == c) {
+            ch = '┊';
+            style = theme.marker();
+        }
+        if sel_cols[c] {
+            if ch == ' ' || ch == '┊' {
+                ch = '│';
+            }
+            style = theme.selected(style);
+        }
+        put(buf, x, y, ch, style);
+    }
+    // Names on events wide enough to hold them.
+    let Some(track) = track else { return };
+    let _ = app;
+    let mut c = 0;
+    while c < row_cells.len() {
+        let cell = row_cells[c];
+        let Some(ev) = cell.event.filter(|_| cell.covered) else {
+            c += 1;
+            continue;
+        };
+        let mut end = c;
+        while end + 1 < row_cells.len()
+            && row_cells[end + 1].covered
+            && row_cells[end + 1].event == Some(ev)
+        {
+            end += 1;
+        }
+        let run = end - c + 1;
+        if run >= 5 {
+            let name = event_name(l, kind, &track, ev);
+            let style = if sel_cols[c] {
+                theme.selected(theme.name_on(Cat::from_u8(cell.cat)))
+            } else {
+                theme.name_on(Cat::from_u8(cell.cat))
+            };
+            put_str(buf, geo.x0 + c as u16 + 1, y, run - 2, &name, style);
+        }
+        c = end + 1;
+    }
+}
