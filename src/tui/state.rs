@@ -210,7 +210,8 @@ impl App {
         self.keep_cursor_visible();
     }
 
-    fn keep_cursor_visible(&mut self) {
+    /// Scrolls so the cursor row is on screen (after a resize too).
+    pub fn keep_cursor_visible(&mut self) {
         let h = self.timeline_height.max(1);
         if self.cursor < self.scroll {
             self.scroll = self.cursor;

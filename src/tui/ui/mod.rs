@@ -45,6 +45,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         .width
         .saturating_sub(timeline::label_width(timeline_area.width) + 1)
         as usize;
+    app.keep_cursor_visible();
     f.render_widget(
         Paragraph::new(title_line(app, &l)).style(theme.bar()),
         title,
@@ -122,6 +123,19 @@ fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
 
 fn title_line(app: &App, l: &Loaded) -> Line<'static> {
     let p = &l.profile;
+    let mut s = " rankline".to_string();
+    // Warnings first: they must survive a narrow terminal.
+    let missing = &l.analysis.completeness.missing;
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|&d| format!("D{}", p.device_label(d)))
+            .collect();
+        s += &format!("  ⚠ no GPU activity on {}", list.join(" "));
+    }
+    if !app.file_errors.is_empty() {
+        s += &format!("  ⚠ {} file(s) failed", app.file_errors.len());
+    }
     let files: Vec<String> = p
         .files
         .iter()
@@ -132,7 +146,7 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
             )
         })
         .collect();
-    let mut s = format!(" rankline  {}", files.join(", "));
+    s += &format!("  ·  {}", files.join(", "));
     s += &format!("  ·  window {}", format_duration(app.view.span as i64));
     s += if app.relative_time {
         "  ·  relative time"
@@ -141,17 +155,6 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
     };
     if app.focus {
         s += "  ·  FOCUS";
-    }
-    let missing = &l.analysis.completeness.missing;
-    if !missing.is_empty() {
-        let list: Vec<String> = missing
-            .iter()
-            .map(|&d| format!("D{}", p.device_label(d)))
-            .collect();
-        s += &format!("  ·  ⚠ no GPU activity on {}", list.join(" "));
-    }
-    if !app.file_errors.is_empty() {
-        s += &format!("  ·  ⚠ {} file(s) failed", app.file_errors.len());
     }
     Line::from(s)
 }

@@ -1,0 +1,167 @@
+//! Whole-app render tests: the real state and views, drawn into ratatui's
+//! TestBackend, compared with reviewed snapshots (`cargo insta review`).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::state::App;
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+
+fn fixture() -> Source {
+    Source::File(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite"))
+}
+
+/// An app with the 8-GPU fixture loaded (synchronously).
+fn app(no_color: bool) -> App {
+    let mut app = App::new(Keymap::default_keymap(), no_color);
+    let mut msgs = Vec::new();
+    data::load(&[fixture()], &Settings::default(), &mut |m| msgs.push(m));
+    for m in msgs {
+        if let LoadMsg::Progress { .. } = m {
+            continue;
+        }
+        app.on_load(m);
+    }
+    assert!(app.loaded.is_some());
+    app
+}
+
+fn keys(app: &mut App, terminal: &mut Terminal<TestBackend>, keys: &str) {
+    for c in keys.chars() {
+        let code = match c {
+            '\n' => KeyCode::Enter,
+            '\x1b' => KeyCode::Esc,
+            c => KeyCode::Char(c),
+        };
+        app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+        // Draw between keys, as the real loop does: the state learns the
+        // frame's geometry.
+        terminal.draw(|f| ui::draw(f, app)).unwrap();
+    }
+}
+
+fn screen(w: u16, h: u16, no_color: bool, typed: &str) -> String {
+    let mut app = app(no_color);
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    keys(&mut app, &mut terminal, typed);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let buf = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width)
+            .map(|x| buf[(x, y)].symbol().to_string())
+            .collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn first_view() {
+    let s = screen(160, 48, false, "");
+    assert!(s.contains("no GPU activity recorded"));
+    assert!(s.contains("D1 S20 NCCL"));
+    insta::assert_snapshot!("first_view", s);
+}
+
+#[test]
+fn zoomed_view() {
+    let s = screen(160, 48, false, "www");
+    insta::assert_snapshot!("zoomed_view", s);
+}
+
+#[test]
+fn big_skew_instance_with_skew_and_launch_panels() {
+    let s = screen(160, 48, false, "]12");
+    assert!(
+        s.contains("s20 · instance 55/225 · AllGather · late D2 +31.9 ms · cpu-late"),
+        "{s}"
+    );
+    assert!(s.contains("LATE"));
+    assert!(s.contains("late rank D2: cpu-late"));
+    insta::assert_snapshot!("big_skew_panels", s);
+}
+
+#[test]
+fn gpu_side_verdict_names_the_kernel_it_queued_behind() {
+    let s = screen(160, 48, false, "]]2");
+    assert!(
+        s.contains("instance 100/225") && s.contains("gpu-side"),
+        "{s}"
+    );
+    assert!(
+        s.contains("queued behind") && s.contains("sm90_xmma_gemm"),
+        "{s}"
+    );
+}
+
+#[test]
+fn focus_mode() {
+    let s = screen(160, 48, false, "]F");
+    assert!(s.contains("FOCUS"));
+    // Latest arriver first.
+    let lanes: Vec<&str> = s.lines().filter(|l| l.contains(" S20 NCCL +")).collect();
+    assert_eq!(lanes.len(), 7, "{s}");
+    assert!(lanes[0].starts_with("D2 S20"), "{lanes:?}");
+    insta::assert_snapshot!("focus_mode", s);
+}
+
+#[test]
+fn finder() {
+    let s = screen(160, 48, false, "/allgather");
+    assert!(
+        s.contains("ncclDevKernel_AllGather_RING_LL (kernel)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("finder", s);
+}
+
+#[test]
+fn finder_jump_then_next_occurrence() {
+    let s = screen(160, 48, false, "/train_step\nn");
+    assert!(s.contains("NVTX train_step"), "{s}");
+    assert!(s.contains("n/N: train_step (NVTX)"), "{s}");
+}
+
+#[test]
+fn help_overlay() {
+    let s = screen(160, 48, false, "?");
+    assert!(s.contains("timeline keys") && s.contains("Pan left"), "{s}");
+    insta::assert_snapshot!("help", s);
+}
+
+#[test]
+fn small_terminal() {
+    let s = screen(80, 24, false, "]1");
+    assert!(s.contains("instance 55/225"), "{s}");
+    insta::assert_snapshot!("small_80x24", s);
+}
+
+#[test]
+fn no_color() {
+    let s = screen(160, 48, true, "]");
+    // Collectives are told apart by letters, not colour alone.
+    assert!(s.contains('G'), "{s}");
+    insta::assert_snapshot!("no_color", s);
+}
+
+#[test]
+fn goto_time_and_relative_toggle() {
+    let mut app = app(false);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    keys(&mut app, &mut terminal, "tg0.5\n");
+    let first = app.loaded.as_ref().unwrap().profile.span().unwrap().0 as f64;
+    assert!(
+        (app.view.center() - (first + 0.5e9)).abs() < 1.0,
+        "{}",
+        app.view.center()
+    );
+}
