@@ -161,7 +161,17 @@ impl App {
                 }
             }
             LoadMsg::FileError(e) => self.file_errors.push(e),
-            LoadMsg::Done(loaded) => self.set_loaded(Arc::from(loaded)),
+            LoadMsg::Done(loaded) => {
+                if let Some(first) = self.file_errors.first() {
+                    let more = self.file_errors.len() - 1;
+                    self.message = Some(if more > 0 {
+                        format!("{first} (and {more} more)")
+                    } else {
+                        first.clone()
+                    });
+                }
+                self.set_loaded(Arc::from(loaded));
+            }
         }
     }
 

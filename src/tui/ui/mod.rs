@@ -35,7 +35,8 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let Some(l) = app.loaded.clone() else {
+    let Some(l) = app.loaded.clone().filter(|l| !l.profile.files.is_empty()) else {
+        // Still loading, or no file could be opened: progress and errors.
         draw_loading(f, app, &theme, title, main, status);
         return;
     };
@@ -256,10 +257,12 @@ const STAGES: [&str; 9] = [
 ];
 
 fn draw_loading(f: &mut Frame, app: &App, theme: &Theme, title: Rect, main: Rect, status: Rect) {
-    f.render_widget(
-        Paragraph::new(" rankline  loading…").style(theme.bar()),
-        title,
-    );
+    let head = if app.loaded.is_some() {
+        " rankline  no file could be opened"
+    } else {
+        " rankline  loading…"
+    };
+    f.render_widget(Paragraph::new(head).style(theme.bar()), title);
     let pr = &app.progress;
     let stage_i = STAGES
         .iter()

@@ -1,0 +1,160 @@
+//! End to end: the real binary in a pseudo-terminal, its screen read by a
+//! terminal emulator (vt100). Open the fixture, jump to the next big event,
+//! open the skew panel, read the answer, quit.
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Session {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Session {
+    fn start(args: &[&str], cols: u16, rows: u16) -> Session {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_rankline"));
+        cmd.args(args);
+        cmd.cwd(env!("CARGO_MANIFEST_DIR"));
+        cmd.env("TERM", "xterm-256color");
+        cmd.env_remove("NO_COLOR");
+        let child = pair.slave.spawn_command(cmd).expect("spawn rankline");
+        drop(pair.slave);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(rows).unwrap(),
+            std::num::NonZeroU16::new(cols).unwrap(),
+            0,
+        )));
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let sink = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let writer = pair.master.take_writer().expect("pty writer");
+        // Keep the master open for the session's life.
+        std::mem::forget(pair.master);
+        Session {
+            screen,
+            writer,
+            child,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen shows `needle` (at most 20 s).
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = self.text();
+            if t.contains(needle) {
+                return t;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "screen never showed {needle:?}:\n{t}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "rankline did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn open_jump_to_big_event_read_skew_panel_and_quit() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 160, 48);
+    s.wait_for("D1 S20 NCCL");
+    s.send("]");
+    s.wait_for("instance 55/225");
+    s.send("1");
+    let screen = s.wait_for("start+ms");
+    assert!(
+        screen.contains("s20 · instance 55/225 · AllGather · late D2 +31.9 ms · cpu-late"),
+        "{screen}"
+    );
+    assert!(screen.contains("LATE"), "{screen}");
+    // The late rank has the short kernel; the others waited.
+    let late_row = screen.lines().find(|l| l.contains("LATE")).unwrap();
+    assert!(
+        late_row.contains("D2") && late_row.contains("0.641"),
+        "{late_row}"
+    );
+    s.send("q");
+    let status = s.wait_exit();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn demo_profile_opens_without_arguments_at_80x24() {
+    let mut s = Session::start(&[], 80, 24);
+    s.wait_for("demo profile (embedded)");
+    s.send("\x03");
+    let status = s.wait_exit();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn goto_opens_with_the_instance_selected() {
+    let mut s = Session::start(
+        &["fixtures/megatron_tp8.sqlite", "--goto", "s20:100"],
+        160,
+        48,
+    );
+    s.wait_for("s20 · instance 100/225");
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
+
+#[test]
+fn a_bad_file_is_shown_and_the_others_still_open() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite", "no/such.sqlite"], 160, 48);
+    s.wait_for("1 file(s) failed");
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
+
+#[test]
+fn when_no_file_opens_the_error_is_on_screen() {
+    let mut s = Session::start(&["Cargo.toml"], 100, 24);
+    let screen = s.wait_for("no file could be opened");
+    assert!(
+        screen.contains("Cargo.toml: not an SQLite database"),
+        "{screen}"
+    );
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
