@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates the text screenshots in this folder from the real binary,
+# driven in tmux as a user would: bash screenshots/make.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v tmux >/dev/null || { echo "needs tmux (apt-get install tmux)"; exit 1; }
+cargo build --release --quiet
+bin="$PWD/target/release/rankline"
+session=rankline-shots
+
+# shot NAME COLS ROWS KEY... : open the 8-GPU fixture, type the keys, capture.
+shot() {
+  local name=$1 cols=$2 rows=$3
+  shift 3
+  tmux kill-session -t "$session" 2>/dev/null || true
+  tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin fixtures/megatron_tp8.sqlite"
+  for _ in $(seq 100); do
+    tmux capture-pane -p -t "$session" | grep -q "S20 NCCL" && break
+    sleep 0.1
+  done
+  for key in "$@"; do
+    tmux send-keys -t "$session" -l "$key"
+    sleep 0.3
+  done
+  tmux capture-pane -p -t "$session" > "screenshots/$name.txt"
+  tmux kill-session -t "$session"
+  echo "screenshots/$name.txt"
+}
+
+shot 01-first-view 160 48
+shot 02-big-event-skew-launch 160 48 "]" "1" "2"
+shot 03-gpu-side-event 160 48 "]" "]" "2" "5"
+shot 04-focus-mode 160 48 "]" "F" "1"
+shot 05-finder 160 48 "/" "allgather"
+shot 06-help 160 48 "?"
+shot 07-small-80x24 80 24 "]" "1"
