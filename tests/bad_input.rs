@@ -127,3 +127,19 @@ fn bad_options_are_one_line_too() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn bad_keymap_names_file_and_line() {
+    let d = temp_dir("bad_keymap");
+    let f = d.join("keymap.toml");
+    std::fs::write(&f, "[timeline]\npan_left = { keys = [\"Left\"], desc = \"ok\" }\nzoom_in = { keys = [\"ctrl-nonsense-key\"], desc = \"x\" }\n").unwrap();
+    let o = rankline(&[
+        "fixtures/megatron_tp8.sqlite",
+        "--keymap",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("{}:3:", f.display())), "{err}");
+}
