@@ -18,6 +18,20 @@ pub type LaneId = u32;
 /// "No such row" in the `u32` link columns.
 pub const NONE: u32 = u32::MAX;
 
+/// `len` and `is_empty` of a columnar table (its `start` column).
+macro_rules! rows_by_start {
+    ($t:ty) => {
+        impl $t {
+            pub fn len(&self) -> usize {
+                self.start.len()
+            }
+            pub fn is_empty(&self) -> bool {
+                self.start.is_empty()
+            }
+        }
+    };
+}
+
 /// One loaded export file.
 #[derive(Debug, Clone)]
 pub struct FileInfo {
@@ -109,14 +123,7 @@ pub struct GpuActivity {
 /// `graph_node` value of activity not launched from a CUDA graph.
 pub const NO_GRAPH: u64 = u64::MAX;
 
-impl GpuActivity {
-    pub fn len(&self) -> usize {
-        self.start.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.start.is_empty()
-    }
-}
+rows_by_start!(GpuActivity);
 
 /// Runtime/driver API call class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,14 +147,7 @@ pub struct RuntimeCalls {
     pub is_launch: Vec<bool>,
 }
 
-impl RuntimeCalls {
-    pub fn len(&self) -> usize {
-        self.start.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.start.is_empty()
-    }
-}
+rows_by_start!(RuntimeCalls);
 
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,13 +176,9 @@ pub struct Nvtx {
     pub depth: Vec<u16>,
 }
 
+rows_by_start!(Nvtx);
+
 impl Nvtx {
-    pub fn len(&self) -> usize {
-        self.start.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.start.is_empty()
-    }
     pub fn is_range(&self, i: usize) -> bool {
         self.kind[i] != NvtxKind::Mark
     }

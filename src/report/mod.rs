@@ -126,61 +126,44 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
     let json = options.format == Format::Json;
+    // Only the requested format is rendered.
+    let emit = |to_json: &dyn Fn() -> Value, to_text: &dyn Fn() -> String| {
+        if json {
+            (to_json(), String::new())
+        } else {
+            (Value::Null, to_text())
+        }
+    };
     for &s in sections {
         let (j, t) = match s {
             Section::Summary => {
                 let c = completeness(p, w);
-                if json {
-                    (summary::to_json(&cx, &c), String::new())
-                } else {
-                    (Value::Null, summary::to_text(&cx, &c))
-                }
+                emit(&|| summary::to_json(&cx, &c), &|| summary::to_text(&cx, &c))
             }
             Section::Nccl => {
                 let n = nccl_breakdown(p, &cx.classes, w);
-                if json {
-                    (nccl::to_json(&cx, &n), String::new())
-                } else {
-                    (Value::Null, nccl::to_text(&cx, &n))
-                }
+                emit(&|| nccl::to_json(&cx, &n), &|| nccl::to_text(&cx, &n))
             }
             Section::Overlap => {
                 let o = overlap(p, &cx.classes, w);
-                if json {
-                    (overlap::to_json(&cx, &o), String::new())
-                } else {
-                    (Value::Null, overlap::to_text(&cx, &o))
-                }
+                emit(&|| overlap::to_json(&cx, &o), &|| overlap::to_text(&cx, &o))
             }
-            Section::Skew => {
-                if json {
-                    (skew::to_json(&cx, &matching, &skews), String::new())
-                } else {
-                    (Value::Null, skew::to_text(&cx, &matching, &skews))
-                }
-            }
+            Section::Skew => emit(&|| skew::to_json(&cx, &matching, &skews), &|| {
+                skew::to_text(&cx, &matching, &skews)
+            }),
             Section::Launch => {
                 let l = launch_report(p, &cx.classes, &matching, &skews, w);
-                if json {
-                    (launch::to_json(&cx, &matching, &l), String::new())
-                } else {
-                    (Value::Null, launch::to_text(&cx, &matching, &l))
-                }
+                emit(&|| launch::to_json(&cx, &matching, &l), &|| {
+                    launch::to_text(&cx, &matching, &l)
+                })
             }
             Section::Anomalies => {
                 let r = options.anomaly_ratio;
                 let (rows, events) = anomalies(p, &matching, &skews, r);
-                if json {
-                    (
-                        anomalies::to_json(&cx, &matching, r, rows, &events),
-                        String::new(),
-                    )
-                } else {
-                    (
-                        Value::Null,
-                        anomalies::to_text(&cx, &matching, r, rows, &events),
-                    )
-                }
+                emit(
+                    &|| anomalies::to_json(&cx, &matching, r, rows, &events),
+                    &|| anomalies::to_text(&cx, &matching, r, rows, &events),
+                )
             }
         };
         if json {

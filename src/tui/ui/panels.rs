@@ -349,6 +349,33 @@ fn nvtx_path(p: &Profile, thread: ThreadId, t: i64) -> String {
     }
 }
 
+/// Details of a CPU-side event: (name, start, end, place, thread, NVTX time).
+fn cpu_event(
+    p: &Profile,
+    kind: &str,
+    name: crate::profile::Sym,
+    start: i64,
+    end: i64,
+    t: ThreadId,
+) -> (String, i64, i64, String, Option<ThreadId>, i64) {
+    let th = &p.threads[t as usize];
+    let proc = &p.processes[th.process as usize];
+    let place = format!(
+        "{kind}T{} · pid {} {}",
+        th.tid,
+        proc.pid,
+        p.strings.get(proc.name)
+    );
+    (
+        p.strings.get(name).to_string(),
+        start,
+        end,
+        place,
+        Some(t),
+        start,
+    )
+}
+
 /// Everything about the selected event.
 pub fn details(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
     let p = &l.profile;
@@ -385,40 +412,22 @@ pub fn details(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
                 at,
             )
         }
-        EventRef::Api(r) => {
-            let t = p.runtime.thread[r];
-            let proc = &p.processes[p.threads[t as usize].process as usize];
-            (
-                p.strings.get(p.runtime.name[r]).to_string(),
-                p.runtime.start[r],
-                p.runtime.end[r],
-                format!(
-                    "T{} · pid {} {}",
-                    p.threads[t as usize].tid,
-                    proc.pid,
-                    p.strings.get(proc.name)
-                ),
-                Some(t),
-                p.runtime.start[r],
-            )
-        }
-        EventRef::Nvtx(r) => {
-            let t = p.nvtx.thread[r];
-            let proc = &p.processes[p.threads[t as usize].process as usize];
-            (
-                p.strings.get(p.nvtx.name[r]).to_string(),
-                p.nvtx.start[r],
-                p.nvtx.end[r],
-                format!(
-                    "NVTX · T{} · pid {} {}",
-                    p.threads[t as usize].tid,
-                    proc.pid,
-                    p.strings.get(proc.name)
-                ),
-                Some(t),
-                p.nvtx.start[r],
-            )
-        }
+        EventRef::Api(r) => cpu_event(
+            p,
+            "",
+            p.runtime.name[r],
+            p.runtime.start[r],
+            p.runtime.end[r],
+            p.runtime.thread[r],
+        ),
+        EventRef::Nvtx(r) => cpu_event(
+            p,
+            "NVTX · ",
+            p.nvtx.name[r],
+            p.nvtx.start[r],
+            p.nvtx.end[r],
+            p.nvtx.thread[r],
+        ),
     };
     let mut out = vec![Line::styled(name, theme.heading()), Line::from(place)];
     out.push(Line::from(vec![Span::raw(format!(
