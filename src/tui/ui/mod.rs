@@ -78,25 +78,21 @@ fn split_panels(app: &App, main: Rect) -> (Rect, Option<Rect>) {
 }
 
 fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) {
-    let mut open: Vec<(&str, Vec<Line<'static>>)> = Vec::new();
-    let w = area.width.saturating_sub(2) as usize;
-    if app.panels.skew {
-        open.push(("skew", panels::skew(app, l, theme, w)));
-    }
-    if app.panels.launch {
-        open.push(("launch", panels::launch(app, l, theme)));
-    }
-    if app.panels.overlap {
-        open.push(("overlap", panels::overlap_panel(app, l, theme)));
-    }
-    if app.panels.summary {
-        open.push(("summary", panels::summary(app, l, theme)));
-    }
-    if app.panels.details {
-        open.push(("details", panels::details(app, l, theme)));
-    }
-    let side = area.width < SIDE_PANELS_FROM && area.width == f.area().width;
-    let dir = if side {
+    let pn = &app.panels;
+    let open: Vec<&str> = [
+        (pn.skew, "skew"),
+        (pn.launch, "launch"),
+        (pn.overlap, "overlap"),
+        (pn.summary, "summary"),
+        (pn.details, "details"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    // Below the timeline (narrow terminals) panels sit side by side; on the
+    // right they stack.
+    let side_by_side = area.width < SIDE_PANELS_FROM && area.width == f.area().width;
+    let dir = if side_by_side {
         Direction::Horizontal
     } else {
         Direction::Vertical
@@ -109,7 +105,15 @@ fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         .direction(dir)
         .constraints(constraints)
         .split(area);
-    for ((name, lines), a) in open.into_iter().zip(areas.iter()) {
+    for (name, a) in open.into_iter().zip(areas.iter()) {
+        let w = a.width.saturating_sub(2) as usize;
+        let lines = match name {
+            "skew" => panels::skew(app, l, theme, w),
+            "launch" => panels::launch(app, l, theme),
+            "overlap" => panels::overlap_panel(app, l, theme),
+            "summary" => panels::summary(app, l, theme),
+            _ => panels::details(app, l, theme),
+        };
         let block = Block::default()
             .borders(Borders::ALL)
             .title(format!(" {name} "));

@@ -56,24 +56,28 @@ pub fn skew(app: &App, l: &Loaded, theme: &Theme, width: usize) -> Vec<Line<'sta
         ),
         theme.heading(),
     )];
+
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    let max_off = inst.start_skew_ns as f64;
+    // Narrow panels (80-column terminals) get narrower columns and no bars.
+    let narrow = width < 46;
+    let (c0, c) = if narrow { (5, 9) } else { (8, 10) };
+    let bar_w = width.saturating_sub(44).min(20);
     out.push(Line::styled(
         format!(
-            "{:<8}{:>10}{:>10}{:>10}",
+            "{:<c0$}{:>c$}{:>c$}{:>c$}",
             "rank", "start+ms", "dur ms", "wait ms"
         ),
         theme.dim(),
     ));
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
-    let max_off = inst.start_skew_ns as f64;
-    let bar_w = width.saturating_sub(44).min(20);
     for d in order {
         let r = rows[d] as usize;
         let off = p.gpu.start[r] - inst.earliest_start;
         let dur = p.gpu.end[r] - p.gpu.start[r];
         let late = d == inst.late;
         let text = format!(
-            "{:<8}{:>10}{:>10}{:>10} {:<4} {}",
+            "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
             format!("D{}", p.device_label(group.devices[d])),
             format!("+{}", ms(off)),
             ms(dur),
