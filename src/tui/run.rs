@@ -27,7 +27,7 @@ pub struct Options {
 }
 
 /// What the loop reacts to.
-enum Msg {
+pub enum Msg {
     Input(Event),
     Load(LoadMsg),
     Quit,
@@ -74,38 +74,50 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> R
         wait_for_signal().await;
         let _ = signal_tx.send(Msg::Quit);
     });
+    drop(tx);
 
     let mut app = App::new(opts.keymap, opts.no_color);
     app.pending_goto = opts.goto;
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
     }
+    drive(terminal, &mut app, &mut rx).await
+}
+
+/// Runs the UI on `terminal` until the user quits or every sender is gone:
+/// handles each message as it comes and draws at most one frame per
+/// [`FRAME`], none while nothing changed.
+pub async fn drive<B: ratatui::backend::Backend>(
+    terminal: &mut ratatui::Terminal<B>,
+    app: &mut App,
+    rx: &mut mpsc::UnboundedReceiver<Msg>,
+) -> Result<(), String> {
     let mut last_frame = Instant::now() - FRAME;
     loop {
         if app.dirty {
             let wait = FRAME.saturating_sub(last_frame.elapsed());
             if wait.is_zero() {
                 terminal
-                    .draw(|f| super::ui::draw(f, &mut app))
+                    .draw(|f| super::ui::draw(f, app))
                     .map_err(|e| format!("drawing failed: {e}"))?;
                 app.dirty = false;
                 last_frame = Instant::now();
             } else {
                 // Gather what arrives before the next frame is due.
                 match tokio::time::timeout(wait, rx.recv()).await {
-                    Ok(Some(m)) => handle(&mut app, m),
+                    Ok(Some(m)) => handle(app, m),
                     Ok(None) => return Ok(()),
                     Err(_) => {}
                 }
             }
         } else {
             match rx.recv().await {
-                Some(m) => handle(&mut app, m),
+                Some(m) => handle(app, m),
                 None => return Ok(()),
             }
         }
         while let Ok(m) = rx.try_recv() {
-            handle(&mut app, m);
+            handle(app, m);
         }
         if app.quit {
             return Ok(());

@@ -1,0 +1,86 @@
+//! The UI stays interactive while loading: the real event loop runs with a
+//! loader the test holds paused; keys are handled meanwhile.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use rankline::tui::data::LoadMsg;
+use rankline::tui::keymap::Keymap;
+use rankline::tui::run::{Msg, drive};
+use rankline::tui::state::{App, Overlay};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::mpsc as std_mpsc;
+use tokio::sync::mpsc;
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Input(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+#[test]
+fn keys_are_handled_while_the_loader_is_held() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    // The loader: reports one stage, then waits until the test releases it.
+    let (release, held) = std_mpsc::channel::<()>();
+    let load_tx = tx.clone();
+    let loader = std::thread::spawn(move || {
+        let _ = load_tx.send(Msg::Load(LoadMsg::Progress {
+            stage: "reading kernels".into(),
+            file: 0,
+            files: 1,
+            rows: 65536,
+        }));
+        let _ = held.recv();
+    });
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    // Open a panel, open and close help, open help again, then quit.
+    for m in [
+        key(KeyCode::Char('1')),
+        key(KeyCode::Char('?')),
+        key(KeyCode::Esc),
+        key(KeyCode::Char('j')),
+    ] {
+        tx.send(m).unwrap();
+    }
+    let mut seen_help = false;
+    rt.block_on(async {
+        // Drive until the queued keys are handled, then check, then quit.
+        tokio::time::timeout(
+            std::time::Duration::from_millis(300),
+            drive(&mut terminal, &mut app, &mut rx),
+        )
+        .await
+        .ok();
+        assert_eq!(app.progress.stage, "reading kernels");
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(
+            screen.contains("reading kernels") && screen.contains("65536 rows"),
+            "progress not drawn"
+        );
+        tx.send(key(KeyCode::Char('?'))).unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_millis(100),
+            drive(&mut terminal, &mut app, &mut rx),
+        )
+        .await
+        .ok();
+        seen_help = matches!(app.overlay, Overlay::Help { .. });
+        tx.send(key(KeyCode::Esc)).unwrap();
+        tx.send(key(KeyCode::Char('q'))).unwrap();
+        drive(&mut terminal, &mut app, &mut rx).await.unwrap();
+    });
+    assert!(seen_help, "help did not open while loading");
+    assert!(app.quit, "q was not handled while loading");
+    assert!(app.loaded.is_none(), "the loader was still held");
+    release.send(()).unwrap();
+    loader.join().unwrap();
+}
