@@ -2,12 +2,16 @@
 //! [`super::finalize`] sorts and links them).
 
 use super::ids::decode;
+use super::intern::Interner;
 use super::intern::Sym;
 use super::model::*;
 use super::names::{is_launch_api, memcpy_name, strip_api_version};
 use super::open::{LoadError, Schema, open_embedded, open_readonly};
+use super::raw::{self, NO_NAME, RawGpu, RawNvtx, RawRuntime};
 use super::rows::{StringIds, int, text};
+use super::spec;
 use rusqlite::Connection;
+use rusqlite::types::ValueRef;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -85,6 +89,14 @@ impl Source {
     }
 }
 
+/// A new read-only connection to the source.
+fn open_source(source: &Source) -> Result<Connection, LoadError> {
+    match source {
+        Source::File(p) => open_readonly(p),
+        Source::Embedded { bytes, .. } => open_embedded(source.path(), bytes),
+    }
+}
+
 /// Loads one export. `file_index` only labels progress reports.
 pub fn load_file(
     source: &Source,
@@ -93,10 +105,7 @@ pub fn load_file(
 ) -> Result<Profile, LoadError> {
     progress(file_index, Stage::Opening, 0);
     let path = source.path();
-    let conn = match source {
-        Source::File(p) => open_readonly(p)?,
-        Source::Embedded { bytes, .. } => open_embedded(path, bytes)?,
-    };
+    let conn = open_source(source)?;
     let schema = Schema::read(&conn, path)?;
     if !schema.is_nsys_export() {
         return Err(LoadError::new(
@@ -107,7 +116,7 @@ pub fn load_file(
     let db = Db { conn, schema, path };
     let mut st = State {
         file_index,
-        ids: StringIds::new(HashMap::new()),
+        ids: StringIds::new(Vec::new()),
         p: Profile::default(),
         procs: HashMap::new(),
         threads: HashMap::new(),
@@ -115,7 +124,7 @@ pub fn load_file(
         lanes: HashMap::new(),
         progress,
     };
-    st.run(&db)?;
+    st.run(&db, source)?;
     Ok(st.p)
 }
 
@@ -160,7 +169,7 @@ impl Db<'_> {
 }
 
 impl State<'_> {
-    fn run(&mut self, db: &Db) -> Result<(), LoadError> {
+    fn run(&mut self, db: &Db, source: &Source) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
         let host = self
             .read_hostname(db)?
@@ -180,11 +189,7 @@ impl State<'_> {
         self.read_threads(db)?;
         self.read_gpus(db)?;
         self.read_contexts(db)?;
-        self.read_gpu_activity(db, GpuKind::Kernel)?;
-        self.read_gpu_activity(db, GpuKind::Memcpy)?;
-        self.read_gpu_activity(db, GpuKind::Memset)?;
-        self.read_runtime(db)?;
-        self.read_nvtx(db)?;
+        self.read_large_tables(db, source)?;
         self.read_nccl_operations(db)?;
         Ok(())
     }
@@ -236,21 +241,21 @@ impl State<'_> {
     }
 
     fn read_string_ids(&mut self, db: &Db) -> Result<(), LoadError> {
-        let mut map = HashMap::new();
+        let mut pairs = Vec::new();
         db.each_row(
             self,
-            "StringIds",
-            &[("id", true), ("value", true)],
+            spec::STRINGS.table,
+            &spec::STRINGS.wanted(),
             "",
             Some(Stage::Strings),
             |s, r| {
-                if let (Some(id), Some(v)) = (int(r, 0)?, text(r, 1)?) {
-                    map.insert(id, s.p.strings.intern(&v));
+                if let (Some(id), ValueRef::Text(v)) = (int(r, 0)?, r.get_ref(1)?) {
+                    pairs.push((id, s.p.strings.intern(&String::from_utf8_lossy(v))));
                 }
                 Ok(())
             },
         )?;
-        self.ids = StringIds::new(map);
+        self.ids = StringIds::new(pairs);
         Ok(())
     }
 
@@ -414,37 +419,71 @@ impl State<'_> {
             })
     }
 
-    fn read_gpu_activity(&mut self, db: &Db, kind: GpuKind) -> Result<(), LoadError> {
-        let (table, stage, name_cols): (&str, Stage, [(&str, bool); 2]) = match kind {
-            GpuKind::Kernel => (
-                "CUPTI_ACTIVITY_KIND_KERNEL",
-                Stage::Kernels,
-                [("shortName", true), ("demangledName", false)],
-            ),
-            GpuKind::Memcpy => (
-                "CUPTI_ACTIVITY_KIND_MEMCPY",
-                Stage::Memcpy,
-                [("copyKind", false), ("bytes", false)],
-            ),
-            GpuKind::Memset => (
-                "CUPTI_ACTIVITY_KIND_MEMSET",
-                Stage::Memset,
-                [("bytes", false), ("value", false)],
-            ),
+    /// Reads the large tables in parallel — GPU activity on one connection
+    /// and thread, runtime calls and NVTX on another — then converts them.
+    fn read_large_tables(&mut self, db: &Db, source: &Source) -> Result<(), LoadError> {
+        let (tx, rx) = std::sync::mpsc::channel::<(Stage, usize)>();
+        let (schema, path) = (&db.schema, db.path);
+        let lost = |_| {
+            LoadError::new(
+                path,
+                "internal error while reading (a reader thread failed)",
+            )
         };
-        let wanted = [
-            ("start", true),
-            ("end", true),
-            ("deviceId", true),
-            ("contextId", false),
-            ("streamId", true),
-            ("correlationId", false),
-            ("globalPid", false),
-            ("graphNodeId", false),
-            name_cols[0],
-            name_cols[1],
-        ];
-        let memset_name = self.p.strings.intern("Memset");
+        let (gpu, cpu) = std::thread::scope(|scope| {
+            let gpu_tx = tx.clone();
+            let gpu = scope.spawn(move || -> Result<Vec<(GpuKind, RawGpu)>, LoadError> {
+                let conn = open_source(source)?;
+                [
+                    (spec::KERNEL, GpuKind::Kernel),
+                    (spec::MEMCPY, GpuKind::Memcpy),
+                    (spec::MEMSET, GpuKind::Memset),
+                ]
+                .iter()
+                .map(|(sp, kind)| {
+                    Ok((
+                        *kind,
+                        raw::read_gpu(&conn, schema, path, sp, *kind, &gpu_tx)?,
+                    ))
+                })
+                .collect()
+            });
+            let cpu_tx = tx;
+            let cpu = scope.spawn(move || -> Result<(RawRuntime, RawNvtx), LoadError> {
+                let conn = open_source(source)?;
+                let rt = raw::read_runtime(&conn, schema, path, &spec::RUNTIME, &cpu_tx)?;
+                let nv = raw::read_nvtx(&conn, schema, path, &spec::NVTX, &cpu_tx)?;
+                Ok((rt, nv))
+            });
+            // Relay progress until both readers are done.
+            for (stage, rows) in rx {
+                (self.progress)(self.file_index, stage, rows);
+            }
+            (gpu.join().map_err(lost), cpu.join().map_err(lost))
+        });
+        for (kind, g) in gpu?? {
+            self.add_gpu(kind, g);
+        }
+        let (rt, nv) = cpu??;
+        self.add_runtime(rt);
+        self.add_nvtx(nv);
+        Ok(())
+    }
+
+    /// A name from a raw name column (StringIds id or reader-local text).
+    fn raw_name(&mut self, v: i64, texts: &Interner) -> Option<Sym> {
+        if v == NO_NAME {
+            None
+        } else if v < 0 {
+            Some(self.p.strings.intern(texts.get((-(v + 1)) as Sym)))
+        } else {
+            self.ids.get(v)
+        }
+    }
+
+    fn add_gpu(&mut self, kind: GpuKind, g: RawGpu) {
+        let memset = self.p.strings.intern("Memset");
+        let unnamed = self.p.strings.intern("<unnamed kernel>");
         // The process of a row without globalPid: the one owning its context.
         let ctx_owner: HashMap<u32, u32> = self
             .p
@@ -452,180 +491,163 @@ impl State<'_> {
             .iter()
             .map(|c| (c.context, self.p.processes[c.process as usize].pid))
             .collect();
-        db.each_row(self, table, &wanted, "", Some(stage), |s, r| {
-            let (Some(start), Some(end), Some(dev), Some(stream)) =
-                (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
-            else {
-                return Ok(());
+        let mut last: Option<((u32, u32, u32, u32), LaneId)> = None;
+        let n = g.start.len();
+        let out = &mut self.p.gpu;
+        out.start.reserve(n);
+        for i in 0..n {
+            let pid = if g.pid[i] != NONE {
+                g.pid[i]
+            } else {
+                ctx_owner.get(&g.context[i]).copied().unwrap_or(0)
             };
-            let context = int(r, 3)?.map_or(NONE, |c| c as u32);
-            let pid = match int(r, 6)? {
-                Some(g) => decode(g).pid,
-                None => ctx_owner.get(&context).copied().unwrap_or(0),
+            let key = (pid, g.context[i], g.stream[i], g.device[i]);
+            let lane = match last {
+                Some((k, l)) if k == key => l,
+                _ => {
+                    let process = self.process(pid);
+                    let device = self.device(g.device[i]);
+                    let l = self.lane(process, g.context[i], g.stream[i], device);
+                    last = Some((key, l));
+                    l
+                }
             };
-            let process = s.process(pid);
-            let device = s.device(dev as u32);
-            let lane = s.lane(process, context, stream as u32, device);
             let (name, long_name, bytes) = match kind {
                 GpuKind::Kernel => {
-                    let short = s.ids.name(r, 8, &mut s.p.strings)?;
-                    let long = s.ids.name(r, 9, &mut s.p.strings)?;
-                    let short = short
-                        .or(long)
-                        .unwrap_or_else(|| s.p.strings.intern("<unnamed kernel>"));
+                    let short = self.raw_name(g.a[i], &g.texts);
+                    let long = self.raw_name(g.b[i], &g.texts);
+                    let short = short.or(long).unwrap_or(unnamed);
                     (short, long.unwrap_or(short), 0)
                 }
                 GpuKind::Memcpy => {
-                    let n = s.p.strings.intern(memcpy_name(int(r, 8)?));
-                    (n, n, int(r, 9)?.unwrap_or(0).max(0) as u64)
+                    let copy_kind = (g.a[i] != NO_NAME).then_some(g.a[i]);
+                    let n = self.p.strings.intern(memcpy_name(copy_kind));
+                    (n, n, g.b[i].max(0) as u64)
                 }
                 GpuKind::Memset => (
-                    memset_name,
-                    memset_name,
-                    int(r, 8)?.unwrap_or(0).max(0) as u64,
+                    memset,
+                    memset,
+                    if g.a[i] == NO_NAME {
+                        0
+                    } else {
+                        g.a[i].max(0) as u64
+                    },
                 ),
             };
-            let g = &mut s.p.gpu;
-            g.start.push(start);
-            g.end.push(end.max(start));
-            g.lane.push(lane);
-            g.kind.push(kind);
-            g.name.push(name);
-            g.long_name.push(long_name);
-            g.correlation.push(int(r, 5)?.map_or(0, |c| c as u32));
-            g.bytes.push(bytes);
-            g.graph_node.push(int(r, 7)?.map_or(NO_GRAPH, |n| n as u64));
-            g.launch.push(NONE);
-            Ok(())
-        })
+            let out = &mut self.p.gpu;
+            out.start.push(g.start[i]);
+            out.end.push(g.end[i]);
+            out.lane.push(lane);
+            out.kind.push(kind);
+            out.name.push(name);
+            out.long_name.push(long_name);
+            out.correlation.push(g.correlation[i]);
+            out.bytes.push(bytes);
+            out.graph_node.push(g.graph[i]);
+            out.launch.push(NONE);
+        }
     }
 
-    fn read_runtime(&mut self, db: &Db) -> Result<(), LoadError> {
-        let wanted = [
-            ("start", true),
-            ("end", true),
-            ("eventClass", false),
-            ("globalTid", true),
-            ("correlationId", false),
-            ("nameId", true),
-        ];
-        // Raw StringIds id → (display name, launches work).
+    fn add_runtime(&mut self, t: RawRuntime) {
+        // StringIds id → (display name, launches work), resolved once per id.
         let mut names: HashMap<i64, (Sym, bool)> = HashMap::new();
-        db.each_row(
-            self,
-            "CUPTI_ACTIVITY_KIND_RUNTIME",
-            &wanted,
-            "",
-            Some(Stage::Runtime),
-            |s, r| {
-                let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
-                    return Ok(());
-                };
-                let name_id = int(r, 5)?.unwrap_or(-1);
-                let (name, launch) = *names.entry(name_id).or_insert_with(|| {
-                    let raw = s
-                        .ids
-                        .get(name_id)
-                        .map(|n| s.p.strings.get(n).to_string())
-                        .unwrap_or_default();
-                    let shown = strip_api_version(&raw);
-                    (s.p.strings.intern(shown), is_launch_api(shown))
-                });
-                let thread = s.thread(g);
-                let rt = &mut s.p.runtime;
-                rt.start.push(start);
-                rt.end.push(end.max(start));
-                rt.thread.push(thread);
-                rt.name.push(name);
-                rt.correlation.push(int(r, 4)?.map_or(0, |c| c as u32));
-                rt.class.push(if int(r, 2)? == Some(1) {
-                    ApiClass::Driver
-                } else {
-                    ApiClass::Runtime
-                });
-                rt.is_launch.push(launch);
-                Ok(())
-            },
-        )
+        let mut last_tid: Option<(i64, ThreadId)> = None;
+        for i in 0..t.start.len() {
+            let name_id = t.name[i];
+            let (name, launch) = *names.entry(name_id).or_insert_with(|| {
+                let raw = self
+                    .ids
+                    .get(name_id)
+                    .map(|n| self.p.strings.get(n).to_string())
+                    .unwrap_or_default();
+                let shown = strip_api_version(&raw);
+                (self.p.strings.intern(shown), is_launch_api(shown))
+            });
+            let thread = match last_tid {
+                Some((g, th)) if g == t.global_tid[i] => th,
+                _ => {
+                    let th = self.thread(t.global_tid[i]);
+                    last_tid = Some((t.global_tid[i], th));
+                    th
+                }
+            };
+            let rt = &mut self.p.runtime;
+            rt.start.push(t.start[i]);
+            rt.end.push(t.end[i]);
+            rt.thread.push(thread);
+            rt.name.push(name);
+            rt.correlation.push(t.correlation[i]);
+            rt.class.push(if t.driver[i] {
+                ApiClass::Driver
+            } else {
+                ApiClass::Runtime
+            });
+            rt.is_launch.push(launch);
+        }
     }
 
-    fn read_nvtx(&mut self, db: &Db) -> Result<(), LoadError> {
-        let wanted = [
-            ("start", true),
-            ("end", false),
-            ("eventType", true),
-            ("text", false),
-            ("globalTid", false),
-            ("textId", false),
-            ("domainId", false),
-            ("binaryData", false),
-        ];
-        let mut raw_domain: Vec<(ProcId, i64)> = Vec::new();
+    fn add_nvtx(&mut self, n: RawNvtx) {
+        let rows = n.start.len();
+        let threads: Vec<ThreadId> = n.global_tid.iter().map(|&g| self.thread(g)).collect();
+        let names: Vec<Option<Sym>> = (0..rows)
+            .map(|i| self.raw_name(n.name[i], &n.texts))
+            .collect();
+        // Domain names come from DomainCreate rows, scoped by process.
         let mut domain_names: HashMap<(ProcId, i64), Sym> = HashMap::new();
-        db.each_row(
-            self,
-            "NVTX_EVENTS",
-            &wanted,
-            "WHERE eventType IN (34, 59, 60, 75)",
-            Some(Stage::Nvtx),
-            |s, r| {
-                let (Some(start), Some(event_type)) = (int(r, 0)?, int(r, 2)?) else {
-                    return Ok(());
-                };
-                let Some(g) = int(r, 4)? else { return Ok(()) };
-                let thread = s.thread(g);
-                let process = s.p.threads[thread as usize].process;
-                let name = match text(r, 3)? {
-                    Some(t) => Some(s.p.strings.intern(&t)),
-                    None => s.ids.name(r, 5, &mut s.p.strings)?,
-                };
-                let domain = int(r, 6)?.unwrap_or(0);
-                let kind = match event_type {
-                    59 => NvtxKind::PushPop,
-                    60 => NvtxKind::StartEnd,
-                    34 => NvtxKind::Mark,
-                    _ => {
-                        if let Some(n) = name {
-                            domain_names.insert((process, domain), n);
-                        }
-                        return Ok(());
-                    }
-                };
-                let end = match kind {
-                    NvtxKind::Mark => start,
-                    _ => int(r, 1)?.unwrap_or(start).max(start),
-                };
-                if kind != NvtxKind::Mark
-                    && let Some(comm) = comm_id(r.get_ref(7)?)
-                    && name.is_some_and(|n| s.p.strings.get(n).starts_with("nccl"))
-                {
-                    let a = &mut s.p.nccl_api;
-                    a.thread.push(thread);
-                    a.start.push(start);
-                    a.end.push(end);
-                    a.comm.push(comm);
-                }
-                let n = &mut s.p.nvtx;
-                n.start.push(start);
-                n.end.push(end);
-                n.thread.push(thread);
-                n.name.push(name.unwrap_or(0));
-                n.kind.push(kind);
-                n.domain.push(0);
-                n.depth.push(0);
-                raw_domain.push((process, domain));
-                Ok(())
-            },
-        )?;
-        for (i, key) in raw_domain.into_iter().enumerate() {
-            if key.1 != 0 {
-                self.p.nvtx.domain[i] = match domain_names.get(&key) {
-                    Some(&n) => n,
-                    None => self.p.strings.intern(&format!("domain {}", key.1)),
-                };
+        for i in 0..rows {
+            if n.event_type[i] == 75
+                && let Some(name) = names[i]
+            {
+                domain_names.insert(
+                    (self.p.threads[threads[i] as usize].process, n.domain[i]),
+                    name,
+                );
             }
         }
-        Ok(())
+        let mut comm = n.comm.iter().peekable();
+        for i in 0..rows {
+            let kind = match n.event_type[i] {
+                59 => NvtxKind::PushPop,
+                60 => NvtxKind::StartEnd,
+                34 => NvtxKind::Mark,
+                _ => continue,
+            };
+            let start = n.start[i];
+            let end = if kind == NvtxKind::Mark || n.end[i] == i64::MIN {
+                start
+            } else {
+                n.end[i].max(start)
+            };
+            let process = self.p.threads[threads[i] as usize].process;
+            let domain = match n.domain[i] {
+                0 => 0,
+                d => match domain_names.get(&(process, d)) {
+                    Some(&s) => s,
+                    None => self.p.strings.intern(&format!("domain {d}")),
+                },
+            };
+            while comm.peek().is_some_and(|c| (c.0 as usize) < i) {
+                comm.next();
+            }
+            if let Some(&&(_, id)) = comm.peek().filter(|c| c.0 as usize == i)
+                && kind != NvtxKind::Mark
+                && names[i].is_some_and(|s| self.p.strings.get(s).starts_with("nccl"))
+            {
+                let a = &mut self.p.nccl_api;
+                a.thread.push(threads[i]);
+                a.start.push(start);
+                a.end.push(end);
+                a.comm.push(id);
+            }
+            let out = &mut self.p.nvtx;
+            out.start.push(start);
+            out.end.push(end);
+            out.thread.push(threads[i]);
+            out.name.push(names[i].unwrap_or(0));
+            out.kind.push(kind);
+            out.domain.push(domain);
+            out.depth.push(0);
+        }
     }
 
     /// UNVERIFIED shape (see [`NcclOperations`]).
@@ -646,24 +668,4 @@ impl State<'_> {
             Ok(())
         })
     }
-}
-
-/// The communicator id at offset 0 of an NCCL NVTX payload, stored as a
-/// blob or as hex text. UNVERIFIED (see [`NcclApiRanges`]).
-fn comm_id(v: rusqlite::types::ValueRef) -> Option<u64> {
-    use rusqlite::types::ValueRef;
-    let bytes: Vec<u8> = match v {
-        ValueRef::Blob(b) => b.to_vec(),
-        ValueRef::Text(t) => {
-            let t = std::str::from_utf8(t).ok()?.trim();
-            let t = t.strip_prefix("0x").unwrap_or(t);
-            (0..t.len().checked_sub(1)?)
-                .step_by(2)
-                .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
-                .collect::<Option<Vec<u8>>>()?
-        }
-        _ => return None,
-    };
-    let first: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(first))
 }

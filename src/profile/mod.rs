@@ -10,7 +10,9 @@ mod load;
 mod model;
 pub mod names;
 mod open;
+mod raw;
 mod rows;
+pub mod spec;
 
 pub use intern::{Interner, Sym};
 pub use load::{ProgressFn, Source, Stage};

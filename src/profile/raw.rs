@@ -1,0 +1,227 @@
+//! Reading the large tables into raw columns, each table group on its own
+//! read-only connection and thread. Raw rows keep the export's own ids;
+//! [`super::load`] turns them into model ids afterwards, single-threaded.
+
+use super::ids::decode;
+use super::intern::Interner;
+use super::load::Stage;
+use super::model::{GpuKind, NONE};
+use super::open::{LoadError, Schema};
+use super::rows::int;
+use super::spec::TableSpec;
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use std::path::Path;
+use std::sync::mpsc::Sender;
+
+/// A name column's value: a StringIds id (≥ 0), a text interned in the
+/// reader's own table (`-(sym + 1)`), or [`NO_NAME`].
+pub const NO_NAME: i64 = i64::MIN;
+
+fn name_value(v: ValueRef, texts: &mut Interner) -> i64 {
+    match v {
+        ValueRef::Integer(id) => id,
+        ValueRef::Text(t) => -(texts.intern(&String::from_utf8_lossy(t)) as i64) - 1,
+        _ => NO_NAME,
+    }
+}
+
+/// Kernel, memcpy or memset rows.
+#[derive(Default)]
+pub struct RawGpu {
+    pub start: Vec<i64>,
+    pub end: Vec<i64>,
+    pub device: Vec<u32>,
+    pub context: Vec<u32>,
+    pub stream: Vec<u32>,
+    pub correlation: Vec<u32>,
+    /// Plain pid, or [`NONE`] when the row has no globalPid.
+    pub pid: Vec<u32>,
+    pub graph: Vec<u64>,
+    /// Kernels: short name; memcpy: copyKind; memset: bytes.
+    pub a: Vec<i64>,
+    /// Kernels: demangled name; memcpy: bytes; memset: value.
+    pub b: Vec<i64>,
+    pub texts: Interner,
+}
+
+/// Runtime and driver API rows.
+#[derive(Default)]
+pub struct RawRuntime {
+    pub start: Vec<i64>,
+    pub end: Vec<i64>,
+    pub driver: Vec<bool>,
+    pub global_tid: Vec<i64>,
+    pub correlation: Vec<u32>,
+    pub name: Vec<i64>,
+}
+
+/// NVTX rows of the kinds rankline keeps.
+#[derive(Default)]
+pub struct RawNvtx {
+    pub start: Vec<i64>,
+    /// `i64::MIN` when NULL.
+    pub end: Vec<i64>,
+    pub event_type: Vec<u8>,
+    pub global_tid: Vec<i64>,
+    pub name: Vec<i64>,
+    pub domain: Vec<i64>,
+    /// (row, communicator id) of rows whose payload carries one.
+    pub comm: Vec<(u32, u64)>,
+    pub texts: Interner,
+}
+
+const PROGRESS_EVERY: usize = 1 << 16;
+
+/// Runs the spec's SELECT, calling `f` per row, reporting progress.
+fn scan(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    spec: &TableSpec,
+    stage: Stage,
+    progress: &Sender<(Stage, usize)>,
+    mut f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()>,
+) -> Result<(), LoadError> {
+    if !schema.has_table(spec.table) {
+        return Ok(());
+    }
+    let sql = schema
+        .select(spec.table, &spec.wanted(), spec.filter)
+        .map_err(|m| LoadError::new(path, m))?;
+    let mut run = || -> rusqlite::Result<()> {
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut n = 0usize;
+        let _ = progress.send((stage, 0));
+        while let Some(row) = rows.next()? {
+            f(row)?;
+            n += 1;
+            if n.is_multiple_of(PROGRESS_EVERY) {
+                let _ = progress.send((stage, n));
+            }
+        }
+        let _ = progress.send((stage, n));
+        Ok(())
+    };
+    run().map_err(|e| LoadError::from_sqlite(path, &e))
+}
+
+/// Reads one GPU activity table.
+pub fn read_gpu(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    spec: &TableSpec,
+    kind: GpuKind,
+    progress: &Sender<(Stage, usize)>,
+) -> Result<RawGpu, LoadError> {
+    let stage = match kind {
+        GpuKind::Kernel => Stage::Kernels,
+        GpuKind::Memcpy => Stage::Memcpy,
+        GpuKind::Memset => Stage::Memset,
+    };
+    let mut g = RawGpu::default();
+    scan(conn, schema, path, spec, stage, progress, |r| {
+        let (Some(start), Some(end), Some(dev), Some(stream)) =
+            (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
+        else {
+            return Ok(());
+        };
+        g.start.push(start);
+        g.end.push(end.max(start));
+        g.device.push(dev as u32);
+        g.context.push(int(r, 3)?.map_or(NONE, |c| c as u32));
+        g.stream.push(stream as u32);
+        g.correlation.push(int(r, 5)?.map_or(0, |c| c as u32));
+        g.pid.push(int(r, 6)?.map_or(NONE, |gp| decode(gp).pid));
+        g.graph
+            .push(int(r, 7)?.map_or(super::model::NO_GRAPH, |n| n as u64));
+        match kind {
+            GpuKind::Kernel => {
+                g.a.push(name_value(r.get_ref(8)?, &mut g.texts));
+                g.b.push(name_value(r.get_ref(9)?, &mut g.texts));
+            }
+            _ => {
+                g.a.push(int(r, 8)?.unwrap_or(NO_NAME));
+                g.b.push(int(r, 9)?.unwrap_or(0));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(g)
+}
+
+/// Reads the runtime/driver API table.
+pub fn read_runtime(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    spec: &TableSpec,
+    progress: &Sender<(Stage, usize)>,
+) -> Result<RawRuntime, LoadError> {
+    let mut t = RawRuntime::default();
+    scan(conn, schema, path, spec, Stage::Runtime, progress, |r| {
+        let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
+            return Ok(());
+        };
+        t.start.push(start);
+        t.end.push(end.max(start));
+        t.driver.push(int(r, 2)? == Some(1));
+        t.global_tid.push(g);
+        t.correlation.push(int(r, 4)?.map_or(0, |c| c as u32));
+        t.name.push(int(r, 5)?.unwrap_or(NO_NAME));
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads NVTX events (push/pop and start/end ranges, marks, domains).
+pub fn read_nvtx(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    spec: &TableSpec,
+    progress: &Sender<(Stage, usize)>,
+) -> Result<RawNvtx, LoadError> {
+    let mut n = RawNvtx::default();
+    scan(conn, schema, path, spec, Stage::Nvtx, progress, |r| {
+        let (Some(start), Some(event_type), Some(g)) = (int(r, 0)?, int(r, 2)?, int(r, 4)?) else {
+            return Ok(());
+        };
+        let name = match r.get_ref(3)? {
+            ValueRef::Null => int(r, 5)?.unwrap_or(NO_NAME),
+            text => name_value(text, &mut n.texts),
+        };
+        if let Some(comm) = comm_id(r.get_ref(7)?) {
+            n.comm.push((n.start.len() as u32, comm));
+        }
+        n.start.push(start);
+        n.end.push(int(r, 1)?.unwrap_or(i64::MIN));
+        n.event_type.push(event_type as u8);
+        n.global_tid.push(g);
+        n.name.push(name);
+        n.domain.push(int(r, 6)?.unwrap_or(0));
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+/// The communicator id at offset 0 of an NCCL NVTX payload, stored as a
+/// blob or as hex text. UNVERIFIED (see [`super::model::NcclApiRanges`]).
+fn comm_id(v: ValueRef) -> Option<u64> {
+    let bytes: Vec<u8> = match v {
+        ValueRef::Blob(b) => b.get(..8)?.to_vec(),
+        ValueRef::Text(t) => {
+            let t = std::str::from_utf8(t).ok()?.trim();
+            let t = t.strip_prefix("0x").unwrap_or(t);
+            (0..16)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?
+        }
+        _ => return None,
+    };
+    let first: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(first))
+}

@@ -1,0 +1,110 @@
+//! The columns rankline reads from the large tables, in one place: the
+//! loader selects exactly these, and the benchmark's `sqlite3` baseline
+//! scans exactly these.
+
+/// A column: name, required, holds text (scanned through `length()`).
+pub type ColumnSpec = (&'static str, bool, bool);
+
+/// A large table and the columns read from it.
+#[derive(Debug, Clone, Copy)]
+pub struct TableSpec {
+    pub table: &'static str,
+    pub columns: &'static [ColumnSpec],
+    /// `WHERE …` clause, or empty.
+    pub filter: &'static str,
+}
+
+pub const KERNEL: TableSpec = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_KERNEL",
+    columns: &[
+        ("start", true, false),
+        ("end", true, false),
+        ("deviceId", true, false),
+        ("contextId", false, false),
+        ("streamId", true, false),
+        ("correlationId", false, false),
+        ("globalPid", false, false),
+        ("graphNodeId", false, false),
+        ("shortName", true, false),
+        ("demangledName", false, false),
+    ],
+    filter: "",
+};
+
+pub const MEMCPY: TableSpec = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_MEMCPY",
+    columns: &[
+        ("start", true, false),
+        ("end", true, false),
+        ("deviceId", true, false),
+        ("contextId", false, false),
+        ("streamId", true, false),
+        ("correlationId", false, false),
+        ("globalPid", false, false),
+        ("graphNodeId", false, false),
+        ("copyKind", false, false),
+        ("bytes", false, false),
+    ],
+    filter: "",
+};
+
+pub const MEMSET: TableSpec = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_MEMSET",
+    columns: &[
+        ("start", true, false),
+        ("end", true, false),
+        ("deviceId", true, false),
+        ("contextId", false, false),
+        ("streamId", true, false),
+        ("correlationId", false, false),
+        ("globalPid", false, false),
+        ("graphNodeId", false, false),
+        ("bytes", false, false),
+        ("value", false, false),
+    ],
+    filter: "",
+};
+
+pub const RUNTIME: TableSpec = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_RUNTIME",
+    columns: &[
+        ("start", true, false),
+        ("end", true, false),
+        ("eventClass", false, false),
+        ("globalTid", true, false),
+        ("correlationId", false, false),
+        ("nameId", true, false),
+    ],
+    filter: "",
+};
+
+pub const NVTX: TableSpec = TableSpec {
+    table: "NVTX_EVENTS",
+    columns: &[
+        ("start", true, false),
+        ("end", false, false),
+        ("eventType", true, false),
+        ("text", false, true),
+        ("globalTid", false, false),
+        ("textId", false, false),
+        ("domainId", false, false),
+        ("binaryData", false, true),
+    ],
+    filter: "WHERE eventType IN (34, 59, 60, 75)",
+};
+
+pub const STRINGS: TableSpec = TableSpec {
+    table: "StringIds",
+    columns: &[("id", true, false), ("value", true, true)],
+    filter: "",
+};
+
+/// Every large table the loader reads.
+pub const LOADED: [TableSpec; 6] = [STRINGS, KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX];
+
+impl TableSpec {
+    /// `(name, required)` pairs for [`super::open::Schema::select`].
+    pub fn wanted(&self) -> Vec<(&'static str, bool)> {
+        self.columns.iter().map(|c| (c.0, c.1)).collect()
+    }
+}
