@@ -38,6 +38,11 @@ struct Cli {
 enum Command {
     /// Print an analysis section as text or JSON, without the UI
     Report(ReportArgs),
+    /// Measure open, memory, analysis and drawing on a file (prints figures)
+    Bench {
+        /// An nsys SQLite export
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -93,6 +98,10 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Report(args)) => report(args),
+        Some(Command::Bench { file }) => match crate::bench::run(file) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
+        },
         None => timeline(cli.files, cli.goto, cli.keymap),
     }
 }

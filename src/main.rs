@@ -1,3 +1,4 @@
+mod bench;
 mod cli;
 
 fn main() -> std::process::ExitCode {
