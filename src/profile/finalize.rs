@@ -2,6 +2,7 @@
 //! order the rest of rankline relies on (per lane / per thread, by start),
 //! then linking GPU activity to its launch call by (process, correlationId).
 
+use super::column::{Col, Pod};
 use super::intern::Sym;
 use super::model::*;
 use std::collections::HashMap;
@@ -135,7 +136,7 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.operation.append(&mut o.operation);
 }
 
-fn permute<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
+fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
     *v = perm.iter().map(|&i| v[i as usize]).collect();
 }
 
@@ -279,8 +280,8 @@ mod tests {
 
     #[test]
     fn permute_reorders() {
-        let mut v = vec![10, 20, 30];
-        permute(&mut v, &[2, 0, 1]);
-        assert_eq!(v, vec![30, 10, 20]);
+        let mut v64: Col<i64> = vec![10, 20, 30].into();
+        permute(&mut v64, &[2, 0, 1]);
+        assert_eq!(&v64[..], &[30, 10, 20]);
     }
 }

@@ -3,6 +3,7 @@
 //! This is the only module that runs SQL. Files are opened read-only and
 //! immutable; nothing is ever written beside them.
 
+pub mod column;
 mod finalize;
 pub mod ids;
 pub mod intern;

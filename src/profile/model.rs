@@ -2,6 +2,7 @@
 //! interned, GPU activity sorted by (lane, start) so that a lane is one
 //! contiguous, time-sorted slice that can be binary-searched.
 
+use super::column::{Col, Pod};
 use super::intern::{Interner, Sym};
 use std::ops::Range;
 use std::path::PathBuf;
@@ -93,31 +94,49 @@ pub struct Lane {
 }
 
 /// What a GPU activity row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum GpuKind {
+    #[default]
     Kernel = 0,
     Memcpy = 1,
     Memset = 2,
 }
 
+// SAFETY: repr(u8) enums; `valid` admits only their discriminants.
+unsafe impl Pod for GpuKind {
+    fn valid(bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| b <= 2)
+    }
+}
+unsafe impl Pod for ApiClass {
+    fn valid(bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| b <= 1)
+    }
+}
+unsafe impl Pod for NvtxKind {
+    fn valid(bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| b <= 2)
+    }
+}
+
 /// Kernels, memcpys and memsets, sorted by (lane, start).
 #[derive(Debug, Default, Clone)]
 pub struct GpuActivity {
-    pub start: Vec<i64>,
-    pub end: Vec<i64>,
-    pub lane: Vec<LaneId>,
-    pub kind: Vec<GpuKind>,
+    pub start: Col<i64>,
+    pub end: Col<i64>,
+    pub lane: Col<LaneId>,
+    pub kind: Col<GpuKind>,
     /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
-    pub name: Vec<Sym>,
+    pub name: Col<Sym>,
     /// Kernel demangled name (same as `name` for copies and sets).
-    pub long_name: Vec<Sym>,
-    pub correlation: Vec<u32>,
-    pub bytes: Vec<u64>,
+    pub long_name: Col<Sym>,
+    pub correlation: Col<u32>,
+    pub bytes: Col<u64>,
     /// CUDA graph node id, or `NO_GRAPH`.
-    pub graph_node: Vec<u64>,
+    pub graph_node: Col<u64>,
     /// Index of the launching runtime/driver call, or [`NONE`].
-    pub launch: Vec<u32>,
+    pub launch: Col<u32>,
 }
 
 /// `graph_node` value of activity not launched from a CUDA graph.
@@ -126,9 +145,10 @@ pub const NO_GRAPH: u64 = u64::MAX;
 rows_by_start!(GpuActivity);
 
 /// Runtime/driver API call class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum ApiClass {
+    #[default]
     Runtime = 0,
     Driver = 1,
 }
@@ -136,24 +156,25 @@ pub enum ApiClass {
 /// CUDA runtime and driver calls, sorted by (thread, start).
 #[derive(Debug, Default, Clone)]
 pub struct RuntimeCalls {
-    pub start: Vec<i64>,
-    pub end: Vec<i64>,
-    pub thread: Vec<ThreadId>,
+    pub start: Col<i64>,
+    pub end: Col<i64>,
+    pub thread: Col<ThreadId>,
     /// Name with the `_v<N>` version suffix stripped.
-    pub name: Vec<Sym>,
-    pub correlation: Vec<u32>,
-    pub class: Vec<ApiClass>,
+    pub name: Col<Sym>,
+    pub correlation: Col<u32>,
+    pub class: Col<ApiClass>,
     /// Launches GPU work (kernel, graph, cooperative and driver launches).
-    pub is_launch: Vec<bool>,
+    pub is_launch: Col<bool>,
 }
 
 rows_by_start!(RuntimeCalls);
 
 /// NVTX event kinds rankline keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
 pub enum NvtxKind {
     /// eventType 59: nvtxRangePush/Pop, nested per thread.
+    #[default]
     PushPop = 0,
     /// eventType 60: nvtxRangeStart/End, may cross threads.
     StartEnd = 1,
@@ -164,16 +185,16 @@ pub enum NvtxKind {
 /// NVTX ranges and marks, sorted by (thread, start, longer first).
 #[derive(Debug, Default, Clone)]
 pub struct Nvtx {
-    pub start: Vec<i64>,
+    pub start: Col<i64>,
     /// Equals `start` for marks and for ranges never closed in the capture.
-    pub end: Vec<i64>,
-    pub thread: Vec<ThreadId>,
-    pub name: Vec<Sym>,
-    pub kind: Vec<NvtxKind>,
+    pub end: Col<i64>,
+    pub thread: Col<ThreadId>,
+    pub name: Col<Sym>,
+    pub kind: Col<NvtxKind>,
     /// Domain name (Sym 0 = default domain).
-    pub domain: Vec<Sym>,
+    pub domain: Col<Sym>,
     /// Push/pop nesting depth on its thread (0 = top level); 0 for others.
-    pub depth: Vec<u16>,
+    pub depth: Col<u16>,
 }
 
 rows_by_start!(Nvtx);
