@@ -8,8 +8,11 @@ use super::model::*;
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Appends `other` (one file) to `into`, renumbering its ids. Processes stay
-/// scoped to their file; devices merge by (host, device id).
+/// Appends `other` (one finalized file) to `into` (finalized files merged so
+/// far), renumbering its ids. Processes stay scoped to their file; devices
+/// merge by (host, device id). Ids of `other` come after those of `into`, so
+/// every table stays sorted by (lane or thread, start) and no re-sort is
+/// needed: only row ranges and launch links shift.
 pub fn merge(into: &mut Profile, other: Profile) {
     let file = into.files.len() as u32;
     let syms: Vec<Sym> = (0..other.strings.len() as Sym)
@@ -73,16 +76,35 @@ pub fn merge(into: &mut Profile, other: Profile) {
         }));
 
     let lane_base = into.lanes.len() as LaneId;
+    let (gpu_base, rt_base, nvtx_base) = (into.gpu.len(), into.runtime.len(), into.nvtx.len());
     into.lanes.extend(other.lanes.into_iter().map(|l| Lane {
         device: devices[l.device as usize],
         process: l.process + proc_base,
+        rows: l.rows.start + gpu_base..l.rows.end + gpu_base,
         ..l
     }));
+    let shift = |r: Range<usize>, by: usize| r.start + by..r.end + by;
+    into.runtime_by_thread.extend(
+        other
+            .runtime_by_thread
+            .into_iter()
+            .map(|r| shift(r, rt_base)),
+    );
+    into.nvtx_by_thread.extend(
+        other
+            .nvtx_by_thread
+            .into_iter()
+            .map(|r| shift(r, nvtx_base)),
+    );
 
     let mut g = other.gpu;
     g.lane.iter_mut().for_each(|l| *l += lane_base);
     g.name.iter_mut().for_each(|s| *s = sym(*s));
     g.long_name.iter_mut().for_each(|s| *s = sym(*s));
+    g.launch
+        .iter_mut()
+        .filter(|l| **l != NONE)
+        .for_each(|l| *l += rt_base as u32);
     let d = &mut into.gpu;
     d.start.append(&mut g.start);
     d.end.append(&mut g.end);
@@ -153,8 +175,7 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
     ranges
 }
 
-/// Sorts every table and builds the derived links. Call once, after the
-/// last [`merge`].
+/// Sorts every table of a single-file profile and builds the derived links.
 pub fn finalize(p: &mut Profile) {
     sort_gpu(p);
     sort_runtime(p);

@@ -34,15 +34,31 @@ pub fn load_sources(
     sources: &[Source],
     progress: &mut ProgressFn<'_>,
 ) -> (Profile, Vec<LoadError>) {
-    let mut profile = Profile::default();
+    let mut loaded = Vec::new();
     let mut errors = Vec::new();
     for (i, source) in sources.iter().enumerate() {
         match load::load_file(source, i, progress) {
-            Ok(one) => finalize::merge(&mut profile, one),
+            Ok(mut one) => {
+                progress(i, Stage::Linking, 0);
+                finalize::finalize(&mut one);
+                loaded.push(one);
+            }
             Err(e) => errors.push(e),
         }
     }
-    progress(sources.len().saturating_sub(1), Stage::Linking, 0);
-    finalize::finalize(&mut profile);
-    (profile, errors)
+    (combine(loaded), errors)
+}
+
+/// One profile from finalized single-file profiles.
+fn combine(mut files: Vec<Profile>) -> Profile {
+    if files.len() == 1 {
+        return files.pop().unwrap_or_default();
+    }
+    let mut profile = Profile::default();
+    for one in files {
+        finalize::merge(&mut profile, one);
+    }
+    profile.contexts.sort();
+    profile.contexts.dedup();
+    profile
 }
