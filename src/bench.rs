@@ -4,11 +4,11 @@
 //! asserted.
 
 use rankline::analysis::Window;
-use rankline::analysis::bundle::{Settings, analyze};
+use rankline::analysis::bundle::Settings;
 use rankline::analysis::matching::match_collectives;
 use rankline::analysis::overlap::overlap;
 use rankline::analysis::skew::skew;
-use rankline::profile::{self, Profile, spec};
+use rankline::profile::{self, CacheDir, Profile, spec};
 use rankline::tui::data::Loaded;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::App;
@@ -119,13 +119,20 @@ fn events(p: &Profile) -> usize {
     p.gpu.len() + p.runtime.len() + p.nvtx.len()
 }
 
-pub fn run(file: PathBuf) -> Result<(), String> {
+/// Runs the benchmark: the `sqlite3` baseline here, then each measured
+/// phase in a fresh process so memory figures start from nothing.
+pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Result<(), String> {
+    match phase.as_deref() {
+        Some("fresh") => return measure(&file, cache.as_ref(), false),
+        Some("cached") => return measure(&file, cache.as_ref(), true),
+        Some(other) => return Err(format!("unknown bench phase {other}")),
+        None => {}
+    }
     println!("rankline bench {}", file.display());
     let size = std::fs::metadata(&file)
         .map_err(|e| format!("{}: {e}", file.display()))?
         .len();
     println!("  file size: {:.1} MiB", size as f64 / (1 << 20) as f64);
-
     let (base_rows, base_time) = sqlite3_baseline(&file)?;
     let base_rate = base_rows as f64 / base_time.as_secs_f64();
     println!(
@@ -133,30 +140,109 @@ pub fn run(file: PathBuf) -> Result<(), String> {
         secs(base_time),
         base_rate / 1e6
     );
+    // A cache of our own, so the first open really is a first open.
+    let dir = cache.map_or_else(
+        || std::env::temp_dir().join("rankline-bench-cache"),
+        |c| c.dir.join("bench"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut opens = Vec::new();
+    for phase in ["fresh", "cached"] {
+        let out = Command::new(&exe)
+            .args(["bench", "--phase", phase, "--cache-dir"])
+            .arg(&dir)
+            .arg(&file)
+            .env("RANKLINE_BENCH_BASE_RATE", base_rate.to_string())
+            .env("RANKLINE_BENCH_BASE_ROWS", base_rows.to_string())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "phase {phase} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            match line
+                .strip_prefix(OPEN_MARK)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+            {
+                Some(s) => opens.push(s),
+                None => println!("{line}"),
+            }
+        }
+    }
+    if let [first, reopen] = opens[..] {
+        println!(
+            "  reopen / first open: {:.3} (target under 0.1)",
+            reopen / first
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
 
+/// How a phase tells the parent its open time.
+const OPEN_MARK: &str = "#open_s";
+
+fn env_f64(name: &str) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// One phase: open (from SQLite, writing the cache; or from the cache),
+/// then memory, analysis and frame times.
+fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<(), String> {
+    let cache = cache.ok_or("bench needs a cache directory")?;
     let rss0 = rss().unwrap_or(0);
     let t0 = Instant::now();
-    let (p, errors) = profile::load(std::slice::from_ref(&file), &mut |_, _, _| {});
+    let p = if from_cache {
+        match profile::cache::read(&cache.dir, file) {
+            profile::cache::Lookup::Hit(p) => *p,
+            _ => return Err("no valid cache entry to reopen".into()),
+        }
+    } else {
+        let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, _, _| {});
+        if let Some(e) = errors.first() {
+            return Err(e.to_string());
+        }
+        p
+    };
     let open = t0.elapsed();
-    if let Some(e) = errors.first() {
-        return Err(e.to_string());
-    }
-    let rate = base_rows as f64 / open.as_secs_f64();
-    println!(
-        "  first open (no cache): {} = {:.2} M rows/s = {:.0}% of sqlite3",
-        secs(open),
-        rate / 1e6,
-        100.0 * rate / base_rate
-    );
     let n = events(&p);
-    println!(
-        "  model: {} kernels/copies, {} runtime calls, {} NVTX = {} events",
-        p.gpu.len(),
-        p.runtime.len(),
-        p.nvtx.len(),
-        n
-    );
-
+    println!("{OPEN_MARK} {}", open.as_secs_f64());
+    if from_cache {
+        println!("  reopen from the memory-mapped cache: {}", secs(open));
+    } else {
+        let (base_rate, base_rows) = (
+            env_f64("RANKLINE_BENCH_BASE_RATE"),
+            env_f64("RANKLINE_BENCH_BASE_ROWS"),
+        );
+        let rate = base_rows / open.as_secs_f64();
+        println!(
+            "  first open (no cache): {} = {:.2} M rows/s = {:.0}% of the sqlite3 rate",
+            secs(open),
+            rate / 1e6,
+            100.0 * rate / base_rate.max(1e-9)
+        );
+        println!(
+            "  model: {} GPU rows, {} runtime calls, {} NVTX = {n} events",
+            p.gpu.len(),
+            p.runtime.len(),
+            p.nvtx.len()
+        );
+        let t0 = Instant::now();
+        let entry = profile::cache::write(&cache.dir, file, &p)?;
+        let size = std::fs::metadata(&entry).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "  cache written: {} ({:.1} MiB)",
+            secs(t0.elapsed()),
+            size as f64 / (1 << 20) as f64
+        );
+    }
     let settings = Settings::default();
     let t0 = Instant::now();
     let classes = rankline::analysis::kernel_class::KernelClasses::new(&p, None);
@@ -164,40 +250,43 @@ pub fn run(file: PathBuf) -> Result<(), String> {
     let steps = rankline::analysis::steps::Steps::new(&p, &settings.step_marker);
     let sk = skew(&p, &m, &steps, Window::ALL, settings.big_skew_ns);
     let matching = t0.elapsed();
-    let instances: usize = sk.iter().map(|g| g.instances.len()).sum();
-    println!(
-        "  matching + skew: {} ({} groups, {} instances)",
-        secs(matching),
-        m.groups.len(),
-        instances
-    );
     let t0 = Instant::now();
     let ov = overlap(&p, &classes, Window::ALL);
-    println!(
-        "  overlap, all devices: {} ({} devices)",
-        secs(t0.elapsed()),
-        ov.len()
-    );
-
+    let overlap_time = t0.elapsed();
     let t0 = Instant::now();
     let loaded = Arc::new(Loaded::build(p, &settings, &mut |_| {}));
-    println!("  all analyses + render index: {}", secs(t0.elapsed()));
+    let ready = t0.elapsed();
     let rss1 = rss().unwrap_or(0);
+    let label = if from_cache {
+        "after reopen"
+    } else {
+        "after first open"
+    };
     println!(
-        "  resident memory after load, ready to draw: {:.1} MiB = {:.1} bytes per event",
-        (rss1.saturating_sub(rss0)) as f64 / (1 << 20) as f64,
+        "  resident memory {label}, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
+        rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
         rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
     );
-
+    if from_cache {
+        return Ok(());
+    }
+    let instances: usize = sk.iter().map(|g| g.instances.len()).sum();
+    println!(
+        "  matching + skew: {} ({} groups, {instances} instances)",
+        secs(matching),
+        m.groups.len()
+    );
+    println!(
+        "  overlap, all devices: {} ({} devices)",
+        secs(overlap_time),
+        ov.len()
+    );
+    println!("  all analyses + render index: {}", secs(ready));
     let (a, b) = loaded.profile.span().unwrap_or((0, 1));
     let mid = (a + b) / 2;
-    let kernel = (0..loaded.profile.gpu.len())
-        .find(|&i| loaded.profile.gpu.start[i] >= mid)
-        .unwrap_or(0);
-    let (ks, ke) = (
-        loaded.profile.gpu.start[kernel],
-        loaded.profile.gpu.end[kernel],
-    );
+    let g = &loaded.profile.gpu;
+    let kernel = (0..g.len()).find(|&i| g.start[i] >= mid).unwrap_or(0);
+    let (ks, ke) = (g.start[kernel], g.end[kernel]);
     for (label, view) in [
         ("whole profile", View::fit(a, b)),
         (
@@ -218,6 +307,5 @@ pub fn run(file: PathBuf) -> Result<(), String> {
         let t = frame_time(&loaded, view, 20);
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
-    let _ = analyze;
     Ok(())
 }

@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
-use rankline::profile::{self, DevId, Profile, Source};
+use rankline::profile::{self, CacheDir, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::run;
@@ -32,16 +32,54 @@ struct Cli {
     /// Keymap file overriding single bindings (default: $XDG_CONFIG_HOME/rankline/keymap.toml)
     #[arg(long, value_name = "FILE")]
     keymap: Option<PathBuf>,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
+
+/// Where the columnar cache lives (used by the timeline, `report` and `index`).
+#[derive(Args, Clone)]
+struct CacheArgs {
+    /// Cache directory (default: $XDG_CACHE_HOME/rankline, else ~/.cache/rankline)
+    #[arg(long, value_name = "DIR", global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Neither read nor write the cache
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Evict the oldest cache entries above this size
+    #[arg(long, value_name = "GB", default_value_t = 20.0, global = true)]
+    cache_cap_gb: f64,
+}
+
+impl CacheArgs {
+    fn dir(&self) -> Option<CacheDir> {
+        if self.no_cache {
+            return None;
+        }
+        let dir = self.cache_dir.clone().or_else(CacheDir::default_dir)?;
+        Some(CacheDir {
+            dir,
+            cap_bytes: (self.cache_cap_gb.max(0.0) * 1e9) as u64,
+        })
+    }
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Print an analysis section as text or JSON, without the UI
     Report(ReportArgs),
+    /// Build the columnar caches of FILEs without opening the UI (one line per file)
+    Index {
+        /// nsys SQLite exports
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Measure open, memory, analysis and drawing on a file (prints figures)
     Bench {
         /// An nsys SQLite export
         file: PathBuf,
+        /// Internal: run one measured phase in this process
+        #[arg(long, hide = true)]
+        phase: Option<String>,
     },
 }
 
@@ -97,16 +135,71 @@ struct ReportArgs {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Report(args)) => report(args),
-        Some(Command::Bench { file }) => match crate::bench::run(file) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(e),
-        },
-        None => timeline(cli.files, cli.goto, cli.keymap),
+        Some(Command::Report(args)) => report(args, cli.cache.dir()),
+        Some(Command::Index { files }) => index(files, cli.cache.dir()),
+        Some(Command::Bench { file, phase }) => {
+            match crate::bench::run(file, phase, cli.cache.dir()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
+        None => timeline(cli.files, cli.goto, cli.keymap, cli.cache.dir()),
     }
 }
 
-fn timeline(files: Vec<PathBuf>, goto: Option<String>, keymap: Option<PathBuf>) -> ExitCode {
+fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
+    let Some(cache) = cache else {
+        return fail(
+            "index writes the cache: drop --no-cache (and give --cache-dir if $HOME is unset)",
+        );
+    };
+    let mut failed = false;
+    for f in files {
+        let t0 = std::time::Instant::now();
+        let out = profile::load_with(&[Source::File(f.clone())], Some(&cache), &mut |_, _, _| {});
+        match out.errors.first() {
+            Some(e) => {
+                failed = true;
+                eprintln!("rankline: {e}");
+            }
+            None => {
+                let p = &out.profile;
+                let how = if out
+                    .notes
+                    .iter()
+                    .any(|n| n.ends_with("opened from the cache"))
+                {
+                    "already cached"
+                } else {
+                    "cached"
+                };
+                let entry = profile::cache::entry_path(&cache.dir, &f)
+                    .map(|e| e.display().to_string())
+                    .unwrap_or_default();
+                println!(
+                    "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {entry}",
+                    f.display(),
+                    t0.elapsed().as_secs_f64(),
+                    p.gpu.len(),
+                    p.runtime.len(),
+                    p.nvtx.len()
+                );
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn timeline(
+    files: Vec<PathBuf>,
+    goto: Option<String>,
+    keymap: Option<PathBuf>,
+    cache: Option<CacheDir>,
+) -> ExitCode {
     let keymap = match Keymap::load(keymap.as_deref()) {
         Ok(k) => k,
         Err(e) => return fail(e),
@@ -128,6 +221,7 @@ fn timeline(files: Vec<PathBuf>, goto: Option<String>, keymap: Option<PathBuf>) 
         settings: Settings::default(),
         no_color,
         demo,
+        cache,
     };
     match run::run(opts) {
         Ok(()) => ExitCode::SUCCESS,
@@ -140,7 +234,7 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn report(args: ReportArgs) -> ExitCode {
+fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     let comm_pattern = match args.comm_pattern.as_deref().map(Regex::new) {
         None => None,
         Some(Ok(re)) => Some(re),
@@ -171,7 +265,9 @@ fn report(args: ReportArgs) -> ExitCode {
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
         Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
     };
-    let (profile, errors) = profile::load(&args.files, &mut |_, _, _| {});
+    let sources: Vec<Source> = args.files.iter().cloned().map(Source::File).collect();
+    let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
+    let (profile, errors) = (loaded.profile, loaded.errors);
     for e in &errors {
         eprintln!("rankline: {e}");
     }

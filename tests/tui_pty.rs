@@ -29,6 +29,10 @@ impl Session {
         cmd.cwd(env!("CARGO_MANIFEST_DIR"));
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("NO_COLOR");
+        cmd.env(
+            "XDG_CACHE_HOME",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-cache-home"),
+        );
         let child = pair.slave.spawn_command(cmd).expect("spawn rankline");
         drop(pair.slave);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(

@@ -20,7 +20,9 @@ fn fixture() -> Source {
 fn app(no_color: bool) -> App {
     let mut app = App::new(Keymap::default_keymap(), no_color);
     let mut msgs = Vec::new();
-    data::load(&[fixture()], &Settings::default(), &mut |m| msgs.push(m));
+    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
+        msgs.push(m)
+    });
     for m in msgs {
         if let LoadMsg::Progress { .. } = m {
             continue;

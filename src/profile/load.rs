@@ -27,6 +27,8 @@ pub enum Stage {
     Runtime,
     Nvtx,
     Linking,
+    Cache,
+    WritingCache,
 }
 
 impl Stage {
@@ -41,6 +43,8 @@ impl Stage {
             Stage::Runtime => "reading runtime calls",
             Stage::Nvtx => "reading NVTX",
             Stage::Linking => "sorting and linking",
+            Stage::Cache => "reading cache",
+            Stage::WritingCache => "writing cache",
         }
     }
 }

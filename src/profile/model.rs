@@ -34,7 +34,7 @@ macro_rules! rows_by_start {
 }
 
 /// One loaded export file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileInfo {
     pub path: PathBuf,
     pub nsys_version: Option<String>,
@@ -46,7 +46,7 @@ pub struct FileInfo {
 }
 
 /// A process, scoped to its file (pids of different files never merge).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Process {
     pub file: u32,
     pub pid: u32,
@@ -54,7 +54,7 @@ pub struct Process {
 }
 
 /// A CPU thread.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Thread {
     pub process: ProcId,
     pub tid: u32,
@@ -62,7 +62,7 @@ pub struct Thread {
 }
 
 /// A GPU, identified by (host, device id).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Device {
     /// Index into [`Profile::hosts`].
     pub host: u32,
@@ -74,7 +74,7 @@ pub struct Device {
 }
 
 /// A CUDA context of a process on a device.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Context {
     pub process: ProcId,
     pub context: u32,
@@ -83,7 +83,7 @@ pub struct Context {
 
 /// A CUDA stream: the unit of ordering on a GPU. Stream ids are unique only
 /// within a process, so a lane is (process, context, stream id).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Lane {
     pub device: DevId,
     pub process: ProcId,
@@ -209,7 +209,7 @@ impl Nvtx {
 /// communicator id (first 8 bytes of `binaryData`). UNVERIFIED: no real
 /// export here has the payload; the layout follows the payload schema
 /// (`NCCL communicator ID` at offset 0) seen in the 2026 exports.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NcclApiRanges {
     pub thread: Vec<ThreadId>,
     pub start: Vec<i64>,
@@ -221,7 +221,7 @@ pub struct NcclApiRanges {
 /// operation id shared by every rank of one collective. UNVERIFIED: no real
 /// export here has the table; the columns read are `operationId`,
 /// `globalPid` and `correlationId`.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NcclOperations {
     pub process: Vec<ProcId>,
     pub correlation: Vec<u32>,

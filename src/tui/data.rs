@@ -4,7 +4,7 @@
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
 use crate::analysis::bundle::{Analysis, Settings, analyze};
-use crate::profile::{self, LoadError, Profile, Source, Stage};
+use crate::profile::{self, CacheDir, LoadError, Profile, Source, Stage};
 
 /// A big start-skew event, for `]`/`[` and the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,9 +86,14 @@ pub enum LoadMsg {
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
 /// blocking thread.
-pub fn load(sources: &[Source], settings: &Settings, send: &mut dyn FnMut(LoadMsg)) {
+pub fn load(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    settings: &Settings,
+    send: &mut dyn FnMut(LoadMsg),
+) {
     let files = sources.len();
-    let (profile, errors) = profile::load_sources(sources, &mut |file, stage: Stage, rows| {
+    let out = profile::load_with(sources, cache, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
             stage: stage.label().to_string(),
             file,
@@ -96,6 +101,7 @@ pub fn load(sources: &[Source], settings: &Settings, send: &mut dyn FnMut(LoadMs
             rows,
         });
     });
+    let (profile, errors) = (out.profile, out.errors);
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
     }

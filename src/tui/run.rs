@@ -24,6 +24,7 @@ pub struct Options {
     pub settings: Settings,
     pub no_color: bool,
     pub demo: bool,
+    pub cache: Option<crate::profile::CacheDir>,
 }
 
 /// What the loop reacts to.
@@ -64,8 +65,9 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> R
     let load_tx = tx.clone();
     let sources = opts.sources.clone();
     let settings = opts.settings.clone();
+    let cache = opts.cache.clone();
     tokio::task::spawn_blocking(move || {
-        data::load(&sources, &settings, &mut |m| {
+        data::load(&sources, cache.as_ref(), &settings, &mut |m| {
             let _ = load_tx.send(Msg::Load(m));
         })
     });

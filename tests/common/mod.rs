@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 pub fn rankline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rankline"))
         .args(args)
+        // Tests never touch the user's cache.
+        .env("XDG_CACHE_HOME", test_cache_home())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run rankline")
@@ -19,6 +21,11 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A cache home under `target/`, shared by the tests' runs.
+pub fn test_cache_home() -> PathBuf {
+    root().join("target/test-cache-home")
 }
 
 /// The project root.
