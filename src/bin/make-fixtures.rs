@@ -2,6 +2,10 @@
 //!
 //! Writes nsys-schema SQLite files into `fixtures/` and, for each scenario, a ground-truth JSON
 //! computed by an independent oracle over the generator's own event lists.
+//!
+//! `cargo run --release --bin make-fixtures -- scale [--kernels N] [--devices D] [--runtime M]
+//! [--nvtx R] [--out PATH]` writes one large profile for benchmarks instead (default 10 M
+//! kernels on 8 devices into `target/scale/scale_10m.sqlite`; see scale.rs).
 
 #[path = "make_fixtures/assemble.rs"]
 mod assemble;
@@ -19,6 +23,10 @@ mod names;
 mod plan;
 #[path = "make_fixtures/rng.rs"]
 mod rng;
+#[path = "make_fixtures/scale.rs"]
+mod scale;
+#[path = "make_fixtures/scale_step.rs"]
+mod scale_step;
 #[path = "make_fixtures/sim.rs"]
 mod sim;
 #[path = "make_fixtures/stats.rs"]
@@ -93,6 +101,30 @@ fn save(name: &str, truth: &Value) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None => fixtures(),
+        Some("scale") => match scale::parse(&args[1..]).and_then(|a| scale::run(&a, &root())) {
+            Ok(()) => {}
+            Err(e) if e.is_empty() => println!("{}", scale::USAGE),
+            Err(e) => {
+                eprintln!("make-fixtures scale: {e}\n{}", scale::USAGE);
+                std::process::exit(2);
+            }
+        },
+        Some("-h" | "--help") => println!("{}", scale::USAGE),
+        Some(other) => {
+            eprintln!(
+                "make-fixtures: unknown argument {other:?}\n{}",
+                scale::USAGE
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The small fixtures and their truth files, always the same bytes.
+fn fixtures() {
     std::fs::create_dir_all(root().join("fixtures")).expect("cannot create fixtures/");
 
     let (mega, scenario) = megatron::build(&mut rng::Rng::new(0x5EED_0001));

@@ -80,7 +80,13 @@ fn cublas(s: &str) -> KName {
     own(s, s, Some(s))
 }
 
-fn shape(grid: [u32; 3], block: [u32; 3], registers: u32, static_smem: u32, dyn_smem: u32) -> Shape {
+fn shape(
+    grid: [u32; 3],
+    block: [u32; 3],
+    registers: u32,
+    static_smem: u32,
+    dyn_smem: u32,
+) -> Shape {
     Shape {
         grid,
         block,
@@ -105,7 +111,7 @@ fn existing(c: Compute, dur_us: (f64, f64), op: &'static str) -> Spec {
 }
 
 /// All kernels of a scale profile, indexed by the ids above: 29 compute kernels (29 demangled
-/// names, 20 short names) and three NCCL collectives.
+/// names, 24 short names) and three NCCL collectives.
 pub fn specs() -> Vec<Spec> {
     let nccl = |op, dtype, channels, dur_us| {
         let (name, _) = names::nccl(op, dtype, "RING", "LL");
@@ -122,7 +128,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "indexSelectLargeIndex",
                 "void at::native::<unnamed>::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, (int)2, (int)2, (int)-2, (bool)1>(at::cuda::detail::TensorInfo<T1, T3>, at::cuda::detail::TensorInfo<const T1, T3>, at::cuda::detail::TensorInfo<const T2, T3>, int, int, T3, T3, long)",
-                Some("_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIN3c108BFloat16EljLi2ELi2ELin2ELb1EEEvNS_4cuda6detail10TensorInfoIT_T1_EENS8_IKS9_SA_EENS8_IKT0_SA_EEiiSA_SA_l"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIN3c108BFloat16EljLi2ELi2ELin2ELb1EEEvNS_4cuda6detail10TensorInfoIT_T1_EENS8_IKS9_SA_EENS8_IKT0_SA_EEiiSA_SA_l",
+                ),
             ),
             shape([4096, 1, 1], [128, 4, 1], 32, 0, 0),
             (30.0, 60.0),
@@ -132,7 +140,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "vectorized_layer_norm_kernel",
                 "void at::native::<unnamed>::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
-                Some("_ZN2at6native12_GLOBAL__N_128vectorized_layer_norm_kernelIN3c108BFloat16EfEEviT0_PKT_S8_S8_PS5_S9_PS6_"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_128vectorized_layer_norm_kernelIN3c108BFloat16EfEEviT0_PKT_S8_S8_PS5_S9_PS6_",
+                ),
             ),
             shape([8192, 1, 1], [256, 1, 1], 40, 0, 0),
             (25.0, 45.0),
@@ -143,7 +153,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "fused_rope_forward_kernel",
                 "void transformer_engine::fused_rope_forward_kernel<__nv_bfloat16, __nv_bfloat16>(const T1 *, const int *, const float *, T2 *, bool, int, int, int, int, int, int, int, int, int, int, int)",
-                Some("_ZN18transformer_engine25fused_rope_forward_kernelI13__nv_bfloat16S1_EEvPKT_PKiPKfPT0_biiiiiiiiiii"),
+                Some(
+                    "_ZN18transformer_engine25fused_rope_forward_kernelI13__nv_bfloat16S1_EEvPKT_PKiPKfPT0_biiiiiiiiiii",
+                ),
             ),
             shape([4096, 8, 1], [32, 4, 1], 56, 0, 0),
             (20.0, 40.0),
@@ -179,7 +191,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "cunn_SoftMaxForward",
                 "void at::native::<unnamed>::cunn_SoftMaxForward<(int)8, c10::BFloat16, float, float, at::native::<unnamed>::LogSoftMaxForwardEpilogue>(T4 *, const T2 *, int)",
-                Some("_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi8EN3c108BFloat16EffNS1_25LogSoftMaxForwardEpilogueEEEvPT2_PKT0_i"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi8EN3c108BFloat16EffNS1_25LogSoftMaxForwardEpilogueEEEvPT2_PKT0_i",
+                ),
             ),
             shape([8192, 1, 1], [1024, 1, 1], 40, 0, 4096),
             (300.0, 500.0),
@@ -189,7 +203,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "nll_loss_forward_reduce_cuda_kernel_2d",
                 "void at::native::<unnamed>::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(T1 *, T1 *, const T1 *, const T3 *, const T1 *, bool, long, long, long, long)",
-                Some("_ZN2at6native12_GLOBAL__N_138nll_loss_forward_reduce_cuda_kernel_2dIfflEEvPT_S4_PKS3_PKT1_S6_bllll"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_138nll_loss_forward_reduce_cuda_kernel_2dIfflEEvPT_S4_PKS3_PKT1_S6_bllll",
+                ),
             ),
             shape([1, 1, 1], [1024, 1, 1], 32, 8192, 0),
             (10.0, 20.0),
@@ -199,7 +215,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "cunn_SoftMaxBackward",
                 "void at::native::<unnamed>::cunn_SoftMaxBackward<(int)8, c10::BFloat16, float, float, at::native::<unnamed>::LogSoftMaxBackwardEpilogue>(T2 *, const T4 *, const T4 *, long)",
-                Some("_ZN2at6native12_GLOBAL__N_120cunn_SoftMaxBackwardILi8EN3c108BFloat16EffNS1_26LogSoftMaxBackwardEpilogueEEEvPT0_PKT2_SA_l"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_120cunn_SoftMaxBackwardILi8EN3c108BFloat16EffNS1_26LogSoftMaxBackwardEpilogueEEEvPT0_PKT2_SA_l",
+                ),
             ),
             shape([8192, 1, 1], [1024, 1, 1], 38, 0, 0),
             (300.0, 500.0),
@@ -235,7 +253,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "layer_norm_grad_input_kernel_vectorized",
                 "void at::native::<unnamed>::layer_norm_grad_input_kernel_vectorized<c10::BFloat16, float>(const T1 *, const T1 *, const T2 *, const T2 *, const T1 *, T1 *, int)",
-                Some("_ZN2at6native12_GLOBAL__N_139layer_norm_grad_input_kernel_vectorizedIN3c108BFloat16EfEEvPKT_S7_PKT0_SA_S7_PS5_i"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_139layer_norm_grad_input_kernel_vectorizedIN3c108BFloat16EfEEvPKT_S7_PKT0_SA_S7_PS5_i",
+                ),
             ),
             shape([8192, 1, 1], [256, 1, 1], 48, 0, 0),
             (30.0, 60.0),
@@ -245,7 +265,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "GammaBetaBackwardCUDAKernelTemplate",
                 "void at::native::<unnamed>::GammaBetaBackwardCUDAKernelTemplate<c10::BFloat16, float, (unsigned int)32, (unsigned int)16, (unsigned int)256, (bool)0, (bool)1>(long, long, const T1 *, const T1 *, const T2 *, const T2 *, T1 *, T1 *)",
-                Some("_ZN2at6native12_GLOBAL__N_135GammaBetaBackwardCUDAKernelTemplateIN3c108BFloat16EfLj32ELj16ELj256ELb0ELb1EEEvllPKT_S7_PKT0_SA_PS5_SB_"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_135GammaBetaBackwardCUDAKernelTemplateIN3c108BFloat16EfLj32ELj16ELj256ELb0ELb1EEEvllPKT_S7_PKT0_SA_PS5_SB_",
+                ),
             ),
             shape([128, 1, 1], [32, 16, 1], 64, 4224, 0),
             (20.0, 40.0),
@@ -262,7 +284,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "fused_rope_backward_kernel",
                 "void transformer_engine::fused_rope_backward_kernel<__nv_bfloat16, __nv_bfloat16>(const T1 *, const int *, const float *, T2 *, bool, int, int, int, int, int, int, int, int, int, int)",
-                Some("_ZN18transformer_engine26fused_rope_backward_kernelI13__nv_bfloat16S1_EEvPKT_PKiPKfPT0_biiiiiiiiii"),
+                Some(
+                    "_ZN18transformer_engine26fused_rope_backward_kernelI13__nv_bfloat16S1_EEvPKT_PKiPKfPT0_biiiiiiiiii",
+                ),
             ),
             shape([4096, 8, 1], [32, 4, 1], 56, 0, 0),
             (20.0, 40.0),
@@ -272,7 +296,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "embedding_backward_feature_kernel",
                 "void at::native::<unnamed>::embedding_backward_feature_kernel<c10::BFloat16, float, long>(const T3 *, const T1 *, T1 *, int, long, int)",
-                Some("_ZN2at6native12_GLOBAL__N_133embedding_backward_feature_kernelIN3c108BFloat16EflEEvPKT1_PKT_PS8_ili"),
+                Some(
+                    "_ZN2at6native12_GLOBAL__N_133embedding_backward_feature_kernelIN3c108BFloat16EflEEvPKT1_PKT_PS8_ili",
+                ),
             ),
             shape([2048, 1, 1], [32, 32, 1], 56, 8448, 0),
             (150.0, 300.0),
@@ -313,7 +339,9 @@ pub fn specs() -> Vec<Spec> {
             own(
                 "vectorized_elementwise_kernel",
                 "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, T2, T3)",
-                Some("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"),
+                Some(
+                    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+                ),
             ),
             shape([65_535, 1, 1], [128, 1, 1], 16, 0, 0),
             (100.0, 200.0),
@@ -396,10 +424,9 @@ pub struct Template {
 }
 
 pub const LAYER_NAMES: [&str; LAYERS] = [
-    "layer_00", "layer_01", "layer_02", "layer_03", "layer_04", "layer_05", "layer_06",
-    "layer_07", "layer_08", "layer_09", "layer_10", "layer_11", "layer_12", "layer_13",
-    "layer_14", "layer_15", "layer_16", "layer_17", "layer_18", "layer_19", "layer_20",
-    "layer_21", "layer_22", "layer_23",
+    "layer_00", "layer_01", "layer_02", "layer_03", "layer_04", "layer_05", "layer_06", "layer_07",
+    "layer_08", "layer_09", "layer_10", "layer_11", "layer_12", "layer_13", "layer_14", "layer_15",
+    "layer_16", "layer_17", "layer_18", "layer_19", "layer_20", "layer_21", "layer_22", "layer_23",
 ];
 pub const STEP_NAME: &str = "train_step";
 
