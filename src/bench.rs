@@ -282,7 +282,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         ov.len()
     );
     println!("  all analyses + render index: {}", secs(ready));
-    let (a, b) = loaded.profile.span().unwrap_or((0, 1));
+    let (a, b) = loaded.span.unwrap_or((0, 1));
     let mid = (a + b) / 2;
     let g = &loaded.profile.gpu;
     let kernel = (0..g.len()).find(|&i| g.start[i] >= mid).unwrap_or(0);

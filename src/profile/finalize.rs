@@ -5,7 +5,8 @@
 use super::column::{Col, Pod};
 use super::intern::Sym;
 use super::model::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
 use std::ops::Range;
 
 /// Appends `other` (one finalized file) to `into` (finalized files merged so
@@ -159,7 +160,37 @@ pub fn merge(into: &mut Profile, other: Profile) {
 }
 
 fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
-    *v = perm.iter().map(|&i| v[i as usize]).collect();
+    let src: &[T] = v;
+    let out: Col<T> = perm.iter().map(|&i| src[i as usize]).collect();
+    *v = out;
+}
+
+/// Row order grouped by `group[i]` (stable), each group ordered by `cmp`:
+/// linear when rows already arrive in time order, as exports store them.
+fn grouped_order(group: &[u32], groups: usize, cmp: impl Fn(usize, usize) -> Ordering) -> Vec<u32> {
+    let mut next = vec![0usize; groups + 1];
+    for &g in group {
+        next[g as usize + 1] += 1;
+    }
+    for k in 1..next.len() {
+        next[k] += next[k - 1];
+    }
+    let bounds = next.clone();
+    let mut perm = vec![0u32; group.len()];
+    for (i, &g) in group.iter().enumerate() {
+        perm[next[g as usize]] = i as u32;
+        next[g as usize] += 1;
+    }
+    for w in bounds.windows(2) {
+        let rows = &mut perm[w[0]..w[1]];
+        let sorted = rows
+            .windows(2)
+            .all(|x| cmp(x[0] as usize, x[1] as usize) != Ordering::Greater);
+        if !sorted {
+            rows.sort_by(|&a, &b| cmp(a as usize, b as usize));
+        }
+    }
+    perm
 }
 
 /// Contiguous ranges of a sorted key column, one per key value `0..n`.
@@ -196,14 +227,9 @@ pub fn finalize(p: &mut Profile) {
 
 fn sort_gpu(p: &mut Profile) {
     let g = &mut p.gpu;
-    let mut perm: Vec<u32> = (0..g.len() as u32).collect();
-    perm.sort_unstable_by_key(|&i| {
-        (
-            g.lane[i as usize],
-            g.start[i as usize],
-            g.end[i as usize],
-            i,
-        )
+    let (start, end): (&[i64], &[i64]) = (&g.start, &g.end);
+    let perm = grouped_order(&g.lane, p.lanes.len(), |a, b| {
+        (start[a], end[a]).cmp(&(start[b], end[b]))
     });
     permute(&mut g.start, &perm);
     permute(&mut g.end, &perm);
@@ -222,8 +248,8 @@ fn sort_gpu(p: &mut Profile) {
 
 fn sort_runtime(p: &mut Profile) {
     let r = &mut p.runtime;
-    let mut perm: Vec<u32> = (0..r.len() as u32).collect();
-    perm.sort_unstable_by_key(|&i| (r.thread[i as usize], r.start[i as usize], i));
+    let start: &[i64] = &r.start;
+    let perm = grouped_order(&r.thread, p.threads.len(), |a, b| start[a].cmp(&start[b]));
     permute(&mut r.start, &perm);
     permute(&mut r.end, &perm);
     permute(&mut r.thread, &perm);
@@ -236,11 +262,10 @@ fn sort_runtime(p: &mut Profile) {
 
 fn sort_nvtx(p: &mut Profile) {
     let n = &mut p.nvtx;
-    let mut perm: Vec<u32> = (0..n.len() as u32).collect();
+    let (start, end): (&[i64], &[i64]) = (&n.start, &n.end);
     // Enclosing ranges first: same start, longer one before.
-    perm.sort_unstable_by_key(|&i| {
-        let i = i as usize;
-        (n.thread[i], n.start[i], std::cmp::Reverse(n.end[i]), i)
+    let perm = grouped_order(&n.thread, p.threads.len(), |a, b| {
+        start[a].cmp(&start[b]).then(end[b].cmp(&end[a]))
     });
     permute(&mut n.start, &perm);
     permute(&mut n.end, &perm);
@@ -270,7 +295,8 @@ fn sort_nvtx(p: &mut Profile) {
 fn link_launches(p: &mut Profile) {
     let key = |proc: ProcId, corr: u32| ((proc as u64) << 32) | corr as u64;
     let r = &p.runtime;
-    let mut calls: HashMap<u64, u32> = HashMap::with_capacity(r.len());
+    let mut calls: FxHashMap<u64, u32> = FxHashMap::default();
+    calls.reserve(r.len());
     for i in 0..r.len() {
         if r.correlation[i] != 0 {
             let proc = p.threads[r.thread[i] as usize].process;

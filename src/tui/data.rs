@@ -26,6 +26,8 @@ pub struct Loaded {
     pub entries: Vec<Entry>,
     /// In time order.
     pub big_events: Vec<BigEvent>,
+    /// First and last time of any event (computed once: it scans everything).
+    pub span: Option<(i64, i64)>,
 }
 
 impl Loaded {
@@ -53,12 +55,14 @@ impl Loaded {
             })
             .collect();
         big_events.sort_by_key(|e| (e.start, e.group, e.instance));
+        let span = profile.span();
         Loaded {
             profile,
             analysis,
             index,
             entries,
             big_events,
+            span,
         }
     }
 

@@ -177,7 +177,7 @@ impl App {
 
     /// Installs loaded data: fits the view and applies `--goto`.
     pub fn set_loaded(&mut self, loaded: Arc<Loaded>) {
-        if let Some((a, b)) = loaded.profile.span() {
+        if let Some((a, b)) = loaded.span {
             self.view = View::fit(a, b);
         }
         self.loaded = Some(loaded);
@@ -345,7 +345,7 @@ impl App {
             Action::PageUp => self.move_cursor(-(self.timeline_height.max(2) as isize - 1)),
             Action::PageDown => self.move_cursor(self.timeline_height.max(2) as isize - 1),
             Action::FitAll => {
-                if let Some((a, b)) = l.profile.span() {
+                if let Some((a, b)) = l.span {
                     self.view = View::fit(a, b);
                 }
             }
@@ -359,12 +359,12 @@ impl App {
                 }
             }
             Action::Home => {
-                if let Some((a, _)) = l.profile.span() {
+                if let Some((a, _)) = l.span {
                     self.view.t0 = a as f64 - self.view.span * 0.02;
                 }
             }
             Action::End => {
-                if let Some((_, b)) = l.profile.span() {
+                if let Some((_, b)) = l.span {
                     self.view.t0 = b as f64 - self.view.span * 0.98;
                 }
             }
@@ -839,7 +839,7 @@ impl App {
             return;
         };
         let base = if self.relative_time {
-            l.profile.span().map_or(0, |s| s.0) as f64
+            l.span.map_or(0, |s| s.0) as f64
         } else {
             0.0
         };

@@ -148,7 +148,7 @@ fn draw_ruler(
     theme: &Theme,
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
-    let origin = l.profile.span().map_or(0, |s| s.0) as f64;
+    let origin = l.span.map_or(0, |s| s.0) as f64;
     let mut t = (geo.t0 / step).ceil() * step;
     let y = area.y;
     let mode = if app.relative_time { "rel" } else { "abs" };
