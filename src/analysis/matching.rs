@@ -101,7 +101,7 @@ pub struct Matching {
     /// Streams with NCCL kernels that pair with no other device.
     pub unpaired: Vec<LaneId>,
     /// GPU row → (group, 0-based instance).
-    by_row: HashMap<u32, (u32, u32)>,
+    by_row: rustc_hash::FxHashMap<u32, (u32, u32)>,
 }
 
 impl Matching {
@@ -163,7 +163,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
         let first = |g: &Group| g.devices.first().map(|d| order[d]);
         (first(a), &a.key).cmp(&(first(b), &b.key))
     });
-    let mut by_row = HashMap::new();
+    let mut by_row = rustc_hash::FxHashMap::default();
     for (g, group) in groups.iter().enumerate() {
         for k in 0..group.instances() {
             for &r in group.instance_rows(k) {
@@ -382,16 +382,16 @@ fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Grou
             .unwrap_or(0)
     };
     instances.sort_by_key(|rows| earliest(rows));
+    // The type of an instance is that of its first member's kernel.
+    let op_of_row: HashMap<u32, CollOp> = members[0]
+        .rows
+        .iter()
+        .copied()
+        .zip(members[0].ops.iter().copied())
+        .collect();
     let ops: Vec<CollOp> = instances
         .iter()
-        .map(|rows| {
-            let pos = members[0]
-                .rows
-                .iter()
-                .position(|&r| r == rows[0])
-                .unwrap_or(0);
-            members[0].ops[pos]
-        })
+        .map(|rows| op_of_row.get(&rows[0]).copied().unwrap_or(CollOp::Other))
         .collect();
     let end_skews = instances.iter().map(|rows| {
         let ends = rows.iter().map(|&r| p.gpu.end[r as usize]);

@@ -105,7 +105,13 @@ impl<T: Pod> Col<T> {
     /// Moves all values of `other` to the end of this column.
     pub fn append(&mut self, other: &mut Col<T>) {
         let mut moved = std::mem::take(other.vec());
-        self.vec().append(&mut moved);
+        let mine = self.vec();
+        if mine.is_empty() {
+            // Take the other's buffer rather than copying it.
+            *mine = moved;
+        } else {
+            mine.append(&mut moved);
+        }
     }
 }
 

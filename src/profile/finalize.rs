@@ -208,9 +208,19 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
 
 /// Sorts every table of a single-file profile and builds the derived links.
 pub fn finalize(p: &mut Profile) {
-    sort_gpu(p);
-    sort_runtime(p);
-    sort_nvtx(p);
+    let nthreads = p.threads.len();
+    let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
+    // GPU rows on one core, CPU rows on the other.
+    let (rt_ranges, nvtx_ranges) = std::thread::scope(|s| {
+        let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
+        let ranges = (sort_runtime(runtime, nthreads), sort_nvtx(nvtx, nthreads));
+        if let Err(e) = gpu_done.join() {
+            std::panic::resume_unwind(e);
+        }
+        ranges
+    });
+    p.runtime_by_thread = rt_ranges;
+    p.nvtx_by_thread = nvtx_ranges;
     // A process with activity on a device has a context there, whether or
     // not the export's context tables say so (the 2026 windows lack them).
     for l in &p.lanes {
@@ -225,10 +235,9 @@ pub fn finalize(p: &mut Profile) {
     link_launches(p);
 }
 
-fn sort_gpu(p: &mut Profile) {
-    let g = &mut p.gpu;
+fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     let (start, end): (&[i64], &[i64]) = (&g.start, &g.end);
-    let perm = grouped_order(&g.lane, p.lanes.len(), |a, b| {
+    let perm = grouped_order(&g.lane, lanes.len(), |a, b| {
         (start[a], end[a]).cmp(&(start[b], end[b]))
     });
     permute(&mut g.start, &perm);
@@ -241,15 +250,14 @@ fn sort_gpu(p: &mut Profile) {
     permute(&mut g.bytes, &perm);
     permute(&mut g.graph_node, &perm);
     permute(&mut g.launch, &perm);
-    for (lane, rows) in group_ranges(&g.lane, p.lanes.len()).into_iter().enumerate() {
-        p.lanes[lane].rows = rows;
+    for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
+        lanes[lane].rows = rows;
     }
 }
 
-fn sort_runtime(p: &mut Profile) {
-    let r = &mut p.runtime;
+fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &r.start;
-    let perm = grouped_order(&r.thread, p.threads.len(), |a, b| start[a].cmp(&start[b]));
+    let perm = grouped_order(&r.thread, nthreads, |a, b| start[a].cmp(&start[b]));
     permute(&mut r.start, &perm);
     permute(&mut r.end, &perm);
     permute(&mut r.thread, &perm);
@@ -257,14 +265,13 @@ fn sort_runtime(p: &mut Profile) {
     permute(&mut r.correlation, &perm);
     permute(&mut r.class, &perm);
     permute(&mut r.is_launch, &perm);
-    p.runtime_by_thread = group_ranges(&r.thread, p.threads.len());
+    group_ranges(&r.thread, nthreads)
 }
 
-fn sort_nvtx(p: &mut Profile) {
-    let n = &mut p.nvtx;
+fn sort_nvtx(n: &mut Nvtx, nthreads: usize) -> Vec<Range<usize>> {
     let (start, end): (&[i64], &[i64]) = (&n.start, &n.end);
     // Enclosing ranges first: same start, longer one before.
-    let perm = grouped_order(&n.thread, p.threads.len(), |a, b| {
+    let perm = grouped_order(&n.thread, nthreads, |a, b| {
         start[a].cmp(&start[b]).then(end[b].cmp(&end[a]))
     });
     permute(&mut n.start, &perm);
@@ -274,43 +281,96 @@ fn sort_nvtx(p: &mut Profile) {
     permute(&mut n.kind, &perm);
     permute(&mut n.domain, &perm);
     permute(&mut n.depth, &perm);
-    p.nvtx_by_thread = group_ranges(&n.thread, p.threads.len());
+    let ranges = group_ranges(&n.thread, nthreads);
     // Push/pop ranges nest per thread: depth = open enclosing ranges.
     let mut open: Vec<i64> = Vec::new();
-    for rows in &p.nvtx_by_thread {
+    let (kind, start, end): (&[NvtxKind], &[i64], &[i64]) = (&n.kind, &n.start, &n.end);
+    let mut depth = vec![0u16; start.len()];
+    for rows in &ranges {
         open.clear();
         for i in rows.clone() {
-            if n.kind[i] != NvtxKind::PushPop {
+            if kind[i] != NvtxKind::PushPop {
                 continue;
             }
-            while open.last().is_some_and(|&end| end <= n.start[i]) {
+            while open.last().is_some_and(|&e| e <= start[i]) {
                 open.pop();
             }
-            n.depth[i] = open.len().min(u16::MAX as usize) as u16;
-            open.push(n.end[i]);
+            depth[i] = open.len().min(u16::MAX as usize) as u16;
+            open.push(end[i]);
+        }
+    }
+    n.depth = depth.into();
+    ranges
+}
+
+/// Where the calls of one process are, by correlation id.
+enum CallIndex {
+    /// Ids count up from 1 in each process: a table indexed by id.
+    Dense(Vec<u32>),
+    /// Sparse ids: a map.
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl CallIndex {
+    fn get(&self, corr: u32) -> u32 {
+        match self {
+            CallIndex::Dense(v) => v.get(corr as usize).copied().unwrap_or(NONE),
+            CallIndex::Sparse(m) => m.get(&corr).copied().unwrap_or(NONE),
         }
     }
 }
 
 fn link_launches(p: &mut Profile) {
-    let key = |proc: ProcId, corr: u32| ((proc as u64) << 32) | corr as u64;
     let r = &p.runtime;
-    let mut calls: FxHashMap<u64, u32> = FxHashMap::default();
-    calls.reserve(r.len());
-    for i in 0..r.len() {
-        if r.correlation[i] != 0 {
-            let proc = p.threads[r.thread[i] as usize].process;
-            calls.entry(key(proc, r.correlation[i])).or_insert(i as u32);
+    let nproc = p.processes.len();
+    let mut max = vec![0u32; nproc];
+    let mut count = vec![0usize; nproc];
+    for (t, rows) in p.runtime_by_thread.iter().enumerate() {
+        let pr = p.threads[t].process as usize;
+        for &c in &r.correlation[rows.clone()] {
+            if c != 0 {
+                max[pr] = max[pr].max(c);
+                count[pr] += 1;
+            }
+        }
+    }
+    let mut index: Vec<CallIndex> = (0..nproc)
+        .map(|pr| {
+            if (max[pr] as usize) <= 4 * count[pr] + 1024 {
+                CallIndex::Dense(vec![NONE; max[pr] as usize + 1])
+            } else {
+                CallIndex::Sparse(FxHashMap::default())
+            }
+        })
+        .collect();
+    for (t, rows) in p.runtime_by_thread.iter().enumerate() {
+        let ix = &mut index[p.threads[t].process as usize];
+        for i in rows.clone() {
+            let c = r.correlation[i];
+            if c == 0 {
+                continue;
+            }
+            // The first call with an id wins, as in a join on it.
+            match ix {
+                CallIndex::Dense(v) => {
+                    if v[c as usize] == NONE {
+                        v[c as usize] = i as u32;
+                    }
+                }
+                CallIndex::Sparse(m) => {
+                    m.entry(c).or_insert(i as u32);
+                }
+            }
         }
     }
     let g = &mut p.gpu;
-    for i in 0..g.start.len() {
-        if g.correlation[i] != 0 {
-            let proc = p.lanes[g.lane[i] as usize].process;
-            g.launch[i] = calls
-                .get(&key(proc, g.correlation[i]))
-                .copied()
-                .unwrap_or(NONE);
+    for lane in &p.lanes {
+        let ix = &index[lane.process as usize];
+        for i in lane.rows.clone() {
+            let c = g.correlation[i];
+            if c != 0 {
+                g.launch[i] = ix.get(c);
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A string interner: every distinct string is stored once and named by a
 //! small integer, so the columnar tables hold `Sym`s instead of strings.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// The id of an interned string.
@@ -11,14 +11,14 @@ pub type Sym = u32;
 #[derive(Debug, Clone)]
 pub struct Interner {
     strings: Vec<Arc<str>>,
-    index: HashMap<Arc<str>, Sym>,
+    index: FxHashMap<Arc<str>, Sym>,
 }
 
 impl Default for Interner {
     fn default() -> Self {
         let mut interner = Interner {
             strings: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
         };
         interner.intern("");
         interner

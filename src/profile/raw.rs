@@ -45,6 +45,21 @@ pub struct RawGpu {
     pub texts: Interner,
 }
 
+impl RawGpu {
+    fn reserve(&mut self, n: usize) {
+        self.start.reserve(n);
+        self.end.reserve(n);
+        self.device.reserve(n);
+        self.context.reserve(n);
+        self.stream.reserve(n);
+        self.correlation.reserve(n);
+        self.pid.reserve(n);
+        self.graph.reserve(n);
+        self.a.reserve(n);
+        self.b.reserve(n);
+    }
+}
+
 /// Runtime and driver API rows.
 #[derive(Default)]
 pub struct RawRuntime {
@@ -54,6 +69,17 @@ pub struct RawRuntime {
     pub global_tid: Vec<i64>,
     pub correlation: Vec<u32>,
     pub name: Vec<i64>,
+}
+
+impl RawRuntime {
+    fn reserve(&mut self, n: usize) {
+        self.start.reserve(n);
+        self.end.reserve(n);
+        self.driver.reserve(n);
+        self.global_tid.reserve(n);
+        self.correlation.reserve(n);
+        self.name.reserve(n);
+    }
 }
 
 /// NVTX rows of the kinds rankline keeps.
@@ -72,6 +98,24 @@ pub struct RawNvtx {
 }
 
 const PROGRESS_EVERY: usize = 1 << 16;
+
+/// About how many rows a table has (its largest rowid, a cheap lookup):
+/// reserving up front spares regrowing, and re-faulting, columns of
+/// millions of rows.
+fn row_hint(conn: &Connection, schema: &Schema, spec: &TableSpec) -> usize {
+    if !schema.has_table(spec.table) {
+        return 0;
+    }
+    conn.query_row(
+        &format!("SELECT max(rowid) FROM \"{}\"", spec.table),
+        [],
+        |r| r.get::<_, Option<i64>>(0),
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(0)
+    .clamp(0, 1 << 32) as usize
+}
 
 /// Runs the spec's SELECT, calling `f` per row, reporting progress.
 fn scan(
@@ -122,6 +166,7 @@ pub fn read_gpu(
         GpuKind::Memset => Stage::Memset,
     };
     let mut g = RawGpu::default();
+    g.reserve(row_hint(conn, schema, spec));
     scan(conn, schema, path, spec, stage, progress, |r| {
         let (Some(start), Some(end), Some(dev), Some(stream)) =
             (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
@@ -161,6 +206,7 @@ pub fn read_runtime(
     progress: &Sender<(Stage, usize)>,
 ) -> Result<RawRuntime, LoadError> {
     let mut t = RawRuntime::default();
+    t.reserve(row_hint(conn, schema, spec));
     scan(conn, schema, path, spec, Stage::Runtime, progress, |r| {
         let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
             return Ok(());

@@ -28,7 +28,7 @@ const EMPTY: Cell = Cell {
 /// Above this many events in a slice, busy time comes from prefix sums and
 /// the category from a sample.
 const EXACT_LIMIT: usize = 24;
-const SAMPLES: usize = 12;
+const SAMPLES: usize = 8;
 
 /// Cells for `width` slices of `ns_per_cell` starting at `t0`.
 pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell> {
@@ -36,17 +36,36 @@ pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell
     if track.is_empty() || width == 0 {
         return out;
     }
+    let first = t0.floor() as i64;
+    // Slices are consecutive: one slice's end index is the next one's start,
+    // found by galloping forward from it (cheap for sparse and dense alike).
+    let mut i = track.start.partition_point(|&s| s < first);
     for (c, cell) in out.iter_mut().enumerate() {
         let a = (t0 + c as f64 * ns_per_cell).floor() as i64;
         let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a + 1);
-        *cell = one_cell(track, a, b);
+        let j = gallop(track.start, i, b);
+        *cell = one_cell(track, a, b, i, j);
+        i = j;
     }
     out
 }
 
-fn one_cell(t: &Track, a: i64, b: i64) -> Cell {
-    let i = t.start.partition_point(|&s| s < a);
-    let j = t.start.partition_point(|&s| s < b);
+/// The first index at or after `from` whose start is not below `b`.
+fn gallop(start: &[i64], from: usize, b: i64) -> usize {
+    let mut step = 1;
+    let mut lo = from;
+    let mut hi = from;
+    while hi < start.len() && start[hi] < b {
+        lo = hi + 1;
+        hi = from + step;
+        step *= 2;
+    }
+    let hi = hi.min(start.len());
+    lo + start[lo..hi].partition_point(|&s| s < b)
+}
+
+/// Rows `i..j` start inside `[a, b)`.
+fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     // Events starting before the slice may reach into it (nested calls:
     // look back a little).
     let lo = (i.saturating_sub(3)..i)
@@ -166,6 +185,17 @@ mod tests {
         for cell in &cells {
             assert!((cell.busy - 0.5).abs() < 0.01, "{cell:?}");
             assert_eq!(cell.cat, 4);
+        }
+    }
+
+    #[test]
+    fn gallop_finds_the_boundary() {
+        let s: Vec<i64> = (0..100).map(|i| i * 10).collect();
+        for from in [0, 5, 50, 99, 100] {
+            for b in [-5, 0, 1, 55, 500, 990, 991, 5000] {
+                let want = s.partition_point(|&x| x < b).max(from);
+                assert_eq!(gallop(&s, from, b), want, "from {from} b {b}");
+            }
         }
     }
 
