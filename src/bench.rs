@@ -267,21 +267,25 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
         rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
     );
-    if from_cache {
+    let instances: usize = sk.iter().map(|g| g.instances.len()).sum();
+    if !from_cache {
+        println!(
+            "  matching + skew: {} ({} groups, {instances} instances)",
+            secs(matching),
+            m.groups.len()
+        );
+        println!(
+            "  overlap, all devices: {} ({} devices)",
+            secs(overlap_time),
+            ov.len()
+        );
+        println!("  all analyses + render index: {}", secs(ready));
         return Ok(());
     }
-    let instances: usize = sk.iter().map(|g| g.instances.len()).sum();
     println!(
-        "  matching + skew: {} ({} groups, {instances} instances)",
-        secs(matching),
-        m.groups.len()
+        "  all analyses + render index after reopen: {}",
+        secs(ready)
     );
-    println!(
-        "  overlap, all devices: {} ({} devices)",
-        secs(overlap_time),
-        ov.len()
-    );
-    println!("  all analyses + render index: {}", secs(ready));
     let (a, b) = loaded.span.unwrap_or((0, 1));
     let mid = (a + b) / 2;
     let g = &loaded.profile.gpu;

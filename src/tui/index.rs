@@ -91,8 +91,8 @@ pub struct Track<'a> {
     pub start: &'a [i64],
     pub end: &'a [i64],
     pub cat: &'a [u8],
-    /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
-    pub prefix: &'a [i64],
+    /// Prefix sums and block summaries of the track.
+    pub summary: &'a Summary,
     /// Source row of event `i`: `first + i`, or `rows[i]`.
     pub first: usize,
     pub rows: Option<&'a [u32]>,
@@ -123,7 +123,7 @@ pub struct NvtxTrack {
     start: Vec<i64>,
     end: Vec<i64>,
     cat: Vec<u8>,
-    prefix: Vec<i64>,
+    summary: Summary,
     rows: Vec<u32>,
 }
 
@@ -131,21 +131,54 @@ pub struct NvtxTrack {
 #[derive(Debug, Clone, Default)]
 pub struct RenderIndex {
     gpu_cat: Vec<u8>,
-    gpu_prefix: Vec<Vec<i64>>,
+    gpu_summary: Vec<Summary>,
     rt_cat: Vec<u8>,
-    rt_prefix: Vec<Vec<i64>>,
+    rt_summary: Vec<Summary>,
     pub nvtx_tracks: Vec<NvtxTrack>,
     /// Thread → its NVTX tracks, depth order, start/end ranges last.
     pub nvtx_of_thread: Vec<Vec<usize>>,
 }
 
-fn prefix(start: &[i64], end: &[i64]) -> Vec<i64> {
-    let mut out = Vec::with_capacity(start.len() + 1);
+/// Rows per block of a [`Summary`].
+pub const BLOCK: usize = 64;
+
+/// What a zoomed-out cell needs without touching every row: prefix sums of
+/// durations, and per block of [`BLOCK`] rows its first start, its busy time
+/// and the category of its longest event. Small and dense, so a cell that
+/// spans thousands of rows reads a few cache lines, not thousands.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
+    pub prefix: Vec<i64>,
+    pub block_start: Vec<i64>,
+    pub block_busy: Vec<f32>,
+    pub block_cat: Vec<u8>,
+}
+
+pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
+    let mut prefix = Vec::with_capacity(start.len() + 1);
     let mut sum = 0;
-    out.push(0);
+    prefix.push(0);
     for (s, e) in start.iter().zip(end) {
         sum += e - s;
-        out.push(sum);
+        prefix.push(sum);
+    }
+    let blocks = start.len().div_ceil(BLOCK);
+    let mut out = Summary {
+        prefix,
+        ..Default::default()
+    };
+    out.block_start.reserve(blocks);
+    for b in 0..blocks {
+        let rows = b * BLOCK..((b + 1) * BLOCK).min(start.len());
+        out.block_start.push(start[rows.start]);
+        out.block_busy
+            .push((out.prefix[rows.end] - out.prefix[rows.start]) as f32);
+        let longest = rows
+            .clone()
+            .max_by_key(|&i| (end[i] - start[i], std::cmp::Reverse(i)))
+            .unwrap_or(rows.start);
+        out.block_cat.push(cat[longest]);
     }
     out
 }
@@ -164,17 +197,29 @@ impl RenderIndex {
                 }) as u8
             })
             .collect();
-        let gpu_prefix = p
+        let gpu_summary = p
             .lanes
             .iter()
-            .map(|l| prefix(&g.start[l.rows.clone()], &g.end[l.rows.clone()]))
+            .map(|l| {
+                summarize(
+                    &g.start[l.rows.clone()],
+                    &g.end[l.rows.clone()],
+                    &gpu_cat[l.rows.clone()],
+                )
+            })
             .collect();
         let r = &p.runtime;
-        let rt_cat = (0..r.len()).map(|i| if r.is_launch[i] { Cat::Launch } else { Cat::Api } as u8).collect();
-        let rt_prefix = p
+        let rt_cat: Vec<u8> = (0..r.len()).map(|i| if r.is_launch[i] { Cat::Launch } else { Cat::Api } as u8).collect();
+        let rt_summary = p
             .runtime_by_thread
             .iter()
-            .map(|rows| prefix(&r.start[rows.clone()], &r.end[rows.clone()]))
+            .map(|rows| {
+                summarize(
+                    &r.start[rows.clone()],
+                    &r.end[rows.clone()],
+                    &rt_cat[rows.clone()],
+                )
+            })
             .collect();
         let mut nvtx_tracks = Vec::new();
         let mut nvtx_of_thread = vec![Vec::new(); p.threads.len()];
@@ -204,11 +249,12 @@ impl RenderIndex {
                 let start: Vec<i64> = rows.iter().map(|&i| n.start[i as usize]).collect();
                 let end: Vec<i64> = rows.iter().map(|&i| n.end[i as usize]).collect();
                 nvtx_of_thread[t].push(nvtx_tracks.len());
+                let cat = vec![Cat::Nvtx as u8; rows.len()];
                 nvtx_tracks.push(NvtxTrack {
                     thread: t as ThreadId,
                     depth,
-                    prefix: prefix(&start, &end),
-                    cat: vec![Cat::Nvtx as u8; rows.len()],
+                    summary: summarize(&start, &end, &cat),
+                    cat,
                     start,
                     end,
                     rows,
@@ -217,9 +263,9 @@ impl RenderIndex {
         }
         RenderIndex {
             gpu_cat,
-            gpu_prefix,
+            gpu_summary,
             rt_cat,
-            rt_prefix,
+            rt_summary,
             nvtx_tracks,
             nvtx_of_thread,
         }
@@ -231,7 +277,7 @@ impl RenderIndex {
             start: &p.gpu.start[rows.clone()],
             end: &p.gpu.end[rows.clone()],
             cat: &self.gpu_cat[rows.clone()],
-            prefix: &self.gpu_prefix[lane],
+            summary: &self.gpu_summary[lane],
             first: rows.start,
             rows: None,
         }
@@ -243,7 +289,7 @@ impl RenderIndex {
             start: &p.runtime.start[rows.clone()],
             end: &p.runtime.end[rows.clone()],
             cat: &self.rt_cat[rows.clone()],
-            prefix: &self.rt_prefix[thread],
+            summary: &self.rt_summary[thread],
             first: rows.start,
             rows: None,
         }
@@ -255,7 +301,7 @@ impl RenderIndex {
             start: &t.start,
             end: &t.end,
             cat: &t.cat,
-            prefix: &t.prefix,
+            summary: &t.summary,
             first: 0,
             rows: Some(&t.rows),
         }

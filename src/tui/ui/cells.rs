@@ -3,7 +3,7 @@
 //! searches plus a bounded amount of work, so a frame costs the same at any
 //! zoom.
 
-use crate::tui::index::Track;
+use crate::tui::index::{BLOCK, Track};
 
 /// What one cell shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,9 +26,9 @@ const EMPTY: Cell = Cell {
 };
 
 /// Above this many events in a slice, busy time comes from prefix sums and
-/// the category from a sample.
+/// the category from (at most `SAMPLES`) block summaries.
 const EXACT_LIMIT: usize = 24;
-const SAMPLES: usize = 8;
+const SAMPLES: usize = 64;
 
 /// Cells for `width` slices of `ns_per_cell` starting at `t0`.
 pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell> {
@@ -43,25 +43,37 @@ pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell
     for (c, cell) in out.iter_mut().enumerate() {
         let a = (t0 + c as f64 * ns_per_cell).floor() as i64;
         let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a + 1);
-        let j = gallop(track.start, i, b);
+        let j = gallop(track, i, b);
         *cell = one_cell(track, a, b, i, j);
         i = j;
     }
     out
 }
 
-/// The first index at or after `from` whose start is not below `b`.
-fn gallop(start: &[i64], from: usize, b: i64) -> usize {
+/// The first index at or after `from` whose start is not below `b`:
+/// galloping over the dense block starts, then a search inside one block.
+fn gallop(t: &Track, from: usize, b: i64) -> usize {
+    let blocks = &t.summary.block_start;
+    let start = t.start;
+    if from >= start.len() || start[from] >= b {
+        return from;
+    }
+    // Blocks after `from`'s whose first start is below `b` hold no answer.
+    let k0 = from / BLOCK + 1;
+    let mut lo = k0;
+    let mut hi = k0;
     let mut step = 1;
-    let mut lo = from;
-    let mut hi = from;
-    while hi < start.len() && start[hi] < b {
+    while hi < blocks.len() && blocks[hi] < b {
         lo = hi + 1;
-        hi = from + step;
+        hi = k0 + step;
         step *= 2;
     }
-    let hi = hi.min(start.len());
-    lo + start[lo..hi].partition_point(|&s| s < b)
+    let hi = hi.min(blocks.len());
+    let k = lo + blocks[lo.min(hi)..hi].partition_point(|&s| s < b);
+    // The answer lies in block k - 1 (or is the first row of block k).
+    let rows_from = ((k - 1) * BLOCK).max(from);
+    let rows_to = (k * BLOCK).min(start.len());
+    rows_from + start[rows_from..rows_to].partition_point(|&s| s < b)
 }
 
 /// Rows `i..j` start inside `[a, b)`.
@@ -97,27 +109,23 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
             covered: t.start[k] <= a && t.end[k] >= b,
         };
     }
-    // Many events: durations of those starting inside, plus spill-over.
-    let inside = t.prefix[j] - t.prefix[i] - (i..j).last().map_or(0, |k| (t.end[k] - b).max(0));
+    // Many events: durations of those starting inside, plus spill-over;
+    // the dominant category from the block summaries the slice covers.
+    let sum = t.summary;
+    let inside = sum.prefix[j] - sum.prefix[i] - (t.end[j - 1] - b).max(0);
     let spill: i64 = (lo..i).map(clip).sum();
     let busy = ((inside + spill) as f64 / len).clamp(0.0, 1.0) as f32;
-    let step = (j - i).div_ceil(SAMPLES).max(1);
-    let mut votes = [0i64; 32];
-    let mut best = (0i64, i);
-    for k in (i..j).step_by(step) {
-        let d = clip(k);
-        votes[t.cat[k] as usize % 32] += d.max(1);
-        if d > best.0 {
-            best = (d, k);
-        }
+    let (k0, k1) = (i / BLOCK, (j - 1) / BLOCK + 1);
+    let step = (k1 - k0).div_ceil(SAMPLES).max(1);
+    let mut votes = [0f32; 32];
+    for k in (k0..k1).step_by(step) {
+        votes[sum.block_cat[k] as usize % 32] += sum.block_busy[k].max(1.0);
     }
-    let cat = (0..32)
-        .max_by_key(|&c| (votes[c], std::cmp::Reverse(c)))
-        .unwrap_or(0) as u8;
+    let cat = (0..32).fold(0, |best, c| if votes[c] > votes[best] { c } else { best }) as u8;
     Cell {
         busy: busy.max(f32::MIN_POSITIVE),
         cat,
-        event: Some(best.1),
+        event: None,
         covered: false,
     }
 }
@@ -125,30 +133,28 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::index::{Summary, summarize};
 
-    fn track<'a>(start: &'a [i64], end: &'a [i64], cat: &'a [u8], prefix: &'a [i64]) -> Track<'a> {
+    fn track<'a>(
+        start: &'a [i64],
+        end: &'a [i64],
+        cat: &'a [u8],
+        summary: &'a Summary,
+    ) -> Track<'a> {
         Track {
             start,
             end,
             cat,
-            prefix,
+            summary,
             first: 0,
             rows: None,
         }
     }
 
-    fn prefix(s: &[i64], e: &[i64]) -> Vec<i64> {
-        let mut p = vec![0];
-        for (a, b) in s.iter().zip(e) {
-            p.push(p.last().unwrap() + b - a);
-        }
-        p
-    }
-
     #[test]
     fn exact_cells() {
         let (s, e, c) = ([0, 25, 100], [10, 75, 400], [1, 2, 3]);
-        let p = prefix(&s, &e);
+        let p = summarize(&s, &e, &c);
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 50.0, 6);
         assert_eq!(cells[0].busy, 0.7); // [0,10) + [25,50)
@@ -164,7 +170,7 @@ mod tests {
     #[test]
     fn empty_slices_are_empty() {
         let (s, e, c) = ([100], [200], [0]);
-        let p = prefix(&s, &e);
+        let p = summarize(&s, &e, &c);
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 50.0, 6);
         assert_eq!(cells[0].busy, 0.0);
@@ -179,7 +185,7 @@ mod tests {
         let s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
         let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
         let c = vec![4u8; 1000];
-        let p = prefix(&s, &e);
+        let p = summarize(&s, &e, &c);
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 1000.0, 10);
         for cell in &cells {
@@ -190,11 +196,15 @@ mod tests {
 
     #[test]
     fn gallop_finds_the_boundary() {
-        let s: Vec<i64> = (0..100).map(|i| i * 10).collect();
-        for from in [0, 5, 50, 99, 100] {
-            for b in [-5, 0, 1, 55, 500, 990, 991, 5000] {
+        let s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
+        let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
+        let c = vec![0u8; s.len()];
+        let p = summarize(&s, &e, &c);
+        let t = track(&s, &e, &c, &p);
+        for from in [0, 5, 63, 64, 65, 500, 999, 1000] {
+            for b in [-5, 0, 1, 55, 640, 641, 5000, 9990, 9991, 50000] {
                 let want = s.partition_point(|&x| x < b).max(from);
-                assert_eq!(gallop(&s, from, b), want, "from {from} b {b}");
+                assert_eq!(gallop(&t, from, b), want, "from {from} b {b}");
             }
         }
     }
@@ -202,7 +212,7 @@ mod tests {
     #[test]
     fn tiny_events_still_show() {
         let (s, e, c) = ([10], [10], [0]);
-        let p = prefix(&s, &e);
+        let p = summarize(&s, &e, &c);
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 100.0, 2);
         assert!(cells[0].busy > 0.0);
