@@ -49,6 +49,26 @@ pub struct Analysis {
     pub anomalies: Vec<AnomalyEvent>,
 }
 
+/// The analyses the timeline needs before its first frame (kernel classes,
+/// completeness); the cross-rank ones are left empty, to be filled by
+/// [`analyze`] while the user already looks at the timeline.
+pub fn analyze_quick(p: &Profile, s: &Settings) -> Analysis {
+    let classes = KernelClasses::new(p, s.comm_pattern.as_ref());
+    let completeness = completeness(p, Window::ALL);
+    Analysis {
+        classes,
+        completeness,
+        nccl: Vec::new(),
+        overlap: Vec::new(),
+        matching: Matching::default(),
+        steps: Steps::default(),
+        skews: Vec::new(),
+        launch: LaunchReport::default(),
+        anomaly_rows: 0,
+        anomalies: Vec::new(),
+    }
+}
+
 /// Runs every analysis; `stage` is told what is being computed.
 pub fn analyze(p: &Profile, s: &Settings, stage: &mut dyn FnMut(&'static str)) -> Analysis {
     let w = Window::ALL;

@@ -64,7 +64,7 @@ pub struct LateLaunch {
 }
 
 /// The launch section.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LaunchReport {
     pub kernels_with_launch: usize,
     pub kernels_without_launch: usize,

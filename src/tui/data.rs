@@ -3,8 +3,9 @@
 
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
-use crate::analysis::bundle::{Analysis, Settings, analyze};
+use crate::analysis::bundle::{Analysis, Settings, analyze, analyze_quick};
 use crate::profile::{self, CacheDir, LoadError, Profile, Source, Stage};
+use std::sync::Arc;
 
 /// A big start-skew event, for `]`/`[` and the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,27 +19,49 @@ pub struct BigEvent {
     pub offset_ns: Option<i64>,
 }
 
-/// Everything the views read.
+/// Everything the views read. The timeline can draw from the first,
+/// quick version (profile, render index, completeness); the full version,
+/// with the cross-rank analyses, replaces it moments later.
+#[derive(Clone)]
 pub struct Loaded {
-    pub profile: Profile,
+    pub profile: Arc<Profile>,
     pub analysis: Analysis,
-    pub index: RenderIndex,
+    pub index: Arc<RenderIndex>,
     pub entries: Vec<Entry>,
     /// In time order.
     pub big_events: Vec<BigEvent>,
     /// First and last time of any event (computed once: it scans everything).
     pub span: Option<(i64, i64)>,
+    /// The cross-rank analyses are done.
+    pub complete: bool,
 }
 
 impl Loaded {
-    pub fn build(
-        profile: Profile,
+    /// What the first frame needs: the render index and completeness.
+    pub fn quick(profile: Profile, settings: &Settings) -> Loaded {
+        let analysis = analyze_quick(&profile, settings);
+        let index = Arc::new(RenderIndex::build(&profile, &analysis.classes));
+        let span = profile.span();
+        Loaded {
+            profile: Arc::new(profile),
+            analysis,
+            index,
+            entries: Vec::new(),
+            big_events: Vec::new(),
+            span,
+            complete: false,
+        }
+    }
+
+    /// Every analysis, sharing the quick version's profile and index.
+    pub fn complete(
+        quick: &Loaded,
         settings: &Settings,
         stage: &mut dyn FnMut(&'static str),
     ) -> Loaded {
+        let profile = quick.profile.clone();
         let analysis = analyze(&profile, settings, stage);
-        stage("indexing for drawing");
-        let index = RenderIndex::build(&profile, &analysis.classes);
+        stage("indexing for the finder");
         let entries = finder::entries(&profile, &analysis);
         let mut big_events: Vec<BigEvent> = analysis
             .skews
@@ -55,15 +78,25 @@ impl Loaded {
             })
             .collect();
         big_events.sort_by_key(|e| (e.start, e.group, e.instance));
-        let span = profile.span();
         Loaded {
             profile,
             analysis,
-            index,
+            index: quick.index.clone(),
             entries,
             big_events,
-            span,
+            span: quick.span,
+            complete: true,
         }
+    }
+
+    /// Both stages at once (tests, benchmarks).
+    pub fn build(
+        profile: Profile,
+        settings: &Settings,
+        stage: &mut dyn FnMut(&'static str),
+    ) -> Loaded {
+        let quick = Loaded::quick(profile, settings);
+        Loaded::complete(&quick, settings, stage)
     }
 
     /// The 20 biggest events by start skew.
@@ -85,7 +118,10 @@ pub enum LoadMsg {
     },
     /// A file that failed; the others still load.
     FileError(String),
+    /// The timeline can draw.
     Done(Box<Loaded>),
+    /// The cross-rank analyses are done too.
+    Analysed(Box<Loaded>),
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
@@ -109,7 +145,17 @@ pub fn load(
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
     }
-    let loaded = Loaded::build(profile, settings, &mut |stage| {
+    send(LoadMsg::Progress {
+        stage: "indexing for drawing".into(),
+        file: files.saturating_sub(1),
+        files,
+        rows: 0,
+    });
+    let quick = Loaded::quick(profile, settings);
+    // Hand over the quick version first: the timeline draws while the
+    // cross-rank analyses run.
+    send(LoadMsg::Done(Box::new(quick.clone())));
+    let full = Loaded::complete(&quick, settings, &mut |stage| {
         send(LoadMsg::Progress {
             stage: stage.to_string(),
             file: files.saturating_sub(1),
@@ -117,5 +163,5 @@ pub fn load(
             rows: 0,
         })
     });
-    send(LoadMsg::Done(Box::new(loaded)));
+    send(LoadMsg::Analysed(Box::new(full)));
 }

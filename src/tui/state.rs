@@ -172,7 +172,26 @@ impl App {
                 }
                 self.set_loaded(Arc::from(loaded));
             }
+            LoadMsg::Analysed(loaded) => self.set_analysed(Arc::from(loaded)),
         }
+    }
+
+    /// Swaps in the fully analysed data, keeping the view and selection,
+    /// then applies `--goto`.
+    pub fn set_analysed(&mut self, loaded: Arc<Loaded>) {
+        if self.loaded.is_none() {
+            self.set_loaded(loaded);
+            return;
+        }
+        self.loaded = Some(loaded);
+        self.rebuild_rows();
+        if let Some(e) = self.selection {
+            self.select(e, false);
+        }
+        if let Some(goto) = self.pending_goto.take() {
+            self.goto_instance(&goto);
+        }
+        self.dirty = true;
     }
 
     /// Installs loaded data: fits the view and applies `--goto`.
@@ -180,9 +199,10 @@ impl App {
         if let Some((a, b)) = loaded.span {
             self.view = View::fit(a, b);
         }
+        let complete = loaded.complete;
         self.loaded = Some(loaded);
         self.rebuild_rows();
-        if let Some(goto) = self.pending_goto.take() {
+        if complete && let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
         }
         self.dirty = true;
@@ -333,6 +353,18 @@ impl App {
             }
             return;
         };
+        let needs_analysis = matches!(
+            a,
+            Action::NextBigEvent
+                | Action::PrevBigEvent
+                | Action::BigEventList
+                | Action::OpenFinder
+                | Action::FocusMode
+        );
+        if needs_analysis && !l.complete {
+            self.message = Some("still matching collectives across ranks: a moment".into());
+            return;
+        }
         match a {
             Action::Help => self.overlay = Overlay::Help { scroll: 0 },
             Action::Legend => self.overlay = Overlay::Legend,

@@ -242,6 +242,9 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             )));
         }
     }
+    if !l.complete {
+        spans.push(Span::styled(" │ matching collectives…", theme.dim()));
+    }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
     }
