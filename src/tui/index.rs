@@ -151,7 +151,9 @@ pub struct Summary {
     /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
     pub prefix: Vec<i64>,
     pub block_start: Vec<i64>,
-    pub block_busy: Vec<f32>,
+    /// `prefix` at each block boundary (blocks + 1 entries): busy time of
+    /// any run of blocks in one subtraction.
+    pub block_prefix: Vec<i64>,
     pub block_cat: Vec<u8>,
 }
 
@@ -169,11 +171,12 @@ pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
         ..Default::default()
     };
     out.block_start.reserve(blocks);
+    out.block_prefix = (0..=blocks)
+        .map(|b| out.prefix[(b * BLOCK).min(start.len())])
+        .collect();
     for b in 0..blocks {
         let rows = b * BLOCK..((b + 1) * BLOCK).min(start.len());
         out.block_start.push(start[rows.start]);
-        out.block_busy
-            .push((out.prefix[rows.end] - out.prefix[rows.start]) as f32);
         let longest = rows
             .clone()
             .max_by_key(|&i| (end[i] - start[i], std::cmp::Reverse(i)))

@@ -30,24 +30,79 @@ const EMPTY: Cell = Cell {
 const EXACT_LIMIT: usize = 24;
 const SAMPLES: usize = 64;
 
+/// A slice spanning at least this many blocks is drawn from block
+/// summaries alone.
+const COARSE_BLOCKS: usize = 8;
+
 /// Cells for `width` slices of `ns_per_cell` starting at `t0`.
 pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell> {
     let mut out = vec![EMPTY; width];
     if track.is_empty() || width == 0 {
         return out;
     }
+    let blocks = &track.summary.block_start;
     let first = t0.floor() as i64;
-    // Slices are consecutive: one slice's end index is the next one's start,
-    // found by galloping forward from it (cheap for sparse and dense alike).
-    let mut i = track.start.partition_point(|&s| s < first);
+    // Slices are consecutive: one slice's end is the next one's start,
+    // found by galloping forward (cheap for sparse and dense alike). `k` is
+    // the first block starting at or after the slice; `i` the first row,
+    // when known.
+    let mut k = blocks.partition_point(|&s| s < first);
+    let mut i = Some(track.start.partition_point(|&s| s < first));
     for (c, cell) in out.iter_mut().enumerate() {
         let a = (t0 + c as f64 * ns_per_cell).floor() as i64;
         let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a + 1);
-        let j = gallop(track, i, b);
-        *cell = one_cell(track, a, b, i, j);
-        i = j;
+        let kb = gallop_blocks(blocks, k, b);
+        if kb - k >= COARSE_BLOCKS {
+            // Thousands of events: the blocks that start in the slice say
+            // enough, and reading only them keeps zoomed-out frames cheap
+            // however large the track.
+            *cell = coarse_cell(track, k, kb, (b - a) as f64);
+            i = None;
+        } else {
+            let from = i.unwrap_or_else(|| {
+                let lo = k.saturating_sub(1) * BLOCK;
+                lo + track.start[lo..].partition_point(|&s| s < a)
+            });
+            let j = gallop(track, from, b);
+            *cell = one_cell(track, a, b, from, j);
+            i = Some(j);
+        }
+        k = kb;
     }
     out
+}
+
+/// The first block at or after `from` whose start is not below `b`.
+fn gallop_blocks(blocks: &[i64], from: usize, b: i64) -> usize {
+    let mut lo = from;
+    let mut hi = from;
+    let mut step = 1;
+    while hi < blocks.len() && blocks[hi] < b {
+        lo = hi + 1;
+        hi = from + step;
+        step *= 2;
+    }
+    let hi = hi.min(blocks.len());
+    lo + blocks[lo.min(hi)..hi].partition_point(|&s| s < b)
+}
+
+/// A slice drawn from the summaries of blocks `k0..k1`.
+fn coarse_cell(t: &Track, k0: usize, k1: usize, len: f64) -> Cell {
+    let sum = t.summary;
+    let step = (k1 - k0).div_ceil(SAMPLES).max(1);
+    let mut votes = [0i64; 32];
+    let busy = (sum.block_prefix[k1] - sum.block_prefix[k0]) as f64;
+    for k in (k0..k1).step_by(step) {
+        votes[sum.block_cat[k] as usize % 32] +=
+            (sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1);
+    }
+    let cat = (0..32).fold(0, |best, c| if votes[c] > votes[best] { c } else { best }) as u8;
+    Cell {
+        busy: ((busy / len).min(1.0) as f32).max(f32::MIN_POSITIVE),
+        cat,
+        event: None,
+        covered: false,
+    }
 }
 
 /// The first index at or after `from` whose start is not below `b`:
@@ -117,9 +172,10 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     let busy = ((inside + spill) as f64 / len).clamp(0.0, 1.0) as f32;
     let (k0, k1) = (i / BLOCK, (j - 1) / BLOCK + 1);
     let step = (k1 - k0).div_ceil(SAMPLES).max(1);
-    let mut votes = [0f32; 32];
+    let mut votes = [0i64; 32];
     for k in (k0..k1).step_by(step) {
-        votes[sum.block_cat[k] as usize % 32] += sum.block_busy[k].max(1.0);
+        votes[sum.block_cat[k] as usize % 32] +=
+            (sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1);
     }
     let cat = (0..32).fold(0, |best, c| if votes[c] > votes[best] { c } else { best }) as u8;
     Cell {
@@ -207,6 +263,27 @@ mod tests {
                 assert_eq!(gallop(&t, from, b), want, "from {from} b {b}");
             }
         }
+    }
+
+    #[test]
+    fn zoomed_out_cells_come_from_blocks() {
+        // 100 000 events, half busy, the second half another category.
+        let s: Vec<i64> = (0..100_000).map(|i| i * 10).collect();
+        let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
+        let c: Vec<u8> = (0..100_000)
+            .map(|i| if i < 50_000 { 3 } else { 6 })
+            .collect();
+        let p = summarize(&s, &e, &c);
+        let t = track(&s, &e, &c, &p);
+        let cells = cells(&t, 0.0, 100_000.0, 10);
+        for (n, cell) in cells.iter().enumerate() {
+            assert!((cell.busy - 0.5).abs() < 0.02, "{n}: {cell:?}");
+            assert_eq!(cell.cat, if n < 5 { 3 } else { 6 }, "{n}");
+        }
+        // Zooming back in after a coarse slice still finds exact rows.
+        let fine = super::cells(&t, 995_000.0, 10.0, 4);
+        assert_eq!(fine[0].event, Some(99_500));
+        assert_eq!(fine[0].busy, 0.5);
     }
 
     #[test]
