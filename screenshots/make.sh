@@ -15,7 +15,9 @@ shot() {
   tmux kill-session -t "$session" 2>/dev/null || true
   tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin fixtures/megatron_tp8.sqlite"
   for _ in $(seq 100); do
-    tmux capture-pane -p -t "$session" | grep -q "S20 NCCL" && break
+    screen=$(tmux capture-pane -p -t "$session")
+    # Drawn, and the cross-rank analyses (which follow the first frame) done.
+    grep -q "S20 NCCL" <<<"$screen" && ! grep -q "matching collectives" <<<"$screen" && break
     sleep 0.1
   done
   for key in "$@"; do

@@ -81,6 +81,20 @@ impl Session {
         }
     }
 
+    /// Waits until the timeline is drawn and the cross-rank analyses are
+    /// done (they finish after the first frame).
+    fn wait_ready(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = self.text();
+            if t.contains("S20 NCCL") && !t.contains("matching collectives") {
+                return t;
+            }
+            assert!(Instant::now() < deadline, "never ready:\n{t}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn send(&mut self, keys: &str) {
         self.writer.write_all(keys.as_bytes()).unwrap();
         self.writer.flush().unwrap();
@@ -101,7 +115,7 @@ impl Session {
 #[test]
 fn open_jump_to_big_event_read_skew_panel_and_quit() {
     let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 160, 48);
-    s.wait_for("D1 S20 NCCL");
+    s.wait_ready();
     s.send("]");
     s.wait_for("instance 55/225");
     s.send("1");
