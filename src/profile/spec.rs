@@ -14,54 +14,38 @@ pub struct TableSpec {
     pub filter: &'static str,
 }
 
+/// The columns every GPU activity table shares, then the table's own.
+macro_rules! gpu_columns {
+    ($($own:expr),* $(,)?) => {
+        &[
+            ("start", true, false),
+            ("end", true, false),
+            ("deviceId", true, false),
+            ("contextId", false, false),
+            ("streamId", true, false),
+            ("correlationId", false, false),
+            ("globalPid", false, false),
+            ("graphNodeId", false, false),
+            $($own),*
+        ]
+    };
+}
+
 pub const KERNEL: TableSpec = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_KERNEL",
-    columns: &[
-        ("start", true, false),
-        ("end", true, false),
-        ("deviceId", true, false),
-        ("contextId", false, false),
-        ("streamId", true, false),
-        ("correlationId", false, false),
-        ("globalPid", false, false),
-        ("graphNodeId", false, false),
-        ("shortName", true, false),
-        ("demangledName", false, false),
-    ],
+    columns: gpu_columns![("shortName", true, false), ("demangledName", false, false)],
     filter: "",
 };
 
 pub const MEMCPY: TableSpec = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMCPY",
-    columns: &[
-        ("start", true, false),
-        ("end", true, false),
-        ("deviceId", true, false),
-        ("contextId", false, false),
-        ("streamId", true, false),
-        ("correlationId", false, false),
-        ("globalPid", false, false),
-        ("graphNodeId", false, false),
-        ("copyKind", false, false),
-        ("bytes", false, false),
-    ],
+    columns: gpu_columns![("copyKind", false, false), ("bytes", false, false)],
     filter: "",
 };
 
 pub const MEMSET: TableSpec = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMSET",
-    columns: &[
-        ("start", true, false),
-        ("end", true, false),
-        ("deviceId", true, false),
-        ("contextId", false, false),
-        ("streamId", true, false),
-        ("correlationId", false, false),
-        ("globalPid", false, false),
-        ("graphNodeId", false, false),
-        ("bytes", false, false),
-        ("value", false, false),
-    ],
+    columns: gpu_columns![("bytes", false, false), ("value", false, false)],
     filter: "",
 };
 
