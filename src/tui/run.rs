@@ -32,6 +32,8 @@ pub enum Msg {
     Input(Event),
     Load(LoadMsg),
     Quit,
+    /// Something went wrong that the UI cannot go on from.
+    Fatal(String),
 }
 
 const FRAME: Duration = Duration::from_millis(16);
@@ -66,10 +68,19 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> R
     let sources = opts.sources.clone();
     let settings = opts.settings.clone();
     let cache = opts.cache.clone();
-    tokio::task::spawn_blocking(move || {
+    let loader = tokio::task::spawn_blocking(move || {
         data::load(&sources, cache.as_ref(), &settings, &mut |m| {
             let _ = load_tx.send(Msg::Load(m));
         })
+    });
+    // A loader that panicked (a bug) ends the UI cleanly with one line.
+    let fatal_tx = tx.clone();
+    tokio::spawn(async move {
+        if loader.await.is_err() {
+            let _ = fatal_tx.send(Msg::Fatal(
+                "internal error while loading (please report this)".into(),
+            ));
+        }
     });
     let signal_tx = tx.clone();
     tokio::spawn(async move {
@@ -122,7 +133,7 @@ pub async fn drive<B: ratatui::backend::Backend>(
             handle(app, m);
         }
         if app.quit {
-            return Ok(());
+            return app.fatal.take().map_or(Ok(()), Err);
         }
     }
 }
@@ -135,6 +146,10 @@ fn handle(app: &mut App, m: Msg) {
         Msg::Input(_) => {}
         Msg::Load(l) => app.on_load(l),
         Msg::Quit => app.quit = true,
+        Msg::Fatal(e) => {
+            app.fatal = Some(e);
+            app.quit = true;
+        }
     }
 }
 

@@ -93,6 +93,8 @@ pub struct App {
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
     pub quit: bool,
+    /// Why the UI had to stop, printed after the terminal is restored.
+    pub fatal: Option<String>,
     /// Something changed since the last frame.
     pub dirty: bool,
     /// Timeline columns in the last frame (for cursor maths).
@@ -128,6 +130,7 @@ impl App {
             no_color,
             pending_goto: None,
             quit: false,
+            fatal: None,
             dirty: true,
             timeline_width: 100,
             timeline_height: 30,
