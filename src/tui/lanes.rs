@@ -31,12 +31,19 @@ pub struct LaneRow {
     pub collapsible: bool,
 }
 
-/// The device a row belongs to, if any.
-pub fn row_device(p: &Profile, kind: LaneKind) -> Option<DevId> {
+/// The device a row belongs to: its own, or for a CPU row the first device
+/// its process has a context on.
+pub fn row_device(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<DevId> {
     match kind {
         LaneKind::Device(d) | LaneKind::Missing(d) => Some(d),
         LaneKind::Stream(l) => Some(p.lanes[l as usize].device),
-        _ => None,
+        _ => {
+            let process = row_process(p, idx, kind)?;
+            p.contexts
+                .iter()
+                .find(|c| c.process == process)
+                .map(|c| c.device)
+        }
     }
 }
 

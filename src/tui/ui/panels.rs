@@ -288,7 +288,10 @@ pub fn summary(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
     for w in &c.warnings {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
-    let dev = app.rows.get(app.cursor).and_then(|r| row_device(p, r.kind));
+    let dev = app
+        .rows
+        .get(app.cursor)
+        .and_then(|r| row_device(p, &l.index, r.kind));
     let Some(dev) = dev else {
         out.push(Line::from("move to a device row for its NCCL breakdown"));
         return out;
