@@ -164,6 +164,16 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
     Line::from(s)
 }
 
+/// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
+fn short_duration(ns: i64) -> String {
+    match ns.abs() {
+        n if n >= 1_000_000_000 => format!("{:.2} s", ns as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        _ => format!("{ns} ns"),
+    }
+}
+
 /// What is selected, in one line: the answer with every panel closed.
 pub fn selection_text(app: &App, l: &Loaded) -> String {
     let p = &l.profile;
@@ -172,13 +182,13 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
         let inst = instance_skew(p, group, k);
         let why = explain_late(p, &l.analysis.matching, g, &inst);
         return format!(
-            "{} · instance {}/{} · {} · late D{} +{:.1} ms · {}",
+            "{} · instance {}/{} · {} · late D{} +{} · {}",
             group.key,
             k + 1,
             group.instances(),
             inst.op,
             p.device_label(group.devices[inst.late]),
-            inst.start_skew_ns as f64 / 1e6,
+            short_duration(inst.start_skew_ns),
             why.verdict.name()
         );
     }
