@@ -71,11 +71,23 @@ pub fn analyze_quick(p: &Profile, s: &Settings) -> Analysis {
 
 /// Runs every analysis; `stage` is told what is being computed.
 pub fn analyze(p: &Profile, s: &Settings, stage: &mut dyn FnMut(&'static str)) -> Analysis {
-    let w = Window::ALL;
     stage("classifying kernels");
-    let classes = KernelClasses::new(p, s.comm_pattern.as_ref());
-    stage("checking completeness");
-    let completeness = completeness(p, w);
+    complete(p, s, analyze_quick(p, s), stage)
+}
+
+/// Adds the cross-rank analyses to the result of [`analyze_quick`].
+pub fn complete(
+    p: &Profile,
+    s: &Settings,
+    quick: Analysis,
+    stage: &mut dyn FnMut(&'static str),
+) -> Analysis {
+    let w = Window::ALL;
+    let Analysis {
+        classes,
+        completeness,
+        ..
+    } = quick;
     stage("NCCL breakdown");
     let nccl = nccl_breakdown(p, &classes, w);
     stage("computing overlap");

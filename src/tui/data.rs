@@ -3,7 +3,7 @@
 
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
-use crate::analysis::bundle::{Analysis, Settings, analyze, analyze_quick};
+use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
 use crate::profile::{self, CacheDir, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ impl Loaded {
         stage: &mut dyn FnMut(&'static str),
     ) -> Loaded {
         let profile = quick.profile.clone();
-        let analysis = analyze(&profile, settings, stage);
+        let analysis = complete(&profile, settings, quick.analysis.clone(), stage);
         stage("indexing for the finder");
         let entries = finder::entries(&profile, &analysis);
         let mut big_events: Vec<BigEvent> = analysis

@@ -37,13 +37,20 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
             count: group.instances(),
         });
     }
-    let mut kernels: HashMap<Sym, usize> = HashMap::new();
-    for i in 0..p.gpu.len() {
-        if p.gpu.kind[i] == GpuKind::Kernel {
-            *kernels.entry(p.gpu.name[i]).or_default() += 1;
+    // Counted by symbol: a slot per interned string beats hashing millions
+    // of rows.
+    let mut kernels = vec![0usize; p.strings.len()];
+    for (kind, &name) in p.gpu.kind.iter().zip(p.gpu.name.iter()) {
+        if *kind == GpuKind::Kernel {
+            kernels[name as usize] += 1;
         }
     }
-    let mut k: Vec<(Sym, usize)> = kernels.into_iter().collect();
+    let mut k: Vec<(Sym, usize)> = kernels
+        .into_iter()
+        .enumerate()
+        .filter(|c| c.1 > 0)
+        .map(|(s, c)| (s as Sym, c))
+        .collect();
     k.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     out.extend(k.into_iter().map(|(s, count)| Entry {
         kind: EntryKind::Kernel(s),
