@@ -393,3 +393,43 @@ fn thresholds_change_big_events_and_anomalies() {
         Value::Null
     );
 }
+
+/// Overlap in a narrow window finds its kernels by binary search; the
+/// count must equal a plain SQL count of kernels reaching into the window.
+#[test]
+fn windowed_overlap_counts_every_kernel_reaching_in() {
+    let c = rusqlite::Connection::open_with_flags(
+        root().join("fixtures/megatron_tp8.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    for (a, b) in [
+        (5_240_000_000i64, 5_290_000_000i64),
+        (5_500_000_000, 5_500_500_000),
+        (5_900_000_000, 6_000_000_000),
+    ] {
+        let (s, e) = (format!("{}", a as f64 / 1e9), format!("{}", b as f64 / 1e9));
+        let got = report(&[
+            "report",
+            "overlap",
+            "fixtures/megatron_tp8.sqlite",
+            "--format",
+            "json",
+            "--trim",
+            &s,
+            &e,
+        ]);
+        for d in got["devices"].as_array().unwrap() {
+            let dev = d["device"].as_i64().unwrap();
+            let want: i64 = c
+                .query_row(
+                    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = ?1 AND start < ?3 AND end > ?2",
+                    (dev, a, b),
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let n = d["compute_kernels"].as_i64().unwrap() + d["nccl_kernels"].as_i64().unwrap();
+            assert_eq!(n, want, "device {dev} window {a}..{b}");
+        }
+    }
+}

@@ -9,6 +9,7 @@ use super::intervals::{Span, intersection_len, total, union};
 use super::kernel_class::KernelClasses;
 use super::window::Window;
 use crate::profile::{DevId, GpuKind, Profile};
+use std::ops::Range;
 
 /// Overlap figures of one device, in ns.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,13 +34,40 @@ impl DeviceOverlap {
     }
 }
 
+/// The rows of a lane (sorted by start) that may reach into `w`: found by
+/// binary search, so a narrow window costs little however long the lane.
+/// Work on one stream runs in order, so only a few rows starting before the
+/// window can still be running in it.
+pub fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize> {
+    if w.is_all() {
+        return rows;
+    }
+    let starts = &p.gpu.start[rows.clone()];
+    let hi = rows.start + starts.partition_point(|&s| s <= w.end);
+    let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
+    // Look back while earlier rows still end inside the window (a long
+    // kernel can span it); stop after a run that ended before it.
+    let mut misses = 0;
+    let mut k = lo;
+    while k > rows.start && misses < 8 {
+        k -= 1;
+        if p.gpu.end[k] > w.start {
+            lo = k;
+            misses = 0;
+        } else {
+            misses += 1;
+        }
+    }
+    lo..hi.max(lo)
+}
+
 /// Overlap per device with kernels in `w`; kernels are clipped at its edges.
 pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOverlap> {
     let mut compute: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     for lane in &p.lanes {
         let d = lane.device as usize;
-        for i in lane.rows.clone() {
+        for i in rows_in_window(p, lane.rows.clone(), w) {
             if p.gpu.kind[i] != GpuKind::Kernel {
                 continue;
             }

@@ -135,6 +135,9 @@ pub struct RenderIndex {
     rt_cat: Vec<u8>,
     rt_summary: Vec<Summary>,
     pub nvtx_tracks: Vec<NvtxTrack>,
+    /// Per lane: it has NCCL kernels / any kernel.
+    pub lane_has_comm: Vec<bool>,
+    pub lane_has_kernel: Vec<bool>,
     /// Thread → its NVTX tracks, depth order, start/end ranges last.
     pub nvtx_of_thread: Vec<Vec<usize>>,
 }
@@ -264,7 +267,17 @@ impl RenderIndex {
                 });
             }
         }
+        let lane_has = |pred: &dyn Fn(u8) -> bool| -> Vec<bool> {
+            p.lanes
+                .iter()
+                .map(|l| gpu_cat[l.rows.clone()].iter().any(|&c| pred(c)))
+                .collect()
+        };
+        let lane_has_comm = lane_has(&|c| Cat::from_u8(c).is_comm());
+        let lane_has_kernel = lane_has(&|c| c != Cat::Memcpy as u8 && c != Cat::Memset as u8);
         RenderIndex {
+            lane_has_comm,
+            lane_has_kernel,
             gpu_cat,
             gpu_summary,
             rt_cat,

@@ -47,13 +47,10 @@ pub fn row_device(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<DevI
     }
 }
 
-fn stream_label(p: &Profile, a: &Analysis, lane: LaneId) -> String {
+fn stream_label(p: &Profile, idx: &RenderIndex, lane: LaneId) -> String {
     let l = &p.lanes[lane as usize];
-    let has_comm = l.rows.clone().any(|i| a.classes.comm(p, i).is_some());
-    let has_kernel = l
-        .rows
-        .clone()
-        .any(|i| p.gpu.kind[i] == crate::profile::GpuKind::Kernel);
+    let has_comm = idx.lane_has_comm[lane as usize];
+    let has_kernel = idx.lane_has_kernel[lane as usize];
     let what = if has_comm {
         "NCCL"
     } else if has_kernel {
@@ -170,7 +167,7 @@ pub fn build(
         for l in lanes {
             out.push(LaneRow {
                 kind: LaneKind::Stream(l),
-                label: stream_label(p, a, l),
+                label: stream_label(p, idx, l),
                 collapsible: false,
             });
         }
@@ -186,7 +183,13 @@ pub fn build(
 }
 
 /// Focus mode: only the selected group's streams, latest arriver first.
-pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
+pub fn focus(
+    p: &Profile,
+    a: &Analysis,
+    idx: &RenderIndex,
+    group: usize,
+    instance: usize,
+) -> Vec<LaneRow> {
     let g = &a.matching.groups[group];
     let rows = g.instance_rows(instance);
     let earliest = rows
@@ -202,7 +205,7 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
             let late_ms = (p.gpu.start[rows[d] as usize] - earliest) as f64 / 1e6;
             LaneRow {
                 kind: LaneKind::Stream(g.lanes[d]),
-                label: format!("{} +{late_ms:.1}ms", stream_label(p, a, g.lanes[d])),
+                label: format!("{} +{late_ms:.1}ms", stream_label(p, idx, g.lanes[d])),
                 collapsible: false,
             }
         })

@@ -236,7 +236,7 @@ impl App {
     pub fn rebuild_rows(&mut self) {
         let Some(l) = self.loaded.clone() else { return };
         self.rows = match (self.focus, self.instance) {
-            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, g, k),
+            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, &l.index, g, k),
             _ => lanes::build(&l.profile, &l.analysis, &l.index, &self.collapsed),
         };
         self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));

@@ -6,7 +6,7 @@ use crate::analysis::Window;
 use crate::analysis::launch::explain_late;
 use crate::analysis::overlap::overlap;
 use crate::analysis::skew::instance_skew;
-use crate::profile::{NONE, NvtxKind, Profile, ThreadId};
+use crate::profile::{NONE, Profile, ThreadId};
 use crate::tui::data::Loaded;
 use crate::tui::lanes::row_device;
 use crate::tui::state::{App, EventRef};
@@ -334,25 +334,23 @@ pub fn summary(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// NVTX push/pop ranges of `thread` enclosing `t`, outermost first.
-fn nvtx_path(p: &Profile, thread: ThreadId, t: i64) -> String {
-    let n = &p.nvtx;
-    let rows = p
-        .nvtx_by_thread
-        .get(thread as usize)
-        .cloned()
-        .unwrap_or(0..0);
-    let mut path: Vec<(u16, &str)> = rows
-        .filter(|&i| n.kind[i] == NvtxKind::PushPop && n.start[i] <= t && t <= n.end[i])
-        .map(|i| (n.depth[i], p.strings.get(n.name[i])))
-        .collect();
-    path.sort_by_key(|x| x.0);
+fn nvtx_path(l: &Loaded, thread: ThreadId, t: i64) -> String {
+    // One lookup per nesting depth: each depth's ranges do not overlap.
+    let mut path = Vec::new();
+    for &tr in &l.index.nvtx_of_thread[thread as usize] {
+        let track = l.index.nvtx_track(tr);
+        if l.index.nvtx_tracks[tr].depth.is_none() {
+            continue;
+        }
+        let i = track.start.partition_point(|&s| s <= t);
+        if i > 0 && track.end[i - 1] >= t {
+            path.push(l.profile.strings.get(l.profile.nvtx.name[track.row(i - 1)]));
+        }
+    }
     if path.is_empty() {
         "-".into()
     } else {
-        path.into_iter()
-            .map(|x| x.1)
-            .collect::<Vec<_>>()
-            .join(" › ")
+        path.join(" › ")
     }
 }
 
@@ -448,7 +446,7 @@ pub fn details(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
     )));
     out.push(Line::from(format!(
         "NVTX: {}",
-        thread.map_or("-".into(), |t| nvtx_path(p, t, at))
+        thread.map_or("-".into(), |t| nvtx_path(l, t, at))
     )));
     out
 }
