@@ -133,7 +133,31 @@ struct ReportArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            // One line, like every other error.
+            let text = e.to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let said = said.join(" ");
+            let said = said.strip_prefix("error: ").unwrap_or(&said);
+            return fail(format!("{said} (see rankline --help)"));
+        }
+    };
     match cli.command {
         Some(Command::Report(args)) => report(args, cli.cache.dir()),
         Some(Command::Index { files }) => index(files, cli.cache.dir()),

@@ -143,3 +143,22 @@ fn bad_keymap_names_file_and_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&format!("{}:3:", f.display())), "{err}");
 }
+
+#[test]
+fn usage_errors_are_one_line() {
+    for args in [
+        &["report"][..],
+        &["report", "bogus", "x.sqlite"],
+        &["report", "all", "x.sqlite", "--trim", "1"],
+        &["--frob"],
+    ] {
+        let o = rankline(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("rankline: "), "{err}");
+    }
+    // Help still prints in full, and succeeds.
+    let o = rankline(&["--help"]);
+    assert!(o.status.success() && stdout(&o).contains("Usage:"));
+}
