@@ -38,6 +38,7 @@ fn keys(app: &mut App, terminal: &mut Terminal<TestBackend>, keys: &str) {
         let code = match c {
             '\n' => KeyCode::Enter,
             '\x1b' => KeyCode::Esc,
+            '\t' => KeyCode::Tab,
             c => KeyCode::Char(c),
         };
         app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
@@ -165,5 +166,84 @@ fn goto_time_and_relative_toggle() {
         (app.view.center() - (first + 0.5e9)).abs() < 1.0,
         "{}",
         app.view.center()
+    );
+}
+
+/// An app with the fixture, drawn once at 160×48, ready for keys.
+fn ready() -> (App, Terminal<TestBackend>) {
+    let mut app = app(false);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    (app, terminal)
+}
+
+fn text(terminal: &Terminal<TestBackend>) -> String {
+    let buf = terminal.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn collapse_relative_time_and_launch_jump() {
+    let (mut app, mut terminal) = ready();
+    let rows = app.rows.len();
+    // The cursor starts on D0's header: Space collapses the device.
+    keys(&mut app, &mut terminal, " ");
+    assert!(app.rows.len() < rows, "collapse hid nothing");
+    keys(&mut app, &mut terminal, " ");
+    assert_eq!(app.rows.len(), rows);
+    keys(&mut app, &mut terminal, "t");
+    assert!(text(&terminal).contains("time (rel)"));
+    // A big event, then the late kernel's launch call on its API lane.
+    keys(&mut app, &mut terminal, "]J");
+    let s = text(&terminal);
+    assert!(s.contains("cuLaunchKernelEx · T4103"), "{s}");
+}
+
+#[test]
+fn tab_steps_through_events_on_the_lane() {
+    let (mut app, mut terminal) = ready();
+    let lane = app
+        .rows
+        .iter()
+        .position(|r| r.label == "D1 S20 NCCL")
+        .unwrap();
+    app.cursor = lane;
+    // Tab selects the first event after the cursor (mid-capture), and the
+    // next Tab the one after it: instances k and k + 1 of s20.
+    keys(&mut app, &mut terminal, "\t");
+    let (g, k) = app.instance.expect("an NCCL kernel of s20 is selected");
+    assert!(k > 0);
+    assert!(text(&terminal).contains(&format!("instance {}/225", k + 1)));
+    keys(&mut app, &mut terminal, "\t");
+    assert_eq!(app.instance, Some((g, k + 1)));
+    keys(&mut app, &mut terminal, "\x1b");
+    assert!(app.selection.is_none());
+}
+
+#[test]
+fn goto_an_unknown_instance_says_so() {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = Some("s99:1".into());
+    let mut msgs = Vec::new();
+    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
+        msgs.push(m)
+    });
+    for m in msgs {
+        app.on_load(m);
+    }
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("--goto s99:1"),
+        "{:?}",
+        app.message
     );
 }
