@@ -432,9 +432,31 @@ fn consistent(p: &Profile) -> Result<(), String> {
     }
 }
 
+/// Temporary files of writes that never finished (the program was quit
+/// meanwhile) are removed once clearly abandoned.
+fn remove_abandoned(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let abandoned = name.starts_with('.')
+            && name.ends_with(".tmp")
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < old);
+        if abandoned {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Deletes the least recently used entries until the directory fits `cap`
 /// bytes; `keep` is never deleted.
 pub fn evict(dir: &Path, cap: u64, keep: &Path) {
+    remove_abandoned(dir);
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

@@ -47,6 +47,28 @@ pub struct Loaded {
     pub errors: Vec<LoadError>,
     /// What the cache did, one line per file, for whoever wants to say it.
     pub notes: Vec<String>,
+    /// A cache entry left for the caller to write (see [`load_deferring`]).
+    pub unwritten: Option<UnwrittenCache>,
+}
+
+/// The cache entry of a single freshly loaded file, not yet written.
+pub struct UnwrittenCache {
+    pub cache: CacheDir,
+    pub input: std::path::PathBuf,
+}
+
+impl UnwrittenCache {
+    /// Writes the entry for `p` (the profile [`load_deferring`] returned);
+    /// what happened, as a note.
+    pub fn write(self, p: &Profile) -> String {
+        match cache::write(&self.cache.dir, &self.input, p) {
+            Ok(entry) => {
+                cache::evict(&self.cache.dir, self.cache.cap_bytes, &entry);
+                format!("{}: cached", self.input.display())
+            }
+            Err(e) => format!("{}: not cached: {e}", self.input.display()),
+        }
+    }
 }
 
 /// Loads `sources`, reading and writing the columnar cache in `cache` when
@@ -56,6 +78,27 @@ pub fn load_with(
     cache: Option<&CacheDir>,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
+    load_impl(sources, cache, false, progress)
+}
+
+/// Like [`load_with`], but a single file freshly read from SQLite is
+/// returned before its cache entry is written: the caller shows it first
+/// and writes the entry afterwards ([`Loaded::unwritten`]).
+pub fn load_deferring(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    load_impl(sources, cache, true, progress)
+}
+
+fn load_impl(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    defer: bool,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    let mut unwritten = None;
     let mut loaded = Vec::new();
     let mut errors = Vec::new();
     let mut notes = Vec::new();
@@ -84,10 +127,18 @@ pub fn load_with(
                 progress(i, Stage::Linking, 0);
                 finalize::finalize(&mut one);
                 if let Some((c, path)) = cache {
-                    progress(i, Stage::WritingCache, 0);
-                    match cache::write(&c.dir, path, &one) {
-                        Ok(entry) => cache::evict(&c.dir, c.cap_bytes, &entry),
-                        Err(e) => notes.push(format!("{}: not cached: {e}", path.display())),
+                    let entry = UnwrittenCache {
+                        cache: c.clone(),
+                        input: path.clone(),
+                    };
+                    if defer && sources.len() == 1 {
+                        unwritten = Some(entry);
+                    } else {
+                        progress(i, Stage::WritingCache, 0);
+                        let note = entry.write(&one);
+                        if note.contains("not cached") {
+                            notes.push(note);
+                        }
                     }
                 }
                 loaded.push(one);
@@ -99,6 +150,7 @@ pub fn load_with(
         profile: combine(loaded),
         errors,
         notes,
+        unwritten,
     }
 }
 

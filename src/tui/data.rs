@@ -133,7 +133,7 @@ pub fn load(
     send: &mut dyn FnMut(LoadMsg),
 ) {
     let files = sources.len();
-    let out = profile::load_with(sources, cache, &mut |file, stage: Stage, rows| {
+    let out = profile::load_deferring(sources, cache, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
             stage: stage.label().to_string(),
             file,
@@ -141,7 +141,7 @@ pub fn load(
             rows,
         });
     });
-    let (profile, errors) = (out.profile, out.errors);
+    let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
     }
@@ -163,5 +163,10 @@ pub fn load(
             rows: 0,
         })
     });
+    let profile = full.profile.clone();
     send(LoadMsg::Analysed(Box::new(full)));
+    // Last, so that neither the first frame nor the analyses wait for it.
+    if let Some(entry) = unwritten {
+        entry.write(&profile);
+    }
 }
