@@ -247,3 +247,32 @@ fn goto_an_unknown_instance_says_so() {
         app.message
     );
 }
+
+#[test]
+fn the_timeline_writes_its_cache_after_the_first_frame() {
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/tui_cache");
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = rankline::profile::CacheDir {
+        dir: dir.clone(),
+        cap_bytes: 1 << 30,
+    };
+    let mut order = Vec::new();
+    data::load(&[fixture()], Some(&cache), &Settings::default(), &mut |m| {
+        let entries = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        match m {
+            LoadMsg::Done(_) => order.push(("drawable", entries)),
+            LoadMsg::Analysed(_) => order.push(("analysed", entries)),
+            _ => {}
+        }
+    });
+    // Nothing was written before the UI had what it needs…
+    assert_eq!(order, vec![("drawable", 0), ("analysed", 0)]);
+    // …and the entry exists once loading is over; the next open reads it.
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+    assert!(matches!(
+        rankline::profile::cache::read(&dir, &path),
+        rankline::profile::cache::Lookup::Hit(_)
+    ));
+}
