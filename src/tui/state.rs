@@ -592,22 +592,7 @@ impl App {
     }
 
     fn move_cursor_to_event(&mut self, l: &Loaded, e: EventRef) {
-        let want = match e {
-            EventRef::Gpu(r) => LaneKind::Stream(l.profile.gpu.lane[r]),
-            EventRef::Api(r) => LaneKind::Api(l.profile.runtime.thread[r]),
-            EventRef::Nvtx(r) => {
-                let t = l.profile.nvtx.thread[r] as usize;
-                match l.index.nvtx_of_thread[t].iter().find(|&&tr| {
-                    l.index
-                        .nvtx_track(tr)
-                        .rows
-                        .is_some_and(|rs| rs.contains(&(r as u32)))
-                }) {
-                    Some(&tr) => LaneKind::Nvtx(tr),
-                    None => LaneKind::Api(t as u32),
-                }
-            }
-        };
+        let want = row_of_event(l, e);
         let mut pos = self.rows.iter().position(|row| row.kind == want);
         if pos.is_none() {
             // Expand what hides it.
@@ -687,19 +672,9 @@ impl App {
     }
 
     fn row_holds(&self, l: &Loaded, e: EventRef) -> bool {
-        let Some(row) = self.rows.get(self.cursor) else {
-            return false;
-        };
-        match (row.kind, e) {
-            (LaneKind::Stream(lane), EventRef::Gpu(r)) => l.profile.gpu.lane[r] == lane,
-            (LaneKind::Api(t), EventRef::Api(r)) => l.profile.runtime.thread[r] == t,
-            (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l
-                .index
-                .nvtx_track(tr)
-                .rows
-                .is_some_and(|rs| rs.contains(&(r as u32))),
-            _ => false,
-        }
+        self.rows
+            .get(self.cursor)
+            .is_some_and(|row| event_on_row(l, row.kind, e))
     }
 
     fn select_under_cursor(&mut self, l: &Loaded) {
@@ -879,6 +854,41 @@ impl App {
             0.0
         };
         self.view.center_on(base + s * 1e9);
+    }
+}
+
+/// Whether timeline row `kind` shows event `e` (a device row shows all its
+/// GPU events).
+pub fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
+    let p = &l.profile;
+    match (kind, e) {
+        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane[r] == lane,
+        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane[r] as usize].device == d,
+        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread[r] == t,
+        // A track's rows are in profile order: binary search.
+        (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l
+            .index
+            .nvtx_track(tr)
+            .rows
+            .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
+        _ => false,
+    }
+}
+
+/// The row an event lives on.
+pub fn row_of_event(l: &Loaded, e: EventRef) -> LaneKind {
+    let p = &l.profile;
+    match e {
+        EventRef::Gpu(r) => LaneKind::Stream(p.gpu.lane[r]),
+        EventRef::Api(r) => LaneKind::Api(p.runtime.thread[r]),
+        EventRef::Nvtx(r) => {
+            let t = p.nvtx.thread[r];
+            l.index.nvtx_of_thread[t as usize]
+                .iter()
+                .map(|&tr| LaneKind::Nvtx(tr))
+                .find(|&k| event_on_row(l, k, e))
+                .unwrap_or(LaneKind::Api(t))
+        }
     }
 }
 

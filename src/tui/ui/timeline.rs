@@ -5,7 +5,7 @@ use super::theme::Theme;
 use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, Track};
 use crate::tui::lanes::LaneKind;
-use crate::tui::state::{App, EventRef, event_span};
+use crate::tui::state::{App, EventRef, event_on_row, event_span};
 use crate::tui::timescale::{format_abs, format_time, tick_step};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -209,21 +209,6 @@ fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
         }
     });
     Some(LaneKind::Stream(p.gpu.lane[late as usize]))
-}
-
-fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
-    let p = &l.profile;
-    match (kind, e) {
-        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane[r] == lane,
-        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane[r] as usize].device == d,
-        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread[r] == t,
-        (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l
-            .index
-            .nvtx_track(tr)
-            .rows
-            .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
-        _ => false,
-    }
 }
 
 fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
