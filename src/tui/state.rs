@@ -579,16 +579,11 @@ impl App {
 
     pub fn select_instance(&mut self, g: usize, k: usize, center: bool) {
         let Some(l) = self.loaded.clone() else { return };
-        let rows = l.analysis.matching.groups[g].instance_rows(k);
+        let group = &l.analysis.matching.groups[g];
         // Select the late rank's kernel: the one the question is about.
-        let late = rows.iter().copied().enumerate().fold(0, |best, (d, r)| {
-            if l.profile.gpu.start[r as usize] > l.profile.gpu.start[rows[best] as usize] {
-                d
-            } else {
-                best
-            }
-        });
-        self.select(EventRef::Gpu(rows[late] as usize), center);
+        let late =
+            group.instance_rows(k)[crate::analysis::skew::instance_skew(&l.profile, group, k).late];
+        self.select(EventRef::Gpu(late as usize), center);
     }
 
     fn move_cursor_to_event(&mut self, l: &Loaded, e: EventRef) {

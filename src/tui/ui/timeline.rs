@@ -2,6 +2,7 @@
 
 use super::cells::{Cell, cells};
 use super::theme::Theme;
+use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, Track};
 use crate::tui::lanes::LaneKind;
@@ -199,16 +200,9 @@ fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
 /// The stream row of the selected instance's late rank.
 fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
     let (g, k) = app.instance?;
-    let rows = l.analysis.matching.groups[g].instance_rows(k);
-    let p = &l.profile;
-    let late = rows.iter().copied().fold(rows[0], |b, r| {
-        if p.gpu.start[r as usize] > p.gpu.start[b as usize] {
-            r
-        } else {
-            b
-        }
-    });
-    Some(LaneKind::Stream(p.gpu.lane[late as usize]))
+    let group = &l.analysis.matching.groups[g];
+    let late = group.instance_rows(k)[instance_skew(&l.profile, group, k).late];
+    Some(LaneKind::Stream(l.profile.gpu.lane[late as usize]))
 }
 
 fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
