@@ -107,3 +107,49 @@ fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
     assert_eq!(groups[0]["devices"], serde_json::json!([0, 1]));
     assert_eq!(groups[1]["devices"], serde_json::json!([2, 3]));
 }
+
+/// Kernels launched from a CUDA graph link to the graph launch, are counted
+/// as such, and a late one gets no verdict (its launch time says nothing
+/// about when the CPU issued that kernel).
+#[test]
+fn graph_kernels_are_flagged_and_get_no_verdict() {
+    let f = copy_fixture("megatron_tp8.sqlite", "graph_kernels");
+    let o = rankline(&[
+        "report",
+        "launch",
+        f.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-cache",
+    ]);
+    let before: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let late = &before["late_instances"][0];
+    assert_eq!(late["verdict"], "cpu-late");
+    let c = Connection::open(&f).unwrap();
+    // Mark device 2's AllGather kernels (the first big event's late rank) and
+    // nothing else as launched from a graph.
+    let n = c
+        .execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphNodeId = 7 WHERE deviceId = 2 AND shortName IN
+               (SELECT id FROM StringIds WHERE value = 'ncclDevKernel_AllGather_RING_LL')",
+            [],
+        )
+        .unwrap();
+    assert!(n > 0);
+    drop(c);
+    let o = rankline(&[
+        "report",
+        "launch",
+        f.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-cache",
+    ]);
+    let after: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(after["graph_kernels"], n as i64);
+    assert_eq!(after["kernels_with_launch"], before["kernels_with_launch"]);
+    let late = &after["late_instances"][0];
+    assert_eq!(late["device"], 2);
+    assert_eq!(late["from_graph"], true);
+    assert_eq!(late["verdict"], "unknown");
+}
