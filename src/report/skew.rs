@@ -266,6 +266,9 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     }
     out += "\n  excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back\n";
     out += "  the long kernel is the rank that waited; the late arriver has the short one\n";
+    if p.hosts.len() > 1 {
+        out += "  ! devices on different hosts have unaligned clocks: their start and end skews include the clock offset\n";
+    }
     let missing =
         crate::analysis::completeness::completeness(p, crate::analysis::Window::ALL).missing;
     if missing.is_empty() {

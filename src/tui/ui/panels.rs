@@ -111,6 +111,12 @@ pub fn skew(app: &App, l: &Loaded, theme: &Theme, width: usize) -> Vec<Line<'sta
             f(gs.end_skew_ms)
         )));
     }
+    if l.profile.hosts.len() > 1 {
+        out.push(Line::styled(
+            "hosts' clocks are not aligned: skews include the offset",
+            theme.warning(),
+        ));
+    }
     if !group.end_aligned {
         out.push(Line::styled(
             "ends NOT aligned in this group: pairing unconfirmed",
