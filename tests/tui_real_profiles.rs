@@ -1,0 +1,66 @@
+//! Every real export survives a tour of the UI: all panels, the finder,
+//! focus, stepping and jumping — on odd data (no kernels, no GPU table,
+//! windows with orphans) as on good.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::state::App;
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+
+#[test]
+fn every_real_export_survives_a_tour_of_the_ui() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/real-profiles");
+    if !dir.is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "../shared/real-profiles is missing"
+        );
+        eprintln!("NOTE: ../shared/real-profiles not found; this test checked nothing");
+        return;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sqlite"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8);
+    for f in files {
+        for (w, h) in [(160, 48), (80, 24)] {
+            let mut app = App::new(Keymap::default_keymap(), false);
+            let mut msgs = Vec::new();
+            data::load(
+                &[Source::File(f.clone())],
+                None,
+                &Settings::default(),
+                &mut |m| msgs.push(m),
+            );
+            for m in msgs {
+                if !matches!(m, LoadMsg::Progress { .. }) {
+                    app.on_load(m);
+                }
+            }
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+            let tour = "]]12345jjjj\t\t\n\x1bJFF[b\n/a\n nzswwwwwwwdafgt?\x1bL\x1bkkkk \x7f";
+            for c in tour.chars() {
+                let code = match c {
+                    '\n' => KeyCode::Enter,
+                    '\x1b' => KeyCode::Esc,
+                    '\t' => KeyCode::Tab,
+                    '\x7f' => KeyCode::BackTab,
+                    c => KeyCode::Char(c),
+                };
+                app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+                terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+            }
+            assert!(!app.quit, "{}: the tour quit", f.display());
+        }
+    }
+}
