@@ -1,0 +1,253 @@
+//! Turning raw rows (the export's own ids) into model rows: processes,
+//! threads, lanes and interned names, column by column.
+
+use super::State;
+use crate::profile::intern::{Interner, Sym};
+use crate::profile::model::*;
+use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
+use crate::profile::raw::{NO_NAME, RawGpu, RawNvtx, RawRuntime};
+use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+
+impl State<'_> {
+    /// A name from a raw name column (StringIds id or reader-local text);
+    /// `local` remembers each reader-local text once interned.
+    fn raw_name(&mut self, v: i64, texts: &Interner, local: &mut Vec<Sym>) -> Option<Sym> {
+        if v == NO_NAME {
+            None
+        } else if v < 0 {
+            let k = (-(v + 1)) as usize;
+            if local.len() < texts.len() {
+                local.resize(texts.len(), Sym::MAX);
+            }
+            let slot = local.get_mut(k)?;
+            if *slot == Sym::MAX {
+                *slot = self.p.strings.intern(texts.get(k as Sym));
+            }
+            Some(*slot)
+        } else {
+            self.ids.get(v)
+        }
+    }
+
+    pub(super) fn add_gpu(&mut self, kind: GpuKind, mut g: RawGpu) {
+        let memset = self.p.strings.intern("Memset");
+        let unnamed = self.p.strings.intern("<unnamed kernel>");
+        // The process of a row without globalPid: the one owning its context.
+        let ctx_owner: HashMap<u32, u32> = self
+            .p
+            .contexts
+            .iter()
+            .map(|c| (c.context, self.p.processes[c.process as usize].pid))
+            .collect();
+        let n = g.start.len();
+        // Per-row work first, column by column: simple loops, no pushes.
+        let mut last: Option<((u32, u32, u32, u32), LaneId)> = None;
+        let mut lanes = Vec::with_capacity(n);
+        for i in 0..n {
+            let pid = if g.pid[i] != NONE {
+                g.pid[i]
+            } else {
+                ctx_owner.get(&g.context[i]).copied().unwrap_or(0)
+            };
+            let key = (pid, g.context[i], g.stream[i], g.device[i]);
+            lanes.push(match last {
+                Some((k, l)) if k == key => l,
+                _ => {
+                    let process = self.process(pid);
+                    let device = self.device(g.device[i]);
+                    let l = self.lane(process, g.context[i], g.stream[i], device);
+                    last = Some((key, l));
+                    l
+                }
+            });
+        }
+        let (names, long_names, bytes): (Vec<Sym>, Vec<Sym>, Vec<u64>) = match kind {
+            GpuKind::Kernel => {
+                let mut local = Vec::new();
+                let mut names = Vec::with_capacity(n);
+                let mut long_names = Vec::with_capacity(n);
+                for i in 0..n {
+                    let short = self.raw_name(g.a[i], &g.texts, &mut local);
+                    let long = self.raw_name(g.b[i], &g.texts, &mut local);
+                    let short = short.or(long).unwrap_or(unnamed);
+                    names.push(short);
+                    long_names.push(long.unwrap_or(short));
+                }
+                (names, long_names, vec![0; n])
+            }
+            GpuKind::Memcpy => {
+                let names: Vec<Sym> = (0..n)
+                    .map(|i| {
+                        self.p
+                            .strings
+                            .intern(memcpy_name((g.a[i] != NO_NAME).then_some(g.a[i])))
+                    })
+                    .collect();
+                (
+                    names.clone(),
+                    names,
+                    g.b.iter().map(|&b| b.max(0) as u64).collect(),
+                )
+            }
+            GpuKind::Memset => {
+                let bytes =
+                    g.a.iter()
+                        .map(|&b| if b == NO_NAME { 0 } else { b.max(0) as u64 })
+                        .collect();
+                (vec![memset; n], vec![memset; n], bytes)
+            }
+        };
+        let out = &mut self.p.gpu;
+        out.start.append(&mut std::mem::take(&mut g.start).into());
+        out.end.append(&mut std::mem::take(&mut g.end).into());
+        out.lane.append(&mut lanes.into());
+        out.kind.append(&mut vec![kind; n].into());
+        out.name.append(&mut names.into());
+        out.long_name.append(&mut long_names.into());
+        out.correlation
+            .append(&mut std::mem::take(&mut g.correlation).into());
+        out.bytes.append(&mut bytes.into());
+        out.graph_node
+            .append(&mut std::mem::take(&mut g.graph).into());
+        out.launch.append(&mut vec![NONE; n].into());
+    }
+
+    pub(super) fn add_runtime(&mut self, mut t: RawRuntime) {
+        // StringIds id → (display name, launches work), resolved once per id;
+        // the last one is remembered, since calls repeat in runs.
+        let mut names: FxHashMap<i64, (Sym, bool)> = FxHashMap::default();
+        let mut last_name: Option<(i64, (Sym, bool))> = None;
+        let mut last_tid: Option<(i64, ThreadId)> = None;
+        let n = t.start.len();
+        let mut threads = Vec::with_capacity(n);
+        let mut syms = Vec::with_capacity(n);
+        let mut launches = Vec::with_capacity(n);
+        for i in 0..n {
+            let name_id = t.name[i];
+            let (name, launch) = match last_name {
+                Some((id, v)) if id == name_id => v,
+                _ => {
+                    let v = *names.entry(name_id).or_insert_with(|| {
+                        let raw = self
+                            .ids
+                            .get(name_id)
+                            .map(|n| self.p.strings.get(n).to_string())
+                            .unwrap_or_default();
+                        let shown = strip_api_version(&raw);
+                        (self.p.strings.intern(shown), is_launch_api(shown))
+                    });
+                    last_name = Some((name_id, v));
+                    v
+                }
+            };
+            syms.push(name);
+            launches.push(launch);
+            threads.push(match last_tid {
+                Some((g, th)) if g == t.global_tid[i] => th,
+                _ => {
+                    let th = self.thread(t.global_tid[i]);
+                    last_tid = Some((t.global_tid[i], th));
+                    th
+                }
+            });
+        }
+        let class: Vec<ApiClass> = t
+            .driver
+            .iter()
+            .map(|&d| {
+                if d {
+                    ApiClass::Driver
+                } else {
+                    ApiClass::Runtime
+                }
+            })
+            .collect();
+        let rt = &mut self.p.runtime;
+        rt.start.append(&mut std::mem::take(&mut t.start).into());
+        rt.end.append(&mut std::mem::take(&mut t.end).into());
+        rt.thread.append(&mut threads.into());
+        rt.name.append(&mut syms.into());
+        rt.correlation
+            .append(&mut std::mem::take(&mut t.correlation).into());
+        rt.class.append(&mut class.into());
+        rt.is_launch.append(&mut launches.into());
+    }
+
+    pub(super) fn add_nvtx(&mut self, n: RawNvtx) {
+        let rows = n.start.len();
+        let mut last: Option<(i64, ThreadId)> = None;
+        let threads: Vec<ThreadId> = n
+            .global_tid
+            .iter()
+            .map(|&g| match last {
+                Some((lg, t)) if lg == g => t,
+                _ => {
+                    let t = self.thread(g);
+                    last = Some((g, t));
+                    t
+                }
+            })
+            .collect();
+        let mut local = Vec::new();
+        let names: Vec<Option<Sym>> = (0..rows)
+            .map(|i| self.raw_name(n.name[i], &n.texts, &mut local))
+            .collect();
+        // Domain names come from DomainCreate rows, scoped by process.
+        let mut domain_names: HashMap<(ProcId, i64), Sym> = HashMap::new();
+        for i in 0..rows {
+            if n.event_type[i] == 75
+                && let Some(name) = names[i]
+            {
+                domain_names.insert(
+                    (self.p.threads[threads[i] as usize].process, n.domain[i]),
+                    name,
+                );
+            }
+        }
+        let mut comm = n.comm.iter().peekable();
+        for i in 0..rows {
+            let kind = match n.event_type[i] {
+                59 => NvtxKind::PushPop,
+                60 => NvtxKind::StartEnd,
+                34 => NvtxKind::Mark,
+                _ => continue,
+            };
+            let start = n.start[i];
+            let end = if kind == NvtxKind::Mark || n.end[i] == i64::MIN {
+                start
+            } else {
+                n.end[i].max(start)
+            };
+            let process = self.p.threads[threads[i] as usize].process;
+            let domain = match n.domain[i] {
+                0 => 0,
+                d => match domain_names.get(&(process, d)) {
+                    Some(&s) => s,
+                    None => self.p.strings.intern(&format!("domain {d}")),
+                },
+            };
+            while comm.peek().is_some_and(|c| (c.0 as usize) < i) {
+                comm.next();
+            }
+            if let Some(&&(_, id)) = comm.peek().filter(|c| c.0 as usize == i)
+                && kind != NvtxKind::Mark
+                && names[i].is_some_and(|s| self.p.strings.get(s).starts_with("nccl"))
+            {
+                let a = &mut self.p.nccl_api;
+                a.thread.push(threads[i]);
+                a.start.push(start);
+                a.end.push(end);
+                a.comm.push(id);
+            }
+            let out = &mut self.p.nvtx;
+            out.start.push(start);
+            out.end.push(end);
+            out.thread.push(threads[i]);
+            out.name.push(names[i].unwrap_or(0));
+            out.kind.push(kind);
+            out.domain.push(domain);
+            out.depth.push(0);
+        }
+    }
+}
