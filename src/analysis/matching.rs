@@ -273,11 +273,7 @@ fn group_key(p: &Profile, members: &[Seq]) -> String {
     if members.windows(2).all(|w| w[0].stream == w[1].stream) {
         format!("s{}", members[0].stream)
     } else {
-        members
-            .iter()
-            .map(|s| format!("s{}@D{}", s.stream, p.device_label(s.device)))
-            .collect::<Vec<_>>()
-            .join(",")
+        explicit_key(p, members)
     }
 }
 
