@@ -1,0 +1,256 @@
+//! Bounded, deterministic fuzzing of damaged exports: byte- and page-level
+//! mutations of the small fixtures, each opened by the real binary in a child
+//! process (an abort must not take the harness down).
+//!
+//! Every run must end with exit 0, or exit 1 and one line naming the file:
+//! no panic, no signal, no hang, and the input unchanged with nothing written
+//! beside it. `RANKLINE_FUZZ_ITERS=N cargo test --test fuzz_inputs` is the
+//! maintainers' long run (the default keeps `cargo test` under a minute).
+
+mod common;
+
+use common::{root, temp_dir};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Fixtures small enough (≤ 100 KB) to mutate thousands of times.
+const SEEDS: &[&str] = &[
+    "fixtures/stream_ids_differ.sqlite",
+    "fixtures/two_node_a.sqlite",
+    "fixtures/two_node_b.sqlite",
+];
+const DEFAULT_ITERS: usize = 800;
+const PAGE: usize = 4096;
+/// Far above a normal run (tens of ms): only a hang gets near it.
+const HANG_AFTER: Duration = Duration::from_secs(60);
+/// Children running at once (the machine has 2 cores).
+const PARALLEL: usize = 2;
+
+/// splitmix64: small, seedable, the same on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation of `bytes`, chosen by the seed; returns what it did.
+fn mutate(bytes: &mut Vec<u8>, rng: &mut Rng) -> String {
+    let pages = bytes.len() / PAGE;
+    // Once truncated short, only byte-level mutations apply.
+    let kinds = if pages >= 2 { 7 } else { 3 };
+    match rng.below(kinds) {
+        0 => {
+            let at = rng.below(bytes.len());
+            let v = rng.next() as u8;
+            bytes[at] = v;
+            format!("byte {at} = {v:#04x}")
+        }
+        1 => {
+            let n = 1 + rng.below(16);
+            let mut said = Vec::new();
+            for _ in 0..n {
+                let at = rng.below(bytes.len());
+                bytes[at] ^= 1 << rng.below(8);
+                said.push(at.to_string());
+            }
+            format!("bit flips at {}", said.join(","))
+        }
+        2 => {
+            // Integers in cells and headers: big values are the interesting ones.
+            let at = rng.below(bytes.len().saturating_sub(8));
+            let n = (1 + rng.below(8)).min(bytes.len() - at);
+            let v: [u8; 8] = match rng.below(3) {
+                0 => [0xFF; 8],
+                1 => [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+                _ => [0x80, 0, 0, 0, 0, 0, 0, 0],
+            };
+            bytes[at..at + n].copy_from_slice(&v[..n]);
+            format!("{n} bytes at {at} = {:02x?}", &v[..n])
+        }
+        3 => {
+            let p = 1 + rng.below(pages - 1);
+            bytes[p * PAGE..(p + 1) * PAGE].fill(0);
+            format!("page {p} zeroed")
+        }
+        4 => {
+            let (a, b) = (rng.below(pages), rng.below(pages));
+            let src = bytes[a * PAGE..(a + 1) * PAGE].to_vec();
+            bytes[b * PAGE..(b + 1) * PAGE].copy_from_slice(&src);
+            format!("page {a} copied over page {b}")
+        }
+        5 => {
+            let keep = 100 + rng.below(bytes.len() - 100);
+            bytes.truncate(keep);
+            format!("truncated to {keep} bytes")
+        }
+        _ => cell_pointer(bytes, rng),
+    }
+}
+
+/// Points one cell of a B-tree page elsewhere in its page: the rows behind
+/// it then decode from the wrong bytes (huge rowids, lengths and counts).
+fn cell_pointer(bytes: &mut [u8], rng: &mut Rng) -> String {
+    let pages = bytes.len() / PAGE;
+    for _ in 0..16 {
+        let p = 1 + rng.below(pages - 1);
+        let at = p * PAGE;
+        let header = match bytes[at] {
+            0x0D | 0x0A => 8,
+            0x05 | 0x02 => 12,
+            _ => continue,
+        };
+        let cells = u16::from_be_bytes([bytes[at + 3], bytes[at + 4]]) as usize;
+        if cells == 0 || at + header + 2 * cells > bytes.len() {
+            continue;
+        }
+        let slot = at + header + 2 * rng.below(cells);
+        let to = (header + 2 * cells + rng.below(PAGE - header - 2 * cells)) as u16;
+        bytes[slot..slot + 2].copy_from_slice(&to.to_be_bytes());
+        return format!("page {p} cell pointer at {slot} = {to}");
+    }
+    "no B-tree page found".to_string()
+}
+
+/// Mutations that once took rankline down, replayed on every run.
+const KNOWN: &[(&str, usize, u8)] = &[
+    // A cell pointer of the runtime table: a 32 GiB column reservation.
+    ("fixtures/two_node_b.sqlite", 90123, 0xEB),
+];
+
+struct Run {
+    what: String,
+    input: PathBuf,
+    before: Vec<u8>,
+    child: Child,
+    started: Instant,
+}
+
+fn start(what: String, input: PathBuf, bytes: Vec<u8>, cache: Option<&Path>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rankline"));
+    cmd.args(["report", "all", "--format", "json"]).arg(&input);
+    match cache {
+        Some(dir) => cmd.arg("--cache-dir").arg(dir),
+        None => cmd.arg("--no-cache"),
+    };
+    let child = cmd
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rankline");
+    Run {
+        what,
+        input,
+        before: bytes,
+        child,
+        started: Instant::now(),
+    }
+}
+
+/// Waits for a run and returns what was wrong with it, if anything.
+fn finish(mut run: Run) -> Option<String> {
+    let status = loop {
+        if let Some(s) = run.child.try_wait().expect("wait") {
+            break s;
+        }
+        if run.started.elapsed() > HANG_AFTER {
+            let _ = run.child.kill();
+            let _ = run.child.wait();
+            return Some(format!("{}: hung for {HANG_AFTER:?}", run.what));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let mut err = String::new();
+    if let Some(mut s) = run.child.stderr.take() {
+        use std::io::Read;
+        let _ = s.read_to_string(&mut err);
+    }
+    let name = run.input.display().to_string();
+    let problem = match status.code() {
+        None => Some(format!("killed by a signal ({status})")),
+        Some(_) if err.contains("panicked") => Some("panicked".to_string()),
+        Some(0) => None,
+        Some(1) if err.lines().count() == 1 && err.contains(&name) => None,
+        Some(1) => Some("exit 1 without exactly one line naming the file".to_string()),
+        Some(c) => Some(format!("exit {c}")),
+    };
+    let changed = std::fs::read(&run.input).ok().as_deref() != Some(&run.before[..]);
+    let dir = run.input.parent().expect("run dir");
+    let beside = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0) != 1;
+    let problem = problem
+        .or_else(|| changed.then(|| "the input changed".to_string()))
+        .or_else(|| beside.then(|| "a file appeared beside the input".to_string()));
+    problem.map(|p| format!("{}: {p}; stderr: {}", run.what, err.trim()))
+}
+
+#[test]
+fn damaged_exports_end_cleanly() {
+    let iters = std::env::var("RANKLINE_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_ITERS);
+    let base = temp_dir("fuzz_inputs");
+    let cache = base.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache dir");
+    let seeds: Vec<Vec<u8>> = SEEDS
+        .iter()
+        .map(|s| std::fs::read(root().join(s)).expect("read fixture"))
+        .collect();
+    let mut failures = Vec::new();
+    for (k, &(seed, at, value)) in KNOWN.iter().enumerate() {
+        let mut bytes = std::fs::read(root().join(seed)).expect("read fixture");
+        bytes[at] = value;
+        let dir = base.join(format!("known{k}"));
+        std::fs::create_dir_all(&dir).expect("run dir");
+        let input = dir.join("export.sqlite");
+        std::fs::write(&input, &bytes).expect("write mutated export");
+        let what = format!("known {seed} byte {at} = {value:#04x}");
+        failures.extend(finish(start(what, input, bytes, None)));
+    }
+    let mut running: Vec<Run> = Vec::new();
+    for i in 0..iters {
+        let mut rng = Rng(0x5EED_0000 + i as u64);
+        let which = i % SEEDS.len();
+        let mut bytes = seeds[which].clone();
+        let mut said = Vec::new();
+        for _ in 0..1 + rng.below(3) {
+            said.push(mutate(&mut bytes, &mut rng));
+        }
+        let what = format!("#{i} {} ({})", SEEDS[which], said.join("; "));
+        let dir = base.join(format!("run{i}"));
+        std::fs::create_dir_all(&dir).expect("run dir");
+        // Every fourth run goes through the cache: written, then read back.
+        let cached = i % 4 == 3;
+        let input = dir.join("export.sqlite");
+        std::fs::write(&input, &bytes).expect("write mutated export");
+        if running.len() == PARALLEL {
+            failures.extend(finish(running.remove(0)));
+        }
+        if cached {
+            let first = start(what.clone(), input.clone(), bytes.clone(), Some(&cache));
+            failures.extend(finish(first));
+        }
+        running.push(start(what, input, bytes, cached.then_some(cache.as_path())));
+    }
+    for run in running {
+        failures.extend(finish(run));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {iters} damaged exports did not end cleanly:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
