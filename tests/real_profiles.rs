@@ -187,3 +187,41 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
     );
     assert_eq!(v["launch"]["devices"].as_array().unwrap().len(), 2);
 }
+
+/// memcpy/memset time is busy time: on the H100 export, host-to-device
+/// copies keep device 0 busy for most of its span, and the five parts of
+/// every device of every real export add up to its span.
+#[test]
+fn overlap_counts_copies_as_busy_time() {
+    let Some(dir) = real_profiles() else { return };
+    for f in sqlite_files(&dir) {
+        let v = report_json(f.to_str().unwrap());
+        for d in v["overlap"]["devices"].as_array().unwrap() {
+            let parts: f64 = [
+                "compute_only_ms",
+                "nccl_only_ms",
+                "overlap_ms",
+                "copy_only_ms",
+                "idle_ms",
+            ]
+            .iter()
+            .map(|k| d[k].as_f64().unwrap())
+            .sum();
+            assert!(
+                (parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6,
+                "{f:?}: {d}"
+            );
+            assert!(d["idle_ms"].as_f64().unwrap() >= 0.0, "{f:?}: {d}");
+        }
+    }
+    let v = report_json(dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap());
+    let d0 = &v["overlap"]["devices"][0];
+    assert_eq!(d0["device"], 0);
+    let near = |k: &str, want: f64| {
+        let got = d0[k].as_f64().unwrap();
+        assert!((got - want).abs() < 0.05, "{k}: {got}, expected ≈ {want}");
+    };
+    near("span_ms", 969.4);
+    near("idle_ms", 6.6);
+    near("copy_only_ms", 940.5);
+}
