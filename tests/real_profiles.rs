@@ -225,3 +225,60 @@ fn overlap_counts_copies_as_busy_time() {
     near("idle_ms", 6.6);
     near("copy_only_ms", 940.5);
 }
+
+/// Real captures have kernels that started before their launch call
+/// returned: counted per device, as plain SQL counts them, and kept signed.
+#[test]
+fn kernels_starting_before_their_launch_returned_are_counted() {
+    let Some(dir) = real_profiles() else { return };
+    let mut seen = 0;
+    for f in sqlite_files(&dir) {
+        let v = report_json(f.to_str().unwrap());
+        let Some(devs) = v["launch"]["devices"].as_array() else {
+            continue;
+        };
+        let c =
+            rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        for d in devs {
+            let Some(dev) = d["device"].as_i64() else {
+                continue;
+            };
+            let (n, most): (i64, Option<i64>) = c
+                .query_row(
+                    "SELECT count(*), max(r.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k
+                     JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId
+                       AND (r.globalTid >> 24) & 16777215 = (k.globalPid >> 24) & 16777215
+                     WHERE k.deviceId = ?1 AND k.start < r.end",
+                    [dev],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap_or((0, None));
+            assert_eq!(d["started_before_launch_returned"], n, "{f:?} device {dev}");
+            let got = d["most_before_launch_returned_ms"].as_f64().unwrap();
+            assert_eq!(got, most.unwrap_or(0) as f64 / 1e6, "{f:?} device {dev}");
+            seen += n;
+        }
+    }
+    assert!(
+        seen > 0,
+        "no real capture has a kernel starting before its launch returned"
+    );
+    let v = report_json(dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap());
+    assert_eq!(
+        v["launch"]["devices"][0]["started_before_launch_returned"],
+        2
+    );
+    let o = rankline(&[
+        "report",
+        "launch",
+        dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains(
+            "! device 0: 2 kernels started up to 2.6 µs before their launch call returned (clock granularity)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
