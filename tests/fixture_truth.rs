@@ -182,12 +182,128 @@ fn trim_counts_only_events_wholly_inside() {
     let first_kernel_ms = all["overlap"]["devices"][0]["span_ms"].as_f64().unwrap();
     assert!(span_ms < first_kernel_ms);
     for d in half["overlap"]["devices"].as_array().unwrap() {
-        let parts: f64 = ["compute_only_ms", "nccl_only_ms", "overlap_ms", "idle_ms"]
-            .iter()
-            .map(|k| d[k].as_f64().unwrap())
-            .sum();
-        assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
+        assert_parts_sum_to_span(d);
     }
+}
+
+/// Compute-only, NCCL-only, overlap, copy-only and idle split the span.
+fn assert_parts_sum_to_span(d: &Value) {
+    let parts: f64 = [
+        "compute_only_ms",
+        "nccl_only_ms",
+        "overlap_ms",
+        "copy_only_ms",
+        "idle_ms",
+    ]
+    .iter()
+    .map(|k| d[k].as_f64().unwrap())
+    .sum();
+    assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
+    for k in ["copy_only_ms", "idle_ms"] {
+        assert!(d[k].as_f64().unwrap() >= 0.0, "{k}: {d}");
+    }
+}
+
+const FIXTURE_SETS: [&[&str]; 5] = [
+    &["fixtures/megatron_tp8.sqlite"],
+    &["fixtures/two_node_a.sqlite", "fixtures/two_node_b.sqlite"],
+    &["fixtures/mismatch_extra_collective.sqlite"],
+    &["fixtures/stream_ids_differ.sqlite"],
+    &["fixtures/shared_stream_two_comms.sqlite"],
+];
+
+/// Every fixture has copies; they count as busy, not idle, and the parts
+/// add up per device, over the whole file and in a window cutting through.
+#[test]
+fn overlap_parts_sum_to_span_on_every_fixture() {
+    for files in FIXTURE_SETS {
+        let mut args = vec!["report", "all"];
+        args.extend_from_slice(files);
+        args.extend_from_slice(&["--format", "json"]);
+        let all = report(&args);
+        let devs = all["overlap"]["devices"].as_array().unwrap();
+        assert!(!devs.is_empty(), "{files:?}");
+        for d in devs {
+            assert_parts_sum_to_span(d);
+        }
+        let copy: f64 = devs
+            .iter()
+            .map(|d| d["copy_only_ms"].as_f64().unwrap())
+            .sum();
+        assert!(copy > 0.0, "{files:?}: no copy-only time");
+        let span = all["summary"]["span_ns"].as_array().unwrap();
+        let (a, b) = (span[0].as_i64().unwrap(), span[1].as_i64().unwrap());
+        let third = (b - a) / 3;
+        let (s, e) = (
+            format!("{}", (a + third) as f64 / 1e9),
+            format!("{}", (b - third) as f64 / 1e9),
+        );
+        let mut args = vec!["report", "overlap"];
+        args.extend_from_slice(files);
+        args.extend_from_slice(&["--format", "json", "--trim", &s, &e]);
+        for d in report(&args)["devices"].as_array().unwrap() {
+            assert_parts_sum_to_span(d);
+        }
+    }
+}
+
+/// `--trim` clips copies at its edges as it clips kernels: a window inside
+/// one memcpy, with no kernel on its device, is all copy time.
+#[test]
+fn trim_clips_copies_like_kernels() {
+    let c = rusqlite::Connection::open_with_flags(
+        root().join("fixtures/megatron_tp8.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let (dev, start, end): (i64, i64, i64) = c
+        .query_row(
+            "SELECT m.deviceId, m.start, m.end FROM CUPTI_ACTIVITY_KIND_MEMCPY m
+             WHERE m.end - m.start > 100000 AND NOT EXISTS (
+               SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL k
+               WHERE k.deviceId = m.deviceId AND k.start < m.end AND k.end > m.start)
+             ORDER BY m.start LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let others: i64 = c
+        .query_row(
+            "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE deviceId = ?1 AND start < ?3 AND end > ?2)
+                  + (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE deviceId = ?1 AND start < ?3 AND end > ?2)",
+            (dev, start, end),
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(others, 1, "the memcpy should be alone on device {dev}");
+    let (a, b) = (start + (end - start) / 4, end - (end - start) / 4);
+    let (s, e) = (format!("{}", a as f64 / 1e9), format!("{}", b as f64 / 1e9));
+    let got = report(&[
+        "report",
+        "overlap",
+        "fixtures/megatron_tp8.sqlite",
+        "--format",
+        "json",
+        "--trim",
+        &s,
+        &e,
+        "--device",
+        &dev.to_string(),
+    ]);
+    let d = &got["devices"][0];
+    let want_ms = (b - a) as f64 / 1e6;
+    assert!(
+        (d["span_ms"].as_f64().unwrap() - want_ms).abs() < 1e-6,
+        "{d}"
+    );
+    assert!(
+        (d["copy_only_ms"].as_f64().unwrap() - want_ms).abs() < 1e-6,
+        "{d}"
+    );
+    assert_eq!(d["idle_ms"].as_f64().unwrap(), 0.0, "{d}");
+    assert_eq!(d["copies"], 1);
+    assert_eq!(d["compute_kernels"], 0);
+    assert_eq!(d["nccl_kernels"], 0);
 }
 
 #[test]

@@ -187,3 +187,98 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
     );
     assert_eq!(v["launch"]["devices"].as_array().unwrap().len(), 2);
 }
+
+/// memcpy/memset time is busy time: on the H100 export, host-to-device
+/// copies keep device 0 busy for most of its span, and the five parts of
+/// every device of every real export add up to its span.
+#[test]
+fn overlap_counts_copies_as_busy_time() {
+    let Some(dir) = real_profiles() else { return };
+    for f in sqlite_files(&dir) {
+        let v = report_json(f.to_str().unwrap());
+        for d in v["overlap"]["devices"].as_array().unwrap() {
+            let parts: f64 = [
+                "compute_only_ms",
+                "nccl_only_ms",
+                "overlap_ms",
+                "copy_only_ms",
+                "idle_ms",
+            ]
+            .iter()
+            .map(|k| d[k].as_f64().unwrap())
+            .sum();
+            assert!(
+                (parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6,
+                "{f:?}: {d}"
+            );
+            assert!(d["idle_ms"].as_f64().unwrap() >= 0.0, "{f:?}: {d}");
+        }
+    }
+    let v = report_json(dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap());
+    let d0 = &v["overlap"]["devices"][0];
+    assert_eq!(d0["device"], 0);
+    let near = |k: &str, want: f64| {
+        let got = d0[k].as_f64().unwrap();
+        assert!((got - want).abs() < 0.05, "{k}: {got}, expected ≈ {want}");
+    };
+    near("span_ms", 969.4);
+    near("idle_ms", 6.6);
+    near("copy_only_ms", 940.5);
+}
+
+/// Real captures have kernels that started before their launch call
+/// returned: counted per device, as plain SQL counts them, and kept signed.
+#[test]
+fn kernels_starting_before_their_launch_returned_are_counted() {
+    let Some(dir) = real_profiles() else { return };
+    let mut seen = 0;
+    for f in sqlite_files(&dir) {
+        let v = report_json(f.to_str().unwrap());
+        let Some(devs) = v["launch"]["devices"].as_array() else {
+            continue;
+        };
+        let c =
+            rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        for d in devs {
+            let Some(dev) = d["device"].as_i64() else {
+                continue;
+            };
+            let (n, most): (i64, Option<i64>) = c
+                .query_row(
+                    "SELECT count(*), max(r.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k
+                     JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId
+                       AND (r.globalTid >> 24) & 16777215 = (k.globalPid >> 24) & 16777215
+                     WHERE k.deviceId = ?1 AND k.start < r.end",
+                    [dev],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap_or((0, None));
+            assert_eq!(d["started_before_launch_returned"], n, "{f:?} device {dev}");
+            let got = d["most_before_launch_returned_ms"].as_f64().unwrap();
+            assert_eq!(got, most.unwrap_or(0) as f64 / 1e6, "{f:?} device {dev}");
+            seen += n;
+        }
+    }
+    assert!(
+        seen > 0,
+        "no real capture has a kernel starting before its launch returned"
+    );
+    let v = report_json(dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap());
+    assert_eq!(
+        v["launch"]["devices"][0]["started_before_launch_returned"],
+        2
+    );
+    let o = rankline(&[
+        "report",
+        "launch",
+        dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains(
+            "! device 0: 2 kernels started up to 2.6 µs before their launch call returned (clock granularity)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}

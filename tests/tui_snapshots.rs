@@ -105,6 +105,34 @@ fn gpu_side_verdict_names_the_kernel_it_queued_behind() {
     );
 }
 
+/// The overlap panel counts copies as busy: its copy column holds the
+/// report's copy-only time (device 1 of the fixture: 1.015 ms).
+#[test]
+fn overlap_panel_shows_copy_time() {
+    let s = screen(160, 48, false, "3");
+    // The panel is the second-to-last cell between borders.
+    let panel = |l: &str| l.rsplit('│').nth(1).unwrap_or("").to_string();
+    let lines: Vec<String> = s.lines().map(panel).collect();
+    let header = lines.iter().find(|l| l.contains(" comp ")).expect(&s);
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        cols,
+        ["dev", "comp", "nccl", "ovl", "copy", "idle", "hid%"],
+        "{header}"
+    );
+    let d1 = lines
+        .iter()
+        .skip_while(|l| !l.contains("whole file, ms"))
+        .find(|l| l.starts_with("D1 "))
+        .expect(&s);
+    let cells: Vec<&str> = d1.split_whitespace().collect();
+    assert_eq!(cells[4], "1.015", "{d1}");
+    assert!(
+        s.contains("copy = memcpy/memset while no kernel runs"),
+        "{s}"
+    );
+}
+
 #[test]
 fn focus_mode() {
     let s = screen(160, 48, false, "]F");

@@ -11,11 +11,16 @@ use super::stats::Spread;
 use crate::profile::{DevId, GpuKind, LaneId, NO_GRAPH, NONE, Profile, Sym};
 
 /// Queue time (kernel start − launch call end) spread of one device, in ms.
+/// Signed: a kernel can start before its launch call returns.
 #[derive(Debug, Clone)]
 pub struct DeviceQueue {
     pub device: DevId,
     pub nccl_ms: Option<Spread>,
     pub other_ms: Option<Spread>,
+    /// Kernels that started before their launch call returned.
+    pub started_before_return: usize,
+    /// How long before, at most (0 when none did).
+    pub most_before_return_ns: i64,
 }
 
 /// Why the late rank was late.
@@ -56,6 +61,8 @@ pub struct LateLaunch {
     pub device: DevId,
     pub row: usize,
     pub api: Option<Sym>,
+    /// Kernel start − launch call end; negative when the kernel started
+    /// before the call returned (kept signed, never clamped).
     pub api_end_to_start_ns: Option<i64>,
     pub cpu_delay_ns: Option<i64>,
     pub verdict: Verdict,
@@ -88,6 +95,7 @@ pub fn launch_report(
     let mut without = 0;
     let mut graph = 0;
     let mut queues: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); p.devices.len()];
+    let mut early: Vec<(usize, i64)> = vec![(0, 0); p.devices.len()];
     for lane in &p.lanes {
         for i in lane.rows.clone() {
             if p.gpu.kind[i] != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
@@ -103,7 +111,13 @@ pub fn launch_report(
                 graph += 1;
                 continue;
             }
-            let q = (p.gpu.start[i] - p.runtime.end[call as usize]) as f64 / 1e6;
+            let q_ns = p.gpu.start[i] - p.runtime.end[call as usize];
+            if q_ns < 0 {
+                let e = &mut early[lane.device as usize];
+                e.0 += 1;
+                e.1 = e.1.max(-q_ns);
+            }
+            let q = q_ns as f64 / 1e6;
             let qs = &mut queues[lane.device as usize];
             if classes.comm(p, i).is_some() {
                 qs.0.push(q)
@@ -116,10 +130,13 @@ pub fn launch_report(
         .into_iter()
         .filter_map(|d| {
             let (n, o) = std::mem::take(&mut queues[d as usize]);
+            let (started_before_return, most_before_return_ns) = early[d as usize];
             (!n.is_empty() || !o.is_empty()).then(|| DeviceQueue {
                 device: d,
                 nccl_ms: Spread::of(n),
                 other_ms: Spread::of(o),
+                started_before_return,
+                most_before_return_ns,
             })
         })
         .collect();

@@ -3,6 +3,7 @@
 
 pub mod anomalies;
 pub mod bundle;
+pub mod caveats;
 pub mod completeness;
 pub mod intervals;
 pub mod kernel_class;

@@ -1,6 +1,7 @@
 //! How much communication hides under compute, per device, from interval
 //! unions (never summed durations). Compute is every non-communication
-//! kernel; memcpy and memset are neither and count as idle.
+//! kernel; memcpy and memset keep the device busy too, as copy time whenever
+//! no kernel runs, so idle is time with nothing at all on the device.
 //!
 //! NCCL time not overlapped is an upper bound on what better overlap could
 //! save, not a promise.
@@ -15,16 +16,22 @@ use std::ops::Range;
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceOverlap {
     pub device: DevId,
-    /// First kernel start to last kernel end (clipped to the window).
+    /// First start to last end of any GPU activity — kernels, copies, sets —
+    /// clipped to the window.
     pub span_ns: i64,
     pub compute_only_ns: i64,
     pub nccl_only_ns: i64,
     pub overlap_ns: i64,
+    /// A memcpy or memset runs and no kernel does.
+    pub copy_only_ns: i64,
+    /// Nothing runs; the five parts sum to `span_ns`.
     pub idle_ns: i64,
     /// Union of NCCL time.
     pub nccl_ns: i64,
     pub compute_kernels: usize,
     pub nccl_kernels: usize,
+    /// Memcpy and memset operations.
+    pub copies: usize,
 }
 
 impl DeviceOverlap {
@@ -61,20 +68,21 @@ pub fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize
     lo..hi.max(lo)
 }
 
-/// Overlap per device with kernels in `w`; kernels are clipped at its edges.
+/// Overlap per device with GPU activity in `w`; everything is clipped at its
+/// edges.
 pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOverlap> {
     let mut compute: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
+    let mut copy: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     for lane in &p.lanes {
         let d = lane.device as usize;
         for i in rows_in_window(p, lane.rows.clone(), w) {
-            if p.gpu.kind[i] != GpuKind::Kernel {
-                continue;
-            }
             let Some(span) = w.clip(p.gpu.start[i], p.gpu.end[i]) else {
                 continue;
             };
-            if classes.comm(p, i).is_some() {
+            if p.gpu.kind[i] != GpuKind::Kernel {
+                copy[d].push(span);
+            } else if classes.comm(p, i).is_some() {
                 nccl[d].push(span);
             } else {
                 compute[d].push(span);
@@ -86,15 +94,20 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
         .filter_map(|dev| {
             let c = std::mem::take(&mut compute[dev as usize]);
             let n = std::mem::take(&mut nccl[dev as usize]);
-            if c.is_empty() && n.is_empty() {
+            let m = std::mem::take(&mut copy[dev as usize]);
+            if c.is_empty() && n.is_empty() && m.is_empty() {
                 return None;
             }
-            let (compute_kernels, nccl_kernels) = (c.len(), n.len());
-            let first = c.iter().chain(&n).map(|s| s.0).min().unwrap_or(0);
-            let last = c.iter().chain(&n).map(|s| s.1).max().unwrap_or(0);
-            let (cu, nu) = (union(c), union(n));
+            let (compute_kernels, nccl_kernels, copies) = (c.len(), n.len(), m.len());
+            let all = || c.iter().chain(&n).chain(&m);
+            let first = all().map(|s| s.0).min().unwrap_or(0);
+            let last = all().map(|s| s.1).max().unwrap_or(0);
+            let kernels = union(c.iter().chain(&n).copied().collect());
+            let (cu, nu, mu) = (union(c), union(n), union(m));
             let (c_ns, n_ns) = (total(&cu), total(&nu));
             let both = intersection_len(&cu, &nu);
+            let kernel_ns = c_ns + n_ns - both;
+            let copy_only_ns = total(&mu) - intersection_len(&mu, &kernels);
             let span_ns = last - first;
             Some(DeviceOverlap {
                 device: dev,
@@ -102,10 +115,12 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
                 compute_only_ns: c_ns - both,
                 nccl_only_ns: n_ns - both,
                 overlap_ns: both,
-                idle_ns: span_ns - (c_ns + n_ns - both),
+                copy_only_ns,
+                idle_ns: span_ns - kernel_ns - copy_only_ns,
                 nccl_ns: n_ns,
                 compute_kernels,
                 nccl_kernels,
+                copies,
             })
         })
         .collect()

@@ -69,7 +69,10 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BigEvent {
     pub instance: InstanceSkew,
+    /// The late rank's step: the one containing the late kernel's launch
+    /// call (or, with no launch call, the instance's earliest start).
     pub step: Option<usize>,
+    /// Earliest start of the instance − start of that step.
     pub offset_in_step_ns: Option<i64>,
 }
 
@@ -89,7 +92,10 @@ pub struct GroupSkew {
     /// Per device of the group (parallel to `Group::devices`).
     pub late_counts: Vec<usize>,
     pub early_counts: Vec<usize>,
-    pub mean_lateness_ms_excluding_big: Vec<f64>,
+    /// Per device: its start − the instance's earliest start (0 when it
+    /// was first), averaged over every instance that is not a big event;
+    /// `None` when every instance is one.
+    pub mean_lateness_ms_excluding_big: Vec<Option<f64>>,
 }
 
 impl GroupSkew {
@@ -150,7 +156,7 @@ fn group_skew(
         other_excess_ns: 0,
         late_counts: vec![0; n],
         early_counts: vec![0; n],
-        mean_lateness_ms_excluding_big: vec![0.0; n],
+        mean_lateness_ms_excluding_big: vec![None; n],
         instances: Vec::new(),
     };
     let mut lateness_sum = vec![0i64; n];
@@ -181,7 +187,7 @@ fn group_skew(
             .iter_mut()
             .zip(&lateness_sum)
         {
-            *mean = *sum as f64 / small as f64 / 1e6;
+            *mean = Some(*sum as f64 / small as f64 / 1e6);
         }
     }
     out.instances = instances;

@@ -20,6 +20,8 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
                 "device": json::device(p, d.device),
                 "nccl_queue_ms": spread_json(d.nccl_ms),
                 "other_queue_ms": spread_json(d.other_ms),
+                "started_before_launch_returned": d.started_before_return,
+                "most_before_launch_returned_ms": json::ms(d.most_before_return_ns),
             })
         })
         .collect();
@@ -55,6 +57,24 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
         "devices": devices,
         "late_instances": late,
     })
+}
+
+/// Up to this much, a kernel starting before its launch call returned is
+/// the µs granularity of the two clocks; beyond it, the call ran on.
+const CLOCK_GRANULARITY_NS: i64 = 10_000;
+
+/// "2.0 µs before its launch call returned (clock granularity)", for
+/// `ns` > 0; `whose` is "its" or "their".
+fn before_return(ns: i64, whose: &str) -> String {
+    format!(
+        "{:.1} µs before {whose} launch call returned ({})",
+        ns as f64 / 1e3,
+        if ns <= CLOCK_GRANULARITY_NS {
+            "clock granularity"
+        } else {
+            "beyond clock granularity: the call ran on after submitting the kernel"
+        }
+    )
 }
 
 pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
@@ -99,8 +119,30 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
             f(d.other_ms, |s| s.max),
         ]);
     }
-    out += "\n  queue time = kernel start − launch call end, ms\n";
+    out += "\n  queue time = kernel start − launch call end, ms (signed)\n";
     out += &t.render();
+    for d in l.devices.iter().filter(|d| cx.shows(d.device)) {
+        if d.started_before_return > 0 {
+            out += &format!(
+                "  ! device {}: {} kernel{} started up to {}\n",
+                p.device_label(d.device),
+                d.started_before_return,
+                if d.started_before_return == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                before_return(
+                    d.most_before_return_ns,
+                    if d.started_before_return == 1 {
+                        "its"
+                    } else {
+                        "their"
+                    }
+                )
+            );
+        }
+    }
     let late: Vec<_> = l.late.iter().filter(|x| cx.shows(x.device)).collect();
     if late.is_empty() {
         out += "\n  no big start-skew events: no late rank to explain\n";
@@ -117,7 +159,16 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         "verdict",
         "queued behind",
     ]);
+    let mut early_notes = String::new();
     for x in late {
+        if let Some(ns) = x.api_end_to_start_ns.filter(|&ns| ns < 0) {
+            early_notes += &format!(
+                "  ! {} instance {}: kernel started {}\n",
+                m.groups[x.group].key,
+                x.instance + 1,
+                before_return(-ns, "its")
+            );
+        }
         let behind = x.preceding.as_ref().map_or("-".to_string(), |pr| {
             format!(
                 "{} (s{}, gap {} ms)",
@@ -138,6 +189,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         ]);
     }
     out += &t.render();
+    out += &early_notes;
     out += "  cpu-late: the launch call ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call, or a CUDA graph\n";
     out
 }

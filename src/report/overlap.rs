@@ -17,10 +17,12 @@ pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
                 "compute_only_ms": json::ms(d.compute_only_ns),
                 "nccl_only_ms": json::ms(d.nccl_only_ns),
                 "overlap_ms": json::ms(d.overlap_ns),
+                "copy_only_ms": json::ms(d.copy_only_ns),
                 "idle_ms": json::ms(d.idle_ns),
                 "nccl_overlapped_pct": d.nccl_overlapped_pct(),
                 "compute_kernels": d.compute_kernels,
                 "nccl_kernels": d.nccl_kernels,
+                "copies": d.copies,
             })
         })
         .collect();
@@ -30,7 +32,7 @@ pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
 pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     let p = cx.profile;
     let mut out = String::from(
-        "Compute/NCCL overlap per device (interval unions; compute = every non-communication kernel; memcpy/memset count as idle)\n",
+        "Compute/NCCL overlap per device (interval unions; compute = every non-communication kernel; copy_only = a memcpy or memset runs and no kernel does; idle = nothing runs)\n",
     );
     let mut t = Table::new(&[
         "device",
@@ -38,10 +40,12 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
         "compute_only",
         "nccl_only",
         "overlap",
+        "copy_only",
         "idle",
         "nccl_hidden",
         "compute_k",
         "nccl_k",
+        "copies",
     ]);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         t.row(vec![
@@ -50,17 +54,20 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
             table::ms(d.compute_only_ns),
             table::ms(d.nccl_only_ns),
             table::ms(d.overlap_ns),
+            table::ms(d.copy_only_ns),
             table::ms(d.idle_ns),
             table::pct(d.nccl_overlapped_pct()),
             d.compute_kernels.to_string(),
             d.nccl_kernels.to_string(),
+            d.copies.to_string(),
         ]);
     }
     if t.is_empty() {
-        out += "  nothing to analyse: no kernels in this capture\n";
+        out += "  nothing to analyse: no kernel, memcpy or memset in this capture\n";
         return out;
     }
     out += &t.render();
+    out += "  span = first start to last end of any GPU activity; compute_only + nccl_only + overlap + copy_only + idle = span\n";
     out += "  nccl_only is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time\n";
     out
 }

@@ -3,6 +3,7 @@
 
 use super::table::{self, Table};
 use super::{Context, json};
+use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
 use crate::analysis::skew::GroupSkew;
 use crate::analysis::stats::Spread;
@@ -29,13 +30,23 @@ fn shows_group(cx: &Context, g: &Group) -> bool {
     g.devices.iter().any(|&d| cx.shows(d))
 }
 
+/// Devices that had a CUDA context but recorded no GPU activity.
+fn missing_devices(p: &crate::profile::Profile) -> Vec<DevId> {
+    crate::analysis::completeness::completeness(p, crate::analysis::Window::ALL).missing
+}
+
 pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
     let p = cx.profile;
+    let missing = missing_devices(p);
     let groups: Vec<Value> = skews
         .iter()
         .filter(|s| shows_group(cx, &m.groups[s.group]))
         .map(|s| {
             let g = &m.groups[s.group];
+            let notes: Vec<String> = group_caveats(p, g, &missing)
+                .iter()
+                .map(|c| c.sentence(p))
+                .collect();
             let mismatches: Vec<Value> = g
                 .mismatch
                 .iter()
@@ -77,7 +88,8 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "sequence_consistent": g.sequence_consistent,
                 "mismatches": mismatches,
                 "end_aligned": g.end_aligned,
-                "note": g.note,
+                "note": notes.first(),
+                "notes": notes,
                 "start_skew_ms": spread_json(s.start_skew_ms),
                 "end_skew_ms": spread_json(s.end_skew_ms),
                 "nccl_total_ms": json::ms(s.nccl_total_ns),
@@ -167,27 +179,14 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         ]);
     }
     out += &t.render();
+    // Missing devices concern every group: said once, below.
+    let missing = missing_devices(p);
     for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
         let g = &m.groups[s.group];
-        if let Some(mm) = &g.mismatch {
-            out += &format!(
-                "  ! {}: sequences differ at position {} on device {}: expected {}, found {}; only the first {} instances are matched\n",
-                g.key,
-                mm.position,
-                p.device_label(mm.device),
-                mm.expected.map_or("nothing", |o| o.name()),
-                mm.found.map_or("nothing", |o| o.name()),
-                mm.position - 1
-            );
-        }
-        if !g.end_aligned {
-            out += &format!(
-                "  ! {}: ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed\n",
-                g.key
-            );
-        }
-        if let Some(note) = &g.note {
-            out += &format!("  ! {}: {note}\n", g.key);
+        for c in group_caveats(p, g, &missing) {
+            if !matches!(c, Caveat::MissingDevices(_)) {
+                out += &format!("  ! {}: {}\n", g.key, c.sentence(p));
+            }
         }
     }
     for s in skews
@@ -202,6 +201,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
         );
+        out += "  offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)\n";
         let mut b = Table::new(&[
             "instance",
             "op",
@@ -233,7 +233,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
         let g = &m.groups[s.group];
         out += &format!(
-            "\nLate and early arrivals in {} (mean lateness excludes big events)\n",
+            "\nLate and early arrivals in {} (mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events)\n",
             g.key
         );
         let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
@@ -242,7 +242,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 p.device_label(dev).to_string(),
                 s.late_counts[d].to_string(),
                 s.early_counts[d].to_string(),
-                format!("{:.3}", s.mean_lateness_ms_excluding_big[d]),
+                s.mean_lateness_ms_excluding_big[d].map_or("-".into(), |v| format!("{v:.3}")),
             ]);
         }
         out += &r.render();
@@ -266,11 +266,6 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     }
     out += "\n  excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back\n";
     out += "  the long kernel is the rank that waited; the late arriver has the short one\n";
-    if p.hosts.len() > 1 {
-        out += "  ! devices on different hosts have unaligned clocks: their start and end skews include the clock offset\n";
-    }
-    let missing =
-        crate::analysis::completeness::completeness(p, crate::analysis::Window::ALL).missing;
     if missing.is_empty() {
         out += "  counts cover only the recorded devices\n";
     } else {

@@ -228,13 +228,30 @@ pub fn nccl(inp: &Input) -> Value {
     json!({ "devices": devices })
 }
 
+/// Per device: kernel time split into compute-only, NCCL-only and both; copy-only time (a memcpy
+/// or memset runs and no kernel does); idle for the rest of the span, which runs from the first
+/// start to the last end of any activity on the device.
 pub fn overlap(inp: &Input) -> Value {
     let mut by_dev: BTreeMap<Dev, Vec<&Kernel>> = BTreeMap::new();
+    let mut copies: BTreeMap<Dev, Vec<(i64, i64)>> = BTreeMap::new();
     for (d, k) in inp.kernels() {
         by_dev.entry(d).or_default().push(k);
     }
+    for (fi, f) in inp.files.iter().enumerate() {
+        let spans = f
+            .memcpys
+            .iter()
+            .map(|m| (m.device, m.start, m.end))
+            .chain(f.memsets.iter().map(|m| (m.device, m.start, m.end)));
+        for (device, start, end) in spans {
+            let d = inp.dev(fi, device);
+            by_dev.entry(d.clone()).or_default();
+            copies.entry(d).or_default().push((start, end));
+        }
+    }
     let mut devices = vec![];
     for (d, ks) in &by_dev {
+        let copy_spans = copies.get(d).cloned().unwrap_or_default();
         let c = union(
             ks.iter()
                 .filter(|k| k.nccl.is_none())
@@ -247,20 +264,30 @@ pub fn overlap(inp: &Input) -> Value {
                 .map(|k| (k.start, k.end))
                 .collect(),
         );
-        let first = ks.iter().map(|k| k.start).min().unwrap();
-        let last = ks.iter().map(|k| k.end).max().unwrap();
+        let any_kernel = union(ks.iter().map(|k| (k.start, k.end)).collect());
+        let m = union(copy_spans.clone());
+        let all = ks
+            .iter()
+            .map(|k| (k.start, k.end))
+            .chain(copy_spans.iter().copied());
+        let first = all.clone().map(|s| s.0).min().unwrap();
+        let last = all.map(|s| s.1).max().unwrap();
         let (lc, ln, ov) = (length(&c), length(&n), intersection(&c, &n));
-        let busy = lc + ln - ov;
+        let copy_only = length(&m) - intersection(&m, &any_kernel);
+        let busy = length(&any_kernel) + copy_only;
+        assert_eq!(length(&any_kernel), lc + ln - ov);
         devices.push(json!({
             "device": inp.dev_json(d),
             "span_ms": ms(last - first),
             "compute_only_ms": ms(lc - ov),
             "nccl_only_ms": ms(ln - ov),
             "overlap_ms": ms(ov),
+            "copy_only_ms": ms(copy_only),
             "idle_ms": ms(last - first - busy),
             "nccl_overlapped_pct": if ln > 0 { json!(100.0 * ov as f64 / ln as f64) } else { Value::Null },
             "compute_kernels": ks.iter().filter(|k| k.nccl.is_none()).count(),
             "nccl_kernels": ks.iter().filter(|k| k.nccl.is_some()).count(),
+            "copies": copy_spans.len(),
         }));
     }
     json!({ "devices": devices })

@@ -240,8 +240,8 @@ pub fn overlap_panel(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>>
     let visible = overlap(p, &l.analysis.classes, w);
     let mut out = vec![Line::styled(
         format!(
-            "{:<6}{:>9}{:>9}{:>9}{:>9}{:>7}",
-            "dev", "comp", "nccl", "ovl", "idle", "hid%"
+            "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
+            "dev", "comp", "nccl", "ovl", "copy", "idle", "hid%"
         ),
         theme.heading(),
     )];
@@ -252,11 +252,12 @@ pub fn overlap_panel(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>>
         out.push(Line::styled(title.to_string(), theme.dim()));
         for d in rows {
             out.push(Line::from(format!(
-                "{:<6}{:>9}{:>9}{:>9}{:>9}{:>7}",
+                "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
                 format!("D{}", p.device_label(d.device)),
                 ms(d.compute_only_ns),
                 ms(d.nccl_only_ns),
                 ms(d.overlap_ns),
+                ms(d.copy_only_ns),
                 ms(d.idle_ns),
                 d.nccl_overlapped_pct()
                     .map_or("-".into(), |v| format!("{v:.1}"))
@@ -265,6 +266,10 @@ pub fn overlap_panel(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>>
     }
     out.push(Line::styled(
         "unions per device; nccl-only is an upper bound on savings",
+        theme.dim(),
+    ));
+    out.push(Line::styled(
+        "copy = memcpy/memset while no kernel runs",
         theme.dim(),
     ));
     out

@@ -1,0 +1,102 @@
+//! Caveats of a matched group: every reason its skew figures may not mean
+//! what they seem to, as values the report writes both as JSON and as text.
+
+use super::matching::{Group, MatchMethod, Mismatch};
+use crate::profile::{DevId, Profile};
+use std::collections::BTreeSet;
+
+/// One caveat of a group.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Caveat {
+    /// Why the group stands apart (split off a shared stream id, or by
+    /// communicator id).
+    Origin(String),
+    /// Matched by a rung built against synthetic data only.
+    Unverified(MatchMethod),
+    /// Sequences differ; only the consistent prefix is matched.
+    Mismatch(Mismatch),
+    /// p90 end skew of 1 ms or more: the pairing is not confirmed.
+    EndsNotAligned,
+    /// The group's devices are on several hosts (names), whose clocks are
+    /// not aligned.
+    HostClocks(Vec<String>),
+    /// Devices with a CUDA context but no GPU activity (whole capture): a
+    /// rank of this group may be missing.
+    MissingDevices(Vec<DevId>),
+}
+
+impl Caveat {
+    /// The caveat as one sentence.
+    pub fn sentence(&self, p: &Profile) -> String {
+        match self {
+            Caveat::Origin(note) => note.clone(),
+            Caveat::Unverified(m) => format!(
+                "matched by {}, a rung built against synthetic data only (unverified)",
+                m.name()
+            ),
+            Caveat::Mismatch(mm) => format!(
+                "sequences differ at position {} on device {}: expected {}, found {}; only the first {} instances are matched",
+                mm.position,
+                p.device_label(mm.device),
+                mm.expected.map_or("nothing", |o| o.name()),
+                mm.found.map_or("nothing", |o| o.name()),
+                mm.position - 1
+            ),
+            Caveat::EndsNotAligned => {
+                "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
+            }
+            Caveat::HostClocks(hosts) => format!(
+                "devices on {} hosts ({}) whose clocks are not aligned: start and end skews include the clock offset",
+                hosts.len(),
+                hosts.join(", ")
+            ),
+            Caveat::MissingDevices(ds) => {
+                let list: Vec<String> = ds.iter().map(|&d| p.device_label(d).to_string()).collect();
+                let one = ds.len() == 1;
+                format!(
+                    "device{} {} had a CUDA context but recorded no GPU activity: if {} in this group, {} waits are not counted",
+                    if one { "" } else { "s" },
+                    list.join(", "),
+                    if one {
+                        "it was a rank"
+                    } else {
+                        "they were ranks"
+                    },
+                    if one { "its" } else { "their" },
+                )
+            }
+        }
+    }
+}
+
+/// Every caveat that applies to `g`, why it stands apart first. `missing`:
+/// devices that had a CUDA context but recorded no GPU activity.
+pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
+    let mut out = Vec::new();
+    if let Some(note) = &g.note {
+        out.push(Caveat::Origin(note.clone()));
+    }
+    if !g.method.verified() {
+        out.push(Caveat::Unverified(g.method));
+    }
+    if let Some(mm) = &g.mismatch {
+        out.push(Caveat::Mismatch(mm.clone()));
+    }
+    if !g.end_aligned {
+        out.push(Caveat::EndsNotAligned);
+    }
+    let hosts: BTreeSet<&str> = g
+        .devices
+        .iter()
+        .map(|&d| p.hosts[p.devices[d as usize].host as usize].as_str())
+        .collect();
+    if hosts.len() > 1 {
+        out.push(Caveat::HostClocks(
+            hosts.into_iter().map(String::from).collect(),
+        ));
+    }
+    if !missing.is_empty() {
+        out.push(Caveat::MissingDevices(missing.to_vec()));
+    }
+    out
+}
