@@ -7,6 +7,7 @@ use crate::analysis::matching::{Group, Matching};
 use crate::analysis::skew::GroupSkew;
 use crate::analysis::stats::Spread;
 use crate::profile::DevId;
+use crate::text_safe::escape_controls as safe;
 use serde_json::{Map, Value, json};
 
 pub fn spread_json(s: Option<Spread>) -> Value {
@@ -172,9 +173,9 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         if let Some(mm) = &g.mismatch {
             out += &format!(
                 "  ! {}: sequences differ at position {} on device {}: expected {}, found {}; only the first {} instances are matched\n",
-                g.key,
+                safe(&g.key),
                 mm.position,
-                p.device_label(mm.device),
+                safe(&p.device_label(mm.device).to_string()),
                 mm.expected.map_or("nothing", |o| o.name()),
                 mm.found.map_or("nothing", |o| o.name()),
                 mm.position - 1
@@ -183,11 +184,11 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         if !g.end_aligned {
             out += &format!(
                 "  ! {}: ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed\n",
-                g.key
+                safe(&g.key)
             );
         }
         if let Some(note) = &g.note {
-            out += &format!("  ! {}: {note}\n", g.key);
+            out += &format!("  ! {}: {}\n", safe(&g.key), safe(note));
         }
     }
     for s in skews
@@ -197,7 +198,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         out += &format!(
             "\nBig events in {} (start skew > {} ms): {} ms of excess, {} ms in all other instances\n",
-            g.key,
+            safe(&g.key),
             table::ms(s.big_threshold_ns),
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
@@ -234,7 +235,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         out += &format!(
             "\nLate and early arrivals in {} (mean lateness excludes big events)\n",
-            g.key
+            safe(&g.key)
         );
         let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
         for (d, &dev) in g.devices.iter().enumerate() {
@@ -255,7 +256,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 format!(
                     "s{}@D{}",
                     p.lanes[l as usize].stream,
-                    p.device_label(p.lanes[l as usize].device)
+                    safe(&p.device_label(p.lanes[l as usize].device).to_string())
                 )
             })
             .collect();
@@ -276,7 +277,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     } else {
         let list: Vec<String> = missing
             .iter()
-            .map(|&d| p.device_label(d).to_string())
+            .map(|&d| safe(&p.device_label(d).to_string()).into_owned())
             .collect();
         out += &format!(
             "  counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity\n",
