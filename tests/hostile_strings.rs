@@ -189,3 +189,75 @@ fn finder_status_line_and_panels_show_escapes() {
     );
     assert!(text.contains(&format!("NVTX: iteration{SHOWN}")), "{text}");
 }
+
+/// The real binary in a pseudo-terminal: the bytes it sends never carry the
+/// file's escape sequence, so the window title stays as it was.
+#[test]
+fn the_terminal_never_receives_the_files_escape_sequences() {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let files = hostile_copies("hostile_pty");
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 48,
+            cols: 160,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_rankline"));
+    cmd.arg("--no-cache");
+    cmd.args(files.iter().map(|f| f.as_os_str()));
+    cmd.env("TERM", "xterm-256color");
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut writer = pair.master.take_writer().unwrap();
+    let mut seen = Vec::new();
+    let size = |n| std::num::NonZeroU16::new(n).unwrap();
+    let mut screen = vt100::Parser::new(size(48), size(160), 0);
+    // Until the timeline with the names and the status line is on screen
+    // (the bytes alone split words with cursor moves).
+    loop {
+        let text = screen.screen().contents();
+        if text.contains("PWNED") && text.contains("next big event") {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(chunk) => {
+                screen.process(&chunk);
+                seen.extend(chunk);
+            }
+            Err(_) => panic!("never drawn:\n{text}"),
+        }
+    }
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || done_tx.send(child.wait()));
+    let status = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("rankline did not exit")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    while let Ok(chunk) = rx.try_recv() {
+        seen.extend(chunk);
+    }
+    let has = |needle: &[u8]| seen.windows(needle.len()).any(|w| w == needle);
+    assert!(!has(b"\x1b]0;PWNED"), "the window title was set");
+    assert!(!has(b"\x07") && !has(b"\x7f") && !has("\u{9b}".as_bytes()));
+    assert!(has(b"\\x1b]0;PWNED"), "the escape is not shown");
+    drop(pair.master);
+}
