@@ -128,7 +128,11 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
         Some(other) => return Err(format!("unknown bench phase {other}")),
         None => {}
     }
-    println!("rankline bench {}", file.display());
+    let shown = file.display().to_string();
+    println!(
+        "rankline bench {}",
+        rankline::text_safe::escape_controls(&shown)
+    );
     let size = std::fs::metadata(&file)
         .map_err(|e| format!("{}: {e}", file.display()))?
         .len();

@@ -7,6 +7,7 @@ use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::{self, CacheDir, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
+use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::run;
 use regex::Regex;
@@ -201,12 +202,13 @@ fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
                     .map(|e| e.display().to_string())
                     .unwrap_or_default();
                 println!(
-                    "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {entry}",
-                    f.display(),
+                    "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
+                    escape_controls(&f.display().to_string()),
                     t0.elapsed().as_secs_f64(),
                     p.gpu.len(),
                     p.runtime.len(),
-                    p.nvtx.len()
+                    p.nvtx.len(),
+                    escape_controls(&entry)
                 );
             }
         }
@@ -254,7 +256,8 @@ fn timeline(
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("rankline: {msg}");
+    // Messages can quote paths, keymap text or names from a file.
+    eprintln!("rankline: {}", escape_controls(&msg.to_string()));
     ExitCode::from(2)
 }
 

@@ -7,4 +7,5 @@
 pub mod analysis;
 pub mod profile;
 pub mod report;
+pub mod text_safe;
 pub mod tui;

@@ -10,6 +10,7 @@ fn main() -> std::process::ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        let msg = rankline::text_safe::escape_controls(&msg).into_owned();
         eprintln!("rankline: internal error: {msg} (please report this)");
     }));
     cli::run()

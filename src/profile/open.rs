@@ -13,7 +13,9 @@ pub struct LoadError {
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.problem)
+        // Paths and SQLite messages (table names) can hold control characters.
+        use crate::text_safe::escape_controls as safe;
+        write!(f, "{}: {}", safe(&self.path), safe(&self.problem))
     }
 }
 

@@ -183,10 +183,15 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
             } else {
                 Value::Object(json_out)
             };
-            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            let mut s = crate::text_safe::to_json_pretty(&v).unwrap_or_default();
             s.push('\n');
             s
         }
-        Format::Text => text_out.join("\n"),
+        // Names are escaped where they are placed (so tables stay aligned);
+        // this catches any that were not, keeping only our own newlines.
+        Format::Text => {
+            let text = text_out.join("\n");
+            crate::text_safe::escape_controls_keep_newlines(&text).into_owned()
+        }
     }
 }

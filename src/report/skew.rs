@@ -8,6 +8,7 @@ use crate::analysis::matching::{Group, Matching};
 use crate::analysis::skew::GroupSkew;
 use crate::analysis::stats::Spread;
 use crate::profile::DevId;
+use crate::text_safe::escape_controls as safe;
 use serde_json::{Map, Value, json};
 
 pub fn spread_json(s: Option<Spread>) -> Value {
@@ -185,7 +186,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         for c in group_caveats(p, g, &missing) {
             if !matches!(c, Caveat::MissingDevices(_)) {
-                out += &format!("  ! {}: {}\n", g.key, c.sentence(p));
+                out += &format!("  ! {}: {}\n", safe(&g.key), safe(&c.sentence(p)));
             }
         }
     }
@@ -196,7 +197,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         out += &format!(
             "\nBig events in {} (start skew > {} ms): {} ms of excess, {} ms in all other instances\n",
-            g.key,
+            safe(&g.key),
             table::ms(s.big_threshold_ns),
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
@@ -234,7 +235,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         out += &format!(
             "\nLate and early arrivals in {} (mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events)\n",
-            g.key
+            safe(&g.key)
         );
         let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
         for (d, &dev) in g.devices.iter().enumerate() {
@@ -255,7 +256,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 format!(
                     "s{}@D{}",
                     p.lanes[l as usize].stream,
-                    p.device_label(p.lanes[l as usize].device)
+                    safe(&p.device_label(p.lanes[l as usize].device).to_string())
                 )
             })
             .collect();
@@ -271,7 +272,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     } else {
         let list: Vec<String> = missing
             .iter()
-            .map(|&d| p.device_label(d).to_string())
+            .map(|&d| safe(&p.device_label(d).to_string()).into_owned())
             .collect();
         out += &format!(
             "  counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity\n",

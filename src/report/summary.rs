@@ -132,7 +132,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
     if !c.warnings.is_empty() {
         out += "\nWarnings\n";
         for w in &c.warnings {
-            out += &format!("  ! {w}\n");
+            out += &format!("  ! {}\n", crate::text_safe::escape_controls(w));
         }
     }
     out

@@ -1,5 +1,8 @@
 //! Aligned text tables: text columns left-aligned, numbers right-aligned.
 
+use crate::text_safe::escape_controls;
+use std::borrow::Cow;
+
 /// A table under construction.
 pub struct Table {
     header: Vec<String>,
@@ -16,7 +19,16 @@ impl Table {
         }
     }
 
+    /// Adds a row; control characters in cells (names from the file) are
+    /// escaped here, so column widths are those of the printed text.
     pub fn row(&mut self, cells: Vec<String>) {
+        let cells = cells
+            .into_iter()
+            .map(|c| match escape_controls(&c) {
+                Cow::Borrowed(_) => c,
+                Cow::Owned(e) => e,
+            })
+            .collect();
         self.rows.push(cells);
     }
 
@@ -91,6 +103,17 @@ mod tests {
         assert_eq!(
             t.render(),
             "  name       count\n  AllGather    135\n  AllReduce     10\n"
+        );
+    }
+
+    #[test]
+    fn escaped_cells_keep_columns_aligned() {
+        let mut t = Table::new(&["name", "count"]);
+        t.row(vec!["a\x1bb".into(), "1".into()]);
+        t.row(vec!["plain".into(), "22".into()]);
+        assert_eq!(
+            t.render(),
+            "  name    count\n  a\\x1bb      1\n  plain      22\n"
         );
     }
 }

@@ -14,10 +14,13 @@ use super::state::{App, EventRef, JumpSource};
 use super::timescale::format_duration;
 use crate::analysis::launch::explain_late;
 use crate::analysis::skew::instance_skew;
+use crate::text_safe::escape_controls;
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
+use std::borrow::Cow;
 use theme::Theme;
 
 /// Panels go to the right from this width, else below the timeline.
@@ -25,6 +28,40 @@ const SIDE_PANELS_FROM: u16 = 120;
 
 /// Draws one frame. Records the timeline's size in the state.
 pub fn draw(f: &mut Frame, app: &mut App) {
+    draw_all(f, app);
+    scrub_controls(f.buffer_mut());
+}
+
+/// The line with control characters (names from the file) shown as
+/// visible escapes, styles kept. Applied where lines become widgets, so
+/// wrapping measures the escaped text.
+pub(super) fn visible(mut line: Line<'static>) -> Line<'static> {
+    for span in &mut line.spans {
+        let escaped = match escape_controls(&span.content) {
+            Cow::Owned(e) => Some(e),
+            Cow::Borrowed(_) => None,
+        };
+        if let Some(e) = escaped {
+            span.content = e.into();
+        }
+    }
+    line
+}
+
+/// Last line of defence: no cell may send a control character to the
+/// terminal, even from a call site that forgot [`visible`] or writes cells
+/// directly. ratatui drops them from spans, but `Cell::set_char` and
+/// `set_symbol` pass them through. Visible escapes are the job of the call
+/// sites; this only guarantees the terminal never executes file text.
+fn scrub_controls(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        if cell.symbol().contains(crate::text_safe::is_escaped) {
+            cell.set_symbol("\u{fffd}");
+        }
+    }
+}
+
+fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
         no_color: app.no_color,
     };
@@ -117,6 +154,7 @@ fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         let block = Block::default()
             .borders(Borders::ALL)
             .title(format!(" {name} "));
+        let lines: Vec<Line> = lines.into_iter().map(visible).collect();
         f.render_widget(
             Paragraph::new(lines)
                 .block(block)
@@ -161,7 +199,7 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
     if app.focus {
         s += "  ·  FOCUS";
     }
-    Line::from(s)
+    Line::from(escape_controls(&s).into_owned())
 }
 
 /// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
@@ -258,7 +296,7 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
     }
-    Line::from(spans)
+    visible(Line::from(spans))
 }
 
 const STAGES: [&str; 9] = [
@@ -313,7 +351,7 @@ fn draw_loading(f: &mut Frame, app: &App, theme: &Theme, title: Rect, main: Rect
     let mut lines: Vec<Line> = app
         .file_errors
         .iter()
-        .map(|e| Line::styled(format!("⚠ {e}"), theme.warning()))
+        .map(|e| visible(Line::styled(format!("⚠ {e}"), theme.warning())))
         .collect();
     if !lines.is_empty() {
         lines.insert(0, Line::from(""));
@@ -332,4 +370,33 @@ fn draw_loading(f: &mut Frame, app: &App, theme: &Theme, title: Rect, main: Rect
     );
     f.render_widget(Paragraph::new(hint).style(theme.bar()), status);
     overlays::draw(f, main, app, theme);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::{Color, Style};
+
+    #[test]
+    fn a_control_character_written_straight_into_a_cell_never_reaches_the_terminal() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 4, 1));
+        buf[(0, 0)].set_char('\x1b');
+        buf[(1, 0)].set_symbol("\u{9b}");
+        buf[(2, 0)].set_char('a');
+        scrub_controls(&mut buf);
+        let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+        assert_eq!(cells, ["\u{fffd}", "\u{fffd}", "a", " "]);
+    }
+
+    #[test]
+    fn visible_escapes_every_span_and_keeps_styles() {
+        let red = Style::default().fg(Color::Red);
+        let line = visible(Line::from(vec![
+            Span::raw("clean"),
+            Span::styled("k\x1b]0;x\x07", red),
+        ]));
+        assert_eq!(line.spans[0].content, "clean");
+        assert_eq!(line.spans[1].content, "k\\x1b]0;x\\x07");
+        assert_eq!(line.spans[1].style, red);
+    }
 }

@@ -2,6 +2,8 @@
 //! the go-to-time prompt.
 
 use super::theme::Theme;
+use super::visible;
+use crate::text_safe::escape_controls;
 use crate::tui::action::Mode;
 use crate::tui::data::Loaded;
 use crate::tui::finder;
@@ -29,6 +31,7 @@ fn popup(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {title} "));
+    let lines: Vec<Line> = lines.into_iter().map(visible).collect();
     f.render_widget(Paragraph::new(lines).block(block), area);
 }
 
@@ -160,11 +163,14 @@ fn big_events(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, selected: us
         let inst = crate::analysis::skew::instance_skew(p, g, e.instance);
         let text = format!(
             "{:<16}{:>6} {:<14}{:>10.3} {:<8}{:>5}{:>11}",
-            g.key.chars().take(15).collect::<String>(),
+            escape_controls(&g.key).chars().take(15).collect::<String>(),
             e.instance + 1,
             inst.op.name(),
             e.skew_ns as f64 / 1e6,
-            format!("D{}", p.device_label(g.devices[inst.late])),
+            format!(
+                "D{}",
+                escape_controls(&p.device_label(g.devices[inst.late]).to_string())
+            ),
             e.step.map_or("-".into(), |s| s.to_string()),
             e.offset_ns
                 .map_or("-".into(), |o| format!("{:.3}", o as f64 / 1e6)),

@@ -13,6 +13,12 @@ use crate::tui::state::{App, EventRef};
 use crate::tui::timescale::format_duration;
 use ratatui::text::{Line, Span};
 
+/// A device label as shown: a host name from the file, escaped before it
+/// is padded into a column.
+fn shown_label(p: &Profile, d: crate::profile::DevId) -> String {
+    crate::text_safe::escape_controls(&p.device_label(d).to_string()).into_owned()
+}
+
 fn ms(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
@@ -78,7 +84,7 @@ pub fn skew(app: &App, l: &Loaded, theme: &Theme, width: usize) -> Vec<Line<'sta
         let late = d == inst.late;
         let text = format!(
             "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
-            format!("D{}", p.device_label(group.devices[d])),
+            format!("D{}", shown_label(p, group.devices[d])),
             format!("+{}", ms(off)),
             ms(dur),
             ms(dur - inst.baseline_ns),
@@ -253,7 +259,7 @@ pub fn overlap_panel(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>>
         for d in rows {
             out.push(Line::from(format!(
                 "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-                format!("D{}", p.device_label(d.device)),
+                format!("D{}", shown_label(p, d.device)),
                 ms(d.compute_only_ns),
                 ms(d.nccl_only_ns),
                 ms(d.overlap_ns),

@@ -3,6 +3,7 @@
 use super::cells::{Cell, cells};
 use super::theme::Theme;
 use crate::analysis::skew::instance_skew;
+use crate::text_safe::escape_controls;
 use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, Track};
 use crate::tui::lanes::LaneKind;
@@ -40,8 +41,10 @@ fn put(buf: &mut Buffer, x: u16, y: u16, c: char, style: Style) {
     }
 }
 
+/// Writes `s` from `x`, at most `max` cells; control characters (names
+/// from the file) become visible escapes before the cut.
 fn put_str(buf: &mut Buffer, x: u16, y: u16, max: usize, s: &str, style: Style) {
-    for (i, c) in s.chars().take(max).enumerate() {
+    for (i, c) in escape_controls(s).chars().take(max).enumerate() {
         put(buf, x + i as u16, y, c, style);
     }
 }
@@ -67,7 +70,8 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
     for (i, row) in app.rows.iter().enumerate().skip(app.scroll).take(rows_h) {
         let y = area.y + RULER_ROWS + (i - app.scroll) as u16;
         let is_late = late_lane.is_some_and(|k| k == row.kind);
-        let mut label = row.label.clone();
+        // Escaped before the cut, so the `◀` and padding fit what is shown.
+        let mut label = escape_controls(&row.label).into_owned();
         if row.collapsible {
             label = format!(
                 "{}{}",
