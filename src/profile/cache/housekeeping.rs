@@ -235,4 +235,55 @@ mod tests {
         assert!(abandoned(".0123456789abcdef.rlcache.7.tmp", day_ago, now));
         assert!(!abandoned(".0123456789abcdef.rlcache.7.tmp", now, now));
     }
+
+    /// A file of `len` bytes last used `ago` before now.
+    fn file(dir: &Path, name: &str, len: usize, ago: Duration) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0u8; len]).unwrap();
+        let t = SystemTime::now() - ago;
+        let times = std::fs::FileTimes::new().set_accessed(t).set_modified(t);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_times(times)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn eviction_counts_temp_files_and_keeps_entries_used_in_the_last_hour() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/cache-evict");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let oldest = file(&dir, "000000000000000a.rlcache", 100, hours(5));
+        let old = file(&dir, "000000000000000b.rlcache", 100, hours(4));
+        let recent = file(
+            &dir,
+            "000000000000000c.rlcache",
+            100,
+            Duration::from_secs(60),
+        );
+        let keep = file(&dir, "000000000000000d.rlcache", 100, hours(6));
+        // A write in progress (pid 1 is alive): not removed, but counted.
+        let writing = file(
+            &dir,
+            &format!(".rankline-000000000000000e.rlcache.1@{}.tmp", host()),
+            100,
+            hours(2),
+        );
+        let foreign = file(&dir, "notes.rlcache", 100, hours(9));
+        // 500 bytes of rankline's own: a 350-byte cap takes both old
+        // entries only because the temp counts.
+        evict(&dir, 350, &keep);
+        assert!(!oldest.exists() && !old.exists());
+        // Above a cap that only it exceeds, the recent entry stays.
+        evict(&dir, 50, &keep);
+        assert!(
+            recent.exists(),
+            "used a minute ago: another rankline may have it mapped"
+        );
+        assert!(keep.exists() && writing.exists() && foreign.exists());
+    }
 }
