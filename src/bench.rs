@@ -144,11 +144,10 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
         secs(base_time),
         base_rate / 1e6
     );
-    // A cache of our own, so the first open really is a first open.
-    let dir = cache.map_or_else(
-        || std::env::temp_dir().join("rankline-bench-cache"),
-        |c| c.dir.join("bench"),
-    );
+    // A cache of our own, so the first open really is a first open; named
+    // so that removing it afterwards never removes anything else.
+    let own = format!(".rankline-bench-{}", std::process::id());
+    let dir = cache.map_or_else(|| std::env::temp_dir().join(&own), |c| c.dir.join(&own));
     let _ = std::fs::remove_dir_all(&dir);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut opens: Vec<f64> = Vec::new();

@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
-use rankline::profile::{self, CacheDir, DevId, Profile, Source};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -56,7 +56,13 @@ impl CacheArgs {
         if self.no_cache {
             return None;
         }
-        let dir = self.cache_dir.clone().or_else(CacheDir::default_dir)?;
+        // No directory at all (no $HOME) is still a cache that was asked
+        // for: an empty path, which the cache refuses with the reason.
+        let dir = self
+            .cache_dir
+            .clone()
+            .or_else(CacheDir::default_dir)
+            .unwrap_or_default();
         Some(CacheDir {
             dir,
             cap_bytes: (self.cache_cap_gb.max(0.0) * 1e9) as u64,
@@ -174,44 +180,45 @@ pub fn run() -> ExitCode {
 
 fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
     let Some(cache) = cache else {
-        return fail(
-            "index writes the cache: drop --no-cache (and give --cache-dir if $HOME is unset)",
-        );
+        eprintln!("rankline: index writes the cache: drop --no-cache");
+        return ExitCode::FAILURE;
     };
     let mut failed = false;
     for f in files {
         let t0 = std::time::Instant::now();
         let out = profile::load_with(&[Source::File(f.clone())], Some(&cache), &mut |_, _, _| {});
-        match out.errors.first() {
-            Some(e) => {
-                failed = true;
-                eprintln!("rankline: {e}");
-            }
-            None => {
-                let p = &out.profile;
-                let how = if out
-                    .notes
-                    .iter()
-                    .any(|n| n.ends_with("opened from the cache"))
-                {
-                    "already cached"
-                } else {
-                    "cached"
-                };
-                let entry = profile::cache::entry_path(&cache.dir, &f)
-                    .map(|e| e.display().to_string())
-                    .unwrap_or_default();
-                println!(
-                    "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
-                    escape_controls(&f.display().to_string()),
-                    t0.elapsed().as_secs_f64(),
-                    p.gpu.len(),
-                    p.runtime.len(),
-                    p.nvtx.len(),
-                    escape_controls(&entry)
-                );
-            }
+        if let Some(e) = out.errors.first() {
+            failed = true;
+            eprintln!("rankline: {e}");
+            continue;
         }
+        let (how, entry) = match (out.cache_use.first(), &out.cache_off) {
+            (Some(CacheUse::Opened(entry)), _) => ("already cached", entry),
+            (Some(CacheUse::Written(entry)), _) => ("cached", entry),
+            (None, Some(why)) => {
+                failed = true;
+                eprintln!("rankline: {}", escape_controls(why));
+                continue;
+            }
+            (None, None) => {
+                failed = true;
+                eprintln!(
+                    "rankline: {}: changed while it was read; not cached",
+                    escape_controls(&f.display().to_string())
+                );
+                continue;
+            }
+        };
+        let p = &out.profile;
+        println!(
+            "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
+            escape_controls(&f.display().to_string()),
+            t0.elapsed().as_secs_f64(),
+            p.gpu.len(),
+            p.runtime.len(),
+            p.nvtx.len(),
+            escape_controls(&entry.display().to_string())
+        );
     }
     if failed {
         ExitCode::FAILURE
@@ -295,6 +302,9 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     let sources: Vec<Source> = args.files.iter().cloned().map(Source::File).collect();
     let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
     let (profile, errors) = (loaded.profile, loaded.errors);
+    if let Some(why) = &loaded.cache_off {
+        eprintln!("rankline: {}", escape_controls(why));
+    }
     for e in &errors {
         eprintln!("rankline: {e}");
     }

@@ -3,9 +3,21 @@
 //! open so a reopen costs a checksum pass instead of an SQLite scan.
 //!
 //! Entries live in the cache directory (never beside the input), named by a
-//! hash of the input's canonical path, size, mtime and the format version;
-//! the same key is stored inside and checked. A stale, truncated or
-//! corrupted entry is reported and rebuilt, never trusted.
+//! hash of the input's canonical path, size, times, inode and the format
+//! version; that key plus a fingerprint of the input's content is stored
+//! inside and checked. A stale, truncated, corrupted or inconsistent entry
+//! is reported and rebuilt, never trusted. An entry is written once, to a
+//! temp file renamed into place, and never modified after: another rankline
+//! may have it mapped.
+
+mod consistent;
+mod housekeeping;
+mod key;
+#[cfg(test)]
+mod tests;
+
+pub use housekeeping::evict;
+pub use key::Key;
 
 use super::column::{Col, Pod};
 use super::intern::Interner;
@@ -19,7 +31,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"RLCACHE\0";
 const HEADER: usize = 48;
 const EXT: &str = "rlcache";
@@ -44,37 +56,39 @@ impl CacheDir {
             xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
         Some(base.join("rankline"))
     }
-}
 
-/// What identifies the input a cache entry was built from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Key {
-    path: String,
-    size: u64,
-    mtime_ns: u128,
-    version: u32,
-}
-
-impl Key {
-    fn of(input: &Path) -> Result<Key, String> {
-        let path = std::fs::canonicalize(input).map_err(|e| e.to_string())?;
-        let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        Ok(Key {
-            path: path.display().to_string(),
-            size: meta.len(),
-            mtime_ns,
-            version: FORMAT_VERSION,
+    /// Why this cache cannot be used for `inputs`, if it cannot, as one
+    /// line naming the directory. Writes can still fail later (permissions,
+    /// a full disk); they say so then.
+    pub fn unusable(&self, inputs: &[&Path]) -> Option<String> {
+        if self.dir.as_os_str().is_empty() {
+            return Some(
+                "no cache directory: $HOME and $XDG_CACHE_HOME are unset (give --cache-dir DIR)"
+                    .into(),
+            );
+        }
+        let dir = self.dir.display();
+        if self.dir.exists() && !self.dir.is_dir() {
+            return Some(format!("{dir}: cache directory is not a directory"));
+        }
+        inputs.iter().find(|i| beside(&self.dir, i)).map(|i| {
+            format!(
+                "{dir}: cache directory is the directory of input {}; rankline never writes beside its input",
+                i.display()
+            )
         })
     }
+}
 
-    fn file_name(&self) -> String {
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        format!("{:016x}.{EXT}", xxh3_64(&json))
+/// Whether the cache directory is the input's own directory.
+fn beside(dir: &Path, input: &Path) -> bool {
+    let parent = input
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(parent)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -140,6 +154,11 @@ fn align(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
+/// `align` for lengths read from an entry: `None` on overflow.
+fn align_checked(n: usize, to: usize) -> Option<usize> {
+    n.div_ceil(to).checked_mul(to)
+}
+
 /// The entry for `input` in `dir`.
 pub fn entry_path(dir: &Path, input: &Path) -> Result<PathBuf, String> {
     Ok(dir.join(Key::of(input)?.file_name()))
@@ -148,8 +167,51 @@ pub fn entry_path(dir: &Path, input: &Path) -> Result<PathBuf, String> {
 /// Writes the cache entry of a finalized single-file profile of `input`;
 /// returns its path.
 pub fn write(dir: &Path, input: &Path, p: &Profile) -> Result<PathBuf, String> {
-    let key = Key::of(input)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    store(dir, &Key::of(input)?, p)
+}
+
+/// Writes the entry of a finalized single-file profile of the input `key`
+/// was taken from (before loading it); returns its path.
+pub fn store(dir: &Path, key: &Key, p: &Profile) -> Result<PathBuf, String> {
+    store_limited(dir, key, p, None)
+}
+
+/// A writer that fails with "storage full" after `left` bytes: the seam
+/// through which tests give the cache a full disk.
+struct Limited<W: Write> {
+    inner: W,
+    left: Option<u64>,
+}
+
+impl<W: Write> Write for Limited<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let Some(left) = self.left else {
+            return self.inner.write(buf);
+        };
+        if left == 0 && !buf.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "no space left on device",
+            ));
+        }
+        let n = self.inner.write(&buf[..buf.len().min(left as usize)])?;
+        self.left = Some(left - n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// [`store`], failing after `room` bytes when given.
+fn store_limited(dir: &Path, key: &Key, p: &Profile, room: Option<u64>) -> Result<PathBuf, String> {
+    if dir.as_os_str().is_empty() {
+        // Never the working directory by accident.
+        return Err("no cache directory".into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    housekeeping::remove_abandoned(dir);
     let cols = columns(p);
     // Offsets are relative to the data section, each 8-byte aligned.
     let mut at = Vec::with_capacity(cols.len());
@@ -191,18 +253,24 @@ pub fn write(dir: &Path, input: &Path, p: &Profile) -> Result<PathBuf, String> {
         hasher.update(bytes);
         pos += pad + bytes.len();
     }
-    let mut header = Vec::with_capacity(HEADER);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
-    header.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    header.extend_from_slice(&(data_len as u64).to_le_bytes());
-    header.extend_from_slice(&xxh3_64(&meta).to_le_bytes());
-    header.extend_from_slice(&hasher.digest().to_le_bytes());
+    let header = header(meta.len(), data_len, xxh3_64(&meta), hasher.digest());
     let final_path = dir.join(key.file_name());
-    let tmp = dir.join(format!(".{}.{}.tmp", key.file_name(), std::process::id()));
+    let tmp = dir.join(housekeeping::temp_name(&key.file_name()));
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        // A fresh file: an existing one (a dead writer's, same pid) is
+        // removed, never truncated.
+        let _ = std::fs::remove_file(&tmp);
+        let file = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let mut f = std::io::BufWriter::with_capacity(
+            1 << 20,
+            Limited {
+                inner: file,
+                left: room,
+            },
+        );
         f.write_all(&header)?;
         f.write_all(&meta)?;
         let data_start = align(HEADER + meta.len(), 64);
@@ -214,14 +282,32 @@ pub fn write(dir: &Path, input: &Path, p: &Profile) -> Result<PathBuf, String> {
             f.write_all(bytes)?;
             pos += pad + bytes.len();
         }
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        f.into_inner()
+            .map_err(|e| e.into_error())?
+            .inner
+            .sync_all()?;
+        // Replaces any earlier entry as a whole: a reader that has the old
+        // one mapped keeps its (unlinked) file.
         std::fs::rename(&tmp, &final_path)
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", final_path.display()));
+        return Err(format!("{}: cannot write: {e}", final_path.display()));
     }
     Ok(final_path)
+}
+
+/// The fixed-size header: magic, version, lengths and checksums.
+fn header(meta_len: usize, data_len: usize, meta_sum: u64, data_sum: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&(meta_len as u64).to_le_bytes());
+    header.extend_from_slice(&(data_len as u64).to_le_bytes());
+    header.extend_from_slice(&meta_sum.to_le_bytes());
+    header.extend_from_slice(&data_sum.to_le_bytes());
+    header
 }
 
 /// What reading an entry found.
@@ -233,27 +319,42 @@ pub enum Lookup {
 }
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
 }
 
 /// Reads the entry for `input`, verifying key, size and checksums.
 pub fn read(dir: &Path, input: &Path) -> Lookup {
-    let Ok(key) = Key::of(input) else {
+    match Key::of(input) {
+        Ok(key) => lookup(dir, &key),
+        Err(_) => Lookup::Missing,
+    }
+}
+
+/// Reads the entry for the input `key` was taken from.
+pub fn lookup(dir: &Path, key: &Key) -> Lookup {
+    if dir.as_os_str().is_empty() {
         return Lookup::Missing;
-    };
+    }
     let path = dir.join(key.file_name());
     let Ok(file) = std::fs::File::open(&path) else {
         return Lookup::Missing;
     };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Lookup::Rejected("not a regular file".into());
+    }
     // SAFETY: cache files are only ever replaced by rename, never written in
-    // place; a concurrent deletion leaves the mapping valid.
+    // place, and not evicted within an hour of use; a concurrent deletion
+    // leaves the mapping valid on local file systems.
     let map = match unsafe { Mmap::map(&file) } {
         Ok(m) => Arc::new(m),
         Err(e) => return Lookup::Rejected(format!("cannot map: {e}")),
     };
-    match decode(&map, &key) {
+    match decode(&map, key) {
         Ok(p) => {
-            // Most recently used entries survive eviction.
+            // The last use, for eviction: metadata only, the bytes stay
+            // as they are (the file is open read-only).
             let _ = file.set_modified(std::time::SystemTime::now());
             Lookup::Hit(Box::new(p))
         }
@@ -261,24 +362,32 @@ pub fn read(dir: &Path, input: &Path) -> Lookup {
     }
 }
 
-fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
-    let b: &[u8] = map;
+/// The directory and data sections of an entry, by the header's lengths:
+/// (directory, data start), or why they do not fit the file.
+fn sections(b: &[u8]) -> Result<(&[u8], usize), String> {
     if b.len() < HEADER || &b[..8] != MAGIC {
         return Err("not a rankline cache file".into());
     }
-    let version = u32::from_le_bytes(b[8..12].try_into().unwrap_or([0; 4]));
+    let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
     if version != FORMAT_VERSION {
         return Err(format!(
             "format version {version}, expected {FORMAT_VERSION}"
         ));
     }
-    let meta_len = u64_at(b, 16) as usize;
-    let data_len = u64_at(b, 24) as usize;
-    let data_start = align(HEADER.saturating_add(meta_len), 64);
+    let truncated = || "truncated or extended".to_string();
+    let meta_len = usize::try_from(u64_at(b, 16)).map_err(|_| truncated())?;
+    let data_len = usize::try_from(u64_at(b, 24)).map_err(|_| truncated())?;
+    let meta_end = HEADER.checked_add(meta_len).ok_or_else(truncated)?;
+    let data_start = align_checked(meta_end, 64).ok_or_else(truncated)?;
     if data_start.checked_add(data_len) != Some(b.len()) {
-        return Err("truncated or extended".into());
+        return Err(truncated());
     }
-    let meta = &b[HEADER..HEADER + meta_len];
+    Ok((&b[HEADER..meta_end], data_start))
+}
+
+fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
+    let b: &[u8] = map;
+    let (meta, data_start) = sections(b)?;
     if xxh3_64(meta) != u64_at(b, 32) {
         return Err("directory checksum mismatch (corrupted)".into());
     }
@@ -287,8 +396,8 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
     }
     let d: Directory =
         serde_json::from_slice(meta).map_err(|e| format!("unreadable directory: {e}"))?;
-    if d.key != *key {
-        return Err("built from another version of the input (stale)".into());
+    if let Some(why) = d.key.differs(key) {
+        return Err(why.into());
     }
     let col = |name: &str| -> Result<&ColumnAt, String> {
         d.columns
@@ -301,8 +410,10 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
         if !c.len.is_multiple_of(size) {
             return Err(format!("column {} has a partial value", c.name));
         }
-        Col::from_map(map, data_start + c.offset, c.len / size)
-            .ok_or_else(|| format!("column {} is invalid", c.name))
+        let at = data_start
+            .checked_add(c.offset)
+            .ok_or_else(|| format!("column {} is out of range", c.name))?;
+        Col::from_map(map, at, c.len / size).ok_or_else(|| format!("column {} is invalid", c.name))
     }
     macro_rules! load {
         ($name:literal) => {
@@ -362,120 +473,6 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
     };
-    consistent(&p)?;
+    consistent::consistent(&p)?;
     Ok(p)
-}
-
-/// Ids that index other tables must be in range: a cache that passes its
-/// checksum but was written by a buggy build must still not crash us.
-fn consistent(p: &Profile) -> Result<(), String> {
-    let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
-    let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
-    let ok = same(&[
-        g.start.len(),
-        g.end.len(),
-        g.lane.len(),
-        g.kind.len(),
-        g.name.len(),
-        g.long_name.len(),
-        g.correlation.len(),
-        g.bytes.len(),
-        g.graph_node.len(),
-        g.launch.len(),
-    ]) && same(&[
-        r.start.len(),
-        r.end.len(),
-        r.thread.len(),
-        r.name.len(),
-        r.correlation.len(),
-        r.class.len(),
-        r.is_launch.len(),
-    ]) && same(&[
-        n.start.len(),
-        n.end.len(),
-        n.thread.len(),
-        n.name.len(),
-        n.kind.len(),
-        n.domain.len(),
-        n.depth.len(),
-    ]) && g.lane.iter().all(|&l| (l as usize) < p.lanes.len())
-        && g.launch
-            .iter()
-            .all(|&c| c == NONE || (c as usize) < r.len())
-        && r.thread
-            .iter()
-            .chain(n.thread.iter())
-            .all(|&t| (t as usize) < p.threads.len())
-        && g.name
-            .iter()
-            .chain(g.long_name.iter())
-            .chain(r.name.iter())
-            .chain(n.name.iter())
-            .chain(n.domain.iter())
-            .all(|&s| (s as usize) < p.strings.len())
-        && p.lanes.iter().all(|l| {
-            l.rows.end <= g.len()
-                && (l.device as usize) < p.devices.len()
-                && (l.process as usize) < p.processes.len()
-        })
-        && p.runtime_by_thread.len() == p.threads.len()
-        && p.nvtx_by_thread.len() == p.threads.len()
-        && p.runtime_by_thread.iter().all(|x| x.end <= r.len())
-        && p.nvtx_by_thread.iter().all(|x| x.end <= n.len())
-        && p.threads
-            .iter()
-            .all(|t| (t.process as usize) < p.processes.len());
-    if ok {
-        Ok(())
-    } else {
-        Err("inconsistent ids (corrupted)".into())
-    }
-}
-
-/// Temporary files of writes that never finished (the program was quit
-/// meanwhile) are removed once clearly abandoned.
-fn remove_abandoned(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    for e in entries.filter_map(Result::ok) {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        let abandoned = name.starts_with('.')
-            && name.ends_with(".tmp")
-            && e.metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t < old);
-        if abandoned {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-/// Deletes the least recently used entries until the directory fits `cap`
-/// bytes; `keep` is never deleted.
-pub fn evict(dir: &Path, cap: u64, keep: &Path) {
-    remove_abandoned(dir);
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == EXT))
-        .filter_map(|e| {
-            let m = e.metadata().ok()?;
-            Some((m.modified().ok()?, m.len(), e.path()))
-        })
-        .collect();
-    let mut total: u64 = files.iter().map(|f| f.1).sum();
-    files.sort();
-    for (_, len, path) in files {
-        if total <= cap {
-            break;
-        }
-        if path != keep && std::fs::remove_file(&path).is_ok() {
-            total -= len;
-        }
-    }
 }

@@ -47,27 +47,44 @@ pub struct Loaded {
     pub errors: Vec<LoadError>,
     /// What the cache did, one line per file, for whoever wants to say it.
     pub notes: Vec<String>,
+    /// Why caching is off for this run (one line naming the directory),
+    /// when the cache was asked for but could not be used or written.
+    pub cache_off: Option<String>,
+    /// The entries opened or written, one per file that used the cache.
+    pub cache_use: Vec<CacheUse>,
     /// A cache entry left for the caller to write (see [`load_deferring`]).
     pub unwritten: Option<UnwrittenCache>,
+}
+
+/// What the cache did for one input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheUse {
+    /// The file was opened from this entry.
+    Opened(PathBuf),
+    /// This entry was written for the file.
+    Written(PathBuf),
 }
 
 /// The cache entry of a single freshly loaded file, not yet written.
 pub struct UnwrittenCache {
     pub cache: CacheDir,
     pub input: std::path::PathBuf,
+    /// The input's identity before it was loaded.
+    key: cache::Key,
 }
 
 impl UnwrittenCache {
-    /// Writes the entry for `p` (the profile [`load_deferring`] returned);
-    /// what happened, as a note.
-    pub fn write(self, p: &Profile) -> String {
-        match cache::write(&self.cache.dir, &self.input, p) {
-            Ok(entry) => {
-                cache::evict(&self.cache.dir, self.cache.cap_bytes, &entry);
-                format!("{}: cached", self.input.display())
-            }
-            Err(e) => format!("{}: not cached: {e}", self.input.display()),
+    /// Writes the entry for `p` (the profile [`load_deferring`] returned):
+    /// the entry written, `Ok(None)` when the input changed while it was
+    /// read (nothing written), or why caching is off (one line).
+    pub fn write(self, p: &Profile) -> Result<Option<PathBuf>, String> {
+        if cache::Key::of(&self.input).ok().as_ref() != Some(&self.key) {
+            return Ok(None);
         }
+        let entry = cache::store(&self.cache.dir, &self.key, p)
+            .map_err(|e| format!("{e}; caching is off"))?;
+        cache::evict(&self.cache.dir, self.cache.cap_bytes, &entry);
+        Ok(Some(entry))
     }
 }
 
@@ -102,16 +119,34 @@ fn load_impl(
     let mut loaded = Vec::new();
     let mut errors = Vec::new();
     let mut notes = Vec::new();
+    let mut cache_use = Vec::new();
+    let inputs: Vec<&std::path::Path> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::File(p) => Some(p.as_path()),
+            Source::Embedded { .. } => None,
+        })
+        .collect();
+    let mut cache_off = match cache {
+        Some(c) if !inputs.is_empty() => c
+            .unusable(&inputs)
+            .map(|why| format!("{why}; caching is off")),
+        _ => None,
+    };
+    let mut cache = cache.filter(|_| cache_off.is_none());
     for (i, source) in sources.iter().enumerate() {
-        let cache = match (cache, source) {
-            (Some(c), Source::File(path)) if !beside(&c.dir, path) => Some((c, path)),
+        // The input's identity is taken before it is read: an entry never
+        // claims a newer version of the input than the one it holds.
+        let keyed = match (cache, source) {
+            (Some(c), Source::File(path)) => cache::Key::of(path).ok().map(|k| (c, path, k)),
             _ => None,
         };
-        if let Some((c, path)) = cache {
+        if let Some((c, path, key)) = &keyed {
             progress(i, Stage::Cache, 0);
-            match cache::read(&c.dir, path) {
+            match cache::lookup(&c.dir, key) {
                 cache::Lookup::Hit(p) => {
                     notes.push(format!("{}: opened from the cache", path.display()));
+                    cache_use.push(CacheUse::Opened(c.dir.join(key.file_name())));
                     loaded.push(*p);
                     continue;
                 }
@@ -126,18 +161,27 @@ fn load_impl(
             Ok(mut one) => {
                 progress(i, Stage::Linking, 0);
                 finalize::finalize(&mut one);
-                if let Some((c, path)) = cache {
+                if let Some((c, path, key)) = keyed {
                     let entry = UnwrittenCache {
                         cache: c.clone(),
                         input: path.clone(),
+                        key,
                     };
                     if defer && sources.len() == 1 {
                         unwritten = Some(entry);
                     } else {
                         progress(i, Stage::WritingCache, 0);
-                        let note = entry.write(&one);
-                        if note.contains("not cached") {
-                            notes.push(note);
+                        match entry.write(&one) {
+                            Ok(Some(written)) => cache_use.push(CacheUse::Written(written)),
+                            Ok(None) => notes.push(format!(
+                                "{}: changed while it was read; not cached",
+                                path.display()
+                            )),
+                            Err(why) => {
+                                // Said once; the other files load without it.
+                                cache_off = Some(why);
+                                cache = None;
+                            }
                         }
                     }
                 }
@@ -150,20 +194,9 @@ fn load_impl(
         profile: combine(loaded),
         errors,
         notes,
+        cache_off,
+        cache_use,
         unwritten,
-    }
-}
-
-/// Whether the cache directory is the input's own directory: the cache
-/// never goes beside the input.
-fn beside(dir: &std::path::Path, input: &std::path::Path) -> bool {
-    let parent = input
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    match (std::fs::canonicalize(dir), std::fs::canonicalize(parent)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
     }
 }
 

@@ -118,6 +118,8 @@ pub enum LoadMsg {
     },
     /// A file that failed; the others still load.
     FileError(String),
+    /// Why caching is off for this run (the timeline works without it).
+    CacheOff(String),
     /// The timeline can draw.
     Done(Box<Loaded>),
     /// The cross-rank analyses are done too.
@@ -142,6 +144,7 @@ pub fn load(
         });
     });
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
+    let cache_off = out.cache_off;
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
     }
@@ -155,6 +158,9 @@ pub fn load(
     // Hand over the quick version first: the timeline draws while the
     // cross-rank analyses run.
     send(LoadMsg::Done(Box::new(quick.clone())));
+    if let Some(why) = cache_off {
+        send(LoadMsg::CacheOff(why));
+    }
     let full = Loaded::complete(&quick, settings, &mut |stage| {
         send(LoadMsg::Progress {
             stage: stage.to_string(),
@@ -166,7 +172,9 @@ pub fn load(
     let profile = full.profile.clone();
     send(LoadMsg::Analysed(Box::new(full)));
     // Last, so that neither the first frame nor the analyses wait for it.
-    if let Some(entry) = unwritten {
-        entry.write(&profile);
+    if let Some(entry) = unwritten
+        && let Err(why) = entry.write(&profile)
+    {
+        send(LoadMsg::CacheOff(why));
     }
 }

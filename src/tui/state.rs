@@ -166,6 +166,10 @@ impl App {
                 }
             }
             LoadMsg::FileError(e) => self.file_errors.push(e),
+            // Shown unless a failed file is being shown (that matters more).
+            LoadMsg::CacheOff(why) => {
+                self.message.get_or_insert(why);
+            }
             LoadMsg::Done(loaded) => {
                 if let Some(first) = self.file_errors.first() {
                     let more = self.file_errors.len() - 1;

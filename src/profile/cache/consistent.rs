@@ -1,0 +1,134 @@
+//! The invariants a loaded profile has, checked on a cache entry before
+//! use: an entry that passes its checksums but was written by a buggy
+//! build, or forged, must be rebuilt, never crash a reader.
+
+use super::super::model::*;
+use std::ops::Range;
+
+/// Ok when every id that indexes another table is in range, every row
+/// range is ordered, tiles its table and holds only its own rows, and the
+/// columns of one table have one length.
+pub fn consistent(p: &Profile) -> Result<(), String> {
+    let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
+    let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
+    let lengths = same(&[
+        g.start.len(),
+        g.end.len(),
+        g.lane.len(),
+        g.kind.len(),
+        g.name.len(),
+        g.long_name.len(),
+        g.correlation.len(),
+        g.bytes.len(),
+        g.graph_node.len(),
+        g.launch.len(),
+    ]) && same(&[
+        r.start.len(),
+        r.end.len(),
+        r.thread.len(),
+        r.name.len(),
+        r.correlation.len(),
+        r.class.len(),
+        r.is_launch.len(),
+    ]) && same(&[
+        n.start.len(),
+        n.end.len(),
+        n.thread.len(),
+        n.name.len(),
+        n.kind.len(),
+        n.domain.len(),
+        n.depth.len(),
+    ]) && same(&[
+        p.nccl_api.thread.len(),
+        p.nccl_api.start.len(),
+        p.nccl_api.end.len(),
+        p.nccl_api.comm.len(),
+    ]) && same(&[
+        p.nccl_ops.process.len(),
+        p.nccl_ops.correlation.len(),
+        p.nccl_ops.operation.len(),
+    ]);
+    if !lengths {
+        return Err("columns of one table differ in length (corrupted)".into());
+    }
+    let below = |n: usize| move |&i: &u32| (i as usize) < n;
+    let strings = below(p.strings.len());
+    let ids = g.lane.iter().all(below(p.lanes.len()))
+        && g.launch
+            .iter()
+            .all(|&c| c == NONE || (c as usize) < r.len())
+        && r.thread
+            .iter()
+            .chain(n.thread.iter())
+            .all(below(p.threads.len()))
+        && g.name
+            .iter()
+            .chain(g.long_name.iter())
+            .chain(r.name.iter())
+            .chain(n.name.iter())
+            .chain(n.domain.iter())
+            .all(strings)
+        && p.processes
+            .iter()
+            .all(|x| (x.file as usize) < p.files.len() && strings(&x.name))
+        && p.threads
+            .iter()
+            .all(|t| (t.process as usize) < p.processes.len() && strings(&t.name))
+        && p.devices.iter().all(|d| (d.host as usize) < p.hosts.len())
+        && p.contexts.iter().all(|c| {
+            (c.process as usize) < p.processes.len() && (c.device as usize) < p.devices.len()
+        })
+        && p.lanes.iter().all(|l| {
+            (l.device as usize) < p.devices.len() && (l.process as usize) < p.processes.len()
+        })
+        && p.nccl_api.thread.iter().all(below(p.threads.len()))
+        && p.nccl_ops.process.iter().all(below(p.processes.len()));
+    if !ids {
+        return Err("an id out of range (corrupted)".into());
+    }
+    let lane_rows: Vec<Range<usize>> = p.lanes.iter().map(|l| l.rows.clone()).collect();
+    let groups = grouped(&lane_rows, &g.lane, &g.start, g.len())
+        && grouped(&p.runtime_by_thread, &r.thread, &r.start, r.len())
+        && grouped(&p.nvtx_by_thread, &n.thread, &n.start, n.len())
+        && p.runtime_by_thread.len() == p.threads.len()
+        && p.nvtx_by_thread.len() == p.threads.len();
+    if !groups {
+        return Err("row ranges out of order or out of range (corrupted)".into());
+    }
+    let ordered = |s: &[i64], e: &[i64]| s.iter().zip(e).all(|(a, b)| a <= b);
+    let p_api = &p.nccl_api;
+    if !(ordered(&g.start, &g.end)
+        && ordered(&r.start, &r.end)
+        && ordered(&n.start, &n.end)
+        && ordered(&p_api.start, &p_api.end))
+    {
+        return Err("an event ends before it starts (corrupted)".into());
+    }
+    Ok(())
+}
+
+/// Whether the non-empty `ranges` (one per group id) tile `0..len` in
+/// order, every row of range `k` has group id `k`, and starts do not
+/// decrease inside one. (An empty group's range is `0..0`.)
+fn grouped(ranges: &[Range<usize>], group: &[u32], start: &[i64], len: usize) -> bool {
+    let mut next = 0usize;
+    for (k, rows) in ranges.iter().enumerate() {
+        if rows.end < rows.start || rows.end > len {
+            return false;
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        if rows.start != next {
+            return false;
+        }
+        let (Some(ids), Some(starts)) = (group.get(rows.clone()), start.get(rows.clone())) else {
+            return false;
+        };
+        if !ids.iter().all(|&id| id as usize == k) || !starts.is_sorted() {
+            return false;
+        }
+        next = rows.end;
+    }
+    next == len
+}

@@ -1,0 +1,289 @@
+//! Keeping the cache directory within its cap: temporary files named so
+//! that only rankline's own are ever removed (and only when their writer is
+//! gone), and eviction of the least recently used entries, never of one
+//! used in the last hour (another rankline may have it mapped).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+const TEMP_PREFIX: &str = ".rankline-";
+const TEMP_SUFFIX: &str = ".tmp";
+/// A temp file whose writer cannot be checked (another host, or no /proc)
+/// is abandoned after this long: caches on shared file systems are written
+/// from many nodes, and a big entry can take minutes to write.
+const FOREIGN_TEMP_AGE: Duration = Duration::from_secs(24 * 3600);
+/// Entries used more recently than this are never evicted: on NFS/Lustre a
+/// reader that has the file mapped can fault when it is deleted.
+pub const IN_USE: Duration = Duration::from_secs(3600);
+
+/// The temporary name an entry is written under before its rename: it
+/// carries this host and pid so that a later run can tell whether the
+/// writer is gone.
+pub fn temp_name(entry_name: &str) -> String {
+    format!(
+        "{TEMP_PREFIX}{entry_name}.{}@{}{TEMP_SUFFIX}",
+        std::process::id(),
+        host()
+    )
+}
+
+/// (entry name, pid, host) of a rankline temp name; `None` for any other
+/// file name.
+fn parse_temp(name: &str) -> Option<(&str, u32, &str)> {
+    let inner = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let (left, host) = inner.rsplit_once('@')?;
+    let (entry, pid) = left.rsplit_once('.')?;
+    if !is_entry_name(entry) || host.is_empty() {
+        return None;
+    }
+    Some((entry, pid.parse().ok()?, host))
+}
+
+/// Temp names of earlier versions: `.<16 hex>.rlcache.<pid>.tmp`.
+fn is_legacy_temp(name: &str) -> bool {
+    let Some(inner) = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+    else {
+        return false;
+    };
+    inner.rsplit_once('.').is_some_and(|(entry, pid)| {
+        is_entry_name(entry) && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// `<16 hex digits>.rlcache`: the only entry names rankline writes.
+pub fn is_entry_name(name: &str) -> bool {
+    name.strip_suffix(super::EXT)
+        .and_then(|n| n.strip_suffix('.'))
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// This machine's host name, as it goes into temp names (no libc: the
+/// kernel's own file, else /etc/hostname).
+fn host() -> &'static str {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        let raw = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+            .iter()
+            .find_map(|f| {
+                let s = std::fs::read_to_string(f).ok()?;
+                let s = s.trim().to_string();
+                (!s.is_empty()).then_some(s)
+            })
+            .unwrap_or_else(|| "unknown-host".into());
+        raw.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    })
+}
+
+/// Whether process `pid` of this host is known to be gone: `None` when
+/// that cannot be told (no /proc).
+fn pid_gone(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(!proc.join(pid.to_string()).exists())
+}
+
+/// Whether a file named `name`, last modified at `modified`, is a temp file
+/// of a rankline write that will never finish.
+fn abandoned(name: &str, modified: SystemTime, now: SystemTime) -> bool {
+    let old = now
+        .duration_since(modified)
+        .is_ok_and(|age| age > FOREIGN_TEMP_AGE);
+    match parse_temp(name) {
+        Some((_, pid, h)) if h == host() && pid != std::process::id() => {
+            pid_gone(pid) == Some(true) || old
+        }
+        Some(_) => old,
+        None => is_legacy_temp(name) && old,
+    }
+}
+
+/// One file of the cache directory that counts toward the cap.
+struct Counted {
+    last_used: SystemTime,
+    len: u64,
+    path: PathBuf,
+    /// An entry (evictable) rather than a temp file being written.
+    entry: bool,
+}
+
+/// Removes abandoned temp files, then deletes the least recently used
+/// entries until the directory (temp files included) fits `cap` bytes.
+/// `keep` and entries used in the last hour are never deleted.
+pub fn evict(dir: &Path, cap: u64, keep: &Path) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let mut files = Vec::new();
+    for e in listing.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let entry = is_entry_name(name);
+        let temp = parse_temp(name).is_some() || is_legacy_temp(name);
+        if !entry && !temp {
+            continue;
+        }
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
+        let modified = meta.modified().unwrap_or(now);
+        if temp && abandoned(name, modified, now) {
+            let _ = std::fs::remove_file(e.path());
+            continue;
+        }
+        // The entry's mtime is touched on every read; atime helps where
+        // the touch was not allowed (an entry owned by another user).
+        let accessed = meta.accessed().unwrap_or(modified);
+        files.push(Counted {
+            last_used: modified.max(accessed),
+            len: meta.len(),
+            path: e.path(),
+            entry,
+        });
+    }
+    let mut total: u64 = files.iter().map(|f| f.len).sum();
+    files.sort_by_key(|f| f.last_used);
+    for f in files {
+        if total <= cap {
+            break;
+        }
+        let in_use = now
+            .duration_since(f.last_used)
+            .map_or(true, |age| age < IN_USE);
+        if f.entry && !in_use && f.path != keep && std::fs::remove_file(&f.path).is_ok() {
+            total -= f.len;
+        }
+    }
+}
+
+/// Removes the abandoned temp files in `dir` (before a write, to give
+/// their space back).
+pub fn remove_abandoned(dir: &Path) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for e in listing.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let modified = e.metadata().and_then(|m| m.modified());
+        if let Ok(modified) = modified
+            && abandoned(name, modified, now)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_round_trip_and_foreign_names_are_not_ours() {
+        let entry = "0123456789abcdef.rlcache";
+        let t = temp_name(entry);
+        assert!(t.starts_with(".rankline-") && t.ends_with(".tmp"), "{t}");
+        assert_eq!(parse_temp(&t), Some((entry, std::process::id(), host())));
+        for foreign in [
+            ".foo.tmp",
+            ".rankline-foo.tmp",
+            ".rankline-0123456789abcdef.rlcache.12.tmp",
+            ".x.rlcache.12.tmp",
+            "0123456789abcdef.rlcache.bak",
+        ] {
+            assert_eq!(parse_temp(foreign), None, "{foreign}");
+            assert!(!is_legacy_temp(foreign), "{foreign}");
+        }
+        assert!(is_legacy_temp(".0123456789abcdef.rlcache.4242.tmp"));
+    }
+
+    #[test]
+    fn a_temp_is_abandoned_at_once_only_when_its_writer_is_gone_on_this_host() {
+        let now = SystemTime::now();
+        let entry = "0123456789abcdef.rlcache";
+        let dead = u32::MAX - 1; // above pid_max: never a live process
+        let mine_dead = format!("{TEMP_PREFIX}{entry}.{dead}@{}{TEMP_SUFFIX}", host());
+        let mine_alive = format!("{TEMP_PREFIX}{entry}.1@{}{TEMP_SUFFIX}", host());
+        let other_host = format!("{TEMP_PREFIX}{entry}.{dead}@not-{}{TEMP_SUFFIX}", host());
+        assert!(abandoned(&mine_dead, now, now));
+        assert!(!abandoned(&mine_alive, now, now), "pid 1 is alive");
+        assert!(
+            !abandoned(&other_host, now, now),
+            "cannot check another host"
+        );
+        let day_ago = now - FOREIGN_TEMP_AGE - Duration::from_secs(1);
+        assert!(abandoned(&other_host, day_ago, now));
+        assert!(abandoned(&mine_alive, day_ago, now));
+        assert!(!abandoned(".foo.tmp", day_ago, now), "not rankline's");
+        assert!(abandoned(".0123456789abcdef.rlcache.7.tmp", day_ago, now));
+        assert!(!abandoned(".0123456789abcdef.rlcache.7.tmp", now, now));
+    }
+
+    /// A file of `len` bytes last used `ago` before now.
+    fn file(dir: &Path, name: &str, len: usize, ago: Duration) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0u8; len]).unwrap();
+        let t = SystemTime::now() - ago;
+        let times = std::fs::FileTimes::new().set_accessed(t).set_modified(t);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_times(times)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn eviction_counts_temp_files_and_keeps_entries_used_in_the_last_hour() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/cache-evict");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let oldest = file(&dir, "000000000000000a.rlcache", 100, hours(5));
+        let old = file(&dir, "000000000000000b.rlcache", 100, hours(4));
+        let recent = file(
+            &dir,
+            "000000000000000c.rlcache",
+            100,
+            Duration::from_secs(60),
+        );
+        let keep = file(&dir, "000000000000000d.rlcache", 100, hours(6));
+        // A write in progress (pid 1 is alive): not removed, but counted.
+        let writing = file(
+            &dir,
+            &format!(".rankline-000000000000000e.rlcache.1@{}.tmp", host()),
+            100,
+            hours(2),
+        );
+        let foreign = file(&dir, "notes.rlcache", 100, hours(9));
+        // 500 bytes of rankline's own: a 350-byte cap takes both old
+        // entries only because the temp counts.
+        evict(&dir, 350, &keep);
+        assert!(!oldest.exists() && !old.exists());
+        // Above a cap that only it exceeds, the recent entry stays.
+        evict(&dir, 50, &keep);
+        assert!(
+            recent.exists(),
+            "used a minute ago: another rankline may have it mapped"
+        );
+        assert!(keep.exists() && writing.exists() && foreign.exists());
+    }
+}
