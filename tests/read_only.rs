@@ -24,13 +24,7 @@ fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>, SystemTime)> {
 #[test]
 fn full_run_leaves_file_and_directory_unchanged() {
     let d = temp_dir("read_only");
-    // Any nsys export will do: the bundled fixture, else a real one.
-    let src = ["fixtures/megatron_tp8.sqlite"]
-        .iter()
-        .map(|p| root().join(p))
-        .find(|p| p.exists())
-        .or_else(|| real_profiles().map(|d| d.join("nsys2026_2gpu_nccl_sendrecv.sqlite")));
-    let Some(src) = src else { return };
+    let src = root().join("fixtures/megatron_tp8.sqlite");
     let f = d.join("input.sqlite");
     std::fs::copy(&src, &f).unwrap();
     let before = snapshot(&d);

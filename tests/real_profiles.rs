@@ -13,8 +13,9 @@ fn report_json(path: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn every_real_export_loads_and_reports_in_both_formats() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     let files = sqlite_files(&dir);
     assert!(
         files.len() >= 8,
@@ -40,8 +41,9 @@ fn every_real_export_loads_and_reports_in_both_formats() {
 }
 
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn schema_variants() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     let p = |n: &str| dir.join(n).to_str().unwrap().to_string();
 
     // Oldest export, EXPORT_META_DATA, extra columns appended by another tool.
@@ -93,8 +95,9 @@ fn schema_variants() {
 
 /// Counts against independent SQL on the file itself.
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn counts_match_sql() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     for f in sqlite_files(&dir) {
         let c =
             rusqlite::Connection::open_with_flags(&f, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -149,8 +152,9 @@ fn counts_match_sql() {
 /// The 2-process NCCL export: SendRecv on each rank's default stream (7 and
 /// 15) pairs into one group; launch links are process-aware.
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     let f = dir.join("nsys2026_2gpu_nccl_sendrecv.sqlite");
     let path = f.to_str().unwrap();
     let v = report_json(path);
@@ -192,8 +196,9 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
 /// copies keep device 0 busy for most of its span, and the five parts of
 /// every device of every real export add up to its span.
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn overlap_counts_copies_as_busy_time() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     for f in sqlite_files(&dir) {
         let v = report_json(f.to_str().unwrap());
         for d in v["overlap"]["devices"].as_array().unwrap() {
@@ -229,8 +234,9 @@ fn overlap_counts_copies_as_busy_time() {
 /// Real captures have kernels that started before their launch call
 /// returned: counted per device, as plain SQL counts them, and kept signed.
 #[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn kernels_starting_before_their_launch_returned_are_counted() {
-    let Some(dir) = real_profiles() else { return };
+    let dir = real_profiles();
     let mut seen = 0;
     for f in sqlite_files(&dir) {
         let v = report_json(f.to_str().unwrap());

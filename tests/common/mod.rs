@@ -33,21 +33,16 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/real-profiles`, or `None` (with a note saying so) when this
-/// checkout has no `../shared` beside it. Under CI its absence is a failure.
-pub fn real_profiles() -> Option<PathBuf> {
+/// `../shared/real-profiles`. Tests that read it carry
+/// `#[cfg_attr(no_real_profiles, ignore = …)]` (set by build.rs when it is
+/// absent outside CI), so reaching here without it is a failure.
+pub fn real_profiles() -> PathBuf {
     let dir = root().join("../shared/real-profiles");
-    if dir.is_dir() {
-        return Some(dir);
-    }
     assert!(
-        std::env::var_os("CI").is_none(),
+        dir.is_dir(),
         "../shared/real-profiles is missing beside the checkout (CI must have it)"
     );
-    eprintln!(
-        "NOTE: ../shared/real-profiles not found beside the checkout; this test checked nothing"
-    );
-    None
+    dir
 }
 
 /// Every `.sqlite` in a directory, sorted.
