@@ -103,7 +103,7 @@ pub fn launch_report(
                 graph += 1;
                 continue;
             }
-            let q = (p.gpu.start[i] - p.runtime.end[call as usize]) as f64 / 1e6;
+            let q = p.gpu.start[i].saturating_sub(p.runtime.end[call as usize]) as f64 / 1e6;
             let qs = &mut queues[lane.device as usize];
             if classes.comm(p, i).is_some() {
                 qs.0.push(q)
@@ -156,7 +156,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         (None, None, None, Verdict::Unknown)
     } else {
         let end = p.runtime.end[call as usize];
-        let delay = (end - earliest_other).max(0);
+        let delay = end.saturating_sub(earliest_other).max(0);
         let verdict = if from_graph {
             Verdict::Unknown
         } else if end > earliest_other {
@@ -166,7 +166,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         };
         (
             Some(p.runtime.name[call as usize]),
-            Some(start - end),
+            Some(start.saturating_sub(end)),
             Some(delay),
             verdict,
         )
@@ -201,11 +201,13 @@ pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
         // Kernels on one stream run in order: only the last few can qualify.
         for i in (lane.rows.start..upto).rev().take(8) {
             let end = p.gpu.end[i];
-            if p.gpu.kind[i] != GpuKind::Kernel || end > start || start - end > PRECEDING_WITHIN_NS
+            if p.gpu.kind[i] != GpuKind::Kernel
+                || end > start
+                || start.saturating_sub(end) > PRECEDING_WITHIN_NS
             {
                 continue;
             }
-            let gap = start - end;
+            let gap = start.saturating_sub(end);
             if best.as_ref().is_none_or(|b| gap < b.gap_ns) {
                 best = Some(Preceding {
                     row: i,

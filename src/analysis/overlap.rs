@@ -95,14 +95,15 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
             let (cu, nu) = (union(c), union(n));
             let (c_ns, n_ns) = (total(&cu), total(&nu));
             let both = intersection_len(&cu, &nu);
-            let span_ns = last - first;
+            // Saturating: timestamps at the ends of the i64 range must not wrap.
+            let span_ns = last.saturating_sub(first);
             Some(DeviceOverlap {
                 device: dev,
                 span_ns,
                 compute_only_ns: c_ns - both,
                 nccl_only_ns: n_ns - both,
                 overlap_ns: both,
-                idle_ns: span_ns - (c_ns + n_ns - both),
+                idle_ns: span_ns.saturating_sub((c_ns - both).saturating_add(n_ns)),
                 nccl_ns: n_ns,
                 compute_kernels,
                 nccl_kernels,

@@ -125,13 +125,14 @@ pub enum LoadMsg {
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
-/// blocking thread.
+/// blocking thread. Returns whether any input could be opened: when none
+/// could, only their [`LoadMsg::FileError`]s were sent.
 pub fn load(
     sources: &[Source],
     cache: Option<&CacheDir>,
     settings: &Settings,
     send: &mut dyn FnMut(LoadMsg),
-) {
+) -> bool {
     let files = sources.len();
     let out = profile::load_deferring(sources, cache, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
@@ -142,8 +143,12 @@ pub fn load(
         });
     });
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
+    let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
+    }
+    if nothing_opened {
+        return false;
     }
     send(LoadMsg::Progress {
         stage: "indexing for drawing".into(),
@@ -169,4 +174,5 @@ pub fn load(
     if let Some(entry) = unwritten {
         entry.write(&profile);
     }
+    true
 }
