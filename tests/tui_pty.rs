@@ -225,3 +225,22 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
         s.assert_restored();
     }
 }
+
+#[test]
+fn a_file_given_twice_is_opened_once_and_said_so() {
+    let mut s = Session::start(
+        &[
+            "fixtures/megatron_tp8.sqlite",
+            "./fixtures/megatron_tp8.sqlite",
+        ],
+        160,
+        48,
+    );
+    s.wait_for("1 input(s) given twice, read once");
+    s.send("q");
+    assert_eq!(s.wait_exit().exit_code(), 0);
+    s.wait_for(
+        "rankline: ./fixtures/megatron_tp8.sqlite: same file as fixtures/megatron_tp8.sqlite, read once",
+    );
+    s.assert_restored();
+}
