@@ -128,14 +128,19 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
         Some(other) => return Err(format!("unknown bench phase {other}")),
         None => {}
     }
-    let shown = file.display().to_string();
+    let meta = std::fs::metadata(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if !meta.is_file() {
+        // sqlite3 would block forever opening a FIFO.
+        return Err(format!(
+            "{}: not a regular file, not an nsys SQLite export",
+            file.display()
+        ));
+    }
     println!(
         "rankline bench {}",
-        rankline::text_safe::escape_controls(&shown)
+        rankline::text_safe::escape_controls(&file.display().to_string())
     );
-    let size = std::fs::metadata(&file)
-        .map_err(|e| format!("{}: {e}", file.display()))?
-        .len();
+    let size = meta.len();
     println!("  file size: {:.1} MiB", size as f64 / (1 << 20) as f64);
     let (base_rows, base_time) = sqlite3_baseline(&file)?;
     let base_rate = base_rows as f64 / base_time.as_secs_f64();

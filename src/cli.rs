@@ -1,17 +1,23 @@
-//! The command line: `rankline report SECTION FILE...` (and, later, the
-//! timeline for `rankline FILE...`).
+//! The command line: `rankline report SECTION FILE...`, `rankline index`,
+//! `rankline bench` and the timeline for `rankline FILE...`.
+//!
+//! Exit codes (the README lists them): 0 success; 1 an input could not be
+//! read or analysed, also when other inputs succeeded; 2 usage error (a bad
+//! keymap file included: it is configuration, not input); 3 reserved for
+//! `diff --fail-on-regression`; 128+N ended by signal N.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
+use rankline::profile::distinct::distinct_inputs;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::run;
 use regex::Regex;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -85,7 +91,7 @@ enum Command {
         /// An nsys SQLite export
         file: PathBuf,
         /// Internal: run one measured phase in this process
-        #[arg(long, hide = true)]
+        #[arg(long, hide = true, value_parser = ["fresh", "cached"])]
         phase: Option<String>,
     },
 }
@@ -167,20 +173,32 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Some(Command::Report(args)) => report(args, cli.cache.dir()),
-        Some(Command::Index { files }) => index(files, cli.cache.dir()),
+        Some(Command::Index { files }) => index(distinct(files), cli.cache.dir()),
         Some(Command::Bench { file, phase }) => {
+            // Whatever goes wrong, it is the measured file that could not
+            // be read or analysed.
             match crate::bench::run(file, phase, cli.cache.dir()) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(e),
+                Err(e) => input_failed(e),
             }
         }
         None => timeline(cli.files, cli.goto, cli.keymap, cli.cache.dir()),
     }
 }
 
+/// `files` without inputs given twice (the same file, or a copy), each
+/// dropped one said on stderr: counted twice, every figure would double.
+fn distinct(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let (kept, dropped) = distinct_inputs(&files);
+    for d in &dropped {
+        say(d);
+    }
+    kept
+}
+
 fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
     let Some(cache) = cache else {
-        eprintln!("rankline: index writes the cache: drop --no-cache");
+        say("index writes the cache: drop --no-cache");
         return ExitCode::FAILURE;
     };
     let mut failed = false;
@@ -189,7 +207,7 @@ fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
         let out = profile::load_with(&[Source::File(f.clone())], Some(&cache), &mut |_, _, _| {});
         if let Some(e) = out.errors.first() {
             failed = true;
-            eprintln!("rankline: {e}");
+            say(e);
             continue;
         }
         let (how, entry) = match (out.cache_use.first(), &out.cache_off) {
@@ -197,15 +215,15 @@ fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
             (Some(CacheUse::Written(entry)), _) => ("cached", entry),
             (None, Some(why)) => {
                 failed = true;
-                eprintln!("rankline: {}", escape_controls(why));
+                say(why);
                 continue;
             }
             (None, None) => {
                 failed = true;
-                eprintln!(
-                    "rankline: {}: changed while it was read; not cached",
-                    escape_controls(&f.display().to_string())
-                );
+                say(format!(
+                    "{}: changed while it was read; not cached",
+                    f.display()
+                ));
                 continue;
             }
         };
@@ -237,6 +255,12 @@ fn timeline(
         Ok(k) => k,
         Err(e) => return fail(e),
     };
+    if !std::io::stdout().is_terminal() {
+        return fail(
+            "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
+        );
+    }
+    let (files, dropped) = distinct_inputs(&files);
     let demo = files.is_empty();
     let sources = if demo {
         vec![Source::Embedded {
@@ -255,17 +279,45 @@ fn timeline(
         no_color,
         demo,
         cache,
+        banner: (!dropped.is_empty())
+            .then(|| format!("⚠ {} input(s) given twice, read once", dropped.len())),
     };
-    match run::run(opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(e),
+    // Printed once the terminal is restored, where they stay readable.
+    let outcome = run::run(opts);
+    for d in &dropped {
+        say(d);
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return input_failed(e),
+    };
+    for e in &outcome.file_errors {
+        say(e);
+    }
+    match outcome.ending {
+        run::Ending::Signal(n) => ExitCode::from(128u8.saturating_add(n.clamp(0, 127) as u8)),
+        run::Ending::NothingOpened => ExitCode::FAILURE,
+        run::Ending::Quit if outcome.file_errors.is_empty() => ExitCode::SUCCESS,
+        run::Ending::Quit => ExitCode::FAILURE,
     }
 }
 
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    // Messages can quote paths, keymap text or names from a file.
+/// One line on stderr. Messages quote paths, keymap text and names from
+/// files, so control characters are shown, never sent to the terminal.
+fn say(msg: impl std::fmt::Display) {
     eprintln!("rankline: {}", escape_controls(&msg.to_string()));
+}
+
+/// A usage error (bad option, bad keymap, no terminal): one line, exit 2.
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    say(msg);
     ExitCode::from(2)
+}
+
+/// An input that could not be read or analysed: one line, exit 1.
+fn input_failed(msg: impl std::fmt::Display) -> ExitCode {
+    say(msg);
+    ExitCode::FAILURE
 }
 
 fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
@@ -299,16 +351,17 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
         Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
     };
-    let sources: Vec<Source> = args.files.iter().cloned().map(Source::File).collect();
+    let files = distinct(args.files);
+    let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
     let (profile, errors) = (loaded.profile, loaded.errors);
     if let Some(why) = &loaded.cache_off {
-        eprintln!("rankline: {}", escape_controls(why));
+        say(why);
     }
     for e in &errors {
-        eprintln!("rankline: {e}");
+        say(e);
     }
-    if errors.len() == args.files.len() {
+    if errors.len() == files.len() {
         return ExitCode::FAILURE;
     }
     let devices = match select_devices(&profile, &args.devices) {

@@ -100,6 +100,26 @@ impl Session {
         self.writer.flush().unwrap();
     }
 
+    /// The terminal is back to normal: main screen, cursor shown. Waits a
+    /// little for the last bytes to arrive after the exit.
+    fn assert_restored(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let (alternate, hidden) = {
+                let p = self.screen.lock().unwrap();
+                (p.screen().alternate_screen(), p.screen().hide_cursor())
+            };
+            if !alternate && !hidden {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "terminal not restored (alternate screen {alternate}, cursor hidden {hidden})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -160,19 +180,67 @@ fn goto_opens_with_the_instance_selected() {
 #[test]
 fn a_bad_file_is_shown_and_the_others_still_open() {
     let mut s = Session::start(&["fixtures/megatron_tp8.sqlite", "no/such.sqlite"], 160, 48);
-    s.wait_for("1 file(s) failed");
+    // The title keeps the count; the status line names the file until a key.
+    let screen = s.wait_for("1 file(s) failed");
+    let screen = if screen.contains("no/such.sqlite: no such file") {
+        screen
+    } else {
+        s.wait_for("no/such.sqlite: no such file")
+    };
+    assert!(screen.contains("megatron_tp8.sqlite"), "{screen}");
     s.send("q");
-    assert!(s.wait_exit().success());
+    // Exit 1 (an input failed), the failure said again once the terminal
+    // is back.
+    assert_eq!(s.wait_exit().exit_code(), 1);
+    s.wait_for("rankline: no/such.sqlite: no such file");
+    s.assert_restored();
 }
 
 #[test]
-fn when_no_file_opens_the_error_is_on_screen() {
-    let mut s = Session::start(&["Cargo.toml"], 100, 24);
-    let screen = s.wait_for("no file could be opened");
+fn when_no_file_opens_the_timeline_leaves_and_says_why() {
+    let mut s = Session::start(&["Cargo.toml", "no/such.sqlite"], 100, 24);
+    // No key: it leaves by itself.
+    assert_eq!(s.wait_exit().exit_code(), 1);
+    let screen = s.wait_for("rankline: no/such.sqlite: no such file");
     assert!(
-        screen.contains("Cargo.toml: not an SQLite database"),
+        screen.contains("rankline: Cargo.toml: not an SQLite database"),
         "{screen}"
     );
+    s.assert_restored();
+}
+
+#[test]
+fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
+    for (name, code) in [("TERM", 143), ("HUP", 129), ("QUIT", 131), ("INT", 130)] {
+        let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 120, 30);
+        s.wait_for("S20 NCCL");
+        let pid = s.child.process_id().expect("pid").to_string();
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success());
+        let status = s.wait_exit();
+        assert_eq!(status.exit_code(), code, "SIG{name}: {status:?}");
+        s.assert_restored();
+    }
+}
+
+#[test]
+fn a_file_given_twice_is_opened_once_and_said_so() {
+    let mut s = Session::start(
+        &[
+            "fixtures/megatron_tp8.sqlite",
+            "./fixtures/megatron_tp8.sqlite",
+        ],
+        160,
+        48,
+    );
+    s.wait_for("1 input(s) given twice, read once");
     s.send("q");
-    assert!(s.wait_exit().success());
+    assert_eq!(s.wait_exit().exit_code(), 0);
+    s.wait_for(
+        "rankline: ./fixtures/megatron_tp8.sqlite: same file as fixtures/megatron_tp8.sqlite, read once",
+    );
+    s.assert_restored();
 }

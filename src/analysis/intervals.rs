@@ -20,9 +20,12 @@ pub fn union(mut spans: Vec<Span>) -> Vec<Span> {
     out
 }
 
-/// Total length of disjoint spans.
+/// Total length of disjoint spans; saturates instead of wrapping on
+/// timestamps at the ends of the i64 range.
 pub fn total(spans: &[Span]) -> i64 {
-    spans.iter().map(|s| s.1 - s.0).sum()
+    spans
+        .iter()
+        .fold(0i64, |sum, s| sum.saturating_add(s.1.saturating_sub(s.0)))
 }
 
 /// Length of the intersection of two sorted, disjoint unions.
@@ -32,7 +35,7 @@ pub fn intersection_len(a: &[Span], b: &[Span]) -> i64 {
         let lo = a[i].0.max(b[j].0);
         let hi = a[i].1.min(b[j].1);
         if hi > lo {
-            len += hi - lo;
+            len = hi.saturating_sub(lo).saturating_add(len);
         }
         if a[i].1 < b[j].1 {
             i += 1;

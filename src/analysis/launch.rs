@@ -111,11 +111,11 @@ pub fn launch_report(
                 graph += 1;
                 continue;
             }
-            let q_ns = p.gpu.start[i] - p.runtime.end[call as usize];
+            let q_ns = p.gpu.start[i].saturating_sub(p.runtime.end[call as usize]);
             if q_ns < 0 {
                 let e = &mut early[lane.device as usize];
                 e.0 += 1;
-                e.1 = e.1.max(-q_ns);
+                e.1 = e.1.max(q_ns.saturating_neg());
             }
             let q = q_ns as f64 / 1e6;
             let qs = &mut queues[lane.device as usize];
@@ -173,7 +173,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         (None, None, None, Verdict::Unknown)
     } else {
         let end = p.runtime.end[call as usize];
-        let delay = (end - earliest_other).max(0);
+        let delay = end.saturating_sub(earliest_other).max(0);
         let verdict = if from_graph {
             Verdict::Unknown
         } else if end > earliest_other {
@@ -183,7 +183,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         };
         (
             Some(p.runtime.name[call as usize]),
-            Some(start - end),
+            Some(start.saturating_sub(end)),
             Some(delay),
             verdict,
         )
@@ -218,11 +218,13 @@ pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
         // Kernels on one stream run in order: only the last few can qualify.
         for i in (lane.rows.start..upto).rev().take(8) {
             let end = p.gpu.end[i];
-            if p.gpu.kind[i] != GpuKind::Kernel || end > start || start - end > PRECEDING_WITHIN_NS
+            if p.gpu.kind[i] != GpuKind::Kernel
+                || end > start
+                || start.saturating_sub(end) > PRECEDING_WITHIN_NS
             {
                 continue;
             }
-            let gap = start - end;
+            let gap = start.saturating_sub(end);
             if best.as_ref().is_none_or(|b| gap < b.gap_ns) {
                 best = Some(Preceding {
                     row: i,

@@ -391,7 +391,10 @@ fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Grou
         .collect();
     let end_skews = instances.iter().map(|rows| {
         let ends = rows.iter().map(|&r| p.gpu.end[r as usize]);
-        (ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0)) as f64
+        ends.clone()
+            .max()
+            .unwrap_or(0)
+            .saturating_sub(ends.min().unwrap_or(0)) as f64
     });
     let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
     Group {
@@ -430,8 +433,8 @@ fn end_aligned_subsets(p: &Profile, g: &Group) -> Vec<Vec<usize>> {
             let together = (0..k)
                 .filter(|&i| {
                     let rows = g.instance_rows(i);
-                    (p.gpu.end[rows[a] as usize] - p.gpu.end[rows[b] as usize]).abs()
-                        < END_ALIGNED_NS
+                    p.gpu.end[rows[a] as usize].abs_diff(p.gpu.end[rows[b] as usize])
+                        < END_ALIGNED_NS.unsigned_abs()
                 })
                 .count();
             if 10 * together >= 9 * k {

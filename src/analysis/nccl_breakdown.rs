@@ -58,7 +58,7 @@ pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<De
             if !w.contains(s, e) {
                 continue;
             }
-            let d = e - s;
+            let d = e.saturating_sub(s);
             let st = ops
                 .entry((k.op, k.dtype, k.algo, k.proto))
                 .or_insert(OpStats {
@@ -72,7 +72,7 @@ pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<De
                     max_ns: i64::MIN,
                 });
             st.count += 1;
-            st.total_ns += d;
+            st.total_ns = st.total_ns.saturating_add(d);
             st.min_ns = st.min_ns.min(d);
             st.max_ns = st.max_ns.max(d);
         }

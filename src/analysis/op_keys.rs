@@ -63,7 +63,7 @@ impl OpKeys {
             let inner = cands
                 .iter()
                 .filter(|&&j| a.start[j] <= at && at <= a.end[j])
-                .min_by_key(|&&j| a.end[j] - a.start[j]);
+                .min_by_key(|&&j| a.end[j].saturating_sub(a.start[j]));
             if let Some(&j) = inner {
                 let process = p.threads[t as usize].process;
                 per_comm

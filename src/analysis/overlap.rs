@@ -106,9 +106,10 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
             let (cu, nu, mu) = (union(c), union(n), union(m));
             let (c_ns, n_ns) = (total(&cu), total(&nu));
             let both = intersection_len(&cu, &nu);
-            let kernel_ns = c_ns + n_ns - both;
-            let copy_only_ns = total(&mu) - intersection_len(&mu, &kernels);
-            let span_ns = last - first;
+            // Saturating: timestamps at the ends of the i64 range must not wrap.
+            let kernel_ns = c_ns.saturating_add(n_ns).saturating_sub(both);
+            let copy_only_ns = total(&mu).saturating_sub(intersection_len(&mu, &kernels));
+            let span_ns = last.saturating_sub(first);
             Some(DeviceOverlap {
                 device: dev,
                 span_ns,
@@ -116,7 +117,9 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
                 nccl_only_ns: n_ns - both,
                 overlap_ns: both,
                 copy_only_ns,
-                idle_ns: span_ns - kernel_ns - copy_only_ns,
+                idle_ns: span_ns
+                    .saturating_sub(kernel_ns)
+                    .saturating_sub(copy_only_ns),
                 nccl_ns: n_ns,
                 compute_kernels,
                 nccl_kernels,

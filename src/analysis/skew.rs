@@ -35,7 +35,8 @@ pub struct InstanceSkew {
 impl InstanceSkew {
     /// Σ (duration − baseline) over ranks.
     pub fn excess_ns(&self, ranks: usize) -> i64 {
-        self.total_ns - self.baseline_ns * ranks as i64
+        self.total_ns
+            .saturating_sub(self.baseline_ns.saturating_mul(ranks as i64))
     }
 }
 
@@ -44,7 +45,9 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
     let rows = g.instance_rows(index);
     let start = |d: usize| p.gpu.start[rows[d] as usize];
     let end = |d: usize| p.gpu.end[rows[d] as usize];
-    let dur = |d: usize| end(d) - start(d);
+    // Saturating throughout: timestamps at the ends of the i64 range must
+    // not wrap.
+    let dur = |d: usize| end(d).saturating_sub(start(d));
     let n = rows.len();
     // Devices are in order, so the first extreme found is the lowest device.
     let late = (0..n).fold(0, |best, d| if start(d) > start(best) { d } else { best });
@@ -55,12 +58,12 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
         index,
         op: g.ops[index],
         earliest_start: start(early),
-        start_skew_ns: start(late) - start(early),
-        end_skew_ns: max_end - min_end,
+        start_skew_ns: start(late).saturating_sub(start(early)),
+        end_skew_ns: max_end.saturating_sub(min_end),
         late,
         early,
         baseline_ns: (0..n).map(dur).min().unwrap_or(0),
-        total_ns: (0..n).map(dur).sum(),
+        total_ns: (0..n).map(dur).fold(0, i64::saturating_add),
         max_duration_ns: (0..n).map(dur).max().unwrap_or(0),
     }
 }
@@ -100,7 +103,7 @@ pub struct GroupSkew {
 
 impl GroupSkew {
     pub fn excess_ns(&self) -> i64 {
-        self.nccl_total_ns - self.baseline_ns
+        self.nccl_total_ns.saturating_sub(self.baseline_ns)
     }
 
     pub fn excess_pct(&self) -> Option<f64> {
@@ -148,8 +151,14 @@ fn group_skew(
         group: gi,
         start_skew_ms: Spread::of(instances.iter().map(|i| i.start_skew_ns as f64 / 1e6)),
         end_skew_ms: Spread::of(instances.iter().map(|i| i.end_skew_ns as f64 / 1e6)),
-        nccl_total_ns: instances.iter().map(|i| i.total_ns).sum(),
-        baseline_ns: instances.iter().map(|i| i.baseline_ns * n as i64).sum(),
+        nccl_total_ns: instances
+            .iter()
+            .map(|i| i.total_ns)
+            .fold(0, i64::saturating_add),
+        baseline_ns: instances
+            .iter()
+            .map(|i| i.baseline_ns.saturating_mul(n as i64))
+            .fold(0, i64::saturating_add),
         big_threshold_ns,
         big_events: Vec::new(),
         big_excess_ns: 0,
@@ -165,7 +174,7 @@ fn group_skew(
         out.late_counts[inst.late] += 1;
         out.early_counts[inst.early] += 1;
         if inst.start_skew_ns > big_threshold_ns {
-            out.big_excess_ns += inst.excess_ns(n);
+            out.big_excess_ns = out.big_excess_ns.saturating_add(inst.excess_ns(n));
             let (step, offset) = step_of(p, g, inst, steps);
             out.big_events.push(BigEvent {
                 instance: inst.clone(),
@@ -173,11 +182,13 @@ fn group_skew(
                 offset_in_step_ns: offset,
             });
         } else {
-            out.other_excess_ns += inst.excess_ns(n);
+            out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns(n));
             small += 1;
             let rows = g.instance_rows(inst.index);
             for (d, sum) in lateness_sum.iter_mut().enumerate() {
-                *sum += p.gpu.start[rows[d] as usize] - inst.earliest_start;
+                *sum = sum.saturating_add(
+                    p.gpu.start[rows[d] as usize].saturating_sub(inst.earliest_start),
+                );
             }
         }
     }
@@ -211,7 +222,10 @@ fn step_of(
         inst.earliest_start
     };
     match steps.containing(process, at) {
-        Some((step, step_start)) => (Some(step), Some(inst.earliest_start - step_start)),
+        Some((step, step_start)) => (
+            Some(step),
+            Some(inst.earliest_start.saturating_sub(step_start)),
+        ),
         None => (None, None),
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod column;
+pub mod distinct;
 mod finalize;
 pub mod ids;
 pub mod intern;

@@ -94,6 +94,13 @@ pub fn open_readonly(path: &Path) -> Result<Connection, LoadError> {
             "is a directory, not an nsys SQLite export",
         ));
     }
+    if !meta.is_file() {
+        // A FIFO or device would block the open below, or read forever.
+        return Err(LoadError::new(
+            path,
+            "not a regular file, not an nsys SQLite export",
+        ));
+    }
     if meta.len() == 0 {
         return Err(LoadError::new(path, "empty file, not an SQLite database"));
     }

@@ -80,7 +80,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
                 "  span: {:.6} s to {:.6} s on the capture clock ({:.3} ms)\n",
                 a as f64 / 1e9,
                 b as f64 / 1e9,
-                (b - a) as f64 / 1e6
+                b.saturating_sub(a) as f64 / 1e6
             )
         }
         None => out += "  span: no events\n",

@@ -127,13 +127,14 @@ pub enum LoadMsg {
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
-/// blocking thread.
+/// blocking thread. Returns whether any input could be opened: when none
+/// could, only their [`LoadMsg::FileError`]s were sent.
 pub fn load(
     sources: &[Source],
     cache: Option<&CacheDir>,
     settings: &Settings,
     send: &mut dyn FnMut(LoadMsg),
-) {
+) -> bool {
     let files = sources.len();
     let out = profile::load_deferring(sources, cache, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
@@ -145,8 +146,12 @@ pub fn load(
     });
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
     let cache_off = out.cache_off;
+    let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
+    }
+    if nothing_opened {
+        return false;
     }
     send(LoadMsg::Progress {
         stage: "indexing for drawing".into(),
@@ -177,4 +182,5 @@ pub fn load(
     {
         send(LoadMsg::CacheOff(why));
     }
+    true
 }

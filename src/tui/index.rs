@@ -165,7 +165,9 @@ pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
     let mut sum = 0;
     prefix.push(0);
     for (s, e) in start.iter().zip(end) {
-        sum += e - s;
+        // Reversed or extreme timestamps (a damaged file) add no busy time
+        // and must not wrap.
+        sum = e.saturating_sub(*s).max(0).saturating_add(sum);
         prefix.push(sum);
     }
     let blocks = start.len().div_ceil(BLOCK);
@@ -182,7 +184,7 @@ pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
         out.block_start.push(start[rows.start]);
         let longest = rows
             .clone()
-            .max_by_key(|&i| (end[i] - start[i], std::cmp::Reverse(i)))
+            .max_by_key(|&i| (end[i].saturating_sub(start[i]), std::cmp::Reverse(i)))
             .unwrap_or(rows.start);
         out.block_cat.push(cat[longest]);
     }

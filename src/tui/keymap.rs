@@ -197,11 +197,7 @@ fn load_from(explicit: Option<&Path>, user_path: Option<&Path>) -> Result<Keymap
         (None, Some(path)) if path.exists() => path,
         _ => return Ok(keymap),
     };
-    let source = std::fs::read_to_string(path).map_err(|e| KeymapError {
-        path: path.to_path_buf(),
-        line: None,
-        message: format!("cannot read keymap: {e}"),
-    })?;
+    let source = file::read(path)?;
     keymap.apply(file::parse(path, &source)?);
     Ok(keymap)
 }

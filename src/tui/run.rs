@@ -1,6 +1,6 @@
 //! The event loop: input on its own thread, loading on a blocking task,
 //! redraws coalesced to at most one frame per ~16 ms and none when idle.
-//! The terminal is restored on every exit path, panics included.
+//! The terminal is restored on every exit path, panics and signals included.
 
 use super::data::{self, LoadMsg};
 use super::keymap::Keymap;
@@ -25,6 +25,9 @@ pub struct Options {
     pub no_color: bool,
     pub demo: bool,
     pub cache: Option<crate::profile::CacheDir>,
+    /// Said in the status line for the whole session (inputs dropped as
+    /// duplicates…).
+    pub banner: Option<String>,
 }
 
 /// What the loop reacts to.
@@ -32,15 +35,39 @@ pub enum Msg {
     Input(Event),
     Load(LoadMsg),
     Quit,
+    /// A terminating signal (its number) arrived.
+    Signal(i32),
+    /// Loading ended and no input could be opened: nothing to show.
+    NothingOpened,
     /// Something went wrong that the UI cannot go on from.
     Fatal(String),
 }
 
+/// Why the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The user quit (or every message source is gone).
+    Quit,
+    /// Every input failed; the failures are in [`Outcome::file_errors`].
+    NothingOpened,
+    /// Ended by this signal: the process exits with 128 + its number.
+    Signal(i32),
+}
+
+/// How a session went, for the exit code and what to print afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ending: Ending,
+    /// One line per input that could not be opened.
+    pub file_errors: Vec<String>,
+}
+
 const FRAME: Duration = Duration::from_millis(16);
 
-/// Runs the UI until the user quits. Returns an error line for the caller
-/// to print after the terminal is restored.
-pub fn run(opts: Options) -> Result<(), String> {
+/// Runs the UI until the user quits, a signal arrives or no input could be
+/// opened. Returns an error line for the caller to print after the
+/// terminal is restored.
+pub fn run(opts: Options) -> Result<Outcome, String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -54,7 +81,10 @@ pub fn run(opts: Options) -> Result<(), String> {
     result
 }
 
-async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> Result<(), String> {
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    opts: Options,
+) -> Result<Outcome, String> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let input_tx = tx.clone();
     std::thread::spawn(move || {
@@ -74,18 +104,19 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> R
         })
     });
     // A loader that panicked (a bug) ends the UI cleanly with one line.
-    let fatal_tx = tx.clone();
+    let end_tx = tx.clone();
     tokio::spawn(async move {
-        if loader.await.is_err() {
-            let _ = fatal_tx.send(Msg::Fatal(
-                "internal error while loading (please report this)".into(),
-            ));
-        }
+        let _ = end_tx.send(match loader.await {
+            Ok(true) => return,
+            Ok(false) => Msg::NothingOpened,
+            Err(_) => Msg::Fatal("internal error while loading (please report this)".into()),
+        });
     });
     let signal_tx = tx.clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
-        let _ = signal_tx.send(Msg::Quit);
+        if let Some(signal) = wait_for_signal().await {
+            let _ = signal_tx.send(Msg::Signal(signal));
+        }
     });
     drop(tx);
 
@@ -94,18 +125,27 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: Options) -> R
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
     }
-    drive(terminal, &mut app, &mut rx).await
+    if opts.banner.is_some() {
+        app.banner = opts.banner;
+    }
+    let ending = drive(terminal, &mut app, &mut rx).await?;
+    Ok(Outcome {
+        ending,
+        file_errors: std::mem::take(&mut app.file_errors),
+    })
 }
 
-/// Runs the UI on `terminal` until the user quits or every sender is gone:
-/// handles each message as it comes and draws at most one frame per
-/// [`FRAME`], none while nothing changed.
+/// Runs the UI on `terminal` until the user quits, a signal arrives, no
+/// input could be opened or every sender is gone: handles each message as
+/// it comes and draws at most one frame per [`FRAME`], none while nothing
+/// changed.
 pub async fn drive<B: ratatui::backend::Backend>(
     terminal: &mut ratatui::Terminal<B>,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Msg>,
-) -> Result<(), String> {
+) -> Result<Ending, String> {
     let mut last_frame = Instant::now() - FRAME;
+    let mut ending = Ending::Quit;
     loop {
         if app.dirty {
             let wait = FRAME.saturating_sub(last_frame.elapsed());
@@ -118,27 +158,27 @@ pub async fn drive<B: ratatui::backend::Backend>(
             } else {
                 // Gather what arrives before the next frame is due.
                 match tokio::time::timeout(wait, rx.recv()).await {
-                    Ok(Some(m)) => handle(app, m),
-                    Ok(None) => return Ok(()),
+                    Ok(Some(m)) => handle(app, m, &mut ending),
+                    Ok(None) => return Ok(ending),
                     Err(_) => {}
                 }
             }
         } else {
             match rx.recv().await {
-                Some(m) => handle(app, m),
-                None => return Ok(()),
+                Some(m) => handle(app, m, &mut ending),
+                None => return Ok(ending),
             }
         }
         while let Ok(m) = rx.try_recv() {
-            handle(app, m);
+            handle(app, m, &mut ending);
         }
         if app.quit {
-            return app.fatal.take().map_or(Ok(()), Err);
+            return app.fatal.take().map_or(Ok(ending), Err);
         }
     }
 }
 
-fn handle(app: &mut App, m: Msg) {
+fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
     match m {
         Msg::Input(Event::Key(k)) => app.on_key(k),
         Msg::Input(Event::Resize(..)) => app.dirty = true,
@@ -146,6 +186,14 @@ fn handle(app: &mut App, m: Msg) {
         Msg::Input(_) => {}
         Msg::Load(l) => app.on_load(l),
         Msg::Quit => app.quit = true,
+        Msg::Signal(signal) => {
+            *ending = Ending::Signal(signal);
+            app.quit = true;
+        }
+        Msg::NothingOpened => {
+            *ending = Ending::NothingOpened;
+            app.quit = true;
+        }
         Msg::Fatal(e) => {
             app.fatal = Some(e);
             app.quit = true;
@@ -153,24 +201,29 @@ fn handle(app: &mut App, m: Msg) {
     }
 }
 
+/// The first terminating signal's number. SIGQUIT is caught too: its
+/// default action would dump core and leave the terminal in raw mode.
 #[cfg(unix)]
-async fn wait_for_signal() {
+async fn wait_for_signal() -> Option<i32> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+    let (Ok(mut term), Ok(mut hup), Ok(mut int), Ok(mut quit)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::hangup()),
         signal(SignalKind::interrupt()),
+        signal(SignalKind::quit()),
     ) else {
-        return std::future::pending().await;
+        return None;
     };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
-        _ = int.recv() => {}
-    }
+    let kind = tokio::select! {
+        _ = term.recv() => SignalKind::terminate(),
+        _ = hup.recv() => SignalKind::hangup(),
+        _ = int.recv() => SignalKind::interrupt(),
+        _ = quit.recv() => SignalKind::quit(),
+    };
+    Some(kind.as_raw_value())
 }
 
 #[cfg(not(unix))]
-async fn wait_for_signal() {
-    let _ = tokio::signal::ctrl_c().await;
+async fn wait_for_signal() -> Option<i32> {
+    tokio::signal::ctrl_c().await.ok().map(|()| 2)
 }

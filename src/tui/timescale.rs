@@ -12,7 +12,8 @@ pub const MIN_SPAN_NS: f64 = 10.0;
 
 impl View {
     pub fn fit(first: i64, last: i64) -> View {
-        let span = ((last - first) as f64).max(MIN_SPAN_NS);
+        // In f64: timestamps at the ends of the i64 range must not wrap.
+        let span = (last as f64 - first as f64).max(MIN_SPAN_NS);
         // A little air on both sides so first and last events are visible.
         View {
             t0: first as f64 - span * 0.01,
@@ -45,7 +46,7 @@ impl View {
 
     /// Shows `[a, b]` with a margin.
     pub fn show(&mut self, a: i64, b: i64) {
-        let len = ((b - a) as f64).max(MIN_SPAN_NS);
+        let len = (b as f64 - a as f64).max(MIN_SPAN_NS);
         self.span = len * 1.5;
         self.t0 = a as f64 - len * 0.25;
     }

@@ -26,6 +26,22 @@ pub(super) struct Section {
 
 const SHAPE: &str = r#"{ keys = ["..."], desc = "..." }"#;
 
+/// The text of the keymap file at `path`, which must be a regular file: a
+/// FIFO or device would block the read forever.
+pub(super) fn read(path: &Path) -> Result<String, KeymapError> {
+    let unreadable = |message: String| KeymapError {
+        path: path.to_path_buf(),
+        line: None,
+        message,
+    };
+    let meta =
+        std::fs::metadata(path).map_err(|e| unreadable(format!("cannot read keymap: {e}")))?;
+    if !meta.is_file() {
+        return Err(unreadable("the keymap is not a regular file".into()));
+    }
+    std::fs::read_to_string(path).map_err(|e| unreadable(format!("cannot read keymap: {e}")))
+}
+
 pub(super) fn parse(path: &Path, src: &str) -> Result<Vec<Section>, KeymapError> {
     let at = |span: Range<usize>, message: String| KeymapError {
         path: path.to_path_buf(),

@@ -171,14 +171,14 @@ impl App {
         }
         if center {
             let (a, b) = self.selection_span(&l).unwrap_or_else(|| event_span(&l, e));
-            let len = (b - a) as f64;
+            let len = b as f64 - a as f64;
             // A collective is shown whole and large enough to read its ranks;
             // a single event keeps the zoom unless it does not fit.
             let too_small = inst.is_some() && len < self.view.span / 20.0;
             if too_small || len > self.view.span * 0.8 {
                 self.view.show(a, b);
             } else {
-                self.view.center_on((a + b) as f64 / 2.0);
+                self.view.center_on((a as f64 + b as f64) / 2.0);
             }
         }
         self.move_cursor_to_event(&l, e);
@@ -294,9 +294,9 @@ impl App {
         let mut best: Option<(i64, usize)> = None;
         for k in i.saturating_sub(3)..(i + 1).min(track.len()) {
             let d = if track.start[k] > t {
-                track.start[k] - t
+                track.start[k].saturating_sub(t)
             } else if track.end[k] < t {
-                t - track.end[k]
+                t.saturating_sub(track.end[k])
             } else {
                 0
             };

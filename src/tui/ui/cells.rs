@@ -50,13 +50,13 @@ pub fn cells(track: &Track, t0: f64, ns_per_cell: f64, width: usize) -> Vec<Cell
     let mut i = Some(track.start.partition_point(|&s| s < first));
     for (c, cell) in out.iter_mut().enumerate() {
         let a = (t0 + c as f64 * ns_per_cell).floor() as i64;
-        let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a + 1);
+        let b = ((t0 + (c + 1) as f64 * ns_per_cell).floor() as i64).max(a.saturating_add(1));
         let kb = gallop_blocks(blocks, k, b);
         if kb - k >= COARSE_BLOCKS {
             // Thousands of events: the blocks that start in the slice say
             // enough, and reading only them keeps zoomed-out frames cheap
             // however large the track.
-            *cell = coarse_cell(track, k, kb, (b - a) as f64);
+            *cell = coarse_cell(track, k, kb, b.saturating_sub(a) as f64);
             i = None;
         } else {
             let from = i.unwrap_or_else(|| {
@@ -93,8 +93,8 @@ fn coarse_cell(t: &Track, k0: usize, k1: usize, len: f64) -> Cell {
     let mut votes = [0i64; 32];
     let busy = (sum.block_prefix[k1] - sum.block_prefix[k0]) as f64;
     for k in (k0..k1).step_by(step) {
-        votes[sum.block_cat[k] as usize % 32] +=
-            (sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1);
+        let vote = &mut votes[sum.block_cat[k] as usize % 32];
+        *vote = vote.saturating_add((sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1));
     }
     let cat = (0..32).fold(0, |best, c| if votes[c] > votes[best] { c } else { best }) as u8;
     Cell {
@@ -138,17 +138,17 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     let lo = (i.saturating_sub(3)..i)
         .find(|&k| t.end[k] > a)
         .unwrap_or(i);
-    let len = (b - a) as f64;
+    let len = b.saturating_sub(a) as f64;
     if j == lo {
         return EMPTY;
     }
-    let clip = |k: usize| (t.end[k].min(b) - t.start[k].max(a)).max(0);
+    let clip = |k: usize| t.end[k].min(b).saturating_sub(t.start[k].max(a)).max(0);
     if j - lo <= EXACT_LIMIT {
         let mut busy = 0i64;
         let mut best = (0i64, lo);
         for k in lo..j {
             let d = clip(k);
-            busy += d;
+            busy = busy.saturating_add(d);
             if d > best.0 {
                 best = (d, k);
             }
@@ -167,15 +167,15 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     // Many events: durations of those starting inside, plus spill-over;
     // the dominant category from the block summaries the slice covers.
     let sum = t.summary;
-    let inside = sum.prefix[j] - sum.prefix[i] - (t.end[j - 1] - b).max(0);
-    let spill: i64 = (lo..i).map(clip).sum();
-    let busy = ((inside + spill) as f64 / len).clamp(0.0, 1.0) as f32;
+    let inside = sum.prefix[j] - sum.prefix[i] - t.end[j - 1].saturating_sub(b).max(0);
+    let spill = (lo..i).map(clip).fold(0, i64::saturating_add);
+    let busy = (inside.saturating_add(spill) as f64 / len).clamp(0.0, 1.0) as f32;
     let (k0, k1) = (i / BLOCK, (j - 1) / BLOCK + 1);
     let step = (k1 - k0).div_ceil(SAMPLES).max(1);
     let mut votes = [0i64; 32];
     for k in (k0..k1).step_by(step) {
-        votes[sum.block_cat[k] as usize % 32] +=
-            (sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1);
+        let vote = &mut votes[sum.block_cat[k] as usize % 32];
+        *vote = vote.saturating_add((sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1));
     }
     let cat = (0..32).fold(0, |best, c| if votes[c] > votes[best] { c } else { best }) as u8;
     Cell {

@@ -238,20 +238,20 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
                 p.strings.get(p.gpu.name[r]),
                 p.device_label(lane.device),
                 lane.stream,
-                format_duration(p.gpu.end[r] - p.gpu.start[r])
+                format_duration(p.gpu.end[r].saturating_sub(p.gpu.start[r]))
             )
         }
         Some(EventRef::Api(r)) => format!(
             "{} · T{} · {}",
             p.strings.get(p.runtime.name[r]),
             p.threads[p.runtime.thread[r] as usize].tid,
-            format_duration(p.runtime.end[r] - p.runtime.start[r])
+            format_duration(p.runtime.end[r].saturating_sub(p.runtime.start[r]))
         ),
         Some(EventRef::Nvtx(r)) => format!(
             "NVTX {} · T{} · {}",
             p.strings.get(p.nvtx.name[r]),
             p.threads[p.nvtx.thread[r] as usize].tid,
-            format_duration(p.nvtx.end[r] - p.nvtx.start[r])
+            format_duration(p.nvtx.end[r].saturating_sub(p.nvtx.start[r]))
         ),
         None => String::new(),
     }

@@ -79,8 +79,8 @@ pub fn skew(app: &App, l: &Loaded, theme: &Theme, width: usize) -> Vec<Line<'sta
     ));
     for d in order {
         let r = rows[d] as usize;
-        let off = p.gpu.start[r] - inst.earliest_start;
-        let dur = p.gpu.end[r] - p.gpu.start[r];
+        let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
+        let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
         let late = d == inst.late;
         let text = format!(
             "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
@@ -459,7 +459,7 @@ pub fn details(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
     ))]));
     out.push(Line::from(format!(
         "duration {}",
-        format_duration(end - start)
+        format_duration(end.saturating_sub(start))
     )));
     out.push(Line::from(format!(
         "NVTX: {}",

@@ -165,7 +165,12 @@ fn draw_ruler(
         &format!("time ({mode})"),
         theme.dim(),
     );
-    while t < geo.t0 + geo.ns_per_cell * geo.width as f64 {
+    // Ticks are at least a cell apart, so a bounded loop: near the ends of
+    // the i64 range `t += step` can be lost to f64 rounding.
+    for _ in 0..=geo.width {
+        if t >= geo.t0 + geo.ns_per_cell * geo.width as f64 {
+            break;
+        }
         if let Some(c) = geo.col(t as i64) {
             let text = if app.relative_time {
                 format!("+{}", format_time(t - origin, step))
