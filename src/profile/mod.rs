@@ -18,9 +18,9 @@ pub mod spec;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Source, Stage};
+pub use load::{ProgressFn, Source, Stage, wal_title, wal_warning};
 pub use model::*;
-pub use open::LoadError;
+pub use open::{LoadError, open_readonly, readonly_uri};
 
 use std::path::PathBuf;
 
@@ -110,8 +110,9 @@ fn load_impl(
         if let Some((c, path)) = cache {
             progress(i, Stage::Cache, 0);
             match cache::read(&c.dir, path) {
-                cache::Lookup::Hit(p) => {
+                cache::Lookup::Hit(mut p) => {
                     notes.push(format!("{}: opened from the cache", path.display()));
+                    load::note_wal(&mut p);
                     loaded.push(*p);
                     continue;
                 }
@@ -124,6 +125,9 @@ fn load_impl(
         }
         match load::load_file(source, i, progress) {
             Ok(mut one) => {
+                if let Source::File(_) = source {
+                    load::note_wal(&mut one);
+                }
                 progress(i, Stage::Linking, 0);
                 finalize::finalize(&mut one);
                 if let Some((c, path)) = cache {
