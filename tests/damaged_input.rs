@@ -267,3 +267,60 @@ fn schema_objects_rankline_does_not_read_do_not_matter() {
     drop(c);
     assert_eq!(kernels(&f).0, want, "non-UTF-8 table name");
 }
+
+#[test]
+fn bench_writes_nothing_beside_a_wal_input() {
+    if std::process::Command::new("sqlite3")
+        .arg("-version")
+        .output()
+        .is_err()
+    {
+        eprintln!("NOTE: no sqlite3 shell, which bench needs; see bench's unit test");
+        return;
+    }
+    let (d, f) = export_with_wal("wal_bench", 5);
+    let before = listing(&d);
+    let o = rankline(&["bench", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listing(&d), before, "bench wrote beside its input");
+}
+
+#[test]
+fn an_export_too_large_for_ulimit_v_is_refused_not_killed() {
+    // 600 000 kernels: about 57 MiB estimated, in a 64 MiB address space
+    // that rankline itself needs only about 20 MiB of to start.
+    let d = temp_dir("too_large_for_ulimit");
+    let f = d.join("big.sqlite");
+    Connection::open(&f)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO StringIds VALUES (1, 'gemm');
+             CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+               deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+               correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+               shortName INTEGER NOT NULL);
+             WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 600000)
+             INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL
+               SELECT i * 1000, i * 1000 + 500, 0, 1, 7, i, 16777216, 1, 1 FROM k;",
+        )
+        .unwrap();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 65536 && exec "$0" report summary --no-cache "$1""#)
+        .arg(env!("CARGO_BIN_EXE_rankline"))
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_one_line_error(
+        &o,
+        f.to_str().unwrap(),
+        "too large for this process's memory limit: its 600000 rows need about",
+    );
+    assert!(
+        stderr(&o).contains("but ulimit -v leaves"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 /// at about 104 B per row, the load alone a little lower).
 pub const BYTES_PER_ROW: u64 = 100;
 
-/// Address space the two reader threads reserve beyond their rows: a
-/// stack and a malloc arena each. Counted only against `ulimit -v`.
-const READER_THREADS_ADDRESS_SPACE: u64 = 2 * ((8 + 64) << 20);
+/// Address space the two reader threads take beyond their rows: a 2 MiB
+/// stack each, and some slack (a malloc arena the limit refuses is not
+/// needed: malloc falls back to the main one). Counted only against
+/// `ulimit -v`.
+const READER_THREADS_ADDRESS_SPACE: u64 = 8 << 20;
 
 /// A limit on this process's memory and what of it is already in use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,7 +178,7 @@ mod tests {
         // What is in use counts: a limit already spent refuses anything.
         assert!(check(1, &[limit(1 << 30, 2 << 30, false)]).is_err());
         // Address space also pays for the reader threads' reservations.
-        let small = limit(100 << 20, 0, true);
+        let small = limit(8 << 20, 0, true);
         assert!(check(1, &[small]).is_err());
         assert_eq!(check(u64::MAX, &[]), Ok(()));
         assert!(check(u64::MAX, &[limit(1 << 62, 0, false)]).is_err());
