@@ -324,3 +324,35 @@ fn an_export_too_large_for_ulimit_v_is_refused_not_killed() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_timeline_title_names_the_wal_and_the_command() {
+    use rankline::tui::data::{self, LoadMsg};
+    let (_d, f) = export_with_wal("wal_title", 5);
+    let mut app =
+        rankline::tui::state::App::new(rankline::tui::keymap::Keymap::default_keymap(), true);
+    let mut msgs = Vec::new();
+    let source = rankline::profile::Source::File(f.clone());
+    data::load(&[source], None, &Default::default(), &mut |m| msgs.push(m));
+    for m in msgs {
+        if !matches!(m, LoadMsg::Progress { .. }) {
+            app.on_load(m);
+        }
+    }
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(500, 20)).unwrap();
+    term.draw(|fr| rankline::tui::ui::draw(fr, &mut app))
+        .unwrap();
+    let buf = term.backend().buffer();
+    let title: String = (0..buf.area.width)
+        .map(|x| buf[(x, 0)].symbol().to_string())
+        .collect();
+    let wal = format!("{}-wal", f.display());
+    assert!(
+        title.contains(&format!("⚠ {wal} not read; fold it in on a copy: cp -- ")),
+        "{title}"
+    );
+    assert!(
+        title.contains("'PRAGMA wal_checkpoint(TRUNCATE)'"),
+        "{title}"
+    );
+}
