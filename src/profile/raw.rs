@@ -127,11 +127,14 @@ pub fn row_hint(
     }
     let err = |e: rusqlite::Error| LoadError::from_sqlite(path, &e);
     let table = quote_ident(spec.table);
+    // No rowid (a WITHOUT ROWID table) means no hint; a read error
+    // here is met again, and reported, by the scan.
     let max_rowid: i64 = conn
         .query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| {
             r.get::<_, Option<i64>>(0)
         })
-        .map_err(err)?
+        .ok()
+        .flatten()
         .unwrap_or(0);
     let max_rowid = max_rowid.max(0) as u64;
     if max_rowid <= file_bytes / MIN_ROW_BYTES {
