@@ -429,3 +429,32 @@ fn the_summary_panel_lists_gpus_listed_but_unused() {
     let text = rows(&t, panel(&app, PanelKind::Summary).0).join("\n");
     assert!(text.contains("listed but unused: D1 D2 D3"), "{text}");
 }
+
+#[test]
+fn the_finder_shows_the_selected_long_name_in_full() {
+    let (mut app, mut t) = open(&fixture(), None, 80, 24);
+    let l = app.loaded.clone().unwrap();
+    let longest = l.entries.iter().max_by_key(|e| e.label.len()).unwrap();
+    assert!(longest.label.len() > 80, "{}", longest.label);
+    let hits = rankline::tui::finder::search(&l.entries, &longest.label, 200);
+    let i = hits
+        .iter()
+        .position(|&h| l.entries[h].label == longest.label)
+        .unwrap();
+    press(&mut app, &mut t, &format!("/{}", &longest.label));
+    for _ in 0..i {
+        key(&mut app, &mut t, KeyCode::Down);
+    }
+    // The popup's rows, border cut off, joined: the whole name is there.
+    let inside: String = screen(&t)
+        .lines()
+        .filter_map(|r| {
+            let cells: Vec<char> = r.chars().collect();
+            let a = cells.iter().position(|&c| c == '│')?;
+            let b = cells.iter().rposition(|&c| c == '│')?;
+            (b > a).then(|| cells[a + 1..b].iter().collect::<String>())
+        })
+        .collect();
+    let name = longest.label.replace(' ', "");
+    assert!(inside.replace(' ', "").contains(&name), "{}", screen(&t));
+}

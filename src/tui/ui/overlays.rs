@@ -1,6 +1,7 @@
 //! Popups: help (from the active keymap), legend, finder, big events, and
 //! the go-to-time prompt.
 
+use super::panels::wrap::wrap;
 use super::theme::Theme;
 use super::visible;
 use crate::text_safe::escape_controls;
@@ -147,16 +148,26 @@ fn finder_popup(
         Line::from(format!("> {query}█")),
         Line::styled(format!("{} matches", hits.len()), theme.dim()),
     ];
+    let text = |e: usize| {
+        let entry = &l.entries[e];
+        visible(Line::from(format!("{:>7}× {}", entry.count, entry.label)))
+    };
+    // The selected name is shown whole, wrapped; the others cut at the edge.
+    let width = r.width.saturating_sub(2) as usize;
+    let selected_rows = hits
+        .get(selected)
+        .map(|&e| wrap(text(e), width))
+        .unwrap_or_default();
+    let room = room.saturating_sub(selected_rows.len().saturating_sub(1));
     let first = selected.saturating_sub(room.saturating_sub(1));
     for (i, &e) in hits.iter().enumerate().skip(first).take(room) {
-        let entry = &l.entries[e];
-        let text = format!("{:>7}× {}", entry.count, entry.label);
-        let style = if i == selected {
-            theme.cursor_label()
+        if i == selected {
+            for row in &selected_rows {
+                lines.push(row.clone().style(theme.cursor_label()));
+            }
         } else {
-            Style::default()
-        };
-        lines.push(Line::styled(text, style));
+            lines.push(text(e));
+        }
     }
     popup(
         f,

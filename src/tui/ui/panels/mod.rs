@@ -7,7 +7,7 @@ mod launch;
 mod overlap;
 mod skew;
 mod summary;
-mod wrap;
+pub(super) mod wrap;
 
 use super::theme::Theme;
 use super::visible;
