@@ -91,6 +91,9 @@ actions! {
     PanelOverlap = "panel_overlap",
     PanelSummary = "panel_summary",
     PanelDetails = "panel_details",
+    PanelScrollUp = "panel_scroll_up",
+    PanelScrollDown = "panel_scroll_down",
+    ToggleMouse = "toggle_mouse",
     JumpToLaunch = "jump_to_launch",
     OpenFinder = "open_finder",
     // Lists (finder results, the big-events list, help pages).
