@@ -47,9 +47,10 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     let mut out = String::from(
         "NCCL time per device, stream and collective (summed kernel time, not wall time)\n",
     );
+    // The process of each device is in `summary` (and in JSON here).
     let mut t = Table::new(&[
-        "device", "stream", "pid", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
-        "max_ms", "of_dev",
+        "device", "stream", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
+        "max_ms", "of_dev_%",
     ]);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         for s in &d.streams {
@@ -62,7 +63,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
                 t.row(vec![
                     p.device_label(d.device).to_string(),
                     format!("s{}", lane.stream),
-                    p.processes[lane.process as usize].pid.to_string(),
                     o.op.name().into(),
                     o.dtype.unwrap_or("-").into(),
                     hints,
@@ -84,8 +84,8 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
         };
         return out;
     }
-    out += &t.render();
-    out += "  hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used\n";
+    out += &t.render(cx.cols());
+    out += &cx.note("hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used; of_dev_% = share of the device's NCCL time");
     let mut tot = Table::new(&["device", "nccl_total_ms"]);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         tot.row(vec![
@@ -94,6 +94,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
         ]);
     }
     out += "\n";
-    out += &tot.render();
+    out += &tot.render(cx.cols());
     out
 }
