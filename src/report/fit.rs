@@ -19,6 +19,8 @@ pub enum Keep {
     Start,
     /// Paths: the file name at the end tells them apart.
     End,
+    /// Device labels (`host:id`): the host's start and the id.
+    Middle,
 }
 
 /// `s` in at most `cols` columns: whole when it fits, else the kept part
@@ -27,11 +29,21 @@ pub fn shorten(s: &str, cols: usize, keep: Keep) -> String {
     if width(s) <= cols {
         return s.to_string();
     }
+    if keep == Keep::Middle {
+        let room = cols.saturating_sub(1);
+        let head = shorten(s, room.div_ceil(2) + 1, Keep::Start);
+        let tail = shorten(s, room / 2 + 1, Keep::End);
+        return format!(
+            "{}…{}",
+            head.trim_end_matches('…'),
+            tail.trim_start_matches('…')
+        );
+    }
     let room = cols.saturating_sub(1);
     let mut kept = Vec::new();
     let mut used = 0;
     let chars: Box<dyn Iterator<Item = char>> = match keep {
-        Keep::Start => Box::new(s.chars()),
+        Keep::Start | Keep::Middle => Box::new(s.chars()),
         Keep::End => Box::new(s.chars().rev()),
     };
     for c in chars {
@@ -43,7 +55,7 @@ pub fn shorten(s: &str, cols: usize, keep: Keep) -> String {
         kept.push(c);
     }
     match keep {
-        Keep::Start => kept.into_iter().chain(['…']).collect(),
+        Keep::Start | Keep::Middle => kept.into_iter().chain(['…']).collect(),
         Keep::End => std::iter::once('…').chain(kept.into_iter().rev()).collect(),
     }
 }
@@ -102,6 +114,10 @@ mod tests {
             "…/rank3.sqlite"
         );
         assert_eq!(shorten("short", 10, Keep::Start), "short");
+        assert_eq!(
+            shorten("nvdl-a112-asus02:0", 12, Keep::Middle),
+            "nvdl-a…s02:0"
+        );
         // Wide characters count two columns.
         assert_eq!(width(&shorten("核函数核函数", 5, Keep::Start)), 5);
     }

@@ -109,7 +109,8 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         "other_p50_ms",
         "other_p90_ms",
         "other_max_ms",
-    ]);
+    ])
+    .shorten(0, Keep::Middle);
     for d in l.devices.iter().filter(|d| cx.shows(d.device)) {
         t.row(vec![
             p.device_label(d.device).to_string(),
@@ -163,6 +164,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         "api",
     ])
     .shorten(0, Keep::Start)
+    .shorten(2, Keep::Middle)
     .shorten(6, Keep::Start);
     // The kernel ahead on the late device has a long name: a table of its own.
     let mut behind = Table::new(&["group", "instance", "stream", "gap_ms", "queued_behind"])

@@ -1,5 +1,6 @@
 //! The `nccl` section: NCCL time per device, stream and collective type.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::nccl_breakdown::DeviceNccl;
@@ -51,7 +52,8 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     let mut t = Table::new(&[
         "device", "stream", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
         "max_ms", "of_dev_%",
-    ]);
+    ])
+    .shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         for s in &d.streams {
             let lane = &p.lanes[s.lane as usize];
@@ -86,7 +88,7 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     }
     out += &t.render(cx.cols());
     out += &cx.note("hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used; of_dev_% = share of the device's NCCL time");
-    let mut tot = Table::new(&["device", "nccl_total_ms"]);
+    let mut tot = Table::new(&["device", "nccl_total_ms"]).shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         tot.row(vec![
             p.device_label(d.device).to_string(),

@@ -1,5 +1,6 @@
 //! The `overlap` section: communication hidden under compute, per device.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::overlap::DeviceOverlap;
@@ -33,20 +34,22 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     let p = cx.profile;
     let mut out = String::from("Compute/NCCL overlap per device\n");
     out += &cx.note(
-        "interval unions; compute = every non-communication kernel; copy_only = a memcpy or memset runs and no kernel does; idle = nothing runs; nccl_hidden_% = NCCL time under compute",
+        "interval unions; compute = every non-communication kernel; compute_ms, nccl_ms: only that runs; both_ms: compute and NCCL at once; copy_ms: a memcpy or memset runs and no kernel does; idle_ms: nothing runs; hidden_% = share of NCCL time under compute",
     );
     let mut t = Table::new(&[
         "device",
         "span_ms",
-        "compute_only_ms",
-        "nccl_only_ms",
-        "overlap_ms",
-        "copy_only_ms",
+        "compute_ms",
+        "nccl_ms",
+        "both_ms",
+        "copy_ms",
         "idle_ms",
-        "nccl_hidden_%",
-    ]);
+        "hidden_%",
+    ])
+    .shorten(0, Keep::Middle);
     // Counts apart: with every time column they would not fit 100 columns.
-    let mut counts = Table::new(&["device", "compute_kernels", "nccl_kernels", "copies"]);
+    let mut counts = Table::new(&["device", "compute_kernels", "nccl_kernels", "copies"])
+        .shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         t.row(vec![
             p.device_label(d.device).to_string(),
@@ -70,8 +73,8 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
         return out;
     }
     out += &t.render(cx.cols());
-    out += &cx.note("span = first start to last end of any GPU activity; compute_only + nccl_only + overlap + copy_only + idle = span");
-    out += &cx.note("nccl_only is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time");
+    out += &cx.note("span = first start to last end of any GPU activity; compute + nccl + both + copy + idle = span");
+    out += &cx.note("nccl_ms (NCCL alone) is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time");
     out += "\n";
     out += &counts.render(cx.cols());
     out

@@ -179,7 +179,8 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
         "max_dur_ms",
         "excess_ms",
         "big",
-    ]);
+    ])
+    .shorten(4, Keep::Middle);
     for i in &s.instances {
         t.row(vec![
             (i.index + 1).to_string(),
@@ -311,7 +312,8 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             "max_dur_ms",
             "step",
             "offset_ms",
-        ]);
+        ])
+        .shorten(4, Keep::Middle);
         for e in &s.big_events {
             let i = &e.instance;
             let late_row = g.instance_rows(i.index)[i.late] as usize;
@@ -338,7 +340,8 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         let g = &m.groups[s.group];
         out += &format!("\nLate and early arrivals in {}\n", safe(&g.key));
         out += &cx.note("mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events");
-        let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
+        let mut r =
+            Table::new(&["device", "late", "early", "mean_late_ms"]).shorten(0, Keep::Middle);
         for (d, &dev) in g.devices.iter().enumerate() {
             r.row(vec![
                 p.device_label(dev).to_string(),

@@ -98,6 +98,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
     let mut t = Table::new(&[
         "device", "name", "pids", "kernels", "memcpy", "memset", "runtime", "nvtx", "status",
     ])
+    .shorten(0, Keep::Middle)
     .shorten(1, Keep::Start)
     .shorten(2, Keep::Start);
     for d in c.devices.iter().filter(|d| cx.shows(d.device)) {
