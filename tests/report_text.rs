@@ -275,6 +275,6 @@ fn instances_lists_every_instance_with_the_truths_figures() {
             format!("{:.3}", i["start_skew_ms"].as_f64().unwrap())
         );
         assert_eq!(row[4], i["late_device"].to_string());
-        assert_eq!(row[8] == "big", i["big"] == true);
+        assert_eq!(row[8] == "yes", i["big"] == true);
     }
 }

@@ -192,9 +192,9 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
             table::ms(i.max_duration_ns),
             table::ms(i.excess_ns(g.devices.len())),
             if is_big(s, i) {
-                "big".into()
+                "yes".into()
             } else {
-                "-".into()
+                "no".into()
             },
         ]);
     }
