@@ -246,7 +246,9 @@ fn instances_lists_every_instance_with_the_truths_figures() {
     for (dev, count) in g_truth["late_counts"].as_object().unwrap() {
         let got = list
             .iter()
-            .filter(|i| i["late_device"].to_string() == *dev)
+            .filter(|i| {
+                i["late_device"].as_u64().map(|d| d.to_string()).as_deref() == Some(dev.as_str())
+            })
             .count();
         assert_eq!(
             Some(got as u64),
