@@ -145,6 +145,12 @@ struct ReportArgs {
     /// Top-level NVTX ranges whose name matches REGEX mark training steps
     #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
     step_marker: String,
+    /// Text: print long names and paths whole (default: fit 100 columns)
+    #[arg(long)]
+    wide: bool,
+    /// skew: list every instance of each group (JSON: `instance_list`)
+    #[arg(long)]
+    instances: bool,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -399,6 +405,8 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         big_skew_ns: (args.big_skew_ms * 1e6).round() as i64,
         anomaly_ratio: args.anomaly_ratio,
         step_marker,
+        wide: args.wide,
+        instances: args.instances,
     };
     let out = report::render(&profile, &sections, &options);
     // A closed pipe (`| head`) is not an error worth a message.

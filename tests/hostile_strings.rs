@@ -48,7 +48,12 @@ fn hostile_copies(test: &str) -> Vec<PathBuf> {
 }
 
 fn report(files: &[PathBuf], format: &str) -> std::process::Output {
+    report_with(files, format, &[])
+}
+
+fn report_with(files: &[PathBuf], format: &str, more: &[&str]) -> std::process::Output {
     let mut args = vec!["report", "all", "--no-cache", "--format", format];
+    args.extend(more);
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
     let o = rankline(&args);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -64,7 +69,13 @@ fn controls(s: &str) -> Vec<char> {
 #[test]
 fn report_text_shows_escapes_and_holds_no_control_character() {
     let files = hostile_copies("hostile_report_text");
+    // Shortened names (the default) and whole ones (`--wide`) alike.
     let o = report(&files, "text");
+    for b in [0x1b, 0x07, 0x7f] {
+        assert!(!o.stdout.contains(&b), "raw byte {b:#04x} in the report");
+    }
+    assert_eq!(controls(&stdout(&o)), [], "{}", stdout(&o));
+    let o = report_with(&files, "text", &["--wide"]);
     for b in [0x1b, 0x07, 0x7f] {
         assert!(!o.stdout.contains(&b), "raw byte {b:#04x} in the report");
     }

@@ -274,3 +274,29 @@ fn kernels_starting_before_their_launch_returned_are_counted() {
         stdout(&o)
     );
 }
+
+/// Text fits 100 display columns on every real export, as on the fixtures.
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn report_text_fits_100_columns() {
+    use unicode_width::UnicodeWidthStr;
+    let files = sqlite_files(&real_profiles());
+    let mut all: Vec<&str> = vec!["report", "all"];
+    all.extend(files.iter().map(|f| f.to_str().unwrap()));
+    // Each file alone, and all of them in one model (host:id labels).
+    let runs: Vec<Vec<&str>> = files
+        .iter()
+        .map(|f| vec!["report", "all", f.to_str().unwrap()])
+        .chain([all])
+        .collect();
+    for args in runs {
+        let o = rankline(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        let wide: Vec<&str> = out
+            .lines()
+            .filter(|l| UnicodeWidthStr::width(*l) > 100)
+            .collect();
+        assert_eq!(wide, Vec::<&str>::new(), "{args:?}");
+    }
+}

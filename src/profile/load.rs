@@ -230,10 +230,13 @@ impl Db<'_> {
 impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
-        let host = self
-            .read_hostname(db)?
-            .unwrap_or_else(|| db.path.display().to_string());
-        self.p.hosts.push(host.clone());
+        let host = self.read_hostname(db)?;
+        // Device labels need a name per host: the path stands in for a
+        // missing one there, never in what `summary` says the host is.
+        self.p.hosts.push(
+            host.clone()
+                .unwrap_or_else(|| db.path.display().to_string()),
+        );
         self.p.files.push(FileInfo {
             path: db.path.to_path_buf(),
             nsys_version,

@@ -148,6 +148,16 @@ fn load_impl(
                 cache::Lookup::Hit(mut p) => {
                     notes.push(format!("{}: opened from the cache", path.display()));
                     cache_use.push(CacheUse::Opened(c.dir.join(key.file_name())));
+                    // The entry holds the path it was first written under;
+                    // this run names the file as it was given.
+                    for f in &mut p.files {
+                        f.path = path.to_path_buf();
+                    }
+                    if let ([f], [host]) = (&p.files[..], &mut p.hosts[..])
+                        && f.host.is_none()
+                    {
+                        *host = path.display().to_string();
+                    }
                     load::note_wal(&mut p);
                     loaded.push(*p);
                     continue;

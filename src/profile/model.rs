@@ -39,8 +39,8 @@ pub struct FileInfo {
     pub path: PathBuf,
     pub nsys_version: Option<String>,
     pub schema_version: Option<String>,
-    /// Host name from `TARGET_INFO_SYSTEM_ENV`, else the file path.
-    pub host: String,
+    /// Host name from `TARGET_INFO_SYSTEM_ENV`, if it has one.
+    pub host: Option<String>,
     /// Tables the export has (a missing one means "not traced").
     pub tables: Vec<String>,
     /// A non-empty write-ahead log found beside the file when it was

@@ -1,5 +1,6 @@
 //! The `anomalies` section: anomalous NCCL rows, grouped into events.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::anomalies::AnomalyEvent;
@@ -39,14 +40,14 @@ pub fn to_text(
     events: &[AnomalyEvent],
 ) -> String {
     let p = cx.profile;
-    let mut out = format!(
-        "Anomalous NCCL kernels (duration > {ratio} × the mean of their collective type in their group)\n"
-    );
-    out += &format!(
-        "  {rows} anomalous rows in {} events (rows on several ranks of one instance are one event)\n",
+    let mut out = String::from("Anomalous NCCL kernels\n");
+    out += &cx.note(&format!(
+        "duration > {ratio} × the mean of their collective type in their group; {rows} anomalous rows in {} events (rows on several ranks of one instance are one event)",
         events.len()
-    );
-    let mut t = Table::new(&["group", "instance", "op", "devices", "max_ms", "mean_ms"]);
+    ));
+    let mut t = Table::new(&["group", "instance", "op", "devices", "max_ms", "mean_ms"])
+        .shorten(0, Keep::Start)
+        .shorten(3, Keep::Start);
     for e in events
         .iter()
         .filter(|e| e.devices.iter().any(|&d| cx.shows(d)))
@@ -66,8 +67,10 @@ pub fn to_text(
         ]);
     }
     if !t.is_empty() {
-        out += &t.render();
-        out += "  a long NCCL kernel is usually a rank that waited for a late peer, not a slow transfer\n";
+        out += &t.render(cx.cols());
+        out += &cx.note(
+            "a long NCCL kernel is usually a rank that waited for a late peer, not a slow transfer",
+        );
     }
     out
 }

@@ -1,12 +1,14 @@
 //! The `launch` section: kernel ↔ launch call links, queue times, and the
 //! verdict for each big event's late rank.
 
+use super::fit::Keep;
 use super::skew::spread_json;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::launch::{LaunchReport, before_return};
 use crate::analysis::matching::Matching;
 use crate::analysis::stats::Spread;
+use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
 pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
@@ -68,28 +70,29 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         out += "  nothing to analyse: no kernels were recorded\n";
         return out;
     }
-    out += &format!(
-        "  {} of {} kernels have their launch call; {} from CUDA graphs\n",
+    out += &cx.note(&format!(
+        "{} of {} kernels have their launch call; {} from CUDA graphs",
         l.kernels_with_launch, total, l.graph_kernels
-    );
+    ));
     if l.kernels_without_launch > 0 {
-        out += &format!(
-            "  ! {} kernels have no launch call in the capture (trimmed or partial capture): they are left unexplained, not guessed\n",
+        out += &cx.note(&format!(
+            "! {} kernels have no launch call in the capture (trimmed or partial capture): they are left unexplained, not guessed",
             l.kernels_without_launch
-        );
+        ));
     }
     let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
         s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
     };
     let mut t = Table::new(&[
         "device",
-        "nccl_q_p50",
-        "nccl_q_p90",
-        "nccl_q_max",
-        "other_q_p50",
-        "other_q_p90",
-        "other_q_max",
-    ]);
+        "nccl_p50_ms",
+        "nccl_p90_ms",
+        "nccl_max_ms",
+        "other_p50_ms",
+        "other_p90_ms",
+        "other_max_ms",
+    ])
+    .shorten(0, Keep::Middle);
     for d in l.devices.iter().filter(|d| cx.shows(d.device)) {
         t.row(vec![
             p.device_label(d.device).to_string(),
@@ -101,12 +104,14 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
             f(d.other_ms, |s| s.max),
         ]);
     }
-    out += "\n  queue time = kernel start − launch call end, ms (signed)\n";
-    out += &t.render();
+    out += "\n";
+    out += &cx
+        .note("queue time = kernel start − launch call end (signed), of NCCL and of other kernels");
+    out += &t.render(cx.cols());
     for d in l.devices.iter().filter(|d| cx.shows(d.device)) {
         if d.started_before_return > 0 {
-            out += &format!(
-                "  ! device {}: {} kernel{} started up to {}\n",
+            out += &cx.note(&format!(
+                "! device {}: {} kernel{} started up to {}",
                 p.device_label(d.device),
                 d.started_before_return,
                 if d.started_before_return == 1 {
@@ -122,7 +127,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
                         "their"
                     }
                 )
-            );
+            ));
         }
     }
     let late: Vec<_> = l.late.iter().filter(|x| cx.shows(x.device)).collect();
@@ -133,45 +138,57 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
     out += "\nWhy the late rank was late (big events)\n";
     let mut t = Table::new(&[
         "group",
-        "inst",
+        "instance",
         "late_dev",
-        "api",
+        "verdict",
         "api_end→start_ms",
         "cpu_delay_ms",
-        "verdict",
-        "queued behind",
-    ]);
+        "api",
+    ])
+    .shorten(0, Keep::Start)
+    .shorten(2, Keep::Middle)
+    .shorten(6, Keep::Start);
+    // The kernel ahead on the late device has a long name: a table of its own.
+    let mut behind = Table::new(&["group", "instance", "stream", "gap_ms", "queued_behind"])
+        .shorten(0, Keep::Start)
+        .shorten(4, Keep::Start);
     let mut early_notes = String::new();
     for x in late {
+        let key = &m.groups[x.group].key;
         if let Some(ns) = x.api_end_to_start_ns.filter(|&ns| ns < 0) {
-            early_notes += &format!(
-                "  ! {} instance {}: kernel started {}\n",
-                m.groups[x.group].key,
+            early_notes += &cx.note(&format!(
+                "! {} instance {}: kernel started {}",
+                safe(key),
                 x.instance + 1,
                 before_return(-ns, "its")
-            );
+            ));
         }
-        let behind = x.preceding.as_ref().map_or("-".to_string(), |pr| {
-            format!(
-                "{} (s{}, gap {} ms)",
-                p.strings.get(p.gpu.name[pr.row]),
-                p.lanes[pr.lane as usize].stream,
-                table::ms(pr.gap_ns)
-            )
-        });
+        if let Some(pr) = &x.preceding {
+            behind.row(vec![
+                key.clone(),
+                (x.instance + 1).to_string(),
+                format!("s{}", p.lanes[pr.lane as usize].stream),
+                table::ms(pr.gap_ns),
+                p.strings.get(p.gpu.name[pr.row]).to_string(),
+            ]);
+        }
         t.row(vec![
-            m.groups[x.group].key.clone(),
+            key.clone(),
             (x.instance + 1).to_string(),
             p.device_label(x.device).to_string(),
-            x.api.map_or("-".into(), |s| p.strings.get(s).to_string()),
+            x.verdict.name().into(),
             x.api_end_to_start_ns.map_or("-".into(), table::ms),
             x.cpu_delay_ns.map_or("-".into(), table::ms),
-            x.verdict.name().into(),
-            behind,
+            x.api.map_or("-".into(), |s| p.strings.get(s).to_string()),
         ]);
     }
-    out += &t.render();
+    out += &t.render(cx.cols());
     out += &early_notes;
-    out += "  cpu-late: the launch call ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call, or a CUDA graph\n";
+    out += &cx.note("cpu-late: the launch call ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call, or a CUDA graph");
+    if !behind.is_empty() {
+        out += "\nWhat the late kernel queued behind\n";
+        out += &cx.note("the last kernel on another stream of the late device to end within 1 ms before it started; gap_ms = that end to the late kernel's start");
+        out += &behind.render(cx.cols());
+    }
     out
 }

@@ -1,6 +1,7 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
 mod anomalies;
+mod fit;
 mod json;
 mod launch;
 mod nccl;
@@ -77,6 +78,10 @@ pub struct Options {
     pub anomaly_ratio: f64,
     /// Names of top-level NVTX step ranges.
     pub step_marker: Regex,
+    /// Text: long names and paths whole instead of fitting 100 columns.
+    pub wide: bool,
+    /// `skew`: list every instance of each group, not only the big ones.
+    pub instances: bool,
 }
 
 /// Shared state of one report run.
@@ -94,6 +99,17 @@ impl Context<'_> {
             .devices
             .as_ref()
             .is_none_or(|ds| ds.contains(&d))
+    }
+
+    /// The width text fits: `None` with `--wide`.
+    pub fn cols(&self) -> Option<usize> {
+        (!self.options.wide).then_some(fit::TEXT_WIDTH)
+    }
+
+    /// A note (one of our sentences, names already escaped) wrapped to the
+    /// width, indented by two.
+    pub fn note(&self, text: &str) -> String {
+        fit::wrap(text, "  ", self.cols())
     }
 
     pub fn filter_devices(&self, ds: &[DevId]) -> Vec<DevId> {

@@ -1,5 +1,6 @@
 //! The `nccl` section: NCCL time per device, stream and collective type.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::nccl_breakdown::DeviceNccl;
@@ -47,10 +48,12 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     let mut out = String::from(
         "NCCL time per device, stream and collective (summed kernel time, not wall time)\n",
     );
+    // The process of each device is in `summary` (and in JSON here).
     let mut t = Table::new(&[
-        "device", "stream", "pid", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
-        "max_ms", "of_dev",
-    ]);
+        "device", "stream", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
+        "max_ms", "of_dev_%",
+    ])
+    .shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         for s in &d.streams {
             let lane = &p.lanes[s.lane as usize];
@@ -62,7 +65,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
                 t.row(vec![
                     p.device_label(d.device).to_string(),
                     format!("s{}", lane.stream),
-                    p.processes[lane.process as usize].pid.to_string(),
                     o.op.name().into(),
                     o.dtype.unwrap_or("-").into(),
                     hints,
@@ -84,9 +86,9 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
         };
         return out;
     }
-    out += &t.render();
-    out += "  hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used\n";
-    let mut tot = Table::new(&["device", "nccl_total_ms"]);
+    out += &t.render(cx.cols());
+    out += &cx.note("hints: algorithm/protocol tokens in kernel names (RING/LL…) are compile-time specialisations, not the algorithm or protocol NCCL used; of_dev_% = share of the device's NCCL time");
+    let mut tot = Table::new(&["device", "nccl_total_ms"]).shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         tot.row(vec![
             p.device_label(d.device).to_string(),
@@ -94,6 +96,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
         ]);
     }
     out += "\n";
-    out += &tot.render();
+    out += &tot.render(cx.cols());
     out
 }

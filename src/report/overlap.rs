@@ -1,5 +1,6 @@
 //! The `overlap` section: communication hidden under compute, per device.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::overlap::DeviceOverlap;
@@ -31,22 +32,24 @@ pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
 
 pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     let p = cx.profile;
-    let mut out = String::from(
-        "Compute/NCCL overlap per device (interval unions; compute = every non-communication kernel; copy_only = a memcpy or memset runs and no kernel does; idle = nothing runs)\n",
+    let mut out = String::from("Compute/NCCL overlap per device\n");
+    out += &cx.note(
+        "interval unions; compute = every non-communication kernel; compute_ms, nccl_ms: only that runs; both_ms: compute and NCCL at once; copy_ms: a memcpy or memset runs and no kernel does; idle_ms: nothing runs; hidden_% = share of NCCL time under compute",
     );
     let mut t = Table::new(&[
         "device",
         "span_ms",
-        "compute_only",
-        "nccl_only",
-        "overlap",
-        "copy_only",
-        "idle",
-        "nccl_hidden",
-        "compute_k",
-        "nccl_k",
-        "copies",
-    ]);
+        "compute_ms",
+        "nccl_ms",
+        "both_ms",
+        "copy_ms",
+        "idle_ms",
+        "hidden_%",
+    ])
+    .shorten(0, Keep::Middle);
+    // Counts apart: with every time column they would not fit 100 columns.
+    let mut counts = Table::new(&["device", "compute_kernels", "nccl_kernels", "copies"])
+        .shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         t.row(vec![
             p.device_label(d.device).to_string(),
@@ -57,6 +60,9 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
             table::ms(d.copy_only_ns),
             table::ms(d.idle_ns),
             table::pct(d.nccl_overlapped_pct()),
+        ]);
+        counts.row(vec![
+            p.device_label(d.device).to_string(),
             d.compute_kernels.to_string(),
             d.nccl_kernels.to_string(),
             d.copies.to_string(),
@@ -66,8 +72,10 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
         out += "  nothing to analyse: no kernel, memcpy or memset in this capture\n";
         return out;
     }
-    out += &t.render();
-    out += "  span = first start to last end of any GPU activity; compute_only + nccl_only + overlap + copy_only + idle = span\n";
-    out += "  nccl_only is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time\n";
+    out += &t.render(cx.cols());
+    out += &cx.note("span = first start to last end of any GPU activity; compute + nccl + both + copy + idle = span");
+    out += &cx.note("nccl_ms (NCCL alone) is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time");
+    out += "\n";
+    out += &counts.render(cx.cols());
     out
 }

@@ -1,11 +1,12 @@
 //! The `skew` section: per matched group, start/end skew, late arrivers,
 //! waiting time and the big events.
 
+use super::fit::Keep;
 use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
-use crate::analysis::skew::GroupSkew;
+use crate::analysis::skew::{GroupSkew, InstanceSkew};
 use crate::analysis::stats::Spread;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
@@ -80,7 +81,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                     })
                 })
                 .collect();
-            json!({
+            let mut out = json!({
                 "key": g.key,
                 "match_method": g.method.name(),
                 "match_verified": g.method.verified(),
@@ -104,7 +105,17 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "late_counts": per_device(cx, &g.devices, &s.late_counts),
                 "early_counts": per_device(cx, &g.devices, &s.early_counts),
                 "mean_lateness_ms_excluding_big": per_device(cx, &g.devices, &s.mean_lateness_ms_excluding_big),
-            })
+            });
+            // Only when asked: a long capture has ~10⁵ instances.
+            if cx.options.instances {
+                let list: Vec<Value> = s
+                    .instances
+                    .iter()
+                    .map(|i| instance_json(cx, g, s, i))
+                    .collect();
+                out["instance_list"] = Value::Array(list);
+            }
+            out
         })
         .collect();
     let unpaired: Vec<Value> = m
@@ -118,6 +129,79 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
     json!({"groups": groups, "unpaired_streams": unpaired})
 }
 
+/// Whether instance `i` of `s` is one of its big events.
+fn is_big(s: &GroupSkew, i: &InstanceSkew) -> bool {
+    s.big_events.iter().any(|e| e.instance.index == i.index)
+}
+
+/// Duration of the late rank's kernel of instance `i`.
+fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> i64 {
+    let p = cx.profile;
+    let row = g.instance_rows(i.index)[i.late] as usize;
+    p.gpu.end[row].saturating_sub(p.gpu.start[row])
+}
+
+fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Value {
+    let p = cx.profile;
+    json!({
+        "instance": i.index + 1,
+        "op": i.op.name(),
+        "start_ns": i.earliest_start,
+        "start_skew_ms": json::ms(i.start_skew_ns),
+        "end_skew_ms": json::ms(i.end_skew_ns),
+        "late_device": json::device(p, g.devices[i.late]),
+        "early_device": json::device(p, g.devices[i.early]),
+        "late_duration_ms": json::ms(late_duration_ns(cx, g, i)),
+        "max_duration_ms": json::ms(i.max_duration_ns),
+        "excess_ms": json::ms(i.excess_ns(g.devices.len())),
+        "big": is_big(s, i),
+    })
+}
+
+/// Every instance of a group, for `--instances`.
+fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
+    let p = cx.profile;
+    let mut out = format!(
+        "\nEvery instance of {} ({})\n",
+        safe(&g.key),
+        s.instances.len()
+    );
+    out += &cx.note(
+        "excess_ms = Σ over ranks of duration − the shortest; big = start skew above the threshold",
+    );
+    let mut t = Table::new(&[
+        "instance",
+        "op",
+        "start_s",
+        "skew_ms",
+        "late_dev",
+        "late_dur_ms",
+        "max_dur_ms",
+        "excess_ms",
+        "big",
+    ])
+    .shorten(4, Keep::Middle);
+    for i in &s.instances {
+        t.row(vec![
+            (i.index + 1).to_string(),
+            i.op.name().into(),
+            format!("{:.6}", i.earliest_start as f64 / 1e9),
+            table::ms(i.start_skew_ns),
+            p.device_label(g.devices[i.late]).to_string(),
+            table::ms(late_duration_ns(cx, g, i)),
+            table::ms(i.max_duration_ns),
+            table::ms(i.excess_ns(g.devices.len())),
+            if is_big(s, i) {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+        ]);
+    }
+    out += &t.render(cx.cols());
+    out
+}
+
 pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     let p = cx.profile;
     let mut out = String::from("Cross-rank skew of matched collectives\n");
@@ -129,22 +213,29 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         };
         return out;
     }
+    // How each group was matched, then its figures: one table would not
+    // fit 100 columns.
     let mut t = Table::new(&[
         "group",
         "method",
-        "devs",
-        "inst",
+        "devices",
+        "instances",
         "consistent",
         "ends",
-        "start_p50",
-        "start_p90",
-        "start_max",
-        "end_p90",
+        "big_events",
+    ])
+    .shorten(0, Keep::Start);
+    let mut figures = Table::new(&[
+        "group",
+        "start_p50_ms",
+        "start_p90_ms",
+        "start_max_ms",
+        "end_p90_ms",
         "nccl_ms",
         "excess_ms",
-        "excess",
-        "big",
-    ]);
+        "excess_%",
+    ])
+    .shorten(0, Keep::Start);
     let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
         s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
     };
@@ -169,6 +260,10 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             } else {
                 "NOT aligned".into()
             },
+            s.big_events.len().to_string(),
+        ]);
+        figures.row(vec![
+            g.key.clone(),
             f(s.start_skew_ms, |s| s.p50),
             f(s.start_skew_ms, |s| s.p90),
             f(s.start_skew_ms, |s| s.max),
@@ -176,17 +271,18 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             table::ms(s.nccl_total_ns),
             table::ms(s.excess_ns()),
             table::pct(s.excess_pct()),
-            s.big_events.len().to_string(),
         ]);
     }
-    out += &t.render();
+    out += &t.render(cx.cols());
+    out += "\n";
+    out += &figures.render(cx.cols());
     // Missing devices concern every group: said once, below.
     let missing = missing_devices(p);
     for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
         let g = &m.groups[s.group];
         for c in group_caveats(p, g, &missing) {
             if !matches!(c, Caveat::MissingDevices(_)) {
-                out += &format!("  ! {}: {}\n", safe(&g.key), safe(&c.sentence(p)));
+                out += &cx.note(&format!("! {}: {}", safe(&g.key), safe(&c.sentence(p))));
             }
         }
     }
@@ -196,13 +292,16 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     {
         let g = &m.groups[s.group];
         out += &format!(
-            "\nBig events in {} (start skew > {} ms): {} ms of excess, {} ms in all other instances\n",
+            "\nBig events in {} (start skew > {} ms)\n",
             safe(&g.key),
             table::ms(s.big_threshold_ns),
+        );
+        out += &cx.note(&format!(
+            "{} ms of excess, {} ms in all other instances",
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
-        );
-        out += "  offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)\n";
+        ));
+        out += &cx.note("offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)");
         let mut b = Table::new(&[
             "instance",
             "op",
@@ -213,7 +312,8 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             "max_dur_ms",
             "step",
             "offset_ms",
-        ]);
+        ])
+        .shorten(4, Keep::Middle);
         for e in &s.big_events {
             let i = &e.instance;
             let late_row = g.instance_rows(i.index)[i.late] as usize;
@@ -229,15 +329,19 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 e.offset_in_step_ns.map_or("-".into(), table::ms),
             ]);
         }
-        out += &b.render();
+        out += &b.render(cx.cols());
+    }
+    if cx.options.instances {
+        for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+            out += &instances_text(cx, &m.groups[s.group], s);
+        }
     }
     for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
         let g = &m.groups[s.group];
-        out += &format!(
-            "\nLate and early arrivals in {} (mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events)\n",
-            safe(&g.key)
-        );
-        let mut r = Table::new(&["device", "late", "early", "mean_late_ms"]);
+        out += &format!("\nLate and early arrivals in {}\n", safe(&g.key));
+        out += &cx.note("mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events");
+        let mut r =
+            Table::new(&["device", "late", "early", "mean_late_ms"]).shorten(0, Keep::Middle);
         for (d, &dev) in g.devices.iter().enumerate() {
             r.row(vec![
                 p.device_label(dev).to_string(),
@@ -246,7 +350,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 s.mean_lateness_ms_excluding_big[d].map_or("-".into(), |v| format!("{v:.3}")),
             ]);
         }
-        out += &r.render();
+        out += &r.render(cx.cols());
     }
     if !m.unpaired.is_empty() {
         let list: Vec<String> = m
@@ -260,24 +364,26 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 )
             })
             .collect();
-        out += &format!(
-            "\n  streams with NCCL kernels that pair with no other device: {}\n",
+        out += "\n";
+        out += &cx.note(&format!(
+            "streams with NCCL kernels that pair with no other device: {}",
             list.join(", ")
-        );
+        ));
     }
-    out += "\n  excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back\n";
-    out += "  the long kernel is the rank that waited; the late arriver has the short one\n";
+    out += "\n";
+    out += &cx.note("excess = duration above the fastest rank, an estimate of waiting summed over ranks — not step time to win back");
+    out += &cx.note("the long kernel is the rank that waited; the late arriver has the short one");
     if missing.is_empty() {
-        out += "  counts cover only the recorded devices\n";
+        out += &cx.note("counts cover only the recorded devices");
     } else {
         let list: Vec<String> = missing
             .iter()
-            .map(|&d| safe(&p.device_label(d).to_string()).into_owned())
+            .map(|&d| format!("D{}", safe(&p.device_label(d).to_string())))
             .collect();
-        out += &format!(
-            "  counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity\n",
+        out += &cx.note(&format!(
+            "counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity",
             list.join(", ")
-        );
+        ));
     }
     out
 }

@@ -1,5 +1,6 @@
 //! The `summary` section: capture completeness.
 
+use super::fit::Keep;
 use super::table::Table;
 use super::{Context, json};
 use crate::analysis::completeness::Completeness;
@@ -64,16 +65,18 @@ fn device_name(cx: &Context, d: u32) -> String {
 pub fn to_text(cx: &Context, c: &Completeness) -> String {
     let p = cx.profile;
     let mut out = String::from("Capture completeness\n");
-    let mut files = Table::new(&["file", "nsys", "schema", "host"]);
+    let mut files = Table::new(&["file", "nsys", "schema", "host"])
+        .shorten(0, Keep::End)
+        .shorten(3, Keep::Start);
     for f in &p.files {
         files.row(vec![
             f.path.display().to_string(),
             f.nsys_version.clone().unwrap_or_else(|| "?".into()),
             f.schema_version.clone().unwrap_or_else(|| "?".into()),
-            f.host.clone(),
+            f.host.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
-    out += &files.render();
+    out += &files.render(cx.cols());
     match c.span {
         Some((a, b)) => {
             out += &format!(
@@ -94,7 +97,10 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
     );
     let mut t = Table::new(&[
         "device", "name", "pids", "kernels", "memcpy", "memset", "runtime", "nvtx", "status",
-    ]);
+    ])
+    .shorten(0, Keep::Middle)
+    .shorten(1, Keep::Start)
+    .shorten(2, Keep::Start);
     for d in c.devices.iter().filter(|d| cx.shows(d.device)) {
         let pids: Vec<String> = d
             .processes
@@ -102,7 +108,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
             .map(|&pr| p.processes[pr as usize].pid.to_string())
             .collect();
         let status = if c.missing.contains(&d.device) {
-            "MISSING: no GPU activity"
+            "MISSING: no activity"
         } else if c.listed_unused.contains(&d.device) {
             "listed, unused"
         } else {
@@ -127,12 +133,12 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
     if t.is_empty() {
         out += "  no devices\n";
     } else {
-        out += &t.render();
+        out += &t.render(cx.cols());
     }
     if !c.warnings.is_empty() {
         out += "\nWarnings\n";
         for w in &c.warnings {
-            out += &format!("  ! {}\n", crate::text_safe::escape_controls(w));
+            out += &cx.note(&format!("! {}", crate::text_safe::escape_controls(w)));
         }
     }
     out

@@ -1,13 +1,20 @@
-//! Aligned text tables: text columns left-aligned, numbers right-aligned.
+//! Aligned text tables: text columns left-aligned, numbers right-aligned,
+//! long names shortened to fit the width.
 
+use super::fit::{Keep, shorten, width};
 use crate::text_safe::escape_controls;
 use std::borrow::Cow;
+
+/// Narrowest a shortened column gets (its header permitting).
+const MIN_SHORTENED: usize = 12;
 
 /// A table under construction.
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     indent: usize,
+    /// Per column: how it may be shortened (`None`: never).
+    keep: Vec<Option<Keep>>,
 }
 
 impl Table {
@@ -16,7 +23,15 @@ impl Table {
             header: header.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
             indent: 2,
+            keep: vec![None; header.len()],
         }
+    }
+
+    /// Lets column `col` (a name or path) be shortened when the table is
+    /// too wide, keeping the part that tells values apart.
+    pub fn shorten(mut self, col: usize, keep: Keep) -> Self {
+        self.keep[col] = Some(keep);
+        self
     }
 
     /// Adds a row; control characters in cells (names from the file) are
@@ -36,14 +51,19 @@ impl Table {
         self.rows.is_empty()
     }
 
-    pub fn render(&self) -> String {
+    /// The table as lines; within `cols` columns when shortening its
+    /// name columns can do it (`None`: every cell whole).
+    pub fn render(&self, cols: Option<usize>) -> String {
         let ncol = self.header.len();
-        let mut width = vec![0; ncol];
+        let mut widths = vec![0; ncol];
         let mut numeric = vec![true; ncol];
         for row in std::iter::once(&self.header).chain(&self.rows) {
             for (c, cell) in row.iter().enumerate().take(ncol) {
-                width[c] = width[c].max(cell.chars().count());
+                widths[c] = widths[c].max(width(cell));
             }
+        }
+        if let Some(cols) = cols {
+            self.narrow(&mut widths, cols);
         }
         for row in &self.rows {
             for (c, cell) in row.iter().enumerate().take(ncol) {
@@ -56,7 +76,15 @@ impl Table {
         for row in std::iter::once(&self.header).chain(&self.rows) {
             let mut line = " ".repeat(self.indent);
             for (c, cell) in row.iter().enumerate().take(ncol) {
-                let pad = width[c] - cell.chars().count();
+                let short;
+                let cell = match self.keep[c] {
+                    Some(keep) if width(cell) > widths[c] => {
+                        short = shorten(cell, widths[c], keep);
+                        &short
+                    }
+                    _ => cell,
+                };
+                let pad = widths[c].saturating_sub(width(cell));
                 if numeric[c] {
                     line.push_str(&" ".repeat(pad));
                     line.push_str(cell);
@@ -77,6 +105,25 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Narrows the shortenable columns, widest first, until the table fits
+    /// `cols` or they reach their floor.
+    fn narrow(&self, widths: &mut [usize], cols: usize) {
+        let total =
+            |w: &[usize]| self.indent + w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+        let floor = |c: usize| width(&self.header[c]).max(MIN_SHORTENED);
+        while total(widths) > cols {
+            let widest = (0..widths.len())
+                .filter(|&c| self.keep[c].is_some() && widths[c] > floor(c))
+                .max_by_key(|&c| (widths[c], std::cmp::Reverse(c)));
+            match widest {
+                Some(c) => widths[c] -= 1,
+                None => break,
+            }
+        }
+    }
+}
+
 fn looks_numeric(s: &str) -> bool {
     s == "-" || s.trim_end_matches('%').parse::<f64>().is_ok()
 }
@@ -86,9 +133,9 @@ pub fn ms(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
-/// A percentage with one decimal, or `-`.
+/// A percentage with one decimal (the header says `_%`), or `-`.
 pub fn pct(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.1}%"))
+    v.map_or("-".to_string(), |v| format!("{v:.1}"))
 }
 
 #[cfg(test)]
@@ -101,7 +148,7 @@ mod tests {
         t.row(vec!["AllGather".into(), "135".into()]);
         t.row(vec!["AllReduce".into(), "10".into()]);
         assert_eq!(
-            t.render(),
+            t.render(None),
             "  name       count\n  AllGather    135\n  AllReduce     10\n"
         );
     }
@@ -112,8 +159,19 @@ mod tests {
         t.row(vec!["a\x1bb".into(), "1".into()]);
         t.row(vec!["plain".into(), "22".into()]);
         assert_eq!(
-            t.render(),
+            t.render(None),
             "  name    count\n  a\\x1bb      1\n  plain      22\n"
         );
+    }
+
+    #[test]
+    fn a_too_wide_table_shortens_its_name_column_only() {
+        let long = format!("kernel_{}", "x".repeat(120));
+        let mut t = Table::new(&["name", "ms"]).shorten(0, Keep::Start);
+        t.row(vec![long.clone(), "1.000".into()]);
+        let text = t.render(Some(40));
+        assert!(text.lines().all(|l| width(l) <= 40), "{text}");
+        assert!(text.contains("kernel_xxx") && text.contains('…') && text.contains("1.000"));
+        assert!(t.render(None).contains(&long));
     }
 }

@@ -104,6 +104,9 @@ pub struct App {
     pub no_color: bool,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
+    /// A key pressed before the cross-rank analyses were done, done when
+    /// they are (a key pressed a moment early is not lost).
+    pub pending_action: Option<Action>,
     pub quit: bool,
     /// Why the UI had to stop, printed after the terminal is restored.
     pub fatal: Option<String>,
@@ -146,6 +149,7 @@ impl App {
             message: None,
             no_color,
             pending_goto: None,
+            pending_action: None,
             quit: false,
             fatal: None,
             dirty: true,
@@ -215,6 +219,10 @@ impl App {
         }
         if let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
+        }
+        if let Some(a) = self.pending_action.take() {
+            self.message = None;
+            self.apply_timeline(a);
         }
         self.dirty = true;
     }

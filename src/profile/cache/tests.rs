@@ -161,6 +161,8 @@ fn report_all(p: &Profile) {
         big_skew_ns: 20_000_000,
         anomaly_ratio: 3.0,
         step_marker: regex::Regex::new(crate::analysis::steps::DEFAULT_STEP_MARKER).unwrap(),
+        wide: false,
+        instances: true,
     };
     render(p, &Section::ALL, &options);
 }

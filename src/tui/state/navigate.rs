@@ -29,6 +29,7 @@ impl App {
         );
         if needs_analysis && !l.complete {
             self.message = Some("still matching collectives across ranks: a moment".into());
+            self.pending_action = Some(a);
             return;
         }
         match a {
