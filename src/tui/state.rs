@@ -1,6 +1,7 @@
 //! The UI state and what each action does to it. Views read this; nothing
 //! here draws.
 
+mod first_screen;
 mod navigate;
 
 use super::action::{Action, Mode};
@@ -192,7 +193,7 @@ impl App {
             self.set_loaded(loaded);
             return;
         }
-        self.loaded = Some(loaded);
+        self.loaded = Some(loaded.clone());
         self.rebuild_rows();
         if let Some(e) = self.selection {
             self.select(e, false);
@@ -200,6 +201,7 @@ impl App {
         if let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
         }
+        self.announce_big_events(&loaded);
         self.dirty = true;
     }
 
@@ -209,10 +211,14 @@ impl App {
             self.view = View::fit(a, b);
         }
         let complete = loaded.complete;
-        self.loaded = Some(loaded);
+        self.loaded = Some(loaded.clone());
         self.rebuild_rows();
+        self.start_on_first_lane_with_events(&loaded);
         if complete && let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
+        }
+        if complete {
+            self.announce_big_events(&loaded);
         }
         self.dirty = true;
     }
@@ -242,14 +248,16 @@ impl App {
     pub fn rebuild_rows(&mut self) {
         let Some(l) = self.loaded.clone() else { return };
         self.rows = match (self.focus, self.instance) {
-            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, &l.index, g, k),
+            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, g, k),
             _ => lanes::build(&l.profile, &l.analysis, &l.index, &self.collapsed),
         };
         self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
         self.keep_cursor_visible();
     }
 
-    /// Scrolls so the cursor row is on screen (after a resize too).
+    /// Scrolls so the cursor row is on screen (after a resize too), and
+    /// never past the last row: when the terminal grows, the view stays
+    /// full rather than keeping rows scrolled off the top.
     pub fn keep_cursor_visible(&mut self) {
         let h = self.timeline_height.max(1);
         if self.cursor < self.scroll {
@@ -257,6 +265,7 @@ impl App {
         } else if self.cursor >= self.scroll + h {
             self.scroll = self.cursor + 1 - h;
         }
+        self.scroll = self.scroll.min(self.rows.len().saturating_sub(h));
     }
 
     /// Handles a key press; keys go to text input in the finder and prompt.
@@ -322,6 +331,13 @@ impl App {
             self.quit = true;
             return;
         }
+        self.apply_unclamped(a);
+        if let Some((first, last)) = self.loaded.as_ref().and_then(|l| l.span) {
+            self.view.clamp_to(first, last, self.timeline_width);
+        }
+    }
+
+    fn apply_unclamped(&mut self, a: Action) {
         match self.overlay.clone() {
             Overlay::None => self.apply_timeline(a),
             Overlay::Help { scroll } => match a {

@@ -86,6 +86,11 @@ impl App {
                         self.collapsed.insert(k);
                     }
                     self.rebuild_rows();
+                } else {
+                    self.message = Some(
+                        "this row cannot collapse: device rows (▾) and API rows with NVTX can"
+                            .into(),
+                    );
                 }
             }
             Action::NextOccurrence => self.step_occurrence(&l, true),
@@ -223,7 +228,10 @@ impl App {
     }
 
     /// Events of a timeline row (a time-sorted track) and how to name one.
-    fn row_events(l: &Loaded, kind: LaneKind) -> Option<(crate::tui::index::Track<'_>, MakeEvent)> {
+    pub(super) fn row_events(
+        l: &Loaded,
+        kind: LaneKind,
+    ) -> Option<(crate::tui::index::Track<'_>, MakeEvent)> {
         match kind {
             LaneKind::Stream(lane) => Some((
                 l.index.gpu_track(&l.profile, lane as usize),
@@ -309,7 +317,15 @@ impl App {
                 let e = make(track.row(k));
                 self.select(e, false);
             }
-            None => self.message = Some("nothing under the cursor".into()),
+            None => match nearest(&track, t) {
+                // Nothing under the cursor: the nearest event of the lane,
+                // brought into view.
+                Some(k) => {
+                    self.select(make(track.row(k)), true);
+                    self.message = Some("nothing under the cursor: selected the nearest".into());
+                }
+                None => self.message = Some("no events on this row".into()),
+            },
         }
     }
 
@@ -457,4 +473,20 @@ impl App {
         };
         self.view.center_on(base + s * 1e9);
     }
+}
+
+/// The event of `track` closest to time `t` (by its nearer edge).
+fn nearest(track: &crate::tui::index::Track<'_>, t: i64) -> Option<usize> {
+    let i = track.start.partition_point(|&s| s <= t);
+    let gap = |k: usize| {
+        if track.start[k] > t {
+            track.start[k].saturating_sub(t)
+        } else {
+            t.saturating_sub(track.end[k]).max(0)
+        }
+    };
+    [i.checked_sub(1), (i < track.len()).then_some(i)]
+        .into_iter()
+        .flatten()
+        .min_by_key(|&k| gap(k))
 }

@@ -3,10 +3,12 @@
 //! the state needs for cursor maths.
 
 pub mod cells;
+mod labels;
 mod overlays;
 mod panels;
 pub mod theme;
 mod timeline;
+mod title;
 
 use super::action::{Action, Mode};
 use super::data::Loaded;
@@ -85,7 +87,7 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         as usize;
     app.keep_cursor_visible();
     f.render_widget(
-        Paragraph::new(title_line(app, &l)).style(theme.bar()),
+        Paragraph::new(title::title_line(app, &l, title.width)).style(theme.bar()),
         title,
     );
     timeline::draw(f.buffer_mut(), timeline_area, app, &l, &theme);
@@ -162,44 +164,6 @@ fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
             *a,
         );
     }
-}
-
-fn title_line(app: &App, l: &Loaded) -> Line<'static> {
-    let p = &l.profile;
-    let mut s = " rankline".to_string();
-    // Warnings first: they must survive a narrow terminal.
-    let missing = &l.analysis.completeness.missing;
-    if !missing.is_empty() {
-        let list: Vec<String> = missing
-            .iter()
-            .map(|&d| format!("D{}", p.device_label(d)))
-            .collect();
-        s += &format!("  ⚠ no GPU activity on {}", list.join(" "));
-    }
-    if !app.file_errors.is_empty() {
-        s += &format!("  ⚠ {} file(s) failed", app.file_errors.len());
-    }
-    let files: Vec<String> = p
-        .files
-        .iter()
-        .map(|f| {
-            f.path.file_name().map_or_else(
-                || f.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
-    s += &format!("  ·  {}", files.join(", "));
-    s += &format!("  ·  window {}", format_duration(app.view.span as i64));
-    s += if app.relative_time {
-        "  ·  relative time"
-    } else {
-        "  ·  capture clock"
-    };
-    if app.focus {
-        s += "  ·  FOCUS";
-    }
-    Line::from(escape_controls(&s).into_owned())
 }
 
 /// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
