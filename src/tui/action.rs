@@ -93,6 +93,8 @@ actions! {
     PanelDetails = "panel_details",
     JumpToLaunch = "jump_to_launch",
     OpenFinder = "open_finder",
+    HistoryBack = "history_back",
+    HistoryForward = "history_forward",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",

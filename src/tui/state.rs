@@ -2,11 +2,15 @@
 //! here draws.
 
 mod first_screen;
+mod jumps;
 mod navigate;
+
+pub use jumps::{Place, Target};
 
 use super::action::{Action, Mode};
 use super::data::{LoadMsg, Loaded};
 use super::finder;
+use super::history::History;
 use super::keymap::Keymap;
 use super::lanes::{self, LaneKind, LaneRow};
 use super::timescale::View;
@@ -104,6 +108,8 @@ pub struct App {
     pub timeline_width: usize,
     /// Timeline rows visible in the last frame.
     pub timeline_height: usize,
+    /// Places left by jumps (`Backspace` back, `alt-Right` forward).
+    pub history: History<Place>,
 }
 
 impl App {
@@ -137,6 +143,7 @@ impl App {
             dirty: true,
             timeline_width: 100,
             timeline_height: 30,
+            history: History::default(),
         }
     }
 
@@ -235,7 +242,7 @@ impl App {
         match found {
             Some((g, k)) => {
                 self.jump = Some(JumpSource::Group(g));
-                self.select_instance(g, k, true);
+                self.select_instance(g, k);
             }
             None => {
                 self.message = Some(format!(
@@ -419,7 +426,7 @@ impl App {
                 if let Some(&i) = top.get(selected) {
                     let e = &l.big_events[i];
                     self.jump = Some(JumpSource::Group(e.group));
-                    self.select_instance(e.group, e.instance, true);
+                    self.select_instance(e.group, e.instance);
                 }
             }
             _ => {}

@@ -195,6 +195,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, PanelSummary, &["4"]),
         (Mode::Timeline, PanelDetails, &["5"]),
         (Mode::Timeline, JumpToLaunch, &["J"]),
+        (Mode::Timeline, HistoryBack, &["Backspace", "alt-Left"]),
+        (Mode::Timeline, HistoryForward, &["alt-Right"]),
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),

@@ -1,6 +1,7 @@
 //! Moving around the timeline: what each timeline action does to the view,
 //! the cursor and the selection.
 
+use super::jumps::{Target, instance_of, one_hit_per_instance};
 use super::{
     App, EventRef, JumpSource, MakeEvent, Overlay, event_on_row, event_span, row_of_event,
 };
@@ -122,6 +123,8 @@ impl App {
             Action::PanelSummary => self.panels.summary = !self.panels.summary,
             Action::PanelDetails => self.panels.details = !self.panels.details,
             Action::JumpToLaunch => self.jump_to_launch(&l),
+            Action::HistoryBack => self.go_back(),
+            Action::HistoryForward => self.go_forward(),
             Action::OpenFinder => {
                 self.overlay = Overlay::Finder {
                     query: String::new(),
@@ -189,13 +192,14 @@ impl App {
         self.move_cursor_to_event(&l, e);
     }
 
-    pub fn select_instance(&mut self, g: usize, k: usize, center: bool) {
+    /// Jumps to a collective instance (recorded in the history).
+    pub fn select_instance(&mut self, g: usize, k: usize) {
         let Some(l) = self.loaded.clone() else { return };
         let group = &l.analysis.matching.groups[g];
         // Select the late rank's kernel: the one the question is about.
         let late =
             group.instance_rows(k)[crate::analysis::skew::instance_skew(&l.profile, group, k).late];
-        self.select(EventRef::Gpu(late as usize), center);
+        self.jump(Target::Event(EventRef::Gpu(late as usize)), true);
     }
 
     fn move_cursor_to_event(&mut self, l: &Loaded, e: EventRef) {
@@ -349,7 +353,7 @@ impl App {
                     _ => (n > 0).then_some(0),
                 };
                 match k {
-                    Some(k) => self.select_instance(g, k, true),
+                    Some(k) => self.select_instance(g, k),
                     None => {
                         self.message = Some(format!(
                             "no {} instance",
@@ -359,16 +363,17 @@ impl App {
                 }
             }
             Some(JumpSource::Finder { events, .. }) => {
-                let cur = self
-                    .selection
-                    .and_then(|s| events.iter().position(|&e| e == s));
+                let cur = self.finder_position(l, &events);
                 let next = match cur {
                     Some(i) if forward => (i + 1 < events.len()).then_some(i + 1),
                     Some(i) => i.checked_sub(1),
                     None => (!events.is_empty()).then_some(0),
                 };
                 match next {
-                    Some(i) => self.select(events[i], true),
+                    Some(i) => match instance_of(l, events[i]) {
+                        Some((g, k)) => self.select_instance(g, k),
+                        None => self.jump(Target::Event(events[i]), true),
+                    },
                     None => {
                         self.message = Some(format!(
                             "no {} occurrence",
@@ -406,7 +411,7 @@ impl App {
             Some(i) => {
                 let e = &l.big_events[i];
                 self.jump = Some(JumpSource::Group(e.group));
-                self.select_instance(e.group, e.instance, true);
+                self.select_instance(e.group, e.instance);
             }
             None => {
                 self.message = Some(format!(
@@ -424,7 +429,7 @@ impl App {
             EntryKind::Group(g) => {
                 self.jump = Some(JumpSource::Group(g));
                 if l.analysis.matching.groups[g].instances() > 0 {
-                    self.select_instance(g, 0, true);
+                    self.select_instance(g, 0);
                 }
                 return;
             }
@@ -438,25 +443,16 @@ impl App {
                 .collect(),
         };
         events.sort_by_key(|e| e.0);
-        let events: Vec<EventRef> = events.into_iter().map(|e| e.1).collect();
+        let events = one_hit_per_instance(l, events.into_iter().map(|e| e.1).collect());
         if let Some(&first) = events.first() {
             self.jump = Some(JumpSource::Finder {
                 label: entry.label.clone(),
                 events,
             });
-            self.select(first, true);
-        }
-    }
-
-    fn jump_to_launch(&mut self, l: &Loaded) {
-        match self.selection {
-            Some(EventRef::Gpu(r)) if l.profile.gpu.launch[r] != crate::profile::NONE => {
-                self.select(EventRef::Api(l.profile.gpu.launch[r] as usize), true);
+            match instance_of(l, first) {
+                Some((g, k)) => self.select_instance(g, k),
+                None => self.jump(Target::Event(first), true),
             }
-            Some(EventRef::Gpu(_)) => {
-                self.message = Some("this kernel has no launch call in the capture".into());
-            }
-            _ => self.message = Some("select a kernel first".into()),
         }
     }
 

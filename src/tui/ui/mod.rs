@@ -243,7 +243,10 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             Some(JumpSource::Group(g)) => {
                 format!("instances of {}", l.analysis.matching.groups[*g].key)
             }
-            Some(JumpSource::Finder { label, .. }) => label.clone(),
+            Some(JumpSource::Finder { label, .. }) => match app.finder_hit(l) {
+                Some((k, n)) => format!("{label} · hit {k} of {n}"),
+                None => label.clone(),
+            },
             None => String::new(),
         };
         if !source.is_empty() {
