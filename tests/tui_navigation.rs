@@ -307,3 +307,21 @@ fn stream_lanes_keep_short_labels_with_one_host() {
     assert!(labels.contains(&"D1 S7 compute"), "{labels:?}");
     assert!(labels.contains(&"D1 S20 NCCL"), "{labels:?}");
 }
+
+#[test]
+fn details_show_the_launch_configuration() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "]5");
+    let s = text(&terminal);
+    // The late kernel of s20:55 on D2, as in CUPTI_ACTIVITY_KIND_KERNEL:
+    // grid 24,1,1; block 640,1,1; 96 registers; 21568 + 82240 bytes of
+    // shared memory; correlationId 305.
+    for want in [
+        "grid 24×1×1  block 640×1×1",
+        "registers/thread 96",
+        "shared memory: static 21568 B  dynamic 82240 B",
+        "correlation id 305",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+}

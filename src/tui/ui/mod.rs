@@ -4,6 +4,7 @@
 
 pub mod cells;
 mod labels;
+mod launch_config;
 mod overlays;
 mod panels;
 pub mod theme;

@@ -465,5 +465,8 @@ pub fn details(app: &App, l: &Loaded, theme: &Theme) -> Vec<Line<'static>> {
         "NVTX: {}",
         thread.map_or("-".into(), |t| nvtx_path(l, t, at))
     )));
+    if let EventRef::Gpu(r) = e {
+        out.extend(super::launch_config::lines(p, r));
+    }
     out
 }
