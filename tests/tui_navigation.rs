@@ -325,3 +325,50 @@ fn details_show_the_launch_configuration() {
         assert!(s.contains(want), "{want}: {s}");
     }
 }
+
+fn with_goto(goto: &str) -> App {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = Some(goto.into());
+    let mut msgs = Vec::new();
+    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
+        msgs.push(m)
+    });
+    for m in msgs {
+        app.on_load(m);
+    }
+    app
+}
+
+#[test]
+fn goto_an_unknown_group_lists_the_valid_ones() {
+    let app = with_goto("s99:1");
+    let m = app.message.clone().unwrap_or_default();
+    assert!(m.contains("--goto s99:1"), "{m}");
+    assert!(m.contains("groups are s20 s24 s28"), "{m}");
+    let app = with_goto("s20:999");
+    let m = app.message.clone().unwrap_or_default();
+    assert!(m.contains("s20 has instances 1 to 225"), "{m}");
+}
+
+#[test]
+fn goto_is_a_jump_that_backspace_undoes() {
+    let mut app = with_goto("s20:55");
+    assert_eq!(app.instance.map(|i| i.1), Some(54));
+    app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    assert_eq!(app.selection, None);
+}
+
+#[test]
+fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
+    let (mut app, mut terminal) = ready(80, 24);
+    typed(&mut app, &mut terminal, "]jj");
+    let (sel, cursor, view) = (app.selection, app.cursor, app.view);
+    terminal.backend_mut().resize(30, 6);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = text(&terminal);
+    assert!(s.contains("needs at least 40×8"), "{s}");
+    terminal.backend_mut().resize(80, 24);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    assert_eq!((app.selection, app.cursor, app.view), (sel, cursor, view));
+    assert!(text(&terminal).contains("instance 55/225"));
+}

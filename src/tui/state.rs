@@ -244,11 +244,7 @@ impl App {
                 self.jump = Some(JumpSource::Group(g));
                 self.select_instance(g, k);
             }
-            None => {
-                self.message = Some(format!(
-                    "--goto {spec}: no such group:instance (see `rankline report skew`)"
-                ))
-            }
+            None => self.message = Some(goto_problem(&l, spec)),
         }
     }
 
@@ -431,6 +427,32 @@ impl App {
             }
             _ => {}
         }
+    }
+}
+
+/// Why `--goto SPEC` found nothing: the valid groups, or the instance
+/// range of the group named.
+fn goto_problem(l: &Loaded, spec: &str) -> String {
+    let groups = &l.analysis.matching.groups;
+    let (g, _) = spec.rsplit_once(':').unwrap_or((spec, ""));
+    if let Some(gi) = l.analysis.matching.group(g) {
+        return format!(
+            "--goto {spec}: {g} has instances 1 to {}",
+            groups[gi].instances()
+        );
+    }
+    const SHOWN: usize = 12;
+    let mut keys: Vec<&str> = groups.iter().take(SHOWN).map(|g| g.key.as_str()).collect();
+    if groups.len() > SHOWN {
+        keys.push("…");
+    }
+    if keys.is_empty() {
+        format!("--goto {spec}: this capture has no matched collective groups")
+    } else {
+        format!(
+            "--goto {spec}: no such group:instance; groups are {} (see `rankline report skew`)",
+            keys.join(" ")
+        )
     }
 }
 

@@ -64,11 +64,25 @@ fn scrub_controls(buf: &mut Buffer) {
     }
 }
 
+/// The smallest terminal the timeline is drawn in: a ruler and a few
+/// lanes beside their labels.
+pub const MIN_SIZE: (u16, u16) = (40, 8);
+
 fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
         no_color: app.no_color,
     };
     let area = f.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        // Only a note: the state (and the geometry it learnt) is kept for
+        // when the terminal grows again.
+        let note = format!(
+            "rankline needs at least {}×{} (now {}×{})",
+            MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
+        );
+        f.render_widget(Paragraph::new(note).wrap(Wrap { trim: true }), area);
+        return;
+    }
     let [title, main, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
