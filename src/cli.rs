@@ -39,6 +39,9 @@ struct Cli {
     /// Keymap file overriding single bindings (default: $XDG_CONFIG_HOME/rankline/keymap.toml)
     #[arg(long, value_name = "FILE")]
     keymap: Option<PathBuf>,
+    /// Leave the mouse to the terminal (text selection); `m` toggles it in the timeline
+    #[arg(long)]
+    no_mouse: bool,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -182,7 +185,13 @@ pub fn run() -> ExitCode {
                 Err(e) => input_failed(e),
             }
         }
-        None => timeline(cli.files, cli.goto, cli.keymap, cli.cache.dir()),
+        None => timeline(
+            cli.files,
+            cli.goto,
+            cli.keymap,
+            cli.cache.dir(),
+            !cli.no_mouse,
+        ),
     }
 }
 
@@ -250,6 +259,7 @@ fn timeline(
     goto: Option<String>,
     keymap: Option<PathBuf>,
     cache: Option<CacheDir>,
+    mouse: bool,
 ) -> ExitCode {
     let keymap = match Keymap::load(keymap.as_deref()) {
         Ok(k) => k,
@@ -281,6 +291,7 @@ fn timeline(
         cache,
         banner: (!dropped.is_empty())
             .then(|| format!("⚠ {} input(s) given twice, read once", dropped.len())),
+        mouse,
     };
     // Printed once the terminal is restored, where they stay readable.
     let outcome = run::run(opts);

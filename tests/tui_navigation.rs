@@ -372,3 +372,30 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
     assert_eq!((app.selection, app.cursor, app.view), (sel, cursor, view));
     assert!(text(&terminal).contains("instance 55/225"));
 }
+
+/// The wheel zooms at the pointer, then pans to keep the time under it:
+/// both stay on the data.
+#[test]
+fn the_wheel_zooms_out_no_further_than_the_keys() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let (mut app, mut terminal) = ready(160, 48);
+    app.mouse = true;
+    let (a, b) = capture(&app);
+    let len = (b - a) as f64;
+    for _ in 0..40 {
+        app.on_mouse(MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: 150,
+            row: 20,
+            modifiers: KeyModifiers::NONE,
+        });
+        terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    }
+    assert!(app.view.span <= len * 1.2 + 1.0, "{:?}", app.view);
+    assert!(app.view.t0 >= a as f64 - len * 0.1 - 1.0, "{:?}", app.view);
+    assert!(
+        app.view.end() <= b as f64 + len * 0.1 + 1.0,
+        "{:?}",
+        app.view
+    );
+}

@@ -265,3 +265,74 @@ fn first_screen_and_jump_history_keys_from_a_real_terminal() {
     s.send("q");
     assert!(s.wait_exit().success());
 }
+/// The terminal's mouse reporting as the screen parser saw it.
+fn mouse_mode(s: &Session) -> vt100::MouseProtocolMode {
+    s.screen.lock().unwrap().screen().mouse_protocol_mode()
+}
+
+/// Waits until mouse reporting is on (`on`) or off (at most 10 s).
+fn wait_mouse(s: &Session, on: bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (mouse_mode(s) != vt100::MouseProtocolMode::None) != on {
+        assert!(Instant::now() < deadline, "mouse capture never became {on}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_mouse_is_captured_while_running_and_released_on_exit() {
+    let mut s = Session::start(
+        &["fixtures/megatron_tp8.sqlite", "--goto", "s20:55"],
+        80,
+        24,
+    );
+    s.wait_for("s20 · instance 55/225");
+    assert_ne!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+    // The launch panel alone at 80×24 shows its last fact.
+    s.send("2");
+    s.wait_for("after the first peer's");
+    // The wheel over the timeline zooms (SGR: button 64 = wheel up).
+    let before = s.text();
+    s.send("\x1b[<64;50;5M");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.text() == before {
+        assert!(Instant::now() < deadline, "the wheel changed nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // `m` releases it for text selection, and again takes it.
+    s.send("m");
+    wait_mouse(&s, false);
+    s.send("m");
+    wait_mouse(&s, true);
+    s.send("q");
+    assert!(s.wait_exit().success());
+    s.assert_restored();
+    assert_eq!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+}
+
+#[test]
+fn no_mouse_leaves_the_mouse_to_the_terminal() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite", "--no-mouse"], 120, 30);
+    s.wait_ready();
+    assert_eq!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
+
+#[test]
+fn a_signal_releases_the_mouse() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 120, 30);
+    s.wait_for("S20 NCCL");
+    assert_ne!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+    let pid = s.child.process_id().expect("pid").to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(s.wait_exit().exit_code(), 143);
+    s.assert_restored();
+    assert_eq!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+}

@@ -81,6 +81,25 @@ pub struct LaunchReport {
     pub late: Vec<LateLaunch>,
 }
 
+/// Up to this much, a kernel starting before its launch call returned is
+/// the µs granularity of the two clocks; beyond it, the call ran on.
+pub const CLOCK_GRANULARITY_NS: i64 = 10_000;
+
+/// "2.0 µs before its launch call returned (clock granularity)", for
+/// `ns` > 0; `whose` is "its" or "their". Shared by the report and the
+/// timeline so both say the same.
+pub fn before_return(ns: i64, whose: &str) -> String {
+    format!(
+        "{:.1} µs before {whose} launch call returned ({})",
+        ns as f64 / 1e3,
+        if ns <= CLOCK_GRANULARITY_NS {
+            "clock granularity"
+        } else {
+            "beyond clock granularity: the call ran on after submitting the kernel"
+        }
+    )
+}
+
 /// How far back a preceding kernel may have ended.
 pub const PRECEDING_WITHIN_NS: i64 = 1_000_000;
 

@@ -44,6 +44,11 @@ pub struct FileInfo {
     pub host: String,
     /// Tables the export has (a missing one means "not traced").
     pub tables: Vec<String>,
+    /// A non-empty write-ahead log found beside the file when it was
+    /// opened: rows in it were not read. Looked for at every open, so
+    /// never cached.
+    #[serde(skip)]
+    pub wal: Option<PathBuf>,
 }
 
 /// A process, scoped to its file (pids of different files never merge).

@@ -4,7 +4,7 @@
 use super::skew::spread_json;
 use super::table::{self, Table};
 use super::{Context, json};
-use crate::analysis::launch::LaunchReport;
+use crate::analysis::launch::{LaunchReport, before_return};
 use crate::analysis::matching::Matching;
 use crate::analysis::stats::Spread;
 use serde_json::{Value, json};
@@ -57,24 +57,6 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
         "devices": devices,
         "late_instances": late,
     })
-}
-
-/// Up to this much, a kernel starting before its launch call returned is
-/// the µs granularity of the two clocks; beyond it, the call ran on.
-const CLOCK_GRANULARITY_NS: i64 = 10_000;
-
-/// "2.0 µs before its launch call returned (clock granularity)", for
-/// `ns` > 0; `whose` is "its" or "their".
-fn before_return(ns: i64, whose: &str) -> String {
-    format!(
-        "{:.1} µs before {whose} launch call returned ({})",
-        ns as f64 / 1e3,
-        if ns <= CLOCK_GRANULARITY_NS {
-            "clock granularity"
-        } else {
-            "beyond clock granularity: the call ran on after submitting the kernel"
-        }
-    )
 }
 
 pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {

@@ -28,6 +28,8 @@ pub struct Options {
     /// Said in the status line for the whole session (inputs dropped as
     /// duplicates…).
     pub banner: Option<String>,
+    /// Capture the mouse (`--no-mouse` turns it off; `m` toggles).
+    pub mouse: bool,
 }
 
 /// What the loop reacts to.
@@ -74,7 +76,18 @@ pub fn run(opts: Options) -> Result<Outcome, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let mut terminal = ratatui::try_init().map_err(|e| format!("cannot open the terminal: {e}"))?;
+    // `ratatui::restore()` leaves mouse reporting on: turn it off on every
+    // way out, a panic included (its hook runs before ratatui's restore).
+    let restore_terminal = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = set_mouse_capture(false);
+        restore_terminal(info);
+    }));
+    if opts.mouse {
+        let _ = set_mouse_capture(true);
+    }
     let result = rt.block_on(event_loop(&mut terminal, opts));
+    let _ = set_mouse_capture(false);
     ratatui::restore();
     // The input thread may still block on a read: do not wait for it.
     rt.shutdown_background();
@@ -121,6 +134,7 @@ async fn event_loop(
     drop(tx);
 
     let mut app = App::new(opts.keymap, opts.no_color);
+    app.mouse = opts.mouse;
     app.pending_goto = opts.goto;
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
@@ -128,7 +142,10 @@ async fn event_loop(
     if opts.banner.is_some() {
         app.banner = opts.banner;
     }
-    let ending = drive(terminal, &mut app, &mut rx).await?;
+    let ending = drive_with(terminal, &mut app, &mut rx, &mut |on| {
+        let _ = set_mouse_capture(on);
+    })
+    .await?;
     Ok(Outcome {
         ending,
         file_errors: std::mem::take(&mut app.file_errors),
@@ -144,6 +161,18 @@ pub async fn drive<B: ratatui::backend::Backend>(
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Msg>,
 ) -> Result<Ending, String> {
+    drive_with(terminal, app, rx, &mut |_| {}).await
+}
+
+/// [`drive`], calling `set_mouse` whenever the app's wish for mouse
+/// capture changes (the key `m`).
+pub async fn drive_with<B: ratatui::backend::Backend>(
+    terminal: &mut ratatui::Terminal<B>,
+    app: &mut App,
+    rx: &mut mpsc::UnboundedReceiver<Msg>,
+    set_mouse: &mut dyn FnMut(bool),
+) -> Result<Ending, String> {
+    let mut mouse = app.mouse;
     let mut last_frame = Instant::now() - FRAME;
     let mut ending = Ending::Quit;
     loop {
@@ -175,6 +204,21 @@ pub async fn drive<B: ratatui::backend::Backend>(
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);
         }
+        if app.mouse != mouse {
+            mouse = app.mouse;
+            set_mouse(mouse);
+        }
+    }
+}
+
+/// Turns the terminal's mouse reporting on or off.
+fn set_mouse_capture(on: bool) -> std::io::Result<()> {
+    use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+    let mut out = std::io::stdout();
+    if on {
+        crossterm::execute!(out, EnableMouseCapture)
+    } else {
+        crossterm::execute!(out, DisableMouseCapture)
     }
 }
 

@@ -3,7 +3,9 @@
 
 mod first_screen;
 mod jumps;
+mod mouse;
 mod navigate;
+mod panels;
 
 pub use jumps::{Place, Target};
 
@@ -13,6 +15,8 @@ use super::finder;
 use super::history::History;
 use super::keymap::Keymap;
 use super::lanes::{self, LaneKind, LaneRow};
+use super::panel::{FrameLayout, PanelView};
+use super::scroll::Scroll;
 use super::timescale::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::HashSet;
@@ -93,6 +97,12 @@ pub struct App {
     pub instance: Option<(usize, usize)>,
     pub jump: Option<JumpSource>,
     pub panels: Panels,
+    /// Each panel's scroll, and which one `{` `}` move.
+    pub panel_view: PanelView,
+    /// Where the last frame drew things, for the mouse.
+    pub layout: FrameLayout,
+    /// Mouse capture wanted (the loop turns it on or off to match).
+    pub mouse: bool,
     pub focus: bool,
     pub overlay: Overlay,
     pub message: Option<String>,
@@ -110,6 +120,8 @@ pub struct App {
     pub timeline_height: usize,
     /// Places left by jumps (`Backspace` back, `alt-Right` forward).
     pub history: History<Place>,
+    /// The help's rows and visible rows in the last frame.
+    pub help_scroll: Scroll,
 }
 
 impl App {
@@ -133,6 +145,9 @@ impl App {
             instance: None,
             jump: None,
             panels: Panels::default(),
+            panel_view: PanelView::default(),
+            layout: FrameLayout::default(),
+            mouse: true,
             focus: false,
             overlay: Overlay::None,
             message: None,
@@ -144,6 +159,7 @@ impl App {
             timeline_width: 100,
             timeline_height: 30,
             history: History::default(),
+            help_scroll: Scroll::default(),
         }
     }
 
@@ -292,22 +308,6 @@ impl App {
         }
     }
 
-    /// Mouse wheel zooms, shift+wheel pans (a bonus: nothing needs a mouse).
-    pub fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
-        use crossterm::event::MouseEventKind as K;
-        if self.loaded.is_none() || self.overlay != Overlay::None {
-            return;
-        }
-        let shift = m.modifiers.contains(KeyModifiers::SHIFT);
-        match (m.kind, shift) {
-            (K::ScrollUp, false) => self.apply(Action::ZoomIn),
-            (K::ScrollDown, false) => self.apply(Action::ZoomOut),
-            (K::ScrollUp, true) | (K::ScrollLeft, _) => self.apply(Action::PanLeft),
-            (K::ScrollDown, true) | (K::ScrollRight, _) => self.apply(Action::PanRight),
-            _ => {}
-        }
-    }
-
     fn type_into_overlay(&mut self, key: &KeyEvent) -> bool {
         let text = match &mut self.overlay {
             Overlay::Finder { query, selected } => {
@@ -335,6 +335,11 @@ impl App {
             return;
         }
         self.apply_unclamped(a);
+        self.clamp_view();
+    }
+
+    /// Keeps the window on the data (see [`View::clamp_to`]).
+    pub fn clamp_view(&mut self) {
         if let Some((first, last)) = self.loaded.as_ref().and_then(|l| l.span) {
             self.view.clamp_to(first, last, self.timeline_width);
         }
@@ -343,16 +348,22 @@ impl App {
     fn apply_unclamped(&mut self, a: Action) {
         match self.overlay.clone() {
             Overlay::None => self.apply_timeline(a),
-            Overlay::Help { scroll } => match a {
-                Action::Up => {
-                    self.overlay = Overlay::Help {
-                        scroll: scroll.saturating_sub(1),
+            Overlay::Help { scroll } => {
+                // Clamped against the rows the last frame drew.
+                let mut s = self.help_scroll;
+                s.top = scroll;
+                match a {
+                    Action::Up => s.by(-1),
+                    Action::Down => s.by(1),
+                    Action::PageUp | Action::PageDown => s.page(a == Action::PageDown),
+                    Action::Cancel | Action::Help | Action::Accept => {
+                        self.overlay = Overlay::None;
+                        return;
                     }
+                    _ => {}
                 }
-                Action::Down => self.overlay = Overlay::Help { scroll: scroll + 1 },
-                Action::Cancel | Action::Help | Action::Accept => self.overlay = Overlay::None,
-                _ => {}
-            },
+                self.overlay = Overlay::Help { scroll: s.top };
+            }
             Overlay::Legend => {
                 if matches!(
                     a,

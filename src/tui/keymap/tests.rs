@@ -194,6 +194,9 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, PanelOverlap, &["3"]),
         (Mode::Timeline, PanelSummary, &["4"]),
         (Mode::Timeline, PanelDetails, &["5"]),
+        (Mode::Timeline, PanelScrollUp, &["{"]),
+        (Mode::Timeline, PanelScrollDown, &["}"]),
+        (Mode::Timeline, ToggleMouse, &["m"]),
         (Mode::Timeline, JumpToLaunch, &["J"]),
         (Mode::Timeline, HistoryBack, &["Backspace", "alt-Left"]),
         (Mode::Timeline, HistoryForward, &["alt-Right"]),
@@ -211,8 +214,10 @@ fn default_keymap_binds_the_spec() {
         (Mode::Panel, Accept, &["Enter"]),
         (Mode::Panel, Cancel, &["Esc", "q"]),
         (Mode::Panel, Quit, &["ctrl-c"]),
-        (Mode::Help, Up, &["Up", "k", "PageUp"]),
-        (Mode::Help, Down, &["Down", "j", "PageDown"]),
+        (Mode::Help, Up, &["Up", "k"]),
+        (Mode::Help, Down, &["Down", "j"]),
+        (Mode::Help, PageUp, &["PageUp"]),
+        (Mode::Help, PageDown, &["PageDown", "Space"]),
         (Mode::Help, Cancel, &["Esc", "q", "?"]),
         (Mode::Help, Quit, &["ctrl-c"]),
     ];
@@ -337,8 +342,10 @@ fn help_lists_file_order_with_labels() {
     assert_eq!(
         km.help(Mode::Help),
         [
-            ("↑ k PgUp".to_string(), "Scroll up".to_string()),
-            ("↓ j PgDn".to_string(), "Scroll down".to_string()),
+            ("↑ k".to_string(), "Scroll up".to_string()),
+            ("↓ j".to_string(), "Scroll down".to_string()),
+            ("PgUp".to_string(), "Page up".to_string()),
+            ("PgDn Space".to_string(), "Page down".to_string()),
             ("Esc q ?".to_string(), "Close the help".to_string()),
             ("ctrl-c".to_string(), "Quit".to_string()),
         ]
@@ -362,7 +369,8 @@ fn vim_preset_applies_over_defaults() {
     assert_eq!(bound(&km, t, Action::End), ["$", "End"]);
     assert_eq!(km.action(t, &ch('a')), None);
     assert_eq!(km.action(t, &ctrl('c')), Some(Action::Quit));
-    assert_eq!(km.action(Mode::Help, &ctrl('d')), Some(Action::Down));
+    assert_eq!(km.action(Mode::Help, &ctrl('d')), Some(Action::PageDown));
+    assert_eq!(bound(&km, t, Action::PanelScrollDown), ["}"]);
     // Untouched modes keep the defaults.
     assert_eq!(bound(&km, Mode::Finder, Action::Up), ["Up", "ctrl-p"]);
     // Help order is still the default file's.

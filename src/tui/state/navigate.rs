@@ -9,6 +9,7 @@ use crate::tui::action::Action;
 use crate::tui::data::Loaded;
 use crate::tui::finder::EntryKind;
 use crate::tui::lanes::LaneKind;
+use crate::tui::panel::PanelKind;
 use crate::tui::timescale::View;
 
 impl App {
@@ -117,11 +118,14 @@ impl App {
                     self.rebuild_rows();
                 }
             }
-            Action::PanelSkew => self.panels.skew = !self.panels.skew,
-            Action::PanelLaunch => self.panels.launch = !self.panels.launch,
-            Action::PanelOverlap => self.panels.overlap = !self.panels.overlap,
-            Action::PanelSummary => self.panels.summary = !self.panels.summary,
-            Action::PanelDetails => self.panels.details = !self.panels.details,
+            Action::PanelSkew => self.toggle_panel(PanelKind::Skew),
+            Action::PanelLaunch => self.toggle_panel(PanelKind::Launch),
+            Action::PanelOverlap => self.toggle_panel(PanelKind::Overlap),
+            Action::PanelSummary => self.toggle_panel(PanelKind::Summary),
+            Action::PanelDetails => self.toggle_panel(PanelKind::Details),
+            Action::PanelScrollUp => self.scroll_panel(false),
+            Action::PanelScrollDown => self.scroll_panel(true),
+            Action::ToggleMouse => self.toggle_mouse(),
             Action::JumpToLaunch => self.jump_to_launch(&l),
             Action::HistoryBack => self.go_back(),
             Action::HistoryForward => self.go_forward(),

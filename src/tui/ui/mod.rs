@@ -20,14 +20,11 @@ use crate::analysis::skew::instance_skew;
 use crate::text_safe::escape_controls;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 use std::borrow::Cow;
 use theme::Theme;
-
-/// Panels go to the right from this width, else below the timeline.
-const SIDE_PANELS_FROM: u16 = 120;
 
 /// Draws one frame. Records the timeline's size in the state.
 pub fn draw(f: &mut Frame, app: &mut App) {
@@ -94,91 +91,28 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         draw_loading(f, app, &theme, title, main, status);
         return;
     };
-    let (timeline_area, panel_area) = split_panels(app, main);
+    let timeline_area = panels::layout_and_draw(f, main, app, &l, &theme);
+    let label_width = timeline::label_width(timeline_area.width);
+    app.layout.lanes = Rect {
+        y: timeline_area.y + timeline::RULER_ROWS,
+        height: timeline_area.height.saturating_sub(timeline::RULER_ROWS),
+        ..timeline_area
+    };
+    app.layout.label_width = label_width;
+    app.layout.timeline = timeline_area;
     app.timeline_height = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
-    app.timeline_width = timeline_area
-        .width
-        .saturating_sub(timeline::label_width(timeline_area.width) + 1)
-        as usize;
+    app.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
     app.keep_cursor_visible();
     f.render_widget(
         Paragraph::new(title::title_line(app, &l, title.width)).style(theme.bar()),
         title,
     );
     timeline::draw(f.buffer_mut(), timeline_area, app, &l, &theme);
-    if let Some(pa) = panel_area {
-        draw_panels(f, pa, app, &l, &theme);
-    }
     f.render_widget(
         Paragraph::new(status_line(app, &l, &theme)).style(theme.bar()),
         status,
     );
     overlays::draw(f, main, app, &theme);
-}
-
-fn split_panels(app: &App, main: Rect) -> (Rect, Option<Rect>) {
-    if !app.panels.any() {
-        return (main, None);
-    }
-    if main.width >= SIDE_PANELS_FROM {
-        let w = (main.width * 2 / 5).clamp(44, 64);
-        let [t, p] = Layout::horizontal([Constraint::Min(40), Constraint::Length(w)]).areas(main);
-        (t, Some(p))
-    } else {
-        let h = (main.height / 2).clamp(6, 14);
-        let [t, p] = Layout::vertical([Constraint::Min(4), Constraint::Length(h)]).areas(main);
-        (t, Some(p))
-    }
-}
-
-fn draw_panels(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme) {
-    let pn = &app.panels;
-    let open: Vec<&str> = [
-        (pn.skew, "skew"),
-        (pn.launch, "launch"),
-        (pn.overlap, "overlap"),
-        (pn.summary, "summary"),
-        (pn.details, "details"),
-    ]
-    .into_iter()
-    .filter_map(|(on, name)| on.then_some(name))
-    .collect();
-    // Below the timeline (narrow terminals) panels sit side by side; on the
-    // right they stack.
-    let side_by_side = area.width < SIDE_PANELS_FROM && area.width == f.area().width;
-    let dir = if side_by_side {
-        Direction::Horizontal
-    } else {
-        Direction::Vertical
-    };
-    let constraints: Vec<Constraint> = open
-        .iter()
-        .map(|_| Constraint::Ratio(1, open.len() as u32))
-        .collect();
-    let areas = Layout::default()
-        .direction(dir)
-        .constraints(constraints)
-        .split(area);
-    for (name, a) in open.into_iter().zip(areas.iter()) {
-        let w = a.width.saturating_sub(2) as usize;
-        let lines = match name {
-            "skew" => panels::skew(app, l, theme, w),
-            "launch" => panels::launch(app, l, theme),
-            "overlap" => panels::overlap_panel(app, l, theme),
-            "summary" => panels::summary(app, l, theme),
-            _ => panels::details(app, l, theme),
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(format!(" {name} "));
-        let lines: Vec<Line> = lines.into_iter().map(visible).collect();
-        f.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false }),
-            *a,
-        );
-    }
 }
 
 /// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
@@ -293,7 +227,14 @@ const STAGES: [&str; 9] = [
     "sorting and linking",
 ];
 
-fn draw_loading(f: &mut Frame, app: &App, theme: &Theme, title: Rect, main: Rect, status: Rect) {
+fn draw_loading(
+    f: &mut Frame,
+    app: &mut App,
+    theme: &Theme,
+    title: Rect,
+    main: Rect,
+    status: Rect,
+) {
     let head = if app.loaded.is_some() {
         " rankline  no file could be opened"
     } else {

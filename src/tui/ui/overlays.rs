@@ -1,6 +1,7 @@
 //! Popups: help (from the active keymap), legend, finder, big events, and
 //! the go-to-time prompt.
 
+use super::panels::wrap::wrap;
 use super::theme::Theme;
 use super::visible;
 use crate::text_safe::escape_controls;
@@ -8,6 +9,7 @@ use crate::tui::action::Mode;
 use crate::tui::data::Loaded;
 use crate::tui::finder;
 use crate::tui::index::Cat;
+use crate::tui::scroll::Scroll;
 use crate::tui::state::{App, Overlay};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -35,10 +37,15 @@ fn popup(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
     f.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    // Help records what it showed, for paging.
+    if let Overlay::Help { scroll } = app.overlay {
+        app.help_scroll = help(f, area, app, theme, scroll);
+        return;
+    }
+    let app = &*app;
     match &app.overlay {
-        Overlay::None => {}
-        Overlay::Help { scroll } => help(f, area, app, theme, *scroll),
+        Overlay::None | Overlay::Help { .. } => {}
         Overlay::Legend => legend(f, area, theme),
         Overlay::Finder { query, selected } => {
             if let Some(l) = &app.loaded {
@@ -67,7 +74,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) {
+/// The help from the active keymap, from row `top`; returns its scroll.
+fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, top: usize) -> Scroll {
     let mut lines = Vec::new();
     for mode in Mode::ALL {
         lines.push(Line::styled(
@@ -80,15 +88,26 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) {
         lines.push(Line::from(""));
     }
     let r = centered(area, 72, area.height.saturating_sub(2));
-    let inner = r.height.saturating_sub(2) as usize;
-    let scroll = scroll.min(lines.len().saturating_sub(inner));
-    let shown: Vec<Line> = lines.into_iter().skip(scroll).collect();
-    popup(
-        f,
-        r,
-        "help — keys from the active keymap (↑/↓ scroll, Esc close)",
-        shown,
-    );
+    let mut scroll = Scroll {
+        top,
+        ..Scroll::default()
+    };
+    scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
+    let shown: Vec<Line> = lines
+        .into_iter()
+        .skip(scroll.top)
+        .take(scroll.visible)
+        .map(visible)
+        .collect();
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .title(" help — keys from the active keymap (↑/↓ PgUp/PgDn scroll, Esc close) ");
+    if scroll.more_below() {
+        block = block.title_bottom(Line::styled(" ↓ more ", theme.heading()).right_aligned());
+    }
+    f.render_widget(Clear, r);
+    f.render_widget(Paragraph::new(shown).block(block), r);
+    scroll
 }
 
 fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
@@ -132,16 +151,26 @@ fn finder_popup(
         Line::from(format!("> {query}█")),
         Line::styled(format!("{} matches", hits.len()), theme.dim()),
     ];
+    let text = |e: usize| {
+        let entry = &l.entries[e];
+        visible(Line::from(format!("{:>7}× {}", entry.count, entry.label)))
+    };
+    // The selected name is shown whole, wrapped; the others cut at the edge.
+    let width = r.width.saturating_sub(2) as usize;
+    let selected_rows = hits
+        .get(selected)
+        .map(|&e| wrap(text(e), width))
+        .unwrap_or_default();
+    let room = room.saturating_sub(selected_rows.len().saturating_sub(1));
     let first = selected.saturating_sub(room.saturating_sub(1));
     for (i, &e) in hits.iter().enumerate().skip(first).take(room) {
-        let entry = &l.entries[e];
-        let text = format!("{:>7}× {}", entry.count, entry.label);
-        let style = if i == selected {
-            theme.cursor_label()
+        if i == selected {
+            for row in &selected_rows {
+                lines.push(row.clone().style(theme.cursor_label()));
+            }
         } else {
-            Style::default()
-        };
-        lines.push(Line::styled(text, style));
+            lines.push(text(e));
+        }
     }
     popup(
         f,

@@ -38,6 +38,14 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 5,
         });
     }
+    for f in &p.files {
+        if let Some(wal) = &f.wal {
+            items.push(Item {
+                text: format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal)),
+                keep: 5,
+            });
+        }
+    }
     let files: Vec<String> = p
         .files
         .iter()

@@ -1,0 +1,131 @@
+//! The details panel: everything about the selected event.
+
+use super::{PanelLines, secs};
+use crate::profile::{NONE, Profile, ThreadId};
+use crate::tui::data::Loaded;
+use crate::tui::state::{App, EventRef};
+use crate::tui::timescale::format_duration;
+use crate::tui::ui::theme::Theme;
+use ratatui::text::{Line, Span};
+
+/// NVTX push/pop ranges of `thread` enclosing `t`, outermost first.
+fn nvtx_path(l: &Loaded, thread: ThreadId, t: i64) -> String {
+    // One lookup per nesting depth: each depth's ranges do not overlap.
+    let mut path = Vec::new();
+    for &tr in &l.index.nvtx_of_thread[thread as usize] {
+        let track = l.index.nvtx_track(tr);
+        if l.index.nvtx_tracks[tr].depth.is_none() {
+            continue;
+        }
+        let i = track.start.partition_point(|&s| s <= t);
+        if i > 0 && track.end[i - 1] >= t {
+            path.push(l.profile.strings.get(l.profile.nvtx.name[track.row(i - 1)]));
+        }
+    }
+    if path.is_empty() {
+        "-".into()
+    } else {
+        path.join(" › ")
+    }
+}
+
+/// Details of a CPU-side event: (name, start, end, place, thread, NVTX time).
+fn cpu_event(
+    p: &Profile,
+    kind: &str,
+    name: crate::profile::Sym,
+    start: i64,
+    end: i64,
+    t: ThreadId,
+) -> (String, i64, i64, String, Option<ThreadId>, i64) {
+    let th = &p.threads[t as usize];
+    let proc = &p.processes[th.process as usize];
+    let place = format!(
+        "{kind}T{} · pid {} {}",
+        th.tid,
+        proc.pid,
+        p.strings.get(proc.name)
+    );
+    (
+        p.strings.get(name).to_string(),
+        start,
+        end,
+        place,
+        Some(t),
+        start,
+    )
+}
+
+/// Everything about the selected event.
+pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
+    let p = &l.profile;
+    let Some(e) = app.selection else {
+        return PanelLines::one("Nothing selected (Enter selects the event under the cursor).");
+    };
+    let (name, start, end, place, thread, at) = match e {
+        EventRef::Gpu(r) => {
+            let lane = &p.lanes[p.gpu.lane[r] as usize];
+            let proc = &p.processes[lane.process as usize];
+            let call = p.gpu.launch[r];
+            let (th, at) = if call == NONE {
+                (None, p.gpu.start[r])
+            } else {
+                (
+                    Some(p.runtime.thread[call as usize]),
+                    p.runtime.start[call as usize],
+                )
+            };
+            (
+                p.strings.get(p.gpu.long_name[r]).to_string(),
+                p.gpu.start[r],
+                p.gpu.end[r],
+                format!(
+                    "D{} S{} · pid {} {}",
+                    p.device_label(lane.device),
+                    lane.stream,
+                    proc.pid,
+                    p.strings.get(proc.name)
+                ),
+                th,
+                at,
+            )
+        }
+        EventRef::Api(r) => cpu_event(
+            p,
+            "",
+            p.runtime.name[r],
+            p.runtime.start[r],
+            p.runtime.end[r],
+            p.runtime.thread[r],
+        ),
+        EventRef::Nvtx(r) => cpu_event(
+            p,
+            "NVTX · ",
+            p.nvtx.name[r],
+            p.nvtx.start[r],
+            p.nvtx.end[r],
+            p.nvtx.thread[r],
+        ),
+    };
+    let mut out = PanelLines::one(Line::styled(name, theme.heading()));
+    out.push(place);
+    out.push(Line::from(vec![Span::raw(format!(
+        "start {}  end {}",
+        secs(start),
+        secs(end)
+    ))]));
+    out.push(Line::from(format!(
+        "duration {}",
+        format_duration(end.saturating_sub(start))
+    )));
+    out.push(Line::from(format!(
+        "NVTX: {}",
+        thread.map_or("-".into(), |t| nvtx_path(l, t, at))
+    )));
+    if let EventRef::Gpu(r) = e {
+        for line in super::super::launch_config::lines(p, r) {
+            out.push(line);
+        }
+    }
+    out
+}

@@ -1,0 +1,146 @@
+//! The launch panel: the selected kernel's launch call and, for a
+//! collective, why its late rank was late. One line per fact, each number
+//! once, and only the cause that matches the verdict.
+
+use super::{PanelLines, secs};
+use crate::analysis::launch::{Verdict, before_return, explain_late};
+use crate::analysis::skew::instance_skew;
+use crate::profile::NONE;
+use crate::tui::action::{Action, Mode};
+use crate::tui::data::Loaded;
+use crate::tui::state::{App, EventRef};
+use crate::tui::timescale::format_duration;
+use crate::tui::ui::theme::Theme;
+use ratatui::text::Line;
+
+/// Kernel start − launch call end, read as a sentence: a negative one is
+/// the kernel starting before the call returned (the report's wording).
+fn call_to_start(ns: i64) -> String {
+    if ns < 0 {
+        format!(
+            "kernel started {}",
+            before_return(ns.saturating_neg(), "its")
+        )
+    } else {
+        format!(
+            "launch call returned → kernel start: {}",
+            format_duration(ns)
+        )
+    }
+}
+
+pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
+    let p = &l.profile;
+    let Some(EventRef::Gpu(r)) = app.selection else {
+        return PanelLines::one("Select a kernel to see its launch call.");
+    };
+    let mut out = PanelLines::default();
+    out.push_to(
+        Line::styled(p.strings.get(p.gpu.name[r]).to_string(), theme.heading()),
+        Some(EventRef::Gpu(r)),
+    );
+    let call = p.gpu.launch[r];
+    if call == NONE {
+        out.push(Line::styled(
+            "no launch call in the capture (trimmed or partial): not guessed",
+            theme.warning(),
+        ));
+    } else {
+        let c = call as usize;
+        let t = p.runtime.thread[c] as usize;
+        out.push_to(
+            format!(
+                "launch call {} on T{}",
+                p.strings.get(p.runtime.name[c]),
+                p.threads[t].tid
+            ),
+            Some(EventRef::Api(c)),
+        );
+        out.push(format!(
+            "call took {} ({} → {})",
+            format_duration(p.runtime.end[c].saturating_sub(p.runtime.start[c])),
+            secs(p.runtime.start[c]),
+            secs(p.runtime.end[c])
+        ));
+        out.push(call_to_start(
+            p.gpu.start[r].saturating_sub(p.runtime.end[c]),
+        ));
+        if p.gpu.graph_node[r] != crate::profile::NO_GRAPH {
+            out.push("launched from a CUDA graph (linked to the graph launch)");
+        }
+        out.push(Line::styled(
+            format!(
+                "{}: jump to the launch call",
+                app.keymap.keys_for(Mode::Timeline, Action::JumpToLaunch)
+            ),
+            theme.dim(),
+        ));
+    }
+    let Some((g, k)) = app.instance else {
+        return out;
+    };
+    let group = &l.analysis.matching.groups[g];
+    let inst = instance_skew(p, group, k);
+    let why = explain_late(p, &l.analysis.matching, g, &inst);
+    out.push("");
+    out.push_to(
+        Line::styled(
+            format!(
+                "late rank D{}: {}",
+                p.device_label(why.device),
+                why.verdict.name()
+            ),
+            theme.late_label(),
+        ),
+        Some(EventRef::Gpu(why.row)),
+    );
+    // The selected kernel's own call→start is above; another rank's is new.
+    if why.row != r
+        && let Some(d) = why.api_end_to_start_ns
+    {
+        out.push(format!("  its {}", call_to_start(d)));
+    }
+    match why.verdict {
+        Verdict::CpuLate => out.push(format!(
+            "  its launch call ended {} after the first peer's kernel started",
+            format_duration(why.cpu_delay_ns.unwrap_or(0))
+        )),
+        Verdict::GpuSide => {
+            out.push("  issued in time; started late on the GPU");
+            match &why.preceding {
+                Some(pr) => {
+                    out.push_to(
+                        format!(
+                            "  queued behind {} (S{})",
+                            p.strings.get(p.gpu.name[pr.row]),
+                            p.lanes[pr.lane as usize].stream
+                        ),
+                        Some(EventRef::Gpu(pr.row)),
+                    );
+                    out.push(format!(
+                        "  which ended {} before it started",
+                        format_duration(pr.gap_ns)
+                    ));
+                }
+                None => out.push("  no kernel on another stream ended just before it"),
+            }
+        }
+        Verdict::Unknown => out.push("  no launch call, or a CUDA graph: cannot tell"),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_to_start;
+
+    #[test]
+    fn a_kernel_starting_before_its_call_returned_reads_as_a_sentence() {
+        assert_eq!(
+            call_to_start(-2_000),
+            "kernel started 2.0 µs before its launch call returned (clock granularity)"
+        );
+        assert!(call_to_start(-50_000).contains("beyond clock granularity"));
+        assert!(call_to_start(3_000).starts_with("launch call returned → kernel start: "));
+    }
+}

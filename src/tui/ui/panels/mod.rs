@@ -1,0 +1,275 @@
+//! Side panels: each file gives one panel's lines and where Enter goes from
+//! each; this file lays them out and draws the frame of every panel once
+//! (border, title, scroll position, `↓ more`).
+
+mod details;
+mod launch;
+mod overlap;
+mod skew;
+mod summary;
+pub(super) mod wrap;
+
+use super::theme::Theme;
+use super::visible;
+use crate::profile::Profile;
+use crate::tui::action::{Action, Mode};
+use crate::tui::data::Loaded;
+use crate::tui::panel::{PanelArea, PanelKind};
+use crate::tui::state::{App, EventRef};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+/// A panel's content: its lines and, for each, where Enter goes.
+#[derive(Default)]
+pub struct PanelLines {
+    pub lines: Vec<Line<'static>>,
+    pub targets: Vec<Option<EventRef>>,
+}
+
+impl PanelLines {
+    fn one(line: impl Into<Line<'static>>) -> PanelLines {
+        let mut p = PanelLines::default();
+        p.push(line);
+        p
+    }
+
+    fn push(&mut self, line: impl Into<Line<'static>>) {
+        self.push_to(line, None);
+    }
+
+    fn push_to(&mut self, line: impl Into<Line<'static>>, target: Option<EventRef>) {
+        self.lines.push(line.into());
+        self.targets.push(target);
+    }
+}
+
+/// The lines of panel `kind`, `width` columns wide.
+pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
+    match kind {
+        PanelKind::Skew => skew::lines(app, l, theme, width),
+        PanelKind::Launch => launch::lines(app, l, theme),
+        PanelKind::Overlap => overlap::lines(app, l, theme),
+        PanelKind::Summary => summary::lines(app, l, theme),
+        PanelKind::Details => details::lines(app, l, theme),
+    }
+}
+
+/// A panel's rows after wrapping to the width it is drawn at.
+struct Rows {
+    kind: PanelKind,
+    rows: Vec<Line<'static>>,
+    targets: Vec<Option<EventRef>>,
+}
+
+fn rows(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> Rows {
+    let content = lines(kind, app, l, theme, width);
+    let mut out = Rows {
+        kind,
+        rows: Vec::new(),
+        targets: Vec::new(),
+    };
+    for (line, target) in content.lines.into_iter().zip(content.targets) {
+        for row in wrap::wrap(visible(line), width) {
+            out.rows.push(row);
+            out.targets.push(target);
+        }
+    }
+    out
+}
+
+/// Panels go to the right from this width, else below the timeline.
+pub const SIDE_FROM: u16 = 120;
+/// Timeline rows (ruler included) that panels below it always leave.
+const TIMELINE_KEEPS: u16 = 8;
+/// The shortest panel box below the timeline.
+const MIN_BELOW: u16 = 6;
+
+/// Splits `main` between the timeline and the open panels, and draws them.
+/// Returns the timeline's area. Panels take the rows they need: below
+/// the timeline up to all but [`TIMELINE_KEEPS`] rows, on the right the
+/// full height shared by need.
+pub fn layout_and_draw(
+    f: &mut Frame,
+    main: Rect,
+    app: &mut App,
+    l: &Loaded,
+    theme: &Theme,
+) -> Rect {
+    let open = app.panels.open();
+    app.layout.panels.clear();
+    if open.is_empty() {
+        return main;
+    }
+    let side = main.width >= SIDE_FROM;
+    if side {
+        let w = (main.width * 2 / 5).max(44);
+        let [t, p] = Layout::horizontal([Constraint::Min(40), Constraint::Length(w)]).areas(main);
+        let inner_w = p.width.saturating_sub(2) as usize;
+        let all: Vec<Rows> = open
+            .iter()
+            .map(|&k| rows(k, app, l, theme, inner_w))
+            .collect();
+        let need: Vec<u16> = all.iter().map(|r| r.rows.len() as u16 + 2).collect();
+        let heights = share(&need, p.height);
+        let mut y = p.y;
+        for (r, h) in all.into_iter().zip(heights) {
+            draw_one(f, Rect::new(p.x, y, p.width, h), app, r, theme);
+            y += h;
+        }
+        t
+    } else {
+        // Side by side below the timeline, as tall as the tallest needs.
+        let n = open.len() as u32;
+        let cols = Layout::horizontal(open.iter().map(|_| Constraint::Ratio(1, n)))
+            .split(Rect::new(main.x, 0, main.width, 1));
+        let all: Vec<Rows> = open
+            .iter()
+            .zip(cols.iter())
+            .map(|(&k, c)| rows(k, app, l, theme, c.width.saturating_sub(2) as usize))
+            .collect();
+        let tallest = all
+            .iter()
+            .map(|r| r.rows.len() as u16 + 2)
+            .max()
+            .unwrap_or(0);
+        let most = main
+            .height
+            .saturating_sub(TIMELINE_KEEPS)
+            .max(MIN_BELOW.min(main.height));
+        let h = tallest.clamp(MIN_BELOW.min(most), most);
+        let [t, p] = Layout::vertical([Constraint::Min(0), Constraint::Length(h)]).areas(main);
+        for (r, c) in all.into_iter().zip(cols.iter()) {
+            draw_one(f, Rect::new(c.x, p.y, c.width, p.height), app, r, theme);
+        }
+        t
+    }
+}
+
+/// Heights for boxes needing `need` rows in `total`: all they need when it
+/// fits, else each at most an equal share, what the short ones leave going
+/// to the tall ones (water-filling). Every box gets at least 3 rows while
+/// they fit.
+fn share(need: &[u16], total: u16) -> Vec<u16> {
+    let mut got = vec![0u16; need.len()];
+    let mut left = total;
+    let mut waiting: Vec<usize> = (0..need.len()).collect();
+    while !waiting.is_empty() {
+        let fair = (left / waiting.len() as u16).max(1);
+        let (fits, rest): (Vec<usize>, Vec<usize>) =
+            waiting.iter().partition(|&&i| need[i] <= fair);
+        if fits.is_empty() {
+            // Everyone is cut: equal shares, the remainder to the first.
+            let n = rest.len() as u16;
+            let mut extra = left.saturating_sub(fair * n);
+            for i in rest {
+                let bonus = u16::from(extra > 0);
+                extra -= bonus;
+                got[i] = fair.min(left) + bonus;
+                left = left.saturating_sub(got[i]);
+            }
+            break;
+        }
+        for i in fits {
+            got[i] = need[i];
+            left -= need[i];
+        }
+        waiting = rest;
+    }
+    got
+}
+
+/// One panel: border, title (marked when `{` `}` scroll it), its rows from
+/// the scroll position, the position and `↓ more` when cut. Records the
+/// geometry and clamps the scroll to what fits.
+fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
+    if area.height < 2 || area.width < 2 {
+        return;
+    }
+    let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
+    let scroll = app
+        .panel_view
+        .scroll_mut(r.kind)
+        .fit(r.rows.len(), inner.height as usize);
+    let target = app.panel_view.last_opened == Some(r.kind);
+    let title = if target {
+        let keys = |a| app.keymap.keys_for(Mode::Timeline, a);
+        format!(
+            " ▸{} {}{} ",
+            r.kind.name(),
+            keys(Action::PanelScrollUp),
+            keys(Action::PanelScrollDown)
+        )
+    } else {
+        format!(" {} ", r.kind.name())
+    };
+    let mut block = Block::default().borders(Borders::ALL).title(title);
+    if scroll.len > scroll.visible {
+        block = block.title(
+            Line::from(format!(
+                " {}–{}/{} ",
+                scroll.top + 1,
+                (scroll.top + scroll.visible).min(scroll.len),
+                scroll.len
+            ))
+            .right_aligned(),
+        );
+    }
+    if scroll.more_below() {
+        block = block.title_bottom(Line::styled(" ↓ more ", theme.heading()).right_aligned());
+    }
+    if scroll.more_above() {
+        block = block.title_bottom(Line::styled(" ↑ ", theme.dim()).left_aligned());
+    }
+    let shown: Vec<Line> = r
+        .rows
+        .into_iter()
+        .skip(scroll.top)
+        .take(scroll.visible)
+        .collect();
+    f.render_widget(Paragraph::new(shown).block(block), area);
+    app.layout.panels.push(PanelArea {
+        kind: Some(r.kind),
+        inner,
+        targets: r.targets,
+    });
+}
+
+/// A device label as shown: a host name from the file, escaped before it
+/// is padded into a column.
+fn shown_label(p: &Profile, d: crate::profile::DevId) -> String {
+    crate::text_safe::escape_controls(&p.device_label(d).to_string()).into_owned()
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn secs(ns: i64) -> String {
+    format!("{:.6}s", ns as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn boxes_that_fit_get_what_they_need() {
+        assert_eq!(share(&[5, 7, 4], 46), [5, 7, 4]);
+    }
+
+    #[test]
+    fn short_boxes_leave_their_rest_to_tall_ones() {
+        // Fair share 15: the 5 fits, the others split 40.
+        assert_eq!(share(&[5, 30, 30], 45), [5, 20, 20]);
+        assert_eq!(share(&[5, 30, 12], 45), [5, 28, 12]);
+    }
+
+    #[test]
+    fn every_row_is_used_when_all_are_cut() {
+        let got = share(&[20, 20, 20, 20, 20], 46);
+        assert_eq!(got.iter().sum::<u16>(), 46);
+        assert!(got.iter().all(|&h| h >= 9));
+    }
+}

@@ -1,0 +1,139 @@
+//! The skew panel: the selected collective instance, one row per rank
+//! (Enter on a rank selects its kernel).
+
+use super::{PanelLines, ms, shown_label};
+use crate::analysis::skew::instance_skew;
+use crate::tui::data::Loaded;
+use crate::tui::state::{App, EventRef};
+use crate::tui::ui::theme::Theme;
+use ratatui::text::Line;
+
+fn bar(value: f64, max: f64, width: usize) -> String {
+    if max <= 0.0 || width == 0 {
+        return String::new();
+    }
+    let cells = value / max * width as f64;
+    let full = cells.floor() as usize;
+    let mut s = "█".repeat(full.min(width));
+    let rest = cells - full as f64;
+    if full < width && rest > 0.125 {
+        s.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][((rest * 8.0) as usize).clamp(1, 7) - 1]);
+    }
+    s
+}
+
+/// The skew of the selected instance, one row per rank.
+pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
+    let Some((g, k)) = app.instance else {
+        return PanelLines::one(
+            "Select an NCCL kernel (Enter) or jump to a big event (]) to see its ranks.",
+        );
+    };
+    let p = &l.profile;
+    let group = &l.analysis.matching.groups[g];
+    let inst = instance_skew(p, group, k);
+    let rows = group.instance_rows(k);
+    let mut out = PanelLines::one(Line::styled(
+        format!(
+            "{} · instance {}/{} · {}",
+            group.key,
+            k + 1,
+            group.instances(),
+            inst.op
+        ),
+        theme.heading(),
+    ));
+
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    let max_off = inst.start_skew_ns as f64;
+    // Narrow panels (80-column terminals) get narrower columns and no bars.
+    let narrow = width < 46;
+    let (c0, c) = if narrow { (5, 9) } else { (8, 10) };
+    let bar_w = width.saturating_sub(44).min(20);
+    out.push(Line::styled(
+        format!(
+            "{:<c0$}{:>c$}{:>c$}{:>c$}",
+            "rank", "start+ms", "dur ms", "wait ms"
+        ),
+        theme.dim(),
+    ));
+    for d in order {
+        let r = rows[d] as usize;
+        let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
+        let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
+        let late = d == inst.late;
+        let text = format!(
+            "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
+            format!("D{}", shown_label(p, group.devices[d])),
+            format!("+{}", ms(off)),
+            ms(dur),
+            ms(dur - inst.baseline_ns),
+            if late { "LATE" } else { "" },
+            bar(off as f64, max_off, bar_w)
+        );
+        let line = if late {
+            Line::styled(text, theme.late_label())
+        } else {
+            Line::from(text)
+        };
+        out.push_to(line, Some(EventRef::Gpu(r)));
+    }
+    out.push(Line::from(format!(
+        "start skew {} ms · end skew {} ms",
+        ms(inst.start_skew_ns),
+        ms(inst.end_skew_ns)
+    )));
+    if let Some(gs) = l.analysis.skews.iter().find(|s| s.group == g) {
+        let f = |s: Option<crate::analysis::stats::Spread>| {
+            s.map_or("-".into(), |s| {
+                format!("p50 {:.3} p90 {:.3} max {:.3}", s.p50, s.p90, s.max)
+            })
+        };
+        out.push(Line::from(format!(
+            "group start skew ms: {}",
+            f(gs.start_skew_ms)
+        )));
+        out.push(Line::from(format!(
+            "group end skew ms:   {}",
+            f(gs.end_skew_ms)
+        )));
+    }
+    // Devices of the capture this instance does not span: a rank that
+    // never joined is a different answer from one that joined late.
+    let absent: Vec<String> = l
+        .analysis
+        .completeness
+        .expected
+        .iter()
+        .filter(|d| !group.devices.contains(d))
+        .map(|&d| format!("D{}", shown_label(p, d)))
+        .collect();
+    if !absent.is_empty() {
+        out.push(Line::styled(
+            format!("not in this collective: {}", absent.join(" ")),
+            theme.dim(),
+        ));
+    }
+    if l.profile.hosts.len() > 1 {
+        out.push(Line::styled(
+            "hosts' clocks are not aligned: skews include the offset",
+            theme.warning(),
+        ));
+    }
+    if !group.end_aligned {
+        out.push(Line::styled(
+            "ends NOT aligned in this group: pairing unconfirmed",
+            theme.warning(),
+        ));
+    }
+    out.push(Line::styled(
+        "the long kernel is the rank that waited; the late one is short",
+        theme.dim(),
+    ));
+    out.push(Line::styled(
+        "wait = duration − shortest: waiting summed, not step time to win",
+        theme.dim(),
+    ));
+    out
+}

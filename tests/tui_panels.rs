@@ -1,0 +1,460 @@
+//! Side panels, their scrolling and the mouse, on the whole app drawn into
+//! TestBackend: each panel reaches its end, says when it is cut, scrolls
+//! with `{` `}` and the wheel; clicks select; the launch panel's wording.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::panel::PanelKind;
+use rankline::tui::state::{App, EventRef, Overlay};
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use std::path::{Path, PathBuf};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite")
+}
+
+/// The app with `file` loaded, `--goto` applied, drawn once at w×h.
+fn open(file: &Path, goto: Option<&str>, w: u16, h: u16) -> (App, Terminal<TestBackend>) {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = goto.map(String::from);
+    let mut msgs = Vec::new();
+    data::load(
+        &[Source::File(file.to_path_buf())],
+        None,
+        &Settings::default(),
+        &mut |m| msgs.push(m),
+    );
+    for m in msgs {
+        if !matches!(m, LoadMsg::Progress { .. }) {
+            app.on_load(m);
+        }
+    }
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    (app, terminal)
+}
+
+fn draw(app: &mut App, terminal: &mut Terminal<TestBackend>) {
+    terminal.draw(|f| ui::draw(f, app)).unwrap();
+}
+
+fn press(app: &mut App, terminal: &mut Terminal<TestBackend>, keys: &str) {
+    for c in keys.chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        draw(app, terminal);
+    }
+}
+
+fn key(app: &mut App, terminal: &mut Terminal<TestBackend>, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    draw(app, terminal);
+}
+
+fn mouse(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+    kind: MouseEventKind,
+    x: u16,
+    y: u16,
+) {
+    app.on_mouse(MouseEvent {
+        kind,
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    });
+    draw(app, terminal);
+}
+
+/// The text of `r` on screen, one string per row.
+fn rows(terminal: &Terminal<TestBackend>, r: Rect) -> Vec<String> {
+    let buf = terminal.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+fn screen(terminal: &Terminal<TestBackend>) -> String {
+    rows(terminal, terminal.backend().buffer().area).join("\n")
+}
+
+/// Where panel `k` was drawn: (inside, the whole box).
+fn panel(app: &App, k: PanelKind) -> (Rect, Rect) {
+    let p = app
+        .layout
+        .panels
+        .iter()
+        .find(|p| p.kind == Some(k))
+        .unwrap_or_else(|| panic!("{} not drawn", k.name()));
+    (p.inner, p.inner.outer(ratatui::layout::Margin::new(1, 1)))
+}
+
+/// The panel's box says it is cut.
+fn says_more(terminal: &Terminal<TestBackend>, app: &App, k: PanelKind) -> bool {
+    let (_, outer) = panel(app, k);
+    let bottom = Rect::new(outer.x, outer.bottom() - 1, outer.width, 1);
+    rows(terminal, bottom)[0].contains("↓ more")
+}
+
+#[test]
+fn at_80x24_the_launch_panel_alone_shows_its_last_fact() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
+    press(&mut app, &mut t, "2");
+    let (inner, _) = panel(&app, PanelKind::Launch);
+    let text = rows(&t, inner).join("\n");
+    assert!(text.contains("late rank D2: cpu-late"), "{text}");
+    assert!(
+        text.contains("after the first peer's kernel started"),
+        "{text}"
+    );
+    assert!(!says_more(&t, &app, PanelKind::Launch), "{}", screen(&t));
+    // The timeline keeps rows above it.
+    assert!(app.timeline_height >= 4, "{}", app.timeline_height);
+}
+
+#[test]
+fn with_all_five_open_each_panel_scrolls_to_its_end() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
+    press(&mut app, &mut t, "12345");
+    let cut: Vec<PanelKind> = PanelKind::ALL
+        .into_iter()
+        .filter(|&k| says_more(&t, &app, k))
+        .collect();
+    assert!(!cut.is_empty(), "nothing is cut at 160×48:\n{}", screen(&t));
+    let skew_rows = rows(&t, panel(&app, PanelKind::Skew).0).join("\n");
+    for k in cut {
+        // Reopening makes it the one `{` `}` scroll; its title says so.
+        let digit = char::from(b'1' + PanelKind::ALL.iter().position(|&p| p == k).unwrap() as u8);
+        press(&mut app, &mut t, &format!("{digit}{digit}"));
+        let (_, outer) = panel(&app, k);
+        let title = &rows(&t, Rect::new(outer.x, outer.y, outer.width, 1))[0];
+        assert!(title.contains(&format!("▸{}", k.name())), "{title}");
+        for _ in 0..20 {
+            press(&mut app, &mut t, "}");
+        }
+        let s = app.panel_view.scroll(k);
+        assert!(
+            s.top > 0 && s.top + s.visible == s.len,
+            "{}: {s:?}",
+            k.name()
+        );
+        assert!(!says_more(&t, &app, k), "{}:\n{}", k.name(), screen(&t));
+        // And back to the top.
+        for _ in 0..20 {
+            press(&mut app, &mut t, "{");
+        }
+        assert_eq!(app.panel_view.scroll(k).top, 0);
+        assert!(says_more(&t, &app, k));
+    }
+    // The skew panel's last rank is there after scrolling, at most.
+    assert!(skew_rows.contains("LATE"), "{skew_rows}");
+}
+
+/// gitui's test_correct_scroll_position: one panel in a small terminal,
+/// its scroll checked against what fits, then the terminal grows.
+#[test]
+fn panel_scroll_state_follows_the_frame() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 20);
+    press(&mut app, &mut t, "1");
+    let (inner, _) = panel(&app, PanelKind::Skew);
+    let s = app.panel_view.scroll(PanelKind::Skew);
+    assert_eq!(s.visible, inner.height as usize);
+    assert!(s.len > s.visible, "{s:?}");
+    assert!(says_more(&t, &app, PanelKind::Skew));
+    press(&mut app, &mut t, "}");
+    assert_eq!(
+        app.panel_view.scroll(PanelKind::Skew).top,
+        (s.visible - 1).min(s.len - s.visible)
+    );
+    for _ in 0..10 {
+        press(&mut app, &mut t, "}");
+    }
+    let end = app.panel_view.scroll(PanelKind::Skew);
+    assert_eq!(end.top, end.len - end.visible);
+    assert!(!says_more(&t, &app, PanelKind::Skew));
+    // The first row shown is the list row at `top`.
+    let first = rows(&t, panel(&app, PanelKind::Skew).0)[0].clone();
+    assert!(!first.contains("s20 · instance"), "{first}");
+    // Taller: everything fits, the scroll goes back to the top.
+    t.backend_mut().resize(80, 60);
+    draw(&mut app, &mut t);
+    let s = app.panel_view.scroll(PanelKind::Skew);
+    assert_eq!((s.top, s.len <= s.visible), (0, true), "{s:?}");
+    assert!(!says_more(&t, &app, PanelKind::Skew));
+}
+
+#[test]
+fn brace_keys_say_so_when_no_panel_is_open() {
+    let (mut app, mut t) = open(&fixture(), None, 160, 48);
+    press(&mut app, &mut t, "}");
+    assert!(
+        screen(&t).contains("no panel open to scroll"),
+        "{}",
+        screen(&t)
+    );
+}
+
+#[test]
+fn the_wheel_over_a_panel_scrolls_that_panel() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 20);
+    press(&mut app, &mut t, "12");
+    // The launch panel was opened last; the wheel goes to the skew panel.
+    let (inner, _) = panel(&app, PanelKind::Skew);
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollDown,
+        inner.x + 2,
+        inner.y + 1,
+    );
+    assert_eq!(app.panel_view.scroll(PanelKind::Skew).top, 3);
+    assert_eq!(app.panel_view.scroll(PanelKind::Launch).top, 0);
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollUp,
+        inner.x + 2,
+        inner.y + 1,
+    );
+    assert_eq!(app.panel_view.scroll(PanelKind::Skew).top, 0);
+    // Zoom is untouched by it.
+    let span = app.view.span;
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollDown,
+        inner.x + 2,
+        inner.y + 1,
+    );
+    assert_eq!(app.view.span, span);
+}
+
+#[test]
+fn the_wheel_over_the_timeline_zooms_at_the_pointer() {
+    let (mut app, mut t) = open(&fixture(), None, 160, 48);
+    let lanes = app.layout.lanes;
+    let x0 = lanes.x + app.layout.label_width + 1;
+    let width = (lanes.width - app.layout.label_width - 1) as f64;
+    let x = x0 + (width / 4.0) as u16;
+    let at = |app: &App| app.view.t0 + ((x - x0) as f64 + 0.5) / width * app.view.span;
+    let (before, span) = (at(&app), app.view.span);
+    mouse(&mut app, &mut t, MouseEventKind::ScrollUp, x, lanes.y + 3);
+    assert!(app.view.span < span);
+    assert!((at(&app) - before).abs() < 1.0, "{} vs {before}", at(&app));
+}
+
+#[test]
+fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
+    let (g, k) = app.instance.expect("s20:55 selected");
+    let row = app
+        .rows
+        .iter()
+        .position(|r| r.label == "D1 S20 NCCL")
+        .unwrap();
+    let lanes = app.layout.lanes;
+    let y = lanes.y + (row - app.scroll) as u16;
+    // The middle of the timeline is inside D1's long wait of this instance.
+    let x = lanes.x + app.layout.label_width + 1 + app.timeline_width as u16 / 2;
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::Down(MouseButton::Left),
+        x,
+        y,
+    );
+    assert_eq!(app.cursor, row);
+    assert_eq!(app.instance, Some((g, k)));
+    let l = app.loaded.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.selection else {
+        panic!("{:?}", app.selection)
+    };
+    let lane = &l.profile.lanes[l.profile.gpu.lane[r] as usize];
+    assert_eq!(l.profile.device_label(lane.device).to_string(), "1");
+}
+
+#[test]
+fn a_click_on_a_panel_row_acts_like_enter_on_it() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
+    press(&mut app, &mut t, "1");
+    let (inner, _) = panel(&app, PanelKind::Skew);
+    let y = rows(&t, inner)
+        .iter()
+        .position(|r| r.starts_with("D5 "))
+        .expect("a D5 row") as u16;
+    let before = app.selection;
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::Down(MouseButton::Left),
+        inner.x + 1,
+        inner.y + y,
+    );
+    assert_ne!(app.selection, before);
+    let l = app.loaded.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.selection else {
+        panic!("{:?}", app.selection)
+    };
+    let lane = &l.profile.lanes[l.profile.gpu.lane[r] as usize];
+    assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
+    // Still the same collective instance.
+    assert!(screen(&t).contains("instance 55/225"));
+}
+
+#[test]
+fn m_turns_the_mouse_off_and_its_events_are_ignored() {
+    let (mut app, mut t) = open(&fixture(), None, 160, 48);
+    assert!(app.mouse);
+    press(&mut app, &mut t, "m");
+    assert!(!app.mouse);
+    assert!(screen(&t).contains("mouse off"), "{}", screen(&t));
+    let span = app.view.span;
+    let lanes = app.layout.lanes;
+    mouse(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollUp,
+        lanes.x + 60,
+        lanes.y + 2,
+    );
+    assert_eq!(app.view.span, span);
+    press(&mut app, &mut t, "m");
+    assert!(app.mouse);
+}
+
+#[test]
+fn help_pages_with_page_down_and_stops_at_its_end() {
+    let (mut app, mut t) = open(&fixture(), None, 100, 24);
+    press(&mut app, &mut t, "?");
+    assert!(screen(&t).contains("↓ more"));
+    let visible = app.help_scroll.visible;
+    key(&mut app, &mut t, KeyCode::PageDown);
+    assert_eq!(
+        app.overlay,
+        Overlay::Help {
+            scroll: visible - 1
+        }
+    );
+    for _ in 0..20 {
+        key(&mut app, &mut t, KeyCode::PageDown);
+    }
+    let s = app.help_scroll;
+    assert_eq!(
+        app.overlay,
+        Overlay::Help {
+            scroll: s.len - s.visible
+        }
+    );
+    assert!(!screen(&t).contains("↓ more"), "{}", screen(&t));
+    // One PageUp from the end moves at once (no presses lost past the end).
+    key(&mut app, &mut t, KeyCode::PageUp);
+    assert_eq!(
+        app.overlay,
+        Overlay::Help {
+            scroll: s.len - s.visible - (visible - 1)
+        }
+    );
+}
+
+#[test]
+fn a_cpu_late_instance_says_so_without_a_gpu_side_cause() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
+    press(&mut app, &mut t, "2");
+    let text = rows(&t, panel(&app, PanelKind::Launch).0).join("\n");
+    assert!(text.contains("late rank D2: cpu-late"), "{text}");
+    assert!(!text.contains("queued behind"), "{text}");
+    assert!(text.contains("call took "), "{text}");
+    // The late kernel is the one selected: its call→start is said once.
+    assert_eq!(text.matches("→ kernel start").count(), 1, "{text}");
+}
+
+#[test]
+fn a_gpu_side_instance_names_the_kernel_it_queued_behind_on_its_own_line() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:100"), 160, 48);
+    press(&mut app, &mut t, "2");
+    let lines = rows(&t, panel(&app, PanelKind::Launch).0);
+    let text = lines.join("\n");
+    assert!(text.contains("gpu-side"), "{text}");
+    let i = lines
+        .iter()
+        .position(|l| l.contains("queued behind"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // The fact may wrap; the next fact starts on a row of its own.
+    let end = lines
+        .iter()
+        .position(|l| l.contains("which ended "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let queued: String = lines[i..end].iter().map(|l| l.trim_end()).collect();
+    assert!(
+        queued.contains("sm90_xmma_gemm") && queued.ends_with(')') && queued.contains("(S"),
+        "{queued}"
+    );
+}
+
+#[test]
+fn the_skew_panel_names_the_devices_missing_from_the_instance() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
+    press(&mut app, &mut t, "1");
+    let text = rows(&t, panel(&app, PanelKind::Skew).0).join("\n");
+    assert!(text.contains("not in this collective: D0"), "{text}");
+}
+
+#[test]
+fn side_panels_use_the_width_at_300_columns() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 300, 80);
+    press(&mut app, &mut t, "1");
+    let (_, outer) = panel(&app, PanelKind::Skew);
+    assert_eq!(outer.width, 120);
+    // Long lines are no longer wrapped there.
+    let text = rows(&t, panel(&app, PanelKind::Skew).0).join("\n");
+    assert!(
+        text.contains("wait = duration − shortest: waiting summed, not step time to win"),
+        "{text}"
+    );
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn the_summary_panel_lists_gpus_listed_but_unused() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/real-profiles/nsys2023_2_cutlass_osrt.sqlite");
+    let (mut app, mut t) = open(&file, None, 160, 48);
+    press(&mut app, &mut t, "4");
+    let text = rows(&t, panel(&app, PanelKind::Summary).0).join("\n");
+    assert!(text.contains("listed but unused: D1 D2 D3"), "{text}");
+}
+
+#[test]
+fn the_finder_shows_the_selected_long_name_in_full() {
+    let (mut app, mut t) = open(&fixture(), None, 80, 24);
+    let l = app.loaded.clone().unwrap();
+    let longest = l.entries.iter().max_by_key(|e| e.label.len()).unwrap();
+    assert!(longest.label.len() > 80, "{}", longest.label);
+    let hits = rankline::tui::finder::search(&l.entries, &longest.label, 200);
+    let i = hits
+        .iter()
+        .position(|&h| l.entries[h].label == longest.label)
+        .unwrap();
+    press(&mut app, &mut t, &format!("/{}", &longest.label));
+    for _ in 0..i {
+        key(&mut app, &mut t, KeyCode::Down);
+    }
+    // The popup's rows, border cut off, joined: the whole name is there.
+    let inside: String = screen(&t)
+        .lines()
+        .filter_map(|r| {
+            let cells: Vec<char> = r.chars().collect();
+            let a = cells.iter().position(|&c| c == '│')?;
+            let b = cells.iter().rposition(|&c| c == '│')?;
+            (b > a).then(|| cells[a + 1..b].iter().collect::<String>())
+        })
+        .collect();
+    let name = longest.label.replace(' ', "");
+    assert!(inside.replace(' ', "").contains(&name), "{}", screen(&t));
+}
