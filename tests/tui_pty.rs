@@ -245,6 +245,26 @@ fn a_file_given_twice_is_opened_once_and_said_so() {
     s.assert_restored();
 }
 
+/// The first screen names the worst big event; history keys as terminals
+/// send them (Backspace is DEL, alt-Left/Right are `CSI 1;3 D/C`) retrace
+/// the jumps.
+#[test]
+fn first_screen_and_jump_history_keys_from_a_real_terminal() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 160, 48);
+    s.wait_for("4 big-skew events, worst s20:145 late D4 +46.6 ms — press b");
+    s.send("]");
+    s.wait_for("instance 55/225");
+    s.send("J");
+    s.wait_for("cuLaunchKernelEx · T4103");
+    s.send("\x7f");
+    s.wait_for("instance 55/225");
+    s.send("\x1b[1;3C");
+    s.wait_for("cuLaunchKernelEx · T4103");
+    s.send("\x1b[1;3D");
+    s.wait_for("instance 55/225");
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
 /// The terminal's mouse reporting as the screen parser saw it.
 fn mouse_mode(s: &Session) -> vt100::MouseProtocolMode {
     s.screen.lock().unwrap().screen().mouse_protocol_mode()

@@ -21,6 +21,7 @@ pub use key::Key;
 
 use super::column::{Col, Pod};
 use super::intern::Interner;
+use super::launch_shape::CACHE_NAMES;
 use super::model::*;
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
@@ -122,7 +123,11 @@ struct Directory {
 /// The large columns in file order, as (name, bytes).
 fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
-    vec![
+    let shape = CACHE_NAMES
+        .into_iter()
+        .zip(g.shape.columns())
+        .map(|(name, c)| (name, c.as_bytes()));
+    let mut out = vec![
         ("gpu.start", g.start.as_bytes()),
         ("gpu.end", g.end.as_bytes()),
         ("gpu.lane", g.lane.as_bytes()),
@@ -147,7 +152,9 @@ fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
         ("nvtx.kind", n.kind.as_bytes()),
         ("nvtx.domain", n.domain.as_bytes()),
         ("nvtx.depth", n.depth.as_bytes()),
-    ]
+    ];
+    out.extend(shape);
+    out
 }
 
 fn align(n: usize, to: usize) -> usize {
@@ -431,6 +438,13 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
         bytes: load!("gpu.bytes"),
         graph_node: load!("gpu.graph_node"),
         launch: load!("gpu.launch"),
+        shape: {
+            let mut cols = Vec::with_capacity(CACHE_NAMES.len());
+            for name in CACHE_NAMES {
+                cols.push(get(map, data_start, col(name)?)?);
+            }
+            LaunchShape::from_columns(cols.try_into().map_err(|_| "launch shape".to_string())?)
+        },
     };
     let runtime = RuntimeCalls {
         start: load!("runtime.start"),

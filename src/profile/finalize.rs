@@ -117,6 +117,7 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.bytes.append(&mut g.bytes);
     d.graph_node.append(&mut g.graph_node);
     d.launch.append(&mut g.launch);
+    d.shape.append(&mut g.shape);
 
     let mut r = other.runtime;
     r.thread.iter_mut().for_each(|t| *t += thread_base);
@@ -250,6 +251,9 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     permute(&mut g.bytes, &perm);
     permute(&mut g.graph_node, &perm);
     permute(&mut g.launch, &perm);
+    for c in g.shape.columns_mut() {
+        permute(c, &perm);
+    }
     for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
         lanes[lane].rows = rows;
     }

@@ -9,6 +9,7 @@ pub mod distinct;
 mod finalize;
 pub mod ids;
 pub mod intern;
+pub mod launch_shape;
 mod load;
 mod model;
 pub mod names;

@@ -4,6 +4,7 @@
 
 use super::column::{Col, Pod};
 use super::intern::{Interner, Sym};
+pub use super::launch_shape::LaunchShape;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -142,6 +143,8 @@ pub struct GpuActivity {
     pub graph_node: Col<u64>,
     /// Index of the launching runtime/driver call, or [`NONE`].
     pub launch: Col<u32>,
+    /// Kernels' grid, block, registers and shared memory.
+    pub shape: LaunchShape,
 }
 
 /// `graph_node` value of activity not launched from a CUDA graph.

@@ -42,6 +42,9 @@ pub struct RawGpu {
     pub a: Vec<i64>,
     /// Kernels: demangled name; memcpy: bytes; memset: value.
     pub b: Vec<i64>,
+    /// Kernels' launch configuration (0 for the others), in
+    /// `launch_shape::EXPORT_COLUMNS` order.
+    pub shape: [Vec<u32>; 9],
     pub texts: Interner,
 }
 
@@ -57,6 +60,7 @@ impl RawGpu {
         reserve(&mut self.graph, n);
         reserve(&mut self.a, n);
         reserve(&mut self.b, n);
+        self.shape.iter_mut().for_each(|c| reserve(c, n));
     }
 }
 
@@ -231,10 +235,16 @@ pub fn read_gpu(
             GpuKind::Kernel => {
                 g.a.push(name_value(r.get_ref(8)?, &mut g.texts));
                 g.b.push(name_value(r.get_ref(9)?, &mut g.texts));
+                for (i, col) in g.shape.iter_mut().enumerate() {
+                    // Out-of-range values (a damaged file) read as 0.
+                    let v = int(r, 10 + i)?.and_then(|v| u32::try_from(v).ok());
+                    col.push(v.unwrap_or(0));
+                }
             }
             _ => {
                 g.a.push(int(r, 8)?.unwrap_or(NO_NAME));
                 g.b.push(int(r, 9)?.unwrap_or(0));
+                g.shape.iter_mut().for_each(|c| c.push(0));
             }
         }
         Ok(())

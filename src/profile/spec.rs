@@ -33,7 +33,20 @@ macro_rules! gpu_columns {
 
 pub const KERNEL: TableSpec = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_KERNEL",
-    columns: gpu_columns![("shortName", true, false), ("demangledName", false, false)],
+    // The launch configuration's names are `launch_shape::EXPORT_COLUMNS`.
+    columns: gpu_columns![
+        ("shortName", true, false),
+        ("demangledName", false, false),
+        ("gridX", false, false),
+        ("gridY", false, false),
+        ("gridZ", false, false),
+        ("blockX", false, false),
+        ("blockY", false, false),
+        ("blockZ", false, false),
+        ("registersPerThread", false, false),
+        ("staticSharedMemory", false, false),
+        ("dynamicSharedMemory", false, false),
+    ],
     filter: "",
 };
 

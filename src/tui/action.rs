@@ -96,6 +96,8 @@ actions! {
     ToggleMouse = "toggle_mouse",
     JumpToLaunch = "jump_to_launch",
     OpenFinder = "open_finder",
+    HistoryBack = "history_back",
+    HistoryForward = "history_forward",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",

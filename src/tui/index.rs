@@ -138,6 +138,8 @@ pub struct RenderIndex {
     /// Per lane: it has NCCL kernels / any kernel.
     pub lane_has_comm: Vec<bool>,
     pub lane_has_kernel: Vec<bool>,
+    /// Per lane: it has kernels that are not communication.
+    pub lane_has_compute: Vec<bool>,
     /// Thread → its NVTX tracks, depth order, start/end ranges last.
     pub nvtx_of_thread: Vec<Vec<usize>>,
 }
@@ -277,7 +279,9 @@ impl RenderIndex {
         };
         let lane_has_comm = lane_has(&|c| Cat::from_u8(c).is_comm());
         let lane_has_kernel = lane_has(&|c| c != Cat::Memcpy as u8 && c != Cat::Memset as u8);
+        let lane_has_compute = lane_has(&|c| c == Cat::Compute as u8);
         RenderIndex {
+            lane_has_compute,
             lane_has_comm,
             lane_has_kernel,
             gpu_cat,

@@ -49,16 +49,23 @@ pub fn row_device(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<DevI
 
 fn stream_label(p: &Profile, idx: &RenderIndex, lane: LaneId) -> String {
     let l = &p.lanes[lane as usize];
-    let has_comm = idx.lane_has_comm[lane as usize];
-    let has_kernel = idx.lane_has_kernel[lane as usize];
-    let what = if has_comm {
-        "NCCL"
-    } else if has_kernel {
-        "compute"
-    } else {
-        "copy"
-    };
+    let what = stream_kind(
+        idx.lane_has_comm[lane as usize],
+        idx.lane_has_compute[lane as usize],
+        idx.lane_has_kernel[lane as usize],
+    );
     format!("D{} S{} {what}", p.device_label(l.device), l.stream)
+}
+
+/// What a stream lane carries: `NCCL` only when its kernels are all
+/// communication, `mixed` when it has both kinds.
+fn stream_kind(has_comm: bool, has_compute: bool, has_kernel: bool) -> &'static str {
+    match (has_comm, has_compute) {
+        (true, true) => "mixed",
+        (true, false) => "NCCL",
+        (false, _) if has_kernel => "compute",
+        (false, _) => "copy",
+    }
 }
 
 /// The first device each process has a context on.
@@ -183,13 +190,7 @@ pub fn build(
 }
 
 /// Focus mode: only the selected group's streams, latest arriver first.
-pub fn focus(
-    p: &Profile,
-    a: &Analysis,
-    idx: &RenderIndex,
-    group: usize,
-    instance: usize,
-) -> Vec<LaneRow> {
+pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
     let g = &a.matching.groups[group];
     let rows = g.instance_rows(instance);
     let earliest = rows
@@ -203,9 +204,16 @@ pub fn focus(
         .into_iter()
         .map(|d| {
             let late_ms = (p.gpu.start[rows[d] as usize] - earliest) as f64 / 1e6;
+            let lane = &p.lanes[g.lanes[d] as usize];
+            // No kind word: every focus row is one of the group's streams,
+            // and the arrival offset is what must fit.
             LaneRow {
                 kind: LaneKind::Stream(g.lanes[d]),
-                label: format!("{} +{late_ms:.1}ms", stream_label(p, idx, g.lanes[d])),
+                label: format!(
+                    "D{} S{} +{late_ms:.1}ms",
+                    p.device_label(lane.device),
+                    lane.stream
+                ),
                 collapsible: false,
             }
         })
@@ -219,5 +227,18 @@ pub fn row_process(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<Pro
         LaneKind::Api(t) => Some(p.threads[t as usize].process),
         LaneKind::Nvtx(tr) => Some(p.threads[idx.nvtx_tracks[tr].thread as usize].process),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stream_kind;
+
+    #[test]
+    fn a_stream_is_nccl_only_when_all_its_kernels_communicate() {
+        assert_eq!(stream_kind(true, false, true), "NCCL");
+        assert_eq!(stream_kind(true, true, true), "mixed");
+        assert_eq!(stream_kind(false, true, true), "compute");
+        assert_eq!(stream_kind(false, false, false), "copy");
     }
 }

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod data;
 pub mod finder;
+pub mod history;
 pub mod index;
 pub mod keymap;
 pub mod lanes;

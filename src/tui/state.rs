@@ -1,13 +1,18 @@
 //! The UI state and what each action does to it. Views read this; nothing
 //! here draws.
 
+mod first_screen;
+mod jumps;
 mod mouse;
 mod navigate;
 mod panels;
 
+pub use jumps::{Place, Target};
+
 use super::action::{Action, Mode};
 use super::data::{LoadMsg, Loaded};
 use super::finder;
+use super::history::History;
 use super::keymap::Keymap;
 use super::lanes::{self, LaneKind, LaneRow};
 use super::panel::{FrameLayout, PanelView};
@@ -116,6 +121,8 @@ pub struct App {
     pub timeline_width: usize,
     /// Timeline rows visible in the last frame.
     pub timeline_height: usize,
+    /// Places left by jumps (`Backspace` back, `alt-Right` forward).
+    pub history: History<Place>,
     /// The help's rows and visible rows in the last frame.
     pub help_scroll: Scroll,
 }
@@ -155,6 +162,7 @@ impl App {
             dirty: true,
             timeline_width: 100,
             timeline_height: 30,
+            history: History::default(),
             help_scroll: Scroll::default(),
         }
     }
@@ -212,7 +220,7 @@ impl App {
             self.set_loaded(loaded);
             return;
         }
-        self.loaded = Some(loaded);
+        self.loaded = Some(loaded.clone());
         self.rebuild_rows();
         if let Some(e) = self.selection {
             self.select(e, false);
@@ -220,6 +228,7 @@ impl App {
         if let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
         }
+        self.announce_big_events(&loaded);
         if let Some(a) = self.pending_action.take() {
             self.message = None;
             self.apply_timeline(a);
@@ -233,10 +242,14 @@ impl App {
             self.view = View::fit(a, b);
         }
         let complete = loaded.complete;
-        self.loaded = Some(loaded);
+        self.loaded = Some(loaded.clone());
         self.rebuild_rows();
+        self.start_on_first_lane_with_events(&loaded);
         if complete && let Some(goto) = self.pending_goto.take() {
             self.goto_instance(&goto);
+        }
+        if complete {
+            self.announce_big_events(&loaded);
         }
         self.dirty = true;
     }
@@ -253,27 +266,25 @@ impl App {
         match found {
             Some((g, k)) => {
                 self.jump = Some(JumpSource::Group(g));
-                self.select_instance(g, k, true);
+                self.select_instance(g, k);
             }
-            None => {
-                self.message = Some(format!(
-                    "--goto {spec}: no such group:instance (see `rankline report skew`)"
-                ))
-            }
+            None => self.message = Some(goto_problem(&l, spec)),
         }
     }
 
     pub fn rebuild_rows(&mut self) {
         let Some(l) = self.loaded.clone() else { return };
         self.rows = match (self.focus, self.instance) {
-            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, &l.index, g, k),
+            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, g, k),
             _ => lanes::build(&l.profile, &l.analysis, &l.index, &self.collapsed),
         };
         self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
         self.keep_cursor_visible();
     }
 
-    /// Scrolls so the cursor row is on screen (after a resize too).
+    /// Scrolls so the cursor row is on screen (after a resize too), and
+    /// never past the last row: when the terminal grows, the view stays
+    /// full rather than keeping rows scrolled off the top.
     pub fn keep_cursor_visible(&mut self) {
         let h = self.timeline_height.max(1);
         if self.cursor < self.scroll {
@@ -281,6 +292,7 @@ impl App {
         } else if self.cursor >= self.scroll + h {
             self.scroll = self.cursor + 1 - h;
         }
+        self.scroll = self.scroll.min(self.rows.len().saturating_sub(h));
     }
 
     /// Handles a key press; keys go to text input in the finder and prompt.
@@ -330,6 +342,18 @@ impl App {
             self.quit = true;
             return;
         }
+        self.apply_unclamped(a);
+        self.clamp_view();
+    }
+
+    /// Keeps the window on the data (see [`View::clamp_to`]).
+    pub fn clamp_view(&mut self) {
+        if let Some((first, last)) = self.loaded.as_ref().and_then(|l| l.span) {
+            self.view.clamp_to(first, last, self.timeline_width);
+        }
+    }
+
+    fn apply_unclamped(&mut self, a: Action) {
         match self.overlay.clone() {
             Overlay::None => self.apply_timeline(a),
             Overlay::Help { scroll } => {
@@ -417,11 +441,37 @@ impl App {
                 if let Some(&i) = top.get(selected) {
                     let e = &l.big_events[i];
                     self.jump = Some(JumpSource::Group(e.group));
-                    self.select_instance(e.group, e.instance, true);
+                    self.select_instance(e.group, e.instance);
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// Why `--goto SPEC` found nothing: the valid groups, or the instance
+/// range of the group named.
+fn goto_problem(l: &Loaded, spec: &str) -> String {
+    let groups = &l.analysis.matching.groups;
+    let (g, _) = spec.rsplit_once(':').unwrap_or((spec, ""));
+    if let Some(gi) = l.analysis.matching.group(g) {
+        return format!(
+            "--goto {spec}: {g} has instances 1 to {}",
+            groups[gi].instances()
+        );
+    }
+    const SHOWN: usize = 12;
+    let mut keys: Vec<&str> = groups.iter().take(SHOWN).map(|g| g.key.as_str()).collect();
+    if groups.len() > SHOWN {
+        keys.push("…");
+    }
+    if keys.is_empty() {
+        format!("--goto {spec}: this capture has no matched collective groups")
+    } else {
+        format!(
+            "--goto {spec}: no such group:instance; groups are {} (see `rankline report skew`)",
+            keys.join(" ")
+        )
     }
 }
 

@@ -10,6 +10,12 @@ pub struct View {
 /// The narrowest window: 10 ns across the whole timeline.
 pub const MIN_SPAN_NS: f64 = 10.0;
 
+/// Zooming in stops at this many ns per column (timestamps are in ns).
+pub const MIN_NS_PER_CELL: f64 = 1.0;
+
+/// Zooming out stops at this multiple of the capture's length.
+pub const MAX_SPAN_OF_CAPTURE: f64 = 1.2;
+
 impl View {
     pub fn fit(first: i64, last: i64) -> View {
         // In f64: timestamps at the ends of the i64 range must not wrap.
@@ -42,6 +48,28 @@ impl View {
 
     pub fn center_on(&mut self, t: f64) {
         self.t0 = t - self.span / 2.0;
+    }
+
+    /// Keeps the window on the data `[first, last]`: zoomed out at most a
+    /// little beyond the whole capture, zoomed in to at most
+    /// [`MIN_NS_PER_CELL`] over `cells` columns, and panned no further than
+    /// the data's ends plus a margin (half a window, or a tenth of the
+    /// capture when zoomed out), so no key leads into empty time.
+    pub fn clamp_to(&mut self, first: i64, last: i64, cells: usize) {
+        let len = (last as f64 - first as f64).max(MIN_SPAN_NS);
+        let min = (cells.max(1) as f64 * MIN_NS_PER_CELL).max(MIN_SPAN_NS);
+        let max = (len * MAX_SPAN_OF_CAPTURE).max(min);
+        let c = self.center();
+        self.span = self.span.clamp(min, max);
+        self.t0 = c - self.span / 2.0;
+        let margin = (self.span / 2.0).min(len * 0.1);
+        let lo = first as f64 - margin;
+        let hi = last as f64 + margin - self.span;
+        self.t0 = if lo > hi {
+            (first as f64 + last as f64 - self.span) / 2.0
+        } else {
+            self.t0.clamp(lo, hi)
+        };
     }
 
     /// Shows `[a, b]` with a margin.
@@ -80,13 +108,38 @@ pub fn format_time(t: f64, step: f64) -> String {
     };
     // Enough decimals to tell neighbouring ticks apart.
     let decimals = ((div / step).log10().ceil()).max(0.0) as usize;
-    format!("{:.*}{unit}", decimals, t / div)
+    format!("{}{unit}", fixed(t / div, decimals))
+}
+
+/// A time relative to the first event, signed: `+1.5s`, `-20ms`, `0s`.
+pub fn format_offset(t: f64, step: f64) -> String {
+    let s = format_time(t, step);
+    if s.starts_with('-') || is_zero(&s) {
+        s
+    } else {
+        format!("+{s}")
+    }
 }
 
 /// An absolute capture-clock time in seconds, with the decimals `step` needs.
 pub fn format_abs(t: f64, step: f64) -> String {
     let decimals = ((1e9 / step).log10().ceil()).clamp(0.0, 9.0) as usize;
-    format!("{:.*}s", decimals, t / 1e9)
+    format!("{}s", fixed(t / 1e9, decimals))
+}
+
+/// `x` with `decimals` decimals, never `-0` or `-0.0` (a value that rounds
+/// to zero has no sign).
+fn fixed(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    match s.strip_prefix('-') {
+        Some(rest) if is_zero(rest) => rest.to_string(),
+        _ => s,
+    }
+}
+
+/// Whether a formatted number (unit allowed) is zero.
+fn is_zero(s: &str) -> bool {
+    !s.chars().any(|c| c.is_ascii_digit() && c != '0')
 }
 
 /// Human duration for panels: "45.4 ms", "812 µs".
@@ -128,6 +181,51 @@ mod tests {
         assert_eq!(format_abs(5_243_000_000.0, 1e6), "5.243s");
         assert_eq!(format_abs(5_243_010_000.0, 1e4), "5.24301s");
         assert_eq!(format_duration(812_000), "812.0 µs");
+    }
+
+    #[test]
+    fn zero_has_no_sign_and_offsets_have_one() {
+        assert_eq!(format_time(-40_000_000.0, 1e8), "0.0s");
+        assert_eq!(format_abs(-1.0, 1e9), "0s");
+        assert_eq!(format_abs(-400_000_000.0, 1e9), "0s");
+        assert_eq!(format_offset(-1e9, 1e9), "-1s");
+        assert_eq!(format_offset(1.5e9, 5e8), "+1.5s");
+        assert_eq!(format_offset(-1e3, 1e8), "0.0s");
+        assert_eq!(format_offset(0.0, 1e9), "0s");
+        assert_eq!(format_offset(-2e7, 1e7), "-20ms");
+    }
+
+    /// Far more zoom-outs, zoom-ins and pans than anyone presses stay on the
+    /// data: a capture of 1 s from t = 5 s, 100 columns.
+    #[test]
+    fn zoom_and_pan_stop_near_the_data() {
+        let (a, b) = (5_000_000_000, 6_000_000_000);
+        let mut v = View::fit(a, b);
+        for _ in 0..30 {
+            v.zoom(2.0);
+            v.clamp_to(a, b, 100);
+        }
+        assert_eq!(v.span, 1e9 * MAX_SPAN_OF_CAPTURE);
+        assert!(
+            v.t0 >= a as f64 - 1e8 - 1.0 && v.end() <= b as f64 + 1e8 + 1.0,
+            "{v:?}"
+        );
+        for _ in 0..60 {
+            v.zoom(0.5);
+            v.clamp_to(a, b, 100);
+        }
+        assert_eq!(v.span, 100.0 * MIN_NS_PER_CELL);
+        // A pan of a million windows (the far right, in one step).
+        v.pan(1e8);
+        v.clamp_to(a, b, 100);
+        // Zoomed in, the view stops half a window past the last event.
+        assert_eq!(v.center(), b as f64);
+        let mut v = View::fit(a, b);
+        for _ in 0..1000 {
+            v.pan(-0.25);
+            v.clamp_to(a, b, 100);
+        }
+        assert!(v.t0 >= a as f64 - 1e8 - 1.0, "{v:?}");
     }
 
     #[test]

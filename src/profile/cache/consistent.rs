@@ -22,32 +22,36 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
         g.bytes.len(),
         g.graph_node.len(),
         g.launch.len(),
-    ]) && same(&[
-        r.start.len(),
-        r.end.len(),
-        r.thread.len(),
-        r.name.len(),
-        r.correlation.len(),
-        r.class.len(),
-        r.is_launch.len(),
-    ]) && same(&[
-        n.start.len(),
-        n.end.len(),
-        n.thread.len(),
-        n.name.len(),
-        n.kind.len(),
-        n.domain.len(),
-        n.depth.len(),
-    ]) && same(&[
-        p.nccl_api.thread.len(),
-        p.nccl_api.start.len(),
-        p.nccl_api.end.len(),
-        p.nccl_api.comm.len(),
-    ]) && same(&[
-        p.nccl_ops.process.len(),
-        p.nccl_ops.correlation.len(),
-        p.nccl_ops.operation.len(),
-    ]);
+    ]) && g.shape.columns().iter().all(|c| c.len() == g.start.len())
+        && same(&[
+            r.start.len(),
+            r.end.len(),
+            r.thread.len(),
+            r.name.len(),
+            r.correlation.len(),
+            r.class.len(),
+            r.is_launch.len(),
+        ])
+        && same(&[
+            n.start.len(),
+            n.end.len(),
+            n.thread.len(),
+            n.name.len(),
+            n.kind.len(),
+            n.domain.len(),
+            n.depth.len(),
+        ])
+        && same(&[
+            p.nccl_api.thread.len(),
+            p.nccl_api.start.len(),
+            p.nccl_api.end.len(),
+            p.nccl_api.comm.len(),
+        ])
+        && same(&[
+            p.nccl_ops.process.len(),
+            p.nccl_ops.correlation.len(),
+            p.nccl_ops.operation.len(),
+        ]);
     if !lengths {
         return Err("columns of one table differ in length (corrupted)".into());
     }

@@ -224,6 +224,22 @@ fn forged_entries_with_valid_checksums_are_rejected() {
         d["processes"][0]["name"] = 1_000_000.into()
     });
     forge("stale key", &|d| d["key"]["path"] = "/elsewhere".into());
+    let column = |d: &serde_json::Value, name: &str| {
+        d["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|c| c["name"] == name)
+            .unwrap()
+    };
+    forge("short launch-shape column", &|d| {
+        let i = column(d, "gpu.registers");
+        d["columns"][i]["len"] = 4.into()
+    });
+    forge("missing launch-shape column", &|d| {
+        let i = column(d, "gpu.dynamic_smem");
+        d["columns"].as_array_mut().unwrap().remove(i);
+    });
     // Header lengths that overflow when added or aligned.
     for (at, value) in [
         (16, u64::MAX),
@@ -349,4 +365,23 @@ fn fuzzed_entries_are_served_or_rejected_never_a_panic() {
     eprintln!("{hits} hits, {rejected} rejected");
     // Both outcomes happen: the mutations reach past the checksums.
     assert!(hits > 0 && rejected > 0, "{hits} hits, {rejected} rejected");
+}
+
+/// The kernels' launch configuration comes back from an entry as loaded.
+#[test]
+fn the_launch_shape_survives_a_cache_entry() {
+    let d = scratch("shape");
+    let (_, key, p) = input(&d);
+    let entry = std::fs::read(store(&d.join("cache"), &key, &p).unwrap()).unwrap();
+    let mut anon = MmapOptions::new().len(entry.len()).map_anon().unwrap();
+    anon.copy_from_slice(&entry);
+    let map = Arc::new(anon.make_read_only().unwrap());
+    let back = decode(&map, &key).unwrap();
+    let kernel = (0..p.gpu.len())
+        .find(|&r| p.gpu.kind[r] == GpuKind::Kernel)
+        .unwrap();
+    assert_ne!(p.gpu.shape.row(kernel).block, [0, 0, 0]);
+    for (a, b) in p.gpu.shape.columns().iter().zip(back.gpu.shape.columns()) {
+        assert_eq!(&a[..], &b[..]);
+    }
 }

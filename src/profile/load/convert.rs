@@ -111,6 +111,8 @@ impl State<'_> {
         out.graph_node
             .append(&mut std::mem::take(&mut g.graph).into());
         out.launch.append(&mut vec![NONE; n].into());
+        let shape = std::mem::take(&mut g.shape).map(Into::into);
+        out.shape.append(&mut LaunchShape::from_columns(shape));
     }
 
     pub(super) fn add_runtime(&mut self, mut t: RawRuntime) {

@@ -198,6 +198,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, PanelScrollDown, &["}"]),
         (Mode::Timeline, ToggleMouse, &["m"]),
         (Mode::Timeline, JumpToLaunch, &["J"]),
+        (Mode::Timeline, HistoryBack, &["Backspace", "alt-Left"]),
+        (Mode::Timeline, HistoryForward, &["alt-Right"]),
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),

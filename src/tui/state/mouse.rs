@@ -100,6 +100,7 @@ impl App {
         self.apply(zoom);
         let want_t0 = t - frac * self.view.span;
         self.view.pan((want_t0 - self.view.t0) / self.view.span);
+        self.clamp_view();
     }
 
     /// Moves the cursor to the lane clicked and selects the event under the

@@ -1,6 +1,7 @@
 //! Moving around the timeline: what each timeline action does to the view,
 //! the cursor and the selection.
 
+use super::jumps::{Target, instance_of, one_hit_per_instance};
 use super::{
     App, EventRef, JumpSource, MakeEvent, Overlay, event_on_row, event_span, row_of_event,
 };
@@ -88,6 +89,11 @@ impl App {
                         self.collapsed.insert(k);
                     }
                     self.rebuild_rows();
+                } else {
+                    self.message = Some(
+                        "this row cannot collapse: device rows (▾) and API rows with NVTX can"
+                            .into(),
+                    );
                 }
             }
             Action::NextOccurrence => self.step_occurrence(&l, true),
@@ -122,6 +128,8 @@ impl App {
             Action::PanelScrollDown => self.scroll_panel(true),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::JumpToLaunch => self.jump_to_launch(&l),
+            Action::HistoryBack => self.go_back(),
+            Action::HistoryForward => self.go_forward(),
             Action::OpenFinder => {
                 self.overlay = Overlay::Finder {
                     query: String::new(),
@@ -189,13 +197,14 @@ impl App {
         self.move_cursor_to_event(&l, e);
     }
 
-    pub fn select_instance(&mut self, g: usize, k: usize, center: bool) {
+    /// Jumps to a collective instance (recorded in the history).
+    pub fn select_instance(&mut self, g: usize, k: usize) {
         let Some(l) = self.loaded.clone() else { return };
         let group = &l.analysis.matching.groups[g];
         // Select the late rank's kernel: the one the question is about.
         let late =
             group.instance_rows(k)[crate::analysis::skew::instance_skew(&l.profile, group, k).late];
-        self.select(EventRef::Gpu(late as usize), center);
+        self.jump(Target::Event(EventRef::Gpu(late as usize)), true);
     }
 
     fn move_cursor_to_event(&mut self, l: &Loaded, e: EventRef) {
@@ -317,7 +326,15 @@ impl App {
                 let e = make(track.row(k));
                 self.select(e, false);
             }
-            None => self.message = Some("nothing under the cursor".into()),
+            None => match nearest(&track, t) {
+                // Nothing under the cursor: the nearest event of the lane,
+                // brought into view.
+                Some(k) => {
+                    self.select(make(track.row(k)), true);
+                    self.message = Some("nothing under the cursor: selected the nearest".into());
+                }
+                None => self.message = Some("no events on this row".into()),
+            },
         }
     }
 
@@ -341,7 +358,7 @@ impl App {
                     _ => (n > 0).then_some(0),
                 };
                 match k {
-                    Some(k) => self.select_instance(g, k, true),
+                    Some(k) => self.select_instance(g, k),
                     None => {
                         self.message = Some(format!(
                             "no {} instance",
@@ -351,16 +368,17 @@ impl App {
                 }
             }
             Some(JumpSource::Finder { events, .. }) => {
-                let cur = self
-                    .selection
-                    .and_then(|s| events.iter().position(|&e| e == s));
+                let cur = self.finder_position(l, &events);
                 let next = match cur {
                     Some(i) if forward => (i + 1 < events.len()).then_some(i + 1),
                     Some(i) => i.checked_sub(1),
                     None => (!events.is_empty()).then_some(0),
                 };
                 match next {
-                    Some(i) => self.select(events[i], true),
+                    Some(i) => match instance_of(l, events[i]) {
+                        Some((g, k)) => self.select_instance(g, k),
+                        None => self.jump(Target::Event(events[i]), true),
+                    },
                     None => {
                         self.message = Some(format!(
                             "no {} occurrence",
@@ -398,7 +416,7 @@ impl App {
             Some(i) => {
                 let e = &l.big_events[i];
                 self.jump = Some(JumpSource::Group(e.group));
-                self.select_instance(e.group, e.instance, true);
+                self.select_instance(e.group, e.instance);
             }
             None => {
                 self.message = Some(format!(
@@ -416,7 +434,7 @@ impl App {
             EntryKind::Group(g) => {
                 self.jump = Some(JumpSource::Group(g));
                 if l.analysis.matching.groups[g].instances() > 0 {
-                    self.select_instance(g, 0, true);
+                    self.select_instance(g, 0);
                 }
                 return;
             }
@@ -430,25 +448,16 @@ impl App {
                 .collect(),
         };
         events.sort_by_key(|e| e.0);
-        let events: Vec<EventRef> = events.into_iter().map(|e| e.1).collect();
+        let events = one_hit_per_instance(l, events.into_iter().map(|e| e.1).collect());
         if let Some(&first) = events.first() {
             self.jump = Some(JumpSource::Finder {
                 label: entry.label.clone(),
                 events,
             });
-            self.select(first, true);
-        }
-    }
-
-    fn jump_to_launch(&mut self, l: &Loaded) {
-        match self.selection {
-            Some(EventRef::Gpu(r)) if l.profile.gpu.launch[r] != crate::profile::NONE => {
-                self.select(EventRef::Api(l.profile.gpu.launch[r] as usize), true);
+            match instance_of(l, first) {
+                Some((g, k)) => self.select_instance(g, k),
+                None => self.jump(Target::Event(first), true),
             }
-            Some(EventRef::Gpu(_)) => {
-                self.message = Some("this kernel has no launch call in the capture".into());
-            }
-            _ => self.message = Some("select a kernel first".into()),
         }
     }
 
@@ -465,4 +474,20 @@ impl App {
         };
         self.view.center_on(base + s * 1e9);
     }
+}
+
+/// The event of `track` closest to time `t` (by its nearer edge).
+fn nearest(track: &crate::tui::index::Track<'_>, t: i64) -> Option<usize> {
+    let i = track.start.partition_point(|&s| s <= t);
+    let gap = |k: usize| {
+        if track.start[k] > t {
+            track.start[k].saturating_sub(t)
+        } else {
+            t.saturating_sub(track.end[k]).max(0)
+        }
+    };
+    [i.checked_sub(1), (i < track.len()).then_some(i)]
+        .into_iter()
+        .flatten()
+        .min_by_key(|&k| gap(k))
 }

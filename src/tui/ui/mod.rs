@@ -3,10 +3,13 @@
 //! the state needs for cursor maths.
 
 pub mod cells;
+mod labels;
+mod launch_config;
 mod overlays;
 mod panels;
 pub mod theme;
 mod timeline;
+mod title;
 
 use super::action::{Action, Mode};
 use super::data::Loaded;
@@ -58,11 +61,25 @@ fn scrub_controls(buf: &mut Buffer) {
     }
 }
 
+/// The smallest terminal the timeline is drawn in: a ruler and a few
+/// lanes beside their labels.
+pub const MIN_SIZE: (u16, u16) = (40, 8);
+
 fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
         no_color: app.no_color,
     };
     let area = f.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        // Only a note: the state (and the geometry it learnt) is kept for
+        // when the terminal grows again.
+        let note = format!(
+            "rankline needs at least {}×{} (now {}×{})",
+            MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
+        );
+        f.render_widget(Paragraph::new(note).wrap(Wrap { trim: true }), area);
+        return;
+    }
     let [title, main, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
@@ -87,7 +104,7 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     app.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
     app.keep_cursor_visible();
     f.render_widget(
-        Paragraph::new(title_line(app, &l)).style(theme.bar()),
+        Paragraph::new(title::title_line(app, &l, title.width)).style(theme.bar()),
         title,
     );
     timeline::draw(f.buffer_mut(), timeline_area, app, &l, &theme);
@@ -96,49 +113,6 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         status,
     );
     overlays::draw(f, main, app, &theme);
-}
-
-fn title_line(app: &App, l: &Loaded) -> Line<'static> {
-    let p = &l.profile;
-    let mut s = " rankline".to_string();
-    // Warnings first: they must survive a narrow terminal.
-    let missing = &l.analysis.completeness.missing;
-    if !missing.is_empty() {
-        let list: Vec<String> = missing
-            .iter()
-            .map(|&d| format!("D{}", p.device_label(d)))
-            .collect();
-        s += &format!("  ⚠ no GPU activity on {}", list.join(" "));
-    }
-    if !app.file_errors.is_empty() {
-        s += &format!("  ⚠ {} file(s) failed", app.file_errors.len());
-    }
-    for f in &p.files {
-        if let Some(wal) = &f.wal {
-            s += &format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal));
-        }
-    }
-    let files: Vec<String> = p
-        .files
-        .iter()
-        .map(|f| {
-            f.path.file_name().map_or_else(
-                || f.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
-    s += &format!("  ·  {}", files.join(", "));
-    s += &format!("  ·  window {}", format_duration(app.view.span as i64));
-    s += if app.relative_time {
-        "  ·  relative time"
-    } else {
-        "  ·  capture clock"
-    };
-    if app.focus {
-        s += "  ·  FOCUS";
-    }
-    Line::from(escape_controls(&s).into_owned())
 }
 
 /// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
@@ -218,7 +192,10 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             Some(JumpSource::Group(g)) => {
                 format!("instances of {}", l.analysis.matching.groups[*g].key)
             }
-            Some(JumpSource::Finder { label, .. }) => label.clone(),
+            Some(JumpSource::Finder { label, .. }) => match app.finder_hit(l) {
+                Some((k, n)) => format!("{label} · hit {k} of {n}"),
+                None => label.clone(),
+            },
             None => String::new(),
         };
         if !source.is_empty() {

@@ -125,11 +125,14 @@ fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
         Span::styled("┃first ┃last ┃end", theme.marker()),
         Span::raw(" markers of the selected collective"),
     ]));
+    lines.push(Line::from(
+        "▼ · the cursor column (· on the cursor's lane): Enter selects there",
+    ));
     lines.push(Line::from(vec![
         Span::styled("◀", theme.late_label()),
         Span::raw(" the late rank's lane"),
     ]));
-    let r = centered(area, 56, lines.len() as u16 + 2);
+    let r = centered(area, 72, lines.len() as u16 + 2);
     popup(f, r, "legend", lines);
 }
 

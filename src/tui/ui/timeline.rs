@@ -1,6 +1,7 @@
 //! The timeline: a ruler, then one row per lane with a label and cells.
 
 use super::cells::{Cell, cells};
+use super::labels::{fit_name, fit_words, marker_labels, tick_labels};
 use super::theme::Theme;
 use crate::analysis::skew::instance_skew;
 use crate::text_safe::escape_controls;
@@ -8,7 +9,7 @@ use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, Track};
 use crate::tui::lanes::LaneKind;
 use crate::tui::state::{App, EventRef, event_on_row, event_span};
-use crate::tui::timescale::{format_abs, format_time, tick_step};
+use crate::tui::timescale::{format_abs, format_offset, tick_step};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -92,10 +93,10 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         };
         let max = lw as usize;
         let shown: String = if is_late {
-            let head: String = label.chars().take(max.saturating_sub(2)).collect();
+            let head = fit_words(&label, max.saturating_sub(2));
             format!("{head:<w$}◀", w = max - 1)
         } else {
-            label.chars().take(max).collect()
+            fit_words(&label, max)
         };
         put_str(buf, area.x, y, max, &format!("{shown:<max$}"), style);
         draw_row(buf, y, &geo, app, l, row.kind, &selected, &markers, theme);
@@ -137,7 +138,8 @@ fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'stat
         .map(|&r| p.gpu.end[r as usize])
         .max()
         .unwrap_or(0);
-    [(first, "first"), (last, "last"), (end, "end")]
+    // Most important first: the late rank's start names the answer.
+    [(last, "last"), (first, "first"), (end, "end")]
         .into_iter()
         .filter_map(|(t, tag)| geo.col(t).map(|c| (c, tag)))
         .collect()
@@ -153,8 +155,13 @@ fn draw_ruler(
     theme: &Theme,
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
-    let origin = l.span.map_or(0, |s| s.0) as f64;
-    let mut t = (geo.t0 / step).ceil() * step;
+    // Relative ticks are at round offsets from the first event.
+    let origin = if app.relative_time {
+        l.span.map_or(0, |s| s.0) as f64
+    } else {
+        0.0
+    };
+    let mut t = origin + ((geo.t0 - origin) / step).ceil() * step;
     let y = area.y;
     let mode = if app.relative_time { "rel" } else { "abs" };
     put_str(
@@ -167,30 +174,33 @@ fn draw_ruler(
     );
     // Ticks are at least a cell apart, so a bounded loop: near the ends of
     // the i64 range `t += step` can be lost to f64 rounding.
+    let mut ticks = Vec::new();
     for _ in 0..=geo.width {
         if t >= geo.t0 + geo.ns_per_cell * geo.width as f64 {
             break;
         }
         if let Some(c) = geo.col(t as i64) {
             let text = if app.relative_time {
-                format!("+{}", format_time(t - origin, step))
+                format_offset(t - origin, step)
             } else {
                 format_abs(t, step)
             };
-            let x = geo.x0 + c as u16;
-            put(buf, x, y, '╷', theme.dim());
-            let room = geo.width - c - 1;
-            put_str(buf, x + 1, y, room.min(13), &text, theme.dim());
+            put(buf, geo.x0 + c as u16, y, '╷', theme.dim());
+            ticks.push((c, text));
         }
         t += step;
     }
+    for (c, text) in tick_labels(&ticks, geo.width) {
+        put_str(buf, geo.x0 + c as u16, y, text.len(), &text, theme.dim());
+    }
     let y2 = y + 1;
-    put(buf, geo.x0 + (geo.width / 2) as u16, y2, '▼', theme.dim());
-    for &(c, tag) in markers {
-        let x = geo.x0 + c as u16;
-        put(buf, x, y2, '┃', theme.marker());
-        let room = geo.width.saturating_sub(c + 1).min(tag.len());
-        put_str(buf, x + 1, y2, room, tag, theme.marker());
+    let cursor = geo.width / 2;
+    put(buf, geo.x0 + cursor as u16, y2, '▼', theme.dim());
+    for &(c, _) in markers {
+        put(buf, geo.x0 + c as u16, y2, '┃', theme.marker());
+    }
+    for (c, tag) in marker_labels(markers, &[cursor], geo.width) {
+        put_str(buf, geo.x0 + c as u16, y2, tag.len(), tag, theme.marker());
     }
 }
 
@@ -354,7 +364,9 @@ fn draw_row(
             } else {
                 theme.name_on(Cat::from_u8(cell.cat))
             };
-            put_str(buf, geo.x0 + c as u16 + 1, y, run - 2, &name, style);
+            if let Some(name) = fit_name(&escape_controls(&name), run - 2) {
+                put_str(buf, geo.x0 + c as u16 + 1, y, run - 2, &name, style);
+            }
         }
         c = end + 1;
     }

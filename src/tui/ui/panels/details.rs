@@ -122,5 +122,10 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         "NVTX: {}",
         thread.map_or("-".into(), |t| nvtx_path(l, t, at))
     )));
+    if let EventRef::Gpu(r) = e {
+        for line in super::super::launch_config::lines(p, r) {
+            out.push(line);
+        }
+    }
     out
 }

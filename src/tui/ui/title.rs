@@ -1,0 +1,153 @@
+//! The title bar: what is open and the window width. When the bar is too
+//! narrow, items give way in a fixed order; `window <value> <unit>` stays.
+
+use super::super::data::Loaded;
+use super::super::state::App;
+use super::super::timescale::format_duration;
+use crate::text_safe::escape_controls;
+use ratatui::text::Line;
+
+/// One title item: its text (with the separator before it) and how long it
+/// stays when space runs out (higher stays longer).
+struct Item {
+    text: String,
+    keep: u8,
+}
+
+/// The title for a bar `width` columns wide.
+pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
+    let p = &l.profile;
+    let mut items = vec![Item {
+        text: " rankline".into(),
+        keep: 1,
+    }];
+    let missing = &l.analysis.completeness.missing;
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|&d| format!("D{}", p.device_label(d)))
+            .collect();
+        items.push(Item {
+            text: format!("  ⚠ no GPU activity on {}", list.join(" ")),
+            keep: 5,
+        });
+    }
+    if !app.file_errors.is_empty() {
+        items.push(Item {
+            text: format!("  ⚠ {} file(s) failed", app.file_errors.len()),
+            keep: 5,
+        });
+    }
+    for f in &p.files {
+        if let Some(wal) = &f.wal {
+            items.push(Item {
+                text: format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal)),
+                keep: 5,
+            });
+        }
+    }
+    let files: Vec<String> = p
+        .files
+        .iter()
+        .map(|f| {
+            f.path.file_name().map_or_else(
+                || f.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    items.push(Item {
+        text: format!("  ·  {}", files.join(", ")),
+        keep: 0,
+    });
+    items.push(Item {
+        text: format!("  ·  window {}", format_duration(app.view.span as i64)),
+        keep: u8::MAX,
+    });
+    let clock = if app.relative_time {
+        "relative time"
+    } else {
+        "capture clock"
+    };
+    items.push(Item {
+        text: format!("  ·  {clock}"),
+        keep: 2,
+    });
+    if app.focus {
+        items.push(Item {
+            text: "  ·  FOCUS".into(),
+            keep: 4,
+        });
+    }
+    let texts: Vec<(String, u8)> = items
+        .into_iter()
+        .map(|i| (escape_controls(&i.text).into_owned(), i.keep))
+        .collect();
+    Line::from(fit(texts, width as usize))
+}
+
+/// Joins the items, dropping the least kept first until the text fits
+/// `width` columns (what is kept is never cut here).
+fn fit(mut items: Vec<(String, u8)>, width: usize) -> String {
+    let cols = |items: &[(String, u8)]| -> usize {
+        items
+            .iter()
+            .map(|(t, _)| Line::from(t.as_str()).width())
+            .sum()
+    };
+    while cols(&items) > width {
+        let Some(drop) = items
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, keep))| *keep < u8::MAX)
+            .min_by_key(|(i, (_, keep))| (*keep, usize::MAX - i))
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
+        items.remove(drop);
+    }
+    let mut s: String = items.into_iter().map(|(t, _)| t).collect();
+    // The first item kept may have lost the separator's partner.
+    if let Some(rest) = s.strip_prefix("  ·  ") {
+        s = format!(" {rest}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    fn items() -> Vec<(String, u8)> {
+        vec![
+            (" rankline".into(), 1),
+            ("  ⚠ no GPU activity on D0".into(), 5),
+            ("  ·  megatron_tp8.sqlite".into(), 0),
+            ("  ·  window 1.117 s".into(), u8::MAX),
+            ("  ·  capture clock".into(), 2),
+        ]
+    }
+
+    #[test]
+    fn everything_fits_when_wide() {
+        assert_eq!(
+            fit(items(), 200),
+            " rankline  ⚠ no GPU activity on D0  ·  megatron_tp8.sqlite  ·  window 1.117 s  ·  capture clock"
+        );
+    }
+
+    #[test]
+    fn files_then_name_then_clock_give_way_and_the_window_stays() {
+        assert_eq!(
+            fit(items(), 80),
+            " rankline  ⚠ no GPU activity on D0  ·  window 1.117 s  ·  capture clock"
+        );
+        assert_eq!(
+            fit(items(), 60),
+            "  ⚠ no GPU activity on D0  ·  window 1.117 s"
+        );
+        assert_eq!(fit(items(), 40), " window 1.117 s");
+        assert_eq!(fit(items(), 10), " window 1.117 s");
+    }
+}

@@ -1,0 +1,401 @@
+//! Moving around the timeline on the real app drawn into a TestBackend:
+//! the first screen, resizing, zoom and pan bounds, labels, finder hits and
+//! the jump history.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::state::{App, EventRef};
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+
+fn fixture() -> Source {
+    Source::File(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite"))
+}
+
+/// The app with the 8-GPU fixture loaded, drawn once at `w`×`h`.
+fn ready(w: u16, h: u16) -> (App, Terminal<TestBackend>) {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut msgs = Vec::new();
+    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
+        msgs.push(m)
+    });
+    for m in msgs {
+        if !matches!(m, LoadMsg::Progress { .. }) {
+            app.on_load(m);
+        }
+    }
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    (app, terminal)
+}
+
+/// Presses keys, drawing after each as the real loop does.
+fn press(app: &mut App, terminal: &mut Terminal<TestBackend>, keys: &[KeyEvent]) {
+    for &k in keys {
+        app.on_key(k);
+        terminal.draw(|f| ui::draw(f, app)).unwrap();
+    }
+}
+
+fn chars(s: &str) -> Vec<KeyEvent> {
+    s.chars()
+        .map(|c| {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\t' => KeyCode::Tab,
+                '\x08' => KeyCode::Backspace,
+                c => KeyCode::Char(c),
+            };
+            KeyEvent::new(code, KeyModifiers::NONE)
+        })
+        .collect()
+}
+
+fn typed(app: &mut App, terminal: &mut Terminal<TestBackend>, s: &str) {
+    press(app, terminal, &chars(s));
+}
+
+fn lines(terminal: &Terminal<TestBackend>) -> Vec<String> {
+    let buf = terminal.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+fn text(terminal: &Terminal<TestBackend>) -> String {
+    lines(terminal).join("\n")
+}
+
+fn capture(app: &App) -> (i64, i64) {
+    app.loaded.as_ref().unwrap().span.unwrap()
+}
+
+#[test]
+fn the_first_screen_starts_on_a_lane_with_events_and_names_the_worst_big_event() {
+    let (mut app, mut terminal) = ready(160, 48);
+    // D0 has only a CUDA context: its header and "missing" rows are skipped.
+    assert_eq!(app.rows[app.cursor].label, "D0 T4101 API");
+    let status = lines(&terminal).pop().unwrap();
+    assert!(
+        status.contains("4 big-skew events, worst s20:145 late D4 +46.6 ms — press b"),
+        "{status}"
+    );
+    // The first Enter selects an event (under the cursor or the nearest).
+    typed(&mut app, &mut terminal, "\n");
+    assert!(
+        matches!(app.selection, Some(EventRef::Api(_))),
+        "{:?}",
+        app.message
+    );
+    // Tab steps along the lane instead of asking for another row.
+    typed(&mut app, &mut terminal, "\x1b\t");
+    assert!(app.selection.is_some(), "{:?}", app.message);
+}
+
+#[test]
+fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
+    let (mut app, mut terminal) = ready(160, 48);
+    let lane = app
+        .rows
+        .iter()
+        .position(|r| r.label == "D1 S24 NCCL")
+        .expect("a sparse lane");
+    app.cursor = lane;
+    typed(&mut app, &mut terminal, "\n");
+    let Some(EventRef::Gpu(r)) = app.selection else {
+        panic!("nothing selected: {:?}", app.message);
+    };
+    let l = app.loaded.clone().unwrap();
+    assert_eq!(
+        l.profile.gpu.lane[r],
+        match app.rows[lane].kind {
+            rankline::tui::lanes::LaneKind::Stream(s) => s,
+            k => panic!("{k:?}"),
+        }
+    );
+    assert!(text(&terminal).contains("selected the nearest"));
+}
+
+#[test]
+fn growing_the_terminal_keeps_the_lanes_full() {
+    let (mut app, mut terminal) = ready(40, 12);
+    // To the last lane, then a terminal big enough for many more rows.
+    let downs = vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.rows.len()];
+    press(&mut app, &mut terminal, &downs);
+    assert!(app.scroll > 0);
+    terminal.backend_mut().resize(160, 48);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let h = app.timeline_height;
+    assert_eq!(app.scroll, app.rows.len().saturating_sub(h));
+    // The bottom timeline row shows the last lane: no blank rows below.
+    let screen = lines(&terminal);
+    let last = &app.rows.last().unwrap().label;
+    assert!(
+        screen[screen.len() - 2].starts_with(last.as_str()),
+        "{screen:#?}"
+    );
+    // Collapsing every device makes the lanes fit: D0 comes back on top.
+    app.collapsed.extend(
+        app.rows
+            .iter()
+            .filter(|r| r.collapsible)
+            .map(|r| r.kind)
+            .collect::<Vec<_>>(),
+    );
+    app.rebuild_rows();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    assert!(app.rows.len() <= app.timeline_height);
+    assert_eq!(app.scroll, 0);
+    assert!(
+        lines(&terminal)[3].starts_with("▸D0"),
+        "{}",
+        text(&terminal)
+    );
+}
+
+#[test]
+fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
+    let (mut app, mut terminal) = ready(160, 48);
+    let (a, b) = capture(&app);
+    let len = (b - a) as f64;
+    typed(&mut app, &mut terminal, &"s".repeat(30));
+    assert!(app.view.span <= len * 1.2 + 1.0, "{:?}", app.view);
+    let s = text(&terminal);
+    assert!(
+        !s.contains("-2000000000s") && !s.contains("time (abs)  -"),
+        "{s}"
+    );
+    typed(&mut app, &mut terminal, &"d".repeat(200));
+    assert!(
+        app.view.end() <= b as f64 + len * 0.1 + 1.0,
+        "{:?}",
+        app.view
+    );
+    typed(&mut app, &mut terminal, &"a".repeat(400));
+    assert!(app.view.t0 >= a as f64 - len * 0.1 - 1.0, "{:?}", app.view);
+    typed(&mut app, &mut terminal, &"w".repeat(80));
+    // The floor: 1 ns per column.
+    assert_eq!(app.view.span, app.timeline_width as f64);
+    let title = &lines(&terminal)[0];
+    assert!(
+        title.contains(&format!("window {} ns", app.timeline_width)),
+        "{title}"
+    );
+}
+
+#[test]
+fn the_title_keeps_the_window_when_narrow() {
+    let (_, terminal) = ready(40, 12);
+    let title = &lines(&terminal)[0];
+    assert!(title.contains("window 1.117 s"), "{title}");
+}
+
+/// At 80×24 the selected instance's markers all keep their tags whole.
+#[test]
+fn marker_tags_and_ticks_are_whole_or_absent() {
+    let (mut app, mut terminal) = ready(80, 24);
+    typed(&mut app, &mut terminal, "]");
+    let screen = lines(&terminal);
+    let marks = &screen[2];
+    assert!(marks.contains("┃first"), "{marks}");
+    assert!(marks.contains("last┃"), "{marks}");
+    assert!(marks.contains("┃end"), "{marks}");
+    // Ticks: every label is a whole number of seconds with its unit.
+    for word in screen[1].split('╷').skip(1) {
+        let w = word.trim();
+        assert!(
+            w.is_empty() || (w.ends_with('s') && w[..w.len() - 1].parse::<f64>().is_ok()),
+            "{w:?} in {}",
+            screen[1]
+        );
+    }
+}
+
+#[test]
+fn relative_ticks_are_signed_once_and_zero_has_no_sign() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "t");
+    let ruler = &lines(&terminal)[1];
+    assert!(ruler.contains("time (rel)"));
+    assert!(
+        !ruler.contains("+-") && !ruler.contains("-0s") && !ruler.contains("-0.0"),
+        "{ruler}"
+    );
+    assert!(
+        ruler.contains("╷0s") || ruler.contains("╷0.0s") || ruler.contains("+0.2s"),
+        "{ruler}"
+    );
+}
+
+#[test]
+fn focus_labels_keep_their_unit_at_80_columns() {
+    let (mut app, mut terminal) = ready(80, 24);
+    typed(&mut app, &mut terminal, "]F");
+    let screen = text(&terminal);
+    assert!(screen.contains("D2 S20 +31.9ms ◀"), "{screen}");
+}
+
+#[test]
+fn finder_hits_on_a_collective_step_instance_by_instance() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
+    let first = app.instance.expect("an AllGather instance");
+    let status = lines(&terminal).pop().unwrap();
+    assert!(status.contains("hit 1 of "), "{status}");
+    typed(&mut app, &mut terminal, "n");
+    let second = app.instance.expect("still an instance");
+    assert_ne!(first, second, "n stayed on the same instance");
+    let status = lines(&terminal).pop().unwrap();
+    assert!(status.contains("hit 2 of "), "{status}");
+    typed(&mut app, &mut terminal, "N");
+    assert_eq!(app.instance, Some(first));
+}
+
+#[test]
+fn back_and_forward_retrace_j_and_big_event_jumps() {
+    let (mut app, mut terminal) = ready(160, 48);
+    let start = app.view;
+    typed(&mut app, &mut terminal, "]");
+    let kernel = app.selection.expect("a big event");
+    typed(&mut app, &mut terminal, "J");
+    let call = app.selection.unwrap();
+    assert!(matches!(call, EventRef::Api(_)));
+    // J on the call returns to its kernel.
+    typed(&mut app, &mut terminal, "J");
+    assert_eq!(app.selection, Some(kernel));
+    let back = KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
+    let alt_left = KeyEvent::new(KeyCode::Left, KeyModifiers::ALT);
+    let alt_right = KeyEvent::new(KeyCode::Right, KeyModifiers::ALT);
+    press(&mut app, &mut terminal, &[back]);
+    assert_eq!(app.selection, Some(call));
+    press(&mut app, &mut terminal, &[alt_left]);
+    assert_eq!(app.selection, Some(kernel));
+    press(&mut app, &mut terminal, &[alt_left]);
+    assert_eq!(app.selection, None);
+    assert_eq!(app.view, start);
+    press(&mut app, &mut terminal, &[alt_left]);
+    assert!(text(&terminal).contains("no earlier jump"));
+    press(&mut app, &mut terminal, &[alt_right, alt_right]);
+    assert_eq!(app.selection, Some(call));
+}
+
+#[test]
+fn space_on_a_row_that_cannot_collapse_says_so() {
+    let (mut app, mut terminal) = ready(160, 48);
+    app.cursor = app.rows.iter().position(|r| !r.collapsible).unwrap();
+    let rows = app.rows.len();
+    typed(&mut app, &mut terminal, " ");
+    assert_eq!(app.rows.len(), rows);
+    assert!(text(&terminal).contains("this row cannot collapse"));
+}
+
+#[test]
+fn stream_lanes_keep_short_labels_with_one_host() {
+    let (app, _) = ready(160, 48);
+    let labels: Vec<&str> = app.rows.iter().map(|r| r.label.as_str()).collect();
+    assert!(labels.contains(&"D1 S7 compute"), "{labels:?}");
+    assert!(labels.contains(&"D1 S20 NCCL"), "{labels:?}");
+}
+
+#[test]
+fn details_show_the_launch_configuration() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "]5");
+    let s = text(&terminal);
+    // The late kernel of s20:55 on D2, as in CUPTI_ACTIVITY_KIND_KERNEL:
+    // grid 24,1,1; block 640,1,1; 96 registers; 21568 + 82240 bytes of
+    // shared memory; correlationId 305.
+    for want in [
+        "grid 24×1×1  block 640×1×1",
+        "registers/thread 96",
+        "shared memory: static 21568 B  dynamic 82240 B",
+        "correlation id 305",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+}
+
+fn with_goto(goto: &str) -> App {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = Some(goto.into());
+    let mut msgs = Vec::new();
+    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
+        msgs.push(m)
+    });
+    for m in msgs {
+        app.on_load(m);
+    }
+    app
+}
+
+#[test]
+fn goto_an_unknown_group_lists_the_valid_ones() {
+    let app = with_goto("s99:1");
+    let m = app.message.clone().unwrap_or_default();
+    assert!(m.contains("--goto s99:1"), "{m}");
+    assert!(m.contains("groups are s20 s24 s28"), "{m}");
+    let app = with_goto("s20:999");
+    let m = app.message.clone().unwrap_or_default();
+    assert!(m.contains("s20 has instances 1 to 225"), "{m}");
+}
+
+#[test]
+fn goto_is_a_jump_that_backspace_undoes() {
+    let mut app = with_goto("s20:55");
+    assert_eq!(app.instance.map(|i| i.1), Some(54));
+    app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    assert_eq!(app.selection, None);
+}
+
+#[test]
+fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
+    let (mut app, mut terminal) = ready(80, 24);
+    typed(&mut app, &mut terminal, "]jj");
+    let (sel, cursor, view) = (app.selection, app.cursor, app.view);
+    terminal.backend_mut().resize(30, 6);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = text(&terminal);
+    assert!(s.contains("needs at least 40×8"), "{s}");
+    terminal.backend_mut().resize(80, 24);
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    assert_eq!((app.selection, app.cursor, app.view), (sel, cursor, view));
+    assert!(text(&terminal).contains("instance 55/225"));
+}
+
+/// The wheel zooms at the pointer, then pans to keep the time under it:
+/// both stay on the data.
+#[test]
+fn the_wheel_zooms_out_no_further_than_the_keys() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let (mut app, mut terminal) = ready(160, 48);
+    app.mouse = true;
+    let (a, b) = capture(&app);
+    let len = (b - a) as f64;
+    for _ in 0..40 {
+        app.on_mouse(MouseEvent {
+            kind: MouseEventKind::ScrollDown,
+            column: 150,
+            row: 20,
+            modifiers: KeyModifiers::NONE,
+        });
+        terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    }
+    assert!(app.view.span <= len * 1.2 + 1.0, "{:?}", app.view);
+    assert!(app.view.t0 >= a as f64 - len * 0.1 - 1.0, "{:?}", app.view);
+    assert!(
+        app.view.end() <= b as f64 + len * 0.1 + 1.0,
+        "{:?}",
+        app.view
+    );
+}
