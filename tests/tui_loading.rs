@@ -84,3 +84,49 @@ fn keys_are_handled_while_the_loader_is_held() {
     release.send(()).unwrap();
     loader.join().unwrap();
 }
+
+/// A key that needs the cross-rank analyses, pressed after the first frame
+/// but before they are done, is done when they arrive (not lost).
+#[test]
+fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
+    use rankline::analysis::bundle::Settings;
+    use rankline::profile::Source;
+    use rankline::tui::data;
+    let file =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+    let mut msgs = Vec::new();
+    data::load(
+        &[Source::File(file)],
+        None,
+        &Settings::default(),
+        &mut |m| msgs.push(m),
+    );
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    let mut analysed = None;
+    for m in msgs {
+        match m {
+            LoadMsg::Progress { .. } => {}
+            LoadMsg::Analysed(_) => analysed = Some(m),
+            m => app.on_load(m),
+        }
+    }
+    app.on_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+    terminal
+        .draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .unwrap();
+    assert!(app.selection.is_none(), "nothing to jump to yet");
+    assert!(
+        app.message.as_deref().unwrap_or("").contains("a moment"),
+        "{:?}",
+        app.message
+    );
+    app.on_load(analysed.expect("the loader sends the analyses"));
+    terminal
+        .draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .unwrap();
+    let status: String = (0..160)
+        .map(|x| terminal.backend().buffer()[(x, 47)].symbol().to_string())
+        .collect();
+    assert!(status.contains("instance 55/225"), "{status}");
+}
