@@ -174,6 +174,7 @@ impl Db<'_> {
 impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
+        let utc_start_ns = self.read_utc_start(db)?;
         let host = self
             .read_hostname(db)?
             .unwrap_or_else(|| db.path.display().to_string());
@@ -184,6 +185,7 @@ impl State<'_> {
             schema_version,
             host,
             tables: db.schema.table_names(),
+            utc_start_ns,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
         self.read_string_ids(db)?;
@@ -223,6 +225,22 @@ impl State<'_> {
             }
         }
         Ok((nsys, schema))
+    }
+
+    fn read_utc_start(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
+        let mut utc = None;
+        db.each_row(
+            self,
+            "TARGET_INFO_SESSION_START_TIME",
+            &[("utcEpochNs", true)],
+            "",
+            None,
+            |_, r| {
+                utc = utc.or(int(r, 0)?);
+                Ok(())
+            },
+        )?;
+        Ok(utc)
     }
 
     fn read_hostname(&mut self, db: &Db) -> Result<Option<String>, LoadError> {

@@ -43,6 +43,9 @@ pub struct FileInfo {
     pub host: String,
     /// Tables the export has (a missing one means "not traced").
     pub tables: Vec<String>,
+    /// UTC (ns since the Unix epoch) of capture-clock time 0, from
+    /// `TARGET_INFO_SESSION_START_TIME`, when the export has it.
+    pub utc_start_ns: Option<i64>,
 }
 
 /// A process, scoped to its file (pids of different files never merge).

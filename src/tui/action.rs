@@ -8,7 +8,7 @@ pub enum Mode {
     Timeline,
     /// The fuzzy finder (typing goes to the query).
     Finder,
-    /// A list panel that has focus (the big-events list).
+    /// A list panel that has focus (the big-events list, the messages).
     Panel,
     /// The help overlay.
     Help,
@@ -93,9 +93,13 @@ actions! {
     PanelDetails = "panel_details",
     JumpToLaunch = "jump_to_launch",
     OpenFinder = "open_finder",
+    Messages = "messages",
+    CopyReference = "copy_reference",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",
     Accept = "accept",
     Cancel = "cancel",
+    // The big-events list: by skew, or in time order.
+    SortList = "sort_list",
 }

@@ -4,10 +4,12 @@
 
 use super::data::{self, LoadMsg};
 use super::keymap::Keymap;
+use super::messages::Level;
 use super::state::App;
 use crate::analysis::bundle::Settings;
 use crate::profile::Source;
 use crossterm::event::{self, Event};
+use std::io::Write;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -25,9 +27,9 @@ pub struct Options {
     pub no_color: bool,
     pub demo: bool,
     pub cache: Option<crate::profile::CacheDir>,
-    /// Said in the status line for the whole session (inputs dropped as
-    /// duplicates…).
-    pub banner: Option<String>,
+    /// Messages known before loading starts (inputs given twice, read
+    /// once…), listed with the load messages.
+    pub notes: Vec<String>,
 }
 
 /// What the loop reacts to.
@@ -125,10 +127,10 @@ async fn event_loop(
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
     }
-    if opts.banner.is_some() {
-        app.banner = opts.banner;
+    for note in opts.notes {
+        app.messages.push(Level::Warn, note);
     }
-    let ending = drive(terminal, &mut app, &mut rx).await?;
+    let ending = drive_with_clipboard(terminal, &mut app, &mut rx, &mut std::io::stdout()).await?;
     Ok(Outcome {
         ending,
         file_errors: std::mem::take(&mut app.file_errors),
@@ -143,6 +145,17 @@ pub async fn drive<B: ratatui::backend::Backend>(
     terminal: &mut ratatui::Terminal<B>,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Msg>,
+) -> Result<Ending, String> {
+    drive_with_clipboard(terminal, app, rx, &mut std::io::sink()).await
+}
+
+/// [`drive`], writing what `y` copies (an OSC 52 sequence) to `clipboard`:
+/// the terminal, outside ratatui's frames.
+pub async fn drive_with_clipboard<B: ratatui::backend::Backend>(
+    terminal: &mut ratatui::Terminal<B>,
+    app: &mut App,
+    rx: &mut mpsc::UnboundedReceiver<Msg>,
+    clipboard: &mut dyn Write,
 ) -> Result<Ending, String> {
     let mut last_frame = Instant::now() - FRAME;
     let mut ending = Ending::Quit;
@@ -171,6 +184,12 @@ pub async fn drive<B: ratatui::backend::Backend>(
         }
         while let Ok(m) = rx.try_recv() {
             handle(app, m, &mut ending);
+        }
+        if let Some(seq) = app.clipboard.take() {
+            // A terminal without OSC 52 ignores it; nothing to report.
+            let _ = clipboard
+                .write_all(seq.as_bytes())
+                .and_then(|()| clipboard.flush());
         }
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);

@@ -196,6 +196,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, PanelDetails, &["5"]),
         (Mode::Timeline, JumpToLaunch, &["J"]),
         (Mode::Timeline, OpenFinder, &["/"]),
+        (Mode::Timeline, CopyReference, &["y"]),
+        (Mode::Timeline, Messages, &["!"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),
         (Mode::Timeline, Quit, &["q", "ctrl-c"]),
@@ -208,6 +210,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Panel, Down, &["Down", "j"]),
         (Mode::Panel, Accept, &["Enter"]),
         (Mode::Panel, Cancel, &["Esc", "q"]),
+        (Mode::Panel, SortList, &["s"]),
+        (Mode::Panel, Messages, &["!"]),
         (Mode::Panel, Quit, &["ctrl-c"]),
         (Mode::Help, Up, &["Up", "k", "PageUp"]),
         (Mode::Help, Down, &["Down", "j", "PageDown"]),
@@ -230,7 +234,7 @@ fn default_keymap_binds_the_spec() {
     }
     // Every timeline action except the list ones is reachable there.
     for &action in Action::ALL {
-        if ![Up, Down, Accept, Cancel].contains(&action) {
+        if ![Up, Down, Accept, Cancel, SortList].contains(&action) {
             assert!(
                 !km.keys_for(Mode::Timeline, action).is_empty(),
                 "{}",
@@ -549,6 +553,7 @@ fn load_from_xdg_dir() {
     // Not there yet: the defaults.
     let km = load_from(None, Some(&path)).unwrap();
     assert_eq!(km.action(Mode::Timeline, &ch('a')), Some(Action::PanLeft));
+    assert_eq!(km.source(), "the built-in keymaps/default.toml");
 
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, "[timeline]\nzoom_in = { keys = [\"a\"] }\n").unwrap();
@@ -561,6 +566,13 @@ fn load_from_xdg_dir() {
     std::fs::write(&explicit, "[timeline]\nlegend = { keys = [\"a\"] }\n").unwrap();
     let km = load_from(Some(&explicit), Some(&path)).unwrap();
     assert_eq!(km.action(Mode::Timeline, &ch('a')), Some(Action::Legend));
+    assert_eq!(
+        km.source(),
+        format!(
+            "{} over the built-in keymaps/default.toml",
+            explicit.display()
+        )
+    );
     assert_eq!(bound(&km, Mode::Timeline, Action::ZoomIn), ["w", "+", "="]);
 
     // A broken user file is an error naming it.

@@ -10,6 +10,7 @@ mod timeline;
 
 use super::action::{Action, Mode};
 use super::data::Loaded;
+use super::messages::Level;
 use super::state::{App, EventRef, JumpSource};
 use super::timescale::format_duration;
 use crate::analysis::launch::explain_late;
@@ -191,10 +192,13 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
         .collect();
     s += &format!("  ·  {}", files.join(", "));
     s += &format!("  ·  window {}", format_duration(app.view.span as i64));
-    s += if app.relative_time {
-        "  ·  relative time"
-    } else {
-        "  ·  capture clock"
+    s += &match app.utc_origin(l) {
+        Some(utc0) => format!(
+            "  ·  {}",
+            super::wallclock::date_and_minute(utc0.saturating_add(app.view.center() as i64))
+        ),
+        None if app.relative_time => "  ·  relative time".into(),
+        None => "  ·  capture clock".into(),
     };
     if app.focus {
         s += "  ·  FOCUS";
@@ -295,6 +299,21 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
     }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
+    } else if let Some(newest) = app.messages.newest() {
+        // Kept until a key says something else; `!` lists them all.
+        let style = match newest.level {
+            Level::Info => theme.dim(),
+            Level::Warn | Level::Error => theme.warning(),
+        };
+        spans.push(Span::styled(
+            format!(" │ {} {}", newest.level.icon(), newest.text),
+            style,
+        ));
+        spans.push(Span::raw(format!(
+            " · {} all {}",
+            keys(Action::Messages),
+            app.messages.len()
+        )));
     }
     visible(Line::from(spans))
 }

@@ -154,9 +154,17 @@ fn draw_ruler(
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
     let origin = l.span.map_or(0, |s| s.0) as f64;
-    let mut t = (geo.t0 / step).ceil() * step;
+    let utc0 = app.utc_origin(l);
+    // In UTC the ticks fall on round wall-clock times: shifted by the
+    // start stamp's remainder (in integers: f64 cannot hold an epoch in ns).
+    let phase = utc0.map_or(0.0, |u| u.rem_euclid(step.max(1.0) as i64) as f64);
+    let mut t = ((geo.t0 + phase) / step).ceil() * step - phase;
     let y = area.y;
-    let mode = if app.relative_time { "rel" } else { "abs" };
+    let mode = match utc0 {
+        Some(_) => "utc",
+        None if app.relative_time => "rel",
+        None => "abs",
+    };
     put_str(
         buf,
         area.x,
@@ -172,7 +180,9 @@ fn draw_ruler(
             break;
         }
         if let Some(c) = geo.col(t as i64) {
-            let text = if app.relative_time {
+            let text = if let Some(u) = utc0 {
+                crate::tui::wallclock::tick_label(u.saturating_add(t as i64), step)
+            } else if app.relative_time {
                 format!("+{}", format_time(t - origin, step))
             } else {
                 format_abs(t, step)
