@@ -35,9 +35,7 @@ fn secs(d: Duration) -> String {
 /// Rows and seconds of the `sqlite3` shell scanning exactly the columns
 /// rankline loads, one query per table.
 fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
-    let conn =
-        rusqlite::Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|e| e.to_string())?;
+    let conn = profile::open_readonly(file).map_err(|e| e.to_string())?;
     let mut rows = 0u64;
     let mut time = Duration::ZERO;
     for t in spec::LOADED {
@@ -79,14 +77,9 @@ fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
             t.filter
         );
         let t0 = Instant::now();
-        let out = Command::new("sqlite3")
-            .arg("-readonly")
-            .arg(file)
-            .arg(&sql)
-            .output()
-            .map_err(|e| {
-                format!("cannot run sqlite3 ({e}); install it (apt-get install sqlite3)")
-            })?;
+        let out = baseline_command(file, &sql).output().map_err(|e| {
+            format!("cannot run sqlite3 ({e}); install it (apt-get install sqlite3)")
+        })?;
         time += t0.elapsed();
         if !out.status.success() {
             return Err(format!(
@@ -97,6 +90,15 @@ fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
         rows += n as u64;
     }
     Ok((rows, time))
+}
+
+/// The `sqlite3` shell running `sql` on `file` opened exactly as the
+/// loader opens it: read-only and immutable, so that it takes no locks and
+/// creates no `-shm` or `-wal` beside a WAL-mode input.
+fn baseline_command(file: &Path, sql: &str) -> Command {
+    let mut c = Command::new("sqlite3");
+    c.arg("-readonly").arg(profile::readonly_uri(file)).arg(sql);
+    c
 }
 
 /// Mean time of `frames` draws of a 200×60 timeline showing `view`.
@@ -341,4 +343,24 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_baseline_opens_the_input_read_only_and_immutable() {
+        let c = baseline_command(Path::new("/data/run?1.sqlite"), "SELECT 1");
+        let args: Vec<_> = c.get_args().map(|a| a.to_string_lossy()).collect();
+        assert_eq!(c.get_program(), "sqlite3");
+        assert_eq!(
+            args,
+            [
+                "-readonly",
+                "file:/data/run%3F1.sqlite?mode=ro&immutable=1",
+                "SELECT 1"
+            ]
+        );
+    }
 }

@@ -202,21 +202,7 @@ fn overlap_counts_copies_as_busy_time() {
     for f in sqlite_files(&dir) {
         let v = report_json(f.to_str().unwrap());
         for d in v["overlap"]["devices"].as_array().unwrap() {
-            let parts: f64 = [
-                "compute_only_ms",
-                "nccl_only_ms",
-                "overlap_ms",
-                "copy_only_ms",
-                "idle_ms",
-            ]
-            .iter()
-            .map(|k| d[k].as_f64().unwrap())
-            .sum();
-            assert!(
-                (parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6,
-                "{f:?}: {d}"
-            );
-            assert!(d["idle_ms"].as_f64().unwrap() >= 0.0, "{f:?}: {d}");
+            assert_parts_sum_to_span(d);
         }
     }
     let v = report_json(dir.join("nsys2026_2gpu_h100_nvtx.sqlite").to_str().unwrap());

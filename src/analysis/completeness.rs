@@ -176,6 +176,11 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
             c.expected.len()
         ));
     }
+    for f in &p.files {
+        if let Some(wal) = &f.wal {
+            w.push(crate::profile::wal_warning(&f.path, wal));
+        }
+    }
     if p.hosts.len() > 1 {
         w.push(format!(
             "files come from {} hosts ({}): their clocks are not aligned, so times on different hosts cannot be compared",

@@ -2,10 +2,14 @@
 //! [`super::finalize`] sorts and links them).
 
 mod convert;
+pub mod memory;
+mod wal;
+
+pub use wal::{note_wal, wal_title, wal_warning};
 
 use super::ids::decode;
 use super::model::*;
-use super::open::{LoadError, Schema, open_embedded, open_readonly};
+use super::open::{FileStamp, LoadError, Schema, open_embedded, open_readonly};
 use super::raw::{self, RawGpu, RawNvtx, RawRuntime};
 use super::rows::{StringIds, int, text};
 use super::spec;
@@ -48,7 +52,8 @@ impl Stage {
     }
 }
 
-/// Progress report: file index, stage, rows read so far in that stage.
+/// Progress report: file index, stage, rows read so far in that stage
+/// (0 when it begins, 1 at its first row, then every so many rows).
 pub type ProgressFn<'a> = dyn FnMut(usize, Stage, usize) + 'a;
 
 const PROGRESS_EVERY: usize = 1 << 16;
@@ -58,6 +63,8 @@ struct Db<'a> {
     conn: Connection,
     schema: Schema,
     path: &'a Path,
+    /// Its size when the load began: a bound on the rows it can hold.
+    file_bytes: u64,
 }
 
 /// What has been read so far, and the per-file id maps.
@@ -106,6 +113,50 @@ pub fn load_file(
     file_index: usize,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Profile, LoadError> {
+    load_file_within(source, file_index, progress, &memory::current_limits())
+}
+
+/// [`load_file`] under the given memory limits. A file that changed while
+/// it was read (rewritten, truncated, replaced) is refused: what was read
+/// may mix two versions, or be cut short.
+fn load_file_within(
+    source: &Source,
+    file_index: usize,
+    progress: &mut ProgressFn<'_>,
+    limits: &[memory::Limit],
+) -> Result<Profile, LoadError> {
+    let path = source.path();
+    let (before, file_bytes) = match source {
+        Source::File(p) => {
+            let before = FileStamp::of(p).ok();
+            let len = before.as_ref().map_or(0, |s| s.len);
+            (before, len)
+        }
+        Source::Embedded { bytes, .. } => (None, bytes.len() as u64),
+    };
+    let loaded = read_file(source, file_index, progress, limits, file_bytes);
+    if let Some(before) = before {
+        let change = match FileStamp::of(path) {
+            Ok(now) => before.difference(&now),
+            Err(e) => Some(format!("now unreadable: {e}")),
+        };
+        if let Some(change) = change {
+            return Err(LoadError::new(
+                path,
+                format!("changed while it was read ({change})"),
+            ));
+        }
+    }
+    loaded
+}
+
+fn read_file(
+    source: &Source,
+    file_index: usize,
+    progress: &mut ProgressFn<'_>,
+    limits: &[memory::Limit],
+    file_bytes: u64,
+) -> Result<Profile, LoadError> {
     progress(file_index, Stage::Opening, 0);
     let path = source.path();
     let conn = open_source(source)?;
@@ -116,7 +167,12 @@ pub fn load_file(
             "an SQLite database, but not an Nsight Systems export (no StringIds, metadata or CUPTI tables)",
         ));
     }
-    let db = Db { conn, schema, path };
+    let db = Db {
+        conn,
+        schema,
+        path,
+        file_bytes,
+    };
     let mut st = State {
         file_index,
         ids: StringIds::new(Vec::new()),
@@ -127,7 +183,7 @@ pub fn load_file(
         lanes: HashMap::new(),
         progress,
     };
-    st.run(&db, source)?;
+    st.run(&db, source, limits)?;
     Ok(st.p)
 }
 
@@ -157,7 +213,7 @@ impl Db<'_> {
                 f(st, row)?;
                 n += 1;
                 if let Some(stage) = stage
-                    && n.is_multiple_of(PROGRESS_EVERY)
+                    && (n == 1 || n.is_multiple_of(PROGRESS_EVERY))
                 {
                     (st.progress)(st.file_index, stage, n);
                 }
@@ -172,7 +228,7 @@ impl Db<'_> {
 }
 
 impl State<'_> {
-    fn run(&mut self, db: &Db, source: &Source) -> Result<(), LoadError> {
+    fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
         let utc_start_ns = self.read_utc_start(db)?;
         let host = self
@@ -186,6 +242,7 @@ impl State<'_> {
             host,
             tables: db.schema.table_names(),
             utc_start_ns,
+            wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
         self.read_string_ids(db)?;
@@ -194,7 +251,7 @@ impl State<'_> {
         self.read_threads(db)?;
         self.read_gpus(db)?;
         self.read_contexts(db)?;
-        self.read_large_tables(db, source)?;
+        self.read_large_tables(db, source, limits)?;
         self.read_nccl_operations(db)?;
         Ok(())
     }
@@ -442,9 +499,27 @@ impl State<'_> {
 
     /// Reads the large tables in parallel — GPU activity on one connection
     /// and thread, runtime calls and NVTX on another — then converts them.
-    fn read_large_tables(&mut self, db: &Db, source: &Source) -> Result<(), LoadError> {
-        let (tx, rx) = std::sync::mpsc::channel::<(Stage, usize)>();
+    /// First refuses a file whose rows would not fit in memory.
+    fn read_large_tables(
+        &mut self,
+        db: &Db,
+        source: &Source,
+        limits: &[memory::Limit],
+    ) -> Result<(), LoadError> {
         let (schema, path) = (&db.schema, db.path);
+        let hint = |sp| raw::row_hint(&db.conn, schema, path, sp, db.file_bytes);
+        let (kernels, memcpy, memset) = (
+            hint(&spec::KERNEL)?,
+            hint(&spec::MEMCPY)?,
+            hint(&spec::MEMSET)?,
+        );
+        let (runtime, nvtx) = (hint(&spec::RUNTIME)?, hint(&spec::NVTX)?);
+        let rows = [kernels, memcpy, memset, runtime, nvtx]
+            .iter()
+            .map(|&n| n as u64)
+            .fold(0u64, u64::saturating_add);
+        memory::check(rows, limits).map_err(|m| LoadError::new(path, m))?;
+        let (tx, rx) = std::sync::mpsc::channel::<(Stage, usize)>();
         let lost = |_| {
             LoadError::new(
                 path,
@@ -456,15 +531,15 @@ impl State<'_> {
             let gpu = scope.spawn(move || -> Result<Vec<(GpuKind, RawGpu)>, LoadError> {
                 let conn = open_source(source)?;
                 [
-                    (spec::KERNEL, GpuKind::Kernel),
-                    (spec::MEMCPY, GpuKind::Memcpy),
-                    (spec::MEMSET, GpuKind::Memset),
+                    (spec::KERNEL, GpuKind::Kernel, kernels),
+                    (spec::MEMCPY, GpuKind::Memcpy, memcpy),
+                    (spec::MEMSET, GpuKind::Memset, memset),
                 ]
                 .iter()
-                .map(|(sp, kind)| {
+                .map(|(sp, kind, hint)| {
                     Ok((
                         *kind,
-                        raw::read_gpu(&conn, schema, path, sp, *kind, &gpu_tx)?,
+                        raw::read_gpu(&conn, schema, path, sp, *kind, *hint, &gpu_tx)?,
                     ))
                 })
                 .collect()
@@ -472,7 +547,7 @@ impl State<'_> {
             let cpu_tx = tx;
             let cpu = scope.spawn(move || -> Result<(RawRuntime, RawNvtx), LoadError> {
                 let conn = open_source(source)?;
-                let rt = raw::read_runtime(&conn, schema, path, &spec::RUNTIME, &cpu_tx)?;
+                let rt = raw::read_runtime(&conn, schema, path, &spec::RUNTIME, runtime, &cpu_tx)?;
                 let nv = raw::read_nvtx(&conn, schema, path, &spec::NVTX, &cpu_tx)?;
                 Ok((rt, nv))
             });
@@ -508,5 +583,38 @@ impl State<'_> {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_too_large_for_the_memory_limit_is_refused_with_both_figures() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+        let source = Source::File(path.clone());
+        let limit = |limit| memory::Limit {
+            source: "ulimit -v".to_string(),
+            limit,
+            used: 1 << 20,
+            address_space: false,
+        };
+        let Err(err) = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)]) else {
+            panic!("not refused");
+        };
+        assert_eq!(err.path, path.display().to_string());
+        assert!(
+            err.problem
+                .starts_with("too large for this process's memory limit: its "),
+            "{err}"
+        );
+        assert!(
+            err.problem
+                .contains("ulimit -v leaves 1.0 MiB (2.0 MiB limit, 1.0 MiB in use)"),
+            "{err}"
+        );
+        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)]).expect("fits");
+        assert!(!p.gpu.is_empty());
     }
 }

@@ -19,9 +19,9 @@ pub mod spec;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Source, Stage};
+pub use load::{ProgressFn, Source, Stage, wal_title, wal_warning};
 pub use model::*;
-pub use open::LoadError;
+pub use open::{LoadError, open_readonly, readonly_uri};
 
 use std::path::PathBuf;
 
@@ -145,9 +145,10 @@ fn load_impl(
         if let Some((c, path, key)) = &keyed {
             progress(i, Stage::Cache, 0);
             match cache::lookup(&c.dir, key) {
-                cache::Lookup::Hit(p) => {
+                cache::Lookup::Hit(mut p) => {
                     notes.push(format!("{}: opened from the cache", path.display()));
                     cache_use.push(CacheUse::Opened(c.dir.join(key.file_name())));
+                    load::note_wal(&mut p);
                     loaded.push(*p);
                     continue;
                 }
@@ -160,6 +161,9 @@ fn load_impl(
         }
         match load::load_file(source, i, progress) {
             Ok(mut one) => {
+                if let Source::File(_) = source {
+                    load::note_wal(&mut one);
+                }
                 progress(i, Stage::Linking, 0);
                 finalize::finalize(&mut one);
                 if let Some((c, path, key)) = keyed {

@@ -46,6 +46,11 @@ pub struct FileInfo {
     /// UTC (ns since the Unix epoch) of capture-clock time 0, from
     /// `TARGET_INFO_SESSION_START_TIME`, when the export has it.
     pub utc_start_ns: Option<i64>,
+    /// A non-empty write-ahead log found beside the file when it was
+    /// opened: rows in it were not read. Looked for at every open, so
+    /// never cached.
+    #[serde(skip)]
+    pub wal: Option<PathBuf>,
 }
 
 /// A process, scoped to its file (pids of different files never merge).

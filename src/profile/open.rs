@@ -1,5 +1,6 @@
 //! Opening an export strictly read-only and discovering its schema.
 
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -49,6 +50,17 @@ fn one_line(err: &rusqlite::Error) -> String {
     err.to_string().replace('\n', " ")
 }
 
+/// An identifier quoted for SQL: any name, `"` included, is safe.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The `file:` URI that opens `path` read-only and immutable, as the loader
+/// does (the benchmark's `sqlite3` baseline uses it too).
+pub fn readonly_uri(path: &Path) -> String {
+    format!("file:{}?mode=ro&immutable=1", uri_path(path))
+}
+
 /// Escapes a path for an SQLite `file:` URI.
 fn uri_path(path: &Path) -> String {
     let mut out = String::new();
@@ -60,9 +72,6 @@ fn uri_path(path: &Path) -> String {
     }
     out
 }
-
-/// Memory-map up to this many bytes of the file.
-const MMAP_BYTES: i64 = 1 << 40;
 
 /// Opens a database embedded in the binary (the demo profile), read-only.
 pub fn open_embedded(name: &Path, bytes: &'static [u8]) -> Result<Connection, LoadError> {
@@ -76,7 +85,9 @@ pub fn open_embedded(name: &Path, bytes: &'static [u8]) -> Result<Connection, Lo
 
 /// Opens `path` read-only and immutable: SQLite takes no locks and writes
 /// no journal, WAL or shm file beside it (clusters' network file systems
-/// hang on locks, and the input must never change).
+/// hang on locks, and the input must never change). The file is read with
+/// plain reads, never memory-mapped: a file truncated while it is read
+/// (`cp` or `nsys export -f` over it) must give an error, not SIGBUS.
 pub fn open_readonly(path: &Path) -> Result<Connection, LoadError> {
     let meta = std::fs::metadata(path).map_err(|e| {
         LoadError::new(
@@ -115,23 +126,62 @@ pub fn open_readonly(path: &Path) -> Result<Connection, LoadError> {
             return Err(LoadError::new(path, "not an SQLite database"));
         }
     }
-    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
+    let uri = readonly_uri(path);
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn =
         Connection::open_with_flags(uri, flags).map_err(|e| LoadError::from_sqlite(path, &e))?;
-    conn.execute_batch(&format!(
-        "PRAGMA query_only = 1; PRAGMA mmap_size = {MMAP_BYTES};"
-    ))
-    .map_err(|e| LoadError::from_sqlite(path, &e))?;
+    conn.execute_batch("PRAGMA query_only = 1; PRAGMA mmap_size = 0;")
+        .map_err(|e| LoadError::from_sqlite(path, &e))?;
     Ok(conn)
 }
 
-/// The tables of an export and, on demand, their columns.
+/// What identifies one state of a file: a file rewritten, truncated or
+/// replaced while it was read differs in at least one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
+    /// Device and inode: another file now at the same path.
+    pub identity: (u64, u64),
+    /// Change time (seconds, nanoseconds): set by every write, and not
+    /// settable by `touch`.
+    pub changed: (i64, i64),
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        Ok(FileStamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+            identity: (m.dev(), m.ino()),
+            changed: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// How `now` differs from this stamp, in words; `None` when it does not.
+    pub fn difference(&self, now: &FileStamp) -> Option<String> {
+        if self.identity != now.identity {
+            Some("replaced by another file".to_string())
+        } else if self.len != now.len {
+            Some(format!("size {} -> {} bytes", self.len, now.len))
+        } else if self.modified != now.modified || self.changed != now.changed {
+            Some("modified".to_string())
+        } else {
+            None
+        }
+    }
+}
+
+/// The tables of an export and their columns.
 pub struct Schema {
     tables: HashSet<String>,
-    columns: HashMap<String, Vec<String>>,
+    /// Per table, its column names, or why they could not be read (a view
+    /// over a dropped table): that matters only if rankline reads it.
+    columns: HashMap<String, Result<Vec<String>, String>>,
 }
 
 impl Schema {
@@ -140,23 +190,20 @@ impl Schema {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
             .map_err(err)?;
-        let tables = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(err)?
-            .collect::<Result<HashSet<_>, _>>()
-            .map_err(err)?;
-        let mut columns = HashMap::new();
-        for t in &tables {
-            let mut stmt = conn
-                .prepare(&format!("PRAGMA table_info(\"{t}\")"))
-                .map_err(err)?;
-            let cols = stmt
-                .query_map([], |r| r.get::<_, String>(1))
-                .map_err(err)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(err)?;
-            columns.insert(t.clone(), cols);
+        let mut rows = stmt.query([]).map_err(err)?;
+        let mut tables = HashSet::new();
+        while let Some(row) = rows.next().map_err(err)? {
+            // A name that is not UTF-8 is none of the tables rankline reads.
+            if let ValueRef::Text(name) = row.get_ref(0).map_err(err)?
+                && let Ok(name) = std::str::from_utf8(name)
+            {
+                tables.insert(name.to_string());
+            }
         }
+        let columns = tables
+            .iter()
+            .map(|t| (t.clone(), table_columns(conn, t).map_err(|e| one_line(&e))))
+            .collect();
         Ok(Schema { tables, columns })
     }
 
@@ -167,7 +214,7 @@ impl Schema {
     pub fn has_column(&self, t: &str, c: &str) -> bool {
         self.columns
             .get(t)
-            .is_some_and(|cols| cols.iter().any(|x| x == c))
+            .is_some_and(|cols| cols.as_ref().is_ok_and(|cols| cols.iter().any(|x| x == c)))
     }
 
     pub fn table_names(&self) -> Vec<String> {
@@ -184,10 +231,13 @@ impl Schema {
         wanted: &[(&str, bool)],
         tail: &str,
     ) -> Result<String, String> {
+        if let Some(Err(why)) = self.columns.get(table) {
+            return Err(format!("cannot read the columns of table {table} ({why})"));
+        }
         let mut parts = Vec::with_capacity(wanted.len());
         for &(col, required) in wanted {
             if self.has_column(table, col) {
-                parts.push(format!("\"{col}\""));
+                parts.push(quote_ident(col));
             } else if required {
                 return Err(format!("table {table} lacks its column {col}"));
             } else {
@@ -195,8 +245,9 @@ impl Schema {
             }
         }
         Ok(format!(
-            "SELECT {} FROM \"{table}\" {tail}",
-            parts.join(", ")
+            "SELECT {} FROM {} {tail}",
+            parts.join(", "),
+            quote_ident(table)
         ))
     }
 
@@ -216,9 +267,60 @@ impl Schema {
     }
 }
 
+/// The column names of table `t`; the name is bound, never spliced into
+/// the SQL.
+fn table_columns(conn: &Connection, t: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    stmt.query_map([t], |r| r.get::<_, String>(0))?.collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_tells_how_a_file_changed() {
+        let at = |s| Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+        let a = FileStamp {
+            len: 100,
+            modified: at(5),
+            identity: (1, 2),
+            changed: (5, 0),
+        };
+        assert_eq!(a.difference(&a.clone()), None);
+        let shorter = FileStamp {
+            len: 40,
+            ..a.clone()
+        };
+        assert_eq!(
+            a.difference(&shorter).as_deref(),
+            Some("size 100 -> 40 bytes")
+        );
+        let touched = FileStamp {
+            changed: (6, 1),
+            ..a.clone()
+        };
+        assert_eq!(a.difference(&touched).as_deref(), Some("modified"));
+        let rewritten = FileStamp {
+            modified: at(6),
+            ..a.clone()
+        };
+        assert_eq!(a.difference(&rewritten).as_deref(), Some("modified"));
+        let moved = FileStamp {
+            identity: (1, 3),
+            ..a.clone()
+        };
+        assert_eq!(
+            a.difference(&moved).as_deref(),
+            Some("replaced by another file")
+        );
+    }
+
+    #[test]
+    fn quotes_identifiers() {
+        assert_eq!(quote_ident("plain"), "\"plain\"");
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
 
     #[test]
     fn escapes_uri_specials() {

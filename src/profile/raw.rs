@@ -6,7 +6,7 @@ use super::ids::decode;
 use super::intern::Interner;
 use super::load::Stage;
 use super::model::{GpuKind, NONE};
-use super::open::{LoadError, Schema};
+use super::open::{LoadError, Schema, quote_ident};
 use super::rows::int;
 use super::spec::TableSpec;
 use rusqlite::Connection;
@@ -47,17 +47,23 @@ pub struct RawGpu {
 
 impl RawGpu {
     fn reserve(&mut self, n: usize) {
-        self.start.reserve(n);
-        self.end.reserve(n);
-        self.device.reserve(n);
-        self.context.reserve(n);
-        self.stream.reserve(n);
-        self.correlation.reserve(n);
-        self.pid.reserve(n);
-        self.graph.reserve(n);
-        self.a.reserve(n);
-        self.b.reserve(n);
+        reserve(&mut self.start, n);
+        reserve(&mut self.end, n);
+        reserve(&mut self.device, n);
+        reserve(&mut self.context, n);
+        reserve(&mut self.stream, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.pid, n);
+        reserve(&mut self.graph, n);
+        reserve(&mut self.a, n);
+        reserve(&mut self.b, n);
     }
+}
+
+/// Reserves room for `n` more rows if the memory is there: a hint too
+/// large only means the column grows as rows arrive.
+fn reserve<T>(v: &mut Vec<T>, n: usize) {
+    let _ = v.try_reserve_exact(n);
 }
 
 /// Runtime and driver API rows.
@@ -73,12 +79,12 @@ pub struct RawRuntime {
 
 impl RawRuntime {
     fn reserve(&mut self, n: usize) {
-        self.start.reserve(n);
-        self.end.reserve(n);
-        self.driver.reserve(n);
-        self.global_tid.reserve(n);
-        self.correlation.reserve(n);
-        self.name.reserve(n);
+        reserve(&mut self.start, n);
+        reserve(&mut self.end, n);
+        reserve(&mut self.driver, n);
+        reserve(&mut self.global_tid, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.name, n);
     }
 }
 
@@ -99,22 +105,58 @@ pub struct RawNvtx {
 
 const PROGRESS_EVERY: usize = 1 << 16;
 
-/// About how many rows a table has (its largest rowid, a cheap lookup):
-/// reserving up front spares regrowing, and re-faulting, columns of
-/// millions of rows.
-fn row_hint(conn: &Connection, schema: &Schema, spec: &TableSpec) -> usize {
+/// Fewer bytes than any row takes in an SQLite file (at least 6: a 2-byte
+/// cell pointer, the payload-size and rowid varints, a record header of its
+/// size and one serial type): a file of N bytes holds under N / this rows.
+const MIN_ROW_BYTES: u64 = 5;
+
+/// About how many rows `spec`'s table has, for reserving columns and
+/// estimating memory: its largest rowid (a cheap lookup; rowids of exports
+/// run from 1), trusted only as far as the file's size allows. A larger
+/// one is checked: a damaged file is refused, a valid one with sparse
+/// rowids is counted.
+pub fn row_hint(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    spec: &TableSpec,
+    file_bytes: u64,
+) -> Result<usize, LoadError> {
     if !schema.has_table(spec.table) {
-        return 0;
+        return Ok(0);
     }
-    conn.query_row(
-        &format!("SELECT max(rowid) FROM \"{}\"", spec.table),
-        [],
-        |r| r.get::<_, Option<i64>>(0),
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(0)
-    .clamp(0, 1 << 32) as usize
+    let err = |e: rusqlite::Error| LoadError::from_sqlite(path, &e);
+    let table = quote_ident(spec.table);
+    // No rowid (a WITHOUT ROWID table) means no hint; a read error
+    // here is met again, and reported, by the scan.
+    let max_rowid: i64 = conn
+        .query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    let max_rowid = max_rowid.max(0) as u64;
+    if max_rowid <= file_bytes / MIN_ROW_BYTES {
+        return Ok(max_rowid as usize);
+    }
+    let verdict: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        .map_err(err)?;
+    if verdict != "ok" {
+        return Err(LoadError::new(
+            path,
+            format!(
+                "corrupted SQLite database (table {} claims row {max_rowid} in a file of {file_bytes} bytes; quick_check: {})",
+                spec.table,
+                verdict.replace('\n', " ")
+            ),
+        ));
+    }
+    let rows: i64 = conn
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .map_err(err)?;
+    Ok(rows.max(0) as usize)
 }
 
 /// Runs the spec's SELECT, calling `f` per row, reporting progress.
@@ -141,7 +183,9 @@ fn scan(
         while let Some(row) = rows.next()? {
             f(row)?;
             n += 1;
-            if n.is_multiple_of(PROGRESS_EVERY) {
+            // The first row too: a caller sees the read begin (tests
+            // change the file at that point).
+            if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
                 let _ = progress.send((stage, n));
             }
         }
@@ -158,6 +202,7 @@ pub fn read_gpu(
     path: &Path,
     spec: &TableSpec,
     kind: GpuKind,
+    rows_hint: usize,
     progress: &Sender<(Stage, usize)>,
 ) -> Result<RawGpu, LoadError> {
     let stage = match kind {
@@ -166,7 +211,7 @@ pub fn read_gpu(
         GpuKind::Memset => Stage::Memset,
     };
     let mut g = RawGpu::default();
-    g.reserve(row_hint(conn, schema, spec));
+    g.reserve(rows_hint);
     scan(conn, schema, path, spec, stage, progress, |r| {
         let (Some(start), Some(end), Some(dev), Some(stream)) =
             (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
@@ -203,10 +248,11 @@ pub fn read_runtime(
     schema: &Schema,
     path: &Path,
     spec: &TableSpec,
+    rows_hint: usize,
     progress: &Sender<(Stage, usize)>,
 ) -> Result<RawRuntime, LoadError> {
     let mut t = RawRuntime::default();
-    t.reserve(row_hint(conn, schema, spec));
+    t.reserve(rows_hint);
     scan(conn, schema, path, spec, Stage::Runtime, progress, |r| {
         let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
             return Ok(());

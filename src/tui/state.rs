@@ -201,7 +201,15 @@ impl App {
             LoadMsg::CacheOff(why) => {
                 self.messages.push(Level::Warn, why);
             }
-            LoadMsg::Done(loaded) => self.set_loaded(Arc::from(loaded)),
+            LoadMsg::Done(loaded) => {
+                for f in &loaded.profile.files {
+                    if let Some(wal) = &f.wal {
+                        self.messages
+                            .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
+                    }
+                }
+                self.set_loaded(Arc::from(loaded));
+            }
             LoadMsg::Analysed(loaded) => self.set_analysed(Arc::from(loaded)),
         }
     }

@@ -83,3 +83,21 @@ pub fn assert_one_line_error(o: &Output, path: &str, problem: &str) {
         "line does not say '{problem}': {err}"
     );
 }
+
+/// Compute-only, NCCL-only, overlap, copy-only and idle split the span.
+pub fn assert_parts_sum_to_span(d: &serde_json::Value) {
+    let parts: f64 = [
+        "compute_only_ms",
+        "nccl_only_ms",
+        "overlap_ms",
+        "copy_only_ms",
+        "idle_ms",
+    ]
+    .iter()
+    .map(|k| d[k].as_f64().unwrap())
+    .sum();
+    assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
+    for k in ["copy_only_ms", "idle_ms"] {
+        assert!(d[k].as_f64().unwrap() >= 0.0, "{k}: {d}");
+    }
+}

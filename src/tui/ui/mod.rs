@@ -180,6 +180,11 @@ fn title_line(app: &App, l: &Loaded) -> Line<'static> {
     if !app.file_errors.is_empty() {
         s += &format!("  ⚠ {} file(s) failed", app.file_errors.len());
     }
+    for f in &p.files {
+        if let Some(wal) = &f.wal {
+            s += &format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal));
+        }
+    }
     let files: Vec<String> = p
         .files
         .iter()
