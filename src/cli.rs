@@ -44,6 +44,10 @@ struct Cli {
     no_mouse: bool,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    no_cache: NoCacheArg,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
 }
 
 /// Where the columnar cache lives (used by the timeline, `report` and `index`).
@@ -52,19 +56,89 @@ struct CacheArgs {
     /// Cache directory (default: $XDG_CACHE_HOME/rankline, else ~/.cache/rankline)
     #[arg(long, value_name = "DIR", global = true)]
     cache_dir: Option<PathBuf>,
-    /// Neither read nor write the cache
-    #[arg(long, global = true)]
-    no_cache: bool,
     /// Evict the oldest cache entries above this size
     #[arg(long, value_name = "GB", default_value_t = 20.0, global = true)]
     cache_cap_gb: f64,
 }
 
-impl CacheArgs {
-    fn dir(&self) -> Option<CacheDir> {
-        if self.no_cache {
-            return None;
+/// `--no-cache`, offered only where reading without the cache makes sense
+/// (not `index`, whose whole job is writing it).
+#[derive(Args, Clone, Copy)]
+struct NoCacheArg {
+    /// Neither read nor write the cache
+    #[arg(long)]
+    no_cache: bool,
+}
+
+/// The options that change analysis results: one set for the timeline and
+/// `report`, validated in one place ([`AnalysisArgs::settings`]).
+#[derive(Args, Clone)]
+struct AnalysisArgs {
+    /// Also treat kernels whose name matches REGEX as communication
+    #[arg(long, value_name = "REGEX")]
+    comm_pattern: Option<String>,
+    /// Start skew (ms) above which an instance is a big event
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 20.0,
+        allow_negative_numbers = true
+    )]
+    big_skew_ms: f64,
+    /// A kernel is anomalous above R × the mean of its collective type
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 3.0,
+        allow_negative_numbers = true
+    )]
+    anomaly_ratio: f64,
+    /// Top-level NVTX ranges whose name matches REGEX mark training steps
+    #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
+    step_marker: String,
+}
+
+impl AnalysisArgs {
+    /// The settings, or the one-line usage error of the first bad value.
+    fn settings(&self) -> Result<Settings, String> {
+        let comm_pattern = match self.comm_pattern.as_deref().map(Regex::new) {
+            None => None,
+            Some(Ok(re)) => Some(re),
+            Some(Err(e)) => {
+                return Err(format!(
+                    "--comm-pattern is not a valid regex: {}",
+                    one_line(&e.to_string())
+                ));
+            }
+        };
+        let step_marker = Regex::new(&self.step_marker).map_err(|e| {
+            format!(
+                "--step-marker is not a valid regex: {}",
+                one_line(&e.to_string())
+            )
+        })?;
+        if !(self.big_skew_ms.is_finite() && self.big_skew_ms >= 0.0) {
+            return Err("--big-skew-ms needs a number of milliseconds >= 0".into());
         }
+        if !(self.anomaly_ratio.is_finite() && self.anomaly_ratio > 0.0) {
+            return Err("--anomaly-ratio needs a number > 0".into());
+        }
+        Ok(Settings {
+            comm_pattern,
+            big_skew_ns: (self.big_skew_ms * 1e6).round() as i64,
+            anomaly_ratio: self.anomaly_ratio,
+            step_marker,
+        })
+    }
+}
+
+impl CacheArgs {
+    fn dir(&self, no_cache: NoCacheArg) -> Option<CacheDir> {
+        (!no_cache.no_cache).then(|| self.used())
+    }
+
+    /// The cache directory, used whatever `--no-cache` says.
+    fn used(&self) -> CacheDir {
         // No directory at all (no $HOME) is still a cache that was asked
         // for: an empty path, which the cache refuses with the reason.
         let dir = self
@@ -72,10 +146,10 @@ impl CacheArgs {
             .clone()
             .or_else(CacheDir::default_dir)
             .unwrap_or_default();
-        Some(CacheDir {
+        CacheDir {
             dir,
             cap_bytes: (self.cache_cap_gb.max(0.0) * 1e9) as u64,
-        })
+        }
     }
 }
 
@@ -96,6 +170,8 @@ enum Command {
         /// Internal: run one measured phase in this process
         #[arg(long, hide = true, value_parser = ["fresh", "cached"])]
         phase: Option<String>,
+        #[command(flatten)]
+        no_cache: NoCacheArg,
     },
 }
 
@@ -133,18 +209,10 @@ struct ReportArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
-    /// Also treat kernels whose name matches REGEX as communication
-    #[arg(long, value_name = "REGEX")]
-    comm_pattern: Option<String>,
-    /// Start skew (ms) above which an instance is a big event
-    #[arg(long, value_name = "MS", default_value_t = 20.0)]
-    big_skew_ms: f64,
-    /// A kernel is anomalous above R × the mean of its collective type
-    #[arg(long, value_name = "R", default_value_t = 3.0)]
-    anomaly_ratio: f64,
-    /// Top-level NVTX ranges whose name matches REGEX mark training steps
-    #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
-    step_marker: String,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
+    #[command(flatten)]
+    no_cache: NoCacheArg,
     /// Text: print long names and paths whole (default: fit 100 columns)
     #[arg(long)]
     wide: bool,
@@ -181,23 +249,38 @@ pub fn run() -> ExitCode {
         }
     };
     match cli.command {
-        Some(Command::Report(args)) => report(args, cli.cache.dir()),
-        Some(Command::Index { files }) => index(distinct(files), cli.cache.dir()),
-        Some(Command::Bench { file, phase }) => {
+        Some(Command::Report(args)) => {
+            let cache = cli.cache.dir(args.no_cache);
+            report(args, cache)
+        }
+        Some(Command::Index { files }) => index(distinct(files), cli.cache.used()),
+        Some(Command::Bench {
+            file,
+            phase,
+            no_cache,
+        }) => {
             // Whatever goes wrong, it is the measured file that could not
             // be read or analysed.
-            match crate::bench::run(file, phase, cli.cache.dir()) {
+            match crate::bench::run(file, phase, cli.cache.dir(no_cache)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => input_failed(e),
             }
         }
-        None => timeline(
-            cli.files,
-            cli.goto,
-            cli.keymap,
-            cli.cache.dir(),
-            !cli.no_mouse,
-        ),
+        None => {
+            let settings = match cli.analysis.settings() {
+                Ok(s) => s,
+                Err(e) => return fail(e),
+            };
+            let cache = cli.cache.dir(cli.no_cache);
+            timeline(
+                cli.files,
+                cli.goto,
+                cli.keymap,
+                cache,
+                settings,
+                !cli.no_mouse,
+            )
+        }
     }
 }
 
@@ -211,11 +294,7 @@ fn distinct(files: Vec<PathBuf>) -> Vec<PathBuf> {
     kept
 }
 
-fn index(files: Vec<PathBuf>, cache: Option<CacheDir>) -> ExitCode {
-    let Some(cache) = cache else {
-        say("index writes the cache: drop --no-cache");
-        return ExitCode::FAILURE;
-    };
+fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
     let mut failed = false;
     for f in files {
         let t0 = std::time::Instant::now();
@@ -265,6 +344,7 @@ fn timeline(
     goto: Option<String>,
     keymap: Option<PathBuf>,
     cache: Option<CacheDir>,
+    settings: Settings,
     mouse: bool,
 ) -> ExitCode {
     let keymap = match Keymap::load(keymap.as_deref()) {
@@ -291,12 +371,11 @@ fn timeline(
         sources,
         keymap,
         goto,
-        settings: Settings::default(),
+        settings,
         no_color,
         demo,
         cache,
-        banner: (!dropped.is_empty())
-            .then(|| format!("⚠ {} input(s) given twice, read once", dropped.len())),
+        notes: dropped.iter().map(ToString::to_string).collect(),
         mouse,
     };
     // Printed once the terminal is restored, where they stay readable.
@@ -338,31 +417,10 @@ fn input_failed(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
-    let comm_pattern = match args.comm_pattern.as_deref().map(Regex::new) {
-        None => None,
-        Some(Ok(re)) => Some(re),
-        Some(Err(e)) => {
-            return fail(format!(
-                "--comm-pattern is not a valid regex: {}",
-                one_line(&e.to_string())
-            ));
-        }
+    let settings = match args.analysis.settings() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
     };
-    let step_marker = match Regex::new(&args.step_marker) {
-        Ok(re) => re,
-        Err(e) => {
-            return fail(format!(
-                "--step-marker is not a valid regex: {}",
-                one_line(&e.to_string())
-            ));
-        }
-    };
-    if !(args.big_skew_ms.is_finite() && args.big_skew_ms >= 0.0) {
-        return fail("--big-skew-ms needs a number of milliseconds >= 0");
-    }
-    if !(args.anomaly_ratio.is_finite() && args.anomaly_ratio > 0.0) {
-        return fail("--anomaly-ratio needs a number > 0");
-    }
     let window = match args.trim.as_deref() {
         None => Window::ALL,
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
@@ -401,10 +459,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
             FormatArg::Text => Format::Text,
             FormatArg::Json => Format::Json,
         },
-        comm_pattern,
-        big_skew_ns: (args.big_skew_ms * 1e6).round() as i64,
-        anomaly_ratio: args.anomaly_ratio,
-        step_marker,
+        comm_pattern: settings.comm_pattern,
+        big_skew_ns: settings.big_skew_ns,
+        anomaly_ratio: settings.anomaly_ratio,
+        step_marker: settings.step_marker,
         wide: args.wide,
         instances: args.instances,
     };

@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 struct Session {
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the program wrote, for sequences the screen does not
+    /// keep (OSC 52).
+    raw: Arc<Mutex<Vec<u8>>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
 }
@@ -42,12 +45,15 @@ impl Session {
         )));
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let sink = screen.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let raw_sink = raw.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
+                raw_sink.lock().unwrap().extend_from_slice(&buf[..n]);
                 sink.lock().unwrap().process(&buf[..n]);
             }
         });
@@ -56,6 +62,7 @@ impl Session {
         std::mem::forget(pair.master);
         Session {
             screen,
+            raw,
             writer,
             child,
         }
@@ -180,7 +187,8 @@ fn goto_opens_with_the_instance_selected() {
 #[test]
 fn a_bad_file_is_shown_and_the_others_still_open() {
     let mut s = Session::start(&["fixtures/megatron_tp8.sqlite", "no/such.sqlite"], 160, 48);
-    // The title keeps the count; the status line names the file until a key.
+    // The title keeps the count; the status line names the file, also
+    // after keys that say nothing else.
     let screen = s.wait_for("1 file(s) failed");
     let screen = if screen.contains("no/such.sqlite: no such file") {
         screen
@@ -188,6 +196,9 @@ fn a_bad_file_is_shown_and_the_others_still_open() {
         s.wait_for("no/such.sqlite: no such file")
     };
     assert!(screen.contains("megatron_tp8.sqlite"), "{screen}");
+    s.send("ww");
+    s.wait_for("window 279");
+    assert!(s.text().contains("no/such.sqlite: no such file"));
     s.send("q");
     // Exit 1 (an input failed), the failure said again once the terminal
     // is back.
@@ -236,7 +247,8 @@ fn a_file_given_twice_is_opened_once_and_said_so() {
         160,
         48,
     );
-    s.wait_for("1 input(s) given twice, read once");
+    // Listed with the load messages; the newest is in the status line.
+    s.wait_for("same file as fixtures/megatron_tp8.sqlite, read once");
     s.send("q");
     assert_eq!(s.wait_exit().exit_code(), 0);
     s.wait_for(
@@ -335,4 +347,24 @@ fn a_signal_releases_the_mouse() {
     assert_eq!(s.wait_exit().exit_code(), 143);
     s.assert_restored();
     assert_eq!(mouse_mode(&s), vt100::MouseProtocolMode::None);
+}
+
+#[test]
+fn y_puts_the_goto_reference_on_the_clipboard_with_osc_52() {
+    let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 160, 48);
+    s.wait_ready();
+    s.send("]");
+    s.wait_for("instance 55/225");
+    s.send("y");
+    // Said once the sequence has gone out (the loop writes it first).
+    s.wait_for("copied the --goto reference s20:55");
+    // base64("s20:55"), worked out by hand.
+    let want: &[u8] = b"\x1b]52;c;czIwOjU1\x07";
+    let raw = s.raw.lock().unwrap().clone();
+    assert!(
+        raw.windows(want.len()).any(|w| w == want),
+        "no OSC 52 sequence for s20:55 in the output"
+    );
+    s.send("q");
+    assert!(s.wait_exit().success());
 }

@@ -230,6 +230,7 @@ impl Db<'_> {
 impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
+        let utc_start_ns = self.read_utc_start(db)?;
         let host = self.read_hostname(db)?;
         // Device labels need a name per host: the path stands in for a
         // missing one there, never in what `summary` says the host is.
@@ -243,6 +244,7 @@ impl State<'_> {
             schema_version,
             host,
             tables: db.schema.table_names(),
+            utc_start_ns,
             wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
@@ -283,6 +285,22 @@ impl State<'_> {
             }
         }
         Ok((nsys, schema))
+    }
+
+    fn read_utc_start(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
+        let mut utc = None;
+        db.each_row(
+            self,
+            "TARGET_INFO_SESSION_START_TIME",
+            &[("utcEpochNs", true)],
+            "",
+            None,
+            |_, r| {
+                utc = utc.or(int(r, 0)?);
+                Ok(())
+            },
+        )?;
+        Ok(utc)
     }
 
     fn read_hostname(&mut self, db: &Db) -> Result<Option<String>, LoadError> {

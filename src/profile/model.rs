@@ -44,6 +44,9 @@ pub struct FileInfo {
     pub host: Option<String>,
     /// Tables the export has (a missing one means "not traced").
     pub tables: Vec<String>,
+    /// UTC (ns since the Unix epoch) of capture-clock time 0, from
+    /// `TARGET_INFO_SESSION_START_TIME`, when the export has it.
+    pub utc_start_ns: Option<i64>,
     /// A non-empty write-ahead log found beside the file when it was
     /// opened: rows in it were not read. Looked for at every open, so
     /// never cached.

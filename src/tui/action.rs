@@ -8,7 +8,7 @@ pub enum Mode {
     Timeline,
     /// The fuzzy finder (typing goes to the query).
     Finder,
-    /// A list panel that has focus (the big-events list).
+    /// A list panel that has focus (the big-events list, the messages).
     Panel,
     /// The help overlay.
     Help,
@@ -98,9 +98,13 @@ actions! {
     OpenFinder = "open_finder",
     HistoryBack = "history_back",
     HistoryForward = "history_forward",
+    Messages = "messages",
+    CopyReference = "copy_reference",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",
     Accept = "accept",
     Cancel = "cancel",
+    // The big-events list: by skew, or in time order.
+    SortList = "sort_list",
 }

@@ -4,7 +4,10 @@
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
 use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
-use crate::profile::{self, CacheDir, LoadError, Profile, Source, Stage};
+use crate::analysis::launch::{Verdict, explain_late};
+use crate::analysis::nccl_name::CollOp;
+use crate::analysis::skew::{GroupSkew, InstanceSkew};
+use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
 
 /// A big start-skew event, for `]`/`[` and the list.
@@ -19,6 +22,25 @@ pub struct BigEvent {
     pub offset_ns: Option<i64>,
 }
 
+/// One row of the `b` list: an instance among the largest start skews.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkewRow {
+    pub group: usize,
+    /// 0-based instance index.
+    pub instance: usize,
+    pub start: i64,
+    pub skew_ns: i64,
+    pub op: CollOp,
+    /// The device that started last.
+    pub late: DevId,
+    pub verdict: Verdict,
+    /// Above the big-skew threshold (`--big-skew-ms`).
+    pub big: bool,
+}
+
+/// How many instances the `b` list holds.
+pub const TOP_SKEWS: usize = 20;
+
 /// Everything the views read. The timeline can draw from the first,
 /// quick version (profile, render index, completeness); the full version,
 /// with the cross-rank analyses, replaces it moments later.
@@ -30,6 +52,9 @@ pub struct Loaded {
     pub entries: Vec<Entry>,
     /// In time order.
     pub big_events: Vec<BigEvent>,
+    /// The [`TOP_SKEWS`] instances of all groups with the largest start
+    /// skew, whatever the threshold; largest first.
+    pub top_skews: Vec<SkewRow>,
     /// First and last time of any event (computed once: it scans everything).
     pub span: Option<(i64, i64)>,
     /// The cross-rank analyses are done.
@@ -48,6 +73,7 @@ impl Loaded {
             index,
             entries: Vec::new(),
             big_events: Vec::new(),
+            top_skews: Vec::new(),
             span,
             complete: false,
         }
@@ -78,12 +104,14 @@ impl Loaded {
             })
             .collect();
         big_events.sort_by_key(|e| (e.start, e.group, e.instance));
+        let top_skews = top_skews(&profile, &analysis);
         Loaded {
             profile,
             analysis,
             index: quick.index.clone(),
             entries,
             big_events,
+            top_skews,
             span: quick.span,
             complete: true,
         }
@@ -98,14 +126,40 @@ impl Loaded {
         let quick = Loaded::quick(profile, settings);
         Loaded::complete(&quick, settings, stage)
     }
+}
 
-    /// The 20 biggest events by start skew.
-    pub fn top_big_events(&self) -> Vec<usize> {
-        let mut idx: Vec<usize> = (0..self.big_events.len()).collect();
-        idx.sort_by_key(|&i| (std::cmp::Reverse(self.big_events[i].skew_ns), i));
-        idx.truncate(20);
-        idx
-    }
+/// The instances with the largest start skew over every group, each with
+/// its late rank's verdict.
+fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
+    let mut all: Vec<(&GroupSkew, &InstanceSkew)> = a
+        .skews
+        .iter()
+        .flat_map(|gs| gs.instances.iter().map(move |i| (gs, i)))
+        .collect();
+    all.sort_by_key(|(gs, i)| {
+        (
+            std::cmp::Reverse(i.start_skew_ns),
+            i.earliest_start,
+            gs.group,
+            i.index,
+        )
+    });
+    all.truncate(TOP_SKEWS);
+    all.into_iter()
+        .map(|(gs, i)| {
+            let g = &a.matching.groups[gs.group];
+            SkewRow {
+                group: gs.group,
+                instance: i.index,
+                start: i.earliest_start,
+                skew_ns: i.start_skew_ns,
+                op: i.op,
+                late: g.devices[i.late],
+                verdict: explain_late(p, &a.matching, gs.group, i).verdict,
+                big: i.start_skew_ns > gs.big_threshold_ns,
+            }
+        })
+        .collect()
 }
 
 /// Messages from the background loader to the UI.

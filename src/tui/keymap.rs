@@ -27,6 +27,8 @@ pub struct Keymap {
     /// Indexed by `Mode as usize`; bindings in file order, which is the help
     /// order.
     modes: [Vec<Binding>; Mode::ALL.len()],
+    /// The user's file laid over the defaults, if any (the help names it).
+    file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -62,6 +64,7 @@ impl Keymap {
     pub fn default_keymap() -> Keymap {
         let mut keymap = Keymap {
             modes: Default::default(),
+            file: None,
         };
         let sections = file::parse(Path::new(DEFAULT_PATH), DEFAULT_SOURCE).unwrap_or_else(|e| {
             panic!("embedded keymap is broken (the unit tests catch this): {e}")
@@ -108,6 +111,15 @@ impl Keymap {
             .find(|b| b.action == action)
             .map(|b| labels(&b.keys))
             .unwrap_or_default()
+    }
+
+    /// Where the bindings come from, for the help: the user's file over
+    /// the built-in defaults, or the defaults alone.
+    pub fn source(&self) -> String {
+        match &self.file {
+            Some(f) => format!("{} over the built-in {DEFAULT_PATH}", f.display()),
+            None => format!("the built-in {DEFAULT_PATH}"),
+        }
     }
 
     fn bindings(&self, mode: Mode) -> &[Binding] {
@@ -199,6 +211,7 @@ fn load_from(explicit: Option<&Path>, user_path: Option<&Path>) -> Result<Keymap
     };
     let source = file::read(path)?;
     keymap.apply(file::parse(path, &source)?);
+    keymap.file = Some(path.to_path_buf());
     Ok(keymap)
 }
 

@@ -4,10 +4,12 @@
 
 use super::data::{self, LoadMsg};
 use super::keymap::Keymap;
+use super::messages::Level;
 use super::state::App;
 use crate::analysis::bundle::Settings;
 use crate::profile::Source;
 use crossterm::event::{self, Event};
+use std::io::Write;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -25,11 +27,11 @@ pub struct Options {
     pub no_color: bool,
     pub demo: bool,
     pub cache: Option<crate::profile::CacheDir>,
-    /// Said in the status line for the whole session (inputs dropped as
-    /// duplicates…).
-    pub banner: Option<String>,
     /// Capture the mouse (`--no-mouse` turns it off; `m` toggles).
     pub mouse: bool,
+    /// Messages known before loading starts (inputs given twice, read
+    /// once…), listed with the load messages.
+    pub notes: Vec<String>,
 }
 
 /// What the loop reacts to.
@@ -139,13 +141,17 @@ async fn event_loop(
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
     }
-    if opts.banner.is_some() {
-        app.banner = opts.banner;
+    for note in opts.notes {
+        app.messages.push(Level::Warn, note);
     }
-    let ending = drive_with(terminal, &mut app, &mut rx, &mut |on| {
+    let mut set_mouse = |on| {
         let _ = set_mouse_capture(on);
-    })
-    .await?;
+    };
+    let outside = Outside {
+        set_mouse: &mut set_mouse,
+        clipboard: &mut std::io::stdout(),
+    };
+    let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
         ending,
         file_errors: std::mem::take(&mut app.file_errors),
@@ -161,17 +167,32 @@ pub async fn drive<B: ratatui::backend::Backend>(
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Msg>,
 ) -> Result<Ending, String> {
-    drive_with(terminal, app, rx, &mut |_| {}).await
+    let outside = Outside {
+        set_mouse: &mut |_| {},
+        clipboard: &mut std::io::sink(),
+    };
+    drive_with(terminal, app, rx, outside).await
 }
 
-/// [`drive`], calling `set_mouse` whenever the app's wish for mouse
-/// capture changes (the key `m`).
+/// What the loop does to the terminal outside ratatui's frames.
+pub struct Outside<'a> {
+    /// Called whenever the app's wish for mouse capture changes (`m`).
+    pub set_mouse: &'a mut dyn FnMut(bool),
+    /// Where what `y` copies goes (an OSC 52 sequence).
+    pub clipboard: &'a mut dyn Write,
+}
+
+/// [`drive`], with the terminal's side effects in `outside`.
 pub async fn drive_with<B: ratatui::backend::Backend>(
     terminal: &mut ratatui::Terminal<B>,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Msg>,
-    set_mouse: &mut dyn FnMut(bool),
+    outside: Outside<'_>,
 ) -> Result<Ending, String> {
+    let Outside {
+        set_mouse,
+        clipboard,
+    } = outside;
     let mut mouse = app.mouse;
     let mut last_frame = Instant::now() - FRAME;
     let mut ending = Ending::Quit;
@@ -200,6 +221,12 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         }
         while let Ok(m) = rx.try_recv() {
             handle(app, m, &mut ending);
+        }
+        if let Some(seq) = app.clipboard.take() {
+            // A terminal without OSC 52 ignores it; nothing to report.
+            let _ = clipboard
+                .write_all(seq.as_bytes())
+                .and_then(|()| clipboard.flush());
         }
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);

@@ -1,11 +1,14 @@
 //! The UI state and what each action does to it. Views read this; nothing
 //! here draws.
 
+mod clock;
 mod first_screen;
 mod jumps;
+mod lists;
 mod mouse;
 mod navigate;
 mod panels;
+mod reference;
 
 pub use jumps::{Place, Target};
 
@@ -15,6 +18,7 @@ use super::finder;
 use super::history::History;
 use super::keymap::Keymap;
 use super::lanes::{self, LaneKind, LaneRow};
+use super::messages::{Level, Messages};
 use super::panel::{FrameLayout, PanelView};
 use super::scroll::Scroll;
 use super::timescale::View;
@@ -62,11 +66,24 @@ impl Panels {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
     None,
-    Help { scroll: usize },
+    Help {
+        scroll: usize,
+    },
     Legend,
-    Finder { query: String, selected: usize },
-    BigEvents { selected: usize },
-    GotoTime { input: String },
+    Finder {
+        query: String,
+        selected: usize,
+    },
+    BigEvents {
+        selected: usize,
+    },
+    /// The session's messages (`!`).
+    Messages {
+        scroll: usize,
+    },
+    GotoTime {
+        input: String,
+    },
 }
 
 /// Loading progress.
@@ -84,10 +101,18 @@ pub struct App {
     pub loaded: Option<Arc<Loaded>>,
     pub progress: Progress,
     pub file_errors: Vec<String>,
+    /// Every load message of the session (failed files, cache off…).
+    pub messages: Messages,
     /// Said in the status line (demo profile, keymap in use…).
     pub banner: Option<String>,
     pub view: View,
     pub relative_time: bool,
+    /// Ruler in UTC wall-clock time (from the capture's start stamp).
+    pub utc_time: bool,
+    /// The big-events list in time order instead of by skew.
+    pub big_list_by_time: bool,
+    /// Text for the terminal's clipboard (OSC 52), written by the loop.
+    pub clipboard: Option<String>,
     pub rows: Vec<LaneRow>,
     pub collapsed: HashSet<LaneKind>,
     pub cursor: usize,
@@ -137,9 +162,13 @@ impl App {
                 ..Default::default()
             },
             file_errors: Vec::new(),
+            messages: Messages::default(),
             banner: None,
             view: View { t0: 0.0, span: 1.0 },
             relative_time: false,
+            utc_time: false,
+            big_list_by_time: false,
+            clipboard: None,
             rows: Vec::new(),
             collapsed: HashSet::new(),
             cursor: 0,
@@ -172,7 +201,7 @@ impl App {
         match self.overlay {
             Overlay::None => Mode::Timeline,
             Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
-            Overlay::BigEvents { .. } => Mode::Panel,
+            Overlay::BigEvents { .. } | Overlay::Messages { .. } => Mode::Panel,
             Overlay::Help { .. } | Overlay::Legend => Mode::Help,
         }
     }
@@ -193,19 +222,19 @@ impl App {
                     rows,
                 }
             }
-            LoadMsg::FileError(e) => self.file_errors.push(e),
-            // Shown unless a failed file is being shown (that matters more).
+            LoadMsg::FileError(e) => {
+                self.messages.push(Level::Error, e.clone());
+                self.file_errors.push(e);
+            }
             LoadMsg::CacheOff(why) => {
-                self.message.get_or_insert(why);
+                self.messages.push(Level::Warn, why);
             }
             LoadMsg::Done(loaded) => {
-                if let Some(first) = self.file_errors.first() {
-                    let more = self.file_errors.len() - 1;
-                    self.message = Some(if more > 0 {
-                        format!("{first} (and {more} more)")
-                    } else {
-                        first.clone()
-                    });
+                for f in &loaded.profile.files {
+                    if let Some(wal) = &f.wal {
+                        self.messages
+                            .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
+                    }
                 }
                 self.set_loaded(Arc::from(loaded));
             }
@@ -382,6 +411,7 @@ impl App {
             }
             Overlay::Finder { query, selected } => self.apply_finder(a, query, selected),
             Overlay::BigEvents { selected } => self.apply_big_list(a, selected),
+            Overlay::Messages { scroll } => self.apply_messages(a, scroll),
             Overlay::GotoTime { input } => match a {
                 Action::Accept => {
                     self.overlay = Overlay::None;
@@ -423,7 +453,7 @@ impl App {
 
     fn apply_big_list(&mut self, a: Action, selected: usize) {
         let Some(l) = self.loaded.clone() else { return };
-        let top = l.top_big_events();
+        let top = self.big_list(&l);
         match a {
             Action::Up => {
                 self.overlay = Overlay::BigEvents {
@@ -438,12 +468,12 @@ impl App {
             Action::Cancel => self.overlay = Overlay::None,
             Action::Accept => {
                 self.overlay = Overlay::None;
-                if let Some(&i) = top.get(selected) {
-                    let e = &l.big_events[i];
+                if let Some(e) = top.get(selected) {
                     self.jump = Some(JumpSource::Group(e.group));
                     self.select_instance(e.group, e.instance);
                 }
             }
+            Action::SortList => self.big_list_by_time = !self.big_list_by_time,
             _ => {}
         }
     }

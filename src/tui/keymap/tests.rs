@@ -201,6 +201,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, HistoryBack, &["Backspace", "alt-Left"]),
         (Mode::Timeline, HistoryForward, &["alt-Right"]),
         (Mode::Timeline, OpenFinder, &["/"]),
+        (Mode::Timeline, CopyReference, &["y"]),
+        (Mode::Timeline, Messages, &["!"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),
         (Mode::Timeline, Quit, &["q", "ctrl-c"]),
@@ -213,6 +215,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Panel, Down, &["Down", "j"]),
         (Mode::Panel, Accept, &["Enter"]),
         (Mode::Panel, Cancel, &["Esc", "q"]),
+        (Mode::Panel, SortList, &["s"]),
+        (Mode::Panel, Messages, &["!"]),
         (Mode::Panel, Quit, &["ctrl-c"]),
         (Mode::Help, Up, &["Up", "k"]),
         (Mode::Help, Down, &["Down", "j"]),
@@ -237,7 +241,7 @@ fn default_keymap_binds_the_spec() {
     }
     // Every timeline action except the list ones is reachable there.
     for &action in Action::ALL {
-        if ![Up, Down, Accept, Cancel].contains(&action) {
+        if ![Up, Down, Accept, Cancel, SortList].contains(&action) {
             assert!(
                 !km.keys_for(Mode::Timeline, action).is_empty(),
                 "{}",
@@ -559,6 +563,7 @@ fn load_from_xdg_dir() {
     // Not there yet: the defaults.
     let km = load_from(None, Some(&path)).unwrap();
     assert_eq!(km.action(Mode::Timeline, &ch('a')), Some(Action::PanLeft));
+    assert_eq!(km.source(), "the built-in keymaps/default.toml");
 
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, "[timeline]\nzoom_in = { keys = [\"a\"] }\n").unwrap();
@@ -571,6 +576,13 @@ fn load_from_xdg_dir() {
     std::fs::write(&explicit, "[timeline]\nlegend = { keys = [\"a\"] }\n").unwrap();
     let km = load_from(Some(&explicit), Some(&path)).unwrap();
     assert_eq!(km.action(Mode::Timeline, &ch('a')), Some(Action::Legend));
+    assert_eq!(
+        km.source(),
+        format!(
+            "{} over the built-in keymaps/default.toml",
+            explicit.display()
+        )
+    );
     assert_eq!(bound(&km, Mode::Timeline, Action::ZoomIn), ["w", "+", "="]);
 
     // A broken user file is an error naming it.

@@ -20,9 +20,15 @@ impl App {
     }
 
     /// Once the analyses are in: how many big-skew events, and the worst.
-    /// A message already shown (a failed file, a bad `--goto`) stays.
+    /// A message already shown (a bad `--goto`) stays, and so does a load
+    /// message that is a warning or an error: a failed file matters more
+    /// (the big events are one `b` away).
     pub(super) fn announce_big_events(&mut self, l: &Loaded) {
-        if self.message.is_none() {
+        let load_trouble = self
+            .messages
+            .worst()
+            .is_some_and(|w| w >= crate::tui::messages::Level::Warn);
+        if self.message.is_none() && !load_trouble {
             let key = self.keymap.keys_for(Mode::Timeline, Action::BigEventList);
             self.message = big_events_notice(l, &key);
         }
@@ -32,8 +38,8 @@ impl App {
 /// `4 big-skew events, worst s20:145 late D4 +46.6 ms — press b`, or
 /// `None` when the capture has none.
 pub fn big_events_notice(l: &Loaded, key: &str) -> Option<String> {
-    let &worst = l.top_big_events().first()?;
-    let e = &l.big_events[worst];
+    // The largest skew; the earliest of equals.
+    let e = l.big_events.iter().rev().max_by_key(|e| e.skew_ns)?;
     let p = &l.profile;
     let group = &l.analysis.matching.groups[e.group];
     let inst = instance_skew(p, group, e.instance);

@@ -15,8 +15,10 @@ use crate::tui::timescale::View;
 impl App {
     pub(super) fn apply_timeline(&mut self, a: Action) {
         let Some(l) = self.loaded.clone() else {
-            if a == Action::Help {
-                self.overlay = Overlay::Help { scroll: 0 };
+            match a {
+                Action::Help => self.overlay = Overlay::Help { scroll: 0 },
+                Action::Messages => self.open_messages(),
+                _ => {}
             }
             return;
         };
@@ -79,7 +81,7 @@ impl App {
                     self.rebuild_rows();
                 }
             }
-            Action::ToggleRelativeTime => self.relative_time = !self.relative_time,
+            Action::ToggleRelativeTime => self.cycle_time(&l),
             Action::ToggleCollapse => {
                 if let Some(row) = self.rows.get(self.cursor)
                     && row.collapsible
@@ -101,8 +103,9 @@ impl App {
             Action::NextBigEvent => self.step_big(&l, true),
             Action::PrevBigEvent => self.step_big(&l, false),
             Action::BigEventList => {
-                if l.big_events.is_empty() {
-                    self.message = Some("no big start-skew events in this capture".into());
+                if l.top_skews.is_empty() {
+                    self.message =
+                        Some("no collective matched across ranks in this capture".into());
                 } else {
                     self.overlay = Overlay::BigEvents { selected: 0 };
                 }
@@ -136,6 +139,8 @@ impl App {
                     selected: 0,
                 }
             }
+            Action::Messages => self.open_messages(),
+            Action::CopyReference => self.copy_reference(&l),
             _ => {}
         }
     }

@@ -13,6 +13,7 @@ mod title;
 
 use super::action::{Action, Mode};
 use super::data::Loaded;
+use super::messages::Level;
 use super::state::{App, EventRef, JumpSource};
 use super::timescale::format_duration;
 use crate::analysis::launch::explain_late;
@@ -211,6 +212,21 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
     }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
+    } else if let Some(newest) = app.messages.newest() {
+        // Kept until a key says something else; `!` lists them all.
+        let style = match newest.level {
+            Level::Info => theme.dim(),
+            Level::Warn | Level::Error => theme.warning(),
+        };
+        spans.push(Span::styled(
+            format!(" │ {} {}", newest.level.icon(), newest.text),
+            style,
+        ));
+        spans.push(Span::raw(format!(
+            " · {} all {}",
+            keys(Action::Messages),
+            app.messages.len()
+        )));
     }
     visible(Line::from(spans))
 }

@@ -1,16 +1,18 @@
-//! Popups: help (from the active keymap), legend, finder, big events, and
-//! the go-to-time prompt.
+//! Popups: help (from the active keymap), legend, finder, the largest
+//! start skews, the session's messages, and the go-to-time prompt.
 
 use super::panels::wrap::wrap;
 use super::theme::Theme;
 use super::visible;
 use crate::text_safe::escape_controls;
-use crate::tui::action::Mode;
+use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
 use crate::tui::finder;
 use crate::tui::index::Cat;
+use crate::tui::messages::Level;
 use crate::tui::scroll::Scroll;
 use crate::tui::state::{App, Overlay};
+use crate::tui::timescale::format_duration;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -54,9 +56,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         Overlay::BigEvents { selected } => {
             if let Some(l) = &app.loaded {
-                big_events(f, area, l, theme, *selected);
+                big_events(f, area, app, l, theme, *selected);
             }
         }
+        Overlay::Messages { scroll } => messages(f, area, app, theme, *scroll),
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
             let what = if app.relative_time {
@@ -76,7 +79,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
 
 /// The help from the active keymap, from row `top`; returns its scroll.
 fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, top: usize) -> Scroll {
-    let mut lines = Vec::new();
+    let mut lines = vec![
+        Line::styled(format!("keymap: {}", app.keymap.source()), theme.dim()),
+        Line::from(""),
+    ];
     for mode in Mode::ALL {
         lines.push(Line::styled(
             format!("{} keys", mode.name()),
@@ -180,40 +186,95 @@ fn finder_popup(
     );
 }
 
-fn big_events(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, selected: usize) {
+fn big_events(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, selected: usize) {
     let p = &l.profile;
+    let row = |mark: &str, group: &str, inst: &str, op: &str, skew: &str, late: &str, v: &str| {
+        format!("{mark:<2}{group:<16} {inst:>8} {op:<14} {skew:>10} {late:<6} {v}")
+    };
     let mut lines = vec![Line::styled(
-        format!(
-            "{:<16}{:>6} {:<14}{:>10} {:<8}{:>5}{:>11}",
-            "group", "inst", "op", "skew ms", "late", "step", "offset ms"
-        ),
+        row("", "group", "instance", "op", "skew", "late", "verdict"),
         theme.heading(),
     )];
-    for (i, &b) in l.top_big_events().iter().enumerate() {
-        let e = &l.big_events[b];
-        let g = &l.analysis.matching.groups[e.group];
-        let inst = crate::analysis::skew::instance_skew(p, g, e.instance);
-        let text = format!(
-            "{:<16}{:>6} {:<14}{:>10.3} {:<8}{:>5}{:>11}",
-            escape_controls(&g.key).chars().take(15).collect::<String>(),
-            e.instance + 1,
-            inst.op.name(),
-            e.skew_ns as f64 / 1e6,
-            format!(
-                "D{}",
-                escape_controls(&p.device_label(g.devices[inst.late]).to_string())
-            ),
-            e.step.map_or("-".into(), |s| s.to_string()),
-            e.offset_ns
-                .map_or("-".into(), |o| format!("{:.3}", o as f64 / 1e6)),
+    for (i, r) in app.big_list(l).iter().enumerate() {
+        let g = &l.analysis.matching.groups[r.group];
+        let text = row(
+            if r.big { "●" } else { "" },
+            &escape_controls(&g.key).chars().take(16).collect::<String>(),
+            &(r.instance + 1).to_string(),
+            r.op.name(),
+            &format_duration(r.skew_ns),
+            &format!("D{}", escape_controls(&p.device_label(r.late).to_string())),
+            r.verdict.name(),
         );
         let style = if i == selected {
             theme.cursor_label()
+        } else if r.big {
+            theme.warning()
         } else {
             Style::default()
         };
         lines.push(Line::styled(text, style));
     }
+    let threshold = l.analysis.skews.first().map_or(0, |gs| gs.big_threshold_ns);
+    lines.push(Line::styled(
+        format!(
+            "● big: start skew above {} (--big-skew-ms); {} in the capture",
+            format_duration(threshold),
+            l.big_events.len()
+        ),
+        theme.dim(),
+    ));
+    let order = if app.big_list_by_time {
+        "in time order"
+    } else {
+        "largest first"
+    };
     let r = centered(area, 80, lines.len() as u16 + 2);
-    popup(f, r, "biggest start-skew events (Enter jumps)", lines);
+    popup(
+        f,
+        r,
+        &format!(
+            "{} largest start skews, {order} ({} sorts, Enter jumps)",
+            l.top_skews.len(),
+            app.keymap.keys_for(Mode::Panel, Action::SortList)
+        ),
+        lines,
+    );
+}
+
+fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) {
+    let width = 100.min(area.width);
+    // Hard-wrapped by hand under the level column, so that a long path
+    // reads whole and the list knows its height.
+    const LEVEL: usize = 10;
+    let room = usize::from(width.saturating_sub(2))
+        .saturating_sub(LEVEL)
+        .max(8);
+    let mut lines: Vec<Line> = Vec::new();
+    for m in app.messages.all().iter().skip(scroll) {
+        let style = match m.level {
+            Level::Info => Style::default(),
+            Level::Warn | Level::Error => theme.warning(),
+        };
+        let text: Vec<char> = escape_controls(&m.text).chars().collect();
+        for (i, chunk) in text.chunks(room).enumerate() {
+            let head = if i == 0 {
+                format!("{} {:<w$}", m.level.icon(), m.level.name(), w = LEVEL - 2)
+            } else {
+                " ".repeat(LEVEL)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(head, style),
+                Span::raw(chunk.iter().collect::<String>()),
+            ]));
+        }
+    }
+    let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let r = centered(area, width, height);
+    let title = format!(
+        "messages ({}) — {} close",
+        app.messages.len(),
+        app.keymap.keys_for(Mode::Panel, Action::Cancel)
+    );
+    popup(f, r, &title, lines);
 }

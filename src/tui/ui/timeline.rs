@@ -161,9 +161,22 @@ fn draw_ruler(
     } else {
         0.0
     };
-    let mut t = origin + ((geo.t0 - origin) / step).ceil() * step;
+    let utc0 = app.utc_origin(l);
+    let mut t = match utc0 {
+        // In UTC the ticks fall on round wall-clock times: shifted by the
+        // start stamp's remainder (in integers: f64 cannot hold an epoch in ns).
+        Some(u) => {
+            let phase = u.rem_euclid(step.max(1.0) as i64) as f64;
+            ((geo.t0 + phase) / step).ceil() * step - phase
+        }
+        None => origin + ((geo.t0 - origin) / step).ceil() * step,
+    };
     let y = area.y;
-    let mode = if app.relative_time { "rel" } else { "abs" };
+    let mode = match utc0 {
+        Some(_) => "utc",
+        None if app.relative_time => "rel",
+        None => "abs",
+    };
     put_str(
         buf,
         area.x,
@@ -180,7 +193,9 @@ fn draw_ruler(
             break;
         }
         if let Some(c) = geo.col(t as i64) {
-            let text = if app.relative_time {
+            let text = if let Some(u) = utc0 {
+                crate::tui::wallclock::tick_label(u.saturating_add(t as i64), step)
+            } else if app.relative_time {
                 format_offset(t - origin, step)
             } else {
                 format_abs(t, step)

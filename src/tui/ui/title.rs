@@ -64,10 +64,12 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         text: format!("  ·  window {}", format_duration(app.view.span as i64)),
         keep: u8::MAX,
     });
-    let clock = if app.relative_time {
-        "relative time"
-    } else {
-        "capture clock"
+    let clock = match app.utc_origin(l) {
+        Some(utc0) => {
+            crate::tui::wallclock::date_and_minute(utc0.saturating_add(app.view.center() as i64))
+        }
+        None if app.relative_time => "relative time".into(),
+        None => "capture clock".into(),
     };
     items.push(Item {
         text: format!("  ·  {clock}"),

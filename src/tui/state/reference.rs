@@ -1,0 +1,36 @@
+//! `y`: the selection's reference for the clipboard — `GROUP:INSTANCE` as
+//! `--goto` takes it for a matched collective, else the event's name.
+
+use super::{App, EventRef};
+use crate::tui::data::Loaded;
+use crate::tui::osc52;
+
+impl App {
+    /// What `y` copies for the current selection.
+    pub fn selection_reference(&self, l: &Loaded) -> Option<String> {
+        if let Some((g, k)) = self.instance {
+            return Some(format!("{}:{}", l.analysis.matching.groups[g].key, k + 1));
+        }
+        let p = &l.profile;
+        let name = match self.selection? {
+            EventRef::Gpu(r) => p.gpu.name[r],
+            EventRef::Api(r) => p.runtime.name[r],
+            EventRef::Nvtx(r) => p.nvtx.name[r],
+        };
+        Some(p.strings.get(name).to_string())
+    }
+
+    pub(super) fn copy_reference(&mut self, l: &Loaded) {
+        let Some(text) = self.selection_reference(l) else {
+            self.message = Some("nothing selected to copy (Enter selects)".into());
+            return;
+        };
+        let what = if self.instance.is_some() {
+            "--goto reference"
+        } else {
+            "name"
+        };
+        self.clipboard = Some(osc52::copy_sequence(&text));
+        self.message = Some(format!("copied the {what} {text} (OSC 52 clipboard)"));
+    }
+}
