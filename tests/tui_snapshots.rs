@@ -141,6 +141,11 @@ fn focus_mode() {
     let lanes: Vec<&str> = s.lines().filter(|l| l.contains(" S20 +")).collect();
     assert_eq!(lanes.len(), 7, "{s}");
     assert!(lanes[0].starts_with("D2 S20"), "{lanes:?}");
+    // Right below the late rank, the thread that launched its kernel: a
+    // cpu-late cause (this instance's verdict) is visible there.
+    let rows: Vec<&str> = s.lines().skip_while(|l| !l.starts_with("D2 S20")).collect();
+    assert!(rows[1].starts_with("D2 T4103 API"), "{rows:?}");
+    assert!(s.contains("cpu-late"), "{s}");
     insta::assert_snapshot!("focus_mode", s);
 }
 

@@ -5,7 +5,7 @@
 use super::index::RenderIndex;
 use crate::analysis::bundle::Analysis;
 use crate::analysis::completeness::device_order;
-use crate::profile::{DevId, LaneId, ProcId, Profile, ThreadId};
+use crate::profile::{DevId, LaneId, NONE, ProcId, Profile, ThreadId};
 use std::collections::HashSet;
 
 /// What a timeline row shows.
@@ -200,24 +200,39 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
         .unwrap_or(0);
     let mut order: Vec<usize> = (0..g.devices.len()).collect();
     order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
-    order
-        .into_iter()
-        .map(|d| {
-            let late_ms = (p.gpu.start[rows[d] as usize] - earliest) as f64 / 1e6;
-            let lane = &p.lanes[g.lanes[d] as usize];
-            // No kind word: every focus row is one of the group's streams,
-            // and the arrival offset is what must fit.
-            LaneRow {
-                kind: LaneKind::Stream(g.lanes[d]),
+    let mut out = Vec::with_capacity(order.len() + 1);
+    for (i, d) in order.into_iter().enumerate() {
+        let row = rows[d] as usize;
+        let late_ms = (p.gpu.start[row] - earliest) as f64 / 1e6;
+        let lane = &p.lanes[g.lanes[d] as usize];
+        // No kind word: every focus row is one of the group's streams,
+        // and the arrival offset is what must fit.
+        out.push(LaneRow {
+            kind: LaneKind::Stream(g.lanes[d]),
+            label: format!(
+                "D{} S{} +{late_ms:.1}ms",
+                p.device_label(lane.device),
+                lane.stream
+            ),
+            collapsible: false,
+        });
+        // The latest arriver's launching thread, right below it: a
+        // cpu-late cause (a launch call that came late) shows there.
+        let call = p.gpu.launch[row];
+        if i == 0 && call != NONE {
+            let t = p.runtime.thread[call as usize];
+            out.push(LaneRow {
+                kind: LaneKind::Api(t),
                 label: format!(
-                    "D{} S{} +{late_ms:.1}ms",
+                    "D{} T{} API",
                     p.device_label(lane.device),
-                    lane.stream
+                    p.threads[t as usize].tid
                 ),
                 collapsible: false,
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    out
 }
 
 /// The process a row's events belong to, if one.
