@@ -8,18 +8,20 @@ cargo build --release --quiet
 bin="$PWD/target/release/rankline"
 session=rankline-shots
 
-# shot NAME COLS ROWS KEY... : open the 8-GPU fixture, type the keys, capture.
+# shot NAME COLS ROWS KEY... : open the 8-GPU fixture (and $EXTRA, files
+# given after it), type the keys, capture.
 shot() {
   local name=$1 cols=$2 rows=$3
   shift 3
   tmux kill-session -t "$session" 2>/dev/null || true
-  tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin fixtures/megatron_tp8.sqlite"
+  tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin --no-cache fixtures/megatron_tp8.sqlite ${EXTRA:-}"
   for _ in $(seq 100); do
     screen=$(tmux capture-pane -p -t "$session")
     # Drawn, and the cross-rank analyses (which follow the first frame) done.
     grep -q "S20 NCCL" <<<"$screen" && ! grep -q "matching collectives" <<<"$screen" && break
     sleep 0.1
   done
+  sleep 0.3
   for key in "$@"; do
     tmux send-keys -t "$session" -l "$key"
     sleep 0.3
@@ -37,3 +39,6 @@ shot 05-finder 160 48 "/" "allgather"
 shot 06-help 160 48 "?"
 shot 07-small-80x24 80 24 "]" "1"
 shot 08-overlap-summary 160 48 "j" "j" "j" "j" "j" "j" "j" "j" "3" "4"
+shot 09-largest-skews 160 48 "b"
+shot 10-launch-alone-80x24 80 24 "]" "2"
+EXTRA="no/such/capture.sqlite" shot 11-messages 160 48 "!"
