@@ -309,3 +309,23 @@ fn the_timeline_writes_its_cache_after_the_first_frame() {
         rankline::profile::cache::Lookup::Hit(_)
     ));
 }
+
+/// At 80 columns the key hints give way: the first screen's notice and a
+/// selection's status are whole, never cut.
+#[test]
+fn status_line_drops_hints_before_cutting_the_answer() {
+    let s = screen(80, 24, false, "");
+    let status = s.lines().last().unwrap();
+    assert!(
+        status
+            .trim_end()
+            .ends_with("worst s20:145 late D4 +46.6 ms — press b"),
+        "{status}"
+    );
+    let s = screen(80, 24, false, "]");
+    let status = s.lines().last().unwrap();
+    assert!(
+        status.contains("instance 55/225 · AllGather · late D2 +31.9 ms · cpu-late"),
+        "{status}"
+    );
+}

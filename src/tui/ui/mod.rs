@@ -110,7 +110,7 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     );
     timeline::draw(f.buffer_mut(), timeline_area, app, &l, &theme);
     f.render_widget(
-        Paragraph::new(status_line(app, &l, &theme)).style(theme.bar()),
+        Paragraph::new(status_line(app, &l, &theme, status.width)).style(theme.bar()),
         status,
     );
     overlays::draw(f, main, app, &theme);
@@ -171,14 +171,29 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
     }
 }
 
-fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
+/// The status line for a bar `width` columns wide: when it does not fit,
+/// the key hints go first, then the `n`/`N` source, so that what is
+/// selected and the message are never cut.
+fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static> {
+    for detail in [2, 1, 0] {
+        let line = status_line_with(app, l, theme, detail);
+        if detail == 0 || line.width() <= width as usize {
+            return line;
+        }
+    }
+    unreachable!("detail 0 always returns")
+}
+
+/// The status line; `detail` 2 has everything, 1 drops the key hints, 0
+/// also the `n`/`N` source.
+fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'static> {
     let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
     if let Some(b) = &app.banner {
         spans.push(Span::styled(format!(" {b} │"), theme.heading()));
     }
     let sel = selection_text(app, l);
-    if sel.is_empty() {
+    if sel.is_empty() && detail >= 2 {
         spans.push(Span::raw(format!(
             " {} select · {} next big event · {} find · {} help · {} quit",
             keys(Action::SelectUnderCursor),
@@ -187,7 +202,7 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             keys(Action::Help),
             keys(Action::Quit)
         )));
-    } else {
+    } else if !sel.is_empty() {
         spans.push(Span::styled(format!(" {sel}"), theme.heading()));
         let source = match &app.jump {
             Some(JumpSource::Group(g)) => {
@@ -199,7 +214,7 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             },
             None => String::new(),
         };
-        if !source.is_empty() {
+        if !source.is_empty() && detail >= 1 {
             spans.push(Span::raw(format!(
                 " │ {}/{}: {source}",
                 keys(Action::NextOccurrence),
@@ -227,6 +242,12 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme) -> Line<'static> {
             keys(Action::Messages),
             app.messages.len()
         )));
+    }
+    // With the hints dropped, the line starts at a separator: drop it.
+    if let Some(first) = spans.first_mut()
+        && let Some(rest) = first.content.strip_prefix(" │")
+    {
+        first.content = rest.to_string().into();
     }
     visible(Line::from(spans))
 }
