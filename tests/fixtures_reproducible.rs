@@ -4,6 +4,27 @@
 mod common;
 use common::*;
 
+use std::path::Path;
+
+/// Every file under `dir`, as paths relative to it (`multinode/node0.sqlite`), sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = vec![];
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap();
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn generator_reproduces_committed_fixtures_byte_for_byte() {
     let out = temp_dir("regen");
@@ -13,19 +34,21 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
         .expect("run make-fixtures");
     assert!(o.status.success(), "{}", stderr(&o));
     let committed = root().join("fixtures");
-    let mut names: Vec<String> = std::fs::read_dir(out.join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = files_under(&out.join("fixtures"));
     assert!(names.len() >= 11, "{names:?}");
-    let mut committed_names: Vec<String> = std::fs::read_dir(&committed)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    committed_names.sort();
+    for multi in [
+        "multinode/node3.sqlite",
+        "per_rank/rank3.sqlite",
+        "ends_disagree/node1.sqlite",
+        "multinode.truth.json",
+        "per_rank.truth.json",
+        "ends_disagree.truth.json",
+    ] {
+        assert!(names.iter().any(|n| n == multi), "{multi} not written");
+    }
     assert_eq!(
-        committed_names, names,
+        files_under(&committed),
+        names,
         "fixtures/ holds files the generator does not write"
     );
     for n in &names {

@@ -9,16 +9,24 @@
 
 #[path = "make_fixtures/assemble.rs"]
 mod assemble;
+#[path = "make_fixtures/clock.rs"]
+mod clock;
 #[path = "make_fixtures/ddl.rs"]
 mod ddl;
+#[path = "make_fixtures/ends_disagree.rs"]
+mod ends_disagree;
 #[path = "make_fixtures/extras.rs"]
 mod extras;
 #[path = "make_fixtures/megatron.rs"]
 mod megatron;
 #[path = "make_fixtures/model.rs"]
 mod model;
+#[path = "make_fixtures/multinode.rs"]
+mod multinode;
 #[path = "make_fixtures/names.rs"]
 mod names;
+#[path = "make_fixtures/per_rank.rs"]
+mod per_rank;
 #[path = "make_fixtures/plan.rs"]
 mod plan;
 #[path = "make_fixtures/rng.rs"]
@@ -33,6 +41,8 @@ mod sim;
 mod stats;
 #[path = "make_fixtures/truth_basic.rs"]
 mod truth_basic;
+#[path = "make_fixtures/truth_clock.rs"]
+mod truth_clock;
 #[path = "make_fixtures/truth_skew.rs"]
 mod truth_skew;
 #[path = "make_fixtures/two_node.rs"]
@@ -161,6 +171,51 @@ fn fixtures() {
         }
         let t = truth(&[&fx.profile], &fx.groups, fx.scenario);
         extras::check(name, &t);
+        save(&format!("{name}.truth.json"), &t);
+    }
+
+    multi_file();
+}
+
+/// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,
+/// and `<name>.truth.json` beside it (truth_clock.rs describes its fields).
+fn multi_file() {
+    type Build = fn(&mut rng::Rng) -> (Vec<truth_clock::File>, Vec<truth_clock::GroupDef>, Value);
+    type Cap = fn(usize) -> clock::Capture;
+    let scenarios: [(&str, Build, Cap, u64); 3] = [
+        (
+            "multinode",
+            multinode::build,
+            multinode::capture,
+            0x5EED_0020,
+        ),
+        ("per_rank", per_rank::build, per_rank::capture, 0x5EED_0021),
+        (
+            "ends_disagree",
+            ends_disagree::build,
+            ends_disagree::capture,
+            0x5EED_0022,
+        ),
+    ];
+    for (name, build, capture, seed) in scenarios {
+        let (mut files, groups, scenario) = build(&mut rng::Rng::new(seed));
+        let world = (name == "per_rank").then_some(per_rank::WORLD_SIZE);
+        let mut t = truth_clock::truth(&files, &groups, world, scenario);
+        if name == "multinode" {
+            t["single_clock_skew"] = multinode::single_clock_skew(&files, &groups);
+        }
+        let expect = if name == "ends_disagree" {
+            "refused"
+        } else {
+            "accepted"
+        };
+        for f in &t["files"].as_array().unwrap()[1..] {
+            assert_eq!(f["refinement_expected"], expect, "{name}: {}", f["path"]);
+        }
+        for (i, f) in files.iter_mut().enumerate() {
+            f.clock.apply(&mut f.profile);
+            clock::write_file(&root(), &f.profile, &f.clock, &capture(i));
+        }
         save(&format!("{name}.truth.json"), &t);
     }
 }

@@ -269,3 +269,41 @@ pub const TABLES: &[(&str, &str)] = &[
 )"#,
     ),
 ];
+
+/// Tables only the multi-file scenarios write (clock.rs), kept apart from `TABLES` so the
+/// older fixtures stay byte-identical: TARGET_INFO_SESSION_START_TIME as nsys 2026.2 exports it
+/// (with `systemClockNs`), ANALYSIS_DETAILS and META_DATA_CAPTURE as every export since 2023 has them.
+pub const CLOCK_TABLES: &[(&str, &str)] = &[
+    // from the nsys 2026.2 export (nsys2026_2gpu_nccl_sendrecv.sqlite)
+    (
+        "TARGET_INFO_SESSION_START_TIME",
+        r#"CREATE TABLE TARGET_INFO_SESSION_START_TIME (
+    utcEpochNs                  INTEGER,                               -- UTC Epoch timestamp at start of the capture (ns).
+    utcTime                     TEXT,                                  -- Start of the capture in UTC.
+    localTime                   TEXT,                                  -- Start of the capture in local time of target.
+    systemClockNs               INTEGER                                -- Target system clock timestamp at start of the capture (ns).
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "ANALYSIS_DETAILS",
+        r#"CREATE TABLE ANALYSIS_DETAILS (
+    -- Details about the analysis session.
+
+    globalVid                   INTEGER   NOT NULL,                    -- Serialized GlobalId.
+    duration                    INTEGER   NOT NULL,                    -- The total time span of the entire trace (ns).
+    startTime                   INTEGER   NOT NULL,                    -- Trace start timestamp in nanoseconds.
+    stopTime                    INTEGER   NOT NULL                     -- Trace stop timestamp in nanoseconds.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "META_DATA_CAPTURE",
+        r#"CREATE TABLE META_DATA_CAPTURE (
+    -- information about nsys capture parameters
+
+    name                        TEXT      NOT NULL,                    -- Name of meta-data record
+    value                       TEXT                                   -- Value of meta-data record
+)"#,
+    ),
+];

@@ -17,6 +17,9 @@ pub struct Gpu {
     pub name: String,
     pub bus: String,
     pub uuid: String,
+    /// CUDA device ordinal the capturing process saw (TARGET_INFO_GPU.cuDevice and
+    /// TARGET_INFO_CUDA_DEVICE.cudaId); None: not visible to it (CUDA_VISIBLE_DEVICES).
+    pub cuda_id: Option<u32>,
 }
 
 pub struct Thread {
@@ -173,6 +176,7 @@ pub fn h100(id: u32, bus: &str, uuid: String) -> Gpu {
         name: H100_NAME.to_string(),
         bus: bus.to_string(),
         uuid,
+        cuda_id: Some(id),
     }
 }
 

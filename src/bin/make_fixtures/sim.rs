@@ -15,6 +15,8 @@ pub struct Sim {
     /// When each rank's compute stream is free (and its inputs are ready).
     pub ready: Vec<i64>,
     pub compute_stream: Vec<u32>,
+    /// Ranks' ends of a collective are up to this far apart (µs).
+    pub end_spread_us: f64,
 }
 
 /// One rank's part of a collective instance.
@@ -48,6 +50,7 @@ impl Sim {
             plans,
             ready: vec![0; n],
             compute_stream,
+            end_spread_us: 45.0,
         }
     }
 
@@ -119,7 +122,7 @@ impl Sim {
     }
 
     /// A collective: each member starts at base + jitter (+ its lateness), all end together
-    /// at the latest start + transfer time (+ < 45 µs per rank). Returns (start, end) per member.
+    /// at the latest start + transfer time (+ up to `end_spread_us` per rank). Returns (start, end) per member.
     #[allow(clippy::too_many_arguments)]
     pub fn collective(
         &mut self,
@@ -138,7 +141,7 @@ impl Sim {
         let end = starts.iter().max().unwrap() + rng.us(t_us.0, t_us.1);
         let mut out = vec![];
         for (m, &s) in members.iter().zip(&starts) {
-            let e = end + rng.us(0.0, 45.0);
+            let e = end + rng.us(0.0, self.end_spread_us);
             let k = self.ranks[m.rank].nccl(m.stream, s, e, coll, 16);
             let mut l = launch_nccl(rng);
             if m.late > 0 {

@@ -117,23 +117,30 @@ pub fn write_targets(tx: &Transaction, p: &Profile, st: &mut Strings) -> rusqlit
     }
 
     let mut gpu = tx.prepare(
-        "INSERT INTO TARGET_INFO_GPU VALUES (?1, ?2, ?3, ?4, 1, 52428800, 85520809984, 3352320000000, 1980000000, 132, ?2, ?5, 0, 'GH100', ?2, NULL, NULL, 161, 0, 65536, 4, 65536, 49152, 232448, 233472, 65536, 32, 3, 64, 32, 1024, 1024, 1024, 64, 2147483647, 65535, 65535, 9, 0, 9, 0)",
+        "INSERT INTO TARGET_INFO_GPU VALUES (?1, ?2, ?3, ?4, 1, 52428800, 85520809984, 3352320000000, 1980000000, 132, ?2, ?5, 0, 'GH100', ?6, NULL, NULL, 161, 0, 65536, 4, 65536, 49152, 232448, 233472, 65536, 32, 3, 64, 32, 1024, 1024, 1024, 64, 2147483647, 65535, 65535, 9, 0, 9, 0)",
     )?;
     for g in &p.gpus {
-        gpu.execute(params![HOST_FIELD, g.id, g.name, g.bus, g.uuid])?;
+        gpu.execute(params![HOST_FIELD, g.id, g.name, g.bus, g.uuid, g.cuda_id])?;
     }
 
     let mut ctx = tx.prepare(
         "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?1, ?2, 1, ?3, ?2, ?4, 0, 0)",
     )?;
     let mut dev =
-        tx.prepare("INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid) VALUES (?1, ?1, ?2)")?;
+        tx.prepare("INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid) VALUES (?1, ?2, ?3)")?;
     let mut stream =
         tx.prepare("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6)")?;
     for pr in &p.processes {
         let Some(c) = &pr.context else { continue };
         ctx.execute(params![c.null_stream, c.device, pr.pid, c.context_id])?;
-        dev.execute(params![c.device, pr.pid])?;
+        // the GPU the process sees as CUDA device `c.device` (the same id unless
+        // CUDA_VISIBLE_DEVICES renumbered it)
+        let gpu_id = p
+            .gpus
+            .iter()
+            .find(|g| g.cuda_id == Some(c.device))
+            .map_or(c.device, |g| g.id);
+        dev.execute(params![gpu_id, c.device, pr.pid])?;
         for &(s, flag, prio) in &c.streams {
             stream.execute(params![s, c.device, pr.pid, c.context_id, prio, flag])?;
         }
@@ -151,6 +158,18 @@ pub fn write_strings(tx: &Transaction, st: &Strings) -> rusqlite::Result<()> {
 
 /// Returns (table, rows) counts for the summary printed by the generator.
 pub fn write(p: &Profile, path: &Path) -> rusqlite::Result<Vec<(&'static str, usize)>> {
+    write_with(p, path, &|_, _| Ok(()))
+}
+
+/// Rows written after the event tables, in the same transaction (tables of their own).
+pub type Extra<'a> = &'a dyn Fn(&Transaction, &mut Strings) -> rusqlite::Result<()>;
+
+/// `write`, plus what `extra` adds (the clock and capture tables of the multi-file scenarios).
+pub fn write_with(
+    p: &Profile,
+    path: &Path,
+    extra: Extra,
+) -> rusqlite::Result<Vec<(&'static str, usize)>> {
     let mut conn = create(
         path,
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;",
@@ -259,6 +278,7 @@ pub fn write(p: &Profile, path: &Path) -> rusqlite::Result<Vec<(&'static str, us
             ])?;
         }
 
+        extra(&tx, &mut st)?;
         write_strings(&tx, &st)?;
     }
     tx.commit()?;
