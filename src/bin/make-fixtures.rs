@@ -6,6 +6,9 @@
 //! `cargo run --release --bin make-fixtures -- scale [--kernels N] [--devices D] [--runtime M]
 //! [--nvtx R] [--out PATH]` writes one large profile for benchmarks instead (default 10 M
 //! kernels on 8 devices into `target/scale/scale_10m.sqlite`; see scale.rs).
+//! `make-fixtures scale-nodes [--files N] [--gpus G] [--kernels K] [--out DIR]` writes one file
+//! per node, each on its own clock (default 64 × 8 GPUs, about 1 M kernels, into
+//! `target/scale/nodes/`; see scale_nodes.rs).
 
 #[path = "make_fixtures/assemble.rs"]
 mod assemble;
@@ -33,6 +36,8 @@ mod plan;
 mod rng;
 #[path = "make_fixtures/scale.rs"]
 mod scale;
+#[path = "make_fixtures/scale_nodes.rs"]
+mod scale_nodes;
 #[path = "make_fixtures/scale_step.rs"]
 mod scale_step;
 #[path = "make_fixtures/sim.rs"]
@@ -122,6 +127,16 @@ fn main() {
                 std::process::exit(2);
             }
         },
+        Some("scale-nodes") => {
+            match scale_nodes::parse(&args[1..]).and_then(|a| scale_nodes::run(&a, &root())) {
+                Ok(()) => {}
+                Err(e) if e.is_empty() => println!("{}", scale::USAGE),
+                Err(e) => {
+                    eprintln!("make-fixtures scale-nodes: {e}\n{}", scale::USAGE);
+                    std::process::exit(2);
+                }
+            }
+        }
         Some("-h" | "--help") => println!("{}", scale::USAGE),
         Some(other) => {
             eprintln!(

@@ -28,7 +28,13 @@ options of scale (counts accept 1_000_000, 1000000, 1m, 500k):
   --devices D   devices, one process each (default 8, at most 64)
   --runtime M   runtime API calls in total, M >= N (default N: one launch call per kernel)
   --nvtx R      NVTX push/pop ranges in total (default N / 5)
-  --out PATH    output file (default target/scale/scale_<N>.sqlite; never under fixtures/)";
+  --out PATH    output file (default target/scale/scale_<N>.sqlite; never under fixtures/)
+       make-fixtures scale-nodes [options]  one file per node, each on its own clock
+options of scale-nodes:
+  --files N     files (nodes), named node00.sqlite ... (default 64)
+  --gpus G      GPUs per node, one process each (default 8, at most 8)
+  --kernels K   kernels in total, about (default 1m)
+  --out DIR     output directory (default target/scale/nodes; never under fixtures/)";
 
 const PID0: u32 = 5001;
 const HOST: &str = "dgx-s01";
@@ -70,7 +76,7 @@ pub struct Args {
 }
 
 /// `1_000_000`, `1000000`, `1m`, `1M`, `500k`.
-fn count(s: &str) -> Result<u64, String> {
+pub fn count(s: &str) -> Result<u64, String> {
     let t: String = s.chars().filter(|&c| c != '_' && c != ',').collect();
     let (num, mul) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
@@ -146,7 +152,7 @@ fn label(n: u64) -> String {
 }
 
 /// `p` made absolute and lexically normalized, its existing part resolved (symlinks).
-fn resolve(p: &Path) -> Result<PathBuf, String> {
+pub fn resolve(p: &Path) -> Result<PathBuf, String> {
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {

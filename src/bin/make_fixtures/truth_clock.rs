@@ -48,7 +48,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::clock::{FileClock, Timebase, event_span};
 use crate::model::{Kernel, Profile};
@@ -321,32 +321,23 @@ fn ends_vs_reference(files: &[File], groups: &[GroupDef]) -> Vec<Vec<f64>> {
     d
 }
 
-fn file_json(files: &[File], fi: usize, ends: &[f64]) -> Value {
-    let f = &files[fi];
-    let c = &f.clock;
-    let (lo, hi) = event_span(&f.profile);
+/// The clock fields of a file (`path` … `utc_only_error_at_last_event_ms`), from its events in
+/// true time and its clock; `reference` is the first file's clock.
+pub fn clock_fields(reference: &FileClock, p: &Profile, c: &FileClock) -> Map<String, Value> {
+    assert_eq!(
+        reference.drift_ppm, 0.0,
+        "the reference clock defines true time"
+    );
+    // the reference file's timestamp of true time t
+    let on_ref = |t: f64| t - (reference.session_true - reference.session_file) as f64;
+    let (lo, hi) = event_span(p);
     let (first, last) = (c.to_file(lo), c.to_file(hi));
-    let off = on_ref(files, c.to_ref(first)) - first as f64;
-    let off_last = on_ref(files, c.to_ref(last)) - last as f64;
-    let utc_offset = (c.utc_of_zero() - files[0].clock.utc_of_zero()) as f64;
-    let (ends_json, verdict) = if fi == 0 {
-        (Value::Null, Value::Null)
-    } else {
-        let mut v = ends.to_vec();
-        let med = median(&mut v);
-        let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
-        let mad = median(&mut dev);
-        let ok = v.len() >= MIN_INSTANCES && mad <= MAD_LIMIT_MS;
-        (
-            json!({"instances": v.len(), "median": med, "mad": mad}),
-            json!(if ok { "accepted" } else { "refused" }),
-        )
-    };
-    let mut ranks: Vec<u32> = f.ranks.iter().map(|r| r.1).collect();
-    ranks.sort();
-    json!({
-        "path": f.profile.path,
-        "host": f.profile.host,
+    let off = on_ref(c.to_ref(first)) - first as f64;
+    let off_last = on_ref(c.to_ref(last)) - last as f64;
+    let utc_offset = (c.utc_of_zero() - reference.utc_of_zero()) as f64;
+    let v = json!({
+        "path": p.path,
+        "host": p.host,
         "timebase": c.timebase.name(),
         "first_event_ns": first,
         "last_event_ns": last,
@@ -362,10 +353,35 @@ fn file_json(files: &[File], fi: usize, ends: &[f64]) -> Value {
         "utc_offset_ms": utc_offset / 1e6,
         "utc_only_error_ms": (utc_offset - off) / 1e6,
         "utc_only_error_at_last_event_ms": (utc_offset - off_last) / 1e6,
-        "ranks": ranks,
-        "ends_vs_reference_ms": ends_json,
-        "refinement_expected": verdict,
-    })
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+fn file_json(files: &[File], fi: usize, ends: &[f64]) -> Value {
+    let f = &files[fi];
+    let mut m = clock_fields(&files[0].clock, &f.profile, &f.clock);
+    let (ends_json, verdict) = if fi == 0 {
+        (Value::Null, Value::Null)
+    } else {
+        let mut v = ends.to_vec();
+        let med = median(&mut v);
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
+        let mad = median(&mut dev);
+        let ok = v.len() >= MIN_INSTANCES && mad <= MAD_LIMIT_MS;
+        (
+            json!({"instances": v.len(), "median": med, "mad": mad}),
+            json!(if ok { "accepted" } else { "refused" }),
+        )
+    };
+    let mut ranks: Vec<u32> = f.ranks.iter().map(|r| r.1).collect();
+    ranks.sort();
+    m.insert("ranks".into(), json!(ranks));
+    m.insert("ends_vs_reference_ms".into(), ends_json);
+    m.insert("refinement_expected".into(), verdict);
+    Value::Object(m)
 }
 
 fn devices_json(files: &[File]) -> Value {
