@@ -96,12 +96,12 @@ impl FileClock {
         1.0 + self.drift_ppm * 1e-6
     }
 
-    pub fn to_file(&self, t_true: i64) -> i64 {
+    pub fn file_time(&self, t_true: i64) -> i64 {
         self.session_file + ((t_true - self.session_true) as f64 / self.rate()).round() as i64
     }
 
     /// True time of file timestamp `t_file`, unrounded.
-    pub fn to_ref(&self, t_file: i64) -> f64 {
+    pub fn true_time(&self, t_file: i64) -> f64 {
         self.session_true as f64 + (t_file - self.session_file) as f64 * self.rate()
     }
 
@@ -117,7 +117,7 @@ impl FileClock {
 
     /// Moves every timestamp of `p` (written in true time) onto this clock.
     pub fn apply(&self, p: &mut Profile) {
-        let f = |t: &mut i64| *t = self.to_file(*t);
+        let f = |t: &mut i64| *t = self.file_time(*t);
         for k in &mut p.kernels {
             f(&mut k.start);
             f(&mut k.end);
@@ -203,7 +203,7 @@ pub fn write_tables(tx: &Transaction, c: &FileClock, cap: &Capture) -> rusqlite:
         "INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs, utcTime, localTime, systemClockNs) VALUES (?1, ?2, ?2, ?3)",
         params![utc, iso_utc(utc), c.boot_at_session],
     )?;
-    let stop_file = c.to_file(c.stop_true);
+    let stop_file = c.file_time(c.stop_true);
     let (start, stop) = match c.timebase {
         Timebase::Boot => (c.session_file, stop_file),
         Timebase::Session => (c.boot_at_session, c.boot_at_session + stop_file),

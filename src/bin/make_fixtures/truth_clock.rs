@@ -331,9 +331,9 @@ pub fn clock_fields(reference: &FileClock, p: &Profile, c: &FileClock) -> Map<St
     // the reference file's timestamp of true time t
     let on_ref = |t: f64| t - (reference.session_true - reference.session_file) as f64;
     let (lo, hi) = event_span(p);
-    let (first, last) = (c.to_file(lo), c.to_file(hi));
-    let off = on_ref(c.to_ref(first)) - first as f64;
-    let off_last = on_ref(c.to_ref(last)) - last as f64;
+    let (first, last) = (c.file_time(lo), c.file_time(hi));
+    let off = on_ref(c.true_time(first)) - first as f64;
+    let off_last = on_ref(c.true_time(last)) - last as f64;
     let utc_offset = (c.utc_of_zero() - reference.utc_of_zero()) as f64;
     let v = json!({
         "path": p.path,
