@@ -40,7 +40,7 @@ const UTC_ERR: [i64; RANKS] = [900_000, 1_150_000, -5_300_000, -4_950_000];
 /// Host uptime at rank 0's session start (systemClockNs of a session-relative file).
 const UPTIME: [i64; 2] = [7_412_345 * MS, 1_206_789 * MS];
 /// (instance 0-based, rank, ms): single late ranks.
-const LATE: [(usize, usize, i64); 2] = [(11, 3, 26), (24, 1, 31)];
+const LATE: [(usize, usize, i64); 2] = [(11, 3, 26), (24, 0, 31)];
 
 pub fn path(r: usize) -> String {
     format!("{DIR}/rank{r}.sqlite")
