@@ -2,8 +2,10 @@
 //! collective instance in true time, computed from the generator's own event lists before
 //! they are moved onto the files' clocks (no rankline code, no SQL).
 //!
-//! Fields of `<scenario>.truth.json` (times in true time = the reference file's clock):
-//! - `reference`: path of the reference file (the first file; its clock is true time).
+//! Fields of `<scenario>.truth.json` (instants such as `start_ns` are timestamps of the
+//! reference file's clock; durations and skews are in true time, which that clock keeps):
+//! - `reference`: path of the reference file (the first file; no drift, so its clock keeps true
+//!   time).
 //! - `files[]`: one per file, in command-line order:
 //!   - `path`, `host` (TARGET_INFO_SYSTEM_ENV Hostname), `timebase` (`boot-clock` |
 //!     `session-relative`);
@@ -45,6 +47,9 @@
 //!     (rankline names it on big events). A margin under 0.05 ms could flip with a residual of
 //!     a few µs: such instances have `late_host` null and `late_host_ambiguous` true (tests
 //!     skip them); otherwise `late_host_ambiguous` is false.
+//! - `single_clock_skew` (multinode only): the issue-3 skew oracle (truth_skew.rs) run on all
+//!   four files in true time, device keys `host:id` (e.g. `node02.cluster.example:1`).
+//! - `scenario`: what was generated (description, files, hosts, the injected late events).
 
 use std::collections::BTreeMap;
 
