@@ -211,7 +211,6 @@ fn rows(
     l: &Loaded,
     theme: &Theme,
 ) {
-    let p = &l.profile;
     let top = v.map.max_all_ns;
     for y in 0..cells.height {
         let Some(row) = v.rows_scroll.row_at(y as usize) else {
