@@ -195,7 +195,7 @@ fn ruler(buf: &mut Buffer, main: Rect, cells: Rect, v: &StragglerView, theme: &T
         }
         let k = v.map.instances[c] + 1;
         let text = k.to_string();
-        if k % 10 == 0 && at >= free_from && at + text.len() as u16 <= cells.right() {
+        if k.is_multiple_of(10) && at >= free_from && at + text.len() as u16 <= cells.right() {
             buf.set_string(at, y, &text, theme.dim());
             free_from = at + text.len() as u16 + 1;
         }
