@@ -251,3 +251,39 @@ fn no_color_draws_the_scale_in_glyphs() {
     );
     insta::assert_snapshot!("straggler_map_no_color", screen(&t));
 }
+
+#[test]
+fn the_wheel_moves_the_cursor_as_the_arrows_do() {
+    let (mut app, mut t) = open(160, 48, false);
+    press(&mut app, &mut t, "H");
+    let a = app.layout.map_cells;
+    let wheel = |app: &mut App, t: &mut Terminal<TestBackend>, kind, mods| {
+        app.on_mouse(MouseEvent {
+            kind,
+            column: a.x + 5,
+            row: a.y + 2,
+            modifiers: mods,
+        });
+        t.draw(|f| ui::draw(f, app)).unwrap();
+    };
+    let at = |app: &App| {
+        let v = app.straggler.as_ref().unwrap();
+        (v.row, v.col)
+    };
+    assert_eq!(at(&app), (1, 0));
+    wheel(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollDown,
+        KeyModifiers::NONE,
+    );
+    assert_eq!(at(&app), (4, 0));
+    wheel(
+        &mut app,
+        &mut t,
+        MouseEventKind::ScrollDown,
+        KeyModifiers::SHIFT,
+    );
+    assert_eq!(at(&app), (4, 3));
+    assert_eq!(app.screen, Screen::Stragglers);
+}

@@ -119,3 +119,16 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_when_they_hold_separators_and_never_carry_controls() {
+        assert_eq!(csv_field("s20"), "s20");
+        assert_eq!(csv_field("node,1:0"), "\"node,1:0\"");
+        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
+        assert_eq!(csv_field("k\x1b[2J"), "k\\x1b[2J");
+    }
+}
