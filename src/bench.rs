@@ -201,7 +201,38 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+    straggler_map_frame();
     Ok(())
+}
+
+/// Ranks of the straggler-map figure: 64 hosts × 8 GPUs.
+const MAP_HOSTS: usize = 64;
+const MAP_PER_HOST: usize = 8;
+const MAP_INSTANCES: usize = 400;
+
+/// One 200×60 frame of the straggler map at 512 ranks (target under
+/// 5 ms). The profile is built in memory (`profile::synthetic`): the
+/// figure is the drawing, whatever file the bench was given.
+fn straggler_map_frame() {
+    let p = rankline::profile::synthetic::many_ranks(MAP_HOSTS, MAP_PER_HOST, MAP_INSTANCES);
+    let loaded = Arc::new(Loaded::build(p, &Settings::default(), &mut |_| {}));
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.set_loaded(loaded);
+    app.apply(rankline::tui::action::Action::StragglerMap);
+    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
+    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .expect("draw");
+    let frames = 50;
+    let t0 = Instant::now();
+    for _ in 0..frames {
+        term.draw(|f| rankline::tui::ui::draw(f, &mut app))
+            .expect("draw");
+    }
+    let ms = (t0.elapsed() / frames).as_secs_f64() * 1e3;
+    let ranks = app.straggler.as_ref().map_or(0, |v| v.map.ranks());
+    println!(
+        "  straggler map, {ranks} ranks × {MAP_INSTANCES} instances (in memory), one 200×60 frame: {ms:.2} ms (target under 5 ms)"
+    );
 }
 
 /// How a phase tells the parent its open time, and its time until the

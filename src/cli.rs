@@ -183,6 +183,7 @@ enum SectionArg {
     Skew,
     Launch,
     Anomalies,
+    Stragglers,
     All,
 }
 
@@ -190,6 +191,8 @@ enum SectionArg {
 enum FormatArg {
     Text,
     Json,
+    /// stragglers only
+    Csv,
 }
 
 #[derive(Args)]
@@ -417,6 +420,19 @@ fn input_failed(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
+    let sections: Vec<Section> = match args.section {
+        SectionArg::Summary => vec![Section::Summary],
+        SectionArg::Nccl => vec![Section::Nccl],
+        SectionArg::Overlap => vec![Section::Overlap],
+        SectionArg::Skew => vec![Section::Skew],
+        SectionArg::Launch => vec![Section::Launch],
+        SectionArg::Anomalies => vec![Section::Anomalies],
+        SectionArg::Stragglers => vec![Section::Stragglers],
+        SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
+    };
+    if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {
+        return fail("--format csv is only for `report stragglers` (others: text or json)");
+    }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -443,21 +459,13 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(d) => d,
         Err(msg) => return fail(msg),
     };
-    let sections: Vec<Section> = match args.section {
-        SectionArg::Summary => vec![Section::Summary],
-        SectionArg::Nccl => vec![Section::Nccl],
-        SectionArg::Overlap => vec![Section::Overlap],
-        SectionArg::Skew => vec![Section::Skew],
-        SectionArg::Launch => vec![Section::Launch],
-        SectionArg::Anomalies => vec![Section::Anomalies],
-        SectionArg::All => Section::ALL.to_vec(),
-    };
     let options = Options {
         window,
         devices,
         format: match args.format {
             FormatArg::Text => Format::Text,
             FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
         },
         comm_pattern: settings.comm_pattern,
         big_skew_ns: settings.big_skew_ns,

@@ -16,6 +16,7 @@ pub mod overlap;
 pub mod skew;
 pub mod stats;
 pub mod steps;
+pub mod stragglers;
 pub mod window;
 
 pub use window::Window;

@@ -17,6 +17,7 @@ mod open;
 mod raw;
 mod rows;
 pub mod spec;
+pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};

@@ -7,6 +7,7 @@ mod launch;
 mod nccl;
 mod overlap;
 mod skew;
+mod stragglers;
 mod summary;
 pub mod table;
 
@@ -33,17 +34,30 @@ pub enum Section {
     Skew,
     Launch,
     Anomalies,
+    Stragglers,
 }
 
 impl Section {
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 7] = [
         Section::Summary,
         Section::Nccl,
         Section::Overlap,
         Section::Skew,
         Section::Launch,
         Section::Anomalies,
+        Section::Stragglers,
     ];
+
+    /// Part of `report all`: not the straggler matrix, which is as wide as
+    /// the capture is long (it has its own section).
+    pub fn in_all(self) -> bool {
+        self != Section::Stragglers
+    }
+
+    /// Has a CSV form (one table); the others are text or JSON only.
+    pub fn has_csv(self) -> bool {
+        self == Section::Stragglers
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +67,7 @@ impl Section {
             Section::Skew => "skew",
             Section::Launch => "launch",
             Section::Anomalies => "anomalies",
+            Section::Stragglers => "stragglers",
         }
     }
 }
@@ -62,6 +77,9 @@ impl Section {
 pub enum Format {
     Text,
     Json,
+    /// Only for sections with [`Section::has_csv`]; the command line
+    /// refuses it for the others.
+    Csv,
 }
 
 /// What the user asked for.
@@ -128,9 +146,12 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
         no_gpu_activity,
     };
     let w = options.window;
-    let needs_matching = sections
-        .iter()
-        .any(|s| matches!(s, Section::Skew | Section::Launch | Section::Anomalies));
+    let needs_matching = sections.iter().any(|s| {
+        matches!(
+            s,
+            Section::Skew | Section::Launch | Section::Anomalies | Section::Stragglers
+        )
+    });
     let (matching, skews) = if needs_matching {
         let m = match_collectives(p, &cx.classes);
         let steps = Steps::new(p, &options.step_marker);
@@ -142,7 +163,7 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
     let json = options.format == Format::Json;
-    // Only the requested format is rendered.
+    // Only the requested format is rendered (CSV takes the text path).
     let emit = |to_json: &dyn Fn() -> Value, to_text: &dyn Fn() -> String| {
         if json {
             (to_json(), String::new())
@@ -181,6 +202,13 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
                     &|| anomalies::to_text(&cx, &matching, r, rows, &events),
                 )
             }
+            Section::Stragglers => emit(&|| stragglers::to_json(&cx, &matching, &skews), &|| {
+                if options.format == Format::Csv {
+                    stragglers::to_csv(&cx, &matching, &skews)
+                } else {
+                    stragglers::to_text(&cx, &matching, &skews)
+                }
+            }),
         };
         if json {
             json_out.insert(s.name().to_string(), j);
@@ -205,7 +233,7 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
         }
         // Names are escaped where they are placed (so tables stay aligned);
         // this catches any that were not, keeping only our own newlines.
-        Format::Text => {
+        Format::Text | Format::Csv => {
             let text = text_out.join("\n");
             crate::text_safe::escape_controls_keep_newlines(&text).into_owned()
         }

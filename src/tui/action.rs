@@ -6,6 +6,8 @@
 pub enum Mode {
     /// The timeline and its panels.
     Timeline,
+    /// The straggler map (full screen).
+    Stragglers,
     /// The fuzzy finder (typing goes to the query).
     Finder,
     /// A list panel that has focus (the big-events list, the messages).
@@ -15,12 +17,19 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Timeline, Mode::Finder, Mode::Panel, Mode::Help];
+    pub const ALL: [Mode; 5] = [
+        Mode::Timeline,
+        Mode::Stragglers,
+        Mode::Finder,
+        Mode::Panel,
+        Mode::Help,
+    ];
 
     /// The table name in keymap files.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Timeline => "timeline",
+            Mode::Stragglers => "stragglers",
             Mode::Finder => "finder",
             Mode::Panel => "panel",
             Mode::Help => "help",
@@ -100,11 +109,13 @@ actions! {
     HistoryForward = "history_forward",
     Messages = "messages",
     CopyReference = "copy_reference",
+    StragglerMap = "straggler_map",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",
     Accept = "accept",
     Cancel = "cancel",
-    // The big-events list: by skew, or in time order.
+    // The big-events list: by skew, or in time order; the straggler map:
+    // by mean lateness, or in group order.
     SortList = "sort_list",
 }

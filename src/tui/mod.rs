@@ -14,6 +14,7 @@ pub mod panel;
 pub mod run;
 pub mod scroll;
 pub mod state;
+pub mod stragglers;
 pub mod timescale;
 pub mod ui;
 pub mod wallclock;

@@ -95,6 +95,8 @@ pub struct FrameLayout {
     /// Columns of the lane labels at the left of `lanes`.
     pub label_width: u16,
     pub panels: Vec<PanelArea>,
+    /// The straggler map's cells (labels and head excluded).
+    pub map_cells: Rect,
 }
 
 impl FrameLayout {

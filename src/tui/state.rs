@@ -9,6 +9,7 @@ mod mouse;
 mod navigate;
 mod panels;
 mod reference;
+mod stragglers;
 
 pub use jumps::{Place, Target};
 
@@ -21,6 +22,7 @@ use super::lanes::{self, LaneKind, LaneRow};
 use super::messages::{Level, Messages};
 use super::panel::{FrameLayout, PanelView};
 use super::scroll::Scroll;
+use super::stragglers::StragglerView;
 use super::timescale::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::HashSet;
@@ -84,6 +86,16 @@ pub enum Overlay {
     GotoTime {
         input: String,
     },
+}
+
+/// The full-screen view: the timeline (with its panels) or the map.
+/// Chosen here and drawn by `ui::draw`; each has its own keymap mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Screen {
+    #[default]
+    Timeline,
+    /// The straggler map (`H`).
+    Stragglers,
 }
 
 /// Loading progress.
@@ -150,6 +162,11 @@ pub struct App {
     pub history: History<Place>,
     /// The help's rows and visible rows in the last frame.
     pub help_scroll: Scroll,
+    pub screen: Screen,
+    /// The straggler map of the group last shown (kept while the group
+    /// stays the same, so its cursor and sort survive a trip to the
+    /// timeline).
+    pub straggler: Option<StragglerView>,
 }
 
 impl App {
@@ -193,13 +210,18 @@ impl App {
             timeline_height: 30,
             history: History::default(),
             help_scroll: Scroll::default(),
+            screen: Screen::Timeline,
+            straggler: None,
         }
     }
 
-    /// The input mode, from the open overlay.
+    /// The input mode, from the open overlay, else the screen.
     pub fn mode(&self) -> Mode {
         match self.overlay {
-            Overlay::None => Mode::Timeline,
+            Overlay::None => match self.screen {
+                Screen::Timeline => Mode::Timeline,
+                Screen::Stragglers => Mode::Stragglers,
+            },
             Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
             Overlay::BigEvents { .. } | Overlay::Messages { .. } => Mode::Panel,
             Overlay::Help { .. } | Overlay::Legend => Mode::Help,
@@ -384,6 +406,7 @@ impl App {
 
     fn apply_unclamped(&mut self, a: Action) {
         match self.overlay.clone() {
+            Overlay::None if self.screen == Screen::Stragglers => self.apply_stragglers(a),
             Overlay::None => self.apply_timeline(a),
             Overlay::Help { scroll } => {
                 // Clamped against the rows the last frame drew.

@@ -206,6 +206,23 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),
         (Mode::Timeline, Quit, &["q", "ctrl-c"]),
+        (Mode::Timeline, StragglerMap, &["H"]),
+        (Mode::Stragglers, Up, &["Up", "k"]),
+        (Mode::Stragglers, Down, &["Down", "j"]),
+        (Mode::Stragglers, PanLeft, &["Left", "a"]),
+        (Mode::Stragglers, PanRight, &["Right", "d"]),
+        (Mode::Stragglers, PageUp, &["PageUp"]),
+        (Mode::Stragglers, PageDown, &["PageDown"]),
+        (Mode::Stragglers, Home, &["Home"]),
+        (Mode::Stragglers, End, &["End"]),
+        (Mode::Stragglers, Accept, &["Enter"]),
+        (Mode::Stragglers, SortList, &["s"]),
+        (Mode::Stragglers, ToggleCollapse, &["Space"]),
+        (Mode::Stragglers, HistoryBack, &["Backspace", "alt-Left"]),
+        (Mode::Stragglers, HistoryForward, &["alt-Right"]),
+        (Mode::Stragglers, Cancel, &["Esc", "H", "q"]),
+        (Mode::Stragglers, Help, &["?"]),
+        (Mode::Stragglers, Quit, &["ctrl-c"]),
         (Mode::Finder, Up, &["Up", "ctrl-p"]),
         (Mode::Finder, Down, &["Down", "ctrl-n"]),
         (Mode::Finder, Accept, &["Enter"]),
@@ -375,6 +392,12 @@ fn vim_preset_applies_over_defaults() {
     assert_eq!(km.action(t, &ctrl('c')), Some(Action::Quit));
     assert_eq!(km.action(Mode::Help, &ctrl('d')), Some(Action::PageDown));
     assert_eq!(bound(&km, t, Action::PanelScrollDown), ["}"]);
+    // The straggler map: H opens it, h/l move across instances.
+    assert_eq!(bound(&km, t, Action::StragglerMap), ["H"]);
+    let s = Mode::Stragglers;
+    assert_eq!(bound(&km, s, Action::PanLeft), ["h", "Left"]);
+    assert_eq!(bound(&km, s, Action::PanRight), ["l", "Right"]);
+    assert_eq!(km.action(s, &ch('H')), Some(Action::Cancel));
     // Untouched modes keep the defaults.
     assert_eq!(bound(&km, Mode::Finder, Action::Up), ["Up", "ctrl-p"]);
     // Help order is still the default file's.

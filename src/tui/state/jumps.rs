@@ -2,16 +2,18 @@
 //! big-event list and `--goto` all land through [`App::jump`], which
 //! records where they left; back and forward use it without recording.
 
-use super::{App, EventRef, JumpSource};
+use super::{App, EventRef, JumpSource, Screen};
 use crate::tui::data::Loaded;
 use crate::tui::timescale::View;
 
-/// Where the user was: what was selected, the window and the lane.
+/// Where the user was: what was selected, the window and the lane, and
+/// the screen (a jump from the straggler map goes back to it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Place {
     pub selection: Option<EventRef>,
     pub view: View,
     pub cursor: usize,
+    pub screen: Screen,
 }
 
 /// Where a jump goes.
@@ -29,17 +31,22 @@ impl App {
             selection: self.selection,
             view: self.view,
             cursor: self.cursor,
+            screen: self.screen,
         }
     }
 
     /// The one way jumps land; `record` keeps the place left for `Backspace`.
+    /// An event is shown on the timeline, whatever screen the jump left.
     pub(super) fn jump(&mut self, to: Target, record: bool) {
         if record {
             let here = self.place();
             self.history.push(here);
         }
         match to {
-            Target::Event(e) => self.select(e, true),
+            Target::Event(e) => {
+                self.screen = Screen::Timeline;
+                self.select(e, true);
+            }
             Target::Place(p) => {
                 match p.selection {
                     Some(e) => self.select(e, false),
@@ -49,6 +56,7 @@ impl App {
                     }
                 }
                 self.view = p.view;
+                self.screen = p.screen;
                 self.cursor = p.cursor.min(self.rows.len().saturating_sub(1));
                 self.keep_cursor_visible();
             }

@@ -3,7 +3,7 @@
 //! under it; a click selects the lane and the event under the pointer, or
 //! acts on a panel row as Enter would.
 
-use super::{App, EventRef, Overlay};
+use super::{App, EventRef, Overlay, Screen};
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind as K};
@@ -26,6 +26,26 @@ impl App {
             _ => None,
         };
         match self.overlay {
+            Overlay::None if self.screen == Screen::Stragglers => {
+                // The wheel moves the cursor (Shift: across instances), as
+                // the arrow keys do; a click acts as Enter on the cell.
+                let shift = m.modifiers.contains(KeyModifiers::SHIFT);
+                let step = match (m.kind, shift) {
+                    (K::ScrollUp, false) => Some(Action::Up),
+                    (K::ScrollDown, false) => Some(Action::Down),
+                    (K::ScrollUp, true) | (K::ScrollLeft, _) => Some(Action::PanLeft),
+                    (K::ScrollDown, true) | (K::ScrollRight, _) => Some(Action::PanRight),
+                    _ => None,
+                };
+                if let Some(a) = step {
+                    for _ in 0..WHEEL_ROWS {
+                        self.apply(a);
+                    }
+                } else if m.kind == K::Down(MouseButton::Left) {
+                    self.click_map(at.x, at.y);
+                }
+                return;
+            }
             Overlay::None => {}
             Overlay::Help { .. } => {
                 if let Some(dir) = wheel {

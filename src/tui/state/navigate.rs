@@ -29,6 +29,7 @@ impl App {
                 | Action::BigEventList
                 | Action::OpenFinder
                 | Action::FocusMode
+                | Action::StragglerMap
         );
         if needs_analysis && !l.complete {
             self.message = Some("still matching collectives across ranks: a moment".into());
@@ -141,6 +142,7 @@ impl App {
             }
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(&l),
+            Action::StragglerMap => self.open_straggler_map(&l),
             _ => {}
         }
     }

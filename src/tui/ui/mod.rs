@@ -7,6 +7,7 @@ mod labels;
 mod launch_config;
 mod overlays;
 mod panels;
+mod stragglers;
 pub mod theme;
 mod timeline;
 mod title;
@@ -14,7 +15,7 @@ mod title;
 use super::action::{Action, Mode};
 use super::data::Loaded;
 use super::messages::Level;
-use super::state::{App, EventRef, JumpSource};
+use super::state::{App, EventRef, JumpSource, Screen};
 use super::timescale::format_duration;
 use crate::analysis::launch::explain_late;
 use crate::analysis::skew::instance_skew;
@@ -92,6 +93,12 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         draw_loading(f, app, &theme, title, main, status);
         return;
     };
+    // The full-screen view: chosen here, in one place.
+    if app.screen == Screen::Stragglers && app.straggler.is_some() {
+        stragglers::draw(f, area, app, &l, &theme);
+        overlays::draw(f, main, app, &theme);
+        return;
+    }
     let timeline_area = panels::layout_and_draw(f, main, app, &l, &theme);
     let label_width = timeline::label_width(timeline_area.width);
     app.layout.lanes = Rect {

@@ -22,6 +22,31 @@ fn bar(value: f64, max: f64, width: usize) -> String {
     s
 }
 
+/// Ranks listed in full, latest first; beyond this many, the panel shows
+/// the latest [`FEW`], the earliest [`FEW`], then the rest.
+const ALL_IN_ORDER: usize = 2 * FEW + 2;
+const FEW: usize = 5;
+
+/// The panel's rank order from each rank's start: parts, each with the
+/// line that names it (none when every rank fits in one latest-first
+/// list). Ties: the lower device first.
+fn rank_order(starts: &[i64]) -> Vec<(Option<&'static str>, Vec<usize>)> {
+    let mut latest: Vec<usize> = (0..starts.len()).collect();
+    latest.sort_by_key(|&d| (std::cmp::Reverse(starts[d]), d));
+    if starts.len() <= ALL_IN_ORDER {
+        return vec![(None, latest)];
+    }
+    let rest: Vec<usize> = latest[FEW..latest.len() - FEW].to_vec();
+    let mut earliest: Vec<usize> = latest[latest.len() - FEW..].to_vec();
+    earliest.sort_by_key(|&d| (starts[d], d));
+    latest.truncate(FEW);
+    vec![
+        (Some("latest"), latest),
+        (Some("earliest"), earliest),
+        (Some("the others, latest first"), rest),
+    ]
+}
+
 /// The skew of the selected instance, one row per rank.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     let Some((g, k)) = app.instance else {
@@ -44,8 +69,18 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         theme.heading(),
     ));
 
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    let starts: Vec<i64> = rows.iter().map(|&r| p.gpu.start[r as usize]).collect();
+    let parts = rank_order(&starts);
+    let many = parts.len() > 1;
+    let figures = Line::from(format!(
+        "start skew {} ms · end skew {} ms",
+        ms(inst.start_skew_ns),
+        ms(inst.end_skew_ns)
+    ));
+    if many {
+        // Hundreds of ranks: the answer before the list, not below it.
+        out.push(figures.clone());
+    }
     let max_off = inst.start_skew_ns as f64;
     // Narrow panels (80-column terminals) get narrower columns and no bars.
     let narrow = width < 46;
@@ -58,32 +93,38 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         ),
         theme.dim(),
     ));
-    for d in order {
-        let r = rows[d] as usize;
-        let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
-        let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
-        let late = d == inst.late;
-        let text = format!(
-            "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
-            format!("D{}", shown_label(p, group.devices[d])),
-            format!("+{}", ms(off)),
-            ms(dur),
-            ms(dur - inst.baseline_ns),
-            if late { "LATE" } else { "" },
-            bar(off as f64, max_off, bar_w)
-        );
-        let line = if late {
-            Line::styled(text, theme.late_label())
-        } else {
-            Line::from(text)
-        };
-        out.push_to(line, Some(EventRef::Gpu(r)));
+    for (name, order) in parts {
+        if let Some(name) = name {
+            out.push(Line::styled(
+                format!("{name} ({} of {} ranks)", order.len(), rows.len()),
+                theme.heading(),
+            ));
+        }
+        for d in order {
+            let r = rows[d] as usize;
+            let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
+            let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
+            let late = d == inst.late;
+            let text = format!(
+                "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
+                format!("D{}", shown_label(p, group.devices[d])),
+                format!("+{}", ms(off)),
+                ms(dur),
+                ms(dur - inst.baseline_ns),
+                if late { "LATE" } else { "" },
+                bar(off as f64, max_off, bar_w)
+            );
+            let line = if late {
+                Line::styled(text, theme.late_label())
+            } else {
+                Line::from(text)
+            };
+            out.push_to(line, Some(EventRef::Gpu(r)));
+        }
     }
-    out.push(Line::from(format!(
-        "start skew {} ms · end skew {} ms",
-        ms(inst.start_skew_ns),
-        ms(inst.end_skew_ns)
-    )));
+    if !many {
+        out.push(figures);
+    }
     if let Some(gs) = l.analysis.skews.iter().find(|s| s.group == g) {
         let f = |s: Option<crate::analysis::stats::Spread>| {
             s.map_or("-".into(), |s| {
@@ -136,4 +177,34 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         theme.dim(),
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_ranks_are_listed_latest_first() {
+        assert_eq!(rank_order(&[5, 9, 1, 9]), vec![(None, vec![1, 3, 0, 2])]);
+    }
+
+    #[test]
+    fn many_ranks_list_the_latest_then_the_earliest_then_the_rest() {
+        // 20 ranks starting at 0, 10, …; rank 7 is the latest.
+        let mut starts: Vec<i64> = (0..20).map(|d| d * 10).collect();
+        starts[7] = 1000;
+        let parts = rank_order(&starts);
+        let names: Vec<_> = parts.iter().map(|p| p.0).collect();
+        assert_eq!(
+            names,
+            [
+                Some("latest"),
+                Some("earliest"),
+                Some("the others, latest first")
+            ]
+        );
+        assert_eq!(parts[0].1, [7, 19, 18, 17, 16]);
+        assert_eq!(parts[1].1, [0, 1, 2, 3, 4]);
+        assert_eq!(parts[2].1, [15, 14, 13, 12, 11, 10, 9, 8, 6, 5]);
+    }
 }

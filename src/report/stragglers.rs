@@ -1,0 +1,134 @@
+//! The `stragglers` section: per group, every rank's start lateness in
+//! every instance (JSON, CSV), or a per-rank summary (text, since the
+//! matrix is as wide as the capture is long).
+
+use super::table::{self, Table};
+use super::{Context, json};
+use crate::analysis::matching::Matching;
+use crate::analysis::skew::GroupSkew;
+use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
+use crate::text_safe::escape_controls as safe;
+use serde_json::{Value, json};
+
+/// The maps of the groups `--device` lets through, with the rows (ranks)
+/// it lets through.
+fn maps(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Vec<(StragglerMap, Vec<usize>)> {
+    skews
+        .iter()
+        .map(|s| straggler_map(cx.profile, &m.groups[s.group], s))
+        .map(|map| {
+            let rows: Vec<usize> = (0..map.ranks())
+                .filter(|&r| cx.shows(map.devices[r]))
+                .collect();
+            (map, rows)
+        })
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
+/// `{"groups": [{group, ranks, instances, lateness_ms}]}`; `lateness_ms`
+/// has one row per rank (in `ranks` order), one value per instance.
+pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
+    let p = cx.profile;
+    let groups: Vec<Value> = maps(cx, m, skews)
+        .iter()
+        .map(|(map, rows)| {
+            json!({
+                "group": m.groups[map.group].key,
+                "ranks": rows.iter().map(|&r| json::device(p, map.devices[r])).collect::<Vec<_>>(),
+                "instances": map.instances.iter().map(|k| k + 1).collect::<Vec<_>>(),
+                "lateness_ms": rows
+                    .iter()
+                    .map(|&r| map.row(r).iter().map(|&ns| json::ms(ns)).collect::<Vec<_>>())
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "groups": groups })
+}
+
+/// A CSV field: quoted when it holds a separator, quote or line break;
+/// control characters shown as escapes.
+fn csv_field(s: &str) -> String {
+    let s = safe(s);
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.into_owned()
+    }
+}
+
+/// One row per (group, instance, rank), instances in time order.
+pub fn to_csv(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+    let p = cx.profile;
+    let mut out = String::from("group,instance,rank,lateness_ms\n");
+    for (map, rows) in maps(cx, m, skews) {
+        let key = csv_field(&m.groups[map.group].key);
+        let labels: Vec<String> = rows
+            .iter()
+            .map(|&r| csv_field(&p.device_label(map.devices[r]).to_string()))
+            .collect();
+        for (c, k) in map.instances.iter().enumerate() {
+            for (label, &r) in labels.iter().zip(&rows) {
+                out += &format!("{key},{},{label},{}\n", k + 1, json::ms(map.at(r, c)));
+            }
+        }
+    }
+    out
+}
+
+/// Per group, per rank: mean and largest lateness and how often it was
+/// the last to start, latest first.
+pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+    let p = cx.profile;
+    let mut out = String::from(
+        "Stragglers: how late each rank starts (per-instance matrix: --format json|csv)\n",
+    );
+    let all = maps(cx, m, skews);
+    if all.is_empty() {
+        out += if cx.no_gpu_activity {
+            "  nothing to analyse: no GPU activity was recorded\n"
+        } else {
+            "  no NCCL collectives matched across devices\n"
+        };
+        return out;
+    }
+    for (map, rows) in &all {
+        out += &format!(
+            "\n{}: {} ranks × {} instances\n",
+            safe(&m.groups[map.group].key),
+            map.ranks(),
+            map.columns()
+        );
+        let mut t = Table::new(&["rank", "mean_late_ms", "max_late_ms", "times_last"]);
+        for r in by_mean_lateness(map)
+            .into_iter()
+            .filter(|r| rows.contains(r))
+        {
+            t.row(vec![
+                p.device_label(map.devices[r]).to_string(),
+                format!("{:.3}", map.mean_ns[r] / 1e6),
+                table::ms(map.max_ns[r]),
+                map.late_count[r].to_string(),
+            ]);
+        }
+        out += &t.render(cx.cols());
+    }
+    out += &cx.note(
+        "late: start − the instance's earliest start (0 when first), over every instance, big events included",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_when_they_hold_separators_and_never_carry_controls() {
+        assert_eq!(csv_field("s20"), "s20");
+        assert_eq!(csv_field("node,1:0"), "\"node,1:0\"");
+        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
+        assert_eq!(csv_field("k\x1b[2J"), "k\\x1b[2J");
+    }
+}

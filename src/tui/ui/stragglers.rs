@@ -1,0 +1,305 @@
+//! The straggler map, full screen: a row per rank (grouped by host), a
+//! column per instance of the group, each cell the rank's start lateness
+//! on a glyph scale (colour too unless NO_COLOR), with its legend in ms.
+//! Records the cell area and what fits for the state; changes nothing else.
+
+use super::super::action::{Action, Mode};
+use super::super::data::Loaded;
+use super::super::state::App;
+use super::super::stragglers::{MapRow, StragglerView};
+use super::short_duration;
+use super::theme::Theme;
+use super::visible;
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// The scale: level 1 (lowest) to 8; lateness 0 (the first to start) is
+/// [`FIRST`].
+const GLYPHS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+const FIRST: char = '·';
+/// Colours of the levels, cool to hot.
+const COLOURS: [u8; 8] = [66, 72, 108, 143, 179, 173, 167, 196];
+
+/// Rows above the cells: the legend and the instance ruler.
+const HEAD_ROWS: u16 = 2;
+
+/// The level (1..=8) of lateness `ns` on a scale topped by `top`: each
+/// level halves, so a 1 ms straggler still shows beside a 40 ms one.
+pub fn level(ns: i64, top: i64) -> usize {
+    if ns <= 0 || top <= 0 {
+        return 0;
+    }
+    let halvings = (top as f64 / ns as f64).log2().floor().max(0.0) as usize;
+    8usize.saturating_sub(halvings).max(1)
+}
+
+/// The upper bound of level `i` (1..=8), in ns.
+fn level_top(i: usize, top: i64) -> f64 {
+    top as f64 / f64::powi(2.0, 8 - i as i32)
+}
+
+/// Milliseconds with two significant digits ("0.36", "5.8", "47").
+fn ms2(ns: f64) -> String {
+    let ms = ns / 1e6;
+    match ms {
+        m if m >= 10.0 => format!("{m:.0}"),
+        m if m >= 1.0 => format!("{m:.1}"),
+        m if m >= 0.1 => format!("{m:.2}"),
+        m => format!("{m:.3}"),
+    }
+}
+
+fn glyph(level: usize) -> char {
+    if level == 0 { FIRST } else { GLYPHS[level - 1] }
+}
+
+fn cell_style(theme: &Theme, level: usize) -> Style {
+    if theme.no_color || level == 0 {
+        return if level == 0 {
+            theme.dim()
+        } else {
+            Style::default()
+        };
+    }
+    Style::default().fg(Color::Indexed(COLOURS[level - 1]))
+}
+
+/// The legend: each glyph with the lateness it stands for; the
+/// definition first when there is room.
+fn legend(top: i64, theme: &Theme, width: u16) -> Line<'static> {
+    let long = " lateness (start − the instance's first start), ms: ";
+    let short = " lateness, ms: ";
+    let mut spans = vec![Span::styled(long, theme.heading())];
+    spans.push(Span::styled(format!("{FIRST}0 "), theme.dim()));
+    if top > 0 {
+        for i in 1..=8 {
+            spans.push(Span::styled(
+                format!("{}≤{} ", glyph(i), ms2(level_top(i, top))),
+                cell_style(theme, i),
+            ));
+        }
+    }
+    let mut line = Line::from(spans);
+    if line.width() > width as usize {
+        line.spans[0].content = short.into();
+    }
+    line
+}
+
+/// The label of a map row.
+fn row_label(v: &StragglerView, row: usize, l: &Loaded) -> String {
+    let p = &l.profile;
+    match &v.rows[row] {
+        MapRow::Host { host, ranks } => {
+            let mark = if v.collapsed.contains(host) {
+                '▸'
+            } else {
+                '▾'
+            };
+            let name = p.hosts.get(*host as usize).map_or("", |h| h.as_str());
+            let name = if name.is_empty() { "host" } else { name };
+            format!("{mark} {name} ({})", ranks.len())
+        }
+        MapRow::Rank(r) => format!(
+            "  D{:<4} {:>6}",
+            p.device_label(v.map.devices[*r]).to_string(),
+            ms2(v.map.mean_ns[*r])
+        ),
+    }
+}
+
+/// Columns of the row labels: the widest label, within a fifth of the
+/// width (at least 14, at most 28).
+fn label_width(v: &StragglerView, l: &Loaded, width: u16) -> u16 {
+    let widest = (0..v.rows.len())
+        .map(|r| Line::from(row_label(v, r, l)).width())
+        .max()
+        .unwrap_or(0) as u16;
+    widest.clamp(14, (width / 5).clamp(14, 28))
+}
+
+/// Draws the map into `area` (title and status bars included).
+pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme) {
+    let Some(mut v) = app.straggler.take() else {
+        return;
+    };
+    let title = Rect { height: 1, ..area };
+    let status = Rect {
+        y: area.bottom().saturating_sub(1),
+        height: 1,
+        ..area
+    };
+    let main = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    let group = &l.analysis.matching.groups[v.map.group];
+    let head = format!(
+        " rankline · straggler map · {}: {} ranks × {} instances · {}",
+        group.key,
+        v.map.ranks(),
+        v.map.columns(),
+        if v.by_mean {
+            "latest ranks first"
+        } else {
+            "group order"
+        }
+    );
+    f.render_widget(
+        Paragraph::new(visible(Line::from(head))).style(theme.bar()),
+        title,
+    );
+
+    let lw = label_width(&v, l, main.width);
+    let cells = Rect {
+        x: main.x + lw + 1,
+        y: main.y + HEAD_ROWS,
+        width: main.width.saturating_sub(lw + 1),
+        height: main.height.saturating_sub(HEAD_ROWS),
+    };
+    app.layout.map_cells = cells;
+    v.rows_scroll.fit(v.rows.len(), cells.height as usize);
+    v.cols_scroll.fit(v.map.columns(), cells.width as usize);
+    v.rows_scroll.show(v.row);
+    v.cols_scroll.show(v.col);
+
+    let buf = f.buffer_mut();
+    let legend = legend(v.map.max_all_ns, theme, main.width);
+    buf.set_line(main.x, main.y, &legend, main.width);
+    ruler(buf, main, cells, &v, theme);
+    rows(buf, main.x, lw, cells, &v, l, theme);
+    let line = status_line(app, &v, l, status.width);
+    f.render_widget(Paragraph::new(visible(line)).style(theme.bar()), status);
+    app.straggler = Some(v);
+}
+
+/// The label header and instance numbers every ten columns; big events
+/// are marked `!`.
+fn ruler(buf: &mut Buffer, main: Rect, cells: Rect, v: &StragglerView, theme: &Theme) {
+    let y = main.y + 1;
+    buf.set_string(main.x, y, " rank  mean ms", theme.dim());
+    let mut free_from = cells.x;
+    for x in 0..cells.width {
+        let Some(c) = v.cols_scroll.row_at(x as usize) else {
+            break;
+        };
+        let at = cells.x + x;
+        if v.map.big[c] {
+            buf.set_string(at, y, "!", theme.warning());
+            free_from = free_from.max(at + 1);
+        }
+        let k = v.map.instances[c] + 1;
+        let text = k.to_string();
+        if k.is_multiple_of(10) && at >= free_from && at + text.len() as u16 <= cells.right() {
+            buf.set_string(at, y, &text, theme.dim());
+            free_from = at + text.len() as u16 + 1;
+        }
+    }
+}
+
+fn rows(
+    buf: &mut Buffer,
+    x0: u16,
+    lw: u16,
+    cells: Rect,
+    v: &StragglerView,
+    l: &Loaded,
+    theme: &Theme,
+) {
+    let top = v.map.max_all_ns;
+    for y in 0..cells.height {
+        let Some(row) = v.rows_scroll.row_at(y as usize) else {
+            break;
+        };
+        let at_y = cells.y + y;
+        let label = row_label(v, row, l);
+        let style = if row == v.row {
+            theme.cursor_label()
+        } else if matches!(v.rows[row], MapRow::Host { .. }) {
+            theme.heading()
+        } else {
+            theme.label()
+        };
+        let label = visible(Line::styled(label, style));
+        buf.set_line(x0, at_y, &label, lw);
+        for x in 0..cells.width {
+            let Some(c) = v.cols_scroll.row_at(x as usize) else {
+                break;
+            };
+            let (ch, mut style) = match v.cell(row, c) {
+                Some((ns, _)) => {
+                    let lv = level(ns, top);
+                    (glyph(lv), cell_style(theme, lv))
+                }
+                None => (' ', Style::default()),
+            };
+            if row == v.row && c == v.col {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            buf[(cells.x + x, at_y)].set_char(ch).set_style(style);
+        }
+    }
+}
+
+/// The cursor cell in words, then the keys (dropped when they do not fit).
+fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'static> {
+    let keys = |a: Action| app.keymap.keys_for(Mode::Stragglers, a);
+    let p = &l.profile;
+    let group = &l.analysis.matching.groups[v.map.group];
+    let what = match (v.map.instances.get(v.col), v.target()) {
+        (Some(&k), Some((_, r))) => {
+            let ns = v.map.at(r, v.col);
+            let big = if v.map.big[v.col] {
+                " · big event"
+            } else {
+                ""
+            };
+            format!(
+                " {} instance {}/{} · D{} +{}{big}",
+                group.key,
+                k + 1,
+                group.instances(),
+                p.device_label(v.map.devices[r]),
+                short_duration(ns)
+            )
+        }
+        _ => String::new(),
+    };
+    let full = format!(
+        "{what} │ {} open · {} sort · {} host · {} back · {} help",
+        keys(Action::Accept),
+        keys(Action::SortList),
+        keys(Action::ToggleCollapse),
+        keys(Action::Cancel),
+        keys(Action::Help)
+    );
+    if Line::from(full.as_str()).width() <= width as usize {
+        Line::from(full)
+    } else {
+        Line::from(format!("{what} │ {} help", keys(Action::Help)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_level_halves_from_the_top() {
+        let top = 64_000_000;
+        assert_eq!(level(0, top), 0);
+        assert_eq!(level(top, top), 8);
+        assert_eq!(level(top / 2 + 1, top), 8);
+        assert_eq!(level(top / 2, top), 7);
+        assert_eq!(level(top / 4, top), 6);
+        assert_eq!(level(1, top), 1);
+        assert_eq!(level(5, 0), 0);
+        assert_eq!(ms2(level_top(1, top)), "0.50");
+        assert_eq!(ms2(level_top(8, top)), "64");
+    }
+}

@@ -1,0 +1,156 @@
+//! Hundreds of ranks on one screen (an in-memory 4 × 64-rank profile): the
+//! skew panel lists the latest and the earliest ranks first and scrolls;
+//! focus mode puts the late rank on top; the straggler map scrolls down.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::synthetic::{many_ranks, straggler};
+use rankline::tui::data::Loaded;
+use rankline::tui::keymap::Keymap;
+use rankline::tui::panel::PanelKind;
+use rankline::tui::state::App;
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+
+const HOSTS: usize = 4;
+const PER_HOST: usize = 64;
+const RANKS: usize = HOSTS * PER_HOST;
+
+fn open(w: u16, h: u16) -> (App, Terminal<TestBackend>) {
+    let p = many_ranks(HOSTS, PER_HOST, 40);
+    let loaded = Loaded::build(p, &Settings::default(), &mut |_| {});
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.set_loaded(Arc::new(loaded));
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| ui::draw(f, &mut app)).unwrap();
+    (app, t)
+}
+
+fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    t.draw(|f| ui::draw(f, app)).unwrap();
+}
+
+/// The skew panel's text rows on screen.
+fn skew_panel(app: &App, t: &Terminal<TestBackend>) -> Vec<String> {
+    let r = app
+        .layout
+        .panels
+        .iter()
+        .find(|p| p.kind == Some(PanelKind::Skew))
+        .expect("skew panel drawn")
+        .inner;
+    let buf = t.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| {
+            (r.x..r.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+/// Device labels (`node01:5`) of the rank rows, in order.
+fn ranks(rows: &[String]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| r.trim_start().strip_prefix('D'))
+        .map(|r| r.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
+    let (mut app, mut t) = open(200, 60);
+    let l = app.loaded.clone().unwrap();
+    // Instance 37 has a straggler.
+    let k = 36;
+    let late = straggler(k, RANKS).unwrap();
+    app.select_instance(0, k);
+    key(&mut app, &mut t, KeyCode::Char('1'));
+    let rows = skew_panel(&app, &t);
+    let text = rows.join("\n");
+    // The figures come before the list.
+    let figures = rows.iter().position(|r| r.contains("start skew")).unwrap();
+    let header = rows.iter().position(|r| r.contains("start+ms")).unwrap();
+    assert!(figures < header, "{text}");
+    assert!(
+        text.contains(&format!("latest (5 of {RANKS} ranks)")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("earliest (5 of {RANKS} ranks)")),
+        "{text}"
+    );
+    // Latest five: the straggler first, then by start, latest first; the
+    // earliest five next, earliest first.
+    let g = &l.analysis.matching.groups[0];
+    let starts: Vec<i64> = g
+        .instance_rows(k)
+        .iter()
+        .map(|&r| l.profile.gpu.start[r as usize])
+        .collect();
+    let label = |d: usize| l.profile.device_label(g.devices[d]).to_string();
+    let mut by_start: Vec<usize> = (0..RANKS).collect();
+    by_start.sort_by_key(|&d| (std::cmp::Reverse(starts[d]), d));
+    assert_eq!(by_start[0], late);
+    let mut want: Vec<String> = by_start[..5].iter().map(|&d| label(d)).collect();
+    let mut earliest: Vec<usize> = by_start[RANKS - 5..].to_vec();
+    earliest.sort_by_key(|&d| (starts[d], d));
+    want.extend(earliest.iter().map(|&d| label(d)));
+    let shown = ranks(&rows);
+    assert_eq!(shown[..10], want[..], "{text}");
+    assert!(rows.iter().any(|r| r.contains("LATE")), "{text}");
+    // It scrolls: `}` moves down to the others.
+    let before = app.panel_view.scroll(PanelKind::Skew).top;
+    for _ in 0..10 {
+        key(&mut app, &mut t, KeyCode::Char('}'));
+    }
+    assert!(app.panel_view.scroll(PanelKind::Skew).top > before);
+    let later = ranks(&skew_panel(&app, &t));
+    assert!(!later.is_empty() && later[0] != shown[0], "{later:?}");
+}
+
+#[test]
+fn focus_mode_puts_the_late_rank_on_top_with_hundreds_of_ranks() {
+    let (mut app, mut t) = open(200, 60);
+    let l = app.loaded.clone().unwrap();
+    let k = 36;
+    let late = straggler(k, RANKS).unwrap();
+    app.select_instance(0, k);
+    key(&mut app, &mut t, KeyCode::Char('F'));
+    assert!(app.focus);
+    let lane = l.analysis.matching.groups[0].lanes[late];
+    let first_stream = app
+        .rows
+        .iter()
+        .find_map(|r| match r.kind {
+            rankline::tui::lanes::LaneKind::Stream(s) => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(first_stream, lane);
+}
+
+#[test]
+fn the_straggler_map_groups_hundreds_of_ranks_by_host_and_scrolls_down() {
+    let (mut app, mut t) = open(200, 60);
+    key(&mut app, &mut t, KeyCode::Char('H'));
+    let v = app.straggler.as_ref().unwrap();
+    assert_eq!(v.map.ranks(), RANKS);
+    assert_eq!(v.rows.len(), RANKS + HOSTS, "a header per host");
+    assert!(v.rows_scroll.visible < v.rows.len());
+    key(&mut app, &mut t, KeyCode::PageDown);
+    key(&mut app, &mut t, KeyCode::PageDown);
+    let v = app.straggler.as_ref().unwrap();
+    assert!(v.rows_scroll.top > 0 && v.row >= v.rows_scroll.top);
+    // Back to the top; Space collapses the first host to one row.
+    for _ in 0..10 {
+        key(&mut app, &mut t, KeyCode::PageUp);
+    }
+    key(&mut app, &mut t, KeyCode::Char(' '));
+    let v = app.straggler.as_ref().unwrap();
+    assert_eq!(v.rows.len(), RANKS + HOSTS - PER_HOST);
+    assert_eq!(v.row, 0);
+}
