@@ -10,7 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
-use rankline::profile::distinct::distinct_inputs;
+use rankline::profile::distinct::{Duplicate, distinct_inputs};
+use rankline::profile::inputs::expand_inputs;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
@@ -31,7 +32,8 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// nsys SQLite exports to open in the timeline (none: the embedded demo)
+    /// nsys SQLite exports, or directories of them, to open in the timeline (none: the embedded demo)
+    #[arg(value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Open with this collective instance selected (GROUP:INSTANCE, as in `report skew`)
     #[arg(long, value_name = "GROUP:INSTANCE")]
@@ -159,8 +161,8 @@ enum Command {
     Report(ReportArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
-        /// nsys SQLite exports
-        #[arg(required = true)]
+        /// nsys SQLite exports, or directories of them (their .sqlite files)
+        #[arg(required = true, value_name = "FILE|DIR")]
         files: Vec<PathBuf>,
     },
     /// Measure open, memory, analysis and drawing on a file (prints figures)
@@ -197,8 +199,8 @@ struct ReportArgs {
     /// Which section to print
     #[arg(value_enum)]
     section: SectionArg,
-    /// nsys SQLite exports (several files load into one model)
-    #[arg(required = true)]
+    /// nsys SQLite exports, or directories of them (several files load into one model)
+    #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Only events inside this window, in seconds on the capture clock
     #[arg(long, num_args = 2, value_names = ["START_S", "END_S"], allow_negative_numbers = true)]
@@ -253,7 +255,10 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(args.no_cache);
             report(args, cache)
         }
-        Some(Command::Index { files }) => index(distinct(files), cli.cache.used()),
+        Some(Command::Index { files }) => match distinct(files) {
+            Ok(files) => index(files, cli.cache.used()),
+            Err(e) => input_failed(e),
+        },
         Some(Command::Bench {
             file,
             phase,
@@ -284,14 +289,22 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// `files` without inputs given twice (the same file, or a copy), each
-/// dropped one said on stderr: counted twice, every figure would double.
-fn distinct(files: Vec<PathBuf>) -> Vec<PathBuf> {
-    let (kept, dropped) = distinct_inputs(&files);
+/// The export files the command line's `FILE|DIR ...` name, every command
+/// reads its inputs through this: directories expanded, then inputs given
+/// twice (the same file, or a copy) dropped, since counted twice every
+/// figure would double. Err: a directory with no export (one line, exit 1).
+fn input_files(files: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Duplicate>), String> {
+    let files = expand_inputs(files)?;
+    Ok(distinct_inputs(&files))
+}
+
+/// [`input_files`], each dropped duplicate said on stderr.
+fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
+    let (kept, dropped) = input_files(&files)?;
     for d in &dropped {
         say(d);
     }
-    kept
+    Ok(kept)
 }
 
 fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
@@ -356,7 +369,10 @@ fn timeline(
             "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
         );
     }
-    let (files, dropped) = distinct_inputs(&files);
+    let (files, dropped) = match input_files(&files) {
+        Ok(f) => f,
+        Err(e) => return input_failed(e),
+    };
     let demo = files.is_empty();
     let sources = if demo {
         vec![Source::Embedded {
@@ -426,7 +442,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
         Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
     };
-    let files = distinct(args.files);
+    let files = match distinct(args.files) {
+        Ok(f) => f,
+        Err(e) => return input_failed(e),
+    };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
     let (profile, errors) = (loaded.profile, loaded.errors);

@@ -8,6 +8,7 @@ pub mod column;
 pub mod distinct;
 mod finalize;
 pub mod ids;
+pub mod inputs;
 pub mod intern;
 pub mod launch_shape;
 mod load;
