@@ -7,6 +7,7 @@ pub mod cache;
 pub mod column;
 pub mod distinct;
 mod finalize;
+pub mod identity;
 pub mod ids;
 pub mod inputs;
 pub mod intern;
@@ -158,7 +159,7 @@ fn load_impl(
                     if let ([f], [host]) = (&p.files[..], &mut p.hosts[..])
                         && f.host.is_none()
                     {
-                        *host = path.display().to_string();
+                        *host = identity::stem_host(path);
                     }
                     load::note_wal(&mut p);
                     loaded.push(*p);
@@ -219,14 +220,17 @@ fn load_impl(
 
 /// One profile from finalized single-file profiles.
 fn combine(mut files: Vec<Profile>) -> Profile {
-    if files.len() == 1 {
-        return files.pop().unwrap_or_default();
-    }
-    let mut profile = Profile::default();
-    for one in files {
-        finalize::merge(&mut profile, one);
-    }
-    profile.contexts.sort();
-    profile.contexts.dedup();
+    let mut profile = if files.len() == 1 {
+        files.pop().unwrap_or_default()
+    } else {
+        let mut profile = Profile::default();
+        for one in files {
+            finalize::merge(&mut profile, one);
+        }
+        profile.contexts.sort();
+        profile.contexts.dedup();
+        profile
+    };
+    identity::label(&mut profile);
     profile
 }
