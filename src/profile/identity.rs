@@ -67,7 +67,7 @@ pub fn rank_from_env(envs: &[HashMap<String, String>]) -> (Option<u32>, Option<u
 /// The boot instant from `TARGET_INFO_SESSION_START_TIME`: the UTC of
 /// the boot clock's zero.
 pub fn boot_instant(utc_epoch_ns: Option<i64>, system_clock_ns: Option<i64>) -> Option<i64> {
-    Some(utc_epoch_ns?.checked_sub(system_clock_ns?)?)
+    utc_epoch_ns?.checked_sub(system_clock_ns?)
 }
 
 /// Whether two files naming one host come from the same boot of it
@@ -208,3 +208,7 @@ pub fn label(p: &mut Profile) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::json_options;
+}
