@@ -93,7 +93,7 @@ impl App {
                     self.rebuild_rows();
                 } else {
                     self.message = Some(
-                        "this row cannot collapse: device rows (▾) and API rows with NVTX can"
+                        "this row cannot collapse: host and device rows (▾) and API rows with NVTX can"
                             .into(),
                     );
                 }
@@ -224,6 +224,12 @@ impl App {
             let mut changed = false;
             if let Some(d) = dev {
                 changed |= self.collapsed.remove(&LaneKind::Device(d));
+            }
+            // A collapsed host hides every row of its devices and threads.
+            let host = crate::tui::lanes::row_device(&l.profile, &l.index, want)
+                .map(|d| l.profile.devices[d as usize].host);
+            if let Some(h) = host {
+                changed |= self.collapsed.remove(&LaneKind::Host(h));
             }
             if let LaneKind::Nvtx(tr) = want {
                 changed |= self
