@@ -82,3 +82,42 @@ fn each_host_heads_its_devices_and_collapses_as_a_whole() {
     app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
     assert_eq!(app.rows.len(), all);
 }
+
+#[test]
+fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
+    let (mut app, mut terminal) = two_hosts();
+    let l = app.loaded.clone().unwrap();
+    let labels: Vec<&str> = l
+        .entries
+        .iter()
+        .filter(|e| matches!(e.kind, rankline::tui::finder::EntryKind::Device(_)))
+        .map(|e| e.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        vec![
+            "Dnode-a:0 (device on node-a)",
+            "Dnode-a:1 (device on node-a)",
+            "Dnode-b:0 (device on node-b)",
+            "Dnode-b:1 (device on node-b)"
+        ]
+    );
+    // Host b collapsed, then found through the finder.
+    let b = host_rows(&app)[1].0;
+    app.cursor = b;
+    let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    app.on_key(key(KeyCode::Char(' ')));
+    assert!(app.collapsed.contains(&LaneKind::Host(1)));
+    for k in [KeyCode::Char('/')]
+        .into_iter()
+        .chain("Dnode-b:1 (device".chars().map(KeyCode::Char))
+        .chain([KeyCode::Enter])
+    {
+        app.on_key(key(k));
+        terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    }
+    assert!(!app.collapsed.contains(&LaneKind::Host(1)));
+    let row = &app.rows[app.cursor];
+    assert!(matches!(row.kind, LaneKind::Device(_)), "{row:?}");
+    assert!(row.label.starts_with("Dnode-b:1 "), "{row:?}");
+}

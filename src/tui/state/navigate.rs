@@ -449,6 +449,10 @@ impl App {
                 }
                 return;
             }
+            EntryKind::Device(d) => {
+                self.show_device_row(d);
+                return;
+            }
             EntryKind::Kernel(s) => (0..p.gpu.len())
                 .filter(|&i| p.gpu.name[i] == s)
                 .map(|i| (p.gpu.start[i], EventRef::Gpu(i)))
@@ -469,6 +473,19 @@ impl App {
                 Some((g, k)) => self.select_instance(g, k),
                 None => self.jump(Target::Event(first), true),
             }
+        }
+    }
+
+    /// Puts the cursor on a device's header row, expanding its host.
+    fn show_device_row(&mut self, d: crate::profile::DevId) {
+        let Some(l) = self.loaded.clone() else { return };
+        let host = l.profile.devices[d as usize].host;
+        if self.collapsed.remove(&LaneKind::Host(host)) {
+            self.rebuild_rows();
+        }
+        if let Some(pos) = self.rows.iter().position(|r| r.kind == LaneKind::Device(d)) {
+            self.cursor = pos;
+            self.keep_cursor_visible();
         }
     }
 
