@@ -309,15 +309,28 @@ fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
 
 fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
     let mut failed = false;
-    for f in files {
-        let t0 = std::time::Instant::now();
-        let out = profile::load_with(&[Source::File(f.clone())], Some(&cache), &mut |_, _, _| {});
-        if let Some(e) = out.errors.first() {
+    // Files are indexed at once, one per core; lines come out in file order.
+    let done = profile::parallel::each_on(
+        files.len(),
+        profile::parallel::cores(),
+        &mut |_, _, _| {},
+        |i, _| {
+            let t0 = std::time::Instant::now();
+            let source = Source::File(files[i].clone());
+            let out = profile::load_with(&[source], Some(&cache), &mut |_, _, _| {});
+            // Only the figures are kept: 64 profiles at once would not fit.
+            let p = &out.profile;
+            let rows = (p.gpu.len(), p.runtime.len(), p.nvtx.len());
+            (out.errors, out.cache_use, out.cache_off, rows, t0.elapsed())
+        },
+    );
+    for (f, (errors, cache_use, cache_off, rows, took)) in files.into_iter().zip(done) {
+        if let Some(e) = errors.first() {
             failed = true;
             say(e);
             continue;
         }
-        let (how, entry) = match (out.cache_use.first(), &out.cache_off) {
+        let (how, entry) = match (cache_use.first(), &cache_off) {
             (Some(CacheUse::Opened(entry)), _) => ("already cached", entry),
             (Some(CacheUse::Written(entry)), _) => ("cached", entry),
             (None, Some(why)) => {
@@ -334,14 +347,13 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
                 continue;
             }
         };
-        let p = &out.profile;
         println!(
             "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
             escape_controls(&f.display().to_string()),
-            t0.elapsed().as_secs_f64(),
-            p.gpu.len(),
-            p.runtime.len(),
-            p.nvtx.len(),
+            took.as_secs_f64(),
+            rows.0,
+            rows.1,
+            rows.2,
             escape_controls(&entry.display().to_string())
         );
     }

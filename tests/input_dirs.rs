@@ -41,7 +41,7 @@ fn a_directory_reads_as_its_exports_in_name_order() {
     let want = |n: &str| dir.join(n).display().to_string();
     assert_eq!(paths, vec![want("node2.sqlite"), want("node10.sqlite")]);
 
-    // `index` caches each of them.
+    // `index` caches each of them (at once), and says so in file order.
     let cache = d.join("cache");
     let o = rankline(&[
         "index",
@@ -50,7 +50,17 @@ fn a_directory_reads_as_its_exports_in_name_order() {
         dir.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with(&format!("{}: cached in ", want("node2.sqlite"))),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("{}: cached in ", want("node10.sqlite"))),
+        "{out}"
+    );
 }
 
 #[test]

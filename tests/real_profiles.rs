@@ -311,7 +311,10 @@ fn identity_read_from_real_exports() {
     let (p, errors) = rankline::profile::load(std::slice::from_ref(&f), &mut |_, _, _| {});
     assert!(errors.is_empty(), "{errors:?}");
     let file = &p.files[0];
-    assert_eq!(file.boot_ns, Some(1_779_782_330_176_752_435 - 28_254_349_605));
+    assert_eq!(
+        file.boot_ns,
+        Some(1_779_782_330_176_752_435 - 28_254_349_605)
+    );
     assert_eq!((file.rank, file.world_size), (None, None));
     assert!(p.devices.iter().all(|d| d.rank.is_none()));
     assert_eq!(file.host.as_deref(), Some("modal"));

@@ -16,7 +16,7 @@ mod load;
 mod model;
 pub mod names;
 mod open;
-mod parallel;
+pub mod parallel;
 mod raw;
 mod rows;
 pub mod spec;
