@@ -49,10 +49,14 @@ pub fn merge(into: &mut Profile, other: Profile) {
         .devices
         .into_iter()
         .map(|d| {
+            // Two ranks are two GPUs even under one UUID: the UUID may come
+            // from a listing that does not follow CUDA_VISIBLE_DEVICES.
             let found = d.uuid.as_ref().and_then(|u| {
-                into.devices
-                    .iter()
-                    .position(|x| x.host == host && x.uuid.as_ref() == Some(u))
+                into.devices.iter().position(|x| {
+                    x.host == host
+                        && x.uuid.as_ref() == Some(u)
+                        && (x.rank == d.rank || x.rank.is_none() || d.rank.is_none())
+                })
             });
             match found {
                 Some(i) => {

@@ -309,8 +309,12 @@ fn per_rank_files_on_one_host_are_distinct_gpus_with_their_ranks() {
         "r1same.sqlite",
         &rank("SLURM_PROCID=\"0\"", Some("GPU-aaaa")),
     );
-    let p = open(&[a, c]);
+    let p = open(&[a.clone(), c]);
     assert_eq!(p.devices.len(), 1);
+    // ... unless two ranks used it: then the listing's UUID is not trusted.
+    let e = make(&d, "r5same.sqlite", &rank("RANK=\"5\"", Some("GPU-aaaa")));
+    let p = open(&[a, e]);
+    assert_eq!(p.devices.len(), 2);
 
     // Summary JSON: the rank field, the world size, the ranks missing.
     let out = crate::report::render(
