@@ -10,7 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
-use rankline::profile::distinct::distinct_inputs;
+use rankline::profile::distinct::{Duplicate, distinct_inputs};
+use rankline::profile::inputs::expand_inputs;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
@@ -31,7 +32,8 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// nsys SQLite exports to open in the timeline (none: the embedded demo)
+    /// nsys SQLite exports, or directories of them, to open in the timeline (none: the embedded demo)
+    #[arg(value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Open with this collective instance selected (GROUP:INSTANCE, as in `report skew`)
     #[arg(long, value_name = "GROUP:INSTANCE")]
@@ -159,8 +161,8 @@ enum Command {
     Report(ReportArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
-        /// nsys SQLite exports
-        #[arg(required = true)]
+        /// nsys SQLite exports, or directories of them (their .sqlite files)
+        #[arg(required = true, value_name = "FILE|DIR")]
         files: Vec<PathBuf>,
     },
     /// Measure open, memory, analysis and drawing on a file (prints figures)
@@ -200,8 +202,8 @@ struct ReportArgs {
     /// Which section to print
     #[arg(value_enum)]
     section: SectionArg,
-    /// nsys SQLite exports (several files load into one model)
-    #[arg(required = true)]
+    /// nsys SQLite exports, or directories of them (several files load into one model)
+    #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Only events inside this window, in seconds on the capture clock
     #[arg(long, num_args = 2, value_names = ["START_S", "END_S"], allow_negative_numbers = true)]
@@ -256,7 +258,10 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(args.no_cache);
             report(args, cache)
         }
-        Some(Command::Index { files }) => index(distinct(files), cli.cache.used()),
+        Some(Command::Index { files }) => match distinct(files) {
+            Ok(files) => index(files, cli.cache.used()),
+            Err(e) => input_failed(e),
+        },
         Some(Command::Bench {
             file,
             phase,
@@ -287,27 +292,48 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// `files` without inputs given twice (the same file, or a copy), each
-/// dropped one said on stderr: counted twice, every figure would double.
-fn distinct(files: Vec<PathBuf>) -> Vec<PathBuf> {
-    let (kept, dropped) = distinct_inputs(&files);
+/// The export files the command line's `FILE|DIR ...` name, every command
+/// reads its inputs through this: directories expanded, then inputs given
+/// twice (the same file, or a copy) dropped, since counted twice every
+/// figure would double. Err: a directory with no export (one line, exit 1).
+fn input_files(files: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Duplicate>), String> {
+    let files = expand_inputs(files)?;
+    Ok(distinct_inputs(&files))
+}
+
+/// [`input_files`], each dropped duplicate said on stderr.
+fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
+    let (kept, dropped) = input_files(&files)?;
     for d in &dropped {
         say(d);
     }
-    kept
+    Ok(kept)
 }
 
 fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
     let mut failed = false;
-    for f in files {
-        let t0 = std::time::Instant::now();
-        let out = profile::load_with(&[Source::File(f.clone())], Some(&cache), &mut |_, _, _| {});
-        if let Some(e) = out.errors.first() {
+    // Files are indexed at once, one per core; lines come out in file order.
+    let done = profile::parallel::each_on(
+        files.len(),
+        profile::parallel::cores(),
+        &mut |_, _, _| {},
+        |i, _| {
+            let t0 = std::time::Instant::now();
+            let source = Source::File(files[i].clone());
+            let out = profile::load_with(&[source], Some(&cache), &mut |_, _, _| {});
+            // Only the figures are kept: 64 profiles at once would not fit.
+            let p = &out.profile;
+            let rows = (p.gpu.len(), p.runtime.len(), p.nvtx.len());
+            (out.errors, out.cache_use, out.cache_off, rows, t0.elapsed())
+        },
+    );
+    for (f, (errors, cache_use, cache_off, rows, took)) in files.into_iter().zip(done) {
+        if let Some(e) = errors.first() {
             failed = true;
             say(e);
             continue;
         }
-        let (how, entry) = match (out.cache_use.first(), &out.cache_off) {
+        let (how, entry) = match (cache_use.first(), &cache_off) {
             (Some(CacheUse::Opened(entry)), _) => ("already cached", entry),
             (Some(CacheUse::Written(entry)), _) => ("cached", entry),
             (None, Some(why)) => {
@@ -324,14 +350,13 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
                 continue;
             }
         };
-        let p = &out.profile;
         println!(
             "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
             escape_controls(&f.display().to_string()),
-            t0.elapsed().as_secs_f64(),
-            p.gpu.len(),
-            p.runtime.len(),
-            p.nvtx.len(),
+            took.as_secs_f64(),
+            rows.0,
+            rows.1,
+            rows.2,
             escape_controls(&entry.display().to_string())
         );
     }
@@ -359,7 +384,10 @@ fn timeline(
             "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
         );
     }
-    let (files, dropped) = distinct_inputs(&files);
+    let (files, dropped) = match input_files(&files) {
+        Ok(f) => f,
+        Err(e) => return input_failed(e),
+    };
     let demo = files.is_empty();
     let sources = if demo {
         vec![Source::Embedded {
@@ -442,7 +470,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
         Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
     };
-    let files = distinct(args.files);
+    let files = match distinct(args.files) {
+        Ok(f) => f,
+        Err(e) => return input_failed(e),
+    };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
     let (profile, errors) = (loaded.profile, loaded.errors);

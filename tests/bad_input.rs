@@ -34,9 +34,15 @@ fn missing_file() {
 
 #[test]
 fn directory() {
+    // A directory is read as its exports: one without any is an input error.
     let d = temp_dir("bad_dir");
     let o = rankline(&["report", "summary", d.to_str().unwrap()]);
-    assert_one_line_error(&o, d.to_str().unwrap(), "is a directory");
+    assert_eq!(o.status.code(), Some(1));
+    assert_one_line_error(
+        &o,
+        d.to_str().unwrap(),
+        "a directory with no .sqlite exports in it",
+    );
 }
 
 #[test]

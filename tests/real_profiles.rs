@@ -300,3 +300,36 @@ fn report_text_fits_100_columns() {
         assert_eq!(wide, Vec::<&str>::new(), "{args:?}");
     }
 }
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn identity_read_from_real_exports() {
+    let dir = real_profiles();
+    // 2026.2: systemClockNs gives the boot instant; torchrun's own
+    // environment records no rank, so none is shown.
+    let f = dir.join("nsys2026_2gpu_nccl_sendrecv.sqlite");
+    let (p, errors) = rankline::profile::load(std::slice::from_ref(&f), &mut |_, _, _| {});
+    assert!(errors.is_empty(), "{errors:?}");
+    let file = &p.files[0];
+    assert_eq!(
+        file.boot_ns,
+        Some(1_779_782_330_176_752_435 - 28_254_349_605)
+    );
+    assert_eq!((file.rank, file.world_size), (None, None));
+    assert!(p.devices.iter().all(|d| d.rank.is_none()));
+    assert_eq!(file.host.as_deref(), Some("modal"));
+    // Two captures on hosts both called "modal", booted days apart: two
+    // hosts, the second one `modal#2`.
+    let other = dir.join("nsys2026_2gpu_h100_nvtx.sqlite");
+    let (p, errors) = rankline::profile::load(&[other, f], &mut |_, _, _| {});
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(p.hosts, vec!["modal", "modal#2"]);
+    // 2025.5: a UUID in TARGET_INFO_GPU, no systemClockNs.
+    let f = dir.join("nsys2025_5_single_kernel_osrt.sqlite");
+    let (p, _) = rankline::profile::load(std::slice::from_ref(&f), &mut |_, _, _| {});
+    assert_eq!(p.files[0].boot_ns, None);
+    assert_eq!(
+        p.devices[0].uuid.as_deref(),
+        Some("f5d31907-01db-69a5-cf6c-0414eaef5706")
+    );
+}

@@ -35,18 +35,55 @@ pub struct Completeness {
     pub listed_unused: Vec<DevId>,
     /// No kernel, memcpy or memset anywhere.
     pub no_gpu_activity: bool,
+    /// The job's world size, when a capture environment records it.
+    pub world_size: Option<u32>,
+    /// Ranks below the world size that no device carries (only when some
+    /// device carries a rank: without any, nothing can be said).
+    pub ranks_missing: Vec<u32>,
     /// Plain statements of what limits the figures.
     pub warnings: Vec<String>,
 }
 
-/// Devices in display order: host name, then id.
+/// Devices in display order: host name, then id, then rank (per-rank
+/// files of one host each use "device 0").
 pub fn device_order(p: &Profile) -> Vec<DevId> {
     let mut d: Vec<DevId> = (0..p.devices.len() as DevId).collect();
     d.sort_by(|&a, &b| {
         let (x, y) = (&p.devices[a as usize], &p.devices[b as usize]);
-        (&p.hosts[x.host as usize], x.id).cmp(&(&p.hosts[y.host as usize], y.id))
+        (&p.hosts[x.host as usize], x.id, x.rank).cmp(&(&p.hosts[y.host as usize], y.id, y.rank))
     });
     d
+}
+
+/// The world size the files record and the ranks below it no device
+/// carries.
+pub fn missing_ranks(p: &Profile) -> (Option<u32>, Vec<u32>) {
+    let world = p.files.iter().filter_map(|f| f.world_size).max();
+    let present: BTreeSet<u32> = p.devices.iter().filter_map(|d| d.rank).collect();
+    let missing = match world {
+        Some(n) if !present.is_empty() => (0..n).filter(|r| !present.contains(r)).collect(),
+        _ => Vec::new(),
+    };
+    (world, missing)
+}
+
+/// `0-3, 7, 9-10`: runs of consecutive ranks.
+pub fn rank_ranges(ranks: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            ranks[i].to_string()
+        } else {
+            format!("{}-{}", ranks[i], ranks[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 /// Computes completeness over the window.
@@ -126,6 +163,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
         .devices
         .iter()
         .all(|d| d.kernels + d.memcpy + d.memset == 0);
+    (out.world_size, out.ranks_missing) = missing_ranks(p);
     out.warnings = warnings(p, &out);
     out
 }
@@ -174,6 +212,16 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
             recorded,
             if recorded == 1 { "" } else { "s" },
             c.expected.len()
+        ));
+    }
+    if let (Some(n), false) = (c.world_size, c.ranks_missing.is_empty()) {
+        let k = c.ranks_missing.len();
+        w.push(format!(
+            "rank{} {} of a world of {n} {} no file: groups spanning the whole job lack {}",
+            if k == 1 { "" } else { "s" },
+            rank_ranges(&c.ranks_missing),
+            if k == 1 { "has" } else { "have" },
+            if k == 1 { "it" } else { "them" },
         ));
     }
     for f in &p.files {

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 8] = b"RLCACHE\0";
 const HEADER: usize = 48;
 const EXT: &str = "rlcache";
@@ -486,6 +486,7 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
+        labels: Default::default(),
     };
     consistent::consistent(&p)?;
     Ok(p)

@@ -3,6 +3,7 @@
 //! then linking GPU activity to its launch call by (process, correlationId).
 
 use super::column::{Col, Pod};
+use super::identity;
 use super::intern::Sym;
 use super::model::*;
 use rustc_hash::FxHashMap;
@@ -10,25 +11,24 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 /// Appends `other` (one finalized file) to `into` (finalized files merged so
-/// far), renumbering its ids. Processes stay scoped to their file; devices
-/// merge by (host, device id). Ids of `other` come after those of `into`, so
-/// every table stays sorted by (lane or thread, start) and no re-sort is
-/// needed: only row ranges and launch links shift.
+/// far), renumbering its ids. Processes stay scoped to their file. A file
+/// joins an earlier file's host when both name the same host and come from
+/// the same boot of it (see [`host_of`]); its GPUs join earlier ones only
+/// by UUID, never by (host, device id): per-rank files each see their own
+/// GPU as "device 0". Ids of `other` come after those of `into`, so every
+/// table stays sorted by (lane or thread, start) and no re-sort is needed:
+/// only row ranges and launch links shift.
 pub fn merge(into: &mut Profile, other: Profile) {
     let file = into.files.len() as u32;
     let syms: Vec<Sym> = (0..other.strings.len() as Sym)
         .map(|s| into.strings.intern(other.strings.get(s)))
         .collect();
     let sym = |s: Sym| syms[s as usize];
-    let host_name = other.hosts.first().cloned().unwrap_or_default();
-    let host = match into.hosts.iter().position(|h| *h == host_name) {
-        Some(h) => h as u32,
-        None => {
-            into.hosts.push(host_name);
-            (into.hosts.len() - 1) as u32
-        }
-    };
-    into.files.extend(other.files);
+    let host = host_of(into, &other);
+    into.files.extend(other.files.into_iter().map(|f| FileInfo {
+        host_index: host,
+        ..f
+    }));
 
     let proc_base = into.processes.len() as ProcId;
     into.processes
@@ -49,10 +49,15 @@ pub fn merge(into: &mut Profile, other: Profile) {
         .devices
         .into_iter()
         .map(|d| {
-            let found = into
-                .devices
-                .iter()
-                .position(|x| x.host == host && x.id == d.id);
+            // Two ranks are two GPUs even under one UUID: the UUID may come
+            // from a listing that does not follow CUDA_VISIBLE_DEVICES.
+            let found = d.uuid.as_ref().and_then(|u| {
+                into.devices.iter().position(|x| {
+                    x.host == host
+                        && x.uuid.as_ref() == Some(u)
+                        && (x.rank == d.rank || x.rank.is_none() || d.rank.is_none())
+                })
+            });
             match found {
                 Some(i) => {
                     let x = &mut into.devices[i];
@@ -60,6 +65,7 @@ pub fn merge(into: &mut Profile, other: Profile) {
                     if x.name.is_none() {
                         x.name = d.name;
                     }
+                    x.rank = x.rank.or(d.rank);
                     i as DevId
                 }
                 None => {
@@ -158,6 +164,26 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.process.append(&mut o.process);
     d.correlation.append(&mut o.correlation);
     d.operation.append(&mut o.operation);
+}
+
+/// The host index of `other`'s file in `into`, adding the host if new: an
+/// earlier file's host when both files name the same host (a Hostname, not
+/// a stand-in stem) and their boot instants agree, else a new host named
+/// as the file says, `#2`, `#3` … when that name is taken.
+fn host_of(into: &mut Profile, other: &Profile) -> u32 {
+    let name = other.hosts.first().cloned().unwrap_or_default();
+    let (named, boot) = other
+        .files
+        .first()
+        .map_or((None, None), |f| (f.host.as_deref(), f.boot_ns));
+    let earlier = into.files.iter().find(|f| {
+        named.is_some() && f.host.as_deref() == named && identity::same_boot(f.boot_ns, boot)
+    });
+    if let Some(f) = earlier {
+        return f.host_index;
+    }
+    into.hosts.push(identity::unique_name(&name, &into.hosts));
+    (into.hosts.len() - 1) as u32
 }
 
 fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {

@@ -231,12 +231,14 @@ impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
         let utc_start_ns = self.read_utc_start(db)?;
+        let boot_ns = self.read_boot_instant(db)?;
         let host = self.read_hostname(db)?;
-        // Device labels need a name per host: the path stands in for a
-        // missing one there, never in what `summary` says the host is.
+        let (rank, world_size) = self.read_capture_rank(db)?;
+        // Device labels need a name per host: the file's stem stands in for
+        // a missing one there, never in what `summary` says the host is.
         self.p.hosts.push(
             host.clone()
-                .unwrap_or_else(|| db.path.display().to_string()),
+                .unwrap_or_else(|| super::identity::stem_host(db.path)),
         );
         self.p.files.push(FileInfo {
             path: db.path.to_path_buf(),
@@ -245,6 +247,10 @@ impl State<'_> {
             host,
             tables: db.schema.table_names(),
             utc_start_ns,
+            boot_ns,
+            rank,
+            world_size,
+            host_index: 0,
             wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
@@ -256,7 +262,77 @@ impl State<'_> {
         self.read_contexts(db)?;
         self.read_large_tables(db, source, limits)?;
         self.read_nccl_operations(db)?;
+        self.give_rank(rank);
         Ok(())
+    }
+
+    /// A file's rank belongs to its GPU when its processes used one GPU
+    /// (a per-rank capture). A file whose processes used several has no
+    /// per-GPU rank: its environment is the launcher's (`srun nsys
+    /// torchrun` records the node's task id), not the ranks'.
+    fn give_rank(&mut self, rank: Option<u32>) {
+        let Some(rank) = rank else { return };
+        let mut used: Vec<DevId> = self.p.lanes.iter().map(|l| l.device).collect();
+        used.sort_unstable();
+        used.dedup();
+        let only = match used[..] {
+            [d] => Some(d),
+            [] if self.p.devices.len() == 1 => Some(0),
+            _ => None,
+        };
+        if let Some(d) = only {
+            self.p.devices[d as usize].rank = Some(rank);
+        }
+    }
+
+    /// The host's boot instant, from `systemClockNs` (nsys ≥ 2026).
+    fn read_boot_instant(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
+        let mut boot = None;
+        db.each_row(
+            self,
+            "TARGET_INFO_SESSION_START_TIME",
+            &[("utcEpochNs", true), ("systemClockNs", false)],
+            "",
+            None,
+            |_, r| {
+                boot = boot.or(super::identity::boot_instant(int(r, 0)?, int(r, 1)?));
+                Ok(())
+            },
+        )?;
+        Ok(boot)
+    }
+
+    /// Rank and world size from the environment nsys recorded for each
+    /// launched process (`PROCESS_N:ENVIRONMENT_VARIABLE` rows of
+    /// `META_DATA_CAPTURE`, values `NAME="value"`).
+    fn read_capture_rank(&mut self, db: &Db) -> Result<(Option<u32>, Option<u32>), LoadError> {
+        let mut envs: std::collections::BTreeMap<String, HashMap<String, String>> =
+            Default::default();
+        db.each_row(
+            self,
+            "META_DATA_CAPTURE",
+            &[("name", true), ("value", true)],
+            "WHERE name LIKE 'PROCESS\\_%:ENVIRONMENT\\_VARIABLE' ESCAPE '\\'",
+            None,
+            |_, r| {
+                let (Some(name), Some(value)) = (text(r, 0)?, text(r, 1)?) else {
+                    return Ok(());
+                };
+                let Some((process, _)) = name.split_once(':') else {
+                    return Ok(());
+                };
+                if let Some((k, v)) = super::identity::parse_env_var(&value)
+                    && super::identity::is_rank_var(k)
+                {
+                    envs.entry(process.to_string())
+                        .or_default()
+                        .insert(k.to_string(), v.to_string());
+                }
+                Ok(())
+            },
+        )?;
+        let envs: Vec<HashMap<String, String>> = envs.into_values().collect();
+        Ok(super::identity::rank_from_env(&envs))
     }
 
     fn read_versions(&mut self, db: &Db) -> Result<(Option<String>, Option<String>), LoadError> {
@@ -374,6 +450,8 @@ impl State<'_> {
                 id,
                 name: None,
                 listed: false,
+                uuid: None,
+                rank: None,
             });
             (self.p.devices.len() - 1) as DevId
         })
@@ -423,7 +501,7 @@ impl State<'_> {
         db.each_row(
             self,
             "TARGET_INFO_GPU",
-            &[("id", true), ("name", false)],
+            &[("id", true), ("name", false), ("uuid", false)],
             "",
             None,
             |s, r| {
@@ -432,6 +510,7 @@ impl State<'_> {
                 let dev = &mut s.p.devices[d as usize];
                 dev.listed = true;
                 dev.name = text(r, 1)?.filter(|n| !n.is_empty()).or(dev.name.take());
+                dev.uuid = text(r, 2)?.filter(|u| !u.is_empty()).or(dev.uuid.take());
                 Ok(())
             },
         )

@@ -7,13 +7,16 @@ pub mod cache;
 pub mod column;
 pub mod distinct;
 mod finalize;
+pub mod identity;
 pub mod ids;
+pub mod inputs;
 pub mod intern;
 pub mod launch_shape;
 mod load;
 mod model;
 pub mod names;
 mod open;
+pub mod parallel;
 mod raw;
 mod rows;
 pub mod spec;
@@ -98,7 +101,7 @@ pub fn load_with(
     cache: Option<&CacheDir>,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
-    load_impl(sources, cache, false, progress)
+    load_impl(sources, cache, false, parallel::cores(), progress)
 }
 
 /// Like [`load_with`], but a single file freshly read from SQLite is
@@ -109,20 +112,17 @@ pub fn load_deferring(
     cache: Option<&CacheDir>,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
-    load_impl(sources, cache, true, progress)
+    load_impl(sources, cache, true, parallel::cores(), progress)
 }
 
+/// Loads `sources` on at most `workers` threads (files at once).
 fn load_impl(
     sources: &[Source],
     cache: Option<&CacheDir>,
     defer: bool,
+    workers: usize,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
-    let mut unwritten = None;
-    let mut loaded = Vec::new();
-    let mut errors = Vec::new();
-    let mut notes = Vec::new();
-    let mut cache_use = Vec::new();
     let inputs: Vec<&std::path::Path> = sources
         .iter()
         .filter_map(|s| match s {
@@ -130,17 +130,80 @@ fn load_impl(
             Source::Embedded { .. } => None,
         })
         .collect();
-    let mut cache_off = match cache {
+    let cache_off = match cache {
         Some(c) if !inputs.is_empty() => c
             .unusable(&inputs)
             .map(|why| format!("{why}; caching is off")),
         _ => None,
     };
-    let mut cache = cache.filter(|_| cache_off.is_none());
-    for (i, source) in sources.iter().enumerate() {
+    let cache = cache.filter(|_| cache_off.is_none());
+    let job = Job {
+        cache,
+        defer: defer && sources.len() == 1,
+        writes_off: std::sync::atomic::AtomicBool::new(false),
+    };
+    let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
+        job.load_one(&sources[i], i, report)
+    });
+    let mut out = Loaded {
+        profile: Profile::default(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+        cache_off,
+        cache_use: Vec::new(),
+        unwritten: None,
+    };
+    let mut loaded = Vec::new();
+    // In file order, whatever order the files finished in.
+    for o in outcomes {
+        out.notes.extend(o.notes);
+        out.cache_use.extend(o.cache_use);
+        if out.cache_off.is_none() {
+            out.cache_off = o.cache_off;
+        }
+        if o.unwritten.is_some() {
+            out.unwritten = o.unwritten;
+        }
+        match o.profile {
+            Ok(p) => loaded.push(p),
+            Err(e) => out.errors.push(e),
+        }
+    }
+    out.profile = combine(loaded);
+    out
+}
+
+/// What every file's load shares.
+struct Job<'a> {
+    cache: Option<&'a CacheDir>,
+    /// Leave the (single) file's cache entry for the caller to write.
+    defer: bool,
+    /// A cache write failed: the files after it load without writing.
+    writes_off: std::sync::atomic::AtomicBool,
+}
+
+/// One file's load.
+struct Outcome {
+    profile: Result<Profile, LoadError>,
+    notes: Vec<String>,
+    cache_use: Option<CacheUse>,
+    cache_off: Option<String>,
+    unwritten: Option<UnwrittenCache>,
+}
+
+impl Job<'_> {
+    fn load_one(&self, source: &Source, i: usize, progress: &mut ProgressFn<'_>) -> Outcome {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut out = Outcome {
+            profile: Err(LoadError::new(source.path(), "not loaded")),
+            notes: Vec::new(),
+            cache_use: None,
+            cache_off: None,
+            unwritten: None,
+        };
         // The input's identity is taken before it is read: an entry never
         // claims a newer version of the input than the one it holds.
-        let keyed = match (cache, source) {
+        let keyed = match (self.cache, source) {
             (Some(c), Source::File(path)) => cache::Key::of(path).ok().map(|k| (c, path, k)),
             _ => None,
         };
@@ -148,8 +211,9 @@ fn load_impl(
             progress(i, Stage::Cache, 0);
             match cache::lookup(&c.dir, key) {
                 cache::Lookup::Hit(mut p) => {
-                    notes.push(format!("{}: opened from the cache", path.display()));
-                    cache_use.push(CacheUse::Opened(c.dir.join(key.file_name())));
+                    out.notes
+                        .push(format!("{}: opened from the cache", path.display()));
+                    out.cache_use = Some(CacheUse::Opened(c.dir.join(key.file_name())));
                     // The entry holds the path it was first written under;
                     // this run names the file as it was given.
                     for f in &mut p.files {
@@ -158,75 +222,132 @@ fn load_impl(
                     if let ([f], [host]) = (&p.files[..], &mut p.hosts[..])
                         && f.host.is_none()
                     {
-                        *host = path.display().to_string();
+                        *host = identity::stem_host(path);
                     }
                     load::note_wal(&mut p);
-                    loaded.push(*p);
-                    continue;
+                    out.profile = Ok(*p);
+                    return out;
                 }
-                cache::Lookup::Rejected(why) => notes.push(format!(
+                cache::Lookup::Rejected(why) => out.notes.push(format!(
                     "{}: cache entry rejected ({why}); rebuilt",
                     path.display()
                 )),
                 cache::Lookup::Missing => {}
             }
         }
-        match load::load_file(source, i, progress) {
-            Ok(mut one) => {
-                if let Source::File(_) = source {
-                    load::note_wal(&mut one);
-                }
-                progress(i, Stage::Linking, 0);
-                finalize::finalize(&mut one);
-                if let Some((c, path, key)) = keyed {
-                    let entry = UnwrittenCache {
-                        cache: c.clone(),
-                        input: path.clone(),
-                        key,
-                    };
-                    if defer && sources.len() == 1 {
-                        unwritten = Some(entry);
-                    } else {
-                        progress(i, Stage::WritingCache, 0);
-                        match entry.write(&one) {
-                            Ok(Some(written)) => cache_use.push(CacheUse::Written(written)),
-                            Ok(None) => notes.push(format!(
-                                "{}: changed while it was read; not cached",
-                                path.display()
-                            )),
-                            Err(why) => {
-                                // Said once; the other files load without it.
-                                cache_off = Some(why);
-                                cache = None;
-                            }
-                        }
+        let mut one = match load::load_file(source, i, progress) {
+            Ok(one) => one,
+            Err(e) => {
+                out.profile = Err(e);
+                return out;
+            }
+        };
+        if let Source::File(_) = source {
+            load::note_wal(&mut one);
+        }
+        progress(i, Stage::Linking, 0);
+        finalize::finalize(&mut one);
+        if let Some((c, path, key)) = keyed {
+            let entry = UnwrittenCache {
+                cache: c.clone(),
+                input: path.clone(),
+                key,
+            };
+            if self.defer {
+                out.unwritten = Some(entry);
+            } else if !self.writes_off.load(Relaxed) {
+                progress(i, Stage::WritingCache, 0);
+                match entry.write(&one) {
+                    Ok(Some(written)) => out.cache_use = Some(CacheUse::Written(written)),
+                    Ok(None) => out.notes.push(format!(
+                        "{}: changed while it was read; not cached",
+                        path.display()
+                    )),
+                    Err(why) => {
+                        // Said once; the other files load without it.
+                        self.writes_off.store(true, Relaxed);
+                        out.cache_off = Some(why);
                     }
                 }
-                loaded.push(one);
             }
-            Err(e) => errors.push(e),
         }
-    }
-    Loaded {
-        profile: combine(loaded),
-        errors,
-        notes,
-        cache_off,
-        cache_use,
-        unwritten,
+        out.profile = Ok(one);
+        out
     }
 }
 
 /// One profile from finalized single-file profiles.
 fn combine(mut files: Vec<Profile>) -> Profile {
-    if files.len() == 1 {
-        return files.pop().unwrap_or_default();
-    }
-    let mut profile = Profile::default();
-    for one in files {
-        finalize::merge(&mut profile, one);
-    }
-    profile.contexts.sort();
-    profile.contexts.dedup();
+    let mut profile = if files.len() == 1 {
+        files.pop().unwrap_or_default()
+    } else {
+        let mut profile = Profile::default();
+        for one in files {
+            finalize::merge(&mut profile, one);
+        }
+        profile.contexts.sort();
+        profile.contexts.dedup();
+        profile
+    };
+    identity::label(&mut profile);
     profile
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report_json(p: &Profile) -> String {
+        let options = identity::tests_support::json_options();
+        crate::report::render(p, &crate::report::Section::ALL, &options)
+    }
+
+    #[test]
+    fn files_loaded_at_once_give_the_profile_loaded_one_by_one() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/test-tmp/parallel-load");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut sources = Vec::new();
+        for (i, f) in [
+            "two_node_a",
+            "two_node_b",
+            "megatron_tp8",
+            "stream_ids_differ",
+        ]
+        .iter()
+        .enumerate()
+        {
+            // Copies, so that the cache keys are this test's own.
+            let copy = dir.join(format!("{i}_{f}.sqlite"));
+            std::fs::copy(root.join("fixtures").join(format!("{f}.sqlite")), &copy).unwrap();
+            sources.push(Source::File(copy));
+        }
+        sources.push(Source::File(dir.join("missing.sqlite")));
+        let one_by_one = load_impl(&sources, None, false, 1, &mut |_, _, _| {});
+        let at_once = load_impl(&sources, None, false, 4, &mut |_, _, _| {});
+        let errors = |l: &Loaded| l.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        assert_eq!(errors(&one_by_one).len(), 1);
+        assert_eq!(errors(&one_by_one), errors(&at_once));
+        let want = report_json(&one_by_one.profile);
+        assert_eq!(report_json(&at_once.profile), want);
+
+        // From the cache: written at once, then read at once.
+        let cache = CacheDir {
+            dir: dir.join("cache"),
+            cap_bytes: cache::DEFAULT_CAP,
+        };
+        let written = load_impl(&sources, Some(&cache), false, 4, &mut |_, _, _| {});
+        assert_eq!(written.cache_use.len(), 4);
+        assert_eq!(report_json(&written.profile), want);
+        let hits = load_impl(&sources, Some(&cache), false, 4, &mut |_, _, _| {});
+        assert!(
+            hits.cache_use
+                .iter()
+                .all(|u| matches!(u, CacheUse::Opened(_))),
+            "{:?}",
+            hits.cache_use
+        );
+        assert_eq!(report_json(&hits.profile), want);
+    }
 }

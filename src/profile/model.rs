@@ -47,6 +47,22 @@ pub struct FileInfo {
     /// UTC (ns since the Unix epoch) of capture-clock time 0, from
     /// `TARGET_INFO_SESSION_START_TIME`, when the export has it.
     pub utc_start_ns: Option<i64>,
+    /// The host's boot instant (UTC ns of its boot clock's zero,
+    /// `utcEpochNs − systemClockNs`), when the export records
+    /// `systemClockNs`: two files naming one host but booted at different
+    /// instants are different hosts.
+    #[serde(default)]
+    pub boot_ns: Option<i64>,
+    /// The MPI/Slurm/torch rank in the capture environment, when recorded
+    /// (see `identity::rank_from_env`).
+    #[serde(default)]
+    pub rank: Option<u32>,
+    /// The job's world size in the capture environment, when recorded.
+    #[serde(default)]
+    pub world_size: Option<u32>,
+    /// Index into [`Profile::hosts`] (0 in a single-file profile).
+    #[serde(default)]
+    pub host_index: u32,
     /// A non-empty write-ahead log found beside the file when it was
     /// opened: rows in it were not read. Looked for at every open, so
     /// never cached.
@@ -70,7 +86,8 @@ pub struct Thread {
     pub name: Sym,
 }
 
-/// A GPU, identified by (host, device id).
+/// A GPU of one host: the same GPU in two files when both give it the
+/// same UUID, else a GPU of its file (per-rank files each see "device 0").
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Device {
     /// Index into [`Profile::hosts`].
@@ -80,6 +97,13 @@ pub struct Device {
     pub name: Option<String>,
     /// Listed in `TARGET_INFO_GPU`.
     pub listed: bool,
+    /// `TARGET_INFO_GPU.uuid`, when listed there.
+    #[serde(default)]
+    pub uuid: Option<String>,
+    /// The rank of the process using it, from its file's capture
+    /// environment; never guessed.
+    #[serde(default)]
+    pub rank: Option<u32>,
 }
 
 /// A CUDA context of a process on a device.
@@ -260,6 +284,8 @@ pub struct Profile {
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.
     pub nvtx_by_thread: Vec<Range<usize>>,
+    /// Host and device names, derived once all files are merged.
+    pub labels: super::identity::Labels,
 }
 
 impl Profile {
@@ -268,31 +294,44 @@ impl Profile {
         self.threads[t as usize].process
     }
 
-    /// How a device is named on the command line and in JSON: its integer
-    /// id while all files come from one host, else `host:id`.
+    /// How a device is named: in JSON its integer id while all files come
+    /// from one host and ids are unique, else `host:id` (`#N` when still
+    /// not unique); in text with the host's short name and the rank.
     pub fn device_label(&self, d: DevId) -> DeviceLabel {
-        let dev = &self.devices[d as usize];
-        if self.hosts.len() <= 1 {
-            DeviceLabel::Id(dev.id)
-        } else {
-            DeviceLabel::HostId(format!("{}:{}", self.hosts[dev.host as usize], dev.id))
+        match self.labels.devices.get(d as usize) {
+            Some(l) if self.labels.fits(self) => l.clone(),
+            _ => super::identity::Labels::of(self).devices[d as usize].clone(),
         }
     }
 
-    /// Finds a device by its label (`3` or `host:3`); a bare id matches on
-    /// every host.
+    /// The name of a host in text: its first label when that is unique.
+    pub fn host_label(&self, h: u32) -> &str {
+        match self.labels.hosts.get(h as usize) {
+            Some(l) if self.labels.fits(self) => l,
+            _ => &self.hosts[h as usize],
+        }
+    }
+
+    /// Finds devices by a label: `3` (on every host), `host:3` or
+    /// `short:3` (`#N` included), the text label (`node03:0 r4`) or a rank
+    /// (`r4`).
     pub fn find_devices(&self, label: &str) -> Vec<DevId> {
-        let (host, id) = match label.rsplit_once(':') {
-            Some((h, i)) => (Some(h), i),
-            None => (None, label),
-        };
-        let Ok(id) = id.trim().parse::<u32>() else {
-            return Vec::new();
-        };
+        let label = label.trim();
+        let rank = label.strip_prefix('r').and_then(|r| r.parse::<u32>().ok());
+        let bare = label.parse::<u32>().ok();
         (0..self.devices.len() as DevId)
             .filter(|&d| {
                 let dev = &self.devices[d as usize];
-                dev.id == id && host.is_none_or(|h| self.hosts[dev.host as usize] == h)
+                let l = self.device_label(d);
+                let key = l.key_string();
+                let short_key = format!("{}:{}", self.host_label(dev.host), dev.id);
+                let full_key = format!("{}:{}", self.hosts[dev.host as usize], dev.id);
+                bare == Some(dev.id)
+                    || (rank.is_some() && dev.rank == rank)
+                    || key == label
+                    || l.text == label
+                    || full_key == label
+                    || short_key == label
             })
             .collect()
     }
@@ -317,18 +356,33 @@ impl Profile {
     }
 }
 
-/// A device as shown to the user.
+/// A device as shown to the user: the JSON value and the text label.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DeviceLabel {
+pub struct DeviceLabel {
+    pub key: DeviceKey,
+    /// `3`, `3 r4`, `node03:3`, `node03:3 r4` (the host shortened).
+    pub text: String,
+}
+
+/// A device's JSON value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeviceKey {
     Id(u32),
     HostId(String),
 }
 
+impl DeviceLabel {
+    /// The JSON value as a string (for JSON object keys).
+    pub fn key_string(&self) -> String {
+        match &self.key {
+            DeviceKey::Id(i) => i.to_string(),
+            DeviceKey::HostId(s) => s.clone(),
+        }
+    }
+}
+
 impl std::fmt::Display for DeviceLabel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceLabel::Id(i) => write!(f, "{i}"),
-            DeviceLabel::HostId(s) => f.write_str(s),
-        }
+        f.write_str(&self.text)
     }
 }

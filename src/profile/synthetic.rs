@@ -47,6 +47,10 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             host: Some(format!("node{h:02}")),
             tables: Vec::new(),
             utc_start_ns: None,
+            boot_ns: None,
+            rank: None,
+            world_size: None,
+            host_index: h as u32,
             wal: None,
         });
     }
@@ -62,6 +66,8 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             id: id as u32,
             name: None,
             listed: true,
+            uuid: None,
+            rank: None,
         });
         p.lanes.push(Lane {
             device: r as DevId,

@@ -1,13 +1,13 @@
 //! JSON conventions shared by every section: devices as integers (one
 //! host) or `host:id` strings, times as unrounded floats.
 
-use crate::profile::{DevId, DeviceLabel, Profile};
+use crate::profile::{DevId, DeviceKey, Profile};
 use serde_json::Value;
 
 pub fn device(p: &Profile, d: DevId) -> Value {
-    match p.device_label(d) {
-        DeviceLabel::Id(i) => Value::from(i),
-        DeviceLabel::HostId(s) => Value::from(s),
+    match p.device_label(d).key {
+        DeviceKey::Id(i) => Value::from(i),
+        DeviceKey::HostId(s) => Value::from(s),
     }
 }
 

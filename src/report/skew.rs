@@ -22,7 +22,7 @@ pub fn spread_json(s: Option<Spread>) -> Value {
 fn per_device<T: Into<Value> + Copy>(cx: &Context, devices: &[DevId], v: &[T]) -> Value {
     let mut m = Map::new();
     for (d, x) in devices.iter().zip(v) {
-        m.insert(cx.profile.device_label(*d).to_string(), (*x).into());
+        m.insert(cx.profile.device_label(*d).key_string(), (*x).into());
     }
     Value::Object(m)
 }

@@ -17,6 +17,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "nsys_version": f.nsys_version,
                 "schema_version": f.schema_version,
                 "host": f.host,
+                "rank": f.rank,
+                "world_size": f.world_size,
             })
         })
         .collect();
@@ -33,6 +35,7 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 .collect();
             json!({
                 "device": json::device(p, d.device),
+                "rank": p.devices[d.device as usize].rank,
                 "name": device_name(cx, d.device),
                 "processes": pids,
                 "kernels": d.kernels,
@@ -51,6 +54,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
         "devices_with_kernels": shown(&c.with_kernels),
         "missing_devices": shown(&c.missing),
         "listed_unused_devices": shown(&c.listed_unused),
+        "world_size": c.world_size,
+        "ranks_missing": c.ranks_missing,
         "warnings": c.warnings,
     })
 }

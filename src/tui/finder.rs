@@ -1,5 +1,6 @@
 //! The fuzzy finder's entries: kernel names, NVTX range names and matched
-//! collective groups, each with how often it occurs.
+//! collective groups, each with how often it occurs; with several hosts or
+//! ranks, the devices too (users think in ranks: `r4`, `node03`).
 
 use crate::analysis::bundle::Analysis;
 use crate::profile::{GpuKind, Profile, Sym};
@@ -13,6 +14,7 @@ pub enum EntryKind {
     Kernel(Sym),
     Nvtx(Sym),
     Group(usize),
+    Device(crate::profile::DevId),
 }
 
 /// One finder entry.
@@ -70,6 +72,22 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
         label: format!("{} (NVTX)", p.strings.get(s)),
         count,
     }));
+    let ranked = p.devices.iter().any(|d| d.rank.is_some());
+    if p.hosts.len() > 1 || ranked {
+        let mut kernels = vec![0usize; p.devices.len()];
+        for l in &p.lanes {
+            kernels[l.device as usize] += l.rows.len();
+        }
+        for d in crate::analysis::completeness::device_order(p) {
+            let dev = &p.devices[d as usize];
+            let host = p.host_label(dev.host);
+            out.push(Entry {
+                kind: EntryKind::Device(d),
+                label: format!("D{} (device on {host})", p.device_label(d)),
+                count: kernels[d as usize],
+            });
+        }
+    }
     out
 }
 

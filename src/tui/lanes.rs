@@ -1,6 +1,8 @@
 //! The timeline's rows: per device a header (its busy occupancy), one row
 //! per stream, then per CPU thread that launches work a CUDA API row and its
-//! NVTX rows. Devices the summary marks missing keep a row saying so.
+//! NVTX rows. Devices the summary marks missing keep a row saying so. With
+//! several hosts, each host's devices sit under a host header (host →
+//! device → stream) that collapses the whole host.
 
 use super::index::RenderIndex;
 use crate::analysis::bundle::Analysis;
@@ -11,6 +13,9 @@ use std::collections::HashSet;
 /// What a timeline row shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LaneKind {
+    /// All devices of a host (index into `Profile::hosts`), merged; only
+    /// when the files come from several hosts.
+    Host(u32),
     /// All streams of a device, merged.
     Device(DevId),
     /// A device with a CUDA context but no GPU activity.
@@ -142,51 +147,132 @@ pub fn build(
         }
     }
     let missing: HashSet<DevId> = a.completeness.missing.iter().copied().collect();
-    for d in device_order(p) {
-        let mut lanes: Vec<LaneId> = (0..p.lanes.len() as LaneId)
-            .filter(|&l| p.lanes[l as usize].device == d)
-            .collect();
-        let expected = a.completeness.expected.contains(&d);
-        if lanes.is_empty() && !expected {
-            continue;
+    let order = device_order(p);
+    if p.hosts.len() <= 1 {
+        for &d in &order {
+            device_rows(p, idx, d, &threads_of, &missing, a, collapsed, &mut out);
         }
-        lanes.sort_by_key(|&l| (p.lanes[l as usize].stream, p.lanes[l as usize].process));
-        let dev = &p.devices[d as usize];
-        let name = dev
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("GPU {}", dev.id));
+        for t in homeless {
+            thread_rows(p, idx, t, "", collapsed, &mut out);
+        }
+        return out;
+    }
+    // Hosts in the order of their first device; threads of processes
+    // without a device under their file's host.
+    let mut hosts: Vec<u32> = Vec::new();
+    for &d in &order {
+        let h = p.devices[d as usize].host;
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    let host_of_thread = |t: ThreadId| {
+        let file = p.processes[p.threads[t as usize].process as usize].file as usize;
+        p.files.get(file).map_or(0, |f| f.host_index)
+    };
+    for &t in &homeless {
+        let h = host_of_thread(t);
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    for h in hosts {
+        let devices: Vec<DevId> = order
+            .iter()
+            .copied()
+            .filter(|&d| p.devices[d as usize].host == h)
+            .collect();
         out.push(LaneRow {
-            kind: LaneKind::Device(d),
-            label: format!("D{} {name}", p.device_label(d)),
+            kind: LaneKind::Host(h),
+            label: host_label(p, h, &devices),
             collapsible: true,
         });
-        if collapsed.contains(&LaneKind::Device(d)) {
+        if collapsed.contains(&LaneKind::Host(h)) {
             continue;
         }
-        if missing.contains(&d) {
-            out.push(LaneRow {
-                kind: LaneKind::Missing(d),
-                label: format!("D{} missing", p.device_label(d)),
-                collapsible: false,
-            });
+        for &d in &devices {
+            device_rows(p, idx, d, &threads_of, &missing, a, collapsed, &mut out);
         }
-        for l in lanes {
-            out.push(LaneRow {
-                kind: LaneKind::Stream(l),
-                label: stream_label(p, idx, l),
-                collapsible: false,
-            });
-        }
-        let prefix = format!("D{} ", p.device_label(d));
-        for &t in &threads_of[d as usize] {
+        let prefix = format!("{} ", p.host_label(h));
+        for &t in homeless.iter().filter(|&&t| host_of_thread(t) == h) {
             thread_rows(p, idx, t, &prefix, collapsed, &mut out);
         }
     }
-    for t in homeless {
-        thread_rows(p, idx, t, "", collapsed, &mut out);
-    }
     out
+}
+
+/// `node03 · 8 GPUs · r0-7`: the host's short name, its GPUs and the
+/// ranks they carry.
+fn host_label(p: &Profile, h: u32, devices: &[DevId]) -> String {
+    let mut label = p.host_label(h).to_string();
+    if !devices.is_empty() {
+        let n = devices.len();
+        label += &format!(" · {n} GPU{}", if n == 1 { "" } else { "s" });
+    }
+    let mut ranks: Vec<u32> = devices
+        .iter()
+        .filter_map(|&d| p.devices[d as usize].rank)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if !ranks.is_empty() {
+        let runs = crate::analysis::completeness::rank_ranges(&ranks);
+        label += &format!(" · r{}", runs.replace(", ", ",r"));
+    }
+    label
+}
+
+/// A device's header, its missing note, its streams and its threads.
+#[allow(clippy::too_many_arguments)]
+fn device_rows(
+    p: &Profile,
+    idx: &RenderIndex,
+    d: DevId,
+    threads_of: &[Vec<ThreadId>],
+    missing: &HashSet<DevId>,
+    a: &Analysis,
+    collapsed: &HashSet<LaneKind>,
+    out: &mut Vec<LaneRow>,
+) {
+    let mut lanes: Vec<LaneId> = (0..p.lanes.len() as LaneId)
+        .filter(|&l| p.lanes[l as usize].device == d)
+        .collect();
+    let expected = a.completeness.expected.contains(&d);
+    if lanes.is_empty() && !expected {
+        return;
+    }
+    lanes.sort_by_key(|&l| (p.lanes[l as usize].stream, p.lanes[l as usize].process));
+    let dev = &p.devices[d as usize];
+    let name = dev
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("GPU {}", dev.id));
+    out.push(LaneRow {
+        kind: LaneKind::Device(d),
+        label: format!("D{} {name}", p.device_label(d)),
+        collapsible: true,
+    });
+    if collapsed.contains(&LaneKind::Device(d)) {
+        return;
+    }
+    if missing.contains(&d) {
+        out.push(LaneRow {
+            kind: LaneKind::Missing(d),
+            label: format!("D{} missing", p.device_label(d)),
+            collapsible: false,
+        });
+    }
+    for l in lanes {
+        out.push(LaneRow {
+            kind: LaneKind::Stream(l),
+            label: stream_label(p, idx, l),
+            collapsible: false,
+        });
+    }
+    let prefix = format!("D{} ", p.device_label(d));
+    for &t in &threads_of[d as usize] {
+        thread_rows(p, idx, t, &prefix, collapsed, out);
+    }
 }
 
 /// Focus mode: only the selected group's streams, latest arriver first.

@@ -535,6 +535,9 @@ pub fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
     match (kind, e) {
         (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane[r] == lane,
         (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane[r] as usize].device == d,
+        (LaneKind::Host(h), EventRef::Gpu(r)) => {
+            p.devices[p.lanes[p.gpu.lane[r] as usize].device as usize].host == h
+        }
         (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread[r] == t,
         // A track's rows are in profile order: binary search.
         (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l

@@ -79,6 +79,9 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
             .iter()
             .all(|t| (t.process as usize) < p.processes.len() && strings(&t.name))
         && p.devices.iter().all(|d| (d.host as usize) < p.hosts.len())
+        && p.files
+            .iter()
+            .all(|f| (f.host_index as usize) < p.hosts.len())
         && p.contexts.iter().all(|c| {
             (c.process as usize) < p.processes.len() && (c.device as usize) < p.devices.len()
         })

@@ -94,7 +94,7 @@ impl App {
                     self.rebuild_rows();
                 } else {
                     self.message = Some(
-                        "this row cannot collapse: device rows (▾) and API rows with NVTX can"
+                        "this row cannot collapse: host and device rows (▾) and API rows with NVTX can"
                             .into(),
                     );
                 }
@@ -226,6 +226,12 @@ impl App {
             let mut changed = false;
             if let Some(d) = dev {
                 changed |= self.collapsed.remove(&LaneKind::Device(d));
+            }
+            // A collapsed host hides every row of its devices and threads.
+            let host = crate::tui::lanes::row_device(&l.profile, &l.index, want)
+                .map(|d| l.profile.devices[d as usize].host);
+            if let Some(h) = host {
+                changed |= self.collapsed.remove(&LaneKind::Host(h));
             }
             if let LaneKind::Nvtx(tr) = want {
                 changed |= self
@@ -445,6 +451,10 @@ impl App {
                 }
                 return;
             }
+            EntryKind::Device(d) => {
+                self.show_device_row(d);
+                return;
+            }
             EntryKind::Kernel(s) => (0..p.gpu.len())
                 .filter(|&i| p.gpu.name[i] == s)
                 .map(|i| (p.gpu.start[i], EventRef::Gpu(i)))
@@ -465,6 +475,19 @@ impl App {
                 Some((g, k)) => self.select_instance(g, k),
                 None => self.jump(Target::Event(first), true),
             }
+        }
+    }
+
+    /// Puts the cursor on a device's header row, expanding its host.
+    fn show_device_row(&mut self, d: crate::profile::DevId) {
+        let Some(l) = self.loaded.clone() else { return };
+        let host = l.profile.devices[d as usize].host;
+        if self.collapsed.remove(&LaneKind::Host(host)) {
+            self.rebuild_rows();
+        }
+        if let Some(pos) = self.rows.iter().position(|r| r.kind == LaneKind::Device(d)) {
+            self.cursor = pos;
+            self.keep_cursor_visible();
         }
     }
 

@@ -276,7 +276,12 @@ fn draw_row(
             );
             return;
         }
-        LaneKind::Device(d) => {
+        LaneKind::Device(_) | LaneKind::Host(_) => {
+            let on_row = |ln: &crate::profile::Lane| match kind {
+                LaneKind::Host(h) => p.devices[ln.device as usize].host == h,
+                LaneKind::Device(d) => ln.device == d,
+                _ => false,
+            };
             let mut merged = vec![
                 Cell {
                     busy: 0.0,
@@ -286,7 +291,7 @@ fn draw_row(
                 };
                 geo.width
             ];
-            for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| ln.device == d) {
+            for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| on_row(ln)) {
                 let t = l.index.gpu_track(p, lane);
                 for (m, c) in merged
                     .iter_mut()
