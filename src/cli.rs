@@ -9,6 +9,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
+use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::distinct::distinct_inputs;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
@@ -96,6 +97,27 @@ struct AnalysisArgs {
     /// Top-level NVTX ranges whose name matches REGEX mark training steps
     #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
     step_marker: String,
+    /// How clocks of several files are aligned: none, utc, or ends (UTC refined from collective ends)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = AlignArg::Ends)]
+    align: AlignArg,
+}
+
+/// `--align`.
+#[derive(Clone, Copy, ValueEnum)]
+enum AlignArg {
+    None,
+    Utc,
+    Ends,
+}
+
+impl AlignArg {
+    fn mode(self) -> AlignMode {
+        match self {
+            AlignArg::None => AlignMode::None,
+            AlignArg::Utc => AlignMode::Utc,
+            AlignArg::Ends => AlignMode::Ends,
+        }
+    }
 }
 
 impl AnalysisArgs {
@@ -128,6 +150,7 @@ impl AnalysisArgs {
             big_skew_ns: (self.big_skew_ms * 1e6).round() as i64,
             anomaly_ratio: self.anomaly_ratio,
             step_marker,
+            align: self.align.mode(),
         })
     }
 }
@@ -183,6 +206,7 @@ enum SectionArg {
     Skew,
     Launch,
     Anomalies,
+    Clock,
     All,
 }
 
@@ -450,6 +474,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Skew => vec![Section::Skew],
         SectionArg::Launch => vec![Section::Launch],
         SectionArg::Anomalies => vec![Section::Anomalies],
+        SectionArg::Clock => vec![Section::Clock],
         SectionArg::All => Section::ALL.to_vec(),
     };
     let options = Options {
@@ -465,6 +490,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         step_marker: settings.step_marker,
         wide: args.wide,
         instances: args.instances,
+        align: settings.align,
     };
     let out = report::render(&profile, &sections, &options);
     // A closed pipe (`| head`) is not an error worth a message.

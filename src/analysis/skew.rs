@@ -7,6 +7,7 @@
 //! back.
 
 use super::Window;
+use super::clock::Alignment;
 use super::matching::{Group, Matching};
 use super::nccl_name::CollOp;
 use super::stats::Spread;
@@ -30,6 +31,8 @@ pub struct InstanceSkew {
     pub baseline_ns: i64,
     pub total_ns: i64,
     pub max_duration_ns: i64,
+    /// The start skew exceeds the clock error between the ranks' files.
+    pub resolvable: bool,
 }
 
 impl InstanceSkew {
@@ -41,14 +44,14 @@ impl InstanceSkew {
 }
 
 /// Computes one instance's figures.
-pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
-    let rows = g.instance_rows(index);
-    let start = |d: usize| p.gpu.start[rows[d] as usize];
-    let end = |d: usize| p.gpu.end[rows[d] as usize];
+pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> InstanceSkew {
+    let times = g.instance_times(index);
+    let start = |d: usize| times[d].0;
+    let end = |d: usize| times[d].1;
     // Saturating throughout: timestamps at the ends of the i64 range must
     // not wrap.
     let dur = |d: usize| end(d).saturating_sub(start(d));
-    let n = rows.len();
+    let n = times.len();
     // Devices are in order, so the first extreme found is the lowest device.
     let late = (0..n).fold(0, |best, d| if start(d) > start(best) { d } else { best });
     let early = (0..n).fold(0, |best, d| if start(d) < start(best) { d } else { best });
@@ -65,6 +68,8 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
         baseline_ns: (0..n).map(dur).min().unwrap_or(0),
         total_ns: (0..n).map(dur).fold(0, i64::saturating_add),
         max_duration_ns: (0..n).map(dur).max().unwrap_or(0),
+        resolvable: start(late).saturating_sub(start(early))
+            > g.clocks.map_or(0, |c| c.uncertainty_ns),
     }
 }
 
@@ -113,10 +118,9 @@ impl GroupSkew {
 }
 
 /// Whether every kernel of the instance lies inside the window.
-pub fn instance_in_window(p: &Profile, g: &Group, k: usize, w: Window) -> bool {
-    g.instance_rows(k)
-        .iter()
-        .all(|&r| w.contains(p.gpu.start[r as usize], p.gpu.end[r as usize]))
+/// (on the reference clock).
+pub fn instance_in_window(g: &Group, k: usize, w: Window) -> bool {
+    g.instance_times(k).iter().all(|&(s, e)| w.contains(s, e))
 }
 
 /// Skew of every group, over instances wholly inside `w`.
@@ -126,11 +130,12 @@ pub fn skew(
     steps: &Steps,
     w: Window,
     big_threshold_ns: i64,
+    clock: &Alignment,
 ) -> Vec<GroupSkew> {
     m.groups
         .iter()
         .enumerate()
-        .map(|(gi, g)| group_skew(p, gi, g, steps, w, big_threshold_ns))
+        .map(|(gi, g)| group_skew(p, gi, g, steps, w, big_threshold_ns, clock))
         .collect()
 }
 
@@ -141,10 +146,11 @@ fn group_skew(
     steps: &Steps,
     w: Window,
     big_threshold_ns: i64,
+    clock: &Alignment,
 ) -> GroupSkew {
     let n = g.devices.len();
     let instances: Vec<InstanceSkew> = (0..g.instances())
-        .filter(|&k| instance_in_window(p, g, k, w))
+        .filter(|&k| instance_in_window(g, k, w))
         .map(|k| instance_skew(p, g, k))
         .collect();
     let mut out = GroupSkew {
@@ -175,7 +181,7 @@ fn group_skew(
         out.early_counts[inst.early] += 1;
         if inst.start_skew_ns > big_threshold_ns {
             out.big_excess_ns = out.big_excess_ns.saturating_add(inst.excess_ns(n));
-            let (step, offset) = step_of(p, g, inst, steps);
+            let (step, offset) = step_of(p, g, inst, steps, clock);
             out.big_events.push(BigEvent {
                 instance: inst.clone(),
                 step,
@@ -184,11 +190,9 @@ fn group_skew(
         } else {
             out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns(n));
             small += 1;
-            let rows = g.instance_rows(inst.index);
+            let times = g.instance_times(inst.index);
             for (d, sum) in lateness_sum.iter_mut().enumerate() {
-                *sum = sum.saturating_add(
-                    p.gpu.start[rows[d] as usize].saturating_sub(inst.earliest_start),
-                );
+                *sum = sum.saturating_add(times[d].0.saturating_sub(inst.earliest_start));
             }
         }
     }
@@ -212,19 +216,25 @@ fn step_of(
     g: &Group,
     inst: &InstanceSkew,
     steps: &Steps,
+    clock: &Alignment,
 ) -> (Option<usize>, Option<i64>) {
+    // Steps and launch calls are on the late rank's file clock.
     let row = g.instance_rows(inst.index)[inst.late] as usize;
+    let file = clock.row_file(p, row);
     let process = p.lanes[p.gpu.lane[row] as usize].process;
     let launch = p.gpu.launch[row];
     let at = if launch != NONE {
         p.runtime.start[launch as usize]
     } else {
-        inst.earliest_start
+        clock.to_file(file, inst.earliest_start)
     };
     match steps.containing(process, at) {
         Some((step, step_start)) => (
             Some(step),
-            Some(inst.earliest_start.saturating_sub(step_start)),
+            Some(
+                inst.earliest_start
+                    .saturating_sub(clock.at(file, step_start)),
+            ),
         ),
         None => (None, None),
     }

@@ -230,7 +230,7 @@ impl Db<'_> {
 impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
-        let utc_start_ns = self.read_utc_start(db)?;
+        let session = self.read_session_clock(db)?;
         let host = self.read_hostname(db)?;
         // Device labels need a name per host: the path stands in for a
         // missing one there, never in what `summary` says the host is.
@@ -244,7 +244,9 @@ impl State<'_> {
             schema_version,
             host,
             tables: db.schema.table_names(),
-            utc_start_ns,
+            utc_start_ns: session.utc_epoch_ns,
+            system_clock_ns: session.system_clock_ns,
+            timebase: Timebase::SessionRelative,
             wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
@@ -256,6 +258,8 @@ impl State<'_> {
         self.read_contexts(db)?;
         self.read_large_tables(db, source, limits)?;
         self.read_nccl_operations(db)?;
+        let span = self.p.span();
+        self.p.files[0].timebase = session.timebase(span);
         Ok(())
     }
 
@@ -287,20 +291,36 @@ impl State<'_> {
         Ok((nsys, schema))
     }
 
-    fn read_utc_start(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
-        let mut utc = None;
+    /// The session's clock facts: `TARGET_INFO_SESSION_START_TIME` and
+    /// the `ANALYSIS_DETAILS` window.
+    fn read_session_clock(&mut self, db: &Db) -> Result<SessionClock, LoadError> {
+        let mut c = SessionClock::default();
         db.each_row(
             self,
             "TARGET_INFO_SESSION_START_TIME",
-            &[("utcEpochNs", true)],
+            &[("utcEpochNs", true), ("systemClockNs", false)],
             "",
             None,
             |_, r| {
-                utc = utc.or(int(r, 0)?);
+                c.utc_epoch_ns = c.utc_epoch_ns.or(int(r, 0)?);
+                c.system_clock_ns = c.system_clock_ns.or(int(r, 1)?);
                 Ok(())
             },
         )?;
-        Ok(utc)
+        db.each_row(
+            self,
+            "ANALYSIS_DETAILS",
+            &[("startTime", true), ("stopTime", true)],
+            "",
+            None,
+            |_, r| {
+                if let (Some(a), Some(b)) = (int(r, 0)?, int(r, 1)?) {
+                    c.window.get_or_insert((a, b));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(c)
     }
 
     fn read_hostname(&mut self, db: &Db) -> Result<Option<String>, LoadError> {
@@ -619,5 +639,35 @@ mod tests {
         );
         let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)]).expect("fits");
         assert!(!p.gpu.is_empty());
+    }
+}
+
+/// What `TARGET_INFO_SESSION_START_TIME` and `ANALYSIS_DETAILS` say.
+#[derive(Debug, Default, Clone, Copy)]
+struct SessionClock {
+    utc_epoch_ns: Option<i64>,
+    system_clock_ns: Option<i64>,
+    /// `ANALYSIS_DETAILS` [startTime, stopTime].
+    window: Option<(i64, i64)>,
+}
+
+/// Timestamps at or above this are UTC ns since the epoch (2001-09-09).
+const UTC_EPOCH_MIN_NS: i64 = 1_000_000_000_000_000_000;
+
+impl SessionClock {
+    /// The timebase of a file whose events span `span`: only its data
+    /// decides (a 2024.5 or 2026.1 export can record `systemClockNs` and
+    /// still count from the session start).
+    fn timebase(&self, span: Option<(i64, i64)>) -> Timebase {
+        let Some((lo, hi)) = span else {
+            return Timebase::SessionRelative;
+        };
+        if lo >= UTC_EPOCH_MIN_NS {
+            return Timebase::UtcEpoch;
+        }
+        match (self.system_clock_ns, self.window) {
+            (Some(_), Some((start, stop))) if start <= lo && hi <= stop => Timebase::BootClock,
+            _ => Timebase::SessionRelative,
+        }
     }
 }

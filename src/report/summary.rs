@@ -52,6 +52,7 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
         "missing_devices": shown(&c.missing),
         "listed_unused_devices": shown(&c.listed_unused),
         "warnings": c.warnings,
+        "clock": super::clock::to_json(cx, &cx.clock),
     })
 }
 

@@ -2,6 +2,7 @@
 //! (Enter on a rank selects its kernel).
 
 use super::{PanelLines, ms, shown_label};
+use crate::analysis::clock::ClockMethod;
 use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
@@ -45,7 +46,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     ));
 
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    // Times compared across files are on the reference clock.
+    let times = group.instance_times(k);
+    order.sort_by_key(|&d| (std::cmp::Reverse(times[d].0), d));
     let max_off = inst.start_skew_ns as f64;
     // Narrow panels (80-column terminals) get narrower columns and no bars.
     let narrow = width < 46;
@@ -60,8 +63,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     ));
     for d in order {
         let r = rows[d] as usize;
-        let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
-        let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
+        let off = times[d].0.saturating_sub(inst.earliest_start);
+        let dur = times[d].1.saturating_sub(times[d].0);
         let late = d == inst.late;
         let text = format!(
             "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
@@ -115,11 +118,21 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             theme.dim(),
         ));
     }
-    if l.profile.hosts.len() > 1 {
-        out.push(Line::styled(
-            "hosts' clocks are not aligned: skews include the offset",
-            theme.warning(),
-        ));
+    if let Some(c) = group.clocks {
+        let residual = c.uncertainty_ns as f64 / 1e6;
+        let line = match c.method {
+            ClockMethod::CollectiveEnds => {
+                format!("clocks: collective ends, residual p90 {residual:.3} ms")
+            }
+            ClockMethod::Utc => format!("clocks: UTC only, residual p90 {residual:.3} ms"),
+            _ => "clocks not aligned: skews include the offset".into(),
+        };
+        let style = if c.method == ClockMethod::CollectiveEnds {
+            theme.dim()
+        } else {
+            theme.warning()
+        };
+        out.push(Line::styled(line, style));
     }
     if !group.end_aligned {
         out.push(Line::styled(
