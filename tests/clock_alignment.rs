@@ -339,3 +339,48 @@ fn real_exports_timebases_come_from_their_data() {
         assert_eq!(clock["method"], "same-host", "{name}");
     }
 }
+
+#[test]
+fn a_host_whose_ranks_all_arrive_last_is_named_on_the_aligned_clock() {
+    let (a, b, _) = shifted_two_node("clock_late_host");
+    let v = report(&["--big-skew-ms", "0.5"], &[&a, &b]);
+    let g = &v["skew"]["groups"][0];
+    let events = g["big_events"].as_array().unwrap();
+    let hosts: Vec<(u64, Value)> = events
+        .iter()
+        .map(|e| (e["instance"].as_u64().unwrap(), e["late_host"].clone()))
+        .collect();
+    // On the one true clock both node-a ranks start after both node-b
+    // ranks in instances 1 (by 0.349 ms) and 3 (by 0.020 ms), and in no
+    // other; elsewhere a single late rank names no host.
+    for (k, h) in &hosts {
+        match k {
+            1 | 3 => {
+                assert_eq!(h["host"], "node-a", "{hosts:?}");
+                assert_eq!(h["ranks"], 2);
+            }
+            _ => assert_eq!(*h, Value::Null, "instance {k}: {h}"),
+        }
+    }
+    let margin = hosts[0].1["margin_ms"].as_f64().unwrap();
+    assert!((margin - 0.349).abs() <= 0.01, "{margin}");
+    assert!(events.iter().all(|e| e["resolvable"] == true));
+    assert_eq!(g["late_counts_by_host"]["node-a"], 7);
+    assert_eq!(g["late_counts_by_host"]["node-b"], 0);
+    assert_eq!(g["early_counts_by_host"]["node-b"], 5);
+    let o = rankline(&[
+        "report",
+        "skew",
+        "--no-cache",
+        "--big-skew-ms",
+        "0.5",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("instance 1: late host node-a (2 ranks) +0.3"),
+        "{text}"
+    );
+    assert!(text.contains("step_offset_ms"), "{text}");
+}

@@ -82,6 +82,45 @@ pub struct BigEvent {
     pub step: Option<usize>,
     /// Earliest start of the instance − start of that step.
     pub offset_in_step_ns: Option<i64>,
+    /// Every rank of one host arrived after every rank of the others.
+    pub late_host: Option<LateHost>,
+}
+
+/// A node-level event: one host's ranks (at least two) all arrived later
+/// than every rank of the other hosts, by more than the clock residual.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LateHost {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    pub ranks: usize,
+    /// Its earliest rank's start − the latest start of the other hosts.
+    pub margin_ns: i64,
+}
+
+/// The late host of instance `inst`, if one host's ranks were all late.
+pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost> {
+    let times = g.instance_times(inst.index);
+    let host = |d: usize| p.devices[g.devices[d] as usize].host;
+    let late = host(inst.late);
+    let ranks = (0..times.len()).filter(|&d| host(d) == late).count();
+    if ranks < 2 || ranks == times.len() {
+        return None;
+    }
+    let first_of_late = (0..times.len())
+        .filter(|&d| host(d) == late)
+        .map(|d| times[d].0)
+        .min()?;
+    let last_of_others = (0..times.len())
+        .filter(|&d| host(d) != late)
+        .map(|d| times[d].0)
+        .max()?;
+    let margin_ns = first_of_late.saturating_sub(last_of_others);
+    let residual = g.clocks.map_or(0, |c| c.uncertainty_ns);
+    (margin_ns > residual).then_some(LateHost {
+        host: late,
+        ranks,
+        margin_ns,
+    })
 }
 
 /// Figures of one group over the instances inside the window.
@@ -106,7 +145,50 @@ pub struct GroupSkew {
     pub mean_lateness_ms_excluding_big: Vec<Option<f64>>,
 }
 
+/// A group's late/early counts and mean lateness summed up per host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFigures {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    pub late: usize,
+    pub early: usize,
+    /// Mean over the host's ranks of their mean lateness.
+    pub mean_lateness_ms_excluding_big: Option<f64>,
+}
+
 impl GroupSkew {
+    /// The per-device figures summed up per host, in order of first device.
+    pub fn by_host(&self, p: &Profile, g: &Group) -> Vec<HostFigures> {
+        let mut out: Vec<HostFigures> = Vec::new();
+        let mut lateness: Vec<Vec<f64>> = Vec::new();
+        for (d, &dev) in g.devices.iter().enumerate() {
+            let host = p.devices[dev as usize].host;
+            let i = match out.iter().position(|h| h.host == host) {
+                Some(i) => i,
+                None => {
+                    out.push(HostFigures {
+                        host,
+                        late: 0,
+                        early: 0,
+                        mean_lateness_ms_excluding_big: None,
+                    });
+                    lateness.push(Vec::new());
+                    out.len() - 1
+                }
+            };
+            out[i].late += self.late_counts[d];
+            out[i].early += self.early_counts[d];
+            if let Some(m) = self.mean_lateness_ms_excluding_big[d] {
+                lateness[i].push(m);
+            }
+        }
+        for (h, l) in out.iter_mut().zip(lateness) {
+            h.mean_lateness_ms_excluding_big =
+                (!l.is_empty()).then(|| l.iter().sum::<f64>() / l.len() as f64);
+        }
+        out
+    }
+
     pub fn excess_ns(&self) -> i64 {
         self.nccl_total_ns.saturating_sub(self.baseline_ns)
     }
@@ -186,6 +268,7 @@ fn group_skew(
                 instance: inst.clone(),
                 step,
                 offset_in_step_ns: offset,
+                late_host: late_host(p, g, inst),
             });
         } else {
             out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns(n));
