@@ -384,3 +384,58 @@ fn a_host_whose_ranks_all_arrive_last_is_named_on_the_aligned_clock() {
     );
     assert!(text.contains("step_offset_ms"), "{text}");
 }
+
+#[test]
+fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use rankline::analysis::bundle::Settings;
+    use rankline::profile::Source;
+    use rankline::tui::data::{self, LoadMsg};
+    use rankline::tui::keymap::Keymap;
+    use rankline::tui::state::App;
+    use rankline::tui::ui;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    let (a, b, _) = shifted_two_node("clock_tui");
+    let settings = Settings {
+        big_skew_ns: 500_000,
+        ..Settings::default()
+    };
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut msgs = Vec::new();
+    data::load(
+        &[Source::File(a), Source::File(b)],
+        None,
+        &settings,
+        &mut |m| msgs.push(m),
+    );
+    for m in msgs {
+        if !matches!(m, LoadMsg::Progress { .. }) {
+            app.on_load(m);
+        }
+    }
+    let mut terminal = Terminal::new(TestBackend::new(200, 40)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    // `]`: the first big event, instance 1, where node-a's ranks are late.
+    app.on_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let buf = terminal.backend().buffer();
+    let screen: String = (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    assert!(
+        screen.contains("clocks: collective ends, residual p50"),
+        "{screen}"
+    );
+    assert!(!screen.contains("not aligned"), "{screen}");
+    assert!(
+        screen.contains("late host node-a (2 ranks) +0.3"),
+        "{screen}"
+    );
+}

@@ -97,6 +97,29 @@ pub struct LateHost {
     pub margin_ns: i64,
 }
 
+impl LateHost {
+    /// The event as a phrase: `late host node17 (8 ranks) +12.5 ms`.
+    pub fn phrase(&self, p: &Profile) -> String {
+        format!(
+            "late host {} ({} ranks) +{:.3} ms",
+            host_name(p, self.host),
+            self.ranks,
+            self.margin_ns as f64 / 1e6
+        )
+    }
+}
+
+/// A host as named in JSON keys and late-host events (`#N` when two
+/// hosts share a name).
+pub fn host_name(p: &Profile, h: u32) -> String {
+    let name = &p.hosts[h as usize];
+    if p.hosts.iter().filter(|x| *x == name).count() > 1 {
+        format!("{name}#{h}")
+    } else {
+        name.clone()
+    }
+}
+
 /// The late host of instance `inst`, if one host's ranks were all late.
 pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost> {
     let times = g.instance_times(inst.index);

@@ -6,7 +6,7 @@ use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
-use crate::analysis::skew::{GroupSkew, HostFigures, InstanceSkew, LateHost};
+use crate::analysis::skew::{GroupSkew, HostFigures, InstanceSkew, host_name};
 use crate::analysis::stats::Spread;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
@@ -145,27 +145,6 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
         })
         .collect();
     json!({"groups": groups, "unpaired_streams": unpaired})
-}
-
-/// A host as named in JSON keys and late-host events (`#N` when two
-/// hosts share a name).
-pub fn host_name(p: &crate::profile::Profile, h: u32) -> String {
-    let name = &p.hosts[h as usize];
-    if p.hosts.iter().filter(|x| *x == name).count() > 1 {
-        format!("{name}#{h}")
-    } else {
-        name.clone()
-    }
-}
-
-/// The node-level event as a phrase: `late host node17 (8 ranks) +12.5 ms`.
-pub fn late_host_text(p: &crate::profile::Profile, h: &LateHost) -> String {
-    format!(
-        "late host {} ({} ranks) +{} ms",
-        host_name(p, h.host),
-        h.ranks,
-        table::ms(h.margin_ns)
-    )
 }
 
 /// Whether instance `i` of `s` is one of its big events.
@@ -375,7 +354,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 out += &cx.note(&format!(
                     "instance {}: {}",
                     e.instance.index + 1,
-                    safe(&late_host_text(p, h))
+                    safe(&h.phrase(p))
                 ));
             }
         }
