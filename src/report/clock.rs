@@ -4,7 +4,8 @@
 use super::Context;
 use super::fit::Keep;
 use super::table::Table;
-use crate::analysis::clock::Alignment;
+use crate::analysis::clock::{Alignment, ClockMethod};
+use crate::profile::Timebase;
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
 
@@ -58,8 +59,12 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
         t.row(vec![
             f.path.display().to_string(),
             f.host.clone().unwrap_or_else(|| "-".into()),
-            c.timebase.name().into(),
-            c.method.name().into(),
+            short_timebase(c.timebase).into(),
+            match c.method {
+                ClockMethod::CollectiveEnds => "ends",
+                m => m.name(),
+            }
+            .into(),
             format!("{:.3}", c.offset_ns / 1e6),
             if c.drift_fitted {
                 format!("{:.3}", c.drift_ppm)
@@ -85,6 +90,16 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     if let Some(w) = &a.warning {
         out += &cx.note(&format!("! {w}"));
     }
+    out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");
     out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event), ppm the fitted drift; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used");
     out
+}
+
+/// The timebase in a table cell.
+fn short_timebase(t: Timebase) -> &'static str {
+    match t {
+        Timebase::UtcEpoch => "epoch",
+        Timebase::BootClock => "boot",
+        Timebase::SessionRelative => "session",
+    }
 }
