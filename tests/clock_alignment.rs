@@ -439,3 +439,23 @@ fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
         "{screen}"
     );
 }
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn ends_without_collectives_across_clocks_fall_back_to_utc_and_say_so() {
+    let dir = real_profiles();
+    let a = dir.join("nsys2024_6_fuser_matmul.sqlite");
+    let b = dir.join("nsys2023_2_cutlass_osrt.sqlite");
+    let v = report(&[], &[&a, &b]);
+    let clock = &v["summary"]["clock"];
+    assert_eq!(clock["method"], "utc", "{clock:#}");
+    assert_eq!(clock["files"][1]["method"], "utc");
+    let w = v["summary"]["warnings"].to_string();
+    assert!(w.contains("no collective spans two clock domains"), "{w}");
+    // Each shifted by its UTC stamp (UTC of timestamp 0 in both).
+    let off = clock["files"][1]["offset_ms"].as_f64().unwrap();
+    assert_eq!(
+        off,
+        (1_705_446_034_890_745_579i64 - 1_733_877_925_987_393_218) as f64 / 1e6
+    );
+}
