@@ -469,3 +469,28 @@ fn ends_without_collectives_across_clocks_fall_back_to_utc_and_say_so() {
         (1_705_446_034_890_745_579i64 - 1_733_877_925_987_393_218) as f64 / 1e6
     );
 }
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn the_cache_entry_carries_the_clock_facts() {
+    let real = real_profiles().join("nsys2026_2gpu_nccl_sendrecv.sqlite");
+    let cache = temp_dir("clock_cache");
+    let run = || {
+        let o = rankline(&[
+            "report",
+            "clock",
+            "--format",
+            "json",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            real.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+    };
+    let fresh = run();
+    assert!(std::fs::read_dir(&cache).unwrap().next().is_some(), "no entry written");
+    let cached = run();
+    assert_eq!(fresh, cached);
+    assert_eq!(cached["files"][0]["timebase"], "boot-clock");
+}
