@@ -489,7 +489,10 @@ fn the_cache_entry_carries_the_clock_facts() {
         serde_json::from_str::<Value>(&stdout(&o)).unwrap()
     };
     let fresh = run();
-    assert!(std::fs::read_dir(&cache).unwrap().next().is_some(), "no entry written");
+    assert!(
+        std::fs::read_dir(&cache).unwrap().next().is_some(),
+        "no entry written"
+    );
     let cached = run();
     assert_eq!(fresh, cached);
     assert_eq!(cached["files"][0]["timebase"], "boot-clock");

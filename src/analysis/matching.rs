@@ -167,14 +167,21 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
     let mut unpaired = unpaired;
     for mut members in clusters {
         members.sort_by_key(|s| order[&s.device]);
-        let parts = split_by_communicator(members, &keys);
+        let base = group_key(&members);
+        let mut parts = split_by_communicator(members, &keys);
+        parts.sort_by_key(|part| part.first().map(|s| order[&s.device]));
         let split = parts.len() > 1;
-        for part in parts {
+        for (i, part) in parts.into_iter().enumerate() {
             if part.len() < 2 {
                 unpaired.extend(part.iter().map(|s| s.lane));
                 continue;
             }
-            let mut built = build_groups(p, part, &keys, split, clock);
+            let key = if split {
+                format!("{base}/{}", i + 1)
+            } else {
+                base.clone()
+            };
+            let mut built = build_groups(p, part, &keys, key, clock);
             if split {
                 for g in &mut built {
                     g.note =
@@ -188,6 +195,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         let first = |g: &Group| g.devices.first().map(|d| order[d]);
         (first(a), &a.key).cmp(&(first(b), &b.key))
     });
+    unique_keys(&mut groups);
     let mut by_row = rustc_hash::FxHashMap::default();
     for (g, group) in groups.iter().enumerate() {
         for k in 0..group.instances() {
@@ -294,20 +302,36 @@ fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Se
     (clusters, unpaired)
 }
 
-fn group_key(p: &Profile, members: &[Seq]) -> String {
-    if members.windows(2).all(|w| w[0].stream == w[1].stream) {
-        format!("s{}", members[0].stream)
-    } else {
-        explicit_key(p, members)
+/// A short, host-free key: `s29`, or `s7+s15` when the ranks' stream ids
+/// differ (each id once, in device order).
+fn group_key(members: &[Seq]) -> String {
+    let mut streams: Vec<u32> = Vec::new();
+    for s in members {
+        if !streams.contains(&s.stream) {
+            streams.push(s.stream);
+        }
     }
+    streams
+        .iter()
+        .map(|s| format!("s{s}"))
+        .collect::<Vec<_>>()
+        .join("+")
 }
 
-fn explicit_key(p: &Profile, members: &[Seq]) -> String {
-    members
-        .iter()
-        .map(|s| format!("s{}@D{}", s.stream, p.device_label(s.device)))
-        .collect::<Vec<_>>()
-        .join(",")
+/// Keys that would still repeat get `/1`, `/2` … in group order.
+fn unique_keys(groups: &mut [Group]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for g in groups.iter() {
+        *seen.entry(g.key.clone()).or_default() += 1;
+    }
+    let mut next: HashMap<String, usize> = HashMap::new();
+    for g in groups.iter_mut() {
+        if seen[&g.key] > 1 {
+            let n = next.entry(g.key.clone()).or_default();
+            *n += 1;
+            g.key = format!("{}/{n}", g.key);
+        }
+    }
 }
 
 /// The first departure from the majority sequence.
@@ -356,14 +380,9 @@ fn build_groups(
     p: &Profile,
     members: Vec<Seq>,
     keys: &OpKeys,
-    explicit: bool,
+    key: String,
     clock: &Alignment,
 ) -> Vec<Group> {
-    let key = if explicit {
-        explicit_key(p, &members)
-    } else {
-        group_key(p, &members)
-    };
     let group = build_group(p, key, &members, keys, clock);
     if group.end_aligned || members.len() < 4 {
         return vec![group];
@@ -372,11 +391,14 @@ fn build_groups(
     if subsets.len() < 2 || subsets.iter().any(|s| s.len() < 2) {
         return vec![group];
     }
+    // Subsets come in order of their first device.
     subsets
         .into_iter()
-        .map(|subset| {
+        .enumerate()
+        .map(|(i, subset)| {
             let sub: Vec<Seq> = subset.iter().map(|&d| members[d].clone()).collect();
-            let mut g = build_group(p, explicit_key(p, &sub), &sub, keys, clock);
+            let key = format!("{}/{}", group.key, i + 1);
+            let mut g = build_group(p, key, &sub, keys, clock);
             g.note = Some(format!(
                 "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
                 group.key
@@ -602,6 +624,18 @@ mod tests {
         );
         let same = [seq(0, 1, &[AllGather]), seq(1, 1, &[AllGather])];
         assert_eq!(first_mismatch(&same), None);
+    }
+
+    #[test]
+    fn keys_are_short_and_host_free() {
+        let same = [seq(0, 29, &[AllReduce]), seq(1, 29, &[AllReduce])];
+        assert_eq!(group_key(&same), "s29");
+        let differ = [
+            seq(0, 7, &[SendRecv]),
+            seq(1, 15, &[SendRecv]),
+            seq(2, 7, &[SendRecv]),
+        ];
+        assert_eq!(group_key(&differ), "s7+s15");
     }
 
     #[test]
