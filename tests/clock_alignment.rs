@@ -257,6 +257,16 @@ fn disagreeing_ends_refuse_refinement_and_keep_utc() {
 
 /// Keeps only process `pid`'s rows.
 fn keep_pid(path: &Path, pid: i64) {
+    keep_pids(path, &[pid]);
+}
+
+/// Keeps only these processes' rows.
+fn keep_pids(path: &Path, pids: &[i64]) {
+    let list = pids
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     let db = Connection::open(path).unwrap();
     let mut stmt = db
         .prepare(
@@ -274,7 +284,7 @@ fn keep_pid(path: &Path, pid: i64) {
         db.execute(
             &format!(
                 "DELETE FROM \"{table}\" WHERE \"{col}\" IS NOT NULL \
-                 AND ((\"{col}\" >> 24) & 16777215) != {pid}"
+                 AND ((\"{col}\" >> 24) & 16777215) NOT IN ({list})"
             ),
             [],
         )
@@ -496,4 +506,41 @@ fn the_cache_entry_carries_the_clock_facts() {
     let cached = run();
     assert_eq!(fresh, cached);
     assert_eq!(cached["files"][0]["timebase"], "boot-clock");
+}
+
+#[test]
+fn communicators_sharing_a_stream_id_across_refined_clocks_split_by_ends() {
+    // Two communicators {0,1} and {2,3} on stream id 20 (ends 2.5-6 ms
+    // apart); devices 0 and 2 in one file, 1 and 3 in another, hours away.
+    let src = root().join("fixtures/shared_stream_two_comms.sqlite");
+    let dir = temp_dir("clock_shared_stream");
+    let a = copy(&src, &dir, "a.sqlite");
+    let b = copy(&src, &dir, "b.sqlite");
+    keep_pids(&a, &[6101, 6103]);
+    keep_pids(&b, &[6102, 6104]);
+    let t0 = gpu_start(&b);
+    shift(&b, t0);
+    set_session(&a, UTC0, None);
+    set_session(&b, UTC0 - SHIFT_NS + UTC_ERROR_NS, None);
+    let v = report(&[], &[&a, &b]);
+    assert_eq!(v["summary"]["clock"]["method"], "collective-ends");
+    let keys: Vec<&str> = v["skew"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["s20/1", "s20/2"], "{:#}", v["skew"]);
+    assert_eq!(v["skew"]["groups"][0]["instances"], 8);
+    // On UTC alone the ends cannot tell the communicators apart: one group,
+    // and the notes say the ends could not confirm it.
+    let v = report(&["--align", "utc"], &[&a, &b]);
+    let groups = v["skew"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{:#}", v["skew"]);
+    assert_eq!(groups[0]["key"], "s20");
+    let notes = groups[0]["notes"].to_string();
+    assert!(
+        notes.contains("ends could not confirm the pairing"),
+        "{notes}"
+    );
 }

@@ -517,20 +517,29 @@ fn fit_domain(
             a.at(file, t) as f64
         }
     };
+    let out_of_order = |inst: &Inst, keep: &dyn Fn(usize) -> bool| {
+        let rows = inst
+            .rows
+            .iter()
+            .map(|&r| (a.row_file(p, r as usize), r as usize))
+            .filter(|&(f, _)| keep(f));
+        let last_start = rows
+            .clone()
+            .map(|(f, r)| map(f, p.gpu.start[r]))
+            .fold(f64::MIN, f64::max);
+        let first_end = rows
+            .map(|(f, r)| map(f, p.gpu.end[r]))
+            .fold(f64::MAX, f64::min);
+        first_end < last_start - tolerance
+    };
+    // An instance already in that order on one clock is not one collective
+    // (e.g. two communicators on one stream id): the fit did not cause it.
     let impossible = used
         .iter()
         .filter(|inst| {
-            let last_start = inst
-                .rows
-                .iter()
-                .map(|&r| map(a.row_file(p, r as usize), p.gpu.start[r as usize]))
-                .fold(f64::MIN, f64::max);
-            let first_end = inst
-                .rows
-                .iter()
-                .map(|&r| map(a.row_file(p, r as usize), p.gpu.end[r as usize]))
-                .fold(f64::MAX, f64::min);
-            first_end < last_start - tolerance
+            !out_of_order(inst, &|f| a.domain(f) == dom)
+                && !out_of_order(inst, &|f| a.domain(f) == 0)
+                && out_of_order(inst, &|_| true)
         })
         .count();
     if impossible > 0 {
