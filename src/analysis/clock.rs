@@ -146,9 +146,14 @@ impl Alignment {
         match self.files.get(file) {
             None => t,
             Some(c) => {
-                let k = 1.0 + c.drift_ppm * 1e-6;
-                let shifted = t as f64 - c.offset_ns + c.drift_ppm * 1e-6 * c.t0 as f64;
-                (shifted / k).round() as i64
+                // Fixed point of x = t − shift(x), in differences so that
+                // epoch-sized timestamps keep their ns.
+                let k = c.drift_ppm * 1e-6;
+                let shift =
+                    |x: i64| (c.offset_ns + k * x.saturating_sub(c.t0) as f64).round() as i64;
+                let x = t.saturating_sub(c.offset_ns.round() as i64);
+                let x = t.saturating_sub(shift(x));
+                t.saturating_sub(shift(x))
             }
         }
     }
@@ -589,4 +594,44 @@ pub fn with_residuals(p: &Profile, mut a: Alignment, m: &Matching) -> Alignment 
         c.residual_ms = Spread::of(v);
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(offset_ns: f64, drift_ppm: f64, t0: i64) -> Alignment {
+        Alignment {
+            method: ClockMethod::CollectiveEnds,
+            files: vec![FileClock {
+                domain: 1,
+                timebase: Timebase::UtcEpoch,
+                method: ClockMethod::CollectiveEnds,
+                offset_ns,
+                drift_ppm,
+                drift_fitted: drift_ppm != 0.0,
+                t0,
+                residual_ms: None,
+                instances_used: 0,
+                refused: None,
+                disagreement_ms: None,
+            }],
+            warning: None,
+            lane_file: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn to_file_inverts_at_to_the_nanosecond_even_on_epoch_timestamps() {
+        let t0 = 1_780_000_000_123_456_789;
+        let a = clock(-10_817_123_456.0, 7.5, t0);
+        for dt in [0i64, 1, 999_999_937, 3_600_000_000_000] {
+            let t = t0 + dt;
+            let r = a.at(0, t);
+            assert_eq!(a.to_file(0, r), t, "dt {dt}");
+        }
+        // 7.5 ppm over an hour: 27 ms.
+        let hour = a.at(0, t0 + 3_600_000_000_000) - (t0 + 3_600_000_000_000);
+        assert_eq!(hour - a.at(0, t0) + t0, 27_000_000);
+    }
 }
