@@ -5,7 +5,6 @@
 
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
-use rankline::analysis::matching::match_collectives;
 use rankline::analysis::overlap::overlap;
 use rankline::analysis::skew::skew;
 use rankline::profile::{self, CacheDir, Profile, spec};
@@ -300,9 +299,9 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let settings = Settings::default();
     let t0 = Instant::now();
     let classes = rankline::analysis::kernel_class::KernelClasses::new(&p, None);
-    let m = match_collectives(&p, &classes);
+    let (clock, m) = rankline::analysis::bundle::align_and_match(&p, &classes, settings.align);
     let steps = rankline::analysis::steps::Steps::new(&p, &settings.step_marker);
-    let sk = skew(&p, &m, &steps, Window::ALL, settings.big_skew_ns);
+    let sk = skew(&p, &m, &steps, Window::ALL, settings.big_skew_ns, &clock);
     let matching = t0.elapsed();
     let t0 = Instant::now();
     let ov = overlap(&p, &classes, Window::ALL);

@@ -9,6 +9,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
+use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::distinct::{Duplicate, distinct_inputs};
 use rankline::profile::inputs::expand_inputs;
@@ -98,6 +99,27 @@ struct AnalysisArgs {
     /// Top-level NVTX ranges whose name matches REGEX mark training steps
     #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
     step_marker: String,
+    /// How clocks of several files are aligned: none, utc, or ends (UTC refined from collective ends)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = AlignArg::Ends)]
+    align: AlignArg,
+}
+
+/// `--align`.
+#[derive(Clone, Copy, ValueEnum)]
+enum AlignArg {
+    None,
+    Utc,
+    Ends,
+}
+
+impl AlignArg {
+    fn mode(self) -> AlignMode {
+        match self {
+            AlignArg::None => AlignMode::None,
+            AlignArg::Utc => AlignMode::Utc,
+            AlignArg::Ends => AlignMode::Ends,
+        }
+    }
 }
 
 impl AnalysisArgs {
@@ -130,6 +152,7 @@ impl AnalysisArgs {
             big_skew_ns: (self.big_skew_ms * 1e6).round() as i64,
             anomaly_ratio: self.anomaly_ratio,
             step_marker,
+            align: self.align.mode(),
         })
     }
 }
@@ -186,6 +209,7 @@ enum SectionArg {
     Launch,
     Anomalies,
     Stragglers,
+    Clock,
     All,
 }
 
@@ -456,6 +480,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Launch => vec![Section::Launch],
         SectionArg::Anomalies => vec![Section::Anomalies],
         SectionArg::Stragglers => vec![Section::Stragglers],
+        SectionArg::Clock => vec![Section::Clock],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {
@@ -504,6 +529,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         step_marker: settings.step_marker,
         wide: args.wide,
         instances: args.instances,
+        align: settings.align,
     };
     let out = report::render(&profile, &sections, &options);
     // A closed pipe (`| head`) is not an error worth a message.

@@ -63,12 +63,14 @@ fn a_group_across_hosts_carries_the_clock_caveat_in_json() {
     let n = notes(g);
     assert!(
         n.iter().any(|n| n.contains("2 hosts (node-a, node-b)")
-            && n.contains("clocks are not aligned")),
+            && n.contains("clocks aligned by collective ends (residual p90 ")),
         "{n:?}"
     );
     let t = text(&args);
     assert!(
-        t.contains("  ! s20: devices on 2 hosts (node-a, node-b) whose clocks are not aligned"),
+        t.contains(
+            "  ! s20: devices on 2 hosts (node-a, node-b), clocks aligned by collective ends"
+        ),
         "{t}"
     );
 }

@@ -161,7 +161,7 @@ fn nccl_sendrecv_pairs_streams_and_links_launches_per_process() {
     let groups = v["skew"]["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 1, "{groups:?}");
     let g = &groups[0];
-    assert_eq!(g["key"], "s7@D0,s15@D1");
+    assert_eq!(g["key"], "s7+s15");
     assert_eq!(g["match_method"], "sequence");
     assert_eq!(g["instances"], 33);
     assert_eq!(g["sequence_consistent"], true);

@@ -3,6 +3,7 @@
 
 use super::Window;
 use super::anomalies::{AnomalyEvent, anomalies};
+use super::clock::{self, AlignMode, Alignment};
 use super::completeness::{Completeness, completeness};
 use super::kernel_class::KernelClasses;
 use super::launch::{LaunchReport, launch_report};
@@ -21,6 +22,8 @@ pub struct Settings {
     pub big_skew_ns: i64,
     pub anomaly_ratio: f64,
     pub step_marker: Regex,
+    /// How clocks of several files are aligned (`--align`).
+    pub align: AlignMode,
 }
 
 impl Default for Settings {
@@ -30,6 +33,7 @@ impl Default for Settings {
             big_skew_ns: 20_000_000,
             anomaly_ratio: 3.0,
             step_marker: Regex::new(DEFAULT_STEP_MARKER).expect("default step marker"),
+            align: AlignMode::default(),
         }
     }
 }
@@ -39,6 +43,8 @@ impl Default for Settings {
 pub struct Analysis {
     pub classes: KernelClasses,
     pub completeness: Completeness,
+    /// Each file's mapping to the reference clock (file 0).
+    pub clock: Alignment,
     pub nccl: Vec<DeviceNccl>,
     pub overlap: Vec<DeviceOverlap>,
     pub matching: Matching,
@@ -55,9 +61,11 @@ pub struct Analysis {
 pub fn analyze_quick(p: &Profile, s: &Settings) -> Analysis {
     let classes = KernelClasses::new(p, s.comm_pattern.as_ref());
     let completeness = completeness(p, Window::ALL);
+    let clock = clock::from_utc(p, s.align);
     Analysis {
         classes,
         completeness,
+        clock,
         nccl: Vec::new(),
         overlap: Vec::new(),
         matching: Matching::default(),
@@ -93,16 +101,17 @@ pub fn complete(
     stage("computing overlap");
     let overlap = overlap(p, &classes, w);
     stage("matching collectives");
-    let matching = match_collectives(p, &classes);
+    let (clock, matching) = align_and_match(p, &classes, s.align);
     let steps = Steps::new(p, &s.step_marker);
     stage("computing skew");
-    let skews = skew(p, &matching, &steps, w, s.big_skew_ns);
+    let skews = skew(p, &matching, &steps, w, s.big_skew_ns, &clock);
     stage("correlating launches");
     let launch = launch_report(p, &classes, &matching, &skews, w);
     let (anomaly_rows, anomalies) = anomalies(p, &matching, &skews, s.anomaly_ratio);
     Analysis {
         classes,
         completeness,
+        clock,
         nccl,
         overlap,
         matching,
@@ -112,4 +121,27 @@ pub fn complete(
         anomaly_rows,
         anomalies,
     }
+}
+
+/// The clock ladder and the matching that goes with it: collectives are
+/// matched on UTC-aligned clocks (sequence matching works whatever the
+/// clocks), the ends of those that span clock domains refine the clocks,
+/// and the collectives are matched again on the result, so that ends
+/// compared across files (end alignment, skew) are on the reference clock.
+pub fn align_and_match(
+    p: &Profile,
+    classes: &KernelClasses,
+    mode: AlignMode,
+) -> (Alignment, Matching) {
+    let utc = clock::from_utc(p, mode);
+    let first = match_collectives(p, classes, &utc);
+    let aligned = match mode {
+        AlignMode::Ends => clock::refine_from_ends(p, &utc, &first),
+        AlignMode::Utc | AlignMode::None => clock::with_residuals(p, utc, &first),
+    };
+    if !aligned.several_domains() {
+        return (aligned, first);
+    }
+    let matching = match_collectives(p, classes, &aligned);
+    (aligned, matching)
 }

@@ -1,7 +1,8 @@
 //! Caveats of a matched group: every reason its skew figures may not mean
 //! what they seem to, as values the report writes both as JSON and as text.
 
-use super::matching::{Group, MatchMethod, Mismatch};
+use super::clock::ClockMethod;
+use super::matching::{Group, GroupClocks, MatchMethod, Mismatch};
 use crate::profile::{DevId, Profile};
 use std::collections::BTreeSet;
 
@@ -17,9 +18,9 @@ pub enum Caveat {
     Mismatch(Mismatch),
     /// p90 end skew of 1 ms or more: the pairing is not confirmed.
     EndsNotAligned,
-    /// The group's devices are on several hosts (names), whose clocks are
-    /// not aligned.
-    HostClocks(Vec<String>),
+    /// The group's devices are on several clocks (of these hosts), aligned
+    /// as said.
+    HostClocks(Vec<String>, GroupClocks),
     /// Devices with a CUDA context but no GPU activity (whole capture): a
     /// rank of this group may be missing.
     MissingDevices(Vec<DevId>),
@@ -45,11 +46,25 @@ impl Caveat {
             Caveat::EndsNotAligned => {
                 "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
             }
-            Caveat::HostClocks(hosts) => format!(
-                "devices on {} hosts ({}) whose clocks are not aligned: start and end skews include the clock offset",
-                hosts.len(),
-                hosts.join(", ")
-            ),
+            Caveat::HostClocks(hosts, c) => {
+                let on = if hosts.len() > 1 {
+                    format!("devices on {} hosts ({})", hosts.len(), hosts.join(", "))
+                } else {
+                    format!("devices on {} clocks of {}", c.domains, hosts.join(", "))
+                };
+                let residual = c.uncertainty_ns as f64 / 1e6;
+                match c.method {
+                    ClockMethod::CollectiveEnds => format!(
+                        "{on}, clocks aligned by collective ends (residual p90 {residual:.3} ms): smaller skews are not resolvable"
+                    ),
+                    ClockMethod::Utc => format!(
+                        "{on}, clocks aligned by UTC only (residual p90 {residual:.3} ms): smaller skews are not resolvable, and the ends could not confirm the pairing"
+                    ),
+                    _ => format!(
+                        "{on} whose clocks are not aligned: start and end skews include the clock offset"
+                    ),
+                }
+            }
             Caveat::MissingDevices(ds) => {
                 let list: Vec<String> = ds.iter().map(|&d| p.device_label(d).to_string()).collect();
                 let one = ds.len() == 1;
@@ -90,9 +105,10 @@ pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
         .iter()
         .map(|&d| p.hosts[p.devices[d as usize].host as usize].as_str())
         .collect();
-    if hosts.len() > 1 {
+    if let Some(c) = g.clocks {
         out.push(Caveat::HostClocks(
             hosts.into_iter().map(String::from).collect(),
+            c,
         ));
     }
     if !missing.is_empty() {

@@ -231,7 +231,7 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
     }
     if p.hosts.len() > 1 {
         w.push(format!(
-            "files come from {} hosts ({}): their clocks are not aligned, so times on different hosts cannot be compared",
+            "files come from {} hosts ({}): their times are compared on the first file's clock, as aligned in `clock`",
             p.hosts.len(),
             p.hosts.join(", ")
         ));

@@ -16,6 +16,7 @@
 //! ends that are aligned within device subsets but not across them; those
 //! subsets become groups of their own.
 
+use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
 use super::kernel_class::KernelClasses;
 use super::nccl_name::CollOp;
@@ -77,9 +78,25 @@ pub struct Group {
     /// Instance-major GPU rows: instance k, device d at `k * devices.len() + d`.
     /// Instances are in order of earliest start; instance k is number k + 1.
     rows: Vec<u32>,
+    /// Start and end of each row of `rows` on the reference clock (the
+    /// alignment the group was matched with).
+    aligned: Vec<(i64, i64)>,
     pub ops: Vec<CollOp>,
     /// Why this group exists apart (e.g. split off by end alignment).
     pub note: Option<String>,
+    /// How its devices' clocks were aligned, when they are on several.
+    pub clocks: Option<GroupClocks>,
+}
+
+/// The clocks of a group whose devices are on several clock domains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupClocks {
+    pub domains: usize,
+    /// The weakest method among its files (none < utc < collective ends).
+    pub method: ClockMethod,
+    /// Clock error (ns, the largest residual p90 of its files): a skew
+    /// below it is not resolvable.
+    pub uncertainty_ns: i64,
 }
 
 impl Group {
@@ -91,6 +108,13 @@ impl Group {
     pub fn instance_rows(&self, k: usize) -> &[u32] {
         let n = self.devices.len();
         &self.rows[k * n..(k + 1) * n]
+    }
+
+    /// (start, end) of instance `k`'s kernels on the reference clock, one
+    /// per device.
+    pub fn instance_times(&self, k: usize) -> &[(i64, i64)] {
+        let n = self.devices.len();
+        &self.aligned[k * n..(k + 1) * n]
     }
 }
 
@@ -129,7 +153,8 @@ struct Seq {
 }
 
 /// Matches every NCCL collective of the profile across devices.
-pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
+/// Times across files are compared on `clock`.
+pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment) -> Matching {
     let order: HashMap<DevId, usize> = device_order(p)
         .into_iter()
         .enumerate()
@@ -142,14 +167,21 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
     let mut unpaired = unpaired;
     for mut members in clusters {
         members.sort_by_key(|s| order[&s.device]);
-        let parts = split_by_communicator(members, &keys);
+        let base = group_key(&members);
+        let mut parts = split_by_communicator(members, &keys);
+        parts.sort_by_key(|part| part.first().map(|s| order[&s.device]));
         let split = parts.len() > 1;
-        for part in parts {
+        for (i, part) in parts.into_iter().enumerate() {
             if part.len() < 2 {
                 unpaired.extend(part.iter().map(|s| s.lane));
                 continue;
             }
-            let mut built = build_groups(p, part, &keys, split);
+            let key = if split {
+                format!("{base}/{}", i + 1)
+            } else {
+                base.clone()
+            };
+            let mut built = build_groups(p, part, &keys, key, clock);
             if split {
                 for g in &mut built {
                     g.note =
@@ -163,6 +195,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses) -> Matching {
         let first = |g: &Group| g.devices.first().map(|d| order[d]);
         (first(a), &a.key).cmp(&(first(b), &b.key))
     });
+    unique_keys(&mut groups);
     let mut by_row = rustc_hash::FxHashMap::default();
     for (g, group) in groups.iter().enumerate() {
         for k in 0..group.instances() {
@@ -269,20 +302,36 @@ fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Se
     (clusters, unpaired)
 }
 
-fn group_key(p: &Profile, members: &[Seq]) -> String {
-    if members.windows(2).all(|w| w[0].stream == w[1].stream) {
-        format!("s{}", members[0].stream)
-    } else {
-        explicit_key(p, members)
+/// A short, host-free key: `s29`, or `s7+s15` when the ranks' stream ids
+/// differ (each id once, in device order).
+fn group_key(members: &[Seq]) -> String {
+    let mut streams: Vec<u32> = Vec::new();
+    for s in members {
+        if !streams.contains(&s.stream) {
+            streams.push(s.stream);
+        }
     }
+    streams
+        .iter()
+        .map(|s| format!("s{s}"))
+        .collect::<Vec<_>>()
+        .join("+")
 }
 
-fn explicit_key(p: &Profile, members: &[Seq]) -> String {
-    members
-        .iter()
-        .map(|s| format!("s{}@D{}", s.stream, p.device_label(s.device)))
-        .collect::<Vec<_>>()
-        .join(",")
+/// Keys that would still repeat get `/1`, `/2` … in group order.
+fn unique_keys(groups: &mut [Group]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for g in groups.iter() {
+        *seen.entry(g.key.clone()).or_default() += 1;
+    }
+    let mut next: HashMap<String, usize> = HashMap::new();
+    for g in groups.iter_mut() {
+        if seen[&g.key] > 1 {
+            let n = next.entry(g.key.clone()).or_default();
+            *n += 1;
+            g.key = format!("{}/{n}", g.key);
+        }
+    }
 }
 
 /// The first departure from the majority sequence.
@@ -327,25 +376,29 @@ fn first_mismatch(members: &[Seq]) -> Option<Mismatch> {
 
 /// Builds the group(s) of one cluster: one, or several when ends show the
 /// cluster is really several communicators.
-fn build_groups(p: &Profile, members: Vec<Seq>, keys: &OpKeys, explicit: bool) -> Vec<Group> {
-    let key = if explicit {
-        explicit_key(p, &members)
-    } else {
-        group_key(p, &members)
-    };
-    let group = build_group(p, key, &members, keys);
+fn build_groups(
+    p: &Profile,
+    members: Vec<Seq>,
+    keys: &OpKeys,
+    key: String,
+    clock: &Alignment,
+) -> Vec<Group> {
+    let group = build_group(p, key, &members, keys, clock);
     if group.end_aligned || members.len() < 4 {
         return vec![group];
     }
-    let subsets = end_aligned_subsets(p, &group);
+    let subsets = end_aligned_subsets(&group, &members, clock);
     if subsets.len() < 2 || subsets.iter().any(|s| s.len() < 2) {
         return vec![group];
     }
+    // Subsets come in order of their first device.
     subsets
         .into_iter()
-        .map(|subset| {
+        .enumerate()
+        .map(|(i, subset)| {
             let sub: Vec<Seq> = subset.iter().map(|&d| members[d].clone()).collect();
-            let mut g = build_group(p, explicit_key(p, &sub), &sub, keys);
+            let key = format!("{}/{}", group.key, i + 1);
+            let mut g = build_group(p, key, &sub, keys, clock);
             g.note = Some(format!(
                 "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
                 group.key
@@ -355,7 +408,18 @@ fn build_groups(p: &Profile, members: Vec<Seq>, keys: &OpKeys, explicit: bool) -
         .collect()
 }
 
-fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Group {
+/// The file a stream's events come from.
+fn file_of(clock: &Alignment, s: &Seq) -> usize {
+    clock.lane_file(s.lane)
+}
+
+fn build_group(
+    p: &Profile,
+    key: String,
+    members: &[Seq],
+    keys: &OpKeys,
+    clock: &Alignment,
+) -> Group {
     let mismatch = first_mismatch(members);
     let prefix = match &mismatch {
         Some(m) => m.position - 1,
@@ -373,7 +437,7 @@ fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Grou
     };
     let earliest = |rows: &Vec<u32>| {
         rows.iter()
-            .map(|&r| p.gpu.start[r as usize])
+            .map(|&r| clock.gpu_start(p, r as usize))
             .min()
             .unwrap_or(0)
     };
@@ -390,13 +454,18 @@ fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Grou
         .map(|rows| op_of_row.get(&rows[0]).copied().unwrap_or(CollOp::Other))
         .collect();
     let end_skews = instances.iter().map(|rows| {
-        let ends = rows.iter().map(|&r| p.gpu.end[r as usize]);
+        let ends = rows.iter().map(|&r| clock.gpu_end(p, r as usize));
         ends.clone()
             .max()
             .unwrap_or(0)
             .saturating_sub(ends.min().unwrap_or(0)) as f64
     });
     let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
+    let rows: Vec<u32> = instances.into_iter().flatten().collect();
+    let aligned = rows
+        .iter()
+        .map(|&r| (clock.gpu_start(p, r as usize), clock.gpu_end(p, r as usize)))
+        .collect();
     Group {
         key,
         method,
@@ -405,15 +474,20 @@ fn build_group(p: &Profile, key: String, members: &[Seq], keys: &OpKeys) -> Grou
         sequence_consistent: mismatch.is_none(),
         mismatch,
         end_aligned,
-        rows: instances.into_iter().flatten().collect(),
+        clocks: group_clocks(p, clock, rows.get(..members.len()).unwrap_or(&[])),
+        rows,
+        aligned,
         ops,
         note: None,
     }
 }
 
 /// Devices (as indices into the group) that end together: joined when their
-/// ends are within [`END_ALIGNED_NS`] in at least 90 % of the instances.
-fn end_aligned_subsets(p: &Profile, g: &Group) -> Vec<Vec<usize>> {
+/// ends are within [`END_ALIGNED_NS`] in at least 90 % of the instances
+/// (across clock domains refined from ends: within max(3 × the files'
+/// residual p90, 0.2 ms)). Devices on clocks the ends could not refine are
+/// never split apart by ends.
+fn end_aligned_subsets(g: &Group, members: &[Seq], clock: &Alignment) -> Vec<Vec<usize>> {
     let n = g.devices.len();
     let k = g.instances();
     if k == 0 {
@@ -430,14 +504,19 @@ fn end_aligned_subsets(p: &Profile, g: &Group) -> Vec<Vec<usize>> {
     }
     for a in 0..n {
         for b in a + 1..n {
+            let (fa, fb) = (file_of(clock, &members[a]), file_of(clock, &members[b]));
+            let threshold = if clock.domain(fa) == clock.domain(fb) {
+                END_ALIGNED_NS
+            } else {
+                cross_domain_threshold_ns(clock, fa, fb)
+            };
             let together = (0..k)
                 .filter(|&i| {
-                    let rows = g.instance_rows(i);
-                    p.gpu.end[rows[a] as usize].abs_diff(p.gpu.end[rows[b] as usize])
-                        < END_ALIGNED_NS.unsigned_abs()
+                    let t = g.instance_times(i);
+                    t[a].1.abs_diff(t[b].1) < threshold.unsigned_abs()
                 })
                 .count();
-            if 10 * together >= 9 * k {
+            if !clock.ends_trusted(fa, fb) || 10 * together >= 9 * k {
                 let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
                 parent[ra.max(rb)] = ra.min(rb);
             }
@@ -449,6 +528,51 @@ fn end_aligned_subsets(p: &Profile, g: &Group) -> Vec<Vec<usize>> {
         sets.entry(r).or_default().push(d);
     }
     sets.into_values().collect()
+}
+
+fn group_clocks(p: &Profile, clock: &Alignment, rows: &[u32]) -> Option<GroupClocks> {
+    if !clock.spans_domains(p, rows) {
+        return None;
+    }
+    let files: Vec<usize> = rows
+        .iter()
+        .map(|&r| clock.row_file(p, r as usize))
+        .collect();
+    let mut domains: Vec<usize> = files.iter().map(|&f| clock.domain(f)).collect();
+    domains.sort_unstable();
+    domains.dedup();
+    let rank = |m: ClockMethod| match m {
+        ClockMethod::None => 0,
+        ClockMethod::Utc => 1,
+        _ => 2,
+    };
+    let method = files
+        .iter()
+        .map(|&f| clock.files[f].method)
+        .map(|m| match m {
+            ClockMethod::Reference | ClockMethod::SameHost => ClockMethod::CollectiveEnds,
+            m => m,
+        })
+        .min_by_key(|&m| rank(m))
+        .unwrap_or(ClockMethod::None);
+    Some(GroupClocks {
+        domains: domains.len(),
+        method,
+        uncertainty_ns: clock.uncertainty_ns(p, rows),
+    })
+}
+
+/// Ends of ranks on two refined clocks agree within this: max(3 × the
+/// larger residual p90, 0.2 ms).
+fn cross_domain_threshold_ns(clock: &Alignment, a: usize, b: usize) -> i64 {
+    let p90 = |f: usize| {
+        clock
+            .files
+            .get(f)
+            .and_then(|c| c.residual_ms)
+            .map_or(0.0, |s| s.p90)
+    };
+    ((3.0 * p90(a).max(p90(b)) * 1e6) as i64).max(200_000)
 }
 
 #[cfg(test)]
@@ -500,6 +624,18 @@ mod tests {
         );
         let same = [seq(0, 1, &[AllGather]), seq(1, 1, &[AllGather])];
         assert_eq!(first_mismatch(&same), None);
+    }
+
+    #[test]
+    fn keys_are_short_and_host_free() {
+        let same = [seq(0, 29, &[AllReduce]), seq(1, 29, &[AllReduce])];
+        assert_eq!(group_key(&same), "s29");
+        let differ = [
+            seq(0, 7, &[SendRecv]),
+            seq(1, 15, &[SendRecv]),
+            seq(2, 7, &[SendRecv]),
+        ];
+        assert_eq!(group_key(&differ), "s7+s15");
     }
 
     #[test]

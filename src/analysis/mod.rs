@@ -4,6 +4,7 @@
 pub mod anomalies;
 pub mod bundle;
 pub mod caveats;
+pub mod clock;
 pub mod completeness;
 pub mod intervals;
 pub mod kernel_class;

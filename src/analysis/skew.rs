@@ -7,6 +7,7 @@
 //! back.
 
 use super::Window;
+use super::clock::Alignment;
 use super::matching::{Group, Matching};
 use super::nccl_name::CollOp;
 use super::stats::Spread;
@@ -30,6 +31,8 @@ pub struct InstanceSkew {
     pub baseline_ns: i64,
     pub total_ns: i64,
     pub max_duration_ns: i64,
+    /// The start skew exceeds the clock error between the ranks' files.
+    pub resolvable: bool,
 }
 
 impl InstanceSkew {
@@ -41,14 +44,14 @@ impl InstanceSkew {
 }
 
 /// Computes one instance's figures.
-pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
-    let rows = g.instance_rows(index);
-    let start = |d: usize| p.gpu.start[rows[d] as usize];
-    let end = |d: usize| p.gpu.end[rows[d] as usize];
+pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> InstanceSkew {
+    let times = g.instance_times(index);
+    let start = |d: usize| times[d].0;
+    let end = |d: usize| times[d].1;
     // Saturating throughout: timestamps at the ends of the i64 range must
     // not wrap.
     let dur = |d: usize| end(d).saturating_sub(start(d));
-    let n = rows.len();
+    let n = times.len();
     // Devices are in order, so the first extreme found is the lowest device.
     let late = (0..n).fold(0, |best, d| if start(d) > start(best) { d } else { best });
     let early = (0..n).fold(0, |best, d| if start(d) < start(best) { d } else { best });
@@ -65,6 +68,8 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> InstanceSkew {
         baseline_ns: (0..n).map(dur).min().unwrap_or(0),
         total_ns: (0..n).map(dur).fold(0, i64::saturating_add),
         max_duration_ns: (0..n).map(dur).max().unwrap_or(0),
+        resolvable: start(late).saturating_sub(start(early))
+            > g.clocks.map_or(0, |c| c.uncertainty_ns),
     }
 }
 
@@ -77,6 +82,68 @@ pub struct BigEvent {
     pub step: Option<usize>,
     /// Earliest start of the instance − start of that step.
     pub offset_in_step_ns: Option<i64>,
+    /// Every rank of one host arrived after every rank of the others.
+    pub late_host: Option<LateHost>,
+}
+
+/// A node-level event: one host's ranks (at least two) all arrived later
+/// than every rank of the other hosts, by more than the clock residual.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LateHost {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    pub ranks: usize,
+    /// Its earliest rank's start − the latest start of the other hosts.
+    pub margin_ns: i64,
+}
+
+impl LateHost {
+    /// The event as a phrase: `late host node17 (8 ranks) +12.5 ms`.
+    pub fn phrase(&self, p: &Profile) -> String {
+        format!(
+            "late host {} ({} ranks) +{:.3} ms",
+            host_name(p, self.host),
+            self.ranks,
+            self.margin_ns as f64 / 1e6
+        )
+    }
+}
+
+/// A host as named in JSON keys and late-host events (`#N` when two
+/// hosts share a name).
+pub fn host_name(p: &Profile, h: u32) -> String {
+    let name = &p.hosts[h as usize];
+    if p.hosts.iter().filter(|x| *x == name).count() > 1 {
+        format!("{name}#{h}")
+    } else {
+        name.clone()
+    }
+}
+
+/// The late host of instance `inst`, if one host's ranks were all late.
+pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost> {
+    let times = g.instance_times(inst.index);
+    let host = |d: usize| p.devices[g.devices[d] as usize].host;
+    let late = host(inst.late);
+    let ranks = (0..times.len()).filter(|&d| host(d) == late).count();
+    if ranks < 2 || ranks == times.len() {
+        return None;
+    }
+    let first_of_late = (0..times.len())
+        .filter(|&d| host(d) == late)
+        .map(|d| times[d].0)
+        .min()?;
+    let last_of_others = (0..times.len())
+        .filter(|&d| host(d) != late)
+        .map(|d| times[d].0)
+        .max()?;
+    let margin_ns = first_of_late.saturating_sub(last_of_others);
+    let residual = g.clocks.map_or(0, |c| c.uncertainty_ns);
+    (margin_ns > residual).then_some(LateHost {
+        host: late,
+        ranks,
+        margin_ns,
+    })
 }
 
 /// Figures of one group over the instances inside the window.
@@ -101,7 +168,50 @@ pub struct GroupSkew {
     pub mean_lateness_ms_excluding_big: Vec<Option<f64>>,
 }
 
+/// A group's late/early counts and mean lateness summed up per host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFigures {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    pub late: usize,
+    pub early: usize,
+    /// Mean over the host's ranks of their mean lateness.
+    pub mean_lateness_ms_excluding_big: Option<f64>,
+}
+
 impl GroupSkew {
+    /// The per-device figures summed up per host, in order of first device.
+    pub fn by_host(&self, p: &Profile, g: &Group) -> Vec<HostFigures> {
+        let mut out: Vec<HostFigures> = Vec::new();
+        let mut lateness: Vec<Vec<f64>> = Vec::new();
+        for (d, &dev) in g.devices.iter().enumerate() {
+            let host = p.devices[dev as usize].host;
+            let i = match out.iter().position(|h| h.host == host) {
+                Some(i) => i,
+                None => {
+                    out.push(HostFigures {
+                        host,
+                        late: 0,
+                        early: 0,
+                        mean_lateness_ms_excluding_big: None,
+                    });
+                    lateness.push(Vec::new());
+                    out.len() - 1
+                }
+            };
+            out[i].late += self.late_counts[d];
+            out[i].early += self.early_counts[d];
+            if let Some(m) = self.mean_lateness_ms_excluding_big[d] {
+                lateness[i].push(m);
+            }
+        }
+        for (h, l) in out.iter_mut().zip(lateness) {
+            h.mean_lateness_ms_excluding_big =
+                (!l.is_empty()).then(|| l.iter().sum::<f64>() / l.len() as f64);
+        }
+        out
+    }
+
     pub fn excess_ns(&self) -> i64 {
         self.nccl_total_ns.saturating_sub(self.baseline_ns)
     }
@@ -113,10 +223,9 @@ impl GroupSkew {
 }
 
 /// Whether every kernel of the instance lies inside the window.
-pub fn instance_in_window(p: &Profile, g: &Group, k: usize, w: Window) -> bool {
-    g.instance_rows(k)
-        .iter()
-        .all(|&r| w.contains(p.gpu.start[r as usize], p.gpu.end[r as usize]))
+/// (on the reference clock).
+pub fn instance_in_window(g: &Group, k: usize, w: Window) -> bool {
+    g.instance_times(k).iter().all(|&(s, e)| w.contains(s, e))
 }
 
 /// Skew of every group, over instances wholly inside `w`.
@@ -126,11 +235,12 @@ pub fn skew(
     steps: &Steps,
     w: Window,
     big_threshold_ns: i64,
+    clock: &Alignment,
 ) -> Vec<GroupSkew> {
     m.groups
         .iter()
         .enumerate()
-        .map(|(gi, g)| group_skew(p, gi, g, steps, w, big_threshold_ns))
+        .map(|(gi, g)| group_skew(p, gi, g, steps, w, big_threshold_ns, clock))
         .collect()
 }
 
@@ -141,10 +251,11 @@ fn group_skew(
     steps: &Steps,
     w: Window,
     big_threshold_ns: i64,
+    clock: &Alignment,
 ) -> GroupSkew {
     let n = g.devices.len();
     let instances: Vec<InstanceSkew> = (0..g.instances())
-        .filter(|&k| instance_in_window(p, g, k, w))
+        .filter(|&k| instance_in_window(g, k, w))
         .map(|k| instance_skew(p, g, k))
         .collect();
     let mut out = GroupSkew {
@@ -175,20 +286,19 @@ fn group_skew(
         out.early_counts[inst.early] += 1;
         if inst.start_skew_ns > big_threshold_ns {
             out.big_excess_ns = out.big_excess_ns.saturating_add(inst.excess_ns(n));
-            let (step, offset) = step_of(p, g, inst, steps);
+            let (step, offset) = step_of(p, g, inst, steps, clock);
             out.big_events.push(BigEvent {
                 instance: inst.clone(),
                 step,
                 offset_in_step_ns: offset,
+                late_host: late_host(p, g, inst),
             });
         } else {
             out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns(n));
             small += 1;
-            let rows = g.instance_rows(inst.index);
+            let times = g.instance_times(inst.index);
             for (d, sum) in lateness_sum.iter_mut().enumerate() {
-                *sum = sum.saturating_add(
-                    p.gpu.start[rows[d] as usize].saturating_sub(inst.earliest_start),
-                );
+                *sum = sum.saturating_add(times[d].0.saturating_sub(inst.earliest_start));
             }
         }
     }
@@ -212,19 +322,25 @@ fn step_of(
     g: &Group,
     inst: &InstanceSkew,
     steps: &Steps,
+    clock: &Alignment,
 ) -> (Option<usize>, Option<i64>) {
+    // Steps and launch calls are on the late rank's file clock.
     let row = g.instance_rows(inst.index)[inst.late] as usize;
+    let file = clock.row_file(p, row);
     let process = p.lanes[p.gpu.lane[row] as usize].process;
     let launch = p.gpu.launch[row];
     let at = if launch != NONE {
         p.runtime.start[launch as usize]
     } else {
-        inst.earliest_start
+        clock.to_file(file, inst.earliest_start)
     };
     match steps.containing(process, at) {
         Some((step, step_start)) => (
             Some(step),
-            Some(inst.earliest_start.saturating_sub(step_start)),
+            Some(
+                inst.earliest_start
+                    .saturating_sub(clock.at(file, step_start)),
+            ),
         ),
         None => (None, None),
     }

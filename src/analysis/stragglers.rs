@@ -146,6 +146,7 @@ mod tests {
             baseline_ns: 0,
             total_ns: 0,
             max_duration_ns: 0,
+            resolvable: true,
         }
     }
 
@@ -155,6 +156,7 @@ mod tests {
                 instance: instances[0].clone(),
                 step: None,
                 offset_in_step_ns: None,
+                late_host: None,
             }]
         } else {
             Vec::new()

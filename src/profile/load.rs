@@ -230,8 +230,8 @@ impl Db<'_> {
 impl State<'_> {
     fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
-        let utc_start_ns = self.read_utc_start(db)?;
-        let boot_ns = self.read_boot_instant(db)?;
+        let session = self.read_session_clock(db)?;
+        let boot_ns = super::identity::boot_instant(session.utc_epoch_ns, session.system_clock_ns);
         let host = self.read_hostname(db)?;
         let (rank, world_size) = self.read_capture_rank(db)?;
         // Device labels need a name per host: the file's stem stands in for
@@ -246,7 +246,9 @@ impl State<'_> {
             schema_version,
             host,
             tables: db.schema.table_names(),
-            utc_start_ns,
+            utc_start_ns: session.utc_epoch_ns,
+            system_clock_ns: session.system_clock_ns,
+            timebase: Timebase::SessionRelative,
             boot_ns,
             rank,
             world_size,
@@ -263,6 +265,8 @@ impl State<'_> {
         self.read_large_tables(db, source, limits)?;
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
+        let span = self.p.span();
+        self.p.files[0].timebase = session.timebase(span);
         Ok(())
     }
 
@@ -283,23 +287,6 @@ impl State<'_> {
         if let Some(d) = only {
             self.p.devices[d as usize].rank = Some(rank);
         }
-    }
-
-    /// The host's boot instant, from `systemClockNs` (nsys ≥ 2026).
-    fn read_boot_instant(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
-        let mut boot = None;
-        db.each_row(
-            self,
-            "TARGET_INFO_SESSION_START_TIME",
-            &[("utcEpochNs", true), ("systemClockNs", false)],
-            "",
-            None,
-            |_, r| {
-                boot = boot.or(super::identity::boot_instant(int(r, 0)?, int(r, 1)?));
-                Ok(())
-            },
-        )?;
-        Ok(boot)
     }
 
     /// Rank and world size from the environment nsys recorded for each
@@ -363,20 +350,36 @@ impl State<'_> {
         Ok((nsys, schema))
     }
 
-    fn read_utc_start(&mut self, db: &Db) -> Result<Option<i64>, LoadError> {
-        let mut utc = None;
+    /// The session's clock facts: `TARGET_INFO_SESSION_START_TIME` and
+    /// the `ANALYSIS_DETAILS` window.
+    fn read_session_clock(&mut self, db: &Db) -> Result<SessionClock, LoadError> {
+        let mut c = SessionClock::default();
         db.each_row(
             self,
             "TARGET_INFO_SESSION_START_TIME",
-            &[("utcEpochNs", true)],
+            &[("utcEpochNs", true), ("systemClockNs", false)],
             "",
             None,
             |_, r| {
-                utc = utc.or(int(r, 0)?);
+                c.utc_epoch_ns = c.utc_epoch_ns.or(int(r, 0)?);
+                c.system_clock_ns = c.system_clock_ns.or(int(r, 1)?);
                 Ok(())
             },
         )?;
-        Ok(utc)
+        db.each_row(
+            self,
+            "ANALYSIS_DETAILS",
+            &[("startTime", true), ("stopTime", true)],
+            "",
+            None,
+            |_, r| {
+                if let (Some(a), Some(b)) = (int(r, 0)?, int(r, 1)?) {
+                    c.window.get_or_insert((a, b));
+                }
+                Ok(())
+            },
+        )?;
+        Ok(c)
     }
 
     fn read_hostname(&mut self, db: &Db) -> Result<Option<String>, LoadError> {
@@ -698,5 +701,35 @@ mod tests {
         );
         let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)]).expect("fits");
         assert!(!p.gpu.is_empty());
+    }
+}
+
+/// What `TARGET_INFO_SESSION_START_TIME` and `ANALYSIS_DETAILS` say.
+#[derive(Debug, Default, Clone, Copy)]
+struct SessionClock {
+    utc_epoch_ns: Option<i64>,
+    system_clock_ns: Option<i64>,
+    /// `ANALYSIS_DETAILS` [startTime, stopTime].
+    window: Option<(i64, i64)>,
+}
+
+/// Timestamps at or above this are UTC ns since the epoch (2001-09-09).
+const UTC_EPOCH_MIN_NS: i64 = 1_000_000_000_000_000_000;
+
+impl SessionClock {
+    /// The timebase of a file whose events span `span`: only its data
+    /// decides (a 2024.5 or 2026.1 export can record `systemClockNs` and
+    /// still count from the session start).
+    fn timebase(&self, span: Option<(i64, i64)>) -> Timebase {
+        let Some((lo, hi)) = span else {
+            return Timebase::SessionRelative;
+        };
+        if lo >= UTC_EPOCH_MIN_NS {
+            return Timebase::UtcEpoch;
+        }
+        match (self.system_clock_ns, self.window) {
+            (Some(_), Some((start, stop))) if start <= lo && hi <= stop => Timebase::BootClock,
+            _ => Timebase::SessionRelative,
+        }
     }
 }

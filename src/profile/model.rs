@@ -63,11 +63,66 @@ pub struct FileInfo {
     /// Index into [`Profile::hosts`] (0 in a single-file profile).
     #[serde(default)]
     pub host_index: u32,
+    /// `TARGET_INFO_SESSION_START_TIME.systemClockNs`, when recorded.
+    pub system_clock_ns: Option<i64>,
+    /// What the file's timestamps count from (decided from its data).
+    pub timebase: Timebase,
     /// A non-empty write-ahead log found beside the file when it was
     /// opened: rows in it were not read. Looked for at every open, so
     /// never cached.
     #[serde(skip)]
     pub wal: Option<PathBuf>,
+}
+
+/// What a file's timestamps count from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Timebase {
+    /// Already UTC ns since the Unix epoch (timestamps ≥ 10¹⁸).
+    UtcEpoch,
+    /// The host's boot clock: `utc_start_ns` is the UTC of timestamp
+    /// `system_clock_ns` (the session's events lie inside its
+    /// `ANALYSIS_DETAILS` window, which starts there).
+    BootClock,
+    /// ns from the session start: `utc_start_ns` is the UTC of timestamp 0.
+    #[default]
+    SessionRelative,
+}
+
+impl Timebase {
+    pub const ALL: [Timebase; 3] = [
+        Timebase::UtcEpoch,
+        Timebase::BootClock,
+        Timebase::SessionRelative,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Timebase::UtcEpoch => "utc-epoch",
+            Timebase::BootClock => "boot-clock",
+            Timebase::SessionRelative => "session-relative",
+        }
+    }
+}
+
+impl FileInfo {
+    /// What to add to this file's timestamps to get UTC ns since the
+    /// epoch, when the file says.
+    pub fn utc_shift_ns(&self) -> Option<i64> {
+        match self.timebase {
+            Timebase::UtcEpoch => Some(0),
+            Timebase::BootClock => Some(self.utc_start_ns?.saturating_sub(self.system_clock_ns?)),
+            Timebase::SessionRelative => self.utc_start_ns,
+        }
+    }
+
+    /// UTC of the host's boot (timestamp 0 of a boot clock), for files on
+    /// one: files of one host agreeing on it share a clock.
+    pub fn boot_instant_ns(&self) -> Option<i64> {
+        match self.timebase {
+            Timebase::BootClock => self.utc_shift_ns(),
+            _ => None,
+        }
+    }
 }
 
 /// A process, scoped to its file (pids of different files never merge).

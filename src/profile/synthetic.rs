@@ -47,6 +47,8 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             host: Some(format!("node{h:02}")),
             tables: Vec::new(),
             utc_start_ns: None,
+            system_clock_ns: None,
+            timebase: Default::default(),
             boot_ns: None,
             rank: None,
             world_size: None,

@@ -1,6 +1,7 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
 mod anomalies;
+mod clock;
 mod fit;
 mod json;
 mod launch;
@@ -13,10 +14,11 @@ pub mod table;
 
 use crate::analysis::Window;
 use crate::analysis::anomalies::anomalies;
+use crate::analysis::bundle::align_and_match;
+use crate::analysis::clock::{AlignMode, Alignment};
 use crate::analysis::completeness::completeness;
 use crate::analysis::kernel_class::KernelClasses;
 use crate::analysis::launch::launch_report;
-use crate::analysis::matching::{Matching, match_collectives};
 use crate::analysis::nccl_breakdown::nccl_breakdown;
 use crate::analysis::overlap::overlap;
 use crate::analysis::skew::skew;
@@ -35,11 +37,13 @@ pub enum Section {
     Launch,
     Anomalies,
     Stragglers,
+    Clock,
 }
 
 impl Section {
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Summary,
+        Section::Clock,
         Section::Nccl,
         Section::Overlap,
         Section::Skew,
@@ -68,6 +72,7 @@ impl Section {
             Section::Launch => "launch",
             Section::Anomalies => "anomalies",
             Section::Stragglers => "stragglers",
+            Section::Clock => "clock",
         }
     }
 }
@@ -100,6 +105,8 @@ pub struct Options {
     pub wide: bool,
     /// `skew`: list every instance of each group, not only the big ones.
     pub instances: bool,
+    /// How clocks of several files are aligned.
+    pub align: AlignMode,
 }
 
 /// Shared state of one report run.
@@ -108,6 +115,8 @@ pub struct Context<'a> {
     pub options: &'a Options,
     pub classes: KernelClasses,
     pub no_gpu_activity: bool,
+    /// Each file's mapping to the reference clock.
+    pub clock: Alignment,
 }
 
 impl Context<'_> {
@@ -139,12 +148,6 @@ impl Context<'_> {
 pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
     let classes = KernelClasses::new(p, options.comm_pattern.as_ref());
     let no_gpu_activity = p.gpu.is_empty();
-    let cx = Context {
-        profile: p,
-        options,
-        classes,
-        no_gpu_activity,
-    };
     let w = options.window;
     let needs_matching = sections.iter().any(|s| {
         matches!(
@@ -152,13 +155,19 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
             Section::Skew | Section::Launch | Section::Anomalies | Section::Stragglers
         )
     });
-    let (matching, skews) = if needs_matching {
-        let m = match_collectives(p, &cx.classes);
+    let (clock, matching) = align_and_match(p, &classes, options.align);
+    let cx = Context {
+        profile: p,
+        options,
+        classes,
+        no_gpu_activity,
+        clock,
+    };
+    let skews = if needs_matching {
         let steps = Steps::new(p, &options.step_marker);
-        let s = skew(p, &m, &steps, w, options.big_skew_ns);
-        (m, s)
+        skew(p, &matching, &steps, w, options.big_skew_ns, &cx.clock)
     } else {
-        (Matching::default(), Vec::new())
+        Vec::new()
     };
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
@@ -177,6 +186,9 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
                 let c = completeness(p, w);
                 emit(&|| summary::to_json(&cx, &c), &|| summary::to_text(&cx, &c))
             }
+            Section::Clock => emit(&|| clock::to_json(&cx, &cx.clock), &|| {
+                clock::to_text(&cx, &cx.clock)
+            }),
             Section::Nccl => {
                 let n = nccl_breakdown(p, &cx.classes, w);
                 emit(&|| nccl::to_json(&cx, &n), &|| nccl::to_text(&cx, &n))

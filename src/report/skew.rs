@@ -6,7 +6,7 @@ use super::table::{self, Table};
 use super::{Context, json};
 use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
-use crate::analysis::skew::{GroupSkew, InstanceSkew};
+use crate::analysis::skew::{GroupSkew, HostFigures, InstanceSkew, host_name};
 use crate::analysis::stats::Spread;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
@@ -78,6 +78,12 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                         "max_duration_ms": json::ms(i.max_duration_ns),
                         "step": e.step,
                         "offset_in_step_ms": e.offset_in_step_ns.map(json::ms),
+                        "resolvable": i.resolvable,
+                        "late_host": e.late_host.map(|h| json!({
+                            "host": host_name(p, h.host),
+                            "ranks": h.ranks,
+                            "margin_ms": json::ms(h.margin_ns),
+                        })),
                     })
                 })
                 .collect();
@@ -106,6 +112,18 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "early_counts": per_device(cx, &g.devices, &s.early_counts),
                 "mean_lateness_ms_excluding_big": per_device(cx, &g.devices, &s.mean_lateness_ms_excluding_big),
             });
+            let hosts = s.by_host(p, g);
+            let by_host = |f: &dyn Fn(&HostFigures) -> Value| -> Value {
+                hosts
+                    .iter()
+                    .map(|h| (host_name(p, h.host), f(h)))
+                    .collect::<serde_json::Map<String, Value>>()
+                    .into()
+            };
+            out["late_counts_by_host"] = by_host(&|h| h.late.into());
+            out["early_counts_by_host"] = by_host(&|h| h.early.into());
+            out["mean_lateness_ms_excluding_big_by_host"] =
+                by_host(&|h| h.mean_lateness_ms_excluding_big.into());
             // Only when asked: a long capture has ~10⁵ instances.
             if cx.options.instances {
                 let list: Vec<Value> = s
@@ -155,6 +173,7 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
         "max_duration_ms": json::ms(i.max_duration_ns),
         "excess_ms": json::ms(i.excess_ns(g.devices.len())),
         "big": is_big(s, i),
+        "resolvable": i.resolvable,
     })
 }
 
@@ -301,7 +320,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
         ));
-        out += &cx.note("offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)");
+        out += &cx.note("step_offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)");
         let mut b = Table::new(&[
             "instance",
             "op",
@@ -311,7 +330,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             "late_dur_ms",
             "max_dur_ms",
             "step",
-            "offset_ms",
+            "step_offset_ms",
         ])
         .shorten(4, Keep::Middle);
         for e in &s.big_events {
@@ -330,6 +349,25 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             ]);
         }
         out += &b.render(cx.cols());
+        for e in &s.big_events {
+            if let Some(h) = &e.late_host {
+                out += &cx.note(&format!(
+                    "instance {}: {}",
+                    e.instance.index + 1,
+                    safe(&h.phrase(p))
+                ));
+            }
+        }
+        let unresolved = s
+            .big_events
+            .iter()
+            .filter(|e| !e.instance.resolvable)
+            .count();
+        if unresolved > 0 {
+            out += &cx.note(&format!(
+                "{unresolved} big event(s) have a start skew below the clock residual: not resolvable"
+            ));
+        }
     }
     if cx.options.instances {
         for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {

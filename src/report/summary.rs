@@ -56,7 +56,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
         "listed_unused_devices": shown(&c.listed_unused),
         "world_size": c.world_size,
         "ranks_missing": c.ranks_missing,
-        "warnings": c.warnings,
+        "warnings": warnings(cx, c),
+        "clock": super::clock::to_json(cx, &cx.clock),
     })
 }
 
@@ -140,11 +141,19 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
     } else {
         out += &t.render(cx.cols());
     }
-    if !c.warnings.is_empty() {
+    let warnings = warnings(cx, c);
+    if !warnings.is_empty() {
         out += "\nWarnings\n";
-        for w in &c.warnings {
+        for w in &warnings {
             out += &cx.note(&format!("! {}", crate::text_safe::escape_controls(w)));
         }
     }
     out
+}
+
+/// The capture's warnings, the clock alignment's among them.
+fn warnings(cx: &Context, c: &Completeness) -> Vec<String> {
+    let mut w = c.warnings.clone();
+    w.extend(cx.clock.warning.clone());
+    w
 }

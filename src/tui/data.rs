@@ -62,11 +62,52 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The file an event comes from.
+    pub fn event_file(&self, e: super::state::EventRef) -> usize {
+        use super::state::EventRef;
+        let p = &self.profile;
+        let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
+        match e {
+            EventRef::Gpu(r) => self.analysis.clock.row_file(p, r),
+            EventRef::Api(r) => thread_file(p.runtime.thread[r]),
+            EventRef::Nvtx(r) => thread_file(p.nvtx.thread[r]),
+        }
+    }
+
+    /// The file a timeline row's events come from (a device row: its first
+    /// stream's).
+    pub fn row_file(&self, kind: super::lanes::LaneKind) -> usize {
+        use super::lanes::LaneKind;
+        let p = &self.profile;
+        let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
+        match kind {
+            LaneKind::Stream(lane) => self.analysis.clock.lane_file(lane),
+            LaneKind::Api(t) => thread_file(t),
+            LaneKind::Nvtx(tr) => thread_file(self.index.nvtx_tracks[tr].thread),
+            LaneKind::Device(d) | LaneKind::Missing(d) => p
+                .lanes
+                .iter()
+                .position(|l| l.device == d)
+                .map_or(0, |l| self.analysis.clock.lane_file(l as u32)),
+            LaneKind::Host(h) => p
+                .lanes
+                .iter()
+                .position(|l| p.devices[l.device as usize].host == h)
+                .map_or(0, |l| self.analysis.clock.lane_file(l as u32)),
+        }
+    }
+
+    /// What to subtract from a reference-clock time near `t_ref` to get
+    /// file `file`'s timestamp (drift is constant over a screen).
+    pub fn shift_ns(&self, file: usize, t_ref: i64) -> i64 {
+        t_ref.saturating_sub(self.analysis.clock.to_file(file, t_ref))
+    }
+
     /// What the first frame needs: the render index and completeness.
     pub fn quick(profile: Profile, settings: &Settings) -> Loaded {
         let analysis = analyze_quick(&profile, settings);
         let index = Arc::new(RenderIndex::build(&profile, &analysis.classes));
-        let span = profile.span();
+        let span = aligned_span(&profile, &analysis.clock);
         Loaded {
             profile: Arc::new(profile),
             analysis,
@@ -237,4 +278,41 @@ pub fn load(
         send(LoadMsg::CacheOff(why));
     }
     true
+}
+
+/// The span of all events on the reference clock.
+fn aligned_span(p: &Profile, clock: &crate::analysis::clock::Alignment) -> Option<(i64, i64)> {
+    if p.files.len() <= 1 {
+        return p.span();
+    }
+    let mut span: Option<(i64, i64)> = None;
+    let mut add = |file: usize, a: i64, b: i64| {
+        let (a, b) = (clock.at(file, a), clock.at(file, b));
+        span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+    };
+    for (lane, l) in p.lanes.iter().enumerate() {
+        let rows = l.rows.clone();
+        if let (Some(&a), Some(&b)) = (
+            p.gpu.start[rows.clone()].iter().min(),
+            p.gpu.end[rows].iter().max(),
+        ) {
+            add(clock.lane_file(lane as u32), a, b);
+        }
+    }
+    for t in 0..p.threads.len() {
+        let file = p.processes[p.thread_process(t as u32) as usize].file as usize;
+        for (starts, ends, rows) in [
+            (&p.runtime.start, &p.runtime.end, p.runtime_by_thread.get(t)),
+            (&p.nvtx.start, &p.nvtx.end, p.nvtx_by_thread.get(t)),
+        ] {
+            let Some(rows) = rows else { continue };
+            if let (Some(&a), Some(&b)) = (
+                starts[rows.clone()].iter().min(),
+                ends[rows.clone()].iter().max(),
+            ) {
+                add(file, a, b);
+            }
+        }
+    }
+    span
 }

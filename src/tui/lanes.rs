@@ -278,18 +278,15 @@ fn device_rows(
 /// Focus mode: only the selected group's streams, latest arriver first.
 pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
     let g = &a.matching.groups[group];
-    let rows = g.instance_rows(instance);
-    let earliest = rows
-        .iter()
-        .map(|&r| p.gpu.start[r as usize])
-        .min()
-        .unwrap_or(0);
+    // Arrival offsets compare files: on the reference clock.
+    let times = g.instance_times(instance);
+    let earliest = times.iter().map(|t| t.0).min().unwrap_or(0);
     let mut order: Vec<usize> = (0..g.devices.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(p.gpu.start[rows[d] as usize]), d));
+    order.sort_by_key(|&d| (std::cmp::Reverse(times[d].0), d));
     let mut out = Vec::with_capacity(order.len() + 1);
     for (i, d) in order.into_iter().enumerate() {
-        let row = rows[d] as usize;
-        let late_ms = (p.gpu.start[row] - earliest) as f64 / 1e6;
+        let row = g.instance_rows(instance)[d] as usize;
+        let late_ms = (times[d].0 - earliest) as f64 / 1e6;
         let lane = &p.lanes[g.lanes[d] as usize];
         // No kind word: every focus row is one of the group's streams,
         // and the arrival offset is what must fit.

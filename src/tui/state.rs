@@ -569,12 +569,15 @@ pub fn row_of_event(l: &Loaded, e: EventRef) -> LaneKind {
 /// Turns a profile row into an event of a row's kind.
 type MakeEvent = fn(usize) -> EventRef;
 
-/// Start and end of an event.
+/// Start and end of an event on the reference clock.
 pub fn event_span(l: &Loaded, e: EventRef) -> (i64, i64) {
     let p = &l.profile;
-    match e {
+    let (a, b) = match e {
         EventRef::Gpu(r) => (p.gpu.start[r], p.gpu.end[r]),
         EventRef::Api(r) => (p.runtime.start[r], p.runtime.end[r]),
         EventRef::Nvtx(r) => (p.nvtx.start[r], p.nvtx.end[r]),
-    }
+    };
+    let file = l.event_file(e);
+    let clock = &l.analysis.clock;
+    (clock.at(file, a), clock.at(file, b))
 }

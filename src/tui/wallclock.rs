@@ -7,7 +7,7 @@ use crate::profile::Profile;
 /// UTC (ns since the Unix epoch) of capture-clock time 0, from the first
 /// file that records it.
 pub fn utc_start(p: &Profile) -> Option<i64> {
-    p.files.iter().find_map(|f| f.utc_start_ns)
+    p.files.iter().find_map(|f| f.utc_shift_ns())
 }
 
 /// A UTC instant split into calendar date and time of day.

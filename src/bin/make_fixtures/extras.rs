@@ -233,7 +233,7 @@ pub fn stream_ids(rng: &mut Rng) -> Fixture {
         rng,
     );
     let group = |s: [u32; 2]| GroupSpec {
-        key: format!("s{}@D0,s{}@D1", s[0], s[1]),
+        key: format!("s{}+s{}", s[0], s[1]),
         members: vec![(dev(HOST, 0), s[0]), (dev(HOST, 1), s[1])],
     };
     Fixture {
@@ -244,7 +244,7 @@ pub fn stream_ids(rng: &mut Rng) -> Fixture {
             "description": "2 GPUs, one process each, NCCL stream ids differ across ranks. Device 0: compute stream 7, AllReduce bf16 on stream 13, AllGather/ReduceScatter on stream 21. Device 1: compute stream 13 (same id as device 0's AllReduce stream, unrelated), AllReduce on 17, AllGather/ReduceScatter on 25. Pairing by longest common prefix of collective-type sequences: 13<->17 (6 x AllReduce), 21<->25 (AllGather, ReduceScatter, AllGather, ReduceScatter). Step markers: NVTX 'train_iter'. The 5th AllReduce (step 1) is late on device 1 and that kernel has no launch call: verdict unknown, step taken from the instance's earliest start. The first compute kernel on each device also has no launch call (3 kernels without launch in all).",
             "host": HOST,
             "pids": {"0": 7301, "1": 7302},
-            "late_event": {"group": "s13@D0,s17@D1", "instance": 5, "late_device": 1, "start_skew_ns": late_ns, "verdict": "unknown"},
+            "late_event": {"group": "s13+s17", "instance": 5, "late_device": 1, "start_skew_ns": late_ns, "verdict": "unknown"},
         }),
     }
 }
@@ -299,7 +299,7 @@ pub fn two_comms(rng: &mut Rng) -> Fixture {
         rng,
     );
     let group = |a: u32, b: u32| GroupSpec {
-        key: format!("s20@D{a},s20@D{b}"),
+        key: format!("s20/{}", a / 2 + 1),
         members: vec![(dev(HOST, a), 20), (dev(HOST, b), 20)],
     };
     Fixture {
@@ -310,7 +310,7 @@ pub fn two_comms(rng: &mut Rng) -> Fixture {
             members: (0..4).map(|d| (dev(HOST, d), 20)).collect(),
         }],
         scenario: json!({
-            "description": "4 GPUs, one process each; two communicators {0,1} and {2,3} both run 8 AllReduce bf16 on stream id 20 (4 per step, 2 steps). Sequences agree (same count and types) but the 4-device group's ends are not aligned (communicator {2,3} runs 2.5-6 ms later each time); within each communicator ends are aligned. Expected: two groups, keyed by the explicit form 's20@D0,s20@D1' and 's20@D2,s20@D3' (the plain 's20' key would not be unique).",
+            "description": "4 GPUs, one process each; two communicators {0,1} and {2,3} both run 8 AllReduce bf16 on stream id 20 (4 per step, 2 steps). Sequences agree (same count and types) but the 4-device group's ends are not aligned (communicator {2,3} runs 2.5-6 ms later each time); within each communicator ends are aligned. Expected: two groups, keyed 's20/1' and 's20/2' in order of their first device (the plain 's20' key would not be unique).",
             "host": HOST,
             "pids": {"0": 6101, "1": 6102, "2": 6103, "3": 6104},
             "communicators": [[0, 1], [2, 3]],

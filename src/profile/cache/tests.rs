@@ -163,6 +163,7 @@ fn report_all(p: &Profile) {
         step_marker: regex::Regex::new(crate::analysis::steps::DEFAULT_STEP_MARKER).unwrap(),
         wide: false,
         instances: true,
+        align: crate::analysis::clock::AlignMode::default(),
     };
     render(p, &Section::ALL, &options);
 }

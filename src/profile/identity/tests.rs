@@ -120,6 +120,7 @@ pub(crate) fn json_options() -> crate::report::Options {
         step_marker: regex::Regex::new(crate::analysis::steps::DEFAULT_STEP_MARKER).unwrap(),
         wide: false,
         instances: true,
+        align: Default::default(),
     }
 }
 

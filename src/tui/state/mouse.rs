@@ -152,7 +152,9 @@ impl App {
 /// one cell.
 fn event_at(app: &App, l: &Loaded, kind: crate::tui::lanes::LaneKind, t: f64) -> Option<EventRef> {
     let (track, make) = App::row_events(l, kind)?;
+    // The pointer is on the reference clock, the track on its file's.
     let t = t as i64;
+    let t = t.saturating_sub(l.shift_ns(l.row_file(kind), t));
     let cell = (app.view.span / app.timeline_width.max(1) as f64).ceil() as i64;
     let i = track.start.partition_point(|&s| s <= t);
     // Ends are not sorted: look a few back for a long event still running.

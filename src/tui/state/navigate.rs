@@ -159,12 +159,9 @@ impl App {
     /// Start and end of the selection (the whole instance for a collective).
     pub fn selection_span(&self, l: &Loaded) -> Option<(i64, i64)> {
         if let Some((g, k)) = self.instance {
-            let rows = l.analysis.matching.groups[g].instance_rows(k);
-            let a = rows
-                .iter()
-                .map(|&r| l.profile.gpu.start[r as usize])
-                .min()?;
-            let b = rows.iter().map(|&r| l.profile.gpu.end[r as usize]).max()?;
+            let times = l.analysis.matching.groups[g].instance_times(k);
+            let a = times.iter().map(|t| t.0).min()?;
+            let b = times.iter().map(|t| t.1).max()?;
             return Some((a, b));
         }
         self.selection.map(|e| event_span(l, e))
@@ -282,6 +279,8 @@ impl App {
             Some(e) => event_span(l, e).0,
             None => self.view.center() as i64,
         };
+        // The track is on its file's clock.
+        let here = here.saturating_sub(l.shift_ns(l.row_file(row.kind), here));
         let i = if forward {
             let i = track.start.partition_point(|&s| s <= here);
             (i < track.len()).then_some(i)
@@ -457,11 +456,11 @@ impl App {
             }
             EntryKind::Kernel(s) => (0..p.gpu.len())
                 .filter(|&i| p.gpu.name[i] == s)
-                .map(|i| (p.gpu.start[i], EventRef::Gpu(i)))
+                .map(|i| (event_span(l, EventRef::Gpu(i)).0, EventRef::Gpu(i)))
                 .collect(),
             EntryKind::Nvtx(s) => (0..p.nvtx.len())
                 .filter(|&i| p.nvtx.name[i] == s && p.nvtx.is_range(i))
-                .map(|i| (p.nvtx.start[i], EventRef::Nvtx(i)))
+                .map(|i| (event_span(l, EventRef::Nvtx(i)).0, EventRef::Nvtx(i)))
                 .collect(),
         };
         events.sort_by_key(|e| e.0);

@@ -140,14 +140,22 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
         let group = &l.analysis.matching.groups[g];
         let inst = instance_skew(p, group, k);
         let why = explain_late(p, &l.analysis.matching, g, &inst);
+        // A whole host late is the answer, not its latest rank.
+        let late = match crate::analysis::skew::late_host(p, group, &inst) {
+            Some(h) => h.phrase(p),
+            None => format!(
+                "late D{} +{}",
+                p.device_label(group.devices[inst.late]),
+                short_duration(inst.start_skew_ns)
+            ),
+        };
         return format!(
-            "{} · instance {}/{} · {} · late D{} +{} · {}",
+            "{} · instance {}/{} · {} · {} · {}",
             group.key,
             k + 1,
             group.instances(),
             inst.op,
-            p.device_label(group.devices[inst.late]),
-            short_duration(inst.start_skew_ns),
+            late,
             why.verdict.name()
         );
     }

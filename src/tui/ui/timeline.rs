@@ -121,23 +121,11 @@ fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'stat
     let Some((g, k)) = app.instance else {
         return Vec::new();
     };
-    let rows = l.analysis.matching.groups[g].instance_rows(k);
-    let p = &l.profile;
-    let first = rows
-        .iter()
-        .map(|&r| p.gpu.start[r as usize])
-        .min()
-        .unwrap_or(0);
-    let last = rows
-        .iter()
-        .map(|&r| p.gpu.start[r as usize])
-        .max()
-        .unwrap_or(0);
-    let end = rows
-        .iter()
-        .map(|&r| p.gpu.end[r as usize])
-        .max()
-        .unwrap_or(0);
+    // On the reference clock, as the view.
+    let times = l.analysis.matching.groups[g].instance_times(k);
+    let first = times.iter().map(|t| t.0).min().unwrap_or(0);
+    let last = times.iter().map(|t| t.0).max().unwrap_or(0);
+    let end = times.iter().map(|t| t.1).max().unwrap_or(0);
     // Most important first: the late rank's start names the answer.
     [(last, "last"), (first, "first"), (end, "end")]
         .into_iter()
@@ -264,6 +252,8 @@ fn draw_row(
     theme: &Theme,
 ) {
     let p = &l.profile;
+    // The row's file clock: the view is on the reference clock.
+    let file_t0 = geo.t0 - l.shift_ns(l.row_file(kind), geo.t0 as i64) as f64;
     let (row_cells, track): (Vec<Cell>, Option<Track>) = match kind {
         LaneKind::Missing(_) => {
             put_str(
@@ -293,9 +283,11 @@ fn draw_row(
             ];
             for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| on_row(ln)) {
                 let t = l.index.gpu_track(p, lane);
+                let t0 = geo.t0
+                    - l.shift_ns(l.row_file(LaneKind::Stream(lane as u32)), geo.t0 as i64) as f64;
                 for (m, c) in merged
                     .iter_mut()
-                    .zip(cells(&t, geo.t0, geo.ns_per_cell, geo.width))
+                    .zip(cells(&t, t0, geo.ns_per_cell, geo.width))
                 {
                     if c.busy > m.busy {
                         *m = Cell {
@@ -310,15 +302,15 @@ fn draw_row(
         }
         LaneKind::Stream(lane) => {
             let t = l.index.gpu_track(p, lane as usize);
-            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
         LaneKind::Api(th) => {
             let t = l.index.api_track(p, th as usize);
-            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
         LaneKind::Nvtx(tr) => {
             let t = l.index.nvtx_track(tr);
-            (cells(&t, geo.t0, geo.ns_per_cell, geo.width), Some(t))
+            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
     };
     // Columns of selected events on this row, even if they are too small to

@@ -75,6 +75,13 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         text: format!("  ·  {clock}"),
         keep: 2,
     });
+    let alignment = &l.analysis.clock;
+    if alignment.several_domains() {
+        items.push(Item {
+            text: format!("  ·  clocks: {}", alignment.describe()),
+            keep: 3,
+        });
+    }
     if app.focus {
         items.push(Item {
             text: "  ·  FOCUS".into(),

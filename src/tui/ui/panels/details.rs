@@ -62,7 +62,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let Some(e) = app.selection else {
         return PanelLines::one("Nothing selected (Enter selects the event under the cursor).");
     };
-    let (name, start, end, place, thread, at) = match e {
+    let (name, _, _, place, thread, at) = match e {
         EventRef::Gpu(r) => {
             let lane = &p.lanes[p.gpu.lane[r] as usize];
             let proc = &p.processes[lane.process as usize];
@@ -107,6 +107,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             p.nvtx.thread[r],
         ),
     };
+    // Shown on the reference clock, as the timeline.
+    let (start, end) = crate::tui::state::event_span(l, e);
     let mut out = PanelLines::one(Line::styled(name, theme.heading()));
     out.push(place);
     out.push(Line::from(vec![Span::raw(format!(

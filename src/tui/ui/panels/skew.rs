@@ -2,6 +2,7 @@
 //! (Enter on a rank selects its kernel).
 
 use super::{PanelLines, ms, shown_label};
+use crate::analysis::clock::ClockMethod;
 use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
@@ -69,7 +70,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         theme.heading(),
     ));
 
-    let starts: Vec<i64> = rows.iter().map(|&r| p.gpu.start[r as usize]).collect();
+    // Times compared across files are on the reference clock.
+    let times = group.instance_times(k);
+    let starts: Vec<i64> = times.iter().map(|t| t.0).collect();
     let parts = rank_order(&starts);
     let many = parts.len() > 1;
     let figures = Line::from(format!(
@@ -102,8 +105,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         }
         for d in order {
             let r = rows[d] as usize;
-            let off = p.gpu.start[r].saturating_sub(inst.earliest_start);
-            let dur = p.gpu.end[r].saturating_sub(p.gpu.start[r]);
+            let off = times[d].0.saturating_sub(inst.earliest_start);
+            let dur = times[d].1.saturating_sub(times[d].0);
             let late = d == inst.late;
             let text = format!(
                 "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
@@ -156,11 +159,21 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             theme.dim(),
         ));
     }
-    if l.profile.hosts.len() > 1 {
-        out.push(Line::styled(
-            "hosts' clocks are not aligned: skews include the offset",
-            theme.warning(),
-        ));
+    if let Some(c) = group.clocks {
+        let residual = c.uncertainty_ns as f64 / 1e6;
+        let line = match c.method {
+            ClockMethod::CollectiveEnds => {
+                format!("clocks: collective ends, residual p90 {residual:.3} ms")
+            }
+            ClockMethod::Utc => format!("clocks: UTC only, residual p90 {residual:.3} ms"),
+            _ => "clocks not aligned: skews include the offset".into(),
+        };
+        let style = if c.method == ClockMethod::CollectiveEnds {
+            theme.dim()
+        } else {
+            theme.warning()
+        };
+        out.push(Line::styled(line, style));
     }
     if !group.end_aligned {
         out.push(Line::styled(

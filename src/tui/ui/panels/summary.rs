@@ -33,7 +33,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.warning(),
         ));
     }
-    for w in &c.warnings {
+    for w in c.warnings.iter().chain(&l.analysis.clock.warning) {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
     let dev = app

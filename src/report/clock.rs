@@ -1,0 +1,105 @@
+//! The `clock` section: how each file's clock was mapped onto the
+//! reference clock (the first file's), and how well.
+
+use super::Context;
+use super::fit::Keep;
+use super::table::Table;
+use crate::analysis::clock::{Alignment, ClockMethod};
+use crate::profile::Timebase;
+use crate::text_safe::escape_controls;
+use serde_json::{Value, json};
+
+/// `summary.clock` (also the `clock` section's JSON).
+pub fn to_json(cx: &Context, a: &Alignment) -> Value {
+    let p = cx.profile;
+    let files: Vec<Value> = a
+        .files
+        .iter()
+        .zip(&p.files)
+        .map(|(c, f)| {
+            json!({
+                "path": f.path.display().to_string(),
+                "host": f.host,
+                "timebase": c.timebase.name(),
+                "method": c.method.name(),
+                "offset_ms": c.offset_ns / 1e6,
+                "drift_ppm": c.drift_ppm,
+                "drift_fitted": c.drift_fitted,
+                "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
+                "instances_used": c.instances_used,
+                "refused": c.refused,
+            })
+        })
+        .collect();
+    json!({
+        "method": a.method.name(),
+        "reference": p.files.first().map(|f| f.path.display().to_string()),
+        "warning": a.warning,
+        "files": files,
+    })
+}
+
+pub fn to_text(cx: &Context, a: &Alignment) -> String {
+    let p = cx.profile;
+    let mut out = format!("Clock alignment: {}\n", a.describe());
+    let mut t = Table::new(&[
+        "file",
+        "host",
+        "timebase",
+        "method",
+        "offset_ms",
+        "ppm",
+        "resid_ms",
+        "used",
+        "refused",
+    ])
+    .shorten(0, Keep::End)
+    .shorten(1, Keep::Start);
+    for (c, f) in a.files.iter().zip(&p.files) {
+        t.row(vec![
+            f.path.display().to_string(),
+            f.host.clone().unwrap_or_else(|| "-".into()),
+            short_timebase(c.timebase).into(),
+            match c.method {
+                ClockMethod::CollectiveEnds => "ends",
+                m => m.name(),
+            }
+            .into(),
+            format!("{:.3}", c.offset_ns / 1e6),
+            if c.drift_fitted {
+                format!("{:.3}", c.drift_ppm)
+            } else {
+                "-".into()
+            },
+            c.residual_ms
+                .map_or_else(|| "-".into(), |s| format!("{:.3}/{:.3}", s.p50, s.p90)),
+            c.instances_used.to_string(),
+            if c.refused.is_some() { "yes" } else { "-" }.into(),
+        ]);
+    }
+    out += &t.render(cx.cols());
+    for (c, f) in a.files.iter().zip(&p.files) {
+        if let Some(why) = &c.refused {
+            out += &cx.note(&format!(
+                "! {}: kept on UTC: {}",
+                escape_controls(&f.path.display().to_string()),
+                why
+            ));
+        }
+    }
+    if let Some(w) = &a.warning {
+        out += &cx.note(&format!("! {w}"));
+    }
+    out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");
+    out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event), ppm the fitted drift; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used");
+    out
+}
+
+/// The timebase in a table cell.
+fn short_timebase(t: Timebase) -> &'static str {
+    match t {
+        Timebase::UtcEpoch => "epoch",
+        Timebase::BootClock => "boot",
+        Timebase::SessionRelative => "session",
+    }
+}
