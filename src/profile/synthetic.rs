@@ -106,6 +106,7 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
         }
     }
     finalize(&mut p);
+    super::identity::label(&mut p);
     p
 }
 
