@@ -14,11 +14,11 @@ shot() {
   local name=$1 cols=$2 rows=$3
   shift 3
   tmux kill-session -t "$session" 2>/dev/null || true
-  tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin --no-cache fixtures/megatron_tp8.sqlite ${EXTRA:-}"
+  tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin --no-cache ${BASE:-fixtures/megatron_tp8.sqlite} ${EXTRA:-}"
   for _ in $(seq 100); do
     screen=$(tmux capture-pane -p -t "$session")
     # Drawn, and the cross-rank analyses (which follow the first frame) done.
-    grep -q "S20 NCCL" <<<"$screen" && ! grep -q "matching collectives" <<<"$screen" && break
+    grep -q "${READY:-S20 NCCL}" <<<"$screen" && ! grep -q "matching collectives" <<<"$screen" && break
     sleep 0.1
   done
   sleep 0.3
@@ -42,3 +42,6 @@ shot 08-overlap-summary 160 48 "j" "j" "j" "j" "j" "j" "j" "j" "3" "4"
 shot 09-largest-skews 160 48 "b"
 shot 10-launch-alone-80x24 80 24 "]" "2"
 EXTRA="no/such/capture.sqlite" shot 11-messages 160 48 "!"
+BASE=fixtures/multinode READY=S29 shot 12-multinode 160 48
+BASE=fixtures/multinode READY=S29 shot 13-straggler-map 160 48 "H"
+shot 14-straggler-map-8gpu 160 48 "H"

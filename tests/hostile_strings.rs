@@ -8,7 +8,6 @@ use common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
-use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::App;
 use rankline::tui::ui;
@@ -130,13 +129,7 @@ fn an_error_naming_a_hostile_path_is_escaped() {
 fn screen(files: &[PathBuf], typed: &str) -> Vec<String> {
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let mut app = App::new(Keymap::default_keymap(), false);
-    let mut msgs = Vec::new();
-    data::load(&sources, None, &Settings::default(), &mut |m| msgs.push(m));
-    for m in msgs {
-        if !matches!(m, LoadMsg::Progress { .. }) {
-            app.on_load(m);
-        }
-    }
+    app.load_now(&sources, None, &Settings::default());
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     for c in typed.chars() {

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::{CacheDir, Source};
-use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::data::LoadMsg;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::messages::Level;
 use rankline::tui::state::{App, Overlay};
@@ -29,13 +29,7 @@ fn loaded(
     settings: &Settings,
 ) -> App {
     let mut app = App::new(keymap, false);
-    let mut msgs = Vec::new();
-    data::load(sources, cache, settings, &mut |m| msgs.push(m));
-    for m in msgs {
-        if !matches!(m, LoadMsg::Progress { .. }) {
-            app.on_load(m);
-        }
-    }
+    app.load_now(sources, cache, settings);
     assert!(app.loaded.is_some());
     app
 }

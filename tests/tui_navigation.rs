@@ -5,7 +5,6 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
-use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::{App, EventRef};
 use rankline::tui::ui;
@@ -20,15 +19,7 @@ fn fixture() -> Source {
 /// The app with the 8-GPU fixture loaded, drawn once at `w`×`h`.
 fn ready(w: u16, h: u16) -> (App, Terminal<TestBackend>) {
     let mut app = App::new(Keymap::default_keymap(), false);
-    let mut msgs = Vec::new();
-    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
-        msgs.push(m)
-    });
-    for m in msgs {
-        if !matches!(m, LoadMsg::Progress { .. }) {
-            app.on_load(m);
-        }
-    }
+    app.load_now(&[fixture()], None, &Settings::default());
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, terminal)
@@ -329,13 +320,7 @@ fn details_show_the_launch_configuration() {
 fn with_goto(goto: &str) -> App {
     let mut app = App::new(Keymap::default_keymap(), false);
     app.pending_goto = Some(goto.into());
-    let mut msgs = Vec::new();
-    data::load(&[fixture()], None, &Settings::default(), &mut |m| {
-        msgs.push(m)
-    });
-    for m in msgs {
-        app.on_load(m);
-    }
+    app.load_now(&[fixture()], None, &Settings::default());
     app
 }
 

@@ -5,7 +5,6 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
-use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::PanelKind;
 use rankline::tui::state::{App, EventRef, Overlay};
@@ -23,18 +22,11 @@ fn fixture() -> PathBuf {
 fn open(file: &Path, goto: Option<&str>, w: u16, h: u16) -> (App, Terminal<TestBackend>) {
     let mut app = App::new(Keymap::default_keymap(), false);
     app.pending_goto = goto.map(String::from);
-    let mut msgs = Vec::new();
-    data::load(
+    app.load_now(
         &[Source::File(file.to_path_buf())],
         None,
         &Settings::default(),
-        &mut |m| msgs.push(m),
     );
-    for m in msgs {
-        if !matches!(m, LoadMsg::Progress { .. }) {
-            app.on_load(m);
-        }
-    }
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, terminal)

@@ -5,7 +5,6 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
-use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::App;
 use rankline::tui::ui;
@@ -28,18 +27,7 @@ fn every_real_export_survives_a_tour_of_the_ui() {
     for f in files {
         for (w, h) in [(160, 48), (80, 24)] {
             let mut app = App::new(Keymap::default_keymap(), false);
-            let mut msgs = Vec::new();
-            data::load(
-                &[Source::File(f.clone())],
-                None,
-                &Settings::default(),
-                &mut |m| msgs.push(m),
-            );
-            for m in msgs {
-                if !matches!(m, LoadMsg::Progress { .. }) {
-                    app.on_load(m);
-                }
-            }
+            app.load_now(&[Source::File(f.clone())], None, &Settings::default());
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
             let tour = "]]12345jjjj\t\t\n\x1bJFF[b\n/a\n nzswwwwwwwdafgt?\x1bL\x1bkkkk \x7f";

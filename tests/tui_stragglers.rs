@@ -7,7 +7,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
 use rankline::tui::action::Mode;
-use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::{App, EventRef, Screen};
 use rankline::tui::ui;
@@ -18,18 +17,7 @@ use std::path::PathBuf;
 fn open(w: u16, h: u16, no_color: bool) -> (App, Terminal<TestBackend>) {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
     let mut app = App::new(Keymap::default_keymap(), no_color);
-    let mut msgs = Vec::new();
-    data::load(
-        &[Source::File(file)],
-        None,
-        &Settings::default(),
-        &mut |m| msgs.push(m),
-    );
-    for m in msgs {
-        if !matches!(m, LoadMsg::Progress { .. }) {
-            app.on_load(m);
-        }
-    }
+    app.load_now(&[Source::File(file)], None, &Settings::default());
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, terminal)

@@ -228,6 +228,23 @@ impl App {
         }
     }
 
+    /// Loads `sources` on this thread and takes every message as the loop
+    /// would (tests and benchmarks, which have no background loader).
+    pub fn load_now(
+        &mut self,
+        sources: &[crate::profile::Source],
+        cache: Option<&crate::profile::CacheDir>,
+        settings: &crate::analysis::bundle::Settings,
+    ) {
+        let mut msgs = Vec::new();
+        super::data::load(sources, cache, settings, &mut |m| msgs.push(m));
+        for m in msgs {
+            if !matches!(m, LoadMsg::Progress { .. }) {
+                self.on_load(m);
+            }
+        }
+    }
+
     pub fn on_load(&mut self, msg: LoadMsg) {
         self.dirty = true;
         match msg {
