@@ -403,14 +403,14 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     let mut rejected = vec![false; insts.len()];
     for &dom in domains.iter().filter(|&&d| d != 0) {
         let result = fit_domain(p, &a, &cross, dom);
-        if let Ok((_, _, out)) = &result {
-            for &k in out {
+        if let Ok(fit) = &result {
+            for &k in &fit.rejected {
                 rejected[k] = true;
             }
         }
         for c in a.files.iter_mut().filter(|c| c.domain == dom) {
             match &result {
-                Ok((f, t0, _)) => {
+                Ok(DomainFit { line: f, t0, .. }) => {
                     c.method = ClockMethod::CollectiveEnds;
                     c.drift_ppm = f.slope * 1e6;
                     c.drift_fitted = f.slope != 0.0;
@@ -455,6 +455,14 @@ fn median_of(
     (!v.is_empty()).then(|| median(v))
 }
 
+/// An accepted fit of a domain: its line (in the domain's raw time from
+/// `t0`) and the instances (by index) whose ends it rejected.
+struct DomainFit {
+    line: LineFit,
+    t0: i64,
+    rejected: Vec<usize>,
+}
+
 /// Fits domain `dom` against the reference domain: the offset (and drift)
 /// mapping its raw ends onto the reference's; `Err` says why not.
 fn fit_domain(
@@ -462,7 +470,7 @@ fn fit_domain(
     a: &Alignment,
     cross: &[&Inst],
     dom: usize,
-) -> Result<(LineFit, i64, Vec<usize>), (String, Option<f64>)> {
+) -> Result<DomainFit, (String, Option<f64>)> {
     let t0 = a
         .files
         .iter()
@@ -574,7 +582,11 @@ fn fit_domain(
         .filter(|&i| !agrees(i))
         .map(|i| used[i].index)
         .collect();
-    Ok((f, t0, rejected))
+    Ok(DomainFit {
+        line: f,
+        t0,
+        rejected,
+    })
 }
 
 /// Adds each file's residual: over the instances holding it (cross-domain
