@@ -2,6 +2,7 @@
 //! what they seem to, as values the report writes both as JSON and as text.
 
 use super::clock::ClockMethod;
+use super::completeness::rank_ranges;
 use super::matching::{Group, GroupClocks, MatchMethod, Mismatch};
 use crate::profile::{DevId, Profile};
 use std::collections::BTreeSet;
@@ -24,6 +25,9 @@ pub enum Caveat {
     /// Devices with a CUDA context but no GPU activity (whole capture): a
     /// rank of this group may be missing.
     MissingDevices(Vec<DevId>),
+    /// A group spanning every file lacks these ranks of a world of this
+    /// size (from the capture environment).
+    MissingRanks(u32, Vec<u32>),
 }
 
 impl Caveat {
@@ -80,6 +84,11 @@ impl Caveat {
                     if one { "its" } else { "their" },
                 )
             }
+            Caveat::MissingRanks(world, ranks) => format!(
+                "this group spans every file but lacks rank{} {} of a world of {world}",
+                if ranks.len() == 1 { "" } else { "s" },
+                rank_ranges(ranks)
+            ),
         }
     }
 }
@@ -114,5 +123,29 @@ pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
     if !missing.is_empty() {
         out.push(Caveat::MissingDevices(missing.to_vec()));
     }
+    if let Some(c) = missing_ranks(p, g) {
+        out.push(c);
+    }
     out
+}
+
+/// The ranks of the recorded world size a group spanning every file lacks
+/// (a group of some files only is not meant to hold every rank).
+fn missing_ranks(p: &Profile, g: &Group) -> Option<Caveat> {
+    let world = p.files.iter().filter_map(|f| f.world_size).max()?;
+    let file_of = |lane: u32| p.processes[p.lanes[lane as usize].process as usize].file as usize;
+    let files: BTreeSet<usize> = g.lanes.iter().map(|&l| file_of(l)).collect();
+    if files.len() < p.files.len() {
+        return None;
+    }
+    let ranks: BTreeSet<u32> = g
+        .devices
+        .iter()
+        .filter_map(|&d| p.devices[d as usize].rank)
+        .collect();
+    if ranks.is_empty() {
+        return None;
+    }
+    let lacking: Vec<u32> = (0..world).filter(|r| !ranks.contains(r)).collect();
+    (!lacking.is_empty()).then_some(Caveat::MissingRanks(world, lacking))
 }

@@ -359,17 +359,17 @@ fn file_starts(p: &Profile) -> Vec<i64> {
 /// A matched instance seen across domains: its rows' files, raw ends and
 /// aligned starts/ends.
 struct Inst<'a> {
+    /// Its place in [`instances`].
+    index: usize,
     rows: &'a [u32],
 }
 
 fn instances(m: &Matching) -> Vec<Inst<'_>> {
     m.groups
         .iter()
-        .flat_map(|g| {
-            (0..g.instances()).map(move |k| Inst {
-                rows: g.instance_rows(k),
-            })
-        })
+        .flat_map(|g| (0..g.instances()).map(move |k| g.instance_rows(k)))
+        .enumerate()
+        .map(|(index, rows)| Inst { index, rows })
         .collect()
 }
 
@@ -398,11 +398,19 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
         d.dedup();
         d
     };
+    // Instances whose ends a domain's accepted fit rejected: not one
+    // collective across nodes (or a rank leaving late), so no residual.
+    let mut rejected = vec![false; insts.len()];
     for &dom in domains.iter().filter(|&&d| d != 0) {
         let result = fit_domain(p, &a, &cross, dom);
+        if let Ok(fit) = &result {
+            for &k in &fit.rejected {
+                rejected[k] = true;
+            }
+        }
         for c in a.files.iter_mut().filter(|c| c.domain == dom) {
             match &result {
-                Ok((f, t0)) => {
+                Ok(DomainFit { line: f, t0, .. }) => {
                     c.method = ClockMethod::CollectiveEnds;
                     c.drift_ppm = f.slope * 1e6;
                     c.drift_fitted = f.slope != 0.0;
@@ -427,7 +435,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     } else {
         ClockMethod::Utc
     };
-    with_residuals(p, a, m)
+    residuals_over(p, a, m, &|k| !rejected[k])
 }
 
 /// The median of the values of `rows` whose file passes `keep`.
@@ -447,6 +455,14 @@ fn median_of(
     (!v.is_empty()).then(|| median(v))
 }
 
+/// An accepted fit of a domain: its line (in the domain's raw time from
+/// `t0`) and the instances (by index) whose ends it rejected.
+struct DomainFit {
+    line: LineFit,
+    t0: i64,
+    rejected: Vec<usize>,
+}
+
 /// Fits domain `dom` against the reference domain: the offset (and drift)
 /// mapping its raw ends onto the reference's; `Err` says why not.
 fn fit_domain(
@@ -454,7 +470,7 @@ fn fit_domain(
     a: &Alignment,
     cross: &[&Inst],
     dom: usize,
-) -> Result<(LineFit, i64), (String, Option<f64>)> {
+) -> Result<DomainFit, (String, Option<f64>)> {
     let t0 = a
         .files
         .iter()
@@ -538,13 +554,20 @@ fn fit_domain(
         first_end < last_start - tolerance
     };
     // An instance already in that order on one clock is not one collective
-    // (e.g. two communicators on one stream id): the fit did not cause it.
+    // (e.g. two communicators on one stream id): the fit did not cause it;
+    // nor is one whose ends the fit rejected (e.g. node-local all-reduces
+    // paired across nodes by a shared stream id). Only the two domains
+    // compared count: the others are still on UTC.
+    let agrees = |i: usize| (ys[i] - f.offset - f.slope * xs[i]).abs() <= tolerance;
     let impossible = used
         .iter()
+        .enumerate()
+        .filter(|&(i, _)| agrees(i))
+        .map(|(_, inst)| inst)
         .filter(|inst| {
             !out_of_order(inst, &|f| a.domain(f) == dom)
                 && !out_of_order(inst, &|f| a.domain(f) == 0)
-                && out_of_order(inst, &|_| true)
+                && out_of_order(inst, &|f| a.domain(f) == dom || a.domain(f) == 0)
         })
         .count();
     if impossible > 0 {
@@ -555,18 +578,37 @@ fn fit_domain(
             None,
         ));
     }
-    Ok((f, t0))
+    let rejected = (0..used.len())
+        .filter(|&i| !agrees(i))
+        .map(|i| used[i].index)
+        .collect();
+    Ok(DomainFit {
+        line: f,
+        t0,
+        rejected,
+    })
 }
 
 /// Adds each file's residual: over the instances holding it (cross-domain
 /// ones when there are any), |median aligned end of its ranks − median
 /// aligned end of the instance|.
-pub fn with_residuals(p: &Profile, mut a: Alignment, m: &Matching) -> Alignment {
+pub fn with_residuals(p: &Profile, a: Alignment, m: &Matching) -> Alignment {
+    residuals_over(p, a, m, &|_| true)
+}
+
+/// [`with_residuals`] over the instances (numbered as by [`instances`])
+/// that pass `used`.
+fn residuals_over(
+    p: &Profile,
+    mut a: Alignment,
+    m: &Matching,
+    used: &dyn Fn(usize) -> bool,
+) -> Alignment {
     let insts = instances(m);
     let several = a.several_domains();
     let mut per_file: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
     for inst in &insts {
-        if several && !a.spans_domains(p, inst.rows) {
+        if (several && !a.spans_domains(p, inst.rows)) || !used(inst.index) {
             continue;
         }
         let Some(all) = median_of(p, &a, inst.rows, |_| true, |f, r| a.at(f, p.gpu.end[r])) else {

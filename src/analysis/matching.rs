@@ -384,7 +384,9 @@ fn build_groups(
     clock: &Alignment,
 ) -> Vec<Group> {
     let group = build_group(p, key, &members, keys, clock);
-    if group.end_aligned || members.len() < 4 {
+    // Across refined clocks, ends align within a tighter threshold than
+    // `end_aligned`'s 1 ms, so such a group is still examined.
+    if (group.end_aligned && group.clocks.is_none()) || members.len() < 4 {
         return vec![group];
     }
     let subsets = end_aligned_subsets(&group, &members, clock);

@@ -98,11 +98,12 @@ pub struct LateHost {
 }
 
 impl LateHost {
-    /// The event as a phrase: `late host node17 (8 ranks) +12.5 ms`.
+    /// The event as a phrase, the host by its text label: `late host
+    /// node17 (8 ranks) +12.5 ms`.
     pub fn phrase(&self, p: &Profile) -> String {
         format!(
             "late host {} ({} ranks) +{:.3} ms",
-            host_name(p, self.host),
+            p.host_label(self.host),
             self.ranks,
             self.margin_ns as f64 / 1e6
         )

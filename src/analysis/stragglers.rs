@@ -7,7 +7,7 @@
 
 use super::matching::Group;
 use super::skew::{GroupSkew, InstanceSkew};
-use crate::profile::{DevId, Profile};
+use crate::profile::DevId;
 
 /// The lateness matrix of one group, over the instances its skew covers.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,13 +54,13 @@ impl StragglerMap {
 }
 
 /// The start of rank `d` in instance `inst`, on the clock
-/// [`InstanceSkew::earliest_start`] is on.
-fn rank_start(p: &Profile, g: &Group, inst: &InstanceSkew, d: usize) -> i64 {
-    p.gpu.start[g.instance_rows(inst.index)[d] as usize]
+/// [`InstanceSkew::earliest_start`] is on (the reference clock).
+fn rank_start(g: &Group, inst: &InstanceSkew, d: usize) -> i64 {
+    g.instance_times(inst.index)[d].0
 }
 
 /// The matrix of group `g` over the instances of its skew `s`.
-pub fn straggler_map(p: &Profile, g: &Group, s: &GroupSkew) -> StragglerMap {
+pub fn straggler_map(g: &Group, s: &GroupSkew) -> StragglerMap {
     let ranks = g.devices.len();
     let cols = s.instances.len();
     let mut lateness_ns = vec![0i64; ranks * cols];
@@ -69,7 +69,7 @@ pub fn straggler_map(p: &Profile, g: &Group, s: &GroupSkew) -> StragglerMap {
         for d in 0..ranks {
             // Never negative: the earliest start is the minimum (saturating
             // maths keeps extreme timestamps from wrapping).
-            lateness_ns[d * cols + c] = rank_start(p, g, inst, d)
+            lateness_ns[d * cols + c] = rank_start(g, inst, d)
                 .saturating_sub(inst.earliest_start)
                 .max(0);
         }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 fn maps(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Vec<(StragglerMap, Vec<usize>)> {
     skews
         .iter()
-        .map(|s| straggler_map(cx.profile, &m.groups[s.group], s))
+        .map(|s| straggler_map(&m.groups[s.group], s))
         .map(|map| {
             let rows: Vec<usize> = (0..map.ranks())
                 .filter(|&r| cx.shows(map.devices[r]))

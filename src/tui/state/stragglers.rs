@@ -36,7 +36,7 @@ impl App {
         };
         if self.straggler.as_ref().is_none_or(|v| v.map.group != g) {
             let group = &l.analysis.matching.groups[g];
-            let map = straggler_map(&l.profile, group, skew);
+            let map = straggler_map(group, skew);
             let hosts = group
                 .devices
                 .iter()

@@ -1,0 +1,123 @@
+//! The timeline on `fixtures/multinode` (a directory of four node files)
+//! drawn into TestBackend: the title says the clocks were aligned from
+//! collective ends, every host heads its rows, and the straggler map (`H`)
+//! shows the 16 ranks grouped under their 4 hosts.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::profile::inputs::expand_inputs;
+use rankline::tui::data::{self, LoadMsg};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::lanes::LaneKind;
+use rankline::tui::state::App;
+use rankline::tui::stragglers::MapRow;
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::path::PathBuf;
+
+fn open() -> (App, Terminal<TestBackend>) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/multinode");
+    let files = expand_inputs(&[dir]).expect("the directory's files");
+    assert_eq!(files.len(), 4);
+    let sources: Vec<Source> = files.into_iter().map(Source::File).collect();
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut msgs = Vec::new();
+    data::load(&sources, None, &Settings::default(), &mut |m| msgs.push(m));
+    for m in msgs {
+        if !matches!(m, LoadMsg::Progress { .. }) {
+            app.on_load(m);
+        }
+    }
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    (app, terminal)
+}
+
+fn screen(terminal: &Terminal<TestBackend>) -> String {
+    let buf = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_title_names_the_alignment_and_hosts_head_their_rows() {
+    let (app, terminal) = open();
+    let s = screen(&terminal);
+    let title = s.lines().next().unwrap();
+    assert!(
+        title.contains("clocks: collective ends, residual "),
+        "{title}"
+    );
+    let hosts: Vec<String> = app
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, LaneKind::Host(_)))
+        .map(|r| r.label.clone())
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            "node00 · 4 GPUs",
+            "node01 · 4 GPUs",
+            "node02 · 4 GPUs",
+            "node03 · 4 GPUs"
+        ]
+    );
+    assert!(s.contains("▾node00 · 4 GPUs"), "{s}");
+    // Each host collapses to its header: then all four are on screen.
+    let (mut app, mut terminal) = (app, terminal);
+    for h in 0..4 {
+        let row = app
+            .rows
+            .iter()
+            .position(|r| r.kind == LaneKind::Host(h))
+            .unwrap();
+        app.cursor = row;
+        app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
+        terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    }
+    let s = screen(&terminal);
+    for h in &hosts {
+        assert!(s.contains(h), "{h} not drawn:\n{s}");
+    }
+}
+
+#[test]
+fn the_straggler_map_groups_16_ranks_under_4_hosts() {
+    let (mut app, mut terminal) = open();
+    app.on_key(KeyEvent::new(KeyCode::Char('H'), KeyModifiers::NONE));
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let v = app.straggler.as_ref().expect("the map is open");
+    assert_eq!(v.map.ranks(), 16);
+    assert_eq!(v.map.columns(), 24, "the global group s29");
+    let l = app.loaded.as_ref().unwrap();
+    let mut hosts = Vec::new();
+    let mut ranks_of: Vec<usize> = Vec::new();
+    for row in &v.rows {
+        match row {
+            MapRow::Host { host, ranks } => {
+                hosts.push(*host);
+                ranks_of.push(ranks.len());
+            }
+            MapRow::Rank(r) => {
+                // A rank sits under its own host's header.
+                let host = l.profile.devices[v.map.devices[*r] as usize].host;
+                assert_eq!(Some(&host), hosts.last(), "rank {r}");
+            }
+        }
+    }
+    assert_eq!(hosts, [0, 1, 2, 3]);
+    assert_eq!(ranks_of, [4, 4, 4, 4]);
+    // Lateness on the aligned clock: no cell beyond the group's largest
+    // start skew (32 ms), none hours off.
+    assert!(v.map.max_all_ns < 40_000_000, "{}", v.map.max_all_ns);
+    let s = screen(&terminal);
+    assert!(s.contains("node02"), "{s}");
+}
