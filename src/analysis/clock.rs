@@ -256,7 +256,10 @@ impl Alignment {
 
 /// A duration given in ms, in µs below 1 ms.
 fn short_ms(ms: f64) -> String {
-    if ms < 1.0 {
+    if ms < 0.0005 {
+        // "0 µs" would claim a perfect fit.
+        "< 1 µs".to_string()
+    } else if ms < 1.0 {
         format!("{:.0} µs", ms * 1e3)
     } else {
         format!("{ms:.1} ms")
@@ -641,6 +644,13 @@ fn residuals_over(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_residual_under_a_microsecond_is_not_called_zero() {
+        assert_eq!(short_ms(0.0004), "< 1 µs");
+        assert_eq!(short_ms(0.006), "6 µs");
+        assert_eq!(short_ms(9.9), "9.9 ms");
+    }
 
     fn clock(offset_ns: f64, drift_ppm: f64, t0: i64) -> Alignment {
         Alignment {
