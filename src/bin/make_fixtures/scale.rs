@@ -89,15 +89,12 @@ pub fn count(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("not a count: {s:?}"))
 }
 
-/// Parses the arguments after `scale`.
-pub fn parse(args: &[String]) -> Result<Args, String> {
-    let mut a = Args {
-        kernels: 10_000_000,
-        devices: 8,
-        runtime: None,
-        nvtx: None,
-        out: None,
-    };
+/// Calls `on` with each `--flag` of `args` and a function that takes its
+/// value (`--flag V` or `--flag=V`); `-h`/`--help` is the empty error.
+pub fn each_flag(
+    args: &[String],
+    mut on: impl FnMut(&str, &mut dyn FnMut() -> Result<String, String>) -> Result<(), String>,
+) -> Result<(), String> {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -113,15 +110,31 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 .or_else(|| it.next().cloned())
                 .ok_or_else(|| format!("{flag} needs a value"))
         };
+        on(flag, &mut value)?;
+    }
+    Ok(())
+}
+
+/// Parses the arguments after `scale`.
+pub fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        kernels: 10_000_000,
+        devices: 8,
+        runtime: None,
+        nvtx: None,
+        out: None,
+    };
+    each_flag(args, |flag, value| {
         match flag {
             "--kernels" => a.kernels = count(&value()?)?,
             "--devices" => a.devices = count(&value()?)? as u32,
             "--runtime" => a.runtime = Some(count(&value()?)?),
             "--nvtx" => a.nvtx = Some(count(&value()?)?),
             "--out" => a.out = Some(PathBuf::from(value()?)),
-            _ => return Err(format!("unknown argument {arg:?}")),
+            _ => return Err(format!("unknown argument {flag:?}")),
         }
-    }
+        Ok(())
+    })?;
     if !(1..=64).contains(&a.devices) {
         return Err(format!("--devices must be 1..=64, not {}", a.devices));
     }

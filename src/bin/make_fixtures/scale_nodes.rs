@@ -55,29 +55,16 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         kernels: 1_000_000,
         out: None,
     };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if flag == "-h" || flag == "--help" {
-            return Err(String::new());
-        }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+    super::scale::each_flag(args, |flag, value| {
         match flag {
             "--files" => a.files = count(&value()?)? as u32,
             "--gpus" => a.gpus = count(&value()?)? as u32,
             "--kernels" => a.kernels = count(&value()?)?,
             "--out" => a.out = Some(PathBuf::from(value()?)),
-            _ => return Err(format!("unknown argument {arg:?}")),
+            _ => return Err(format!("unknown argument {flag:?}")),
         }
-    }
+        Ok(())
+    })?;
     if !(1..=1000).contains(&a.files) {
         return Err(format!("--files must be 1..=1000, not {}", a.files));
     }
