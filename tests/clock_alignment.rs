@@ -451,9 +451,9 @@ fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
     // node-b's kernels, hours away on its own clock, are drawn beside
     // node-a's on the reference clock.
     for lane in [
-        "Dnode-a:1 S20 NCCL",
-        "Dnode-b:0 S20 NCCL",
-        "Dnode-b:1 S20 NCCL",
+        "node-a:1 S20 NCCL",
+        "node-b:0 S20 NCCL",
+        "node-b:1 S20 NCCL",
     ] {
         let line = screen.lines().find(|l| l.starts_with(lane)).unwrap();
         assert!(line.contains("ncclDevKernel_Broadcast"), "{screen}");

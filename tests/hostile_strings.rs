@@ -162,7 +162,7 @@ fn timeline_shows_escapes_and_no_cell_holds_a_control_character() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("▾Dnode-a\\x1b]0;PWNED\\")),
+            .any(|l| l.starts_with("▾node-a\\x1b]0;PWNED\\")),
         "{text}"
     );
     // Kernel names on wide events.
@@ -184,11 +184,11 @@ fn finder_status_line_and_panels_show_escapes() {
     let text = lines.join("\n");
     let status = lines.last().unwrap();
     assert!(
-        status.contains(&format!("late Dnode-a{SHOWN}:0")),
+        status.contains(&format!("late node-a{SHOWN}:0")),
         "{status}"
     );
     assert!(
-        text.contains(&format!("expected: Dnode-a{SHOWN}:0")),
+        text.contains(&format!("expected: node-a{SHOWN}:0")),
         "{text}"
     );
     assert!(text.contains(&format!("NVTX: iteration{SHOWN}")), "{text}");

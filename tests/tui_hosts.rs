@@ -63,7 +63,7 @@ fn each_host_heads_its_devices_and_collapses_as_a_whole() {
         .collect();
     assert_eq!(between.len(), 2, "{between:?}");
     assert!(
-        between.iter().all(|l| l.starts_with("Dnode-a:")),
+        between.iter().all(|l| l.starts_with("node-a:")),
         "{between:?}"
     );
     let all = app.rows.len();
@@ -96,10 +96,10 @@ fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
     assert_eq!(
         labels,
         vec![
-            "Dnode-a:0 (device on node-a)",
-            "Dnode-a:1 (device on node-a)",
-            "Dnode-b:0 (device on node-b)",
-            "Dnode-b:1 (device on node-b)"
+            "node-a:0 (device on node-a)",
+            "node-a:1 (device on node-a)",
+            "node-b:0 (device on node-b)",
+            "node-b:1 (device on node-b)"
         ]
     );
     // Host b collapsed, then found through the finder.
@@ -110,7 +110,7 @@ fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
     assert!(app.collapsed.contains(&LaneKind::Host(1)));
     for k in [KeyCode::Char('/')]
         .into_iter()
-        .chain("Dnode-b:1 (device".chars().map(KeyCode::Char))
+        .chain("node-b:1 (device".chars().map(KeyCode::Char))
         .chain([KeyCode::Enter])
     {
         app.on_key(key(k));
@@ -119,5 +119,5 @@ fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
     assert!(!app.collapsed.contains(&LaneKind::Host(1)));
     let row = &app.rows[app.cursor];
     assert!(matches!(row.kind, LaneKind::Device(_)), "{row:?}");
-    assert!(row.label.starts_with("Dnode-b:1 "), "{row:?}");
+    assert!(row.label.starts_with("node-b:1 "), "{row:?}");
 }

@@ -55,7 +55,8 @@ fn skew_panel(app: &App, t: &Terminal<TestBackend>) -> Vec<String> {
 /// Device labels (`node01:5`) of the rank rows, in order.
 fn ranks(rows: &[String]) -> Vec<String> {
     rows.iter()
-        .filter_map(|r| r.trim_start().strip_prefix('D'))
+        .map(|r| r.trim_start())
+        .filter(|r| r.starts_with("node"))
         .map(|r| r.split_whitespace().next().unwrap().to_string())
         .collect()
 }

@@ -427,6 +427,16 @@ pub enum DeviceKey {
 }
 
 impl DeviceLabel {
+    /// How lanes, panels and status lines name the device: `D3` (`D3 r4`)
+    /// while devices are plain ids, else the label itself (`node03:3 r4`):
+    /// a `D` before a host name would read as part of it.
+    pub fn tag(&self) -> String {
+        match self.key {
+            DeviceKey::Id(_) => format!("D{}", self.text),
+            DeviceKey::HostId(_) => self.text.clone(),
+        }
+    }
+
     /// The JSON value as a string (for JSON object keys).
     pub fn key_string(&self) -> String {
         match &self.key {

@@ -416,7 +416,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     } else {
         let list: Vec<String> = missing
             .iter()
-            .map(|&d| format!("D{}", safe(&p.device_label(d).to_string())))
+            .map(|&d| safe(&p.device_label(d).tag()).into_owned())
             .collect();
         out += &cx.note(&format!(
             "counts cover only the recorded devices: {} had a CUDA context but recorded no GPU activity",

@@ -83,7 +83,7 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
             let host = p.host_label(dev.host);
             out.push(Entry {
                 kind: EntryKind::Device(d),
-                label: format!("D{} (device on {host})", p.device_label(d)),
+                label: format!("{} (device on {host})", p.device_label(d).tag()),
                 count: kernels[d as usize],
             });
         }

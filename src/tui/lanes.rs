@@ -59,7 +59,7 @@ fn stream_label(p: &Profile, idx: &RenderIndex, lane: LaneId) -> String {
         idx.lane_has_compute[lane as usize],
         idx.lane_has_kernel[lane as usize],
     );
-    format!("D{} S{} {what}", p.device_label(l.device), l.stream)
+    format!("{} S{} {what}", p.device_label(l.device).tag(), l.stream)
 }
 
 /// What a stream lane carries: `NCCL` only when its kernels are all
@@ -249,7 +249,7 @@ fn device_rows(
         .unwrap_or_else(|| format!("GPU {}", dev.id));
     out.push(LaneRow {
         kind: LaneKind::Device(d),
-        label: format!("D{} {name}", p.device_label(d)),
+        label: format!("{} {name}", p.device_label(d).tag()),
         collapsible: true,
     });
     if collapsed.contains(&LaneKind::Device(d)) {
@@ -258,7 +258,7 @@ fn device_rows(
     if missing.contains(&d) {
         out.push(LaneRow {
             kind: LaneKind::Missing(d),
-            label: format!("D{} missing", p.device_label(d)),
+            label: format!("{} missing", p.device_label(d).tag()),
             collapsible: false,
         });
     }
@@ -269,7 +269,7 @@ fn device_rows(
             collapsible: false,
         });
     }
-    let prefix = format!("D{} ", p.device_label(d));
+    let prefix = format!("{} ", p.device_label(d).tag());
     for &t in &threads_of[d as usize] {
         thread_rows(p, idx, t, &prefix, collapsed, out);
     }
@@ -293,8 +293,8 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
         out.push(LaneRow {
             kind: LaneKind::Stream(g.lanes[d]),
             label: format!(
-                "D{} S{} +{late_ms:.1}ms",
-                p.device_label(lane.device),
+                "{} S{} +{late_ms:.1}ms",
+                p.device_label(lane.device).tag(),
                 lane.stream
             ),
             collapsible: false,
@@ -307,8 +307,8 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
             out.push(LaneRow {
                 kind: LaneKind::Api(t),
                 label: format!(
-                    "D{} T{} API",
-                    p.device_label(lane.device),
+                    "{} T{} API",
+                    p.device_label(lane.device).tag(),
                     p.threads[t as usize].tid
                 ),
                 collapsible: false,

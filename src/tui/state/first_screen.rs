@@ -50,11 +50,11 @@ pub fn big_events_notice(l: &Loaded, key: &str) -> Option<String> {
         format!(" — press {key}")
     };
     Some(format!(
-        "{n} big-skew event{}, worst {}:{} late D{} +{:.1} ms{press}",
+        "{n} big-skew event{}, worst {}:{} late {} +{:.1} ms{press}",
         if n == 1 { "" } else { "s" },
         group.key,
         e.instance + 1,
-        p.device_label(group.devices[inst.late]),
+        p.device_label(group.devices[inst.late]).tag(),
         e.skew_ns as f64 / 1e6,
     ))
 }

@@ -144,8 +144,8 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
         let late = match crate::analysis::skew::late_host(p, group, &inst) {
             Some(h) => h.phrase(p),
             None => format!(
-                "late D{} +{}",
-                p.device_label(group.devices[inst.late]),
+                "late {} +{}",
+                p.device_label(group.devices[inst.late]).tag(),
                 short_duration(inst.start_skew_ns)
             ),
         };
@@ -163,9 +163,9 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
         Some(EventRef::Gpu(r)) => {
             let lane = &p.lanes[p.gpu.lane[r] as usize];
             format!(
-                "{} · D{} S{} · {}",
+                "{} · {} S{} · {}",
                 p.strings.get(p.gpu.name[r]),
-                p.device_label(lane.device),
+                p.device_label(lane.device).tag(),
                 lane.stream,
                 format_duration(p.gpu.end[r].saturating_sub(p.gpu.start[r]))
             )

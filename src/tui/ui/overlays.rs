@@ -203,7 +203,7 @@ fn big_events(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, s
             &(r.instance + 1).to_string(),
             r.op.name(),
             &format_duration(r.skew_ns),
-            &format!("D{}", escape_controls(&p.device_label(r.late).to_string())),
+            &escape_controls(&p.device_label(r.late).tag()),
             r.verdict.name(),
         );
         let style = if i == selected {

@@ -105,8 +105,8 @@ fn row_label(v: &StragglerView, row: usize, l: &Loaded) -> String {
             format!("{mark} {name} ({})", ranks.len())
         }
         MapRow::Rank(r) => format!(
-            "  D{:<4} {:>6}",
-            p.device_label(v.map.devices[*r]).to_string(),
+            "  {:<5} {:>6}",
+            p.device_label(v.map.devices[*r]).tag(),
             ms2(v.map.mean_ns[*r])
         ),
     }
@@ -260,11 +260,11 @@ fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'st
                 ""
             };
             format!(
-                " {} instance {}/{} · D{} +{}{big}",
+                " {} instance {}/{} · {} +{}{big}",
                 group.key,
                 k + 1,
                 group.instances(),
-                p.device_label(v.map.devices[r]),
+                p.device_label(v.map.devices[r]).tag(),
                 short_duration(ns)
             )
         }

@@ -23,10 +23,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     }];
     let missing = &l.analysis.completeness.missing;
     if !missing.is_empty() {
-        let list: Vec<String> = missing
-            .iter()
-            .map(|&d| format!("D{}", p.device_label(d)))
-            .collect();
+        let list: Vec<String> = missing.iter().map(|&d| p.device_label(d).tag()).collect();
         items.push(Item {
             text: format!("  ⚠ no GPU activity on {}", list.join(" ")),
             keep: 5,

@@ -80,8 +80,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                 p.gpu.start[r],
                 p.gpu.end[r],
                 format!(
-                    "D{} S{} · pid {} {}",
-                    p.device_label(lane.device),
+                    "{} S{} · pid {} {}",
+                    p.device_label(lane.device).tag(),
                     lane.stream,
                     proc.pid,
                     p.strings.get(proc.name)

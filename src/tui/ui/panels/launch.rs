@@ -86,8 +86,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     out.push_to(
         Line::styled(
             format!(
-                "late rank D{}: {}",
-                p.device_label(why.device),
+                "late rank {}: {}",
+                p.device_label(why.device).tag(),
                 why.verdict.name()
             ),
             theme.late_label(),

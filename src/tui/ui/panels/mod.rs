@@ -236,10 +236,9 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
     });
 }
 
-/// A device label as shown: a host name from the file, escaped before it
-/// is padded into a column.
-fn shown_label(p: &Profile, d: crate::profile::DevId) -> String {
-    crate::text_safe::escape_controls(&p.device_label(d).to_string()).into_owned()
+/// The device's tag (`D3`, `node03:3 r4`), control characters shown.
+fn shown_tag(p: &Profile, d: crate::profile::DevId) -> String {
+    crate::text_safe::escape_controls(&p.device_label(d).tag()).into_owned()
 }
 
 fn ms(ns: i64) -> String {

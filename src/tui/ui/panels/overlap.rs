@@ -1,7 +1,7 @@
 //! The overlap panel: compute/NCCL overlap per device, whole file and
 //! visible window.
 
-use super::{PanelLines, ms, shown_label};
+use super::{PanelLines, ms, shown_tag};
 use crate::analysis::Window;
 use crate::analysis::overlap::overlap;
 use crate::tui::data::Loaded;
@@ -32,7 +32,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         for d in rows {
             out.push(Line::from(format!(
                 "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-                format!("D{}", shown_label(p, d.device)),
+                shown_tag(p, d.device),
                 ms(d.compute_only_ns),
                 ms(d.nccl_only_ns),
                 ms(d.overlap_ns),

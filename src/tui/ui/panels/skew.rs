@@ -1,7 +1,7 @@
 //! The skew panel: the selected collective instance, one row per rank
 //! (Enter on a rank selects its kernel).
 
-use super::{PanelLines, ms, shown_label};
+use super::{PanelLines, ms, shown_tag};
 use crate::analysis::clock::ClockMethod;
 use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;
@@ -110,7 +110,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             let late = d == inst.late;
             let text = format!(
                 "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
-                format!("D{}", shown_label(p, group.devices[d])),
+                shown_tag(p, group.devices[d]),
                 format!("+{}", ms(off)),
                 ms(dur),
                 ms(dur - inst.baseline_ns),
@@ -151,7 +151,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         .expected
         .iter()
         .filter(|d| !group.devices.contains(d))
-        .map(|&d| format!("D{}", shown_label(p, d)))
+        .map(|&d| shown_tag(p, d))
         .collect();
     if !absent.is_empty() {
         out.push(Line::styled(

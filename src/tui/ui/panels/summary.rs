@@ -14,7 +14,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let c = &l.analysis.completeness;
     let list = |ds: &[u32]| {
         ds.iter()
-            .map(|&d| format!("D{}", p.device_label(d)))
+            .map(|&d| p.device_label(d).tag())
             .collect::<Vec<_>>()
             .join(" ")
     };
@@ -47,14 +47,14 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     out.push(Line::from(""));
     match l.analysis.nccl.iter().find(|d| d.device == dev) {
         None => out.push(Line::from(format!(
-            "D{}: no NCCL kernels",
-            p.device_label(dev)
+            "{}: no NCCL kernels",
+            p.device_label(dev).tag()
         ))),
         Some(d) => {
             out.push(Line::styled(
                 format!(
-                    "NCCL on D{}: {} ms (kernel time)",
-                    p.device_label(dev),
+                    "NCCL on {}: {} ms (kernel time)",
+                    p.device_label(dev).tag(),
                     ms(d.total_ns)
                 ),
                 theme.heading(),
