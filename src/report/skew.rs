@@ -159,6 +159,21 @@ fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> i64 {
     p.gpu.end[row].saturating_sub(p.gpu.start[row])
 }
 
+/// The cells an instance row starts with, in the instance list and the
+/// big-event table alike: instance, op, start_s, skew_ms, late_dev,
+/// late_dur_ms, max_dur_ms.
+fn instance_cells(cx: &Context, g: &Group, i: &InstanceSkew) -> Vec<String> {
+    vec![
+        (i.index + 1).to_string(),
+        i.op.name().into(),
+        format!("{:.6}", i.earliest_start as f64 / 1e9),
+        table::ms(i.start_skew_ns),
+        cx.profile.device_label(g.devices[i.late]).to_string(),
+        table::ms(late_duration_ns(cx, g, i)),
+        table::ms(i.max_duration_ns),
+    ]
+}
+
 fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Value {
     let p = cx.profile;
     json!({
@@ -179,7 +194,6 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
 
 /// Every instance of a group, for `--instances`.
 fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
-    let p = cx.profile;
     let mut out = format!(
         "\nEvery instance of {} ({})\n",
         safe(&g.key),
@@ -201,21 +215,10 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
     ])
     .shorten(4, Keep::Middle);
     for i in &s.instances {
-        t.row(vec![
-            (i.index + 1).to_string(),
-            i.op.name().into(),
-            format!("{:.6}", i.earliest_start as f64 / 1e9),
-            table::ms(i.start_skew_ns),
-            p.device_label(g.devices[i.late]).to_string(),
-            table::ms(late_duration_ns(cx, g, i)),
-            table::ms(i.max_duration_ns),
-            table::ms(i.excess_ns(g.devices.len())),
-            if is_big(s, i) {
-                "yes".into()
-            } else {
-                "no".into()
-            },
-        ]);
+        let mut row = instance_cells(cx, g, i);
+        row.push(table::ms(i.excess_ns(g.devices.len())));
+        row.push(if is_big(s, i) { "yes" } else { "no" }.into());
+        t.row(row);
     }
     out += &t.render(cx.cols());
     out
@@ -334,19 +337,10 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         ])
         .shorten(4, Keep::Middle);
         for e in &s.big_events {
-            let i = &e.instance;
-            let late_row = g.instance_rows(i.index)[i.late] as usize;
-            b.row(vec![
-                (i.index + 1).to_string(),
-                i.op.name().into(),
-                format!("{:.6}", i.earliest_start as f64 / 1e9),
-                table::ms(i.start_skew_ns),
-                p.device_label(g.devices[i.late]).to_string(),
-                table::ms(p.gpu.end[late_row].saturating_sub(p.gpu.start[late_row])),
-                table::ms(i.max_duration_ns),
-                e.step.map_or("-".into(), |s| s.to_string()),
-                e.offset_in_step_ns.map_or("-".into(), table::ms),
-            ]);
+            let mut row = instance_cells(cx, g, &e.instance);
+            row.push(e.step.map_or("-".into(), |s| s.to_string()));
+            row.push(e.offset_in_step_ns.map_or("-".into(), table::ms));
+            b.row(row);
         }
         out += &b.render(cx.cols());
         for e in &s.big_events {
