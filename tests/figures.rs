@@ -9,18 +9,6 @@ use rusqlite::Connection;
 use serde_json::Value;
 use std::path::Path;
 
-fn report(args: &[&str]) -> Value {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("json")
-}
-
-fn text(args: &[&str]) -> String {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    stdout(&o)
-}
-
 /// Text with runs of whitespace as one space: notes wrap at 100 columns.
 fn flat(t: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -57,7 +45,7 @@ fn a_group_across_hosts_carries_the_clock_caveat_in_json() {
         "fixtures/two_node_a.sqlite",
         "fixtures/two_node_b.sqlite",
     ];
-    let v = report(&[&args[..], &["--format", "json"]].concat());
+    let v = json(&[&args[..], &["--format", "json"]].concat());
     let g = &v["groups"][0];
     assert_eq!(g["devices"].as_array().unwrap().len(), 4);
     let n = notes(g);
@@ -77,7 +65,7 @@ fn a_group_across_hosts_carries_the_clock_caveat_in_json() {
 
 #[test]
 fn groups_split_off_a_shared_stream_id_say_so_first() {
-    let v = report(&[
+    let v = json(&[
         "report",
         "skew",
         "fixtures/shared_stream_two_comms.sqlite",
@@ -111,7 +99,7 @@ fn every_caveat_that_applies_is_listed() {
     assert_eq!(n, 1);
     drop(c);
     let path = path.to_str().unwrap();
-    let v = report(&["report", "skew", path, "--format", "json", "--no-cache"]);
+    let v = json(&["report", "skew", path, "--format", "json", "--no-cache"]);
     let g = &v["groups"][0];
     assert_eq!(g["key"], "s20");
     assert_eq!(g["sequence_consistent"], false);
@@ -140,7 +128,7 @@ fn every_caveat_that_applies_is_listed() {
 /// A group with no caveat has an empty list and a null `note`.
 #[test]
 fn a_group_without_caveats_has_none() {
-    let v = report(&[
+    let v = json(&[
         "report",
         "skew",
         "fixtures/stream_ids_differ.sqlite",
@@ -223,7 +211,7 @@ fn step_offset_and_mean_lateness_are_what_the_readme_says() {
             }
         }
     }
-    let v = report(&[
+    let v = json(&[
         "report",
         "skew",
         "fixtures/megatron_tp8.sqlite",
@@ -269,7 +257,7 @@ fn step_offset_and_mean_lateness_are_what_the_readme_says() {
 /// With every instance a big event there is no mean to take: null, not 0.
 #[test]
 fn mean_lateness_is_null_when_every_instance_is_big() {
-    let v = report(&[
+    let v = json(&[
         "report",
         "skew",
         "fixtures/megatron_tp8.sqlite",
@@ -292,7 +280,7 @@ fn mean_lateness_is_null_when_every_instance_is_big() {
 /// launch → start time in JSON, and text says what it means.
 #[test]
 fn negative_launch_to_start_keeps_its_sign() {
-    let plain = report(&[
+    let plain = json(&[
         "report",
         "all",
         "fixtures/megatron_tp8.sqlite",
@@ -329,7 +317,7 @@ fn negative_launch_to_start_keeps_its_sign() {
     assert_eq!(n, 1);
     drop(c);
     let path = path.to_str().unwrap();
-    let v = report(&["report", "launch", path, "--format", "json", "--no-cache"]);
+    let v = json(&["report", "launch", path, "--format", "json", "--no-cache"]);
     let x = &v["late_instances"][0];
     assert_eq!(x["instance"], 55);
     assert_eq!(x["api_end_to_start_ms"].as_f64().unwrap(), -0.002);

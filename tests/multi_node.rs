@@ -19,18 +19,6 @@ const OFFSET_TOL_MS: f64 = 0.02;
 const SKEW_TOL_MS: f64 = 0.01;
 const DRIFT_SPAN_TOL_MS: f64 = 0.01;
 
-fn json(args: &[&str]) -> Value {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("json")
-}
-
-fn text(args: &[&str]) -> String {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    stdout(&o)
-}
-
 fn truth(name: &str) -> Value {
     let path = root().join(format!("fixtures/{name}.truth.json"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

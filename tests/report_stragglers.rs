@@ -9,12 +9,6 @@ use serde_json::Value;
 
 const MEGATRON: &str = "fixtures/megatron_tp8.sqlite";
 
-fn json(args: &[&str]) -> Value {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("json")
-}
-
 fn near(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
 }

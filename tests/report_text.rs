@@ -7,16 +7,6 @@ use rusqlite::Connection;
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
-fn text(args: &[&str]) -> String {
-    let o = rankline(args);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    stdout(&o)
-}
-
-fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&text(args)).expect("json")
-}
-
 /// Lines of `out` wider than 100 display columns.
 pub fn too_wide(out: &str) -> Vec<&str> {
     out.lines()

@@ -15,6 +15,18 @@ pub fn rankline(args: &[&str]) -> Output {
         .expect("run rankline")
 }
 
+/// Runs rankline, which must succeed, and returns its stdout.
+pub fn text(args: &[&str]) -> String {
+    let o = rankline(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// Runs rankline, which must succeed, and parses its stdout as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&text(args)).expect("json")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
