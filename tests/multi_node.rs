@@ -243,6 +243,14 @@ fn per_rank_files_give_distinct_devices_with_ranks_and_the_missing_rank() {
         .collect();
     assert_eq!(ranks, truth_ranks);
     assert_eq!(ranks, [0, 1, 2, 3]);
+    // Every file calls its GPU "device 0"; TARGET_INFO_CUDA_DEVICE maps it to
+    // the physical GPU, whose UUID identifies it.
+    let uuids: Vec<&Value> = with_kernels.iter().map(|d| &d["uuid"]).collect();
+    let truth_uuids: Vec<&Value> = arr(&t["devices"]).iter().map(|d| &d["uuid"]).collect();
+    assert_eq!(uuids, truth_uuids);
+    // No phantom device with a context but no activity (the ordinal read as
+    // a GPU id once made the mapped GPU look idle).
+    assert_eq!(arr(&s["devices"]).len(), 4, "{}", s["devices"]);
     assert_eq!(s["world_size"], t["world_size"]);
     assert_eq!(s["ranks_missing"], t["missing_ranks"]);
     assert_eq!(s["ranks_missing"], serde_json::json!([4]));
@@ -257,7 +265,8 @@ fn per_rank_files_give_distinct_devices_with_ranks_and_the_missing_rank() {
         g["notes"]
     );
     let out = text(&["report", "all", PER_RANK]);
-    for label in ["gpu07:0 r0", "gpu07:0 r1", "gpu08:0 r2", "gpu08:0 r3"] {
+    assert!(!out.contains("MISSING"), "{out}");
+    for label in ["gpu07:0 r0", "gpu07:1 r1", "gpu08:0 r2", "gpu08:1 r3"] {
         assert!(out.contains(label), "{label}: {out}");
     }
     assert!(out.contains("s16: this group spans every file but lacks rank 4 of a world of 5"));

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"RLCACHE\0";
 const HEADER: usize = 48;
 const EXT: &str = "rlcache";

@@ -75,6 +75,10 @@ struct State<'p> {
     procs: HashMap<u32, ProcId>,
     threads: HashMap<(ProcId, u32), ThreadId>,
     devices: HashMap<u32, DevId>,
+    /// (pid, CUDA ordinal the process saw) -> nsys GPU id, from
+    /// TARGET_INFO_CUDA_DEVICE: under CUDA_VISIBLE_DEVICES every task calls
+    /// its GPU "device 0", and only this map tells them apart.
+    cuda_gpu: HashMap<(u32, u32), u32>,
     lanes: HashMap<(ProcId, u32, u32), LaneId>,
     progress: &'p mut ProgressFn<'p>,
 }
@@ -180,6 +184,7 @@ fn read_file(
         procs: HashMap::new(),
         threads: HashMap::new(),
         devices: HashMap::new(),
+        cuda_gpu: HashMap::new(),
         lanes: HashMap::new(),
         progress,
     };
@@ -519,9 +524,19 @@ impl State<'_> {
         )
     }
 
-    fn add_context(&mut self, pid: u32, context: u32, device: u32) {
+    /// The GPU a process means by CUDA ordinal `cuda_id`: the mapped GPU id
+    /// when the export records one, else the ordinal itself (exports before
+    /// TARGET_INFO_CUDA_DEVICE, or a process that saw every GPU).
+    fn gpu_of(&self, pid: u32, cuda_id: u32) -> u32 {
+        self.cuda_gpu
+            .get(&(pid, cuda_id))
+            .copied()
+            .unwrap_or(cuda_id)
+    }
+
+    fn add_context(&mut self, pid: u32, context: u32, gpu: u32) {
         let process = self.process(pid);
-        let device = self.device(device);
+        let device = self.device(gpu);
         self.p.contexts.push(Context {
             process,
             context,
@@ -530,6 +545,28 @@ impl State<'_> {
     }
 
     fn read_contexts(&mut self, db: &Db) -> Result<(), LoadError> {
+        // TARGET_INFO_CUDA_DEVICE says which GPUs a process opened and under
+        // which CUDA ordinal; the context tables and activity rows give the
+        // ordinal, so it is read first.
+        let mut opened = Vec::new();
+        db.each_row(
+            self,
+            "TARGET_INFO_CUDA_DEVICE",
+            &[("pid", true), ("gpuId", false), ("cudaId", true)],
+            "",
+            None,
+            |_, r| {
+                if let (Some(pid), Some(cuda)) = (int(r, 0)?, int(r, 2)?) {
+                    opened.push((pid as u32, cuda as u32, int(r, 1)?.map(|g| g as u32)));
+                }
+                Ok(())
+            },
+        )?;
+        for &(pid, cuda, gpu) in &opened {
+            if let Some(gpu) = gpu {
+                self.cuda_gpu.insert((pid, cuda), gpu);
+            }
+        }
         for table in [
             "TARGET_INFO_CUDA_CONTEXT_INFO",
             "TARGET_INFO_CUDA_NULL_STREAM",
@@ -543,27 +580,18 @@ impl State<'_> {
                 |s, r| {
                     if let (Some(pid), Some(dev), Some(ctx)) = (int(r, 0)?, int(r, 1)?, int(r, 2)?)
                     {
-                        s.add_context(pid as u32, ctx as u32, dev as u32);
+                        let gpu = s.gpu_of(pid as u32, dev as u32);
+                        s.add_context(pid as u32, ctx as u32, gpu);
                     }
                     Ok(())
                 },
             )?;
         }
-        // TARGET_INFO_CUDA_DEVICE says which devices a process opened, without
-        // a context id. gpuId is nsys's device id, the one activity rows use.
-        db.each_row(
-            self,
-            "TARGET_INFO_CUDA_DEVICE",
-            &[("pid", true), ("gpuId", false), ("cudaId", true)],
-            "",
-            None,
-            |s, r| {
-                if let (Some(pid), Some(dev)) = (int(r, 0)?, int(r, 1)?.or(int(r, 2)?)) {
-                    s.add_context(pid as u32, NONE, dev as u32);
-                }
-                Ok(())
-            },
-        )
+        for (pid, cuda, _) in opened {
+            let gpu = self.gpu_of(pid, cuda);
+            self.add_context(pid, NONE, gpu);
+        }
+        Ok(())
     }
 
     fn lane(&mut self, process: ProcId, context: u32, stream: u32, device: DevId) -> LaneId {

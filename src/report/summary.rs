@@ -37,6 +37,7 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "device": json::device(p, d.device),
                 "rank": p.devices[d.device as usize].rank,
                 "name": device_name(cx, d.device),
+                "uuid": p.devices[d.device as usize].uuid,
                 "processes": pids,
                 "kernels": d.kernels,
                 "memcpy": d.memcpy,
