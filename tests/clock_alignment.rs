@@ -318,19 +318,21 @@ fn real_two_process_capture_split_and_shifted_is_recovered() {
     assert_eq!(clock["files"][0]["timebase"], "boot-clock");
     assert_eq!(clock["files"][1]["timebase"], "boot-clock");
     assert_eq!(clock["method"], "collective-ends", "{clock:#}");
-    // On one clock, rank 1's SendRecv kernels end a median 22 µs before
-    // rank 0's (measured on the original): ends put the ranks' median ends
-    // together, so that bias is the floor of the error here.
-    assert_recovered(clock, &b, t0, 0.025);
+    // On one clock, rank 1's SendRecv kernels end 22 µs before rank 0's
+    // when rank 1 arrives last and 5 µs before when rank 0 does (measured
+    // on the original). Balancing the two arrival orders cancels the part
+    // that flips with the order; the common 13.5 µs is indistinguishable
+    // from a clock offset with ends alone, so it is the floor here.
+    assert_recovered(clock, &b, t0, 0.02);
     // The skew as on the original single-clock capture.
     let truth = report(&[], &[&real]);
     let (g, t) = (&v["skew"]["groups"][0], &truth["skew"]["groups"][0]);
     assert_eq!(g["instances"], t["instances"]);
-    // Within that same bias.
+    // Within that same floor (measured: 0.015 ms at most).
     let (gs, ts) = (spread(&g["start_skew_ms"]), spread(&t["start_skew_ms"]));
-    assert_close(gs, ts, 0.025, "start skew");
+    assert_close(gs, ts, 0.016, "start skew");
     let (ge, te) = (spread(&g["end_skew_ms"]), spread(&t["end_skew_ms"]));
-    assert_close(ge, te, 0.025, "end skew");
+    assert_close(ge, te, 0.016, "end skew");
 }
 
 #[test]

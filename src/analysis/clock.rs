@@ -511,7 +511,7 @@ fn fit_domain(
     let span =
         xs.iter().copied().fold(f64::MIN, f64::max) - xs.iter().copied().fold(f64::MAX, f64::min);
     let fit_drift = span >= DRIFT_MIN_SPAN_NS && xs.len() >= DRIFT_MIN_INSTANCES;
-    let f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS).ok_or(("no fit".into(), None))?;
+    let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS).ok_or(("no fit".into(), None))?;
     if f.mad_all > MAX_END_MAD_NS || f.kept < MIN_INSTANCES {
         let mut off: Vec<f64> = xs
             .iter()
@@ -530,9 +530,10 @@ fn fit_domain(
             Some(p90 / 1e6),
         ));
     }
+    let tolerance = (3.0 * 1.4826 * f.mad_all).max(KEEP_FLOOR_NS);
+    f.offset += arrival_bias(p, a, &used, &xs, &ys, &f, tolerance, dom);
     // Never an impossible order: no rank may end an instance before the
     // last rank started it (beyond the fit's own noise).
-    let tolerance = (3.0 * 1.4826 * f.mad_all).max(KEEP_FLOOR_NS);
     let map = |file: usize, t: i64| -> f64 {
         if a.domain(file) == dom {
             let x = (t - t0) as f64;
@@ -590,6 +591,65 @@ fn fit_domain(
         t0,
         rejected,
     })
+}
+
+/// Fewest instances in each arrival direction for [`arrival_bias`] to act.
+const BALANCE_MIN: usize = 3;
+
+/// How far the fitted offset leans toward the more frequent arrival order.
+///
+/// Ends do not line up exactly: the rank that arrives last at a collective
+/// finishes its kernel a few µs apart from the ranks that waited for it, by
+/// an amount that depends on who waited (measured on a real 2-GPU SendRecv
+/// capture: rank 1's kernels end 22 µs before rank 0's when rank 1 arrives
+/// last, 5 µs when rank 0 does). When one side arrives last in most
+/// instances, the median of the ends carries that side's bias. The midpoint
+/// of the two directions' median residuals cancels the part that flips
+/// with the order; without instances both ways nothing is corrected.
+#[allow(clippy::too_many_arguments)]
+fn arrival_bias(
+    p: &Profile,
+    a: &Alignment,
+    used: &[&&Inst],
+    xs: &[f64],
+    ys: &[f64],
+    f: &LineFit,
+    tolerance: f64,
+    dom: usize,
+) -> f64 {
+    let (mut mine_last, mut reference_last) = (Vec::new(), Vec::new());
+    for (i, inst) in used.iter().enumerate() {
+        let residual = ys[i] - f.offset - f.slope * xs[i];
+        if residual.abs() > tolerance {
+            continue;
+        }
+        let mine = median_of(
+            p,
+            a,
+            inst.rows,
+            |f| a.domain(f) == dom,
+            |_, r| p.gpu.start[r],
+        );
+        let reference = median_of(
+            p,
+            a,
+            inst.rows,
+            |f| a.domain(f) == 0,
+            |f, r| a.at(f, p.gpu.start[r]),
+        );
+        if let (Some(mine), Some(reference)) = (mine, reference) {
+            let mine = mine + f.offset + f.slope * xs[i];
+            if mine > reference {
+                mine_last.push(residual);
+            } else {
+                reference_last.push(residual);
+            }
+        }
+    }
+    if mine_last.len() < BALANCE_MIN || reference_last.len() < BALANCE_MIN {
+        return 0.0;
+    }
+    (median(mine_last) + median(reference_last)) / 2.0
 }
 
 /// Adds each file's residual: over the instances holding it (cross-domain
