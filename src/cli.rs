@@ -36,6 +36,9 @@ struct Cli {
     /// nsys SQLite exports, or directories of them, to open in the timeline (none: the embedded demo)
     #[arg(value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
+    /// Also load this capture (an export or a directory of them): panel 6 shows the changes, `B` switches to it
+    #[arg(long, value_name = "FILE|DIR")]
+    baseline: Option<PathBuf>,
     /// Open with this collective instance selected (GROUP:INSTANCE, as in `report skew`)
     #[arg(long, value_name = "GROUP:INSTANCE")]
     goto: Option<String>,
@@ -306,6 +309,7 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(cli.no_cache);
             timeline(
                 cli.files,
+                cli.baseline,
                 cli.goto,
                 cli.keymap,
                 cache,
@@ -393,6 +397,7 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
 
 fn timeline(
     files: Vec<PathBuf>,
+    baseline: Option<PathBuf>,
     goto: Option<String>,
     keymap: Option<PathBuf>,
     cache: Option<CacheDir>,
@@ -413,6 +418,17 @@ fn timeline(
         Err(e) => return input_failed(e),
     };
     let demo = files.is_empty();
+    if demo && baseline.is_some() {
+        return fail(
+            "--baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE",
+        );
+    }
+    // The baseline is one more input set, read by the same rules.
+    let (baseline, baseline_dropped) = match baseline.map(|b| input_files(&[b])).transpose() {
+        Ok(b) => b.unwrap_or_default(),
+        Err(e) => return input_failed(e),
+    };
+    let dropped: Vec<Duplicate> = dropped.into_iter().chain(baseline_dropped).collect();
     let sources = if demo {
         vec![Source::Embedded {
             name: run::DEMO_NAME,
@@ -430,6 +446,7 @@ fn timeline(
         no_color,
         demo,
         cache,
+        baseline: baseline.into_iter().map(Source::File).collect(),
         notes: dropped.iter().map(ToString::to_string).collect(),
         mouse,
     };
