@@ -47,11 +47,6 @@ impl Steps {
             .map(|i| (i, steps[i].0))
     }
 
-    /// Each process's step ranges, in time order, on its file's clock.
-    pub fn per_process(&self) -> &[Vec<(i64, i64)>] {
-        &self.per_process
-    }
-
     pub fn any(&self) -> bool {
         self.per_process.iter().any(|v| !v.is_empty())
     }

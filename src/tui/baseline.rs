@@ -4,6 +4,7 @@
 
 use super::data::{self, LoadMsg, Loaded};
 use crate::analysis::bundle::Settings;
+use crate::analysis::diff::{Diff, Side, diff};
 use crate::profile::{CacheDir, Source};
 use std::sync::Arc;
 
@@ -13,14 +14,16 @@ pub enum BaselineMsg {
     Stage(String),
     /// The baseline, analysed.
     Loaded(Arc<Loaded>),
+    /// The differences from the baseline to the main capture.
+    Diff(Arc<Diff>),
     /// None of the baseline's inputs could be opened (their errors were
     /// sent as [`LoadMsg::FileError`]).
     Failed,
 }
 
 /// Loads `after` as [`data::load`] does and, once its first frame is sent,
-/// `before` beside its analyses; the baseline's stages and result arrive as
-/// [`LoadMsg::Baseline`], its failed files and cache notes as the main
+/// `before` beside its analyses, then the diff of the two; the baseline's
+/// stages, result and the diff arrive as [`LoadMsg::Baseline`], its failed files and cache notes as the main
 /// ones'. Returns whether any of `after` could be opened.
 pub fn load_pair(
     after: &[Source],
@@ -51,7 +54,11 @@ pub fn load_pair(
             let _ = go.send(());
         });
         drop(go);
-        let _before = baseline.join().ok().flatten();
+        let before = baseline.join().ok().flatten();
+        if let (Some(after), Some(before)) = (&main, before) {
+            let d = diff(side(&before), side(after));
+            send(LoadMsg::Baseline(BaselineMsg::Diff(Arc::new(d))));
+        }
         main.is_some()
     })
 }
@@ -64,5 +71,13 @@ fn forward(m: LoadMsg, send: &(dyn Fn(LoadMsg) + Sync)) {
         LoadMsg::FileError(_) | LoadMsg::CacheOff(_) => send(m),
         // The baseline is shown only once analysed.
         LoadMsg::Done(_) | LoadMsg::Analysed(_) | LoadMsg::Baseline(_) => {}
+    }
+}
+
+/// A loaded capture as the diff reads it.
+fn side(l: &Loaded) -> Side<'_> {
+    Side {
+        profile: &l.profile,
+        analysis: &l.analysis,
     }
 }

@@ -3,6 +3,7 @@
 //! at the same offset from the start of the same step.
 
 use super::{App, EventRef, JumpSource};
+use crate::analysis::diff::Diff;
 use crate::tui::baseline::BaselineMsg;
 use crate::tui::data::Loaded;
 use crate::tui::history::History;
@@ -27,6 +28,9 @@ pub struct Baseline {
     pub status: BaselineStatus,
     /// The timeline shows the baseline (`B`).
     pub shown: bool,
+    /// The differences from the baseline to the main capture, once both
+    /// are analysed.
+    pub diff: Option<Arc<Diff>>,
     /// The capture the timeline does not show, with the timeline's state on
     /// it as `B` left it.
     other: CaptureState,
@@ -37,6 +41,7 @@ impl Baseline {
         Baseline {
             status: BaselineStatus::Loading("waiting for the main capture".into()),
             shown: false,
+            diff: None,
             other: CaptureState::default(),
         }
     }
@@ -72,6 +77,7 @@ impl App {
                 b.status = BaselineStatus::Ready;
                 b.other.loaded = Some(l);
             }
+            BaselineMsg::Diff(d) => b.diff = Some(d),
             BaselineMsg::Failed => {
                 b.status = BaselineStatus::Failed;
                 self.messages.push(
@@ -176,20 +182,13 @@ fn same_place(here: &Loaded, there: &Loaded, t0: f64, center: f64) -> (f64, Stri
     }
 }
 
-/// The start of each step on the reference clock: step k starts at the
-/// earliest start of the k-th step range of any process.
+/// The start of each step on the reference clock (the earliest start of
+/// the k-th step range of any rank).
 pub fn step_starts(l: &Loaded) -> Vec<i64> {
-    let p = &l.profile;
-    let mut out: Vec<i64> = Vec::new();
-    for (proc, steps) in l.analysis.steps.per_process().iter().enumerate() {
-        let file = p.processes[proc].file as usize;
-        for (k, &(start, _)) in steps.iter().enumerate() {
-            let t = l.analysis.clock.at(file, start);
-            match out.get_mut(k) {
-                Some(s) => *s = (*s).min(t),
-                None => out.push(t),
-            }
-        }
-    }
-    out
+    let a = &l.analysis;
+    a.steps
+        .spans(&l.profile, &a.clock)
+        .into_iter()
+        .map(|s| s.0)
+        .collect()
 }

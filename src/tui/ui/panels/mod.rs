@@ -58,7 +58,7 @@ pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize
         PanelKind::Overlap => overlap::lines(app, l, theme),
         PanelKind::Summary => summary::lines(app, l, theme),
         PanelKind::Details => details::lines(app, l, theme),
-        PanelKind::Diff => diff::lines(app, l, theme, width),
+        PanelKind::Diff => diff::lines(app, theme, width),
     }
 }
 
