@@ -1,10 +1,13 @@
-//! The command line: `rankline report SECTION FILE...`, `rankline index`,
-//! `rankline bench` and the timeline for `rankline FILE...`.
+//! The command line: `rankline report SECTION FILE...`, `rankline diff
+//! BEFORE AFTER`, `rankline index`, `rankline bench` and the timeline for
+//! `rankline FILE...`.
 //!
 //! Exit codes (the README lists them): 0 success; 1 an input could not be
 //! read or analysed, also when other inputs succeeded; 2 usage error (a bad
 //! keymap file included: it is configuration, not input); 3 reserved for
 //! `diff --fail-on-regression`; 128+N ended by signal N.
+
+mod diff;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
@@ -76,8 +79,8 @@ struct NoCacheArg {
     no_cache: bool,
 }
 
-/// The options that change analysis results: one set for the timeline and
-/// `report`, validated in one place ([`AnalysisArgs::settings`]).
+/// The options that change analysis results: one set for the timeline,
+/// `report` and `diff`, validated in one place ([`AnalysisArgs::settings`]).
 #[derive(Args, Clone)]
 struct AnalysisArgs {
     /// Also treat kernels whose name matches REGEX as communication
@@ -185,6 +188,8 @@ impl CacheArgs {
 enum Command {
     /// Print an analysis section as text or JSON, without the UI
     Report(ReportArgs),
+    /// Compare two captures (before and after a change); optionally fail on a regression
+    Diff(diff::DiffArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
         /// nsys SQLite exports, or directories of them (their .sqlite files)
@@ -284,6 +289,10 @@ pub fn run() -> ExitCode {
         Some(Command::Report(args)) => {
             let cache = cli.cache.dir(args.no_cache);
             report(args, cache)
+        }
+        Some(Command::Diff(args)) => {
+            let cache = cli.cache.dir(args.no_cache);
+            diff::run(args, cache)
         }
         Some(Command::Index { files }) => match distinct(files) {
             Ok(files) => index(files, cli.cache.used()),
