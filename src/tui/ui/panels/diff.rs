@@ -79,19 +79,17 @@ impl Columns {
 
 fn diff_lines(d: &Diff, baseline_shown: bool, theme: &Theme, width: usize) -> PanelLines {
     let cols = Columns::for_width(width);
+    let shown = |yes: bool| if yes { "  ◀ shown (B switches)" } else { "" };
     let mut out = PanelLines::one(Line::styled(
-        format!("before (baseline): {}", files(&d.before_files)),
-        theme.dim(),
-    ));
-    out.push(Line::styled(
-        format!("after: {}", files(&d.after_files)),
-        theme.dim(),
-    ));
-    out.push(Line::styled(
         format!(
-            "the timeline shows {} (B switches)",
-            if baseline_shown { "before" } else { "after" }
+            "before (baseline): {}{}",
+            files(&d.before_files),
+            shown(baseline_shown)
         ),
+        theme.dim(),
+    ));
+    out.push(Line::styled(
+        format!("after: {}{}", files(&d.after_files), shown(!baseline_shown)),
         theme.dim(),
     ));
     if d.completeness.differs() {
