@@ -417,6 +417,11 @@ fn timeline(
         Ok(k) => k,
         Err(e) => return fail(e),
     };
+    if files.is_empty() && baseline.is_some() {
+        return fail(
+            "--baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE",
+        );
+    }
     if !std::io::stdout().is_terminal() {
         return fail(
             "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
@@ -427,11 +432,6 @@ fn timeline(
         Err(e) => return input_failed(e),
     };
     let demo = files.is_empty();
-    if demo && baseline.is_some() {
-        return fail(
-            "--baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE",
-        );
-    }
     // The baseline is one more input set, read by the same rules.
     let (baseline, baseline_dropped) = match baseline.map(|b| input_files(&[b])).transpose() {
         Ok(b) => b.unwrap_or_default(),

@@ -3,6 +3,8 @@
 //! step's start, and panel 6 shows the diff; Enter on its rows routes to
 //! the kernel or the worst instance. On the whole app in TestBackend.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
@@ -408,5 +410,15 @@ fn enter_on_a_kernel_only_in_the_other_capture_says_so() {
         screen(&t).contains("no kernel ncclDevKernel_Broadcast"),
         "{}",
         screen(&t)
+    );
+}
+
+#[test]
+fn baseline_without_the_capture_to_compare_is_a_usage_error() {
+    let o = common::rankline(&["--baseline", "fixtures/megatron_tp8.sqlite"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        common::stderr(&o),
+        "rankline: --baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE\n"
     );
 }
