@@ -114,6 +114,47 @@ impl Diff {
         }
     }
 
+    /// Nothing differs: every figure of one side equals the other's (a
+    /// capture compared with itself).
+    pub fn unchanged(&self) -> bool {
+        let same_overlap = |p: &OverlapPair| match (&p.before, &p.after) {
+            (Some(b), Some(a)) => {
+                crate::analysis::overlap::DeviceOverlap {
+                    device: 0,
+                    ..b.clone()
+                } == crate::analysis::overlap::DeviceOverlap {
+                    device: 0,
+                    ..a.clone()
+                }
+            }
+            _ => false,
+        };
+        let same_skew = |p: &SkewPair| match (&p.before, &p.after) {
+            (Some(b), Some(a)) => {
+                SkewSide {
+                    group: 0,
+                    ..b.clone()
+                } == SkewSide {
+                    group: 0,
+                    ..a.clone()
+                }
+            }
+            _ => false,
+        };
+        self.steps.before == self.steps.after
+            && self
+                .kernels
+                .iter()
+                .all(|k| k.before_ns == k.after_ns && k.before_count == k.after_count)
+            && self
+                .classes
+                .iter()
+                .all(|c| c.before_ns == c.after_ns && c.before_count == c.after_count)
+            && self.overlap.iter().all(same_overlap)
+            && self.skew.iter().all(same_skew)
+            && !self.completeness.differs()
+    }
+
     /// What grew by more than `pct` % of its before value: the step p50
     /// (when both sides have steps), the total kernel time, the excess of
     /// each paired skew group. A figure that was 0 before and grew counts,
@@ -166,6 +207,7 @@ mod tests {
                 .all(|s| s.paired_by == Some(PairedBy::Key) && s.before == s.after)
         );
         assert!(!d.completeness.differs());
+        assert!(d.unchanged());
         assert_eq!(d.regressions(0.0), Vec::new());
     }
 
@@ -191,6 +233,7 @@ mod tests {
                 analysis: &aa,
             },
         );
+        assert!(!d.unchanged());
         let name = before.strings.get(before.gpu.name[row]);
         assert_eq!(d.kernels[0].name, name);
         assert_eq!(d.kernels[0].delta_ns(), 10_000_000);

@@ -372,6 +372,9 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
     out += &side_files(&l, "before:", &d.before_files);
     out += &side_files(&l, "after:", &d.after_files);
     out += &differs_warning(&l, &d.completeness);
+    if d.unchanged() {
+        out += &l.note("no change: every figure below is the same on both sides");
+    }
     out += &steps(&l);
     out += &kernels(&l);
     out += &classes(&l);
