@@ -1,10 +1,13 @@
-//! The command line: `rankline report SECTION FILE...`, `rankline index`,
-//! `rankline bench` and the timeline for `rankline FILE...`.
+//! The command line: `rankline report SECTION FILE...`, `rankline diff
+//! BEFORE AFTER`, `rankline index`, `rankline bench` and the timeline for
+//! `rankline FILE...`.
 //!
 //! Exit codes (the README lists them): 0 success; 1 an input could not be
 //! read or analysed, also when other inputs succeeded; 2 usage error (a bad
 //! keymap file included: it is configuration, not input); 3 reserved for
 //! `diff --fail-on-regression`; 128+N ended by signal N.
+
+mod diff;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
@@ -36,6 +39,9 @@ struct Cli {
     /// nsys SQLite exports, or directories of them, to open in the timeline (none: the embedded demo)
     #[arg(value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
+    /// Also load this capture (an export or a directory of them): panel 6 shows the changes, `B` switches to it
+    #[arg(long, value_name = "FILE|DIR")]
+    baseline: Option<PathBuf>,
     /// Open with this collective instance selected (GROUP:INSTANCE, as in `report skew`)
     #[arg(long, value_name = "GROUP:INSTANCE")]
     goto: Option<String>,
@@ -73,8 +79,8 @@ struct NoCacheArg {
     no_cache: bool,
 }
 
-/// The options that change analysis results: one set for the timeline and
-/// `report`, validated in one place ([`AnalysisArgs::settings`]).
+/// The options that change analysis results: one set for the timeline,
+/// `report` and `diff`, validated in one place ([`AnalysisArgs::settings`]).
 #[derive(Args, Clone)]
 struct AnalysisArgs {
     /// Also treat kernels whose name matches REGEX as communication
@@ -182,6 +188,8 @@ impl CacheArgs {
 enum Command {
     /// Print an analysis section as text or JSON, without the UI
     Report(ReportArgs),
+    /// Compare two captures (before and after a change); optionally fail on a regression
+    Diff(diff::DiffArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
         /// nsys SQLite exports, or directories of them (their .sqlite files)
@@ -282,6 +290,10 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(args.no_cache);
             report(args, cache)
         }
+        Some(Command::Diff(args)) => {
+            let cache = cli.cache.dir(args.no_cache);
+            diff::run(args, cache)
+        }
         Some(Command::Index { files }) => match distinct(files) {
             Ok(files) => index(files, cli.cache.used()),
             Err(e) => input_failed(e),
@@ -306,6 +318,7 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(cli.no_cache);
             timeline(
                 cli.files,
+                cli.baseline,
                 cli.goto,
                 cli.keymap,
                 cache,
@@ -393,6 +406,7 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
 
 fn timeline(
     files: Vec<PathBuf>,
+    baseline: Option<PathBuf>,
     goto: Option<String>,
     keymap: Option<PathBuf>,
     cache: Option<CacheDir>,
@@ -403,6 +417,11 @@ fn timeline(
         Ok(k) => k,
         Err(e) => return fail(e),
     };
+    if files.is_empty() && baseline.is_some() {
+        return fail(
+            "--baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE",
+        );
+    }
     if !std::io::stdout().is_terminal() {
         return fail(
             "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
@@ -413,6 +432,12 @@ fn timeline(
         Err(e) => return input_failed(e),
     };
     let demo = files.is_empty();
+    // The baseline is one more input set, read by the same rules.
+    let (baseline, baseline_dropped) = match baseline.map(|b| input_files(&[b])).transpose() {
+        Ok(b) => b.unwrap_or_default(),
+        Err(e) => return input_failed(e),
+    };
+    let dropped: Vec<Duplicate> = dropped.into_iter().chain(baseline_dropped).collect();
     let sources = if demo {
         vec![Source::Embedded {
             name: run::DEMO_NAME,
@@ -430,6 +455,7 @@ fn timeline(
         no_color,
         demo,
         cache,
+        baseline: baseline.into_iter().map(Source::File).collect(),
         notes: dropped.iter().map(ToString::to_string).collect(),
         mouse,
     };

@@ -43,6 +43,12 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
         "multinode.truth.json",
         "per_rank.truth.json",
         "ends_disagree.truth.json",
+        "diff/no_big_skew.sqlite",
+        "diff/slow_gemm.sqlite",
+        "diff/fewer_devices.sqlite",
+        "diff/no_big_skew.truth.json",
+        "diff/slow_gemm.truth.json",
+        "diff/fewer_devices.truth.json",
     ] {
         assert!(names.iter().any(|n| n == multi), "{multi} not written");
     }

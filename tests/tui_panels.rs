@@ -111,9 +111,9 @@ fn at_80x24_the_launch_panel_alone_shows_its_last_fact() {
 }
 
 #[test]
-fn with_all_five_open_each_panel_scrolls_to_its_end() {
+fn with_every_panel_open_each_panel_scrolls_to_its_end() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
-    press(&mut app, &mut t, "12345");
+    press(&mut app, &mut t, "123456");
     let cut: Vec<PanelKind> = PanelKind::ALL
         .into_iter()
         .filter(|&k| says_more(&t, &app, k))

@@ -185,6 +185,47 @@ fn goto_opens_with_the_instance_selected() {
 }
 
 #[test]
+fn baseline_loads_beside_the_capture_and_b_switches_to_it() {
+    let mut s = Session::start(
+        &[
+            "fixtures/diff/no_big_skew.sqlite",
+            "--baseline",
+            "fixtures/megatron_tp8.sqlite",
+        ],
+        160,
+        48,
+    );
+    // The after capture numbers its main NCCL stream 21, the baseline 20.
+    s.wait_for("S21 NCCL");
+    s.send("6");
+    s.wait_for("s20→s21");
+    s.send("B");
+    let screen = s.wait_for("BASELINE");
+    assert!(screen.contains("megatron_tp8.sqlite"), "{screen}");
+    s.wait_for("S20 NCCL");
+    s.send("q");
+    assert!(s.wait_exit().success());
+}
+
+#[test]
+fn a_baseline_that_cannot_be_read_is_said_and_exits_1() {
+    let mut s = Session::start(
+        &[
+            "fixtures/megatron_tp8.sqlite",
+            "--baseline",
+            "no/such.sqlite",
+        ],
+        160,
+        48,
+    );
+    s.wait_for("S20 NCCL");
+    s.send("6");
+    s.wait_for("The baseline could not be opened");
+    s.send("q");
+    assert_eq!(s.wait_exit().exit_code(), 1);
+}
+
+#[test]
 fn a_bad_file_is_shown_and_the_others_still_open() {
     let mut s = Session::start(&["fixtures/megatron_tp8.sqlite", "no/such.sqlite"], 160, 48);
     // The title keeps the count; the status line names the file, also

@@ -6,6 +6,7 @@ pub mod bundle;
 pub mod caveats;
 pub mod clock;
 pub mod completeness;
+pub mod diff;
 pub mod intervals;
 pub mod kernel_class;
 pub mod launch;

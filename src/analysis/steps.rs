@@ -1,6 +1,7 @@
 //! Training steps from NVTX: top-level push/pop ranges whose name matches a
 //! marker (default: contains "step" or "iter", any case), per process.
 
+use super::clock::Alignment;
 use crate::profile::{NvtxKind, ProcId, Profile};
 use regex::Regex;
 
@@ -48,5 +49,23 @@ impl Steps {
 
     pub fn any(&self) -> bool {
         self.per_process.iter().any(|v| !v.is_empty())
+    }
+
+    /// The job's steps on the reference clock: step k runs from the
+    /// earliest start to the latest end of the k-th step range over every
+    /// rank (process) that has one. As many steps as the rank with most.
+    pub fn spans(&self, p: &Profile, clock: &Alignment) -> Vec<(i64, i64)> {
+        let mut out: Vec<(i64, i64)> = Vec::new();
+        for (proc, ranges) in self.per_process.iter().enumerate() {
+            let file = p.processes[proc].file as usize;
+            for (k, &(s, e)) in ranges.iter().enumerate() {
+                let (s, e) = (clock.at(file, s), clock.at(file, e));
+                match out.get_mut(k) {
+                    Some(span) => *span = (span.0.min(s), span.1.max(e)),
+                    None => out.push((s, e)),
+                }
+            }
+        }
+        out
     }
 }

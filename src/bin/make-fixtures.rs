@@ -16,6 +16,8 @@ mod assemble;
 mod clock;
 #[path = "make_fixtures/ddl.rs"]
 mod ddl;
+#[path = "make_fixtures/diff_pairs.rs"]
+mod diff_pairs;
 #[path = "make_fixtures/ends_disagree.rs"]
 mod ends_disagree;
 #[path = "make_fixtures/extras.rs"]
@@ -157,6 +159,7 @@ fn fixtures() {
     let t = truth(&[&mega], &megatron::groups(), scenario);
     megatron::check(&t);
     save("megatron_tp8.truth.json", &t);
+    diff_pairs::fixtures(&mega);
 
     let (a, b, scenario) = two_node::build(&mut rng::Rng::new(0x5EED_0002));
     write_profile(&a);

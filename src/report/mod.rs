@@ -2,6 +2,7 @@
 
 mod anomalies;
 mod clock;
+pub mod diff;
 mod fit;
 mod json;
 mod launch;

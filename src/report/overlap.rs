@@ -12,22 +12,31 @@ pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
         .iter()
         .filter(|d| cx.shows(d.device))
         .map(|d| {
-            json!({
-                "device": json::device(p, d.device),
-                "span_ms": json::ms(d.span_ns),
-                "compute_only_ms": json::ms(d.compute_only_ns),
-                "nccl_only_ms": json::ms(d.nccl_only_ns),
-                "overlap_ms": json::ms(d.overlap_ns),
-                "copy_only_ms": json::ms(d.copy_only_ns),
-                "idle_ms": json::ms(d.idle_ns),
-                "nccl_overlapped_pct": d.nccl_overlapped_pct(),
-                "compute_kernels": d.compute_kernels,
-                "nccl_kernels": d.nccl_kernels,
-                "copies": d.copies,
-            })
+            let mut v = serde_json::Map::new();
+            v.insert("device".into(), json::device(p, d.device));
+            if let Value::Object(figures) = figures_json(d) {
+                v.extend(figures);
+            }
+            Value::Object(v)
         })
         .collect();
     json!({ "devices": devices })
+}
+
+/// A device's figures, without the device (`diff` names it once for two).
+pub fn figures_json(d: &DeviceOverlap) -> Value {
+    json!({
+        "span_ms": json::ms(d.span_ns),
+        "compute_only_ms": json::ms(d.compute_only_ns),
+        "nccl_only_ms": json::ms(d.nccl_only_ns),
+        "overlap_ms": json::ms(d.overlap_ns),
+        "copy_only_ms": json::ms(d.copy_only_ns),
+        "idle_ms": json::ms(d.idle_ns),
+        "nccl_overlapped_pct": d.nccl_overlapped_pct(),
+        "compute_kernels": d.compute_kernels,
+        "nccl_kernels": d.nccl_kernels,
+        "copies": d.copies,
+    })
 }
 
 pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {

@@ -100,6 +100,7 @@ actions! {
     PanelOverlap = "panel_overlap",
     PanelSummary = "panel_summary",
     PanelDetails = "panel_details",
+    PanelDiff = "panel_diff",
     PanelScrollUp = "panel_scroll_up",
     PanelScrollDown = "panel_scroll_down",
     ToggleMouse = "toggle_mouse",
@@ -110,6 +111,7 @@ actions! {
     Messages = "messages",
     CopyReference = "copy_reference",
     StragglerMap = "straggler_map",
+    SwitchCapture = "switch_capture",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",
     Down = "down",

@@ -218,7 +218,9 @@ pub enum LoadMsg {
     /// The timeline can draw.
     Done(Box<Loaded>),
     /// The cross-rank analyses are done too.
-    Analysed(Box<Loaded>),
+    Analysed(Arc<Loaded>),
+    /// About the `--baseline` capture.
+    Baseline(super::baseline::BaselineMsg),
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
@@ -230,6 +232,18 @@ pub fn load(
     settings: &Settings,
     send: &mut dyn FnMut(LoadMsg),
 ) -> bool {
+    load_then(sources, cache, settings, send, &mut || {}).is_some()
+}
+
+/// [`load`], calling `drawable` once the first frame's version is sent;
+/// returns the analysed version (None: no input could be opened).
+pub fn load_then(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    settings: &Settings,
+    send: &mut dyn FnMut(LoadMsg),
+    drawable: &mut dyn FnMut(),
+) -> Option<Arc<Loaded>> {
     let files = sources.len();
     let out = profile::load_deferring(sources, cache, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
@@ -246,7 +260,7 @@ pub fn load(
         send(LoadMsg::FileError(LoadError::to_string(&e)));
     }
     if nothing_opened {
-        return false;
+        return None;
     }
     send(LoadMsg::Progress {
         stage: "indexing for drawing".into(),
@@ -258,6 +272,7 @@ pub fn load(
     // Hand over the quick version first: the timeline draws while the
     // cross-rank analyses run.
     send(LoadMsg::Done(Box::new(quick.clone())));
+    drawable();
     if let Some(why) = cache_off {
         send(LoadMsg::CacheOff(why));
     }
@@ -269,15 +284,15 @@ pub fn load(
             rows: 0,
         })
     });
-    let profile = full.profile.clone();
-    send(LoadMsg::Analysed(Box::new(full)));
+    let full = Arc::new(full);
+    send(LoadMsg::Analysed(full.clone()));
     // Last, so that neither the first frame nor the analyses wait for it.
     if let Some(entry) = unwritten
-        && let Err(why) = entry.write(&profile)
+        && let Err(why) = entry.write(&full.profile)
     {
         send(LoadMsg::CacheOff(why));
     }
-    true
+    Some(full)
 }
 
 /// The span of all events on the reference clock.

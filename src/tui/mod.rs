@@ -2,6 +2,7 @@
 //! (`ui`); data arrives from a background loader; the UI runs no SQL.
 
 pub mod action;
+pub mod baseline;
 pub mod data;
 pub mod finder;
 pub mod history;

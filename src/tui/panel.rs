@@ -13,16 +13,18 @@ pub enum PanelKind {
     Overlap,
     Summary,
     Details,
+    Diff,
 }
 
 impl PanelKind {
     /// In screen order.
-    pub const ALL: [PanelKind; 5] = [
+    pub const ALL: [PanelKind; 6] = [
         PanelKind::Skew,
         PanelKind::Launch,
         PanelKind::Overlap,
         PanelKind::Summary,
         PanelKind::Details,
+        PanelKind::Diff,
     ];
 
     /// The panel's title.
@@ -33,6 +35,7 @@ impl PanelKind {
             PanelKind::Overlap => "overlap",
             PanelKind::Summary => "summary",
             PanelKind::Details => "details",
+            PanelKind::Diff => "diff",
         }
     }
 
@@ -53,6 +56,7 @@ impl Panels {
             PanelKind::Overlap => &self.overlap,
             PanelKind::Summary => &self.summary,
             PanelKind::Details => &self.details,
+            PanelKind::Diff => &self.diff,
         }
     }
 
@@ -63,6 +67,7 @@ impl Panels {
             PanelKind::Overlap => &mut self.overlap,
             PanelKind::Summary => &mut self.summary,
             PanelKind::Details => &mut self.details,
+            PanelKind::Diff => &mut self.diff,
         }
     }
 
@@ -75,6 +80,17 @@ impl Panels {
     }
 }
 
+/// Where Enter (a click) on a panel row goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PanelTarget {
+    /// An event, selected and brought into view.
+    Event(EventRef),
+    /// A collective instance: (group, 0-based instance), jumped to.
+    Instance(usize, usize),
+    /// The kernels of this name, found as the finder finds them.
+    Kernel(String),
+}
+
 /// Where one panel was drawn and what its rows lead to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelArea {
@@ -82,7 +98,7 @@ pub struct PanelArea {
     /// Inside the border: the rows of the panel.
     pub inner: Rect,
     /// Per row of the whole (wrapped) panel: where Enter or a click goes.
-    pub targets: Vec<Option<EventRef>>,
+    pub targets: Vec<Option<PanelTarget>>,
 }
 
 /// The geometry of the last frame, recorded by drawing for the mouse.
@@ -113,7 +129,7 @@ impl FrameLayout {
 /// Scroll of every panel and the one `{` `}` move: the last opened.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelView {
-    scroll: [Scroll; 5],
+    scroll: [Scroll; PanelKind::ALL.len()],
     pub last_opened: Option<PanelKind>,
 }
 

@@ -29,6 +29,8 @@ pub struct Options {
     pub cache: Option<crate::profile::CacheDir>,
     /// Capture the mouse (`--no-mouse` turns it off; `m` toggles).
     pub mouse: bool,
+    /// The `--baseline` capture's inputs (none: no baseline).
+    pub baseline: Vec<Source>,
     /// Messages known before loading starts (inputs given twice, read
     /// once…), listed with the load messages.
     pub notes: Vec<String>,
@@ -113,10 +115,16 @@ async fn event_loop(
     let sources = opts.sources.clone();
     let settings = opts.settings.clone();
     let cache = opts.cache.clone();
+    let baseline = opts.baseline.clone();
     let loader = tokio::task::spawn_blocking(move || {
-        data::load(&sources, cache.as_ref(), &settings, &mut |m| {
+        let send = |m| {
             let _ = load_tx.send(Msg::Load(m));
-        })
+        };
+        if baseline.is_empty() {
+            data::load(&sources, cache.as_ref(), &settings, &mut |m| send(m))
+        } else {
+            super::baseline::load_pair(&sources, &baseline, cache.as_ref(), &settings, &send)
+        }
     });
     // A loader that panicked (a bug) ends the UI cleanly with one line.
     let end_tx = tx.clone();
@@ -138,6 +146,9 @@ async fn event_loop(
     let mut app = App::new(opts.keymap, opts.no_color);
     app.mouse = opts.mouse;
     app.pending_goto = opts.goto;
+    if !opts.baseline.is_empty() {
+        app.baseline = Some(super::state::Baseline::loading());
+    }
     if opts.demo {
         app.banner = Some("demo profile (embedded)".into());
     }

@@ -1,6 +1,7 @@
 //! The UI state and what each action does to it. Views read this; nothing
 //! here draws.
 
+mod baseline;
 mod clock;
 mod first_screen;
 mod jumps;
@@ -11,6 +12,7 @@ mod panels;
 mod reference;
 mod stragglers;
 
+pub use baseline::{Baseline, BaselineStatus, step_starts};
 pub use jumps::{Place, Target};
 
 use super::action::{Action, Mode};
@@ -56,11 +58,12 @@ pub struct Panels {
     pub overlap: bool,
     pub summary: bool,
     pub details: bool,
+    pub diff: bool,
 }
 
 impl Panels {
     pub fn any(&self) -> bool {
-        self.skew || self.launch || self.overlap || self.summary || self.details
+        self.skew || self.launch || self.overlap || self.summary || self.details || self.diff
     }
 }
 
@@ -167,6 +170,8 @@ pub struct App {
     /// stays the same, so its cursor and sort survive a trip to the
     /// timeline).
     pub straggler: Option<StragglerView>,
+    /// The `--baseline` capture (None without one).
+    pub baseline: Option<Baseline>,
 }
 
 impl App {
@@ -212,6 +217,7 @@ impl App {
             help_scroll: Scroll::default(),
             screen: Screen::Timeline,
             straggler: None,
+            baseline: None,
         }
     }
 
@@ -239,6 +245,26 @@ impl App {
         let mut msgs = Vec::new();
         super::data::load(sources, cache, settings, &mut |m| msgs.push(m));
         for m in msgs {
+            if !matches!(m, LoadMsg::Progress { .. }) {
+                self.on_load(m);
+            }
+        }
+    }
+
+    /// [`App::load_now`] with a `--baseline` capture.
+    pub fn load_now_with_baseline(
+        &mut self,
+        sources: &[crate::profile::Source],
+        baseline: &[crate::profile::Source],
+        cache: Option<&crate::profile::CacheDir>,
+        settings: &crate::analysis::bundle::Settings,
+    ) {
+        self.baseline = Some(Baseline::loading());
+        let msgs = std::sync::Mutex::new(Vec::new());
+        super::baseline::load_pair(sources, baseline, cache, settings, &|m| {
+            msgs.lock().expect("not poisoned").push(m)
+        });
+        for m in msgs.into_inner().expect("not poisoned") {
             if !matches!(m, LoadMsg::Progress { .. }) {
                 self.on_load(m);
             }
@@ -277,7 +303,8 @@ impl App {
                 }
                 self.set_loaded(Arc::from(loaded));
             }
-            LoadMsg::Analysed(loaded) => self.set_analysed(Arc::from(loaded)),
+            LoadMsg::Analysed(loaded) => self.set_analysed(loaded),
+            LoadMsg::Baseline(m) => self.on_baseline(m),
         }
     }
 

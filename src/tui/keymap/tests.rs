@@ -207,6 +207,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, Help, &["?"]),
         (Mode::Timeline, Quit, &["q", "ctrl-c"]),
         (Mode::Timeline, StragglerMap, &["H"]),
+        (Mode::Timeline, SwitchCapture, &["B"]),
+        (Mode::Timeline, PanelDiff, &["6"]),
         (Mode::Stragglers, Up, &["Up", "k"]),
         (Mode::Stragglers, Down, &["Down", "j"]),
         (Mode::Stragglers, PanLeft, &["Left", "a"]),

@@ -68,10 +68,10 @@ impl App {
                 K::Down(MouseButton::Left) if panel.inner.contains(at) => {
                     let y = (at.y - panel.inner.y) as usize;
                     let row = self.panel_view.scroll(kind).row_at(y);
-                    match row.and_then(|r| panel.targets.get(r).copied().flatten()) {
-                        Some(e) => {
+                    match row.and_then(|r| panel.targets.get(r).cloned().flatten()) {
+                        Some(t) => {
                             self.message = None;
-                            self.select(e, true);
+                            self.enter_panel_row(t);
                         }
                         None => self.message = Some("nothing to go to on this row".into()),
                     }

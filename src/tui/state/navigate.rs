@@ -128,6 +128,7 @@ impl App {
             Action::PanelOverlap => self.toggle_panel(PanelKind::Overlap),
             Action::PanelSummary => self.toggle_panel(PanelKind::Summary),
             Action::PanelDetails => self.toggle_panel(PanelKind::Details),
+            Action::PanelDiff => self.toggle_panel(PanelKind::Diff),
             Action::PanelScrollUp => self.scroll_panel(false),
             Action::PanelScrollDown => self.scroll_panel(true),
             Action::ToggleMouse => self.toggle_mouse(),
@@ -143,6 +144,7 @@ impl App {
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(&l),
             Action::StragglerMap => self.open_straggler_map(&l),
+            Action::SwitchCapture => self.switch_capture(),
             _ => {}
         }
     }

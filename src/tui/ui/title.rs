@@ -79,6 +79,12 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 3,
         });
     }
+    if app.baseline.as_ref().is_some_and(|b| b.shown) {
+        items.push(Item {
+            text: "  ·  BASELINE".into(),
+            keep: 4,
+        });
+    }
     if app.focus {
         items.push(Item {
             text: "  ·  FOCUS".into(),

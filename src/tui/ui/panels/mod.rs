@@ -3,6 +3,7 @@
 //! (border, title, scroll position, `↓ more`).
 
 mod details;
+mod diff;
 mod launch;
 mod overlap;
 mod skew;
@@ -14,7 +15,7 @@ use super::visible;
 use crate::profile::Profile;
 use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
-use crate::tui::panel::{PanelArea, PanelKind};
+use crate::tui::panel::{PanelArea, PanelKind, PanelTarget};
 use crate::tui::state::{App, EventRef};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -25,7 +26,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 #[derive(Default)]
 pub struct PanelLines {
     pub lines: Vec<Line<'static>>,
-    pub targets: Vec<Option<EventRef>>,
+    pub targets: Vec<Option<PanelTarget>>,
 }
 
 impl PanelLines {
@@ -40,6 +41,10 @@ impl PanelLines {
     }
 
     fn push_to(&mut self, line: impl Into<Line<'static>>, target: Option<EventRef>) {
+        self.push_target(line, target.map(PanelTarget::Event));
+    }
+
+    fn push_target(&mut self, line: impl Into<Line<'static>>, target: Option<PanelTarget>) {
         self.lines.push(line.into());
         self.targets.push(target);
     }
@@ -53,6 +58,7 @@ pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize
         PanelKind::Overlap => overlap::lines(app, l, theme),
         PanelKind::Summary => summary::lines(app, l, theme),
         PanelKind::Details => details::lines(app, l, theme),
+        PanelKind::Diff => diff::lines(app, theme, width),
     }
 }
 
@@ -60,7 +66,7 @@ pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize
 struct Rows {
     kind: PanelKind,
     rows: Vec<Line<'static>>,
-    targets: Vec<Option<EventRef>>,
+    targets: Vec<Option<PanelTarget>>,
 }
 
 fn rows(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> Rows {
@@ -73,7 +79,7 @@ fn rows(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> 
     for (line, target) in content.lines.into_iter().zip(content.targets) {
         for row in wrap::wrap(visible(line), width) {
             out.rows.push(row);
-            out.targets.push(target);
+            out.targets.push(target.clone());
         }
     }
     out

@@ -1,0 +1,291 @@
+//! Before and after: the differences between two captures' analyses
+//! (steps, kernels, kernel classes, overlap, skew, completeness) and the
+//! regressions a CI gate fails on.
+//!
+//! Everything here is a value computed once from both sides' bundle
+//! results; names and device labels are copied out, so the report and the
+//! timeline read a [`Diff`] without either profile.
+
+mod completeness;
+mod kernels;
+mod overlap;
+mod regressions;
+mod skew;
+mod steps;
+
+pub use completeness::DiffCompleteness;
+pub use kernels::{ClassDelta, KernelClass, KernelDelta};
+pub use overlap::OverlapPair;
+pub use regressions::{Metric, Regression};
+pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
+pub use steps::{StepFigures, StepsDiff};
+
+use super::bundle::Analysis;
+use crate::profile::Profile;
+use std::path::PathBuf;
+
+/// One capture as the diff reads it: its profile and its analyses
+/// (`analysis::bundle::analyze`).
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub profile: &'a Profile,
+    pub analysis: &'a Analysis,
+}
+
+/// Which capture a one-sided figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Before,
+    After,
+}
+
+impl Which {
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Before => "before",
+            Which::After => "after",
+        }
+    }
+}
+
+/// The differences between two captures.
+#[derive(Debug, Clone)]
+pub struct Diff {
+    pub before_files: Vec<PathBuf>,
+    pub after_files: Vec<PathBuf>,
+    pub steps: StepsDiff,
+    /// Every kernel short name of either side, largest |Δ ms| first.
+    pub kernels: Vec<KernelDelta>,
+    /// Compute, each NCCL op, memcpy, memset (those present on a side).
+    pub classes: Vec<ClassDelta>,
+    /// Devices paired by label, in the before capture's device order, then
+    /// those only after; an unpaired device has one side `None`.
+    pub overlap: Vec<OverlapPair>,
+    /// Paired groups first (before's order), then the unpaired ones.
+    pub skew: Vec<SkewPair>,
+    pub completeness: DiffCompleteness,
+}
+
+/// Computes the differences from `before` to `after`.
+pub fn diff(before: Side, after: Side) -> Diff {
+    Diff {
+        before_files: files(before.profile),
+        after_files: files(after.profile),
+        steps: steps::steps_diff(before, after),
+        kernels: kernels::kernel_deltas(before, after),
+        classes: kernels::class_deltas(before, after),
+        overlap: overlap::overlap_pairs(before, after),
+        skew: skew::skew_pairs(before, after),
+        completeness: completeness::diff_completeness(before, after),
+    }
+}
+
+fn files(p: &Profile) -> Vec<PathBuf> {
+    p.files.iter().map(|f| f.path.clone()).collect()
+}
+
+/// `after − before` as a percentage of `before`; `None` when before is 0.
+pub fn delta_pct(before: f64, after: f64) -> Option<f64> {
+    (before != 0.0).then(|| 100.0 * (after - before) / before)
+}
+
+impl Diff {
+    /// Total kernel time (every kernel, every device) before and after, ns.
+    pub fn kernel_total_ns(&self) -> (i64, i64) {
+        self.kernels.iter().fold((0, 0), |(b, a), k| {
+            (b.saturating_add(k.before_ns), a.saturating_add(k.after_ns))
+        })
+    }
+
+    /// The capture's own step-to-step spread as a share of its typical
+    /// step: (p90 − p50) / p50 of the before capture's step durations, in
+    /// %. `None` without steps.
+    pub fn noise_pct(&self) -> Option<f64> {
+        let s = self.steps.before.spread_ms?;
+        (s.p50 > 0.0).then(|| 100.0 * (s.p90 - s.p50) / s.p50)
+    }
+
+    /// A change of `delta_pct` % is within noise: smaller than the before
+    /// capture's step spread ([`Diff::noise_pct`]).
+    pub fn within_noise(&self, delta_pct: Option<f64>) -> bool {
+        match (self.noise_pct(), delta_pct) {
+            (Some(noise), Some(d)) => d.abs() < noise,
+            _ => false,
+        }
+    }
+
+    /// Nothing differs: every figure of one side equals the other's (a
+    /// capture compared with itself).
+    pub fn unchanged(&self) -> bool {
+        let same_overlap = |p: &OverlapPair| match (&p.before, &p.after) {
+            (Some(b), Some(a)) => {
+                crate::analysis::overlap::DeviceOverlap {
+                    device: 0,
+                    ..b.clone()
+                } == crate::analysis::overlap::DeviceOverlap {
+                    device: 0,
+                    ..a.clone()
+                }
+            }
+            _ => false,
+        };
+        let same_skew = |p: &SkewPair| match (&p.before, &p.after) {
+            (Some(b), Some(a)) => {
+                SkewSide {
+                    group: 0,
+                    ..b.clone()
+                } == SkewSide {
+                    group: 0,
+                    ..a.clone()
+                }
+            }
+            _ => false,
+        };
+        self.steps.before == self.steps.after
+            && self
+                .kernels
+                .iter()
+                .all(|k| k.before_ns == k.after_ns && k.before_count == k.after_count)
+            && self
+                .classes
+                .iter()
+                .all(|c| c.before_ns == c.after_ns && c.before_count == c.after_count)
+            && self.overlap.iter().all(same_overlap)
+            && self.skew.iter().all(same_skew)
+            && !self.completeness.differs()
+    }
+
+    /// What grew by more than `pct` % of its before value: the step p50
+    /// (when both sides have steps), the total kernel time, the excess of
+    /// each paired skew group. A figure that was 0 before and grew counts,
+    /// with no percentage.
+    pub fn regressions(&self, pct: f64) -> Vec<Regression> {
+        regressions::regressions(self, pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::bundle::{Settings, analyze};
+
+    fn load(name: &str) -> (Profile, Analysis) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (p, errors) =
+            crate::profile::load(&[root.join("fixtures").join(name)], &mut |_, _, _| {});
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = analyze(&p, &Settings::default(), &mut |_| {});
+        (p, a)
+    }
+
+    #[test]
+    fn a_capture_against_itself_changes_nothing() {
+        let (p, a) = load("megatron_tp8.sqlite");
+        let side = Side {
+            profile: &p,
+            analysis: &a,
+        };
+        let d = diff(side, side);
+        assert!(d.steps.before.count > 0);
+        assert_eq!(d.steps.before, d.steps.after);
+        assert!(!d.kernels.is_empty());
+        assert!(
+            d.kernels
+                .iter()
+                .all(|k| k.delta_ns() == 0 && k.only().is_none())
+        );
+        assert!(d.classes.iter().all(|c| c.delta_ns() == 0));
+        assert!(
+            d.overlap
+                .iter()
+                .all(|o| o.before == o.after && o.before.is_some())
+        );
+        assert!(!d.skew.is_empty());
+        assert!(
+            d.skew
+                .iter()
+                .all(|s| s.paired_by == Some(PairedBy::Key) && s.before == s.after)
+        );
+        assert!(!d.completeness.differs());
+        assert!(d.unchanged());
+        assert_eq!(d.regressions(0.0), Vec::new());
+    }
+
+    #[test]
+    fn a_slower_kernel_shows_under_its_name_and_trips_the_gate() {
+        let (before, ab) = load("megatron_tp8.sqlite");
+        let mut after = before.clone();
+        let row = (0..after.gpu.len())
+            .find(|&i| {
+                after.gpu.kind[i] == crate::profile::GpuKind::Kernel
+                    && ab.classes.comm(&after, i).is_none()
+            })
+            .expect("a compute kernel");
+        after.gpu.end[row] += 10_000_000;
+        let aa = analyze(&after, &Settings::default(), &mut |_| {});
+        let d = diff(
+            Side {
+                profile: &before,
+                analysis: &ab,
+            },
+            Side {
+                profile: &after,
+                analysis: &aa,
+            },
+        );
+        assert!(!d.unchanged());
+        let name = before.strings.get(before.gpu.name[row]);
+        assert_eq!(d.kernels[0].name, name);
+        assert_eq!(d.kernels[0].delta_ns(), 10_000_000);
+        assert!(d.kernels[1..].iter().all(|k| k.delta_ns() == 0));
+        let compute = d
+            .classes
+            .iter()
+            .find(|c| c.class == KernelClass::Compute)
+            .unwrap();
+        assert_eq!(compute.delta_ns(), 10_000_000);
+        let (b, a) = d.kernel_total_ns();
+        assert_eq!(a - b, 10_000_000);
+        let pct = 100.0 * 10_000_000.0 / b as f64;
+        let gate = d.regressions(pct / 2.0);
+        assert!(
+            gate.iter().any(|r| r.metric == Metric::KernelTotal),
+            "{gate:?}"
+        );
+        assert!(
+            !d.regressions(pct * 2.0)
+                .iter()
+                .any(|r| r.metric == Metric::KernelTotal)
+        );
+    }
+
+    #[test]
+    fn groups_pair_by_key_else_by_op_sequence_else_not() {
+        let (p, a) = load("megatron_tp8.sqlite");
+        assert!(a.skews.len() >= 2, "{}", a.skews.len());
+        let mut renamed = a.clone();
+        renamed.matching.groups[a.skews[0].group].key = "renamed".into();
+        let mut fewer = a.clone();
+        fewer.skews.remove(1);
+        let side = |a| Side {
+            profile: &p,
+            analysis: a,
+        };
+        let d = diff(side(&a), side(&renamed));
+        let by_seq: Vec<&SkewPair> = d
+            .skew
+            .iter()
+            .filter(|s| s.paired_by == Some(PairedBy::OpSequence))
+            .collect();
+        // Groups with the same ops could pair crosswise; the renamed one pairs.
+        assert!(by_seq.iter().any(|s| s.key == "renamed"), "{:?}", d.skew);
+        assert!(d.skew.iter().all(|s| s.paired_by.is_some()));
+        let d = diff(side(&a), side(&fewer));
+        let lost = &a.matching.groups[a.skews[1].group].key;
+        let unpaired: Vec<&SkewPair> = d.skew.iter().filter(|s| s.paired_by.is_none()).collect();
+        assert_eq!(unpaired.len(), 1);
+        assert_eq!(&unpaired[0].key, lost);
+        assert!(unpaired[0].after.is_none() && unpaired[0].before.is_some());
+        assert_eq!(d.skew.last().map(|s| &s.key), Some(lost));
+    }
+}

@@ -1,0 +1,105 @@
+//! The regression gate: which figures grew by more than a percentage of
+//! their before value.
+
+use super::{Diff, delta_pct};
+
+/// A figure the gate watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// p50 of the step durations.
+    StepP50,
+    /// Every kernel's duration summed over every device.
+    KernelTotal,
+    /// A paired skew group's excess.
+    SkewExcess,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::StepP50, Metric::KernelTotal, Metric::SkewExcess];
+
+    /// As JSON names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::StepP50 => "step_p50_ms",
+            Metric::KernelTotal => "kernel_total_ms",
+            Metric::SkewExcess => "skew_excess_ms",
+        }
+    }
+}
+
+/// A figure that grew by more than the gate's percentage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Regression {
+    pub metric: Metric,
+    /// The skew group's key (after side); `None` for whole-capture figures.
+    pub key: Option<String>,
+    /// In ms.
+    pub before: f64,
+    pub after: f64,
+    /// Growth in % of before; `None` when before was 0.
+    pub pct: Option<f64>,
+}
+
+impl Regression {
+    /// `step p50 12.000 -> 15.000 ms (+25.0%)`.
+    pub fn phrase(&self) -> String {
+        let what = match (&self.metric, &self.key) {
+            (Metric::StepP50, _) => "step p50".to_string(),
+            (Metric::KernelTotal, _) => "total kernel time".to_string(),
+            (Metric::SkewExcess, Some(k)) => format!("skew excess of {k}"),
+            (Metric::SkewExcess, None) => "skew excess".to_string(),
+        };
+        let pct = self
+            .pct
+            .map_or("from 0".to_string(), |p| format!("{p:+.1}%"));
+        format!("{what} {:.3} -> {:.3} ms ({pct})", self.before, self.after)
+    }
+}
+
+/// `before` → `after` (ms) as a regression when it grew by more than `pct`.
+fn check(
+    metric: Metric,
+    key: Option<&str>,
+    before: f64,
+    after: f64,
+    pct: f64,
+) -> Option<Regression> {
+    let grown = match delta_pct(before, after) {
+        Some(d) => d > pct,
+        None => after > before,
+    };
+    grown.then(|| Regression {
+        metric,
+        key: key.map(str::to_string),
+        before,
+        after,
+        pct: delta_pct(before, after),
+    })
+}
+
+pub fn regressions(d: &Diff, pct: f64) -> Vec<Regression> {
+    let mut out = Vec::new();
+    if let (Some(b), Some(a)) = (d.steps.before.spread_ms, d.steps.after.spread_ms) {
+        out.extend(check(Metric::StepP50, None, b.p50, a.p50, pct));
+    }
+    let (b, a) = d.kernel_total_ns();
+    out.extend(check(
+        Metric::KernelTotal,
+        None,
+        b as f64 / 1e6,
+        a as f64 / 1e6,
+        pct,
+    ));
+    for s in &d.skew {
+        if let Some((b, a)) = s.excess_ns() {
+            out.extend(check(
+                Metric::SkewExcess,
+                Some(&s.key),
+                b as f64 / 1e6,
+                a as f64 / 1e6,
+                pct,
+            ));
+        }
+    }
+    out
+}

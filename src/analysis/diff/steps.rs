@@ -1,0 +1,36 @@
+//! Step durations before and after: count, p50, p90, max.
+
+use super::Side;
+use crate::analysis::stats::Spread;
+
+/// One side's steps.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepFigures {
+    pub count: usize,
+    /// Step durations in ms; `None` without steps.
+    pub spread_ms: Option<Spread>,
+}
+
+/// Steps before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepsDiff {
+    pub before: StepFigures,
+    pub after: StepFigures,
+}
+
+pub fn steps_diff(before: Side, after: Side) -> StepsDiff {
+    StepsDiff {
+        before: figures(before),
+        after: figures(after),
+    }
+}
+
+/// A step lasts from the earliest start to the latest end of its range
+/// over every rank (`Steps::spans`).
+fn figures(s: Side) -> StepFigures {
+    let spans = s.analysis.steps.spans(s.profile, &s.analysis.clock);
+    StepFigures {
+        count: spans.len(),
+        spread_ms: Spread::of(spans.iter().map(|&(a, b)| b.saturating_sub(a) as f64 / 1e6)),
+    }
+}

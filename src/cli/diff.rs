@@ -1,0 +1,181 @@
+//! `rankline diff BEFORE AFTER`: both captures loaded and analysed at
+//! once, compared, printed; `--fail-on-regression PCT` exits 3 when a
+//! watched figure grew by more than PCT %.
+
+use super::{AnalysisArgs, FormatArg, NoCacheArg, fail, input_files, say};
+use rankline::analysis::bundle::{Analysis, Settings, analyze};
+use rankline::analysis::diff::{Side, diff};
+use rankline::profile::{self, CacheDir, Profile, Source};
+use rankline::report::Format;
+use rankline::report::diff::{DiffOptions, gate_lines, render};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code of a failed regression gate.
+const REGRESSED: u8 = 3;
+
+#[derive(clap::Args)]
+pub struct DiffArgs {
+    /// The capture before the change: an nsys SQLite export, or a directory of them
+    #[arg(value_name = "BEFORE")]
+    before: PathBuf,
+    /// The capture after the change: an nsys SQLite export, or a directory of them
+    #[arg(value_name = "AFTER")]
+    after: PathBuf,
+    /// Output format (text or json)
+    #[arg(long, value_enum, default_value = "text")]
+    format: FormatArg,
+    /// Text: print long names and paths whole (default: fit 100 columns)
+    #[arg(long)]
+    wide: bool,
+    /// Exit 3 when the step p50, the total kernel time or a paired group's excess grows by more than PCT %
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    fail_on_regression: Option<f64>,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
+    #[command(flatten)]
+    pub no_cache: NoCacheArg,
+}
+
+/// One side, loaded and analysed.
+struct Loaded {
+    profile: Profile,
+    analysis: Option<Analysis>,
+    /// One line each: duplicates dropped, cache trouble, files that failed.
+    said: Vec<String>,
+    failed: bool,
+}
+
+/// A side's export files, duplicates dropped (within the side only, so
+/// that a capture compared with itself stays whole on both sides).
+fn side_files(path: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+    let (kept, dropped) = input_files(&[path.to_path_buf()])?;
+    Ok((kept, dropped.iter().map(ToString::to_string).collect()))
+}
+
+fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loaded {
+    let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
+    let out = profile::load_with(&sources, cache, &mut |_, _, _| {});
+    let mut said: Vec<String> = out.cache_off.into_iter().collect();
+    said.extend(out.errors.iter().map(ToString::to_string));
+    let nothing = out.errors.len() == files.len();
+    let analysis = (!nothing).then(|| analyze(&out.profile, settings, &mut |_| {}));
+    Loaded {
+        profile: out.profile,
+        analysis,
+        said,
+        failed: !out.errors.is_empty(),
+    }
+}
+
+/// The files as the cache names them: both sides naming one file must not
+/// write its cache entry from two threads at once.
+fn canonical(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = files
+        .iter()
+        .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Both sides: one load when they name the same files, one after the
+/// other when they share some, else at once.
+fn load_both(
+    before: &[PathBuf],
+    after: &[PathBuf],
+    cache: Option<&CacheDir>,
+    settings: &Settings,
+) -> (Loaded, Option<Loaded>) {
+    let (cb, ca) = (canonical(before), canonical(after));
+    if cb == ca {
+        return (load(before, cache, settings), None);
+    }
+    if cb.iter().any(|f| ca.contains(f)) {
+        let b = load(before, cache, settings);
+        return (b, Some(load(after, cache, settings)));
+    }
+    std::thread::scope(|s| {
+        let b = s.spawn(|| load(before, cache, settings));
+        let a = load(after, cache, settings);
+        let b = b.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (b, Some(a))
+    })
+}
+
+pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
+    let format = match args.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+        FormatArg::Csv => {
+            return fail("--format csv is only for `report stragglers` (diff: text or json)");
+        }
+    };
+    let settings = match args.analysis.settings() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if let Some(pct) = args.fail_on_regression
+        && !(pct.is_finite() && pct >= 0.0)
+    {
+        return fail("--fail-on-regression needs a percentage >= 0");
+    }
+    let (before, after) = (side_files(&args.before), side_files(&args.after));
+    let (before, after) = match (before, after) {
+        (Ok(b), Ok(a)) => (b, a),
+        (b, a) => {
+            for e in [b.err(), a.err()].into_iter().flatten() {
+                say(e);
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    for d in before.1.iter().chain(&after.1) {
+        say(d);
+    }
+    let (b, a) = load_both(&before.0, &after.0, cache.as_ref(), &settings);
+    for line in b.said.iter().chain(a.iter().flat_map(|a| &a.said)) {
+        say(line);
+    }
+    let a = a.as_ref().unwrap_or(&b);
+    let (Some(ba), Some(aa)) = (&b.analysis, &a.analysis) else {
+        return ExitCode::FAILURE;
+    };
+    let d = diff(
+        Side {
+            profile: &b.profile,
+            analysis: ba,
+        },
+        Side {
+            profile: &a.profile,
+            analysis: aa,
+        },
+    );
+    let options = DiffOptions {
+        format,
+        wide: args.wide,
+        gate_pct: args.fail_on_regression,
+    };
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = std::io::stdout()
+        .lock()
+        .write_all(render(&d, &options).as_bytes());
+    if b.failed || a.failed {
+        return ExitCode::FAILURE;
+    }
+    match args.fail_on_regression {
+        Some(pct) => {
+            let regressions = d.regressions(pct);
+            for line in gate_lines(pct, &regressions) {
+                say(line);
+            }
+            if regressions.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(REGRESSED)
+            }
+        }
+        None => ExitCode::SUCCESS,
+    }
+}

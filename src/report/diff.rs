@@ -1,0 +1,78 @@
+//! `rankline diff`: a [`Diff`] as text (100 columns unless `--wide`) or
+//! JSON, and the regression gate's lines.
+
+mod json;
+mod skew_text;
+mod text;
+
+use super::Format;
+use crate::analysis::diff::{Diff, Regression};
+
+/// What the user asked of `diff`.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    /// Text or JSON (CSV is refused before here).
+    pub format: Format,
+    /// Text: long names and paths whole instead of fitting 100 columns.
+    pub wide: bool,
+    /// `--fail-on-regression PCT`.
+    pub gate_pct: Option<f64>,
+}
+
+/// The diff in the chosen format.
+pub fn render(d: &Diff, o: &DiffOptions) -> String {
+    let regressions = o.gate_pct.map(|p| d.regressions(p)).unwrap_or_default();
+    match o.format {
+        Format::Json => {
+            let mut s = crate::text_safe::to_json_pretty(&json::to_json(d, &regressions))
+                .unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Text | Format::Csv => {
+            let text = text::to_text(d, o, &regressions);
+            crate::text_safe::escape_controls_keep_newlines(&text).into_owned()
+        }
+    }
+}
+
+/// The gate's verdict for CI logs: one summary line, then one line per
+/// figure that regressed.
+pub fn gate_lines(pct: f64, regressions: &[Regression]) -> Vec<String> {
+    if regressions.is_empty() {
+        return vec![format!(
+            "regression gate passed: nothing grew by more than {pct}%"
+        )];
+    }
+    let mut out = vec![format!(
+        "regression gate failed: {} figure{} grew by more than {pct}%",
+        regressions.len(),
+        if regressions.len() == 1 { "" } else { "s" }
+    )];
+    out.extend(
+        regressions
+            .iter()
+            .map(|r| format!("regressed: {}", r.phrase())),
+    );
+    out
+}
+
+/// A signed change with 3 decimals: `+1.250`, `-0.500`, `0.000`.
+fn signed(v: f64) -> String {
+    if v == 0.0 {
+        "0.000".into()
+    } else {
+        format!("{v:+.3}")
+    }
+}
+
+/// A signed percentage with one decimal, or `-` when there is none.
+fn signed_pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| {
+        if v == 0.0 {
+            "0.0".into()
+        } else {
+            format!("{v:+.1}")
+        }
+    })
+}

@@ -1,0 +1,388 @@
+//! `diff` as text: steps, kernels, classes, overlap, skew, completeness,
+//! each within 100 columns unless `--wide`.
+
+use super::{DiffOptions, signed, signed_pct};
+use crate::analysis::diff::{Diff, DiffCompleteness, Regression, delta_pct};
+use crate::analysis::overlap::DeviceOverlap;
+use crate::analysis::stats::Spread;
+use crate::profile::DeviceLabel;
+use crate::report::fit::{self, Keep, TEXT_WIDTH, shorten};
+use crate::report::table::{self, Table};
+use crate::text_safe::escape_controls as safe;
+use std::path::PathBuf;
+
+/// Kernel names listed in text (JSON has them all).
+pub const TOP_KERNELS: usize = 15;
+
+/// How wide text may be, and how notes wrap.
+pub(super) struct Layout<'a> {
+    pub diff: &'a Diff,
+    pub cols: Option<usize>,
+}
+
+impl Layout<'_> {
+    pub fn note(&self, text: &str) -> String {
+        fit::wrap(text, "  ", self.cols)
+    }
+
+    /// "within noise" when a change of `pct` % is smaller than the before
+    /// capture's step spread.
+    pub fn noise(&self, delta: f64, pct: Option<f64>) -> String {
+        if delta != 0.0 && self.diff.within_noise(pct) {
+            "within noise".into()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// A figure table: figure, before, after, delta, delta_%, note.
+pub(super) fn figure_table() -> Table {
+    Table::new(&["figure", "before", "after", "delta", "delta_%", "note"]).shorten(0, Keep::Start)
+}
+
+/// A row of ms figures; `noisy`: may be marked within noise.
+pub(super) fn ms_row(
+    l: &Layout,
+    name: &str,
+    b: Option<f64>,
+    a: Option<f64>,
+    noisy: bool,
+) -> Vec<String> {
+    let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let (delta, pct, note) = match (b, a) {
+        (Some(b), Some(a)) => {
+            let pct = delta_pct(b, a);
+            let note = if noisy {
+                l.noise(a - b, pct)
+            } else {
+                String::new()
+            };
+            (signed(a - b), signed_pct(pct), note)
+        }
+        _ => ("-".into(), "-".into(), String::new()),
+    };
+    vec![name.into(), cell(b), cell(a), delta, pct, note]
+}
+
+/// A row of counts.
+pub(super) fn count_row(name: &str, b: usize, a: usize) -> Vec<String> {
+    let delta = a as i64 - b as i64;
+    vec![
+        name.into(),
+        b.to_string(),
+        a.to_string(),
+        if delta == 0 {
+            "0".into()
+        } else {
+            format!("{delta:+}")
+        },
+        signed_pct(delta_pct(b as f64, a as f64)),
+        String::new(),
+    ]
+}
+
+fn side_files(l: &Layout, which: &str, files: &[PathBuf]) -> String {
+    let first = files.first().map_or("(nothing)".to_string(), |f| {
+        safe(&f.display().to_string()).into_owned()
+    });
+    let more = match files.len() {
+        0 | 1 => String::new(),
+        n => format!(" and {} more file{}", n - 1, if n == 2 { "" } else { "s" }),
+    };
+    let room = l.cols.map(|c| c.saturating_sub(10 + more.len()));
+    let first = match room {
+        Some(room) => shorten(&first, room.max(20), Keep::End),
+        None => first,
+    };
+    format!("  {which:<7} {first}{more}\n")
+}
+
+fn steps(l: &Layout) -> String {
+    let s = &l.diff.steps;
+    let mut out = String::from("\nSteps\n");
+    if s.before.count == 0 && s.after.count == 0 {
+        out += "  no step ranges on either side (NVTX ranges matching --step-marker)\n";
+        return out;
+    }
+    out += &l.note("a step lasts from the earliest start to the latest end of its NVTX step range over every rank");
+    let mut t = figure_table();
+    t.row(count_row("count", s.before.count, s.after.count));
+    let pick =
+        |f: &crate::analysis::diff::StepFigures, g: fn(&Spread) -> f64| f.spread_ms.map(|s| g(&s));
+    for (name, g) in [
+        ("p50_ms", (|s: &Spread| s.p50) as fn(&Spread) -> f64),
+        ("p90_ms", |s| s.p90),
+        ("max_ms", |s| s.max),
+    ] {
+        t.row(ms_row(l, name, pick(&s.before, g), pick(&s.after, g), true));
+    }
+    out += &t.render(l.cols);
+    if let Some(noise) = l.diff.noise_pct() {
+        out += &l.note(&format!(
+            "within noise: a change smaller than the before capture's own step-to-step spread, (p90 − p50) / p50 of its steps = {noise:.1}%"
+        ));
+    }
+    out
+}
+
+fn kernels(l: &Layout) -> String {
+    let k = &l.diff.kernels;
+    let mut out = format!(
+        "\nKernels by name (top {} of {} by |delta|, summed over devices)\n",
+        TOP_KERNELS.min(k.len()),
+        k.len()
+    );
+    if k.is_empty() {
+        out += "  no kernels on either side\n";
+        return out;
+    }
+    let mut t = Table::new(&[
+        "kernel",
+        "before_ms",
+        "after_ms",
+        "delta_ms",
+        "delta_%",
+        "before_n",
+        "after_n",
+        "note",
+    ])
+    .shorten(0, Keep::Start);
+    for d in k.iter().take(TOP_KERNELS) {
+        let note = match d.only() {
+            Some(w) => format!("only {}", w.name()),
+            None => l.noise(d.delta_ns() as f64, d.delta_pct()),
+        };
+        t.row(vec![
+            d.name.clone(),
+            table::ms(d.before_ns),
+            table::ms(d.after_ns),
+            signed(d.delta_ns() as f64 / 1e6),
+            signed_pct(d.delta_pct()),
+            d.before_count.to_string(),
+            d.after_count.to_string(),
+            note,
+        ]);
+    }
+    out += &t.render(l.cols);
+    let (b, a) = l.diff.kernel_total_ns();
+    let pct = delta_pct(b as f64, a as f64);
+    out += &l.note(&format!(
+        "all kernels: {} ms before, {} ms after ({} ms, {}%){}",
+        table::ms(b),
+        table::ms(a),
+        signed((a - b) as f64 / 1e6),
+        signed_pct(pct),
+        match l.noise((a - b) as f64, pct).as_str() {
+            "" => String::new(),
+            n => format!(", {n}"),
+        }
+    ));
+    out
+}
+
+fn classes(l: &Layout) -> String {
+    let mut out = String::from("\nKernel classes (summed durations over devices)\n");
+    let mut t = Table::new(&[
+        "class",
+        "before_ms",
+        "after_ms",
+        "delta_ms",
+        "delta_%",
+        "before_n",
+        "after_n",
+        "note",
+    ]);
+    for c in &l.diff.classes {
+        t.row(vec![
+            c.class.name(),
+            table::ms(c.before_ns),
+            table::ms(c.after_ns),
+            signed(c.delta_ns() as f64 / 1e6),
+            signed_pct(c.delta_pct()),
+            c.before_count.to_string(),
+            c.after_count.to_string(),
+            l.noise(c.delta_ns() as f64, c.delta_pct()),
+        ]);
+    }
+    if t.is_empty() {
+        out += "  no GPU activity on either side\n";
+        return out;
+    }
+    out += &t.render(l.cols);
+    out
+}
+
+fn overlap_cells(o: &DeviceOverlap) -> Vec<String> {
+    vec![
+        table::ms(o.span_ns),
+        table::ms(o.compute_only_ns),
+        table::ms(o.nccl_only_ns),
+        table::ms(o.overlap_ns),
+        table::ms(o.copy_only_ns),
+        table::ms(o.idle_ns),
+        table::pct(o.nccl_overlapped_pct()),
+    ]
+}
+
+fn overlap_delta(b: &DeviceOverlap, a: &DeviceOverlap) -> Vec<String> {
+    let d = |f: fn(&DeviceOverlap) -> i64| signed((f(a) - f(b)) as f64 / 1e6);
+    vec![
+        d(|o| o.span_ns),
+        d(|o| o.compute_only_ns),
+        d(|o| o.nccl_only_ns),
+        d(|o| o.overlap_ns),
+        d(|o| o.copy_only_ns),
+        d(|o| o.idle_ns),
+        match (b.nccl_overlapped_pct(), a.nccl_overlapped_pct()) {
+            (Some(x), Some(y)) => signed_pct(Some(y - x)),
+            _ => "-".into(),
+        },
+    ]
+}
+
+fn overlap(l: &Layout) -> String {
+    let mut out =
+        String::from("\nOverlap per device (as `report overlap`; devices paired by label)\n");
+    let mut t = Table::new(&[
+        "device",
+        "side",
+        "span_ms",
+        "compute_ms",
+        "nccl_ms",
+        "both_ms",
+        "copy_ms",
+        "idle_ms",
+        "hidden_%",
+    ])
+    .shorten(0, Keep::Middle);
+    for o in &l.diff.overlap {
+        let name = o.device.text.clone();
+        let mut row = |first: bool, side: &str, cells: Vec<String>| {
+            let mut r = vec![
+                if first { name.clone() } else { String::new() },
+                side.into(),
+            ];
+            r.extend(cells);
+            t.row(r);
+        };
+        match (&o.before, &o.after) {
+            (Some(b), Some(a)) => {
+                row(true, "before", overlap_cells(b));
+                row(false, "after", overlap_cells(a));
+                row(false, "delta", overlap_delta(b, a));
+            }
+            (Some(b), None) => row(true, "before only", overlap_cells(b)),
+            (None, Some(a)) => row(true, "after only", overlap_cells(a)),
+            (None, None) => {}
+        }
+    }
+    if t.is_empty() {
+        out += "  no device with GPU activity on either side\n";
+        return out;
+    }
+    out += &t.render(l.cols);
+    out +=
+        &l.note("hidden_% = share of NCCL time under compute; its delta is in percentage points");
+    out
+}
+
+fn labels(ls: &[DeviceLabel]) -> String {
+    ls.iter()
+        .map(|l| safe(&l.text).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn world(w: Option<u32>) -> String {
+    w.map_or("not recorded".into(), |w| w.to_string())
+}
+
+/// The warning said first when the two captures cover different devices.
+fn differs_warning(l: &Layout, c: &DiffCompleteness) -> String {
+    if !c.differs() {
+        return String::new();
+    }
+    let mut parts = vec![format!(
+        "the captures cover different devices ({} before, {} after)",
+        c.before_devices.len(),
+        c.after_devices.len()
+    )];
+    if c.before_world_size != c.after_world_size {
+        parts.push(format!(
+            "world size {} before, {} after",
+            world(c.before_world_size),
+            world(c.after_world_size)
+        ));
+    }
+    parts.push("figures are compared per device; totals cover different device sets".into());
+    l.note(&format!("! {}", parts.join(": ")))
+}
+
+fn completeness(l: &Layout) -> String {
+    let c = &l.diff.completeness;
+    let mut out = String::from("\nCompleteness\n");
+    out += &l.note(&format!(
+        "devices: {} before, {} after; world size: {} before, {} after",
+        c.before_devices.len(),
+        c.after_devices.len(),
+        world(c.before_world_size),
+        world(c.after_world_size)
+    ));
+    let lists = [
+        ("devices only before", &c.only_before),
+        ("devices only after", &c.only_after),
+        (
+            "no GPU activity recorded before (CUDA context only)",
+            &c.missing_before,
+        ),
+        (
+            "no GPU activity recorded after (CUDA context only)",
+            &c.missing_after,
+        ),
+    ];
+    for (what, list) in lists {
+        if !list.is_empty() {
+            out += &l.note(&format!("{what}: {}", labels(list)));
+        }
+    }
+    if !c.differs() && c.missing_before.is_empty() && c.missing_after.is_empty() {
+        out += &l.note("both captures cover the same devices");
+    }
+    out
+}
+
+fn regressions(l: &Layout, pct: f64, rs: &[Regression]) -> String {
+    let mut out = format!("\nRegressions (gate: growth above {pct}% of the before value)\n");
+    if rs.is_empty() {
+        out += &l.note("none: the step p50, the total kernel time and every paired group's excess are within the gate");
+    }
+    for r in rs {
+        out += &l.note(&safe(&r.phrase()));
+    }
+    out
+}
+
+pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
+    let l = Layout {
+        diff: d,
+        cols: (!o.wide).then_some(TEXT_WIDTH),
+    };
+    let mut out = String::from("Before and after\n");
+    out += &side_files(&l, "before:", &d.before_files);
+    out += &side_files(&l, "after:", &d.after_files);
+    out += &differs_warning(&l, &d.completeness);
+    if d.unchanged() {
+        out += &l.note("no change: every figure below is the same on both sides");
+    }
+    out += &steps(&l);
+    out += &kernels(&l);
+    out += &classes(&l);
+    out += &overlap(&l);
+    out += &super::skew_text::skew(&l);
+    out += &completeness(&l);
+    if let Some(pct) = o.gate_pct {
+        out += &regressions(&l, pct, rs);
+    }
+    out
+}

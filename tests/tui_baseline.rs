@@ -1,0 +1,424 @@
+//! The timeline with `--baseline`: both captures load (the main one's first
+//! frame first), `B` switches between them at the same offset from the same
+//! step's start, and panel 6 shows the diff; Enter on its rows routes to
+//! the kernel or the worst instance. On the whole app in TestBackend.
+
+mod common;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::baseline::{BaselineMsg, load_pair};
+use rankline::tui::data::LoadMsg;
+use rankline::tui::keymap::Keymap;
+use rankline::tui::panel::PanelKind;
+use rankline::tui::state::{App, step_starts};
+use rankline::tui::state::{EventRef, JumpSource};
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::{Margin, Rect};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> Source {
+    Source::File(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name),
+    )
+}
+
+/// The per-rank fixture: four exports, one capture.
+fn per_rank() -> Vec<Source> {
+    (0..4)
+        .map(|r| fixture(&format!("per_rank/rank{r}.sqlite")))
+        .collect()
+}
+
+fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
+    t.draw(|f| ui::draw(f, app)).unwrap();
+}
+
+fn press(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
+    for c in keys.chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        draw(app, t);
+    }
+}
+
+fn screen(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            row.trim_end().to_string() + "\n"
+        })
+        .collect()
+}
+
+/// `after` with `before` as its baseline, drawn once at w×h.
+fn open(after: &[Source], before: &[Source], w: u16, h: u16) -> (App, Terminal<TestBackend>) {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.load_now_with_baseline(after, before, None, &Settings::default());
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    draw(&mut app, &mut t);
+    (app, t)
+}
+
+fn shown_file(app: &App) -> String {
+    let l = app.loaded.as_ref().unwrap();
+    l.profile.files[0]
+        .path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn the_main_capture_draws_before_the_baseline_loads() {
+    let msgs = std::sync::Mutex::new(Vec::new());
+    let opened = load_pair(
+        &[fixture("megatron_tp8.sqlite")],
+        &per_rank(),
+        None,
+        &Settings::default(),
+        &|m| {
+            let what = match m {
+                LoadMsg::Done(_) => "main drawable",
+                LoadMsg::Analysed(_) => "main analysed",
+                LoadMsg::Baseline(BaselineMsg::Loaded(_)) => "baseline loaded",
+                LoadMsg::Baseline(_) => "baseline stage",
+                _ => return,
+            };
+            msgs.lock().unwrap().push(what)
+        },
+    );
+    assert!(opened);
+    let order = msgs.into_inner().unwrap();
+    let at = |what| order.iter().position(|&m| m == what).unwrap();
+    assert!(at("main drawable") < at("baseline stage"), "{order:?}");
+    assert_eq!(order.iter().filter(|&&m| m == "baseline loaded").count(), 1);
+    assert!(order.contains(&"main analysed"), "{order:?}");
+}
+
+#[test]
+fn b_switches_capture_at_the_same_offset_from_the_same_step() {
+    let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
+    assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
+    let main_steps = step_starts(app.loaded.as_ref().unwrap());
+    let base_steps = step_starts(app.baseline.as_ref().unwrap().other().unwrap());
+    assert!(main_steps.len() >= 3 && base_steps.len() >= 3);
+    // The captures' steps start at different times: a plain time offset
+    // would not land on the same step.
+    assert_ne!(main_steps[2] - main_steps[0], base_steps[2] - base_steps[0]);
+    // A 20 ms window starting 1.5 ms into step 3.
+    app.view.span = 20e6;
+    app.view.t0 = main_steps[2] as f64 + 1.5e6;
+    press(&mut app, &mut t, "B");
+    assert!(app.baseline.as_ref().unwrap().shown);
+    assert_eq!(shown_file(&app), "rank0.sqlite");
+    assert!(
+        (app.view.t0 - (base_steps[2] as f64 + 1.5e6)).abs() < 1.0,
+        "{}",
+        app.view.t0
+    );
+    assert_eq!(app.view.span, 20e6);
+    let s = screen(&t);
+    assert!(s.contains("B: the baseline, step 3"), "{s}");
+    assert!(s.lines().next().unwrap().contains("BASELINE"), "{s}");
+    // Moved within the baseline, then back: the same offset in the main one.
+    app.view.t0 = base_steps[1] as f64 + 0.25e6;
+    press(&mut app, &mut t, "B");
+    assert!(!app.baseline.as_ref().unwrap().shown);
+    assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
+    assert!((app.view.t0 - (main_steps[1] as f64 + 0.25e6)).abs() < 1.0);
+    let s = screen(&t);
+    assert!(s.contains("B: the main capture, step 2"), "{s}");
+    assert!(!s.lines().next().unwrap().contains("BASELINE"), "{s}");
+}
+
+#[test]
+fn b_keeps_each_captures_selection_for_when_it_comes_back() {
+    let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
+    press(&mut app, &mut t, "]");
+    let (selected, instance) = (app.selection, app.instance);
+    assert!(instance.is_some());
+    press(&mut app, &mut t, "B");
+    // Events are numbered per capture: nothing selected in the other one.
+    assert_eq!((app.selection, app.instance), (None, None));
+    press(&mut app, &mut t, "B");
+    assert_eq!((app.selection, app.instance), (selected, instance));
+}
+
+#[test]
+fn b_without_a_baseline_says_how_to_get_one() {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.load_now(
+        &[fixture("megatron_tp8.sqlite")],
+        None,
+        &Settings::default(),
+    );
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    draw(&mut app, &mut t);
+    let before = app.view;
+    press(&mut app, &mut t, "B");
+    assert_eq!(app.view, before);
+    let s = screen(&t);
+    assert!(
+        s.contains("no baseline to switch to: start with rankline AFTER... --baseline BEFORE"),
+        "{s}"
+    );
+}
+
+#[test]
+fn b_while_the_baseline_loads_says_so() {
+    let msgs = std::sync::Mutex::new(Vec::new());
+    load_pair(
+        &[fixture("megatron_tp8.sqlite")],
+        &per_rank(),
+        None,
+        &Settings::default(),
+        &|m| msgs.lock().unwrap().push(m),
+    );
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.baseline = Some(rankline::tui::state::Baseline::loading());
+    for m in msgs.into_inner().unwrap() {
+        if matches!(m, LoadMsg::Baseline(BaselineMsg::Loaded(_))) {
+            break;
+        }
+        app.on_load(m);
+    }
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    draw(&mut app, &mut t);
+    press(&mut app, &mut t, "B");
+    assert!(!app.baseline.as_ref().unwrap().shown);
+    assert!(
+        screen(&t).contains("the baseline is still loading"),
+        "{}",
+        screen(&t)
+    );
+}
+
+fn rows(t: &Terminal<TestBackend>, r: Rect) -> Vec<String> {
+    let buf = t.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+/// Panel 6's box as drawn (border included), one string per row.
+fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
+    let p = app
+        .layout
+        .panels
+        .iter()
+        .find(|p| p.kind == Some(PanelKind::Diff))
+        .expect("panel 6 drawn");
+    let outer = p.inner.outer(Margin::new(1, 1));
+    rows(t, outer)
+        .iter()
+        .map(|r| r.trim_end().to_string() + "\n")
+        .collect()
+}
+
+/// Clicks panel 6's first row that starts with `text` (a click acts as
+/// Enter on the row).
+fn click_diff_row(app: &mut App, t: &mut Terminal<TestBackend>, text: &str) {
+    let inner = app
+        .layout
+        .panels
+        .iter()
+        .find(|p| p.kind == Some(PanelKind::Diff))
+        .expect("panel 6 drawn")
+        .inner;
+    let y = rows(t, inner)
+        .iter()
+        .position(|r| r.starts_with(text))
+        .unwrap_or_else(|| panic!("no row {text}:\n{}", screen(t))) as u16;
+    app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: inner.x + 1,
+        row: inner.y + y,
+        modifiers: KeyModifiers::NONE,
+    });
+    draw(app, t);
+}
+
+/// Megatron, then the same job with its late ranks on time.
+fn no_big_skew() -> (App, Terminal<TestBackend>) {
+    open(
+        &[fixture("diff/no_big_skew.sqlite")],
+        &[fixture("megatron_tp8.sqlite")],
+        160,
+        48,
+    )
+}
+
+#[test]
+fn panel_6_shows_steps_kernels_and_skew_excess() {
+    let (mut app, mut t) = no_big_skew();
+    press(&mut app, &mut t, "6");
+    let panel = diff_panel(&app, &t);
+    // The figures are the generator's truth, as the panel rounds them.
+    let truth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/diff/no_big_skew.truth.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let gather = truth["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "ncclDevKernel_AllGather_RING_LL")
+        .unwrap();
+    let row = |name: &str| {
+        panel
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}: {panel}"))
+            .to_string()
+    };
+    let cells = |name: &str| -> Vec<String> {
+        row(name)
+            .trim_matches('│')
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let ms = |v: &serde_json::Value| format!("{:.3}", v.as_f64().unwrap());
+    let g = cells("ncclDevKernel_AllGather");
+    assert_eq!(g[1..3], [ms(&gather["before_ms"]), ms(&gather["after_ms"])]);
+    // s20 became s21 (stream renumbered): paired by its op sequence.
+    let excess = |side: &str, key: &str| {
+        let groups = truth[side]["skew"]["groups"].as_array().unwrap();
+        ms(&groups.iter().find(|g| g["key"] == key).unwrap()["excess_ms"])
+    };
+    let s = cells("s20→s21");
+    assert_eq!(s[1..3], [excess("before", "s20"), excess("after", "s21")]);
+    insta::assert_snapshot!("diff_panel_160x48", panel);
+}
+
+#[test]
+fn panel_6_at_80x24_fits_below_the_timeline() {
+    let (mut app, mut t) = open(
+        &[fixture("diff/no_big_skew.sqlite")],
+        &[fixture("megatron_tp8.sqlite")],
+        80,
+        24,
+    );
+    press(&mut app, &mut t, "6");
+    insta::assert_snapshot!("diff_panel_80x24", diff_panel(&app, &t));
+}
+
+#[test]
+fn panel_6_without_a_baseline_says_how_to_get_one() {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.load_now(
+        &[fixture("megatron_tp8.sqlite")],
+        None,
+        &Settings::default(),
+    );
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    draw(&mut app, &mut t);
+    press(&mut app, &mut t, "6");
+    let panel = diff_panel(&app, &t);
+    assert!(
+        panel.contains("rankline AFTER... --baseline BEFORE"),
+        "{panel}"
+    );
+}
+
+/// The 0-based instance of group `g` with the largest start skew (the
+/// first of equals), from the capture's own skew analysis.
+fn worst(app: &App, g: usize) -> usize {
+    let l = app.loaded.as_ref().unwrap();
+    let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
+    let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
+    gs.instances
+        .iter()
+        .find(|i| i.start_skew_ns == max)
+        .unwrap()
+        .index
+}
+
+#[test]
+fn enter_on_a_skew_row_selects_the_groups_worst_instance_in_the_shown_capture() {
+    let (mut app, mut t) = no_big_skew();
+    press(&mut app, &mut t, "6");
+    click_diff_row(&mut app, &mut t, "s20→s21");
+    let l = app.loaded.clone().unwrap();
+    let g = l.analysis.matching.group("s21").expect("s21 after");
+    assert_eq!(app.instance, Some((g, worst(&app, g))));
+    assert_eq!(app.jump, Some(JumpSource::Group(g)));
+    // In the baseline the same row is s20, whose worst is s20:145 (the
+    // fixture's truth: late D4 +46.6 ms).
+    press(&mut app, &mut t, "B");
+    click_diff_row(&mut app, &mut t, "s20→s21");
+    let l = app.loaded.clone().unwrap();
+    let g = l.analysis.matching.group("s20").expect("s20 before");
+    assert_eq!(app.instance, Some((g, 144)));
+    assert!(
+        screen(&t).contains("s20 · instance 145/225"),
+        "{}",
+        screen(&t)
+    );
+}
+
+#[test]
+fn enter_on_a_kernel_row_finds_that_kernel() {
+    let (mut app, mut t) = open(
+        &[fixture("diff/slow_gemm.sqlite")],
+        &[fixture("megatron_tp8.sqlite")],
+        160,
+        48,
+    );
+    press(&mut app, &mut t, "6");
+    let gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
+    // The slower GEMM is the largest change: the first kernel row.
+    click_diff_row(&mut app, &mut t, "sm90_xmma_gemm");
+    let l = app.loaded.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.selection else {
+        panic!("{:?}", app.selection)
+    };
+    assert_eq!(l.profile.strings.get(l.profile.gpu.name[r]), gemm);
+    // Found as the finder finds it: n/N step through its occurrences.
+    match &app.jump {
+        Some(JumpSource::Finder { label, events }) => {
+            assert!(label.starts_with(gemm), "{label}");
+            assert!(events.len() > 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    let n = match &app.jump {
+        Some(JumpSource::Finder { events, .. }) => events.len(),
+        _ => 0,
+    };
+    assert_eq!(app.finder_hit(&l), Some((1, n)));
+}
+
+#[test]
+fn enter_on_a_kernel_only_in_the_other_capture_says_so() {
+    let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
+    press(&mut app, &mut t, "6");
+    let before = app.selection;
+    click_diff_row(&mut app, &mut t, "ncclDevKernel_Broadcast");
+    assert_eq!(app.selection, before);
+    assert!(
+        screen(&t).contains("no kernel ncclDevKernel_Broadcast"),
+        "{}",
+        screen(&t)
+    );
+}
+
+#[test]
+fn baseline_without_the_capture_to_compare_is_a_usage_error() {
+    let o = common::rankline(&["--baseline", "fixtures/megatron_tp8.sqlite"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        common::stderr(&o),
+        "rankline: --baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE\n"
+    );
+}
