@@ -55,7 +55,7 @@ impl State<'_> {
                 Some((k, l)) if k == key => l,
                 _ => {
                     let process = self.process(pid);
-                    let device = self.device(g.device[i]);
+                    let device = self.device(self.gpu_of(pid, g.device[i]));
                     let l = self.lane(process, g.context[i], g.stream[i], device);
                     last = Some((key, l));
                     l
