@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Temp directories in use.
 static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-/// nsys processes running.
-static CHILDREN: Mutex<Vec<Arc<Mutex<Child>>>> = Mutex::new(Vec::new());
+/// nsys processes running, and whether [`remove_scratch`] ran: after it,
+/// no export starts (the process is ending).
+static CHILDREN: Mutex<(Vec<Arc<Mutex<Child>>>, bool)> = Mutex::new((Vec::new(), false));
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -74,6 +75,13 @@ pub struct Ran {
 /// Runs `cmd` to its end with its output captured, registered meanwhile so
 /// that [`remove_scratch`] can kill it.
 pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
+    let mut running = lock(&CHILDREN);
+    if running.1 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "rankline is ending",
+        ));
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -91,7 +99,8 @@ pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
     let out = read(child.stdout.take().map(|p| Box::new(p) as _));
     let err = read(child.stderr.take().map(|p| Box::new(p) as _));
     let child = Arc::new(Mutex::new(child));
-    lock(&CHILDREN).push(child.clone());
+    running.0.push(child.clone());
+    drop(running);
     // Polled, not waited on, so that `remove_scratch` can take the lock
     // and kill it meanwhile.
     let status = loop {
@@ -102,7 +111,7 @@ pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
-    lock(&CHILDREN).retain(|c| !Arc::ptr_eq(c, &child));
+    lock(&CHILDREN).0.retain(|c| !Arc::ptr_eq(c, &child));
     let status = status?;
     Ok(Ran {
         status,
@@ -115,11 +124,14 @@ pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
 /// exit that does not unwind (a signal, the timeline's end while it still
 /// loads).
 pub fn remove_scratch() {
-    for child in lock(&CHILDREN).drain(..) {
+    let mut running = lock(&CHILDREN);
+    running.1 = true;
+    for child in running.0.drain(..) {
         let mut c = lock(&child);
         let _ = c.kill();
         let _ = c.wait();
     }
+    drop(running);
     for dir in lock(&DIRS).drain(..) {
         let _ = std::fs::remove_dir_all(dir);
     }
