@@ -451,7 +451,7 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     );
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
     let cache = d.join("cache");
-    let mut child = command(
+    let child = command(
         &["index", "--cache-dir", s(&cache), s(&rep)],
         &bin,
         None,

@@ -32,31 +32,18 @@ pub struct Export {
 
 /// The export of `report`: the one in `cache` when it is there and whole,
 /// else a new one made with nsys (into `cache`, or a private temp
-/// directory when there is no cache). `starting` is called when nsys is
-/// about to run.
+/// directory when there is no cache or it cannot be written). `starting`
+/// is called when nsys is about to run.
 pub fn export(
     report: &Path,
     cache: Option<&CacheDir>,
     starting: &mut dyn FnMut(),
 ) -> Result<Export, LoadError> {
     check_report(report)?;
+    let mut run = |report: &Path, out: &Path| command::run(report, out, starting);
     match cache {
-        Some(c) => export_cached(report, c, starting),
-        None => {
-            let private = TempDir::local().map_err(|e| {
-                LoadError::new(
-                    report,
-                    format!("cannot make a temp directory to export to ({e})"),
-                )
-            })?;
-            let sqlite = private.path().join(export_name(report));
-            command::run(report, &sqlite, starting)?;
-            Ok(Export {
-                sqlite,
-                ran_nsys: true,
-                _private: Some(private),
-            })
-        }
+        Some(c) => export_into(report, c, network::is_network(&c.dir), &mut run),
+        None => export_private(report, &export_name(report), &mut run),
     }
 }
 
@@ -71,22 +58,31 @@ fn export_name(report: &Path) -> String {
     Key::of(report).map_or_else(|_| "export.sqlite".into(), |k| k.content_name("sqlite"))
 }
 
-fn export_cached(
-    report: &Path,
-    cache: &CacheDir,
-    starting: &mut dyn FnMut(),
-) -> Result<Export, LoadError> {
-    let on_network = network::is_network(&cache.dir);
-    export_into(report, cache, on_network, &mut |report, out| {
-        command::run(report, out, starting)
-    })
-}
-
 /// Runs an export of a report to an output path.
 type Exporter<'a> = dyn FnMut(&Path, &Path) -> Result<(), LoadError> + 'a;
 
-/// [`export_cached`] with `run` as nsys, writing to local temp space first
-/// when the cache is `on_network`.
+/// An export named `name` into a new private directory in local temp space.
+fn export_private(report: &Path, name: &str, run: &mut Exporter<'_>) -> Result<Export, LoadError> {
+    let private = TempDir::local().map_err(|e| {
+        LoadError::new(
+            report,
+            format!("cannot make a temp directory to export to ({e})"),
+        )
+    })?;
+    let sqlite = private.path().join(name);
+    run(report, &sqlite)?;
+    Ok(Export {
+        sqlite,
+        ran_nsys: true,
+        _private: Some(private),
+    })
+}
+
+/// The export of `report` in `cache`, made with `run` (nsys) when it is
+/// not there: in a temp directory inside the exports directory, or in
+/// local temp space when the cache is `on_network`, then renamed into
+/// place. When the exports directory cannot be written, the export is a
+/// private one (the cache says why it is off when its entry is written).
 fn export_into(
     report: &Path,
     cache: &CacheDir,
@@ -108,33 +104,34 @@ fn export_into(
             _private: None,
         });
     }
-    let cannot = |what: &str, e: std::io::Error| {
-        LoadError::new(report, format!("{what} {} ({e})", dir.display()))
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| cannot("cannot create", e))?;
-    housekeeping::remove_abandoned(&dir);
     // In the exports directory, under a name that says whose it is: a
     // later run removes it if this one dies.
-    let staging = TempDir::named(&dir.join(housekeeping::temp_name(&name)))
-        .map_err(|e| cannot("cannot write in", e))?;
+    let staging = std::fs::create_dir_all(&dir).and_then(|()| {
+        housekeeping::remove_abandoned(&dir);
+        TempDir::named(&dir.join(housekeeping::temp_name(&name)))
+    });
+    let Ok(staging) = staging else {
+        return export_private(report, &name, run);
+    };
     let made = if on_network {
-        let local = TempDir::local().map_err(|e| {
-            LoadError::new(
-                report,
-                format!("cannot make a local temp directory to export to ({e})"),
-            )
-        })?;
-        let out = local.path().join(&name);
-        run(report, &out)?;
+        let local = export_private(report, &name, run)?;
         let moved = staging.path().join(&name);
-        std::fs::copy(&out, &moved).map_err(|e| cannot("cannot copy the export into", e))?;
+        if std::fs::copy(&local.sqlite, &moved).is_err() {
+            // Not kept, but read all the same.
+            return Ok(local);
+        }
         moved
     } else {
         let out = staging.path().join(&name);
         run(report, &out)?;
         out
     };
-    std::fs::rename(&made, &sqlite).map_err(|e| cannot("cannot move the export into", e))?;
+    std::fs::rename(&made, &sqlite).map_err(|e| {
+        LoadError::new(
+            report,
+            format!("cannot move the export into {} ({e})", dir.display()),
+        )
+    })?;
     drop(staging);
     evict(&cache.dir, cache.cap_bytes, &sqlite);
     Ok(Export {

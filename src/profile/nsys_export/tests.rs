@@ -116,3 +116,24 @@ fn a_failed_export_leaves_nothing_behind() {
         assert_eq!(left, 0, "on network: {on_network}");
     }
 }
+
+#[test]
+fn a_cache_that_cannot_hold_exports_gets_a_private_export_instead() {
+    let d = dir("nsys-export-unwritable");
+    let report = d.join("r0.nsys-rep");
+    std::fs::write(&report, b"report").unwrap();
+    let cache = CacheDir {
+        dir: d.join("cache"),
+        cap_bytes: u64::MAX,
+    };
+    std::fs::create_dir_all(&cache.dir).unwrap();
+    // `exports` taken by a file: no directory can be made there.
+    std::fs::write(exports_dir(&cache.dir), b"in the way").unwrap();
+    let mut outputs = Vec::new();
+    let export = export_into(&report, &cache, false, &mut stand_in(&mut outputs)).unwrap();
+    assert!(export.sqlite.starts_with(std::env::temp_dir()));
+    assert!(export.sqlite.is_file());
+    let private = export.sqlite.parent().unwrap().to_path_buf();
+    drop(export);
+    assert!(!private.exists(), "a private export is removed after use");
+}
