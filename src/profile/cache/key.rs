@@ -63,7 +63,8 @@ impl Key {
         }
         let mut file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
         let meta = file.metadata().map_err(|e| e.to_string())?;
-        let fingerprint = if crate::profile::inputs::is_nsys_report(&path) {
+        // Sampled as what it is read as: by the name it was given.
+        let fingerprint = if crate::profile::inputs::is_nsys_report(input) {
             sample(&mut file, meta.len(), &REPORT_SAMPLING)
         } else {
             fingerprint(&mut file, meta.len())
@@ -166,5 +167,42 @@ fn page_size(header: &[u8]) -> u64 {
             u64::from(u16::from_be_bytes([hi, lo]))
         }
         _ => 4096,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fingerprint of `bytes` as an nsys report.
+    fn report_sample(dir: &Path, bytes: &[u8]) -> Fingerprint {
+        let path = dir.join("r.nsys-rep");
+        std::fs::write(&path, bytes).unwrap();
+        Key::of(&path).unwrap().fingerprint
+    }
+
+    #[test]
+    fn a_report_is_sampled_at_both_64_kib_ends_and_8_blocks_between() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target/test-tmp/key-report-sampling");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = 1 << 20;
+        let base: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let want = report_sample(&dir, &base);
+        // The first and last 64 KiB and 8 blocks between: 10 hashes.
+        assert_eq!(want.pages.len(), 10);
+        let changed_at = |at: usize| {
+            let mut b = base.clone();
+            b[at] ^= 0xff;
+            report_sample(&dir, &b) != want
+        };
+        let blocks = size / 4096;
+        let first_sampled = blocks / 9 * 4096;
+        assert!(changed_at(65_535), "the first 64 KiB");
+        assert!(changed_at(size - 65_536), "the last 64 KiB");
+        assert!(changed_at(first_sampled + 4095), "a sampled block");
+        assert!(!changed_at(65_536), "between the samples");
+        assert!(!changed_at(first_sampled + 4096), "after a sampled block");
     }
 }
