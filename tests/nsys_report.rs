@@ -451,6 +451,14 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     );
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
     let cache = d.join("cache");
+    // Held open for reading and writing: the stand-in's "started" never
+    // blocks, and the watcher below can say "exited" if rankline ends
+    // without running it (the read then returns instead of hanging).
+    let signals = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&ready)
+        .unwrap();
     let child = command(
         &["index", "--cache-dir", s(&cache), s(&rep)],
         &bin,
@@ -461,17 +469,30 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     .stderr(std::process::Stdio::piped())
     .spawn()
     .unwrap();
-    // Blocks until the stand-in says it runs.
-    let said = std::fs::read_to_string(&ready).unwrap();
-    assert_eq!(said, "started\n");
+    let pid = child.id() as i32;
+    let mut exited = signals.try_clone().unwrap();
+    let watcher = std::thread::spawn(move || {
+        let o = child.wait_with_output().unwrap();
+        use std::io::Write;
+        let _ = exited.write_all(b"exited\n");
+        o
+    });
+    let mut said = String::new();
+    {
+        use std::io::BufRead;
+        std::io::BufReader::new(&signals)
+            .read_line(&mut said)
+            .unwrap();
+    }
+    assert_eq!(said, "started\n", "the stand-in runs");
     let exports = cache.join("exports");
     let temps = files_in(&exports);
     assert_eq!(temps.len(), 1, "{temps:?}");
     assert!(temps[0].starts_with(".rankline-"), "{temps:?}");
     // SAFETY: a plain kill(2) of the child this test started.
-    let sent = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = unsafe { libc::kill(pid, libc::SIGINT) };
     assert_eq!(sent, 0);
-    let o = child.wait_with_output().unwrap();
+    let o = watcher.join().unwrap();
     // If the stand-in were still alive, this would let it end.
     {
         use std::os::unix::fs::OpenOptionsExt;
