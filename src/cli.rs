@@ -15,8 +15,8 @@ use rankline::analysis::bundle::Settings;
 use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::distinct::{Duplicate, distinct_inputs};
-use rankline::profile::inputs::expand_inputs;
-use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
+use rankline::profile::inputs::{expand_inputs_noting, is_nsys_report};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -36,7 +36,7 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// nsys SQLite exports, or directories of them, to open in the timeline (none: the embedded demo)
+    /// nsys SQLite exports or .nsys-rep reports, or directories of them, to open in the timeline (none: the embedded demo)
     #[arg(value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Also load this capture (an export or a directory of them): panel 6 shows the changes, `B` switches to it
@@ -192,7 +192,7 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
-        /// nsys SQLite exports, or directories of them (their .sqlite files)
+        /// nsys SQLite exports or .nsys-rep reports (exported with nsys), or directories of them
         #[arg(required = true, value_name = "FILE|DIR")]
         files: Vec<PathBuf>,
     },
@@ -234,7 +234,7 @@ struct ReportArgs {
     /// Which section to print
     #[arg(value_enum)]
     section: SectionArg,
-    /// nsys SQLite exports, or directories of them (several files load into one model)
+    /// nsys SQLite exports or .nsys-rep reports, or directories of them (several files load into one model)
     #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// Only events inside this window, in seconds on the capture clock
@@ -329,22 +329,44 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// The export files the command line's `FILE|DIR ...` name, every command
+/// The input files the command line's `FILE|DIR ...` name, every command
 /// reads its inputs through this: directories expanded, then inputs given
 /// twice (the same file, or a copy) dropped, since counted twice every
-/// figure would double. Err: a directory with no export (one line, exit 1).
-fn input_files(files: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Duplicate>), String> {
-    let files = expand_inputs(files)?;
-    Ok(distinct_inputs(&files))
+/// figure would double. Also the lines to say about them: duplicates, and
+/// reports read through the export beside them. Err: a directory with no
+/// input (one line, exit 1).
+fn input_files(files: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>), String> {
+    let (files, mut notes) = expand_inputs_noting(files)?;
+    let (kept, dropped): (Vec<PathBuf>, Vec<Duplicate>) = distinct_inputs(&files);
+    notes.extend(dropped.iter().map(ToString::to_string));
+    Ok((kept, notes))
 }
 
-/// [`input_files`], each dropped duplicate said on stderr.
+/// [`input_files`], its notes said on stderr. When some are nsys reports,
+/// nsys's output is copied to stderr and a signal removes what an export
+/// in progress leaves.
 fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
-    let (kept, dropped) = input_files(&files)?;
-    for d in &dropped {
-        say(d);
+    let (kept, notes) = input_files(&files)?;
+    for n in &notes {
+        say(n);
+    }
+    if kept.iter().any(|f| is_nsys_report(f)) {
+        profile::nsys_export::echo_nsys_output(true);
+        profile::nsys_export::remove_scratch_on_signals();
     }
     Ok(kept)
+}
+
+/// A progress callback that says on stderr when nsys starts exporting
+/// one of `files` (stdout stays the report).
+fn say_exports(files: &[PathBuf]) -> impl FnMut(usize, Stage, usize) + '_ {
+    |i, stage, _| {
+        if stage == Stage::Exporting
+            && let Some(f) = files.get(i)
+        {
+            say(format!("{}: exporting to SQLite with nsys", f.display()));
+        }
+    }
 }
 
 fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
@@ -357,14 +379,24 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
         |i, _| {
             let t0 = std::time::Instant::now();
             let source = Source::File(files[i].clone());
-            let out = profile::load_with(&[source], Some(&cache), &mut |_, _, _| {});
+            let one = std::slice::from_ref(&files[i]);
+            let out = profile::load_with(&[source], Some(&cache), &mut say_exports(one));
             // Only the figures are kept: 64 profiles at once would not fit.
             let p = &out.profile;
             let rows = (p.gpu.len(), p.runtime.len(), p.nvtx.len());
-            (out.errors, out.cache_use, out.cache_off, rows, t0.elapsed())
+            let exported = !out.exported.is_empty();
+            let took = t0.elapsed();
+            (
+                out.errors,
+                out.cache_use,
+                out.cache_off,
+                rows,
+                took,
+                exported,
+            )
         },
     );
-    for (f, (errors, cache_use, cache_off, rows, took)) in files.into_iter().zip(done) {
+    for (f, (errors, cache_use, cache_off, rows, took, exported)) in files.into_iter().zip(done) {
         if let Some(e) = errors.first() {
             failed = true;
             say(e);
@@ -372,6 +404,9 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
         }
         let (how, entry) = match (cache_use.first(), &cache_off) {
             (Some(CacheUse::Opened(entry)), _) => ("already cached", entry),
+            (Some(CacheUse::Written(entry)), _) if exported => {
+                ("exported with nsys, cached", entry)
+            }
             (Some(CacheUse::Written(entry)), _) => ("cached", entry),
             (None, Some(why)) => {
                 failed = true;
@@ -427,17 +462,17 @@ fn timeline(
             "the timeline needs a terminal on stdout; for text or JSON use `rankline report all FILE...`",
         );
     }
-    let (files, dropped) = match input_files(&files) {
+    let (files, mut notes) = match input_files(&files) {
         Ok(f) => f,
         Err(e) => return input_failed(e),
     };
     let demo = files.is_empty();
     // The baseline is one more input set, read by the same rules.
-    let (baseline, baseline_dropped) = match baseline.map(|b| input_files(&[b])).transpose() {
+    let (baseline, baseline_notes) = match baseline.map(|b| input_files(&[b])).transpose() {
         Ok(b) => b.unwrap_or_default(),
         Err(e) => return input_failed(e),
     };
-    let dropped: Vec<Duplicate> = dropped.into_iter().chain(baseline_dropped).collect();
+    notes.extend(baseline_notes);
     let sources = if demo {
         vec![Source::Embedded {
             name: run::DEMO_NAME,
@@ -456,13 +491,15 @@ fn timeline(
         demo,
         cache,
         baseline: baseline.into_iter().map(Source::File).collect(),
-        notes: dropped.iter().map(ToString::to_string).collect(),
+        notes: notes.clone(),
         mouse,
     };
     // Printed once the terminal is restored, where they stay readable.
     let outcome = run::run(opts);
-    for d in &dropped {
-        say(d);
+    // An export still running when the timeline ended is abandoned.
+    profile::nsys_export::remove_scratch();
+    for n in &notes {
+        say(n);
     }
     let outcome = match outcome {
         Ok(o) => o,
@@ -526,7 +563,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(e) => return input_failed(e),
     };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
-    let loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
+    let loaded = profile::load_with(&sources, cache.as_ref(), &mut say_exports(&files));
     let (profile, errors) = (loaded.profile, loaded.errors);
     if let Some(why) = &loaded.cache_off {
         say(why);

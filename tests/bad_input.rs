@@ -41,7 +41,7 @@ fn directory() {
     assert_one_line_error(
         &o,
         d.to_str().unwrap(),
-        "a directory with no .sqlite exports in it",
+        "a directory with no .sqlite exports or .nsys-rep reports in it",
     );
 }
 

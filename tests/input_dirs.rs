@@ -79,7 +79,7 @@ fn a_directory_without_exports_is_an_input_error_on_one_line() {
         assert_one_line_error(
             &o,
             empty.to_str().unwrap(),
-            "a directory with no .sqlite exports in it",
+            "a directory with no .sqlite exports or .nsys-rep reports in it",
         );
     }
 }

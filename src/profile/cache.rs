@@ -11,7 +11,7 @@
 //! may have it mapped.
 
 mod consistent;
-mod housekeeping;
+pub(crate) mod housekeeping;
 mod key;
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,8 @@ use std::path::Path;
 /// A loading stage, reported to a progress callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// An nsys report is being exported to SQLite with nsys.
+    Exporting,
     Opening,
     Strings,
     Targets,
@@ -37,6 +39,7 @@ pub enum Stage {
 impl Stage {
     pub fn label(self) -> &'static str {
         match self {
+            Stage::Exporting => "exporting with nsys",
             Stage::Opening => "opening",
             Stage::Strings => "reading strings",
             Stage::Targets => "reading processes and GPUs",

@@ -1,7 +1,8 @@
 //! `profile`: nsys SQLite exports → the columnar in-memory model.
 //!
 //! This is the only module that runs SQL. Files are opened read-only and
-//! immutable; nothing is ever written beside them.
+//! immutable; nothing is ever written beside them. An nsys report is read
+//! through an SQLite export made with the user's nsys ([`nsys_export`]).
 
 pub mod cache;
 pub mod column;
@@ -15,6 +16,7 @@ pub mod launch_shape;
 mod load;
 mod model;
 pub mod names;
+pub mod nsys_export;
 mod open;
 pub mod parallel;
 mod raw;
@@ -60,6 +62,9 @@ pub struct Loaded {
     pub cache_use: Vec<CacheUse>,
     /// A cache entry left for the caller to write (see [`load_deferring`]).
     pub unwritten: Option<UnwrittenCache>,
+    /// The nsys reports that nsys exported in this load (the others were
+    /// read from an earlier export or the cache).
+    pub exported: Vec<PathBuf>,
 }
 
 /// What the cache did for one input file.
@@ -152,6 +157,7 @@ fn load_impl(
         cache_off,
         cache_use: Vec::new(),
         unwritten: None,
+        exported: Vec::new(),
     };
     let mut loaded = Vec::new();
     // In file order, whatever order the files finished in.
@@ -164,6 +170,7 @@ fn load_impl(
         if o.unwritten.is_some() {
             out.unwritten = o.unwritten;
         }
+        out.exported.extend(o.exported);
         match o.profile {
             Ok(p) => loaded.push(p),
             Err(e) => out.errors.push(e),
@@ -189,6 +196,7 @@ struct Outcome {
     cache_use: Option<CacheUse>,
     cache_off: Option<String>,
     unwritten: Option<UnwrittenCache>,
+    exported: Option<PathBuf>,
 }
 
 impl Job<'_> {
@@ -200,6 +208,7 @@ impl Job<'_> {
             cache_use: None,
             cache_off: None,
             unwritten: None,
+            exported: None,
         };
         // The input's identity is taken before it is read: an entry never
         // claims a newer version of the input than the one it holds.
@@ -216,14 +225,7 @@ impl Job<'_> {
                     out.cache_use = Some(CacheUse::Opened(c.dir.join(key.file_name())));
                     // The entry holds the path it was first written under;
                     // this run names the file as it was given.
-                    for f in &mut p.files {
-                        f.path = path.to_path_buf();
-                    }
-                    if let ([f], [host]) = (&p.files[..], &mut p.hosts[..])
-                        && f.host.is_none()
-                    {
-                        *host = identity::stem_host(path);
-                    }
+                    name_as_given(&mut p, path);
                     load::note_wal(&mut p);
                     out.profile = Ok(*p);
                     return out;
@@ -235,15 +237,54 @@ impl Job<'_> {
                 cache::Lookup::Missing => {}
             }
         }
-        let mut one = match load::load_file(source, i, progress) {
+        // A report is read through its export, made now unless an
+        // earlier one is kept; a private one is removed once read.
+        let report = match source {
+            Source::File(p) if inputs::is_nsys_report(p) => Some(p),
+            _ => None,
+        };
+        let export = match report {
+            Some(r) => {
+                let mut starting = || progress(i, Stage::Exporting, 0);
+                match nsys_export::export(r, self.cache, &mut starting) {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        out.profile = Err(e);
+                        return out;
+                    }
+                }
+            }
+            None => None,
+        };
+        let exported_source;
+        let read_from = match &export {
+            Some(e) => {
+                exported_source = Source::File(e.sqlite.clone());
+                &exported_source
+            }
+            None => source,
+        };
+        let mut one = match load::load_file(read_from, i, progress) {
             Ok(one) => one,
             Err(e) => {
-                out.profile = Err(e);
+                out.profile = Err(match (report, &export) {
+                    (Some(r), Some(x)) => LoadError::new(
+                        r,
+                        format!("its export {}: {}", x.sqlite.display(), e.problem),
+                    ),
+                    _ => e,
+                });
                 return out;
             }
         };
         if let Source::File(_) = source {
             load::note_wal(&mut one);
+        }
+        if let (Some(r), Some(x)) = (report, export) {
+            name_as_given(&mut one, r);
+            if x.ran_nsys {
+                out.exported = Some(r.clone());
+            }
         }
         progress(i, Stage::Linking, 0);
         finalize::finalize(&mut one);
@@ -273,6 +314,20 @@ impl Job<'_> {
         }
         out.profile = Ok(one);
         out
+    }
+}
+
+/// Names a single-file profile read from a cache entry or an export by
+/// the file as it was given, and its host, when the file names none, by
+/// that file's stem.
+fn name_as_given(p: &mut Profile, path: &std::path::Path) {
+    for f in &mut p.files {
+        f.path = path.to_path_buf();
+    }
+    if let ([f], [host]) = (&p.files[..], &mut p.hosts[..])
+        && f.host.is_none()
+    {
+        *host = identity::stem_host(path);
     }
 }
 

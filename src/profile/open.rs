@@ -10,13 +10,17 @@ use std::path::Path;
 pub struct LoadError {
     pub path: String,
     pub problem: String,
+    /// The problem continues a sentence that starts with the path
+    /// ("x.nsys-rep is an nsys report; …"), rather than following a colon.
+    pub sentence: bool,
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Paths and SQLite messages (table names) can hold control characters.
         use crate::text_safe::escape_controls as safe;
-        write!(f, "{}: {}", safe(&self.path), safe(&self.problem))
+        let gap = if self.sentence { " " } else { ": " };
+        write!(f, "{}{gap}{}", safe(&self.path), safe(&self.problem))
     }
 }
 
@@ -27,6 +31,15 @@ impl LoadError {
         LoadError {
             path: path.display().to_string(),
             problem: problem.into(),
+            sentence: false,
+        }
+    }
+
+    /// An error said as one sentence that starts with the path.
+    pub fn sentence(path: &Path, rest: impl Into<String>) -> Self {
+        LoadError {
+            sentence: true,
+            ..LoadError::new(path, rest)
         }
     }
 

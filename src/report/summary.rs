@@ -4,6 +4,7 @@ use super::fit::Keep;
 use super::table::Table;
 use super::{Context, json};
 use crate::analysis::completeness::Completeness;
+use crate::profile::inputs::is_nsys_report;
 use serde_json::{Value, json};
 
 pub fn to_json(cx: &Context, c: &Completeness) -> Value {
@@ -16,6 +17,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "path": f.path.display().to_string(),
                 "nsys_version": f.nsys_version,
                 "schema_version": f.schema_version,
+                "exported_from_report": is_nsys_report(&f.path),
+                "exported_with_nsys": if is_nsys_report(&f.path) { f.nsys_version.clone() } else { None },
                 "host": f.host,
                 "rank": f.rank,
                 "world_size": f.world_size,
@@ -84,6 +87,17 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
         ]);
     }
     out += &files.render(cx.cols());
+    // A report's nsys version is that of the user's nsys, which rankline ran.
+    for f in p.files.iter().filter(|f| is_nsys_report(&f.path)) {
+        let name = f.path.file_name().unwrap_or(f.path.as_os_str());
+        out += &format!(
+            "  {}: exported to SQLite by rankline with nsys {}\n",
+            name.to_string_lossy(),
+            f.nsys_version
+                .as_deref()
+                .unwrap_or("(version not recorded)")
+        );
+    }
     match c.span {
         Some((a, b)) => {
             out += &format!(

@@ -1,12 +1,19 @@
 //! Keeping the cache directory within its cap: temporary files named so
 //! that only rankline's own are ever removed (and only when their writer is
 //! gone), and eviction of the least recently used entries, never of one
-//! used in the last hour (another rankline may have it mapped).
+//! used in the last hour (another rankline may have it mapped). The
+//! exports made of nsys reports, in [`EXPORTS`], count as entries too.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 const TEMP_PREFIX: &str = ".rankline-";
+/// The subdirectory of the cache directory that holds exports of nsys
+/// reports (`<16 hex>.sqlite`; their temp directories are named as temp
+/// files are).
+pub const EXPORTS: &str = "exports";
+/// An export's extension.
+const EXPORT_EXT: &str = "sqlite";
 const TEMP_SUFFIX: &str = ".tmp";
 /// A temp file whose writer cannot be checked (another host, or no /proc)
 /// is abandoned after this long: caches on shared file systems are written
@@ -52,11 +59,39 @@ fn is_legacy_temp(name: &str) -> bool {
     })
 }
 
-/// `<16 hex digits>.rlcache`: the only entry names rankline writes.
+/// `<16 hex digits>.rlcache` (or `.sqlite`, an export): the only entry
+/// names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    name.strip_suffix(super::EXT)
-        .and_then(|n| n.strip_suffix('.'))
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    [super::EXT, EXPORT_EXT].iter().any(|ext| {
+        name.strip_suffix(ext)
+            .and_then(|n| n.strip_suffix('.'))
+            .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    })
+}
+
+/// Removes a file, or a temp directory with what is in it.
+fn remove(path: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(path)?.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+}
+
+/// The bytes a file holds, or for a (temp) directory those of its files.
+fn bytes_in(path: &Path, meta: &std::fs::Metadata) -> u64 {
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|l| {
+            l.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// This machine's host name, as it goes into temp names (no libc: the
@@ -119,14 +154,34 @@ struct Counted {
 }
 
 /// Removes abandoned temp files, then deletes the least recently used
-/// entries until the directory (temp files included) fits `cap` bytes.
-/// `keep` and entries used in the last hour are never deleted.
+/// entries until the directory (temp files and exports included) fits
+/// `cap` bytes. `keep` and entries used in the last hour are never deleted.
 pub fn evict(dir: &Path, cap: u64, keep: &Path) {
+    let now = SystemTime::now();
+    let mut files = Vec::new();
+    counted(dir, now, &mut files);
+    counted(&dir.join(EXPORTS), now, &mut files);
+    let mut total: u64 = files.iter().map(|f| f.len).sum();
+    files.sort_by_key(|f| f.last_used);
+    for f in files {
+        if total <= cap {
+            break;
+        }
+        let in_use = now
+            .duration_since(f.last_used)
+            .map_or(true, |age| age < IN_USE);
+        if f.entry && !in_use && f.path != keep && std::fs::remove_file(&f.path).is_ok() {
+            total -= f.len;
+        }
+    }
+}
+
+/// Adds the files of `dir` that count toward the cap to `files`, removing
+/// abandoned temp files on the way.
+fn counted(dir: &Path, now: SystemTime, files: &mut Vec<Counted>) {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return;
     };
-    let now = SystemTime::now();
-    let mut files = Vec::new();
     for e in listing.filter_map(Result::ok) {
         let name = e.file_name();
         let Some(name) = name.to_str() else {
@@ -142,7 +197,7 @@ pub fn evict(dir: &Path, cap: u64, keep: &Path) {
         };
         let modified = meta.modified().unwrap_or(now);
         if temp && abandoned(name, modified, now) {
-            let _ = std::fs::remove_file(e.path());
+            let _ = remove(&e.path());
             continue;
         }
         // The entry's mtime is touched on every read; atime helps where
@@ -150,23 +205,10 @@ pub fn evict(dir: &Path, cap: u64, keep: &Path) {
         let accessed = meta.accessed().unwrap_or(modified);
         files.push(Counted {
             last_used: modified.max(accessed),
-            len: meta.len(),
+            len: bytes_in(&e.path(), &meta),
             path: e.path(),
-            entry,
+            entry: entry && meta.is_file(),
         });
-    }
-    let mut total: u64 = files.iter().map(|f| f.len).sum();
-    files.sort_by_key(|f| f.last_used);
-    for f in files {
-        if total <= cap {
-            break;
-        }
-        let in_use = now
-            .duration_since(f.last_used)
-            .map_or(true, |age| age < IN_USE);
-        if f.entry && !in_use && f.path != keep && std::fs::remove_file(&f.path).is_ok() {
-            total -= f.len;
-        }
     }
 }
 
@@ -186,7 +228,7 @@ pub fn remove_abandoned(dir: &Path) {
         if let Ok(modified) = modified
             && abandoned(name, modified, now)
         {
-            let _ = std::fs::remove_file(e.path());
+            let _ = remove(&e.path());
         }
     }
 }
@@ -285,5 +327,35 @@ mod tests {
             "used a minute ago: another rankline may have it mapped"
         );
         assert!(keep.exists() && writing.exists() && foreign.exists());
+    }
+
+    #[test]
+    fn exports_count_toward_the_cap_and_abandoned_export_directories_go() {
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/cache-evict-exports");
+        let _ = std::fs::remove_dir_all(&dir);
+        let exports = dir.join(EXPORTS);
+        std::fs::create_dir_all(&exports).unwrap();
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let entry = file(&dir, "000000000000000a.rlcache", 100, hours(3));
+        let old_export = file(&exports, "000000000000000b.sqlite", 300, hours(5));
+        let new_export = file(&exports, "000000000000000c.sqlite", 300, hours(2));
+        // An export whose rankline died (pid above pid_max): removed with
+        // what nsys left in it.
+        let dead = exports.join(format!(
+            ".rankline-000000000000000d.sqlite.{}@{}.tmp",
+            u32::MAX - 1,
+            host()
+        ));
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join("000000000000000d.sqlite"), vec![0u8; 50]).unwrap();
+        // 700 bytes: a 450-byte cap takes the oldest export only.
+        evict(&dir, 450, &entry);
+        assert!(!dead.exists(), "abandoned export directory");
+        assert!(
+            !old_export.exists(),
+            "the least recently used file is an export"
+        );
+        assert!(new_export.exists() && entry.exists());
     }
 }

@@ -1,7 +1,8 @@
 //! What identifies the input a cache entry was built from: path, size,
 //! times and inode from the file system, plus a fingerprint of its content
-//! (the SQLite header and a few pages) so that a different capture with the
-//! same size and mtime is never served from another capture's entry.
+//! (the SQLite header and a few pages; for an nsys report, its ends and a
+//! few blocks) so that a different capture with the same size and mtime is
+//! never served from another capture's entry.
 
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
@@ -14,6 +15,20 @@ use xxhash_rust::xxh3::xxh3_64;
 const SQLITE_HEADER: usize = 100;
 /// Pages hashed between the first and the last.
 const SAMPLED_PAGES: u64 = 6;
+/// An nsys report (not SQLite) is sampled at both ends and in between.
+const REPORT_SAMPLING: Sampling = Sampling {
+    ends: 64 << 10,
+    between: 8,
+    block: 4 << 10,
+};
+
+/// Which bytes a fingerprint hashes: `ends` bytes at the start and at the
+/// end, and `between` blocks of `block` bytes spread evenly in between.
+struct Sampling {
+    ends: u64,
+    between: u64,
+    block: u64,
+}
 
 /// The identity of one input file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +63,13 @@ impl Key {
         }
         let mut file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
         let meta = file.metadata().map_err(|e| e.to_string())?;
-        let fingerprint = fingerprint(&mut file, meta.len()).map_err(|e| e.to_string())?;
+        // Sampled as what it is read as: by the name it was given.
+        let fingerprint = if crate::profile::inputs::is_nsys_report(input) {
+            sample(&mut file, meta.len(), &REPORT_SAMPLING)
+        } else {
+            fingerprint(&mut file, meta.len())
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Key {
             path: path.display().to_string(),
             size: meta.len(),
@@ -76,6 +97,14 @@ impl Key {
         format!("{:016x}.{}", xxh3_64(&json), super::EXT)
     }
 
+    /// A name for something made from the input's content as it is now
+    /// (its export): unlike [`Key::file_name`] it hashes the content
+    /// sample too, so a changed input never finds what was made of the old.
+    pub fn content_name(&self, ext: &str) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("{:016x}.{ext}", xxh3_64(&json))
+    }
+
     /// Why an entry built for `self` does not fit `now`, if it does not.
     pub fn differs(&self, now: &Key) -> Option<&'static str> {
         if self == now {
@@ -88,20 +117,36 @@ impl Key {
     }
 }
 
+/// The fingerprint of an SQLite export: its header, and its first page,
+/// sampled pages and last page (by its own page size).
 fn fingerprint(file: &mut std::fs::File, size: u64) -> std::io::Result<Fingerprint> {
     let mut header = vec![0u8; SQLITE_HEADER.min(size as usize)];
     file.read_exact(&mut header)?;
     let page = page_size(&header);
-    let pages = size.div_ceil(page);
-    let mut at: Vec<u64> = vec![0];
-    at.extend((1..=SAMPLED_PAGES).map(|i| pages * i / (SAMPLED_PAGES + 1)));
-    at.push(pages.saturating_sub(1));
+    let sampling = Sampling {
+        ends: page,
+        between: SAMPLED_PAGES,
+        block: page,
+    };
+    sample(file, size, &sampling)
+}
+
+/// The first bytes (hex) and the hashes of the blocks `how` names.
+fn sample(file: &mut std::fs::File, size: u64, how: &Sampling) -> std::io::Result<Fingerprint> {
+    let mut header = vec![0u8; SQLITE_HEADER.min(size as usize)];
+    file.seek(SeekFrom::Start(0))?;
+    file.read_exact(&mut header)?;
+    // Blocks as (offset, length), in file order; an SQLite file's are its
+    // pages: the first, the sampled ones and the last.
+    let blocks = size.div_ceil(how.block);
+    let mut at: Vec<(u64, u64)> = vec![(0, how.ends)];
+    at.extend((1..=how.between).map(|i| (blocks * i / (how.between + 1) * how.block, how.block)));
+    at.push((size.saturating_sub(how.ends), how.ends));
     at.dedup();
-    let mut buf = vec![0u8; page as usize];
+    let mut buf = vec![0u8; how.ends.max(how.block) as usize];
     let mut hashes = Vec::with_capacity(at.len());
-    for p in at {
-        let offset = p * page;
-        let len = page.min(size.saturating_sub(offset)) as usize;
+    for (offset, len) in at {
+        let len = len.min(size.saturating_sub(offset)) as usize;
         file.seek(SeekFrom::Start(offset))?;
         file.read_exact(&mut buf[..len])?;
         hashes.push(xxh3_64(&buf[..len]));
@@ -122,5 +167,42 @@ fn page_size(header: &[u8]) -> u64 {
             u64::from(u16::from_be_bytes([hi, lo]))
         }
         _ => 4096,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fingerprint of `bytes` as an nsys report.
+    fn report_sample(dir: &Path, bytes: &[u8]) -> Fingerprint {
+        let path = dir.join("r.nsys-rep");
+        std::fs::write(&path, bytes).unwrap();
+        Key::of(&path).unwrap().fingerprint
+    }
+
+    #[test]
+    fn a_report_is_sampled_at_both_64_kib_ends_and_8_blocks_between() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target/test-tmp/key-report-sampling");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = 1 << 20;
+        let base: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let want = report_sample(&dir, &base);
+        // The first and last 64 KiB and 8 blocks between: 10 hashes.
+        assert_eq!(want.pages.len(), 10);
+        let changed_at = |at: usize| {
+            let mut b = base.clone();
+            b[at] ^= 0xff;
+            report_sample(&dir, &b) != want
+        };
+        let blocks = size / 4096;
+        let first_sampled = blocks / 9 * 4096;
+        assert!(changed_at(65_535), "the first 64 KiB");
+        assert!(changed_at(size - 65_536), "the last 64 KiB");
+        assert!(changed_at(first_sampled + 4095), "a sampled block");
+        assert!(!changed_at(65_536), "between the samples");
+        assert!(!changed_at(first_sampled + 4096), "after a sampled block");
     }
 }

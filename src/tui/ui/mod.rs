@@ -267,6 +267,8 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
     visible(Line::from(spans))
 }
 
+/// The stages in loading order; an nsys report's export ("exporting with
+/// nsys") comes before them and counts as the start.
 const STAGES: [&str; 9] = [
     "opening",
     "reading strings",
@@ -294,10 +296,13 @@ fn draw_loading(
     };
     f.render_widget(Paragraph::new(head).style(theme.bar()), title);
     let pr = &app.progress;
-    let stage_i = STAGES
-        .iter()
-        .position(|s| *s == pr.stage)
-        .unwrap_or(STAGES.len());
+    let stage_i = STAGES.iter().position(|s| *s == pr.stage).unwrap_or(
+        if pr.stage == "exporting with nsys" {
+            0
+        } else {
+            STAGES.len()
+        },
+    );
     let files = pr.files.max(1) as f64;
     let ratio =
         ((pr.file as f64 + stage_i as f64 / (STAGES.len() + 1) as f64) / files).clamp(0.0, 1.0);

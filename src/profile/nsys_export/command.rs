@@ -1,0 +1,233 @@
+//! Running the user's nsys: which one (`$NSYS`, else `nsys` on PATH), the
+//! exact export command line, and what it said.
+
+use super::super::open::LoadError;
+use super::scratch;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether nsys's own output is copied to stderr (the command line's
+/// `report` and `index`; the timeline owns the terminal, so there it is
+/// only kept for an error message).
+static ECHO: AtomicBool = AtomicBool::new(false);
+
+/// Copies nsys's output to stderr from now on.
+pub fn echo_nsys_output(on: bool) {
+    ECHO.store(on, Ordering::Relaxed);
+}
+
+/// Where nsys is.
+enum Nsys {
+    /// `$NSYS`, as given.
+    Given(PathBuf),
+    /// Found on PATH.
+    OnPath(PathBuf),
+}
+
+impl Nsys {
+    fn find() -> Option<Nsys> {
+        if let Some(given) = std::env::var_os("NSYS").filter(|v| !v.is_empty()) {
+            return Some(Nsys::Given(PathBuf::from(given)));
+        }
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(|d| d.join("nsys"))
+            .find(|p| is_executable(p))
+            .map(Nsys::OnPath)
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Nsys::Given(p) | Nsys::OnPath(p) => p,
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The line said when there is no nsys to run.
+pub fn no_nsys(report: &Path) -> LoadError {
+    let file = report.display().to_string();
+    LoadError::sentence(
+        report,
+        format!(
+            "is an nsys report; rankline needs nsys on PATH (or NSYS=/path/to/nsys) to read it, or run: nsys export --type sqlite {}",
+            shell_word(&file)
+        ),
+    )
+}
+
+/// `s` as one shell word: as it is when that is safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The arguments of the export, exactly: nsys picks no name of its own,
+/// and overwrites whatever a dead run left at `out`.
+pub fn export_args(report: &Path, out: &Path) -> Vec<std::ffi::OsString> {
+    // A report named `-x.nsys-rep` must not read as an option.
+    let report = if report.to_string_lossy().starts_with('-') {
+        Path::new(".").join(report)
+    } else {
+        report.to_path_buf()
+    };
+    let mut args: Vec<std::ffi::OsString> = [
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "--output",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    args.push(out.into());
+    args.push(report.into());
+    args
+}
+
+/// Exports `report` to `out` with nsys. Err: one line, naming the report,
+/// with nsys's own error line when it failed. `starting` is called once
+/// nsys is found, before it runs.
+pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), LoadError> {
+    let Some(nsys) = Nsys::find() else {
+        return Err(no_nsys(report));
+    };
+    starting();
+    let mut cmd = Command::new(nsys.path());
+    cmd.args(export_args(report, out));
+    let ran = scratch::run_child(&mut cmd).map_err(|e| {
+        LoadError::new(
+            report,
+            match &nsys {
+                Nsys::Given(p) => format!("cannot run NSYS={} ({e})", p.display()),
+                Nsys::OnPath(p) => format!("cannot run {} ({e})", p.display()),
+            },
+        )
+    })?;
+    let said = said_lines(&ran.stdout, &ran.stderr);
+    if !ran.status.success() {
+        let how = match (ran.status.code(), signal_of(&ran.status)) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("ended by signal {sig}"),
+            (None, None) => "failed".to_string(),
+        };
+        let line = error_line(&ran.stderr, &ran.stdout);
+        return Err(LoadError::new(
+            report,
+            match line {
+                Some(line) => format!("nsys export failed ({how}): {line}"),
+                None => format!("nsys export failed ({how})"),
+            },
+        ));
+    }
+    if ECHO.load(Ordering::Relaxed) {
+        for line in said {
+            eprintln!("  {}", crate::text_safe::escape_controls(&line));
+        }
+    }
+    if !out.is_file() {
+        return Err(LoadError::new(
+            report,
+            format!("nsys export succeeded but wrote no {}", out.display()),
+        ));
+    }
+    Ok(())
+}
+
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// The non-empty lines of some output; of a line redrawn with `\r` (a
+/// progress bar), its last state.
+fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|l| l.rsplit('\r').find(|s| !s.trim().is_empty()))
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
+/// Everything nsys said, stdout first.
+fn said_lines(stdout: &[u8], stderr: &[u8]) -> Vec<String> {
+    let mut all = lines(stdout);
+    all.extend(lines(stderr));
+    all
+}
+
+/// nsys's own error line: the first line of its stderr that says error,
+/// else its last line there, else its last line on stdout.
+fn error_line(stderr: &[u8], stdout: &[u8]) -> Option<String> {
+    let err = lines(stderr);
+    err.iter()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or(err.last())
+        .cloned()
+        .or_else(|| lines(stdout).pop())
+        .map(|l| l.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_exactly_the_documented_one() {
+        let args = export_args(
+            Path::new("run/r0.nsys-rep"),
+            Path::new("/c/exports/k.sqlite"),
+        );
+        assert_eq!(
+            args,
+            [
+                "export",
+                "--type",
+                "sqlite",
+                "--force-overwrite",
+                "true",
+                "--output",
+                "/c/exports/k.sqlite",
+                "run/r0.nsys-rep"
+            ]
+        );
+        let dashed = export_args(Path::new("-r.nsys-rep"), Path::new("/o.sqlite"));
+        assert_eq!(dashed.last().unwrap(), "./-r.nsys-rep");
+    }
+
+    #[test]
+    fn nsys_error_line_prefers_a_line_that_says_error() {
+        let stderr = b"Processing...\nERROR: the report is damaged\nbye\n";
+        assert_eq!(
+            error_line(stderr, b"").as_deref(),
+            Some("ERROR: the report is damaged")
+        );
+        assert_eq!(error_line(b"a\nlast\n", b"").as_deref(), Some("last"));
+        assert_eq!(error_line(b"", b"out only\n").as_deref(), Some("out only"));
+        assert_eq!(error_line(b"", b""), None);
+        assert_eq!(lines(b"[==  ]\r[====]\n"), vec!["[====]"]);
+    }
+
+    #[test]
+    fn the_file_in_the_advice_is_one_shell_word() {
+        assert_eq!(shell_word("run/r0.nsys-rep"), "run/r0.nsys-rep");
+        assert_eq!(
+            shell_word("my run/r'0.nsys-rep"),
+            r"'my run/r'\''0.nsys-rep'"
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! What an export leaves while it runs: temp directories and the nsys
+//! child. Each is registered here so that an interrupted rankline (Ctrl-C,
+//! a signal, the timeline quit mid-export) kills nsys and removes them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Temp directories in use.
+static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// nsys processes running, and whether [`remove_scratch`] ran: after it,
+/// no export starts (the process is ending).
+static CHILDREN: Mutex<(Vec<Arc<Mutex<Child>>>, bool)> = Mutex::new((Vec::new(), false));
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temp directory, removed (with what is in it) when dropped or when
+/// [`remove_scratch`] runs.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// A new private directory in local temp space (`$TMPDIR`, else /tmp).
+    pub fn local() -> std::io::Result<TempDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let base = std::env::temp_dir();
+        loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("rankline-export-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(TempDir::registered(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A new directory at `path` (what a dead run of the same name left
+    /// there is removed first).
+    pub fn named(path: &Path) -> std::io::Result<TempDir> {
+        let _ = std::fs::remove_dir_all(path);
+        std::fs::create_dir(path)?;
+        Ok(TempDir::registered(path.to_path_buf()))
+    }
+
+    fn registered(path: PathBuf) -> TempDir {
+        lock(&DIRS).push(path.clone());
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+        lock(&DIRS).retain(|p| *p != self.path);
+    }
+}
+
+/// What a child said and how it ended.
+pub struct Ran {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs `cmd` to its end with its output captured, registered meanwhile so
+/// that [`remove_scratch`] can kill it.
+pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
+    let mut running = lock(&CHILDREN);
+    if running.1 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "rankline is ending",
+        ));
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let child = Arc::new(Mutex::new(child));
+    running.0.push(child.clone());
+    drop(running);
+    // Polled, not waited on, so that `remove_scratch` can take the lock
+    // and kill it meanwhile.
+    let status = loop {
+        match lock(&child).try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    };
+    lock(&CHILDREN).0.retain(|c| !Arc::ptr_eq(c, &child));
+    let status = status?;
+    Ok(Ran {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// Kills the running nsys exports and removes every temp directory: for an
+/// exit that does not unwind (a signal, the timeline's end while it still
+/// loads).
+pub fn remove_scratch() {
+    let mut running = lock(&CHILDREN);
+    running.1 = true;
+    for child in running.0.drain(..) {
+        let mut c = lock(&child);
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    drop(running);
+    for dir in lock(&DIRS).drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// From now on, a terminating signal (INT, TERM, HUP, QUIT) runs
+/// [`remove_scratch`] and ends the process with 128 + its number. For the
+/// command line's `report` and `index`, whose exports run in the
+/// foreground; the timeline handles signals itself.
+pub fn remove_scratch_on_signals() {
+    use tokio::signal::unix::{SignalKind, signal};
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        // Registered before this returns: a signal from now on is caught.
+        let registered = rt.block_on(async {
+            Some((
+                signal(SignalKind::interrupt()).ok()?,
+                signal(SignalKind::terminate()).ok()?,
+                signal(SignalKind::hangup()).ok()?,
+                signal(SignalKind::quit()).ok()?,
+            ))
+        });
+        let Some((mut int, mut term, mut hup, mut quit)) = registered else {
+            return;
+        };
+        std::thread::spawn(move || {
+            let kind = rt.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => SignalKind::interrupt(),
+                    _ = term.recv() => SignalKind::terminate(),
+                    _ = hup.recv() => SignalKind::hangup(),
+                    _ = quit.recv() => SignalKind::quit(),
+                }
+            });
+            remove_scratch();
+            std::process::exit(128 + kind.as_raw_value());
+        });
+    });
+}
