@@ -10,7 +10,8 @@ pub enum Mode {
     Stragglers,
     /// The fuzzy finder (typing goes to the query).
     Finder,
-    /// A list panel that has focus (the big-events list, the messages).
+    /// A list that has focus: the big-events list, the messages, or a side
+    /// panel focused from the timeline (its rows under a cursor).
     Panel,
     /// The help overlay.
     Help,
@@ -103,6 +104,7 @@ actions! {
     PanelDiff = "panel_diff",
     PanelScrollUp = "panel_scroll_up",
     PanelScrollDown = "panel_scroll_down",
+    FocusPanel = "focus_panel",
     ToggleMouse = "toggle_mouse",
     JumpToLaunch = "jump_to_launch",
     OpenFinder = "open_finder",

@@ -1,9 +1,11 @@
-//! The side panels as a closed set, which are open, each one's scroll, and
-//! the geometry the last frame drew them with (for keys and the mouse).
+//! The side panels as a closed set, which are open, each one's scroll and
+//! row cursor, which has the keys, and the geometry the last frame drew
+//! them with (for keys and the mouse).
 
 use super::scroll::Scroll;
 use super::state::{EventRef, Panels};
 use ratatui::layout::Rect;
+use std::ops::Range;
 
 /// A side panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,6 +101,23 @@ pub struct PanelArea {
     pub inner: Rect,
     /// Per row of the whole (wrapped) panel: where Enter or a click goes.
     pub targets: Vec<Option<PanelTarget>>,
+    /// Per line of the panel: the rows it wrapped to (the cursor moves
+    /// by lines).
+    pub lines: Vec<Range<usize>>,
+}
+
+impl PanelArea {
+    /// The line drawn on (wrapped) row `row`.
+    pub fn line_at(&self, row: usize) -> Option<usize> {
+        let i = self.lines.partition_point(|r| r.end <= row);
+        (i < self.lines.len()).then_some(i)
+    }
+
+    /// Where Enter on line `line` goes.
+    pub fn target(&self, line: usize) -> Option<PanelTarget> {
+        let row = self.lines.get(line)?.start;
+        self.targets.get(row).cloned().flatten()
+    }
 }
 
 /// The geometry of the last frame, recorded by drawing for the mouse.
@@ -126,11 +145,17 @@ impl FrameLayout {
     }
 }
 
-/// Scroll of every panel and the one `{` `}` move: the last opened.
+/// Scroll and cursor of every panel, the one `{` `}` move (the last
+/// opened, or the last focused) and the one that has the keys.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelView {
     scroll: [Scroll; PanelKind::ALL.len()],
+    /// The line under the cursor of each panel (shown while it has focus).
+    cursor: [usize; PanelKind::ALL.len()],
     pub last_opened: Option<PanelKind>,
+    /// The panel whose rows the keys move over (`App::mode` is then
+    /// `Panel`); None: the timeline has the keys.
+    focused: Option<PanelKind>,
 }
 
 impl PanelView {
@@ -142,6 +167,38 @@ impl PanelView {
         &mut self.scroll[k.index()]
     }
 
+    /// The line under `k`'s cursor (may be past a list that shrank: the
+    /// reader clamps it to the lines drawn).
+    pub fn cursor(&self, k: PanelKind) -> usize {
+        self.cursor[k.index()]
+    }
+
+    /// Puts `k`'s cursor on line `line` and scrolls the least that shows
+    /// all of its rows in `area` (the last frame's).
+    pub fn set_cursor(&mut self, k: PanelKind, area: &PanelArea, line: usize) {
+        let Some(rows) = area.lines.get(line) else {
+            return;
+        };
+        self.cursor[k.index()] = line;
+        let s = &mut self.scroll[k.index()];
+        s.show(rows.end.saturating_sub(1));
+        s.show(rows.start);
+    }
+
+    /// The panel with the keys, if it is open.
+    pub fn focused(&self, panels: &Panels) -> Option<PanelKind> {
+        self.focused.filter(|&k| panels.is_open(k))
+    }
+
+    /// Gives the keys to `k` (None: back to the timeline); a focused panel
+    /// is also the one `{` `}` scroll after it.
+    pub fn focus(&mut self, k: Option<PanelKind>) {
+        self.focused = k;
+        if k.is_some() {
+            self.last_opened = k;
+        }
+    }
+
     /// Opens or closes `k`. An opened panel starts at its top and becomes
     /// the one `{` `}` scroll; closing it hands that to the last open one.
     pub fn toggle(&mut self, panels: &mut Panels, k: PanelKind) {
@@ -149,9 +206,15 @@ impl PanelView {
         *slot = !*slot;
         if *slot {
             self.scroll[k.index()].top = 0;
+            self.cursor[k.index()] = 0;
             self.last_opened = Some(k);
-        } else if self.last_opened == Some(k) {
-            self.last_opened = panels.open().last().copied();
+        } else {
+            if self.last_opened == Some(k) {
+                self.last_opened = panels.open().last().copied();
+            }
+            if self.focused == Some(k) {
+                self.focused = None;
+            }
         }
     }
 }
@@ -172,5 +235,38 @@ mod tests {
         view.toggle(&mut panels, PanelKind::Skew);
         assert_eq!(view.last_opened, None);
         assert!(!panels.any());
+    }
+
+    #[test]
+    fn lines_map_to_their_wrapped_rows() {
+        let area = PanelArea {
+            targets: vec![None, Some(PanelTarget::Instance(1, 2)), None, None],
+            lines: vec![0..1, 1..3, 3..4],
+            ..PanelArea::default()
+        };
+        assert_eq!(
+            (0..5).map(|r| area.line_at(r)).collect::<Vec<_>>(),
+            [Some(0), Some(1), Some(1), Some(2), None]
+        );
+        assert_eq!(area.target(1), Some(PanelTarget::Instance(1, 2)));
+        assert_eq!(area.target(2), None);
+    }
+
+    #[test]
+    fn the_cursor_scrolls_the_least_that_shows_its_whole_line() {
+        let area = PanelArea {
+            lines: vec![0..1, 1..3, 3..4, 4..7, 7..8],
+            ..PanelArea::default()
+        };
+        let mut view = PanelView::default();
+        let k = PanelKind::Diff;
+        view.scroll_mut(k).fit(8, 3);
+        view.set_cursor(k, &area, 3);
+        assert_eq!((view.cursor(k), view.scroll(k).top), (3, 4));
+        view.set_cursor(k, &area, 1);
+        assert_eq!((view.cursor(k), view.scroll(k).top), (1, 1));
+        // A line that is not there moves nothing.
+        view.set_cursor(k, &area, 9);
+        assert_eq!(view.cursor(k), 1);
     }
 }

@@ -137,7 +137,8 @@ pub struct App {
     pub instance: Option<(usize, usize)>,
     pub jump: Option<JumpSource>,
     pub panels: Panels,
-    /// Each panel's scroll, and which one `{` `}` move.
+    /// Each panel's scroll and cursor, which one `{` `}` move, and which
+    /// one has the keys.
     pub panel_view: PanelView,
     /// Where the last frame drew things, for the mouse.
     pub layout: FrameLayout,
@@ -221,10 +222,12 @@ impl App {
         }
     }
 
-    /// The input mode, from the open overlay, else the screen.
+    /// The input mode, from the open overlay, else the screen (on the
+    /// timeline: a focused side panel's, when one is).
     pub fn mode(&self) -> Mode {
         match self.overlay {
             Overlay::None => match self.screen {
+                Screen::Timeline if self.panel_view.focused(&self.panels).is_some() => Mode::Panel,
                 Screen::Timeline => Mode::Timeline,
                 Screen::Stragglers => Mode::Stragglers,
             },
@@ -451,7 +454,10 @@ impl App {
     fn apply_unclamped(&mut self, a: Action) {
         match self.overlay.clone() {
             Overlay::None if self.screen == Screen::Stragglers => self.apply_stragglers(a),
-            Overlay::None => self.apply_timeline(a),
+            Overlay::None => match self.panel_view.focused(&self.panels) {
+                Some(k) => self.apply_panel(k, a),
+                None => self.apply_timeline(a),
+            },
             Overlay::Help { scroll } => {
                 // Clamped against the rows the last frame drew.
                 let mut s = self.help_scroll;

@@ -209,6 +209,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, StragglerMap, &["H"]),
         (Mode::Timeline, SwitchCapture, &["B"]),
         (Mode::Timeline, PanelDiff, &["6"]),
+        (Mode::Timeline, FocusPanel, &["p"]),
         (Mode::Stragglers, Up, &["Up", "k"]),
         (Mode::Stragglers, Down, &["Down", "j"]),
         (Mode::Stragglers, PanLeft, &["Left", "a"]),
@@ -232,7 +233,12 @@ fn default_keymap_binds_the_spec() {
         (Mode::Finder, Quit, &["ctrl-c"]),
         (Mode::Panel, Up, &["Up", "k"]),
         (Mode::Panel, Down, &["Down", "j"]),
+        (Mode::Panel, PageUp, &["PageUp"]),
+        (Mode::Panel, PageDown, &["PageDown"]),
+        (Mode::Panel, Home, &["Home"]),
+        (Mode::Panel, End, &["End"]),
         (Mode::Panel, Accept, &["Enter"]),
+        (Mode::Panel, FocusPanel, &["p", "Tab"]),
         (Mode::Panel, Cancel, &["Esc", "q"]),
         (Mode::Panel, SortList, &["s"]),
         (Mode::Panel, Messages, &["!"]),
@@ -267,6 +273,33 @@ fn default_keymap_binds_the_spec() {
                 action.name()
             );
         }
+    }
+}
+
+#[test]
+fn the_panel_focus_key_is_bound_once_in_each_keymap() {
+    let vim = {
+        let mut km = Keymap::default_keymap();
+        km.apply(file::parse(Path::new("vim.toml"), VIM_SOURCE).unwrap());
+        km
+    };
+    for km in [Keymap::default_keymap(), vim] {
+        for mode in Mode::ALL {
+            let p: Vec<Action> = km
+                .bindings(mode)
+                .iter()
+                .filter(|b| b.keys.contains(&key("p")))
+                .map(|b| b.action)
+                .collect();
+            // Only the focus itself: in the timeline, and in the panel
+            // mode to go on to the next panel.
+            let want: &[Action] = match mode {
+                Mode::Timeline | Mode::Panel => &[Action::FocusPanel],
+                _ => &[],
+            };
+            assert_eq!(p, want, "{}", mode.name());
+        }
+        assert_eq!(km.keys_for(Mode::Timeline, Action::FocusPanel), "p");
     }
 }
 

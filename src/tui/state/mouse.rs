@@ -66,12 +66,13 @@ impl App {
                     .scroll_mut(kind)
                     .by(wheel.unwrap_or(0) * WHEEL_ROWS),
                 K::Down(MouseButton::Left) if panel.inner.contains(at) => {
+                    // The cursor goes to the line clicked, then Enter.
                     let y = (at.y - panel.inner.y) as usize;
                     let row = self.panel_view.scroll(kind).row_at(y);
-                    match row.and_then(|r| panel.targets.get(r).cloned().flatten()) {
-                        Some(t) => {
-                            self.message = None;
-                            self.enter_panel_row(t);
+                    match row.and_then(|r| panel.line_at(r)) {
+                        Some(line) => {
+                            self.panel_view.set_cursor(kind, &panel, line);
+                            self.accept_panel_line(kind, line);
                         }
                         None => self.message = Some("nothing to go to on this row".into()),
                     }

@@ -131,6 +131,7 @@ impl App {
             Action::PanelDiff => self.toggle_panel(PanelKind::Diff),
             Action::PanelScrollUp => self.scroll_panel(false),
             Action::PanelScrollDown => self.scroll_panel(true),
+            Action::FocusPanel => self.focus_panel(),
             Action::ToggleMouse => self.toggle_mouse(),
             Action::JumpToLaunch => self.jump_to_launch(&l),
             Action::HistoryBack => self.go_back(),

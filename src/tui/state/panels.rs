@@ -1,13 +1,97 @@
 //! What the panel actions do: open and close panels, scroll the one opened
-//! last.
+//! last, focus one and move its cursor over its rows, and go where a row
+//! leads (Enter on the cursor's row and a click on a row alike).
 
 use super::{App, JumpSource};
+use crate::tui::action::Action;
 use crate::tui::finder::EntryKind;
 use crate::tui::panel::{PanelKind, PanelTarget};
 
 impl App {
     pub(super) fn toggle_panel(&mut self, k: PanelKind) {
         self.panel_view.toggle(&mut self.panels, k);
+    }
+
+    /// `p` on the timeline: the keys go to the last-opened panel.
+    pub(super) fn focus_panel(&mut self) {
+        match self.panel_view.last_opened {
+            Some(k) => self.panel_view.focus(Some(k)),
+            None => self.message = Some("no panel open to focus (1-6 open one)".into()),
+        }
+    }
+
+    /// What a key does while side panel `k` has the keys.
+    pub(super) fn apply_panel(&mut self, k: PanelKind, a: Action) {
+        match a {
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Home
+            | Action::End => self.move_panel_cursor(k, a),
+            Action::Accept => self.accept_panel_line(k, self.panel_view.cursor(k)),
+            Action::FocusPanel => {
+                // The next open panel in screen order, round to the first.
+                let open = self.panels.open();
+                let at = open.iter().position(|&o| o == k).unwrap_or(0);
+                self.panel_view.focus(Some(open[(at + 1) % open.len()]));
+            }
+            Action::Cancel => self.panel_view.focus(None),
+            _ => {}
+        }
+    }
+
+    /// Moves panel `k`'s cursor by a line, a page of rows, or to an end,
+    /// over the lines the last frame drew; the panel scrolls to show it.
+    fn move_panel_cursor(&mut self, k: PanelKind, a: Action) {
+        let Some(area) = self.layout.panels.iter().find(|p| p.kind == Some(k)) else {
+            return;
+        };
+        let (Some(last), Some(rows)) = (
+            area.lines.len().checked_sub(1),
+            area.lines.last().map(|r| r.end),
+        ) else {
+            return;
+        };
+        let at = self.panel_view.cursor(k).min(last);
+        let page = self.panel_view.scroll(k).visible.saturating_sub(1).max(1);
+        let first_row = area.lines[at].start;
+        let to = match a {
+            Action::Up => at.saturating_sub(1),
+            Action::Down => (at + 1).min(last),
+            Action::Home => 0,
+            Action::End => last,
+            Action::PageUp => {
+                let line = area.line_at(first_row.saturating_sub(page)).unwrap_or(0);
+                line.min(at.saturating_sub(1))
+            }
+            Action::PageDown => {
+                let line = area
+                    .line_at((first_row + page).min(rows - 1))
+                    .unwrap_or(last);
+                line.max((at + 1).min(last))
+            }
+            _ => at,
+        };
+        self.panel_view.set_cursor(k, area, to);
+    }
+
+    /// Enter on line `line` of panel `k` (the cursor's, or the one
+    /// clicked): goes where it leads, as the last frame drew it.
+    pub(super) fn accept_panel_line(&mut self, k: PanelKind, line: usize) {
+        let target = self
+            .layout
+            .panels
+            .iter()
+            .find(|p| p.kind == Some(k))
+            .and_then(|p| p.target(line));
+        match target {
+            Some(t) => {
+                self.message = None;
+                self.enter_panel_row(t);
+            }
+            None => self.message = Some("nothing to go to on this row".into()),
+        }
     }
 
     /// Enter (a click) on a panel row: goes where the row leads.

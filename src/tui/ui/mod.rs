@@ -199,8 +199,9 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static
     unreachable!("detail 0 always returns")
 }
 
-/// The status line; `detail` 2 has everything, 1 drops the key hints, 0
-/// also the `n`/`N` source.
+/// The status line; `detail` 2 has everything, 1 drops the key hints (a
+/// focused panel's too: its title keeps the main ones), 0 also the
+/// `n`/`N` source.
 fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'static> {
     let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
@@ -208,7 +209,26 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
         spans.push(Span::styled(format!(" {b} │"), theme.heading()));
     }
     let sel = selection_text(app, l);
-    if sel.is_empty() && detail >= 2 {
+    let focused = app.panel_view.focused(&app.panels);
+    if let Some(k) = focused
+        && detail >= 2
+    {
+        // A focused panel's keys first: they are the ones that work now.
+        let keys = |a: Action| app.keymap.keys_for(Mode::Panel, a);
+        spans.push(Span::styled(
+            format!(
+                " {}: {} {} row · {} go · {} next panel · {} back",
+                k.name(),
+                keys(Action::Up),
+                keys(Action::Down),
+                keys(Action::Accept),
+                keys(Action::FocusPanel),
+                keys(Action::Cancel)
+            ),
+            theme.heading(),
+        ));
+    }
+    if sel.is_empty() && detail >= 2 && focused.is_none() {
         spans.push(Span::raw(format!(
             " {} select · {} next big event · {} find · {} help · {} quit",
             keys(Action::SelectUnderCursor),
@@ -218,7 +238,12 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
             keys(Action::Quit)
         )));
     } else if !sel.is_empty() {
-        spans.push(Span::styled(format!(" {sel}"), theme.heading()));
+        let bar = if focused.is_some() && detail >= 2 {
+            " │"
+        } else {
+            ""
+        };
+        spans.push(Span::styled(format!("{bar} {sel}"), theme.heading()));
         let source = match &app.jump {
             Some(JumpSource::Group(g)) => {
                 format!("instances of {}", l.analysis.matching.groups[*g].key)

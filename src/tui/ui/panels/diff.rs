@@ -6,6 +6,7 @@ use super::PanelLines;
 use crate::analysis::diff::{Diff, PairedBy, SkewPair};
 use crate::analysis::stats::Spread;
 use crate::text_safe::escape_controls;
+use crate::tui::action::{Action, Mode};
 use crate::tui::panel::PanelTarget;
 use crate::tui::state::{App, BaselineStatus};
 use crate::tui::ui::labels::fit_name;
@@ -35,7 +36,10 @@ pub fn lines(app: &App, theme: &Theme, width: usize) -> PanelLines {
             PanelLines::one("The baseline could not be opened (! lists why).")
         }
         (BaselineStatus::Ready, None) => PanelLines::one("comparing the two captures…"),
-        (BaselineStatus::Ready, Some(d)) => diff_lines(d, b.shown, theme, width),
+        (BaselineStatus::Ready, Some(d)) => {
+            let focus = app.keymap.keys_for(Mode::Timeline, Action::FocusPanel);
+            diff_lines(d, b.shown, theme, width, &focus)
+        }
     }
 }
 
@@ -77,7 +81,14 @@ impl Columns {
     }
 }
 
-fn diff_lines(d: &Diff, baseline_shown: bool, theme: &Theme, width: usize) -> PanelLines {
+/// `focus`: the keys that give this panel the keys (for its last line).
+fn diff_lines(
+    d: &Diff,
+    baseline_shown: bool,
+    theme: &Theme,
+    width: usize,
+    focus: &str,
+) -> PanelLines {
     let cols = Columns::for_width(width);
     let shown = |yes: bool| if yes { "  ◀ shown (B switches)" } else { "" };
     let mut out = PanelLines::one(Line::styled(
@@ -226,8 +237,14 @@ fn diff_lines(d: &Diff, baseline_shown: bool, theme: &Theme, width: usize) -> Pa
             worst_instance(s, baseline_shown),
         );
     }
+    // `p Enter/click`: the panel takes the keys with `p`, then Enter.
+    let how = if focus.is_empty() {
+        "Click".to_string()
+    } else {
+        format!("{focus} Enter/click")
+    };
     out.push(Line::styled(
-        "Enter/click: a kernel finds it, a group its worst instance",
+        format!("{how}: a kernel finds it, a group its worst instance"),
         theme.dim(),
     ));
     out

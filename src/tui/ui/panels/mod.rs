@@ -21,6 +21,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
+use std::ops::Range;
 
 /// A panel's content: its lines and, for each, where Enter goes.
 #[derive(Default)]
@@ -67,6 +68,8 @@ struct Rows {
     kind: PanelKind,
     rows: Vec<Line<'static>>,
     targets: Vec<Option<PanelTarget>>,
+    /// The rows of each line.
+    lines: Vec<Range<usize>>,
 }
 
 fn rows(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> Rows {
@@ -75,12 +78,15 @@ fn rows(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> 
         kind,
         rows: Vec::new(),
         targets: Vec::new(),
+        lines: Vec::new(),
     };
     for (line, target) in content.lines.into_iter().zip(content.targets) {
+        let first = out.rows.len();
         for row in wrap::wrap(visible(line), width) {
             out.rows.push(row);
             out.targets.push(target.clone());
         }
+        out.lines.push(first..out.rows.len());
     }
     out
 }
@@ -186,10 +192,11 @@ fn share(need: &[u16], total: u16) -> Vec<u16> {
     got
 }
 
-/// One panel: border, title (marked when `{` `}` scroll it), its rows from
-/// the scroll position, the position and `↓ more` when cut. Records the
-/// geometry and clamps the scroll to what fits.
-fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
+/// One panel: border, title (marked when `{` `}` scroll it, or when it
+/// has the keys), its rows from the scroll position (the cursor's line
+/// highlighted while it has the keys), the position and `↓ more` when cut.
+/// Records the geometry and clamps the scroll to what fits.
+fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme) {
     if area.height < 2 || area.width < 2 {
         return;
     }
@@ -198,8 +205,24 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
         .panel_view
         .scroll_mut(r.kind)
         .fit(r.rows.len(), inner.height as usize);
+    let focused = app.panel_view.focused(&app.panels) == Some(r.kind);
     let target = app.panel_view.last_opened == Some(r.kind);
-    let title = if target {
+    if focused {
+        let at = app.panel_view.cursor(r.kind);
+        let line = r.lines.get(at).or(r.lines.last()).cloned().unwrap_or(0..0);
+        for row in &mut r.rows[line] {
+            *row = std::mem::take(row).patch_style(theme.cursor_label());
+        }
+    }
+    let title = if focused {
+        let keys = |a| app.keymap.keys_for(Mode::Panel, a);
+        format!(
+            " ▶{} · {} go · {} back ",
+            r.kind.name(),
+            keys(Action::Accept),
+            keys(Action::Cancel)
+        )
+    } else if target {
         let keys = |a| app.keymap.keys_for(Mode::Timeline, a);
         format!(
             " ▸{} {}{} ",
@@ -211,6 +234,9 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
         format!(" {} ", r.kind.name())
     };
     let mut block = Block::default().borders(Borders::ALL).title(title);
+    if focused {
+        block = block.border_style(theme.heading());
+    }
     if scroll.len > scroll.visible {
         block = block.title(
             Line::from(format!(
@@ -239,6 +265,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, r: Rows, theme: &Theme) {
         kind: Some(r.kind),
         inner,
         targets: r.targets,
+        lines: r.lines,
     });
 }
 
