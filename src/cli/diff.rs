@@ -3,7 +3,7 @@
 //! watched figure grew by more than PCT %.
 
 use super::{AnalysisArgs, FormatArg, NoCacheArg, fail, input_files, say};
-use rankline::analysis::bundle::{Analysis, Settings, analyze};
+use rankline::analysis::bundle::{Analysis, Settings, analyze_for_diff};
 use rankline::analysis::diff::{Side, diff};
 use rankline::profile::{self, CacheDir, Profile, Source};
 use rankline::report::Format;
@@ -60,7 +60,7 @@ fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loa
     let mut said: Vec<String> = out.cache_off.into_iter().collect();
     said.extend(out.errors.iter().map(ToString::to_string));
     let nothing = out.errors.len() == files.len();
-    let analysis = (!nothing).then(|| analyze(&out.profile, settings, &mut |_| {}));
+    let analysis = (!nothing).then(|| analyze_for_diff(&out.profile, settings));
     Loaded {
         profile: out.profile,
         analysis,

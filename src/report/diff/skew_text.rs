@@ -96,7 +96,7 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
         if before != Some(*n) {
             changed += 1;
             t.row(count_row(
-                &format!("late {}", dev.text),
+                &format!("late {}", dev.tag()),
                 before.unwrap_or(0),
                 *n,
             ));
@@ -105,7 +105,7 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
     for (dev, n) in &b.late_counts {
         if !a.late_counts.iter().any(|(d, _)| d.key == dev.key) {
             changed += 1;
-            t.row(count_row(&format!("late {}", dev.text), *n, 0));
+            t.row(count_row(&format!("late {}", dev.tag()), *n, 0));
         }
     }
     out += &t.render(l.cols);
