@@ -658,3 +658,42 @@ fn the_readme_example_is_real_output() {
         );
     }
 }
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn real_exports_against_themselves_and_each_other() {
+    let files = sqlite_files(&real_profiles());
+    assert!(files.len() >= 2);
+    for f in &files {
+        let f = f.to_str().unwrap();
+        let o = rankline(&["diff", f, f, "--no-cache", "--fail-on-regression", "0"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}", stderr(&o));
+        let t = stdout(&o);
+        assert!(t.contains("no change"), "{f}: {t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{f}: {t}");
+    }
+    // Two unrelated captures: every name is on one side or both, and the
+    // sums add up.
+    let (a, b) = (files[0].to_str().unwrap(), files[1].to_str().unwrap());
+    let d = diff_json(a, b, &["--no-cache"]);
+    let total = |side: &str| -> f64 {
+        d["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k[side].as_f64().unwrap())
+            .sum()
+    };
+    let classes = |side: &str| -> f64 {
+        d["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["class"] != "memcpy" && c["class"] != "memset")
+            .map(|c| c[side].as_f64().unwrap())
+            .sum()
+    };
+    for side in ["before_ms", "after_ms"] {
+        assert!((total(side) - classes(side)).abs() < 1e-6, "{side}");
+    }
+}
