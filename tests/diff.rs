@@ -445,6 +445,26 @@ fn a_capture_against_itself_shows_no_change() {
     assert!(stdout(&o).contains("no change"), "{}", stdout(&o));
 }
 
+#[test]
+fn a_side_with_one_bad_file_still_compares_the_rest_and_exits_1() {
+    let dir = temp_dir("diff-one-bad-file");
+    std::fs::copy(root().join(BEFORE), dir.join("a.sqlite")).unwrap();
+    std::fs::write(dir.join("b.sqlite"), b"not a database").unwrap();
+    let o = rankline(&[
+        "diff",
+        BEFORE,
+        dir.to_str().unwrap(),
+        "--fail-on-regression",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("b.sqlite"), "{err}");
+    // The file that loaded is compared, and equals the before side.
+    assert!(stdout(&o).contains("no change"), "{}", stdout(&o));
+}
+
 fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }

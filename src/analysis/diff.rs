@@ -40,6 +40,8 @@ pub enum Which {
 }
 
 impl Which {
+    pub const ALL: [Which; 2] = [Which::Before, Which::After];
+
     pub fn name(self) -> &'static str {
         match self {
             Which::Before => "before",
