@@ -574,7 +574,7 @@ fn different_device_sets_are_said_first_and_listed() {
         .find("! the captures cover different devices (8 before, 7 after)")
         .expect(&t);
     assert!(warning < t.find("\nSteps").unwrap(), "{t}");
-    assert!(t.contains("devices only before: 7"), "{t}");
+    assert!(t.contains("devices only before: D7"), "{t}");
     assert!(t.contains("before only"), "{t}");
 }
 
@@ -632,6 +632,12 @@ fn ops_sequence_pairing_and_noise_are_explained_in_text() {
         t.contains("Skew of s21 (before: s20, paired by op-sequence)"),
         "{t}"
     );
+    // Unchanged groups are their summary row only.
+    assert!(
+        t.contains("groups whose figures did not change: s24, s28"),
+        "{t}"
+    );
+    assert!(!t.contains("Skew of s24"), "{t}");
     // Notes wrap: read them as one line.
     let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

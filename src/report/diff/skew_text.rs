@@ -120,6 +120,17 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
     out
 }
 
+/// The two sides' figures are the same (their group indices aside).
+fn same_figures(b: &SkewSide, a: &SkewSide) -> bool {
+    SkewSide {
+        group: 0,
+        ..b.clone()
+    } == SkewSide {
+        group: 0,
+        ..a.clone()
+    }
+}
+
 fn one_side(s: &SkewSide) -> String {
     format!(
         "{} ({} instances, excess {} ms)",
@@ -164,10 +175,23 @@ pub(super) fn skew(l: &Layout) -> String {
         out += &l.note("excess_ms of each paired group; paired by key (stream ids), else by an identical op sequence");
         out += &t.render(l.cols);
     }
+    // Each changed pair in detail; an unchanged one is its summary row.
+    let mut unchanged = Vec::new();
     for s in pairs {
         if let (Some(b), Some(a)) = (&s.before, &s.after) {
-            out += &pair_detail(l, s, b, a);
+            if same_figures(b, a) {
+                unchanged.push(safe(&s.key).into_owned());
+            } else {
+                out += &pair_detail(l, s, b, a);
+            }
         }
+    }
+    if !unchanged.is_empty() {
+        out += "\n";
+        out += &l.note(&format!(
+            "groups whose figures did not change: {}",
+            unchanged.join(", ")
+        ));
     }
     let only =
         |f: fn(&SkewPair) -> Option<&SkewSide>, other: fn(&SkewPair) -> bool| -> Vec<String> {

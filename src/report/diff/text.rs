@@ -289,7 +289,7 @@ fn overlap(l: &Layout) -> String {
 
 fn labels(ls: &[DeviceLabel]) -> String {
     ls.iter()
-        .map(|l| safe(&l.text).into_owned())
+        .map(|l| safe(&l.tag()).into_owned())
         .collect::<Vec<_>>()
         .join(", ")
 }
