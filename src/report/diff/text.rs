@@ -1,5 +1,6 @@
-//! `diff` as text: steps, kernels, classes, overlap, skew, completeness,
-//! each within 100 columns unless `--wide`.
+//! `diff` as text, within 100 columns unless `--wide`: the sides, steps,
+//! kernels, classes, completeness and the gate's section, in order with
+//! the overlap and skew parts (their own files).
 
 use super::{DiffOptions, signed, signed_pct};
 use crate::analysis::diff::{Diff, DiffCompleteness, Regression, delta_pct};
