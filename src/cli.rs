@@ -4,8 +4,9 @@
 //!
 //! Exit codes (the README lists them): 0 success; 1 an input could not be
 //! read or analysed, also when other inputs succeeded; 2 usage error (a bad
-//! keymap file included: it is configuration, not input); 3 reserved for
-//! `diff --fail-on-regression`; 128+N ended by signal N.
+//! keymap file included: it is configuration, not input); 3 `diff
+//! --fail-on-regression`: a watched figure grew too much; 128+N ended by
+//! signal N.
 
 mod diff;
 

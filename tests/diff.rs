@@ -445,6 +445,26 @@ fn a_capture_against_itself_shows_no_change() {
     assert!(stdout(&o).contains("no change"), "{}", stdout(&o));
 }
 
+#[test]
+fn a_side_with_one_bad_file_still_compares_the_rest_and_exits_1() {
+    let dir = temp_dir("diff-one-bad-file");
+    std::fs::copy(root().join(BEFORE), dir.join("a.sqlite")).unwrap();
+    std::fs::write(dir.join("b.sqlite"), b"not a database").unwrap();
+    let o = rankline(&[
+        "diff",
+        BEFORE,
+        dir.to_str().unwrap(),
+        "--fail-on-regression",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("b.sqlite"), "{err}");
+    // The file that loaded is compared, and equals the before side.
+    assert!(stdout(&o).contains("no change"), "{}", stdout(&o));
+}
+
 fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }
@@ -554,7 +574,7 @@ fn different_device_sets_are_said_first_and_listed() {
         .find("! the captures cover different devices (8 before, 7 after)")
         .expect(&t);
     assert!(warning < t.find("\nSteps").unwrap(), "{t}");
-    assert!(t.contains("devices only before: 7"), "{t}");
+    assert!(t.contains("devices only before: D7"), "{t}");
     assert!(t.contains("before only"), "{t}");
 }
 
@@ -612,6 +632,12 @@ fn ops_sequence_pairing_and_noise_are_explained_in_text() {
         t.contains("Skew of s21 (before: s20, paired by op-sequence)"),
         "{t}"
     );
+    // Unchanged groups are their summary row only.
+    assert!(
+        t.contains("groups whose figures did not change: s24, s28"),
+        "{t}"
+    );
+    assert!(!t.contains("Skew of s24"), "{t}");
     // Notes wrap: read them as one line.
     let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
@@ -626,4 +652,74 @@ fn ops_sequence_pairing_and_noise_are_explained_in_text() {
         line.split_whitespace().take(4).collect::<Vec<_>>(),
         ["big_events", "4", "0", "-4"]
     );
+}
+
+/// The README's example is real: every line it shows (`…` marks a cut) is
+/// a line of the command's output, in order.
+#[test]
+fn the_readme_example_is_real_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cmd = "$ rankline diff fixtures/diff/no_big_skew.sqlite fixtures/megatron_tp8.sqlite --fail-on-regression 5";
+    let start = readme.find(cmd).expect("README example") + cmd.len();
+    let end = start + readme[start..].find("$ echo $?").unwrap();
+    let shown: Vec<&str> = readme[start..end]
+        .lines()
+        .filter(|l| !l.is_empty() && l.trim() != "…")
+        .collect();
+    let o = rankline(&[
+        "diff",
+        "fixtures/diff/no_big_skew.sqlite",
+        "fixtures/megatron_tp8.sqlite",
+        "--fail-on-regression",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(readme[end..].starts_with("$ echo $?\n3\n"));
+    let real = format!("{}{}", stdout(&o), stderr(&o));
+    let mut lines = real.lines();
+    for l in shown {
+        assert!(
+            lines.any(|r| r == l),
+            "README line not in the output (in order): {l:?}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn real_exports_against_themselves_and_each_other() {
+    let files = sqlite_files(&real_profiles());
+    assert!(files.len() >= 2);
+    for f in &files {
+        let f = f.to_str().unwrap();
+        let o = rankline(&["diff", f, f, "--no-cache", "--fail-on-regression", "0"]);
+        assert_eq!(o.status.code(), Some(0), "{f}: {}", stderr(&o));
+        let t = stdout(&o);
+        assert!(t.contains("no change"), "{f}: {t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{f}: {t}");
+    }
+    // Two unrelated captures: every name is on one side or both, and the
+    // sums add up.
+    let (a, b) = (files[0].to_str().unwrap(), files[1].to_str().unwrap());
+    let d = diff_json(a, b, &["--no-cache"]);
+    let total = |side: &str| -> f64 {
+        d["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k[side].as_f64().unwrap())
+            .sum()
+    };
+    let classes = |side: &str| -> f64 {
+        d["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["class"] != "memcpy" && c["class"] != "memset")
+            .map(|c| c[side].as_f64().unwrap())
+            .sum()
+    };
+    for side in ["before_ms", "after_ms"] {
+        assert!((total(side) - classes(side)).abs() < 1e-6, "{side}");
+    }
 }

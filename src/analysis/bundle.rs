@@ -77,6 +77,28 @@ pub fn analyze_quick(p: &Profile, s: &Settings) -> Analysis {
     }
 }
 
+/// The analyses `diff` compares: those of [`analyze`] without the NCCL
+/// breakdown, the launch report and the anomalies, which it does not show
+/// (left empty, as [`analyze_quick`] leaves the cross-rank ones); a big
+/// event's launch verdict is worked out for it alone
+/// (`launch::explain_late`).
+pub fn analyze_for_diff(p: &Profile, s: &Settings) -> Analysis {
+    let quick = analyze_quick(p, s);
+    let w = Window::ALL;
+    let overlap = overlap(p, &quick.classes, w);
+    let (clock, matching) = align_and_match(p, &quick.classes, s.align);
+    let steps = Steps::new(p, &s.step_marker);
+    let skews = skew(p, &matching, &steps, w, s.big_skew_ns, &clock);
+    Analysis {
+        overlap,
+        clock,
+        matching,
+        steps,
+        skews,
+        ..quick
+    }
+}
+
 /// Runs every analysis; `stage` is told what is being computed.
 pub fn analyze(p: &Profile, s: &Settings, stage: &mut dyn FnMut(&'static str)) -> Analysis {
     stage("classifying kernels");

@@ -40,6 +40,8 @@ pub enum Which {
 }
 
 impl Which {
+    pub const ALL: [Which; 2] = [Which::Before, Which::After];
+
     pub fn name(self) -> &'static str {
         match self {
             Which::Before => "before",
@@ -68,12 +70,13 @@ pub struct Diff {
 
 /// Computes the differences from `before` to `after`.
 pub fn diff(before: Side, after: Side) -> Diff {
+    let (kernels, classes) = kernels::deltas(before, after);
     Diff {
         before_files: files(before.profile),
         after_files: files(after.profile),
         steps: steps::steps_diff(before, after),
-        kernels: kernels::kernel_deltas(before, after),
-        classes: kernels::class_deltas(before, after),
+        kernels,
+        classes,
         overlap: overlap::overlap_pairs(before, after),
         skew: skew::skew_pairs(before, after),
         completeness: completeness::diff_completeness(before, after),

@@ -2,8 +2,8 @@
 //! once, compared, printed; `--fail-on-regression PCT` exits 3 when a
 //! watched figure grew by more than PCT %.
 
-use super::{AnalysisArgs, FormatArg, NoCacheArg, fail, input_files, say};
-use rankline::analysis::bundle::{Analysis, Settings, analyze};
+use super::{AnalysisArgs, NoCacheArg, fail, input_files, say};
+use rankline::analysis::bundle::{Analysis, Settings, analyze_for_diff};
 use rankline::analysis::diff::{Side, diff};
 use rankline::profile::{self, CacheDir, Profile, Source};
 use rankline::report::Format;
@@ -23,9 +23,9 @@ pub struct DiffArgs {
     /// The capture after the change: an nsys SQLite export, or a directory of them
     #[arg(value_name = "AFTER")]
     after: PathBuf,
-    /// Output format (text or json)
+    /// Output format
     #[arg(long, value_enum, default_value = "text")]
-    format: FormatArg,
+    format: DiffFormat,
     /// Text: print long names and paths whole (default: fit 100 columns)
     #[arg(long)]
     wide: bool,
@@ -36,6 +36,13 @@ pub struct DiffArgs {
     analysis: AnalysisArgs,
     #[command(flatten)]
     pub no_cache: NoCacheArg,
+}
+
+/// `diff --format`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DiffFormat {
+    Text,
+    Json,
 }
 
 /// One side, loaded and analysed.
@@ -60,7 +67,7 @@ fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loa
     let mut said: Vec<String> = out.cache_off.into_iter().collect();
     said.extend(out.errors.iter().map(ToString::to_string));
     let nothing = out.errors.len() == files.len();
-    let analysis = (!nothing).then(|| analyze(&out.profile, settings, &mut |_| {}));
+    let analysis = (!nothing).then(|| analyze_for_diff(&out.profile, settings));
     Loaded {
         profile: out.profile,
         analysis,
@@ -106,11 +113,8 @@ fn load_both(
 
 pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
     let format = match args.format {
-        FormatArg::Text => Format::Text,
-        FormatArg::Json => Format::Json,
-        FormatArg::Csv => {
-            return fail("--format csv is only for `report stragglers` (diff: text or json)");
-        }
+        DiffFormat::Text => Format::Text,
+        DiffFormat::Json => Format::Json,
     };
     let settings = match args.analysis.settings() {
         Ok(s) => s,

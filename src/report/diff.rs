@@ -2,6 +2,7 @@
 //! JSON, and the regression gate's lines.
 
 mod json;
+mod overlap_text;
 mod skew_text;
 mod text;
 

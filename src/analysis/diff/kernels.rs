@@ -4,7 +4,7 @@
 
 use super::{Side, Which, delta_pct};
 use crate::analysis::nccl_name::CollOp;
-use crate::profile::{GpuKind, Profile};
+use crate::profile::GpuKind;
 use std::collections::{BTreeMap, HashMap};
 
 /// One kernel short name's time on both sides.
@@ -78,34 +78,95 @@ impl ClassDelta {
     }
 }
 
-/// Time and count of every kernel short name of a profile.
-fn by_name(p: &Profile) -> HashMap<&str, (i64, usize)> {
-    // Summed per interned name first: one string lookup per name, not per row.
-    let mut per_sym = vec![(0i64, 0usize); p.strings.len()];
-    let g = &p.gpu;
-    for i in 0..g.len() {
-        if g.kind[i] == GpuKind::Kernel {
-            let e = &mut per_sym[g.name[i] as usize];
-            e.0 = e.0.saturating_add(g.end[i].saturating_sub(g.start[i]));
-            e.1 += 1;
+/// One side's kernel time per short name and copy and set time, from one
+/// pass over its GPU rows.
+struct Sums<'a> {
+    side: Side<'a>,
+    /// Per interned name: time and count of kernels with that short name.
+    per_sym: Vec<(i64, usize)>,
+    memcpy: (i64, usize),
+    memset: (i64, usize),
+}
+
+fn add(e: &mut (i64, usize), ns: i64) {
+    e.0 = e.0.saturating_add(ns);
+    e.1 += 1;
+}
+
+impl<'a> Sums<'a> {
+    fn of(side: Side<'a>) -> Self {
+        let p = side.profile;
+        let mut out = Sums {
+            side,
+            per_sym: vec![(0, 0); p.strings.len()],
+            memcpy: (0, 0),
+            memset: (0, 0),
+        };
+        let g = &p.gpu;
+        for i in 0..g.len() {
+            let ns = g.end[i].saturating_sub(g.start[i]);
+            match g.kind[i] {
+                GpuKind::Kernel => add(&mut out.per_sym[g.name[i] as usize], ns),
+                GpuKind::Memcpy => add(&mut out.memcpy, ns),
+                GpuKind::Memset => add(&mut out.memset, ns),
+            }
         }
+        out
     }
-    let mut out: HashMap<&str, (i64, usize)> = HashMap::new();
-    for (sym, &(ns, n)) in per_sym.iter().enumerate() {
-        if n > 0 {
-            // Two syms never share a string, but merging costs nothing.
-            let e = out.entry(p.strings.get(sym as u32)).or_default();
-            e.0 = e.0.saturating_add(ns);
-            e.1 += n;
+
+    /// Time and count per kernel short name.
+    fn by_name(&self) -> HashMap<&'a str, (i64, usize)> {
+        let mut out: HashMap<&str, (i64, usize)> = HashMap::new();
+        for (sym, &(ns, n)) in self.per_sym.iter().enumerate() {
+            if n > 0 {
+                // Two syms never share a string, but merging costs nothing.
+                let e = out
+                    .entry(self.side.profile.strings.get(sym as u32))
+                    .or_default();
+                e.0 = e.0.saturating_add(ns);
+                e.1 += n;
+            }
         }
+        out
     }
-    out
+
+    /// Time and count per class (a kernel's class follows from its name).
+    fn by_class(&self) -> BTreeMap<KernelClass, (i64, usize)> {
+        let classes = &self.side.analysis.classes;
+        let mut out: BTreeMap<KernelClass, (i64, usize)> = BTreeMap::new();
+        for (sym, &(ns, n)) in self.per_sym.iter().enumerate() {
+            if n > 0 {
+                let class = match classes.comm_by_name(sym as u32) {
+                    Some(k) => KernelClass::Nccl(k.op),
+                    None => KernelClass::Compute,
+                };
+                let e = out.entry(class).or_default();
+                e.0 = e.0.saturating_add(ns);
+                e.1 += n;
+            }
+        }
+        for (class, sum) in [
+            (KernelClass::Memcpy, self.memcpy),
+            (KernelClass::Memset, self.memset),
+        ] {
+            if sum.1 > 0 {
+                out.insert(class, sum);
+            }
+        }
+        out
+    }
+}
+
+/// Kernel names and classes of both sides, from one pass over each.
+pub fn deltas(before: Side, after: Side) -> (Vec<KernelDelta>, Vec<ClassDelta>) {
+    let (b, a) = (Sums::of(before), Sums::of(after));
+    (kernel_deltas(&b, &a), class_deltas(&b, &a))
 }
 
 /// Every kernel name of either side, largest |Δ| first, then by name.
-pub fn kernel_deltas(before: Side, after: Side) -> Vec<KernelDelta> {
-    let b = by_name(before.profile);
-    let a = by_name(after.profile);
+fn kernel_deltas(before: &Sums, after: &Sums) -> Vec<KernelDelta> {
+    let b = before.by_name();
+    let a = after.by_name();
     let mut names: Vec<&str> = b.keys().chain(a.keys()).copied().collect();
     names.sort_unstable();
     names.dedup();
@@ -128,32 +189,10 @@ pub fn kernel_deltas(before: Side, after: Side) -> Vec<KernelDelta> {
     out
 }
 
-/// Time and count per class of a side.
-fn by_class(s: Side) -> BTreeMap<KernelClass, (i64, usize)> {
-    let p = s.profile;
-    let classes = &s.analysis.classes;
-    let mut out: BTreeMap<KernelClass, (i64, usize)> = BTreeMap::new();
-    let g = &p.gpu;
-    for i in 0..g.len() {
-        let class = match g.kind[i] {
-            GpuKind::Memcpy => KernelClass::Memcpy,
-            GpuKind::Memset => KernelClass::Memset,
-            GpuKind::Kernel => match classes.comm(p, i) {
-                Some(k) => KernelClass::Nccl(k.op),
-                None => KernelClass::Compute,
-            },
-        };
-        let e = out.entry(class).or_default();
-        e.0 = e.0.saturating_add(g.end[i].saturating_sub(g.start[i]));
-        e.1 += 1;
-    }
-    out
-}
-
 /// Classes present on either side: compute, the NCCL ops, memcpy, memset.
-pub fn class_deltas(before: Side, after: Side) -> Vec<ClassDelta> {
-    let b = by_class(before);
-    let a = by_class(after);
+fn class_deltas(before: &Sums, after: &Sums) -> Vec<ClassDelta> {
+    let b = before.by_class();
+    let a = after.by_class();
     let mut classes: Vec<KernelClass> = b.keys().chain(a.keys()).copied().collect();
     classes.sort_unstable();
     classes.dedup();

@@ -3,7 +3,7 @@
 //! types in the same order, so the same count); each pair says which.
 
 use super::{Side, delta_pct};
-use crate::analysis::launch::Verdict;
+use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::matching::Group;
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::GroupSkew;
@@ -107,13 +107,8 @@ fn side_of(s: Side, gs: &GroupSkew) -> SkewSide {
     let p = s.profile;
     let g = &s.analysis.matching.groups[gs.group];
     let mut verdicts = VerdictCounts::default();
-    for l in s
-        .analysis
-        .launch
-        .late
-        .iter()
-        .filter(|l| l.group == gs.group)
-    {
+    for e in &gs.big_events {
+        let l = explain_late(p, &s.analysis.matching, gs.group, &e.instance);
         match l.verdict {
             Verdict::CpuLate => verdicts.cpu_late += 1,
             Verdict::GpuSide => verdicts.gpu_side += 1,

@@ -96,7 +96,7 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
         if before != Some(*n) {
             changed += 1;
             t.row(count_row(
-                &format!("late {}", dev.text),
+                &format!("late {}", dev.tag()),
                 before.unwrap_or(0),
                 *n,
             ));
@@ -105,7 +105,7 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
     for (dev, n) in &b.late_counts {
         if !a.late_counts.iter().any(|(d, _)| d.key == dev.key) {
             changed += 1;
-            t.row(count_row(&format!("late {}", dev.text), *n, 0));
+            t.row(count_row(&format!("late {}", dev.tag()), *n, 0));
         }
     }
     out += &t.render(l.cols);
@@ -118,6 +118,17 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
         }
     ));
     out
+}
+
+/// The two sides' figures are the same (their group indices aside).
+fn same_figures(b: &SkewSide, a: &SkewSide) -> bool {
+    SkewSide {
+        group: 0,
+        ..b.clone()
+    } == SkewSide {
+        group: 0,
+        ..a.clone()
+    }
 }
 
 fn one_side(s: &SkewSide) -> String {
@@ -164,10 +175,23 @@ pub(super) fn skew(l: &Layout) -> String {
         out += &l.note("excess_ms of each paired group; paired by key (stream ids), else by an identical op sequence");
         out += &t.render(l.cols);
     }
+    // Each changed pair in detail; an unchanged one is its summary row.
+    let mut unchanged = Vec::new();
     for s in pairs {
         if let (Some(b), Some(a)) = (&s.before, &s.after) {
-            out += &pair_detail(l, s, b, a);
+            if same_figures(b, a) {
+                unchanged.push(safe(&s.key).into_owned());
+            } else {
+                out += &pair_detail(l, s, b, a);
+            }
         }
+    }
+    if !unchanged.is_empty() {
+        out += "\n";
+        out += &l.note(&format!(
+            "groups whose figures did not change: {}",
+            unchanged.join(", ")
+        ));
     }
     let only =
         |f: fn(&SkewPair) -> Option<&SkewSide>, other: fn(&SkewPair) -> bool| -> Vec<String> {

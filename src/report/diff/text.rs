@@ -1,9 +1,9 @@
-//! `diff` as text: steps, kernels, classes, overlap, skew, completeness,
-//! each within 100 columns unless `--wide`.
+//! `diff` as text, within 100 columns unless `--wide`: the sides, steps,
+//! kernels, classes, completeness and the gate's section, in order with
+//! the overlap and skew parts (their own files).
 
 use super::{DiffOptions, signed, signed_pct};
 use crate::analysis::diff::{Diff, DiffCompleteness, Regression, delta_pct};
-use crate::analysis::overlap::DeviceOverlap;
 use crate::analysis::stats::Spread;
 use crate::profile::DeviceLabel;
 use crate::report::fit::{self, Keep, TEXT_WIDTH, shorten};
@@ -213,83 +213,9 @@ fn classes(l: &Layout) -> String {
     out
 }
 
-fn overlap_cells(o: &DeviceOverlap) -> Vec<String> {
-    vec![
-        table::ms(o.span_ns),
-        table::ms(o.compute_only_ns),
-        table::ms(o.nccl_only_ns),
-        table::ms(o.overlap_ns),
-        table::ms(o.copy_only_ns),
-        table::ms(o.idle_ns),
-        table::pct(o.nccl_overlapped_pct()),
-    ]
-}
-
-fn overlap_delta(b: &DeviceOverlap, a: &DeviceOverlap) -> Vec<String> {
-    let d = |f: fn(&DeviceOverlap) -> i64| signed((f(a) - f(b)) as f64 / 1e6);
-    vec![
-        d(|o| o.span_ns),
-        d(|o| o.compute_only_ns),
-        d(|o| o.nccl_only_ns),
-        d(|o| o.overlap_ns),
-        d(|o| o.copy_only_ns),
-        d(|o| o.idle_ns),
-        match (b.nccl_overlapped_pct(), a.nccl_overlapped_pct()) {
-            (Some(x), Some(y)) => signed_pct(Some(y - x)),
-            _ => "-".into(),
-        },
-    ]
-}
-
-fn overlap(l: &Layout) -> String {
-    let mut out =
-        String::from("\nOverlap per device (as `report overlap`; devices paired by label)\n");
-    let mut t = Table::new(&[
-        "device",
-        "side",
-        "span_ms",
-        "compute_ms",
-        "nccl_ms",
-        "both_ms",
-        "copy_ms",
-        "idle_ms",
-        "hidden_%",
-    ])
-    .shorten(0, Keep::Middle);
-    for o in &l.diff.overlap {
-        let name = o.device.text.clone();
-        let mut row = |first: bool, side: &str, cells: Vec<String>| {
-            let mut r = vec![
-                if first { name.clone() } else { String::new() },
-                side.into(),
-            ];
-            r.extend(cells);
-            t.row(r);
-        };
-        match (&o.before, &o.after) {
-            (Some(b), Some(a)) => {
-                row(true, "before", overlap_cells(b));
-                row(false, "after", overlap_cells(a));
-                row(false, "delta", overlap_delta(b, a));
-            }
-            (Some(b), None) => row(true, "before only", overlap_cells(b)),
-            (None, Some(a)) => row(true, "after only", overlap_cells(a)),
-            (None, None) => {}
-        }
-    }
-    if t.is_empty() {
-        out += "  no device with GPU activity on either side\n";
-        return out;
-    }
-    out += &t.render(l.cols);
-    out +=
-        &l.note("hidden_% = share of NCCL time under compute; its delta is in percentage points");
-    out
-}
-
 fn labels(ls: &[DeviceLabel]) -> String {
     ls.iter()
-        .map(|l| safe(&l.text).into_owned())
+        .map(|l| safe(&l.tag()).into_owned())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -378,7 +304,7 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
     out += &steps(&l);
     out += &kernels(&l);
     out += &classes(&l);
-    out += &overlap(&l);
+    out += &super::overlap_text::overlap(&l);
     out += &super::skew_text::skew(&l);
     out += &completeness(&l);
     if let Some(pct) = o.gate_pct {
