@@ -17,6 +17,7 @@ pub mod overlap;
 pub mod skew;
 pub mod stats;
 pub mod steps;
+pub mod stored;
 pub mod stragglers;
 pub mod window;
 

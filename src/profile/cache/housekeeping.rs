@@ -52,11 +52,14 @@ fn is_legacy_temp(name: &str) -> bool {
     })
 }
 
-/// `<16 hex digits>.rlcache`: the only entry names rankline writes.
+/// `<16 hex digits>.rlcache` (a model) or `.rlanalysis` (stored
+/// analyses): the only entry names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    name.strip_suffix(super::EXT)
-        .and_then(|n| n.strip_suffix('.'))
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    [super::EXT, super::analyses::EXT].iter().any(|ext| {
+        name.strip_suffix(ext)
+            .and_then(|n| n.strip_suffix('.'))
+            .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    })
 }
 
 /// This machine's host name, as it goes into temp names (no libc: the

@@ -1,0 +1,119 @@
+//! The analyses as the cache stores them: encoded with [`crate::binary`],
+//! keyed by the settings that change them, and checked against the profile
+//! when read back (a stored id that does not exist in the profile is an
+//! error, never an index out of bounds later).
+
+use super::bundle::{Analysis, Settings};
+use crate::profile::Profile;
+
+/// Bump when an analysis result type, or what an analysis computes,
+/// changes: stored analyses of another version are recomputed.
+pub const FORMAT: u32 = 1;
+
+/// The settings that change results, as text for the entry's key. The
+/// window is not among them: only whole-capture analyses are stored.
+pub fn settings_key(s: &Settings) -> String {
+    format!(
+        "rankline {} analyses {FORMAT}\ncomm_pattern {:?}\nbig_skew_ns {}\nanomaly_ratio {:#x}\nstep_marker {:?}\nalign {:?}",
+        env!("CARGO_PKG_VERSION"),
+        s.comm_pattern.as_ref().map(|r| r.as_str()),
+        s.big_skew_ns,
+        s.anomaly_ratio.to_bits(),
+        s.step_marker.as_str(),
+        s.align,
+    )
+}
+
+/// The bytes of `a`.
+pub fn encode(a: &Analysis) -> Result<Vec<u8>, String> {
+    crate::binary::to_bytes(a).map_err(|e| e.to_string())
+}
+
+/// The analyses `bytes` hold, if they decode and fit `p`.
+pub fn decode(bytes: &[u8], p: &Profile) -> Result<Analysis, String> {
+    let mut a: Analysis = crate::binary::from_bytes(bytes).map_err(|e| e.to_string())?;
+    fits(&a, p)?;
+    a.matching.index_rows();
+    Ok(a)
+}
+
+/// Why `a` cannot be the analyses of `p`, if it cannot.
+fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
+    let device = |d: u32| (d as usize) < p.devices.len();
+    let lane = |l: u32| (l as usize) < p.lanes.len();
+    let row = |r: usize| r < p.gpu.len();
+    let check = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("stored {what} do not fit the profile"))
+        }
+    };
+    let c = &a.completeness;
+    check(
+        c.devices.iter().all(|d| device(d.device))
+            && [&c.expected, &c.with_kernels, &c.missing, &c.listed_unused]
+                .iter()
+                .all(|ds| ds.iter().all(|&d| device(d))),
+        "completeness figures",
+    )?;
+    check(
+        a.clock.files.len() == p.files.len()
+            && (0..p.lanes.len() as u32).all(|l| a.clock.lane_file(l) < p.files.len().max(1)),
+        "clock alignments",
+    )?;
+    check(
+        a.nccl
+            .iter()
+            .all(|d| device(d.device) && d.streams.iter().all(|s| lane(s.lane))),
+        "NCCL figures",
+    )?;
+    check(a.overlap.iter().all(|o| device(o.device)), "overlap figures")?;
+    let groups = &a.matching.groups;
+    check(
+        groups.iter().all(|g| g.fits(p)) && a.matching.unpaired.iter().all(|&l| lane(l)),
+        "collective groups",
+    )?;
+    let instance = |g: usize, k: usize| groups.get(g).is_some_and(|gr| k < gr.instances());
+    check(
+        a.skews.iter().all(|s| {
+            let Some(g) = groups.get(s.group) else {
+                return false;
+            };
+            let n = g.devices.len();
+            let inst = |i: &super::skew::InstanceSkew| {
+                i.index < g.instances() && i.late < n.max(1) && i.early < n.max(1)
+            };
+            s.instances.iter().all(inst)
+                && s.big_events.iter().all(|b| {
+                    inst(&b.instance)
+                        && b.late_host.is_none_or(|h| (h.host as usize) < p.hosts.len())
+                })
+                && s.late_counts.len() == n
+                && s.early_counts.len() == n
+                && s.mean_lateness_ms_excluding_big.len() == n
+        }),
+        "skew figures",
+    )?;
+    let l = &a.launch;
+    check(
+        l.devices.iter().all(|d| device(d.device))
+            && l.late.iter().all(|x| {
+                instance(x.group, x.instance)
+                    && device(x.device)
+                    && row(x.row)
+                    && x.api.is_none_or(|s| (s as usize) < p.strings.len())
+                    && x.preceding
+                        .as_ref()
+                        .is_none_or(|pr| row(pr.row) && lane(pr.lane))
+            }),
+        "launch figures",
+    )?;
+    check(
+        a.anomalies
+            .iter()
+            .all(|e| instance(e.group, e.instance) && e.devices.iter().all(|&d| device(d))),
+        "anomalies",
+    )?;
+    Ok(())
+}
