@@ -5,16 +5,21 @@
 
 use super::bundle::{Analysis, Settings};
 use crate::profile::Profile;
+use crate::profile::cache::{AnalysesSlot, Sections, Stored};
+use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
 /// changes: stored analyses of another version are recomputed.
 pub const FORMAT: u32 = 1;
 
-/// The settings that change results, as text for the entry's key. The
-/// window is not among them: only whole-capture analyses are stored.
-pub fn settings_key(s: &Settings) -> String {
+/// The settings that change results, as text for the entry's key, with
+/// what else of `p` the inputs' identities do not cover (a `-wal` file
+/// beside an input, which warnings mention). The window is not among them:
+/// only whole-capture analyses are stored.
+pub fn settings_key(s: &Settings, p: &Profile) -> String {
+    let wal: Vec<String> = p.files.iter().map(|f| format!("{:?}", f.wal)).collect();
     format!(
-        "rankline {} analyses {FORMAT}\ncomm_pattern {:?}\nbig_skew_ns {}\nanomaly_ratio {:#x}\nstep_marker {:?}\nalign {:?}",
+        "rankline {} analyses {FORMAT}\ncomm_pattern {:?}\nbig_skew_ns {}\nanomaly_ratio {:#x}\nstep_marker {:?}\nalign {:?}\nwal {wal:?}",
         env!("CARGO_PKG_VERSION"),
         s.comm_pattern.as_ref().map(|r| r.as_str()),
         s.big_skew_ns,
@@ -116,4 +121,40 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
         "anomalies",
     )?;
     Ok(())
+}
+
+/// The analyses stored in `slot` for `p`, with the entry's sections (the
+/// UI keeps its own in section 1). A stale, truncated, corrupted or
+/// inconsistent entry is told to `note` (one line naming it) and gives
+/// `None`: the caller recomputes and stores again.
+pub fn read(
+    slot: &AnalysesSlot,
+    p: &Profile,
+    note: &mut dyn FnMut(String),
+) -> Option<(Analysis, Sections)> {
+    let why = match slot.lookup() {
+        Stored::Missing => return None,
+        Stored::Rejected(why) => why,
+        Stored::Hit(sections) => match decode(sections.get(0), p) {
+            Ok(a) => return Some((a, sections)),
+            Err(why) => why,
+        },
+    };
+    note(rejected(slot, &why));
+    None
+}
+
+/// The line saying that the entry of `slot` was not used, and why.
+pub fn rejected(slot: &AnalysesSlot, why: &str) -> String {
+    format!(
+        "{}: stored analyses rejected ({why}); recomputed",
+        slot.path().display()
+    )
+}
+
+/// Stores `a`, and the UI's `view` section (empty when there is none), in
+/// `slot`: the entry written, `Ok(None)` when an input changed since it
+/// was loaded, or why it could not be written (one line).
+pub fn write(slot: &AnalysesSlot, a: &Analysis, view: &[u8]) -> Result<Option<PathBuf>, String> {
+    slot.store(&[&encode(a)?, view])
 }

@@ -60,6 +60,19 @@ pub struct Loaded {
     pub cache_use: Vec<CacheUse>,
     /// A cache entry left for the caller to write (see [`load_deferring`]).
     pub unwritten: Option<UnwrittenCache>,
+    /// The cache and every input with its identity before it was read,
+    /// when the cache is on and every input is a file that loaded.
+    keyed: Option<(CacheDir, Vec<(PathBuf, cache::Key)>)>,
+}
+
+impl Loaded {
+    /// Where the analyses of this input set under `settings` (the analysis
+    /// settings as text) are stored; `None` when the cache is off or an
+    /// input did not load.
+    pub fn analyses_slot(&self, settings: &str) -> Option<cache::AnalysesSlot> {
+        let (dir, inputs) = self.keyed.as_ref()?;
+        Some(cache::AnalysesSlot::new(dir, inputs.clone(), settings))
+    }
 }
 
 /// What the cache did for one input file.
@@ -152,8 +165,10 @@ fn load_impl(
         cache_off,
         cache_use: Vec::new(),
         unwritten: None,
+        keyed: None,
     };
     let mut loaded = Vec::new();
+    let mut keys = Vec::new();
     // In file order, whatever order the files finished in.
     for o in outcomes {
         out.notes.extend(o.notes);
@@ -164,12 +179,19 @@ fn load_impl(
         if o.unwritten.is_some() {
             out.unwritten = o.unwritten;
         }
+        keys.push(o.key);
         match o.profile {
             Ok(p) => loaded.push(p),
             Err(e) => out.errors.push(e),
         }
     }
     out.profile = combine(loaded);
+    if let Some(c) = cache
+        && out.errors.is_empty()
+        && let Some(keys) = keys.into_iter().collect::<Option<Vec<_>>>()
+    {
+        out.keyed = Some((c.clone(), keys));
+    }
     out
 }
 
@@ -189,6 +211,8 @@ struct Outcome {
     cache_use: Option<CacheUse>,
     cache_off: Option<String>,
     unwritten: Option<UnwrittenCache>,
+    /// The input as given and its identity before it was read (cache on).
+    key: Option<(PathBuf, cache::Key)>,
 }
 
 impl Job<'_> {
@@ -200,6 +224,7 @@ impl Job<'_> {
             cache_use: None,
             cache_off: None,
             unwritten: None,
+            key: None,
         };
         // The input's identity is taken before it is read: an entry never
         // claims a newer version of the input than the one it holds.
@@ -207,6 +232,7 @@ impl Job<'_> {
             (Some(c), Source::File(path)) => cache::Key::of(path).ok().map(|k| (c, path, k)),
             _ => None,
         };
+        out.key = keyed.as_ref().map(|(_, p, k)| (p.to_path_buf(), k.clone()));
         if let Some((c, path, key)) = &keyed {
             progress(i, Stage::Cache, 0);
             match cache::lookup(&c.dir, key) {
