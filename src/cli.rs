@@ -14,7 +14,7 @@ use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::profile::distinct::{Duplicate, distinct_inputs};
 use rankline::profile::inputs::expand_inputs;
-use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, Need, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -501,7 +501,14 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(e) => return input_failed(e),
     };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
-    let mut loaded = profile::load_with(&sources, cache.as_ref(), &mut |_, _, _| {});
+    // `nccl` and `overlap` read no runtime calls or NVTX ranges: without a
+    // cache entry, those tables are not read (and nothing is cached).
+    let need = if report::needs_cpu_rows(&sections) {
+        Need::All
+    } else {
+        Need::Gpu
+    };
+    let mut loaded = profile::load_needed(&sources, cache.as_ref(), need, &mut |_, _, _| {});
     let profile = std::mem::take(&mut loaded.profile);
     let errors = std::mem::take(&mut loaded.errors);
     if let Some(why) = &loaded.cache_off {

@@ -24,7 +24,7 @@ pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Source, Stage, wal_title, wal_warning};
+pub use load::{Need, ProgressFn, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
 
@@ -117,6 +117,19 @@ pub fn load_with(
     load_impl(sources, cache, false, parallel::cores(), progress)
 }
 
+/// Like [`load_with`] when `need` is [`Need::All`]. With [`Need::Gpu`],
+/// an input whose cache entry is valid is opened from it (everything), and
+/// any other is read without its runtime calls and NVTX ranges; such a
+/// partial profile is never cached, and gives no slot for analyses.
+pub fn load_needed(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    need: Need,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    load_impl_needing(sources, cache, false, parallel::cores(), need, progress)
+}
+
 /// Like [`load_with`], but a single file freshly read from SQLite is
 /// returned before its cache entry is written: the caller shows it first
 /// and writes the entry afterwards ([`Loaded::unwritten`]).
@@ -134,6 +147,18 @@ fn load_impl(
     cache: Option<&CacheDir>,
     defer: bool,
     workers: usize,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    load_impl_needing(sources, cache, defer, workers, Need::All, progress)
+}
+
+/// [`load_impl`], reading what `need` says of inputs not in the cache.
+fn load_impl_needing(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    defer: bool,
+    workers: usize,
+    need: Need,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
     let inputs: Vec<&std::path::Path> = sources
@@ -154,6 +179,7 @@ fn load_impl(
         cache,
         defer: defer && sources.len() == 1,
         writes_off: std::sync::atomic::AtomicBool::new(false),
+        need,
     };
     let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
         job.load_one(&sources[i], i, report)
@@ -202,6 +228,8 @@ struct Job<'a> {
     defer: bool,
     /// A cache write failed: the files after it load without writing.
     writes_off: std::sync::atomic::AtomicBool,
+    /// What is read of a file not in the cache.
+    need: Need,
 }
 
 /// One file's load.
@@ -261,7 +289,11 @@ impl Job<'_> {
                 cache::Lookup::Missing => {}
             }
         }
-        let mut one = match load::load_file(source, i, progress) {
+        if self.need != Need::All {
+            // A partial profile: neither cached nor a key for analyses.
+            out.key = None;
+        }
+        let mut one = match load::load_file(source, i, progress, self.need) {
             Ok(one) => one,
             Err(e) => {
                 out.profile = Err(e);
@@ -273,7 +305,7 @@ impl Job<'_> {
         }
         progress(i, Stage::Linking, 0);
         finalize::finalize(&mut one);
-        if let Some((c, path, key)) = keyed {
+        if let Some((c, path, key)) = keyed.filter(|_| self.need == Need::All) {
             let entry = UnwrittenCache {
                 cache: c.clone(),
                 input: path.clone(),

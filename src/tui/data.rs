@@ -4,6 +4,7 @@
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
 use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
+use crate::analysis::{clock, stored};
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
@@ -129,6 +130,31 @@ impl Loaded {
         let profile = quick.profile.clone();
         let analysis = complete(&profile, settings, quick.analysis.clone(), stage);
         stage("indexing for the finder");
+        Loaded::finish(profile, analysis, quick.index.clone(), quick.span)
+    }
+
+    /// From analyses read back from the cache, and the render index when
+    /// it was stored with them (built here when it was not): everything at
+    /// once, as [`Loaded::build`] would give it.
+    pub fn from_stored(
+        profile: Profile,
+        settings: &Settings,
+        analysis: Analysis,
+        index: Option<RenderIndex>,
+    ) -> Loaded {
+        let index = index.unwrap_or_else(|| RenderIndex::build(&profile, &analysis.classes));
+        // The quick version's span: on the UTC-aligned clocks.
+        let span = aligned_span(&profile, &clock::from_utc(&profile, settings.align));
+        Loaded::finish(Arc::new(profile), analysis, Arc::new(index), span)
+    }
+
+    /// The finder entries and skew lists of finished analyses.
+    fn finish(
+        profile: Arc<Profile>,
+        analysis: Analysis,
+        index: Arc<RenderIndex>,
+        span: Option<(i64, i64)>,
+    ) -> Loaded {
         let entries = finder::entries(&profile, &analysis);
         let mut big_events: Vec<BigEvent> = analysis
             .skews
@@ -149,11 +175,11 @@ impl Loaded {
         Loaded {
             profile,
             analysis,
-            index: quick.index.clone(),
+            index,
             entries,
             big_events,
             top_skews,
-            span: quick.span,
+            span,
             complete: true,
         }
     }
@@ -219,6 +245,9 @@ pub enum LoadMsg {
     Done(Box<Loaded>),
     /// The cross-rank analyses are done too.
     Analysed(Box<Loaded>),
+    /// Something the user should know that did not stop loading (stored
+    /// analyses rejected and recomputed), one line.
+    Note(String),
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
@@ -239,8 +268,9 @@ pub fn load(
             rows,
         });
     });
+    let slot = out.analyses_slot(&stored::settings_key(settings, &out.profile));
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
-    let cache_off = out.cache_off;
+    let mut cache_off = out.cache_off;
     let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
@@ -248,34 +278,80 @@ pub fn load(
     if nothing_opened {
         return false;
     }
-    send(LoadMsg::Progress {
-        stage: "indexing for drawing".into(),
+    let progress = |stage: &str| LoadMsg::Progress {
+        stage: stage.to_string(),
         file: files.saturating_sub(1),
         files,
         rows: 0,
-    });
-    let quick = Loaded::quick(profile, settings);
-    // Hand over the quick version first: the timeline draws while the
-    // cross-rank analyses run.
-    send(LoadMsg::Done(Box::new(quick.clone())));
-    if let Some(why) = cache_off {
-        send(LoadMsg::CacheOff(why));
+    };
+    let mut notes = Vec::new();
+    let found = slot
+        .as_ref()
+        .and_then(|slot| stored::read(slot, &profile, &mut |m| notes.push(m)));
+    // What to store once the UI has it: the analyses, and the index.
+    let mut to_store = None;
+    let profile = match found {
+        Some((analysis, sections)) => {
+            // Everything at once: no "matching collectives…" on a reopen.
+            send(progress("reading stored analyses"));
+            let view = sections.get(1);
+            let index = match RenderIndex::decode(view, &profile) {
+                Ok(index) => Some(index),
+                Err(why) => {
+                    // Empty when `report` stored the analyses alone.
+                    if let (false, Some(slot)) = (view.is_empty(), &slot) {
+                        notes.push(stored::rejected(slot, &why));
+                    }
+                    None
+                }
+            };
+            drop(sections);
+            let stored_index = index.is_some();
+            let full = Loaded::from_stored(profile, settings, analysis, index);
+            if !stored_index {
+                to_store = Some((full.analysis.clone(), full.index.clone()));
+            }
+            let profile = full.profile.clone();
+            send(LoadMsg::Done(Box::new(full)));
+            if let Some(why) = cache_off.take() {
+                send(LoadMsg::CacheOff(why));
+            }
+            profile
+        }
+        None => {
+            send(progress("indexing for drawing"));
+            let quick = Loaded::quick(profile, settings);
+            // Hand over the quick version first: the timeline draws while
+            // the cross-rank analyses run.
+            send(LoadMsg::Done(Box::new(quick.clone())));
+            if let Some(why) = cache_off.take() {
+                send(LoadMsg::CacheOff(why));
+            }
+            let full = Loaded::complete(&quick, settings, &mut |stage| send(progress(stage)));
+            if slot.is_some() {
+                to_store = Some((full.analysis.clone(), full.index.clone()));
+            }
+            let profile = full.profile.clone();
+            send(LoadMsg::Analysed(Box::new(full)));
+            profile
+        }
+    };
+    for note in notes {
+        send(LoadMsg::Note(note));
     }
-    let full = Loaded::complete(&quick, settings, &mut |stage| {
-        send(LoadMsg::Progress {
-            stage: stage.to_string(),
-            file: files.saturating_sub(1),
-            files,
-            rows: 0,
-        })
-    });
-    let profile = full.profile.clone();
-    send(LoadMsg::Analysed(Box::new(full)));
-    // Last, so that neither the first frame nor the analyses wait for it.
+    // Last, so that neither the first frame nor the analyses wait for them.
     if let Some(entry) = unwritten
         && let Err(why) = entry.write(&profile)
     {
         send(LoadMsg::CacheOff(why));
+    }
+    if let (Some(slot), Some((analysis, index))) = (&slot, to_store) {
+        let written = index
+            .encode()
+            .and_then(|view| stored::write(slot, &analysis, &view));
+        if let Err(why) = written {
+            send(LoadMsg::CacheOff(format!("{why}; caching is off")));
+        }
     }
     true
 }

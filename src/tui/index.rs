@@ -115,7 +115,7 @@ impl Track<'_> {
 }
 
 /// NVTX ranges of one thread at one nesting depth (or its start/end ranges).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NvtxTrack {
     pub thread: ThreadId,
     /// Push/pop depth; `None` for the start/end ranges.
@@ -128,7 +128,7 @@ pub struct NvtxTrack {
 }
 
 /// Per-event categories and per-track prefix sums.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RenderIndex {
     gpu_cat: Vec<u8>,
     gpu_summary: Vec<Summary>,
@@ -151,7 +151,7 @@ pub const BLOCK: usize = 64;
 /// durations, and per block of [`BLOCK`] rows its first start, its busy time
 /// and the category of its longest event. Small and dense, so a cell that
 /// spans thousands of rows reads a few cache lines, not thousands.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
     pub prefix: Vec<i64>,
@@ -160,6 +160,18 @@ pub struct Summary {
     /// any run of blocks in one subtraction.
     pub block_prefix: Vec<i64>,
     pub block_cat: Vec<u8>,
+}
+
+impl Summary {
+    /// Whether this can be the summary of `n` events (a stored one is
+    /// checked before use).
+    fn fits(&self, n: usize) -> bool {
+        let blocks = n.div_ceil(BLOCK);
+        self.prefix.len() == n + 1
+            && self.block_start.len() == blocks
+            && self.block_prefix.len() == blocks + 1
+            && self.block_cat.len() == blocks
+    }
 }
 
 pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
@@ -291,6 +303,58 @@ impl RenderIndex {
             nvtx_tracks,
             nvtx_of_thread,
         }
+    }
+
+    /// The bytes the cache stores.
+    pub fn encode(&self) -> Result<Vec<u8>, String> {
+        crate::binary::to_bytes(self).map_err(|e| e.to_string())
+    }
+
+    /// The index stored in `bytes`, if it decodes and fits `p`.
+    pub fn decode(bytes: &[u8], p: &Profile) -> Result<RenderIndex, String> {
+        let index: RenderIndex = crate::binary::from_bytes(bytes).map_err(|e| e.to_string())?;
+        if index.fits(p) {
+            Ok(index)
+        } else {
+            Err("stored render index does not fit the profile".into())
+        }
+    }
+
+    /// Whether every length and id fits `p`: what the drawing code indexes
+    /// without checking.
+    fn fits(&self, p: &Profile) -> bool {
+        let lanes = p.lanes.len();
+        let tracks_fit = self.nvtx_tracks.iter().all(|t| {
+            let n = t.rows.len();
+            (t.thread as usize) < p.threads.len()
+                && t.start.len() == n
+                && t.end.len() == n
+                && t.cat.len() == n
+                && t.rows.iter().all(|&r| (r as usize) < p.nvtx.len())
+                && t.summary.fits(n)
+        });
+        self.gpu_cat.len() == p.gpu.len()
+            && self.gpu_summary.len() == lanes
+            && p.lanes
+                .iter()
+                .zip(&self.gpu_summary)
+                .all(|(l, s)| s.fits(l.rows.len()))
+            && self.rt_cat.len() == p.runtime.len()
+            && self.rt_summary.len() == p.runtime_by_thread.len()
+            && p.runtime_by_thread
+                .iter()
+                .zip(&self.rt_summary)
+                .all(|(r, s)| s.fits(r.len()))
+            && tracks_fit
+            && [&self.lane_has_comm, &self.lane_has_kernel, &self.lane_has_compute]
+                .iter()
+                .all(|v| v.len() == lanes)
+            && self.nvtx_of_thread.len() == p.threads.len()
+            && self
+                .nvtx_of_thread
+                .iter()
+                .flatten()
+                .all(|&t| t < self.nvtx_tracks.len())
     }
 
     pub fn gpu_track<'a>(&'a self, p: &'a Profile, lane: usize) -> Track<'a> {
