@@ -616,6 +616,11 @@ impl State<'_> {
             hint(&spec::MEMSET)?,
         );
         let cpu = db.need == Need::All;
+        let kernel_spec = if cpu {
+            spec::KERNEL
+        } else {
+            spec::KERNEL_TIMES_AND_NAMES
+        };
         let (runtime, nvtx) = if cpu {
             (hint(&spec::RUNTIME)?, hint(&spec::NVTX)?)
         } else {
@@ -638,7 +643,7 @@ impl State<'_> {
             let gpu = scope.spawn(move || -> Result<Vec<(GpuKind, RawGpu)>, LoadError> {
                 let conn = open_source(source)?;
                 [
-                    (spec::KERNEL, GpuKind::Kernel, kernels),
+                    (kernel_spec, GpuKind::Kernel, kernels),
                     (spec::MEMCPY, GpuKind::Memcpy, memcpy),
                     (spec::MEMSET, GpuKind::Memset, memset),
                 ]
