@@ -158,3 +158,77 @@ pub fn rejected(slot: &AnalysesSlot, why: &str) -> String {
 pub fn write(slot: &AnalysesSlot, a: &Analysis, view: &[u8]) -> Result<Option<PathBuf>, String> {
     slot.store(&[&encode(a)?, view])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::bundle::analyze;
+
+    fn fixture(name: &str) -> Profile {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(format!("{name}.sqlite"));
+        let (p, errors) = crate::profile::load(&[path], &mut |_, _, _| {});
+        assert!(errors.is_empty(), "{errors:?}");
+        p
+    }
+
+    #[test]
+    fn analyses_read_back_are_the_analyses_stored() {
+        let p = fixture("megatron_tp8");
+        let a = analyze(&p, &Settings::default(), &mut |_| {});
+        let bytes = encode(&a).unwrap();
+        let back = decode(&bytes, &p).unwrap();
+        assert_eq!(encode(&back).unwrap(), bytes);
+        // The row index is rebuilt, not stored.
+        let g = &a.matching.groups[0];
+        let row = g.instance_rows(1)[0] as usize;
+        assert_eq!(back.matching.instance_of(row), a.matching.instance_of(row));
+        assert_eq!(back.matching.instance_of(row), Some((0, 1)));
+    }
+
+    #[test]
+    fn analyses_of_another_profile_or_forged_bytes_are_refused() {
+        let big = fixture("megatron_tp8");
+        let small = fixture("shared_stream_two_comms");
+        let a = analyze(&big, &Settings::default(), &mut |_| {});
+        let err = decode(&encode(&a).unwrap(), &small).unwrap_err();
+        assert!(err.contains("do not fit the profile"), "{err}");
+        assert!(decode(b"not analyses", &big).is_err());
+        assert!(decode(&[], &big).is_err());
+    }
+
+    #[test]
+    fn every_setting_that_changes_results_changes_the_key() {
+        let p = fixture("shared_stream_two_comms");
+        let base = Settings::default();
+        let key = |s: &Settings| settings_key(s, &p);
+        let re = |r: &str| regex::Regex::new(r).unwrap();
+        let changed = [
+            Settings {
+                comm_pattern: Some(re("gemm")),
+                ..base.clone()
+            },
+            Settings {
+                big_skew_ns: base.big_skew_ns + 1,
+                ..base.clone()
+            },
+            Settings {
+                anomaly_ratio: base.anomaly_ratio + 1e-9,
+                ..base.clone()
+            },
+            Settings {
+                step_marker: re("^step$"),
+                ..base.clone()
+            },
+            Settings {
+                align: crate::analysis::clock::AlignMode::None,
+                ..base.clone()
+            },
+        ];
+        for s in &changed {
+            assert_ne!(key(s), key(&base), "{s:?}");
+        }
+        assert_eq!(key(&base.clone()), key(&base));
+    }
+}

@@ -361,6 +361,36 @@ mod tests {
     }
 
     #[test]
+    fn a_gpu_only_load_reads_no_cpu_rows_and_writes_no_cache() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/test-tmp/gpu-only-load");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("megatron.sqlite");
+        std::fs::copy(root.join("fixtures/megatron_tp8.sqlite"), &copy).unwrap();
+        let sources = [Source::File(copy)];
+        let cache = CacheDir {
+            dir: dir.join("cache"),
+            cap_bytes: cache::DEFAULT_CAP,
+        };
+        let part = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
+        let full = load_needed(&sources, None, Need::All, &mut |_, _, _| {});
+        assert!(part.errors.is_empty());
+        let (p, f) = (&part.profile, &full.profile);
+        assert!(!f.runtime.is_empty() && !f.nvtx.is_empty());
+        assert!(p.runtime.is_empty() && p.nvtx.is_empty());
+        assert_eq!((p.gpu.start.to_vec(), p.gpu.lane.to_vec()), (f.gpu.start.to_vec(), f.gpu.lane.to_vec()));
+        assert!(part.cache_use.is_empty() && part.analyses_slot("s").is_none());
+        assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);
+        // Cached (by a full load), a GPU-only load opens the whole entry.
+        load_with(&sources, Some(&cache), &mut |_, _, _| {});
+        let hit = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
+        assert!(matches!(hit.cache_use[..], [CacheUse::Opened(_)]));
+        assert_eq!(hit.profile.runtime.len(), f.runtime.len());
+        assert!(hit.analyses_slot("s").is_some());
+    }
+
+    #[test]
     fn files_loaded_at_once_give_the_profile_loaded_one_by_one() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = root.join("target/test-tmp/parallel-load");

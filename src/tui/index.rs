@@ -397,3 +397,28 @@ impl RenderIndex {
         Cat::from_u8(self.gpu_cat[row])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Profile {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(format!("{name}.sqlite"));
+        crate::profile::load(&[path], &mut |_, _, _| {}).0
+    }
+
+    #[test]
+    fn a_stored_index_reads_back_and_only_for_its_own_profile() {
+        let (big, small) = (fixture("megatron_tp8"), fixture("shared_stream_two_comms"));
+        let index = RenderIndex::build(&big, &KernelClasses::new(&big, None));
+        let bytes = index.encode().unwrap();
+        let back = RenderIndex::decode(&bytes, &big).unwrap();
+        assert_eq!(back.encode().unwrap(), bytes);
+        assert_eq!(back.gpu_cat, index.gpu_cat);
+        let err = RenderIndex::decode(&bytes, &small).unwrap_err();
+        assert!(err.contains("does not fit"), "{err}");
+        assert!(RenderIndex::decode(&bytes[..bytes.len() - 1], &big).is_err());
+    }
+}
