@@ -321,11 +321,20 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let settings = Settings::default();
     let rss0 = rss().unwrap_or(0);
     let t0 = Instant::now();
+    let mut reopened = None;
     let p = if from_cache {
-        match profile::cache::read(&cache.dir, file) {
-            profile::cache::Lookup::Hit(p) => *p,
-            _ => return Err("no valid cache entry to reopen".into()),
+        // As the timeline reopens: by the loader, from the cache.
+        let mut out = profile::load_with(
+            &[profile::Source::File(file.to_path_buf())],
+            Some(cache),
+            &mut |_, _, _| {},
+        );
+        if !matches!(out.cache_use[..], [profile::CacheUse::Opened(_)]) {
+            return Err("no valid cache entry to reopen".into());
         }
+        let p = std::mem::take(&mut out.profile);
+        reopened = Some(out);
+        p
     } else {
         let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, _, _| {});
         if let Some(e) = errors.first() {
@@ -336,8 +345,14 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let open = t0.elapsed();
     let n = events(&p);
     println!("{OPEN_MARK} {}", open.as_secs_f64());
-    let slot = analyses_slot(cache, file, &p, &settings)?;
+    let slot = match &reopened {
+        Some(out) => out
+            .analyses_slot(&stored::settings_key(&settings, &p))
+            .ok_or("no analyses slot")?,
+        None => analyses_slot(cache, file, &p, &settings)?,
+    };
     if from_cache {
+        drop(reopened);
         println!("  reopen from the memory-mapped cache (model): {}", secs(open));
         let t1 = Instant::now();
         let found = stored::read(&slot, &p, &mut |m| println!("  {m}"));

@@ -212,8 +212,10 @@ fn load_impl_needing(
         }
     }
     out.profile = combine(loaded);
+    // Caching found off (a write failed): said once, not tried again.
     if let Some(c) = cache
         && out.errors.is_empty()
+        && out.cache_off.is_none()
         && let Some(keys) = keys.into_iter().collect::<Option<Vec<_>>>()
     {
         out.keyed = Some((c.clone(), keys));

@@ -343,7 +343,9 @@ pub fn load(
     if let Some(entry) = unwritten
         && let Err(why) = entry.write(&profile)
     {
+        // Said once: the analyses are not tried after it.
         send(LoadMsg::CacheOff(why));
+        return true;
     }
     if let (Some(slot), Some((analysis, index))) = (&slot, to_store) {
         let written = index
