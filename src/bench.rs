@@ -304,7 +304,12 @@ fn env_f64(name: &str) -> f64 {
 }
 
 /// Where the bench stores the analyses of `file` (as the timeline would).
-fn analyses_slot(cache: &CacheDir, file: &Path, p: &Profile, s: &Settings) -> Result<AnalysesSlot, String> {
+fn analyses_slot(
+    cache: &CacheDir,
+    file: &Path,
+    p: &Profile,
+    s: &Settings,
+) -> Result<AnalysesSlot, String> {
     let key = profile::cache::Key::of(file)?;
     Ok(AnalysesSlot::new(
         cache,
@@ -353,7 +358,10 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     };
     if from_cache {
         drop(reopened);
-        println!("  reopen from the memory-mapped cache (model): {}", secs(open));
+        println!(
+            "  reopen from the memory-mapped cache (model): {}",
+            secs(open)
+        );
         let t1 = Instant::now();
         let found = stored::read(&slot, &p, &mut |m| println!("  {m}"));
         let (analysis, sections) = found.ok_or("no stored analyses to reopen")?;

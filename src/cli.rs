@@ -9,9 +9,9 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::{self, Settings};
-use rankline::analysis::stored;
 use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
+use rankline::analysis::stored;
 use rankline::profile::distinct::{Duplicate, distinct_inputs};
 use rankline::profile::inputs::expand_inputs;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Need, Profile, Source};

@@ -85,7 +85,16 @@ fn stored_analyses_are_read_back_and_give_the_fresh_answers() {
     assert!(read_in_place(&entry, ino), "the stored analyses were used");
     assert_eq!(second, fresh);
     // Each section alone, from the stored analyses, as fresh.
-    for section in ["summary", "clock", "nccl", "overlap", "skew", "launch", "anomalies", "stragglers"] {
+    for section in [
+        "summary",
+        "clock",
+        "nccl",
+        "overlap",
+        "skew",
+        "launch",
+        "anomalies",
+        "stragglers",
+    ] {
         let args = ["report", section, s(&f), "--format", "json"];
         let cached = json(&[&args[..], &["--cache-dir", s(&cache)]].concat());
         let fresh = json(&[&args[..], &["--no-cache"]].concat());
@@ -105,8 +114,10 @@ fn damaged(test: &str, damage: impl Fn(&Path)) {
     assert_eq!(again, good, "damaged analyses must not change the answers");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with(&format!("rankline: {}: stored analyses rejected (", entry.display()))
-            && err.trim_end().ends_with("; recomputed"),
+        err.starts_with(&format!(
+            "rankline: {}: stored analyses rejected (",
+            entry.display()
+        )) && err.trim_end().ends_with("; recomputed"),
         "{err}"
     );
     // Replaced whole by a rename; read back silently afterwards.
@@ -166,7 +177,10 @@ fn each_analysis_setting_has_its_own_stored_analyses() {
     assert_eq!(report(&[&f], Some(&cache), &[]).0, default_fresh);
     // `--trim` reads nothing stored (it is not the whole capture).
     let trim = ["--trim", "0", "0.05"];
-    assert_eq!(report(&[&f], Some(&cache), &trim).0, report(&[&f], None, &trim).0);
+    assert_eq!(
+        report(&[&f], Some(&cache), &trim).0,
+        report(&[&f], None, &trim).0
+    );
 }
 
 #[test]
@@ -288,7 +302,11 @@ fn a_timeline_rebuilds_a_damaged_render_index_and_says_so() {
         })
         .collect();
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].contains("stored analyses rejected ("), "{}", notes[0]);
+    assert!(
+        notes[0].contains("stored analyses rejected ("),
+        "{}",
+        notes[0]
+    );
     assert!(
         msgs.iter()
             .any(|m| matches!(m, LoadMsg::Analysed(l) if l.complete)),
@@ -328,7 +346,15 @@ fn nccl_and_overlap_read_partially_answer_as_the_full_load_on_real_profiles() {
 #[test]
 fn a_partial_load_writes_no_cache_and_a_cached_one_is_used() {
     let (f, cache) = setup("analyses_partial", "megatron_tp8");
-    let args = ["report", "overlap", s(&f), "--format", "json", "--cache-dir", s(&cache)];
+    let args = [
+        "report",
+        "overlap",
+        s(&f),
+        "--format",
+        "json",
+        "--cache-dir",
+        s(&cache),
+    ];
     let partial = json(&args);
     assert!(
         std::fs::read_dir(&cache).map_or(true, |d| d.count() == 0),

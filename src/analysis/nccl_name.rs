@@ -9,7 +9,9 @@
 use serde::Serialize;
 
 /// Collective type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 pub enum CollOp {
     AllReduce,
     AllGather,

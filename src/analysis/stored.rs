@@ -73,7 +73,10 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
             .all(|d| device(d.device) && d.streams.iter().all(|s| lane(s.lane))),
         "NCCL figures",
     )?;
-    check(a.overlap.iter().all(|o| device(o.device)), "overlap figures")?;
+    check(
+        a.overlap.iter().all(|o| device(o.device)),
+        "overlap figures",
+    )?;
     let groups = &a.matching.groups;
     check(
         groups.iter().all(|g| g.fits(p)) && a.matching.unpaired.iter().all(|&l| lane(l)),
@@ -92,7 +95,8 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
             s.instances.iter().all(inst)
                 && s.big_events.iter().all(|b| {
                     inst(&b.instance)
-                        && b.late_host.is_none_or(|h| (h.host as usize) < p.hosts.len())
+                        && b.late_host
+                            .is_none_or(|h| (h.host as usize) < p.hosts.len())
                 })
                 && s.late_counts.len() == n
                 && s.early_counts.len() == n

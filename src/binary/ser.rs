@@ -35,7 +35,7 @@ macro_rules! le {
     )*};
 }
 
-impl<'a> ser::Serializer for &'a mut Encoder {
+impl ser::Serializer for &mut Encoder {
     type Ok = ();
     type Error = Error;
     type SerializeSeq = Self;
@@ -184,7 +184,11 @@ impl ser::SerializeMap for &mut Encoder {
 impl ser::SerializeStruct for &mut Encoder {
     type Ok = ();
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
         v.serialize(&mut **self)
     }
     fn end(self) -> Result<(), Error> {
@@ -195,7 +199,11 @@ impl ser::SerializeStruct for &mut Encoder {
 impl ser::SerializeStructVariant for &mut Encoder {
     type Ok = ();
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
         v.serialize(&mut **self)
     }
     fn end(self) -> Result<(), Error> {

@@ -127,7 +127,13 @@ pub fn load_file(
     progress: &mut ProgressFn<'_>,
     need: Need,
 ) -> Result<Profile, LoadError> {
-    load_file_within(source, file_index, progress, &memory::current_limits(), need)
+    load_file_within(
+        source,
+        file_index,
+        progress,
+        &memory::current_limits(),
+        need,
+    )
 }
 
 /// [`load_file`] under the given memory limits. A file that changed while
@@ -715,7 +721,9 @@ mod tests {
             used: 1 << 20,
             address_space: false,
         };
-        let Err(err) = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)], Need::All) else {
+        let Err(err) =
+            load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)], Need::All)
+        else {
             panic!("not refused");
         };
         assert_eq!(err.path, path.display().to_string());
@@ -729,7 +737,8 @@ mod tests {
                 .contains("ulimit -v leaves 1.0 MiB (2.0 MiB limit, 1.0 MiB in use)"),
             "{err}"
         );
-        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)], Need::All).expect("fits");
+        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)], Need::All)
+            .expect("fits");
         assert!(!p.gpu.is_empty());
     }
 }

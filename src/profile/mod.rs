@@ -381,7 +381,10 @@ mod tests {
         let (p, f) = (&part.profile, &full.profile);
         assert!(!f.runtime.is_empty() && !f.nvtx.is_empty());
         assert!(p.runtime.is_empty() && p.nvtx.is_empty());
-        assert_eq!((p.gpu.start.to_vec(), p.gpu.lane.to_vec()), (f.gpu.start.to_vec(), f.gpu.lane.to_vec()));
+        assert_eq!(
+            (p.gpu.start.to_vec(), p.gpu.lane.to_vec()),
+            (f.gpu.start.to_vec(), f.gpu.lane.to_vec())
+        );
         assert!(part.cache_use.is_empty() && part.analyses_slot("s").is_none());
         assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);
         // Cached (by a full load), a GPU-only load opens the whole entry.

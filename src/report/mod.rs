@@ -167,7 +167,10 @@ fn needs(sections: &[Section]) -> (bool, bool) {
         Section::Anomalies,
         Section::Stragglers,
     ]);
-    (matching || any(&[Section::Summary, Section::Clock]), matching)
+    (
+        matching || any(&[Section::Summary, Section::Clock]),
+        matching,
+    )
 }
 
 /// Whether `sections` read the CPU side of a profile (runtime calls, NVTX

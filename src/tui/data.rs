@@ -4,10 +4,10 @@
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
 use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
-use crate::analysis::{clock, stored};
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
+use crate::analysis::{clock, stored};
 use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
 

@@ -346,9 +346,13 @@ impl RenderIndex {
                 .zip(&self.rt_summary)
                 .all(|(r, s)| s.fits(r.len()))
             && tracks_fit
-            && [&self.lane_has_comm, &self.lane_has_kernel, &self.lane_has_compute]
-                .iter()
-                .all(|v| v.len() == lanes)
+            && [
+                &self.lane_has_comm,
+                &self.lane_has_kernel,
+                &self.lane_has_compute,
+            ]
+            .iter()
+            .all(|v| v.len() == lanes)
             && self.nvtx_of_thread.len() == p.threads.len()
             && self
                 .nvtx_of_thread

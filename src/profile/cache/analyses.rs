@@ -160,7 +160,9 @@ fn write(tmp: &Path, key: &str, sections: &[&[u8]]) -> std::io::Result<()> {
 }
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 /// The sections' ranges in `b`, or why `b` is not an entry for `key`.
