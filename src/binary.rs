@@ -5,6 +5,7 @@
 //! is checked against the bytes left before anything is allocated.
 
 mod de;
+pub mod packed;
 mod ser;
 
 pub use de::from_bytes;
@@ -58,6 +59,8 @@ mod tests {
         map: BTreeMap<String, Vec<u32>>,
         nothing: Option<()>,
         range: std::ops::Range<usize>,
+        #[serde(with = "crate::binary::packed")]
+        column: Vec<i64>,
         #[serde(skip)]
         skipped: u32,
     }
@@ -80,6 +83,7 @@ mod tests {
             map: [("k".to_string(), vec![1, 2, 3])].into_iter().collect(),
             nothing: None,
             range: 3..9,
+            column: vec![i64::MIN, -1, 0, 7, i64::MAX],
             skipped: 0,
         }
     }
@@ -100,6 +104,7 @@ mod tests {
         assert_eq!(back.text, v.text);
         assert_eq!(back.map, v.map);
         assert_eq!(back.range, v.range);
+        assert_eq!(back.column, v.column);
     }
 
     #[test]
@@ -123,6 +128,13 @@ mod tests {
         let mut forged = (1u64 << 40).to_le_bytes().to_vec();
         forged.extend_from_slice(b"abc");
         assert!(from_bytes::<String>(&forged).is_err());
+        // A packed column of 7 bytes is no whole number of i64s.
+        #[derive(Debug, Deserialize)]
+        struct Column(#[serde(with = "crate::binary::packed")] Vec<i64>);
+        let mut partial = 7u64.to_le_bytes().to_vec();
+        partial.extend_from_slice(&[1; 7]);
+        let err = from_bytes::<Column>(&partial).unwrap_err();
+        assert!(err.0.contains("not whole 8-byte values"), "{err}");
     }
 
     #[test]

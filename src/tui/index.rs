@@ -120,18 +120,24 @@ pub struct NvtxTrack {
     pub thread: ThreadId,
     /// Push/pop depth; `None` for the start/end ranges.
     pub depth: Option<u16>,
+    #[serde(with = "crate::binary::packed")]
     start: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     end: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     cat: Vec<u8>,
     summary: Summary,
+    #[serde(with = "crate::binary::packed")]
     rows: Vec<u32>,
 }
 
 /// Per-event categories and per-track prefix sums.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RenderIndex {
+    #[serde(with = "crate::binary::packed")]
     gpu_cat: Vec<u8>,
     gpu_summary: Vec<Summary>,
+    #[serde(with = "crate::binary::packed")]
     rt_cat: Vec<u8>,
     rt_summary: Vec<Summary>,
     pub nvtx_tracks: Vec<NvtxTrack>,
@@ -154,11 +160,15 @@ pub const BLOCK: usize = 64;
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
+    #[serde(with = "crate::binary::packed")]
     pub prefix: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     pub block_start: Vec<i64>,
     /// `prefix` at each block boundary (blocks + 1 entries): busy time of
     /// any run of blocks in one subtraction.
+    #[serde(with = "crate::binary::packed")]
     pub block_prefix: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     pub block_cat: Vec<u8>,
 }
 
