@@ -135,6 +135,8 @@ mod tests {
         partial.extend_from_slice(&[1; 7]);
         let err = from_bytes::<Column>(&partial).unwrap_err();
         assert!(err.0.contains("not whole 8-byte values"), "{err}");
+        let whole = from_bytes::<Column>(&[8u64.to_le_bytes(), 5i64.to_le_bytes()].concat());
+        assert_eq!(whole.unwrap().0, vec![5]);
     }
 
     #[test]
