@@ -7,8 +7,11 @@ use rankline::analysis::Window;
 use rankline::analysis::bundle::Settings;
 use rankline::analysis::overlap::overlap;
 use rankline::analysis::skew::skew;
+use rankline::analysis::stored;
+use rankline::profile::cache::AnalysesSlot;
 use rankline::profile::{self, CacheDir, Profile, spec};
 use rankline::tui::data::Loaded;
+use rankline::tui::index::RenderIndex;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::App;
 use rankline::tui::timescale::View;
@@ -158,6 +161,7 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut opens: Vec<f64> = Vec::new();
     let mut frames: Vec<f64> = Vec::new();
+    let mut readies: Vec<f64> = Vec::new();
     for phase in ["fresh", "cached"] {
         let out = Command::new(&exe)
             .args(["bench", "--phase", phase, "--cache-dir"])
@@ -182,6 +186,8 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
                 opens.push(s);
             } else if let Some(s) = mark(FRAME_MARK) {
                 frames.push(s);
+            } else if let Some(s) = mark(READY_MARK) {
+                readies.push(s);
             } else {
                 println!("{line}");
             }
@@ -199,8 +205,57 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
             first_frame
         );
     }
+    if let ([first, _], [first_ready, reopen_ready]) = (&opens[..], &readies[..]) {
+        println!(
+            "  reopen including the cross-rank analyses / first open: {:.3} ({:.3} s vs {:.3} s; target under 0.1)",
+            reopen_ready / first,
+            reopen_ready,
+            first
+        );
+        println!(
+            "  reopen including the cross-rank analyses / first open with them: {:.3} ({:.3} s vs {:.3} s)",
+            reopen_ready / first_ready,
+            reopen_ready,
+            first_ready
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
+    fresh_reports(&exe, &file)?;
     straggler_map_frame();
+    Ok(())
+}
+
+/// Wall time of `rankline report SECTION --no-cache FILE` (JSON to a
+/// pipe that is drained and dropped).
+fn report_time(exe: &Path, section: &str, file: &Path) -> Result<f64, String> {
+    let t0 = Instant::now();
+    let out = Command::new(exe)
+        .args(["report", section, "--no-cache", "--format", "json"])
+        .arg(file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let took = t0.elapsed().as_secs_f64();
+    if !out.status.success() {
+        return Err(format!(
+            "report {section} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(took)
+}
+
+/// A fresh-file `report overlap` against a fresh-file `report all` (no
+/// cache: each reads the file), best of two runs each, interleaved.
+fn fresh_reports(exe: &Path, file: &Path) -> Result<(), String> {
+    let (mut overlap, mut all) = (f64::MAX, f64::MAX);
+    for _ in 0..2 {
+        overlap = overlap.min(report_time(exe, "overlap", file)?);
+        all = all.min(report_time(exe, "all", file)?);
+    }
+    println!(
+        "  fresh file, no cache: report overlap {overlap:.3} s, report all {all:.3} s = {:.2} of it (target under 0.5; best of 2 each)",
+        overlap / all
+    );
     Ok(())
 }
 
@@ -238,6 +293,8 @@ fn straggler_map_frame() {
 /// timeline can draw (model plus render index).
 const OPEN_MARK: &str = "#open_s";
 const FRAME_MARK: &str = "#first_frame_s";
+/// Time until every analysis is in (the status line has nothing left to say).
+const READY_MARK: &str = "#ready_s";
 
 fn env_f64(name: &str) -> f64 {
     std::env::var(name)
@@ -246,17 +303,43 @@ fn env_f64(name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// One phase: open (from SQLite, writing the cache; or from the cache),
-/// then memory, analysis and frame times.
+/// Where the bench stores the analyses of `file` (as the timeline would).
+fn analyses_slot(
+    cache: &CacheDir,
+    file: &Path,
+    p: &Profile,
+    s: &Settings,
+) -> Result<AnalysesSlot, String> {
+    let key = profile::cache::Key::of(file)?;
+    Ok(AnalysesSlot::new(
+        cache,
+        vec![(file.to_path_buf(), key)],
+        &stored::settings_key(s, p),
+    ))
+}
+
+/// One phase: open (from SQLite, writing the cache and the analyses; or
+/// from the cache, analyses included), then memory, analysis and frame
+/// times.
 fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<(), String> {
     let cache = cache.ok_or("bench needs a cache directory")?;
+    let settings = Settings::default();
     let rss0 = rss().unwrap_or(0);
     let t0 = Instant::now();
+    let mut reopened = None;
     let p = if from_cache {
-        match profile::cache::read(&cache.dir, file) {
-            profile::cache::Lookup::Hit(p) => *p,
-            _ => return Err("no valid cache entry to reopen".into()),
+        // As the timeline reopens: by the loader, from the cache.
+        let mut out = profile::load_with(
+            &[profile::Source::File(file.to_path_buf())],
+            Some(cache),
+            &mut |_, _, _| {},
+        );
+        if !matches!(out.cache_use[..], [profile::CacheUse::Opened(_)]) {
+            return Err("no valid cache entry to reopen".into());
         }
+        let p = std::mem::take(&mut out.profile);
+        reopened = Some(out);
+        p
     } else {
         let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, _, _| {});
         if let Some(e) = errors.first() {
@@ -267,36 +350,67 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let open = t0.elapsed();
     let n = events(&p);
     println!("{OPEN_MARK} {}", open.as_secs_f64());
+    let slot = match &reopened {
+        Some(out) => out
+            .analyses_slot(&stored::settings_key(&settings, &p))
+            .ok_or("no analyses slot")?,
+        None => analyses_slot(cache, file, &p, &settings)?,
+    };
     if from_cache {
-        println!("  reopen from the memory-mapped cache: {}", secs(open));
-    } else {
-        let (base_rate, base_rows) = (
-            env_f64("RANKLINE_BENCH_BASE_RATE"),
-            env_f64("RANKLINE_BENCH_BASE_ROWS"),
-        );
-        let rate = base_rows / open.as_secs_f64();
+        drop(reopened);
         println!(
-            "  first open (no cache): {} = {:.2} M rows/s = {:.0}% of the sqlite3 rate",
+            "  reopen from the memory-mapped cache (model): {}",
+            secs(open)
+        );
+        let t1 = Instant::now();
+        let found = stored::read(&slot, &p, &mut |m| println!("  {m}"));
+        let (analysis, sections) = found.ok_or("no stored analyses to reopen")?;
+        let index = RenderIndex::decode(sections.get(1), &p)?;
+        drop(sections);
+        let loaded = Arc::new(Loaded::from_stored(p, &settings, analysis, Some(index)));
+        let stored_time = t1.elapsed();
+        let ready = open + stored_time;
+        println!("{FRAME_MARK} {}", ready.as_secs_f64());
+        println!("{READY_MARK} {}", ready.as_secs_f64());
+        println!(
+            "  reopen including the cross-rank analyses and render index (stored): {} (model {} + analyses {})",
+            secs(ready),
             secs(open),
-            rate / 1e6,
-            100.0 * rate / base_rate.max(1e-9)
+            secs(stored_time)
         );
+        let rss1 = rss().unwrap_or(0);
         println!(
-            "  model: {} GPU rows, {} runtime calls, {} NVTX = {n} events",
-            p.gpu.len(),
-            p.runtime.len(),
-            p.nvtx.len()
+            "  resident memory after reopen, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
+            rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
+            rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
         );
-        let t0 = Instant::now();
-        let entry = profile::cache::write(&cache.dir, file, &p)?;
-        let size = std::fs::metadata(&entry).map(|m| m.len()).unwrap_or(0);
-        println!(
-            "  cache written: {} ({:.1} MiB)",
-            secs(t0.elapsed()),
-            size as f64 / (1 << 20) as f64
-        );
+        return frames(&loaded);
     }
-    let settings = Settings::default();
+    let (base_rate, base_rows) = (
+        env_f64("RANKLINE_BENCH_BASE_RATE"),
+        env_f64("RANKLINE_BENCH_BASE_ROWS"),
+    );
+    let rate = base_rows / open.as_secs_f64();
+    println!(
+        "  first open (no cache): {} = {:.2} M rows/s = {:.0}% of the sqlite3 rate",
+        secs(open),
+        rate / 1e6,
+        100.0 * rate / base_rate.max(1e-9)
+    );
+    println!(
+        "  model: {} GPU rows, {} runtime calls, {} NVTX = {n} events",
+        p.gpu.len(),
+        p.runtime.len(),
+        p.nvtx.len()
+    );
+    let t0 = Instant::now();
+    let entry = profile::cache::write(&cache.dir, file, &p)?;
+    let size = std::fs::metadata(&entry).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "  cache written: {} ({:.1} MiB)",
+        secs(t0.elapsed()),
+        size as f64 / (1 << 20) as f64
+    );
     let t0 = Instant::now();
     let classes = rankline::analysis::kernel_class::KernelClasses::new(&p, None);
     let (clock, m) = rankline::analysis::bundle::align_and_match(&p, &classes, settings.align);
@@ -320,33 +434,37 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         "{FRAME_MARK} {}",
         open.as_secs_f64() + first_frame.as_secs_f64()
     );
+    println!("{READY_MARK} {}", (open + ready).as_secs_f64());
     let rss1 = rss().unwrap_or(0);
-    let label = if from_cache {
-        "after reopen"
-    } else {
-        "after first open"
-    };
     println!(
-        "  resident memory {label}, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
+        "  resident memory after first open, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
         rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
         rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
     );
-    if !from_cache {
-        println!(
-            "  matching + skew: {} ({groups} groups, {instances} instances)",
-            secs(matching)
-        );
-        println!(
-            "  overlap, all devices: {} ({devices} devices)",
-            secs(overlap_time)
-        );
-        println!("  all analyses + render index: {}", secs(ready));
-        return Ok(());
-    }
     println!(
-        "  all analyses + render index after reopen: {}",
-        secs(ready)
+        "  matching + skew: {} ({groups} groups, {instances} instances)",
+        secs(matching)
     );
+    println!(
+        "  overlap, all devices: {} ({devices} devices)",
+        secs(overlap_time)
+    );
+    println!("  all analyses + render index: {}", secs(ready));
+    let t0 = Instant::now();
+    let written = stored::write(&slot, &loaded.analysis, &loaded.index.encode()?)?;
+    let size = written
+        .and_then(|e| std::fs::metadata(e).ok())
+        .map_or(0, |m| m.len());
+    println!(
+        "  analyses + render index stored: {} ({:.1} MiB)",
+        secs(t0.elapsed()),
+        size as f64 / (1 << 20) as f64
+    );
+    Ok(())
+}
+
+/// Frame times at three zooms.
+fn frames(loaded: &Arc<Loaded>) -> Result<(), String> {
     let (a, b) = loaded.span.unwrap_or((0, 1));
     let mid = (a + b) / 2;
     let g = &loaded.profile.gpu;
@@ -369,7 +487,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
             },
         ),
     ] {
-        let t = frame_time(&loaded, view, 20);
+        let t = frame_time(loaded, view, 20);
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
     Ok(())

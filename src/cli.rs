@@ -12,12 +12,13 @@ mod diff;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::bundle::{self, Settings};
 use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
+use rankline::analysis::stored;
 use rankline::profile::distinct::{Duplicate, distinct_inputs};
 use rankline::profile::inputs::{expand_inputs_noting, is_nsys_report};
-use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, Need, Profile, Source, Stage};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -564,8 +565,16 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(e) => return input_failed(e),
     };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
-    let loaded = profile::load_with(&sources, cache.as_ref(), &mut say_exports(&files));
-    let (profile, errors) = (loaded.profile, loaded.errors);
+    // `nccl` and `overlap` read no runtime calls or NVTX ranges: without a
+    // cache entry, those tables are not read (and nothing is cached).
+    let need = if report::needs_cpu_rows(&sections) {
+        Need::All
+    } else {
+        Need::Gpu
+    };
+    let mut loaded = profile::load_needed(&sources, cache.as_ref(), need, &mut say_exports(&files));
+    let profile = std::mem::take(&mut loaded.profile);
+    let errors = std::mem::take(&mut loaded.errors);
     if let Some(why) = &loaded.cache_off {
         say(why);
     }
@@ -587,15 +596,39 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
             FormatArg::Json => Format::Json,
             FormatArg::Csv => Format::Csv,
         },
-        comm_pattern: settings.comm_pattern,
+        comm_pattern: settings.comm_pattern.clone(),
         big_skew_ns: settings.big_skew_ns,
         anomaly_ratio: settings.anomaly_ratio,
-        step_marker: settings.step_marker,
+        step_marker: settings.step_marker.clone(),
         wide: args.wide,
         instances: args.instances,
         align: settings.align,
     };
-    let out = report::render(&profile, &sections, &options);
+    // Whole-capture analyses come from the cache when stored there; when
+    // not, a section that needs the clocks computes them all and stores
+    // them (the next report or timeline reads them back).
+    let slot = (window == Window::ALL)
+        .then(|| loaded.analyses_slot(&stored::settings_key(&settings, &profile)))
+        .flatten();
+    let from_cache = slot
+        .as_ref()
+        .and_then(|slot| stored::read(slot, &profile, &mut |m| say(m)))
+        .map(|(a, _)| a);
+    let analysis = match (from_cache, &slot) {
+        (Some(a), _) => Some(a),
+        (None, Some(slot)) if report::needs_clock(&sections) => {
+            let a = bundle::analyze(&profile, &settings, &mut |_| {});
+            if let Err(why) = stored::write(slot, &a, &[]) {
+                say(format!("{why}; caching is off"));
+            }
+            Some(a)
+        }
+        _ => None,
+    };
+    let out = match &analysis {
+        Some(a) => report::render_with(&profile, &sections, &options, a),
+        None => report::render(&profile, &sections, &options),
+    };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     if errors.is_empty() {

@@ -5,6 +5,7 @@
 //! model) → [`analysis`] (pure functions) → [`report`] (text / JSON).
 
 pub mod analysis;
+pub mod binary;
 pub mod profile;
 pub mod report;
 pub mod text_safe;

@@ -8,7 +8,7 @@ use crate::profile::{DevId, Profile};
 use std::collections::HashMap;
 
 /// One instance with anomalous rows.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AnomalyEvent {
     pub group: usize,
     /// 0-based instance index.

@@ -39,7 +39,7 @@ impl Default for Settings {
 }
 
 /// The results of every analysis over the whole capture.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Analysis {
     pub classes: KernelClasses,
     pub completeness: Completeness,

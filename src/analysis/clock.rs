@@ -43,7 +43,7 @@ impl AlignMode {
 }
 
 /// How a clock (a file's, or the whole alignment's) was aligned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ClockMethod {
     /// Raw timestamps (`--align none`).
     None,
@@ -84,7 +84,7 @@ const SAME_BOOT_NS: i64 = 1_000_000;
 
 /// One file's mapping to the reference clock:
 /// `t_ref = t + offset_ns + drift_ppm·10⁻⁶·(t − t0)`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileClock {
     /// Files sharing a clock share a domain (index of its first file).
     pub domain: usize,
@@ -107,7 +107,7 @@ pub struct FileClock {
 }
 
 /// Every file's mapping to the reference clock (file 0).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Alignment {
     pub method: ClockMethod,
     pub files: Vec<FileClock>,

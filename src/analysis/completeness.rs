@@ -8,7 +8,7 @@ use crate::profile::{DevId, GpuKind, ProcId, Profile};
 use std::collections::BTreeSet;
 
 /// Per-device counts of events wholly inside the window.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct DeviceCounts {
     pub device: DevId,
     /// Processes with a CUDA context on the device.
@@ -23,7 +23,7 @@ pub struct DeviceCounts {
 }
 
 /// The completeness verdict.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Completeness {
     /// First start and last end over all events in the window.
     pub span: Option<(i64, i64)>,

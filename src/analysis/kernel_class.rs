@@ -6,7 +6,7 @@ use crate::profile::{GpuKind, Profile, Sym};
 use regex::Regex;
 
 /// Communication classification of every kernel name in a profile.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct KernelClasses {
     /// Per kernel short-name Sym: 0 = compute, k = `comm[k - 1]`.
     by_name: Vec<u32>,

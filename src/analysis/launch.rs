@@ -12,7 +12,7 @@ use crate::profile::{DevId, GpuKind, LaneId, NO_GRAPH, NONE, Profile, Sym};
 
 /// Queue time (kernel start − launch call end) spread of one device, in ms.
 /// Signed: a kernel can start before its launch call returns.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeviceQueue {
     pub device: DevId,
     pub nccl_ms: Option<Spread>,
@@ -24,7 +24,7 @@ pub struct DeviceQueue {
 }
 
 /// Why the late rank was late.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
     /// The launch call ended after a peer's kernel had already started.
     CpuLate,
@@ -45,7 +45,7 @@ impl Verdict {
 }
 
 /// The kernel a late kernel queued behind.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Preceding {
     pub row: usize,
     pub lane: LaneId,
@@ -53,7 +53,7 @@ pub struct Preceding {
 }
 
 /// Launch facts of the late rank of one big event.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LateLaunch {
     pub group: usize,
     /// 0-based instance index.
@@ -71,7 +71,7 @@ pub struct LateLaunch {
 }
 
 /// The launch section.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct LaunchReport {
     pub kernels_with_launch: usize,
     pub kernels_without_launch: usize,

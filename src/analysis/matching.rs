@@ -26,7 +26,7 @@ use crate::profile::{DevId, LaneId, Profile};
 use std::collections::{BTreeMap, HashMap};
 
 /// How instances were matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MatchMethod {
     OperationId,
     Nvtx,
@@ -49,7 +49,7 @@ impl MatchMethod {
 }
 
 /// The first position where a device's sequence departs from the others.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mismatch {
     /// 1-based.
     pub position: usize,
@@ -64,7 +64,7 @@ pub struct Mismatch {
 pub const END_ALIGNED_NS: i64 = 1_000_000;
 
 /// A set of streams, one per device, whose collectives were matched.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Group {
     pub key: String,
     pub method: MatchMethod,
@@ -89,7 +89,7 @@ pub struct Group {
 }
 
 /// The clocks of a group whose devices are on several clock domains.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupClocks {
     pub domains: usize,
     /// The weakest method among its files (none < utc < collective ends).
@@ -100,6 +100,19 @@ pub struct GroupClocks {
 }
 
 impl Group {
+    /// Whether this group's ids and rows can be those of `p` (a stored
+    /// group is checked before use): every device, stream and GPU row
+    /// exists, and each instance has one row and time per device.
+    pub fn fits(&self, p: &Profile) -> bool {
+        let n = self.devices.len();
+        n == self.lanes.len()
+            && n.checked_mul(self.ops.len()) == Some(self.rows.len())
+            && self.aligned.len() == self.rows.len()
+            && self.devices.iter().all(|&d| (d as usize) < p.devices.len())
+            && self.lanes.iter().all(|&l| (l as usize) < p.lanes.len())
+            && self.rows.iter().all(|&r| (r as usize) < p.gpu.len())
+    }
+
     pub fn instances(&self) -> usize {
         self.ops.len()
     }
@@ -119,12 +132,14 @@ impl Group {
 }
 
 /// All groups of a profile.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Matching {
     pub groups: Vec<Group>,
     /// Streams with NCCL kernels that pair with no other device.
     pub unpaired: Vec<LaneId>,
-    /// GPU row → (group, 0-based instance).
+    /// GPU row → (group, 0-based instance); rebuilt, not stored
+    /// ([`Matching::index_rows`]).
+    #[serde(skip)]
     by_row: rustc_hash::FxHashMap<u32, (u32, u32)>,
 }
 
@@ -134,6 +149,20 @@ impl Matching {
         self.by_row
             .get(&(row as u32))
             .map(|&(g, k)| (g as usize, k as usize))
+    }
+
+    /// Builds the row → instance index from the groups (after matching,
+    /// or after reading a stored matching).
+    pub fn index_rows(&mut self) {
+        let mut by_row = rustc_hash::FxHashMap::default();
+        for (g, group) in self.groups.iter().enumerate() {
+            for k in 0..group.instances() {
+                for &r in group.instance_rows(k) {
+                    by_row.insert(r, (g as u32, k as u32));
+                }
+            }
+        }
+        self.by_row = by_row;
     }
 
     /// The group with this key.
@@ -196,19 +225,13 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         (first(a), &a.key).cmp(&(first(b), &b.key))
     });
     unique_keys(&mut groups);
-    let mut by_row = rustc_hash::FxHashMap::default();
-    for (g, group) in groups.iter().enumerate() {
-        for k in 0..group.instances() {
-            for &r in group.instance_rows(k) {
-                by_row.insert(r, (g as u32, k as u32));
-            }
-        }
-    }
-    Matching {
+    let mut m = Matching {
         groups,
         unpaired,
-        by_row,
-    }
+        by_row: Default::default(),
+    };
+    m.index_rows();
+    m
 }
 
 /// Streams sharing an id but belonging to different communicators (known

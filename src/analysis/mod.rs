@@ -18,6 +18,7 @@ pub mod overlap;
 pub mod skew;
 pub mod stats;
 pub mod steps;
+pub mod stored;
 pub mod stragglers;
 pub mod window;
 

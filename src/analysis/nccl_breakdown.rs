@@ -3,18 +3,21 @@
 //! on different streams overlap).
 
 use super::kernel_class::KernelClasses;
-use super::nccl_name::CollOp;
+use super::nccl_name::{CollOp, NamePart};
 use super::window::Window;
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::BTreeMap;
 
 /// Statistics of one (collective type, dtype, hints) on one stream.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpStats {
     pub op: CollOp,
-    pub dtype: Option<&'static str>,
-    pub algo: Option<&'static str>,
-    pub proto: Option<&'static str>,
+    #[serde(with = "super::nccl_name::static_name")]
+    pub dtype: NamePart,
+    #[serde(with = "super::nccl_name::static_name")]
+    pub algo: NamePart,
+    #[serde(with = "super::nccl_name::static_name")]
+    pub proto: NamePart,
     pub count: usize,
     pub total_ns: i64,
     pub min_ns: i64,
@@ -22,7 +25,7 @@ pub struct OpStats {
 }
 
 /// The NCCL kernels of one stream (lane).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StreamNccl {
     pub lane: LaneId,
     /// Sorted by total time, largest first.
@@ -30,7 +33,7 @@ pub struct StreamNccl {
 }
 
 /// The NCCL kernels of one device.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeviceNccl {
     pub device: DevId,
     pub total_ns: i64,

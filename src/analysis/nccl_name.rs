@@ -9,7 +9,9 @@
 use serde::Serialize;
 
 /// Collective type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 pub enum CollOp {
     AllReduce,
     AllGather,
@@ -42,16 +44,24 @@ impl std::fmt::Display for CollOp {
     }
 }
 
+/// A dtype, algorithm or protocol a kernel name was classified into: one
+/// of the classifier's own spellings. (An alias, so that serde's derive
+/// does not tie the stored form's lifetime to `'static`.)
+pub type NamePart = Option<&'static str>;
+
 /// What a communication kernel's name says.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CommKernel {
     pub op: CollOp,
     /// Normalised element type (`f32`, `bf16`, …), when the name has one.
-    pub dtype: Option<&'static str>,
+    #[serde(with = "static_name")]
+    pub dtype: NamePart,
     /// Algorithm hint (`RING`, `TREE`, `NVLS`, …) — not the algorithm used.
-    pub algo: Option<&'static str>,
+    #[serde(with = "static_name")]
+    pub algo: NamePart,
     /// Protocol hint (`LL`, `LL128`, `SIMPLE`) — not the protocol used.
-    pub proto: Option<&'static str>,
+    #[serde(with = "static_name")]
+    pub proto: NamePart,
 }
 
 impl CommKernel {
@@ -107,6 +117,31 @@ const ALGOS: &[&str] = &[
     "COLLNET",
 ];
 const PROTOS: &[&str] = &["LL128", "LL", "SIMPLE"];
+
+/// Serde for the names a kernel name is classified into (dtype, algorithm,
+/// protocol): stored as text, read back as the classifier's own `'static`
+/// spelling; a name the classifier never produces is refused.
+pub mod static_name {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<&'static str>, s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+        let Some(name) = Option::<String>::deserialize(d)? else {
+            return Ok(None);
+        };
+        super::DTYPES
+            .iter()
+            .map(|(_, norm)| norm)
+            .chain(super::ALGOS)
+            .chain(super::PROTOS)
+            .find(|known| **known == name)
+            .map(|known| Some(*known))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown NCCL name part {name:?}")))
+    }
+}
 
 fn op_of(token: &str) -> Option<CollOp> {
     Some(match token.to_ascii_lowercase().as_str() {

@@ -13,7 +13,7 @@ use crate::profile::{DevId, GpuKind, Profile};
 use std::ops::Range;
 
 /// Overlap figures of one device, in ns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceOverlap {
     pub device: DevId,
     /// First start to last end of any GPU activity — kernels, copies, sets —

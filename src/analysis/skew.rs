@@ -15,7 +15,7 @@ use super::steps::Steps;
 use crate::profile::{NONE, Profile};
 
 /// Figures of one matched instance.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceSkew {
     /// 0-based index in the group; the instance number is `index + 1`.
     pub index: usize,
@@ -74,7 +74,7 @@ pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> InstanceSkew {
 }
 
 /// A big start-skew event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BigEvent {
     pub instance: InstanceSkew,
     /// The late rank's step: the one containing the late kernel's launch
@@ -88,7 +88,7 @@ pub struct BigEvent {
 
 /// A node-level event: one host's ranks (at least two) all arrived later
 /// than every rank of the other hosts, by more than the clock residual.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LateHost {
     /// Index into [`Profile::hosts`].
     pub host: u32,
@@ -148,7 +148,7 @@ pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost
 }
 
 /// Figures of one group over the instances inside the window.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GroupSkew {
     pub group: usize,
     pub instances: Vec<InstanceSkew>,

@@ -29,7 +29,7 @@ pub fn percentile_select(v: &mut [f64], q: f64) -> f64 {
 }
 
 /// p50, p90 and max of a sample.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Spread {
     pub p50: f64,
     pub p90: f64,

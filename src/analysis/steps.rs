@@ -9,7 +9,7 @@ use regex::Regex;
 pub const DEFAULT_STEP_MARKER: &str = "(?i)step|iter";
 
 /// Step ranges per process, in time order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Steps {
     per_process: Vec<Vec<(i64, i64)>>,
 }

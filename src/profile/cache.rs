@@ -10,12 +10,14 @@
 //! temp file renamed into place, and never modified after: another rankline
 //! may have it mapped.
 
+mod analyses;
 mod consistent;
 pub(crate) mod housekeeping;
 mod key;
 #[cfg(test)]
 mod tests;
 
+pub use analyses::{AnalysesSlot, Sections, Stored};
 pub use housekeeping::evict;
 pub use key::Key;
 

@@ -68,6 +68,8 @@ struct Db<'a> {
     path: &'a Path,
     /// Its size when the load began: a bound on the rows it can hold.
     file_bytes: u64,
+    /// Whether its runtime calls and NVTX ranges are read.
+    need: Need,
 }
 
 /// What has been read so far, and the per-file id maps.
@@ -84,6 +86,16 @@ struct State<'p> {
     cuda_gpu: HashMap<(u32, u32), u32>,
     lanes: HashMap<(ProcId, u32, u32), LaneId>,
     progress: &'p mut ProgressFn<'p>,
+}
+
+/// What of an export is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Everything rankline shows.
+    All,
+    /// All but the runtime calls and NVTX ranges (the largest tables after
+    /// GPU activity): what `report nccl` and `report overlap` read.
+    Gpu,
 }
 
 /// Where an export comes from.
@@ -114,13 +126,21 @@ fn open_source(source: &Source) -> Result<Connection, LoadError> {
     }
 }
 
-/// Loads one export. `file_index` only labels progress reports.
+/// Loads one export, or with [`Need::Gpu`] all but its runtime calls and
+/// NVTX ranges. `file_index` only labels progress reports.
 pub fn load_file(
     source: &Source,
     file_index: usize,
     progress: &mut ProgressFn<'_>,
+    need: Need,
 ) -> Result<Profile, LoadError> {
-    load_file_within(source, file_index, progress, &memory::current_limits())
+    load_file_within(
+        source,
+        file_index,
+        progress,
+        &memory::current_limits(),
+        need,
+    )
 }
 
 /// [`load_file`] under the given memory limits. A file that changed while
@@ -131,6 +151,7 @@ fn load_file_within(
     file_index: usize,
     progress: &mut ProgressFn<'_>,
     limits: &[memory::Limit],
+    need: Need,
 ) -> Result<Profile, LoadError> {
     let path = source.path();
     let (before, file_bytes) = match source {
@@ -141,7 +162,7 @@ fn load_file_within(
         }
         Source::Embedded { bytes, .. } => (None, bytes.len() as u64),
     };
-    let loaded = read_file(source, file_index, progress, limits, file_bytes);
+    let loaded = read_file(source, file_index, progress, limits, file_bytes, need);
     if let Some(before) = before {
         let change = match FileStamp::of(path) {
             Ok(now) => before.difference(&now),
@@ -163,6 +184,7 @@ fn read_file(
     progress: &mut ProgressFn<'_>,
     limits: &[memory::Limit],
     file_bytes: u64,
+    need: Need,
 ) -> Result<Profile, LoadError> {
     progress(file_index, Stage::Opening, 0);
     let path = source.path();
@@ -179,6 +201,7 @@ fn read_file(
         schema,
         path,
         file_bytes,
+        need,
     };
     let mut st = State {
         file_index,
@@ -629,7 +652,17 @@ impl State<'_> {
             hint(&spec::MEMCPY)?,
             hint(&spec::MEMSET)?,
         );
-        let (runtime, nvtx) = (hint(&spec::RUNTIME)?, hint(&spec::NVTX)?);
+        let cpu = db.need == Need::All;
+        let kernel_spec = if cpu {
+            spec::KERNEL
+        } else {
+            spec::KERNEL_TIMES_AND_NAMES
+        };
+        let (runtime, nvtx) = if cpu {
+            (hint(&spec::RUNTIME)?, hint(&spec::NVTX)?)
+        } else {
+            (0, 0)
+        };
         let rows = [kernels, memcpy, memset, runtime, nvtx]
             .iter()
             .map(|&n| n as u64)
@@ -647,7 +680,7 @@ impl State<'_> {
             let gpu = scope.spawn(move || -> Result<Vec<(GpuKind, RawGpu)>, LoadError> {
                 let conn = open_source(source)?;
                 [
-                    (spec::KERNEL, GpuKind::Kernel, kernels),
+                    (kernel_spec, GpuKind::Kernel, kernels),
                     (spec::MEMCPY, GpuKind::Memcpy, memcpy),
                     (spec::MEMSET, GpuKind::Memset, memset),
                 ]
@@ -662,6 +695,9 @@ impl State<'_> {
             });
             let cpu_tx = tx;
             let cpu = scope.spawn(move || -> Result<(RawRuntime, RawNvtx), LoadError> {
+                if !cpu {
+                    return Ok(Default::default());
+                }
                 let conn = open_source(source)?;
                 let rt = raw::read_runtime(&conn, schema, path, &spec::RUNTIME, runtime, &cpu_tx)?;
                 let nv = raw::read_nvtx(&conn, schema, path, &spec::NVTX, &cpu_tx)?;
@@ -716,7 +752,9 @@ mod tests {
             used: 1 << 20,
             address_space: false,
         };
-        let Err(err) = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)]) else {
+        let Err(err) =
+            load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)], Need::All)
+        else {
             panic!("not refused");
         };
         assert_eq!(err.path, path.display().to_string());
@@ -730,7 +768,8 @@ mod tests {
                 .contains("ulimit -v leaves 1.0 MiB (2.0 MiB limit, 1.0 MiB in use)"),
             "{err}"
         );
-        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)]).expect("fits");
+        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)], Need::All)
+            .expect("fits");
         assert!(!p.gpu.is_empty());
     }
 }

@@ -26,7 +26,7 @@ pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Source, Stage, wal_title, wal_warning};
+pub use load::{Need, ProgressFn, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
 
@@ -65,6 +65,19 @@ pub struct Loaded {
     /// The nsys reports that nsys exported in this load (the others were
     /// read from an earlier export or the cache).
     pub exported: Vec<PathBuf>,
+    /// The cache and every input with its identity before it was read,
+    /// when the cache is on and every input is a file that loaded.
+    keyed: Option<(CacheDir, Vec<(PathBuf, cache::Key)>)>,
+}
+
+impl Loaded {
+    /// Where the analyses of this input set under `settings` (the analysis
+    /// settings as text) are stored; `None` when the cache is off or an
+    /// input did not load.
+    pub fn analyses_slot(&self, settings: &str) -> Option<cache::AnalysesSlot> {
+        let (dir, inputs) = self.keyed.as_ref()?;
+        Some(cache::AnalysesSlot::new(dir, inputs.clone(), settings))
+    }
 }
 
 /// What the cache did for one input file.
@@ -109,6 +122,19 @@ pub fn load_with(
     load_impl(sources, cache, false, parallel::cores(), progress)
 }
 
+/// Like [`load_with`] when `need` is [`Need::All`]. With [`Need::Gpu`],
+/// an input whose cache entry is valid is opened from it (everything), and
+/// any other is read without its runtime calls and NVTX ranges; such a
+/// partial profile is never cached, and gives no slot for analyses.
+pub fn load_needed(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    need: Need,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    load_impl_needing(sources, cache, false, parallel::cores(), need, progress)
+}
+
 /// Like [`load_with`], but a single file freshly read from SQLite is
 /// returned before its cache entry is written: the caller shows it first
 /// and writes the entry afterwards ([`Loaded::unwritten`]).
@@ -126,6 +152,18 @@ fn load_impl(
     cache: Option<&CacheDir>,
     defer: bool,
     workers: usize,
+    progress: &mut ProgressFn<'_>,
+) -> Loaded {
+    load_impl_needing(sources, cache, defer, workers, Need::All, progress)
+}
+
+/// [`load_impl`], reading what `need` says of inputs not in the cache.
+fn load_impl_needing(
+    sources: &[Source],
+    cache: Option<&CacheDir>,
+    defer: bool,
+    workers: usize,
+    need: Need,
     progress: &mut ProgressFn<'_>,
 ) -> Loaded {
     let inputs: Vec<&std::path::Path> = sources
@@ -146,6 +184,7 @@ fn load_impl(
         cache,
         defer: defer && sources.len() == 1,
         writes_off: std::sync::atomic::AtomicBool::new(false),
+        need,
     };
     let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
         job.load_one(&sources[i], i, report)
@@ -158,8 +197,10 @@ fn load_impl(
         cache_use: Vec::new(),
         unwritten: None,
         exported: Vec::new(),
+        keyed: None,
     };
     let mut loaded = Vec::new();
+    let mut keys = Vec::new();
     // In file order, whatever order the files finished in.
     for o in outcomes {
         out.notes.extend(o.notes);
@@ -171,12 +212,21 @@ fn load_impl(
             out.unwritten = o.unwritten;
         }
         out.exported.extend(o.exported);
+        keys.push(o.key);
         match o.profile {
             Ok(p) => loaded.push(p),
             Err(e) => out.errors.push(e),
         }
     }
     out.profile = combine(loaded);
+    // Caching found off (a write failed): said once, not tried again.
+    if let Some(c) = cache
+        && out.errors.is_empty()
+        && out.cache_off.is_none()
+        && let Some(keys) = keys.into_iter().collect::<Option<Vec<_>>>()
+    {
+        out.keyed = Some((c.clone(), keys));
+    }
     out
 }
 
@@ -187,6 +237,8 @@ struct Job<'a> {
     defer: bool,
     /// A cache write failed: the files after it load without writing.
     writes_off: std::sync::atomic::AtomicBool,
+    /// What is read of a file not in the cache.
+    need: Need,
 }
 
 /// One file's load.
@@ -197,6 +249,8 @@ struct Outcome {
     cache_off: Option<String>,
     unwritten: Option<UnwrittenCache>,
     exported: Option<PathBuf>,
+    /// The input as given and its identity before it was read (cache on).
+    key: Option<(PathBuf, cache::Key)>,
 }
 
 impl Job<'_> {
@@ -209,6 +263,7 @@ impl Job<'_> {
             cache_off: None,
             unwritten: None,
             exported: None,
+            key: None,
         };
         // The input's identity is taken before it is read: an entry never
         // claims a newer version of the input than the one it holds.
@@ -216,6 +271,7 @@ impl Job<'_> {
             (Some(c), Source::File(path)) => cache::Key::of(path).ok().map(|k| (c, path, k)),
             _ => None,
         };
+        out.key = keyed.as_ref().map(|(_, p, k)| (p.to_path_buf(), k.clone()));
         if let Some((c, path, key)) = &keyed {
             progress(i, Stage::Cache, 0);
             match cache::lookup(&c.dir, key) {
@@ -264,7 +320,11 @@ impl Job<'_> {
             }
             None => source,
         };
-        let mut one = match load::load_file(read_from, i, progress) {
+        if self.need != Need::All {
+            // A partial profile: neither cached nor a key for analyses.
+            out.key = None;
+        }
+        let mut one = match load::load_file(read_from, i, progress, self.need) {
             Ok(one) => one,
             Err(e) => {
                 out.profile = Err(match (report, &export) {
@@ -288,7 +348,7 @@ impl Job<'_> {
         }
         progress(i, Stage::Linking, 0);
         finalize::finalize(&mut one);
-        if let Some((c, path, key)) = keyed {
+        if let Some((c, path, key)) = keyed.filter(|_| self.need == Need::All) {
             let entry = UnwrittenCache {
                 cache: c.clone(),
                 input: path.clone(),
@@ -355,6 +415,39 @@ mod tests {
     fn report_json(p: &Profile) -> String {
         let options = identity::tests_support::json_options();
         crate::report::render(p, &crate::report::Section::ALL, &options)
+    }
+
+    #[test]
+    fn a_gpu_only_load_reads_no_cpu_rows_and_writes_no_cache() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/test-tmp/gpu-only-load");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("megatron.sqlite");
+        std::fs::copy(root.join("fixtures/megatron_tp8.sqlite"), &copy).unwrap();
+        let sources = [Source::File(copy)];
+        let cache = CacheDir {
+            dir: dir.join("cache"),
+            cap_bytes: cache::DEFAULT_CAP,
+        };
+        let part = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
+        let full = load_needed(&sources, None, Need::All, &mut |_, _, _| {});
+        assert!(part.errors.is_empty());
+        let (p, f) = (&part.profile, &full.profile);
+        assert!(!f.runtime.is_empty() && !f.nvtx.is_empty());
+        assert!(p.runtime.is_empty() && p.nvtx.is_empty());
+        assert_eq!(
+            (p.gpu.start.to_vec(), p.gpu.lane.to_vec()),
+            (f.gpu.start.to_vec(), f.gpu.lane.to_vec())
+        );
+        assert!(part.cache_use.is_empty() && part.analyses_slot("s").is_none());
+        assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);
+        // Cached (by a full load), a GPU-only load opens the whole entry.
+        load_with(&sources, Some(&cache), &mut |_, _, _| {});
+        let hit = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
+        assert!(matches!(hit.cache_use[..], [CacheUse::Opened(_)]));
+        assert_eq!(hit.profile.runtime.len(), f.runtime.len());
+        assert!(hit.analyses_slot("s").is_some());
     }
 
     #[test]

@@ -237,7 +237,8 @@ impl Schema {
     }
 
     /// `SELECT` of the wanted columns by name, `NULL` for the optional ones
-    /// this export lacks; `None` when a required column is missing.
+    /// this export lacks and for those named `""` (not wanted this time);
+    /// `None` when a required column is missing.
     pub fn select(
         &self,
         table: &str,
@@ -249,7 +250,9 @@ impl Schema {
         }
         let mut parts = Vec::with_capacity(wanted.len());
         for &(col, required) in wanted {
-            if self.has_column(table, col) {
+            if col.is_empty() {
+                parts.push("NULL".to_string());
+            } else if self.has_column(table, col) {
                 parts.push(quote_ident(col));
             } else if required {
                 return Err(format!("table {table} lacks its column {col}"));

@@ -216,6 +216,9 @@ pub fn read_gpu(
     };
     let mut g = RawGpu::default();
     g.reserve(rows_hint);
+    // Columns a partial spec does not select (`NULL`) are not read either.
+    let selected = |i: usize| spec.columns.get(i).is_some_and(|c| !c.0.is_empty());
+    let (linked, graphs, shaped) = (selected(5), selected(7), selected(10));
     scan(conn, schema, path, spec, stage, progress, |r| {
         let (Some(start), Some(end), Some(dev), Some(stream)) =
             (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
@@ -227,18 +230,20 @@ pub fn read_gpu(
         g.device.push(dev as u32);
         g.context.push(int(r, 3)?.map_or(NONE, |c| c as u32));
         g.stream.push(stream as u32);
-        g.correlation.push(int(r, 5)?.map_or(0, |c| c as u32));
+        let correlation = if linked { int(r, 5)? } else { None };
+        g.correlation.push(correlation.map_or(0, |c| c as u32));
         g.pid.push(int(r, 6)?.map_or(NONE, |gp| decode(gp).pid));
+        let graph = if graphs { int(r, 7)? } else { None };
         g.graph
-            .push(int(r, 7)?.map_or(super::model::NO_GRAPH, |n| n as u64));
+            .push(graph.map_or(super::model::NO_GRAPH, |n| n as u64));
         match kind {
             GpuKind::Kernel => {
                 g.a.push(name_value(r.get_ref(8)?, &mut g.texts));
                 g.b.push(name_value(r.get_ref(9)?, &mut g.texts));
                 for (i, col) in g.shape.iter_mut().enumerate() {
                     // Out-of-range values (a damaged file) read as 0.
-                    let v = int(r, 10 + i)?.and_then(|v| u32::try_from(v).ok());
-                    col.push(v.unwrap_or(0));
+                    let v = if shaped { int(r, 10 + i)? } else { None };
+                    col.push(v.and_then(|v| u32::try_from(v).ok()).unwrap_or(0));
                 }
             }
             _ => {

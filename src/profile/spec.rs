@@ -50,6 +50,36 @@ pub const KERNEL: TableSpec = TableSpec {
     filter: "",
 };
 
+/// [`KERNEL`] for a load that needs neither launch links nor launch
+/// configurations ([`super::Need::Gpu`]): the same column positions, with
+/// correlation, graph node and launch configuration not read (an empty
+/// name selects `NULL`).
+pub const KERNEL_TIMES_AND_NAMES: TableSpec = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_KERNEL",
+    columns: &[
+        ("start", true, false),
+        ("end", true, false),
+        ("deviceId", true, false),
+        ("contextId", false, false),
+        ("streamId", true, false),
+        ("", false, false),
+        ("globalPid", false, false),
+        ("", false, false),
+        ("shortName", true, false),
+        ("demangledName", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+        ("", false, false),
+    ],
+    filter: "",
+};
+
 pub const MEMCPY: TableSpec = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMCPY",
     columns: gpu_columns![("copyKind", false, false), ("bytes", false, false)],
@@ -103,5 +133,20 @@ impl TableSpec {
     /// `(name, required)` pairs for [`super::open::Schema::select`].
     pub fn wanted(&self) -> Vec<(&'static str, bool)> {
         self.columns.iter().map(|c| (c.0, c.1)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_partial_kernel_spec_keeps_every_position_and_what_it_reads() {
+        let (full, part) = (KERNEL.columns, KERNEL_TIMES_AND_NAMES.columns);
+        assert_eq!(full.len(), part.len());
+        for (f, p) in full.iter().zip(part) {
+            assert!(p.0.is_empty() || p == f, "{p:?} in place of {f:?}");
+            assert!(!f.1 || p == f, "required column {f:?} dropped");
+        }
     }
 }

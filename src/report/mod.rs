@@ -15,11 +15,12 @@ pub mod table;
 
 use crate::analysis::Window;
 use crate::analysis::anomalies::anomalies;
-use crate::analysis::bundle::align_and_match;
+use crate::analysis::bundle::{Analysis, align_and_match};
 use crate::analysis::clock::{AlignMode, Alignment};
 use crate::analysis::completeness::completeness;
 use crate::analysis::kernel_class::KernelClasses;
-use crate::analysis::launch::launch_report;
+use crate::analysis::launch::{LaunchReport, launch_report};
+use crate::analysis::matching::Matching;
 use crate::analysis::nccl_breakdown::nccl_breakdown;
 use crate::analysis::overlap::overlap;
 use crate::analysis::skew::skew;
@@ -147,29 +148,114 @@ impl Context<'_> {
 
 /// Renders `sections` (one, or all for `report all`) in the chosen format.
 pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
-    let classes = KernelClasses::new(p, options.comm_pattern.as_ref());
-    let no_gpu_activity = p.gpu.is_empty();
+    let computed = compute(p, sections, options);
+    render_with(p, sections, options, &computed)
+}
+
+/// Whether `sections` need the clock alignment, and so the matching that
+/// refines it: all sections but `nccl` and `overlap`.
+pub fn needs_clock(sections: &[Section]) -> bool {
+    needs(sections).0
+}
+
+/// Whether `sections` need the clock alignment (and so the matching that
+/// refines it), and the matching and skew figures themselves.
+fn needs(sections: &[Section]) -> (bool, bool) {
+    let any = |want: &[Section]| sections.iter().any(|s| want.contains(s));
+    let matching = any(&[
+        Section::Skew,
+        Section::Launch,
+        Section::Anomalies,
+        Section::Stragglers,
+    ]);
+    (
+        matching || any(&[Section::Summary, Section::Clock]),
+        matching,
+    )
+}
+
+/// Whether `sections` read the CPU side of a profile (runtime calls, NVTX
+/// ranges); those that do not can be rendered from a profile loaded
+/// without it ([`crate::profile::Need::Gpu`]).
+pub fn needs_cpu_rows(sections: &[Section]) -> bool {
+    !sections
+        .iter()
+        .all(|s| matches!(s, Section::Nccl | Section::Overlap))
+}
+
+/// What `sections` need computed over `options.window`; the rest is left
+/// empty.
+fn compute(p: &Profile, sections: &[Section], options: &Options) -> Analysis {
     let w = options.window;
-    let needs_matching = sections.iter().any(|s| {
-        matches!(
-            s,
-            Section::Skew | Section::Launch | Section::Anomalies | Section::Stragglers
-        )
-    });
-    let (clock, matching) = align_and_match(p, &classes, options.align);
-    let cx = Context {
-        profile: p,
-        options,
-        classes,
-        no_gpu_activity,
-        clock,
+    let has = |s: Section| sections.contains(&s);
+    let classes = KernelClasses::new(p, options.comm_pattern.as_ref());
+    let (needs_clock, needs_matching) = needs(sections);
+    let (clock, matching) = if needs_clock {
+        align_and_match(p, &classes, options.align)
+    } else {
+        (Alignment::default(), Matching::default())
+    };
+    let steps = if needs_matching {
+        Steps::new(p, &options.step_marker)
+    } else {
+        Steps::default()
     };
     let skews = if needs_matching {
-        let steps = Steps::new(p, &options.step_marker);
-        skew(p, &matching, &steps, w, options.big_skew_ns, &cx.clock)
+        skew(p, &matching, &steps, w, options.big_skew_ns, &clock)
     } else {
         Vec::new()
     };
+    let launch = if has(Section::Launch) {
+        launch_report(p, &classes, &matching, &skews, w)
+    } else {
+        LaunchReport::default()
+    };
+    let (anomaly_rows, anomalies) = if has(Section::Anomalies) {
+        anomalies(p, &matching, &skews, options.anomaly_ratio)
+    } else {
+        (0, Vec::new())
+    };
+    Analysis {
+        completeness: if has(Section::Summary) {
+            completeness(p, w)
+        } else {
+            Default::default()
+        },
+        nccl: if has(Section::Nccl) {
+            nccl_breakdown(p, &classes, w)
+        } else {
+            Vec::new()
+        },
+        overlap: if has(Section::Overlap) {
+            overlap(p, &classes, w)
+        } else {
+            Vec::new()
+        },
+        classes,
+        clock,
+        matching,
+        steps,
+        skews,
+        launch,
+        anomaly_rows,
+        anomalies,
+    }
+}
+
+/// Renders `sections` from analyses already computed: by [`render`], or
+/// over the whole capture by [`crate::analysis::bundle::analyze`] (read
+/// back from the cache), which must then agree with `options`' settings
+/// and have no window.
+pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Analysis) -> String {
+    let cx = Context {
+        profile: p,
+        options,
+        classes: a.classes.clone(),
+        no_gpu_activity: p.gpu.is_empty(),
+        clock: a.clock.clone(),
+    };
+    let matching = &a.matching;
+    let skews = &a.skews;
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
     let json = options.format == Format::Json;
@@ -184,42 +270,42 @@ pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
     for &s in sections {
         let (j, t) = match s {
             Section::Summary => {
-                let c = completeness(p, w);
-                emit(&|| summary::to_json(&cx, &c), &|| summary::to_text(&cx, &c))
+                let c = &a.completeness;
+                emit(&|| summary::to_json(&cx, c), &|| summary::to_text(&cx, c))
             }
             Section::Clock => emit(&|| clock::to_json(&cx, &cx.clock), &|| {
                 clock::to_text(&cx, &cx.clock)
             }),
             Section::Nccl => {
-                let n = nccl_breakdown(p, &cx.classes, w);
-                emit(&|| nccl::to_json(&cx, &n), &|| nccl::to_text(&cx, &n))
+                let n = &a.nccl;
+                emit(&|| nccl::to_json(&cx, n), &|| nccl::to_text(&cx, n))
             }
             Section::Overlap => {
-                let o = overlap(p, &cx.classes, w);
-                emit(&|| overlap::to_json(&cx, &o), &|| overlap::to_text(&cx, &o))
+                let o = &a.overlap;
+                emit(&|| overlap::to_json(&cx, o), &|| overlap::to_text(&cx, o))
             }
-            Section::Skew => emit(&|| skew::to_json(&cx, &matching, &skews), &|| {
-                skew::to_text(&cx, &matching, &skews)
+            Section::Skew => emit(&|| skew::to_json(&cx, matching, skews), &|| {
+                skew::to_text(&cx, matching, skews)
             }),
             Section::Launch => {
-                let l = launch_report(p, &cx.classes, &matching, &skews, w);
-                emit(&|| launch::to_json(&cx, &matching, &l), &|| {
-                    launch::to_text(&cx, &matching, &l)
+                let l = &a.launch;
+                emit(&|| launch::to_json(&cx, matching, l), &|| {
+                    launch::to_text(&cx, matching, l)
                 })
             }
             Section::Anomalies => {
                 let r = options.anomaly_ratio;
-                let (rows, events) = anomalies(p, &matching, &skews, r);
+                let (rows, events) = (a.anomaly_rows, &a.anomalies);
                 emit(
-                    &|| anomalies::to_json(&cx, &matching, r, rows, &events),
-                    &|| anomalies::to_text(&cx, &matching, r, rows, &events),
+                    &|| anomalies::to_json(&cx, matching, r, rows, events),
+                    &|| anomalies::to_text(&cx, matching, r, rows, events),
                 )
             }
-            Section::Stragglers => emit(&|| stragglers::to_json(&cx, &matching, &skews), &|| {
+            Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching, skews), &|| {
                 if options.format == Format::Csv {
-                    stragglers::to_csv(&cx, &matching, &skews)
+                    stragglers::to_csv(&cx, matching, skews)
                 } else {
-                    stragglers::to_text(&cx, &matching, &skews)
+                    stragglers::to_text(&cx, matching, skews)
                 }
             }),
         };

@@ -68,7 +68,7 @@ pub fn load_pair(
 fn forward(m: LoadMsg, send: &(dyn Fn(LoadMsg) + Sync)) {
     match m {
         LoadMsg::Progress { stage, .. } => send(LoadMsg::Baseline(BaselineMsg::Stage(stage))),
-        LoadMsg::FileError(_) | LoadMsg::CacheOff(_) => send(m),
+        LoadMsg::FileError(_) | LoadMsg::CacheOff(_) | LoadMsg::Note(_) => send(m),
         // The baseline is shown only once analysed.
         LoadMsg::Done(_) | LoadMsg::Analysed(_) | LoadMsg::Baseline(_) => {}
     }

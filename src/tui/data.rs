@@ -7,6 +7,7 @@ use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
+use crate::analysis::{clock, stored};
 use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
 
@@ -129,6 +130,31 @@ impl Loaded {
         let profile = quick.profile.clone();
         let analysis = complete(&profile, settings, quick.analysis.clone(), stage);
         stage("indexing for the finder");
+        Loaded::finish(profile, analysis, quick.index.clone(), quick.span)
+    }
+
+    /// From analyses read back from the cache, and the render index when
+    /// it was stored with them (built here when it was not): everything at
+    /// once, as [`Loaded::build`] would give it.
+    pub fn from_stored(
+        profile: Profile,
+        settings: &Settings,
+        analysis: Analysis,
+        index: Option<RenderIndex>,
+    ) -> Loaded {
+        let index = index.unwrap_or_else(|| RenderIndex::build(&profile, &analysis.classes));
+        // The quick version's span: on the UTC-aligned clocks.
+        let span = aligned_span(&profile, &clock::from_utc(&profile, settings.align));
+        Loaded::finish(Arc::new(profile), analysis, Arc::new(index), span)
+    }
+
+    /// The finder entries and skew lists of finished analyses.
+    fn finish(
+        profile: Arc<Profile>,
+        analysis: Analysis,
+        index: Arc<RenderIndex>,
+        span: Option<(i64, i64)>,
+    ) -> Loaded {
         let entries = finder::entries(&profile, &analysis);
         let mut big_events: Vec<BigEvent> = analysis
             .skews
@@ -149,11 +175,11 @@ impl Loaded {
         Loaded {
             profile,
             analysis,
-            index: quick.index.clone(),
+            index,
             entries,
             big_events,
             top_skews,
-            span: quick.span,
+            span,
             complete: true,
         }
     }
@@ -221,6 +247,9 @@ pub enum LoadMsg {
     Analysed(Arc<Loaded>),
     /// About the `--baseline` capture.
     Baseline(super::baseline::BaselineMsg),
+    /// Something the user should know that did not stop loading (stored
+    /// analyses rejected and recomputed), one line.
+    Note(String),
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a
@@ -253,8 +282,9 @@ pub fn load_then(
             rows,
         });
     });
+    let slot = out.analyses_slot(&stored::settings_key(settings, &out.profile));
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
-    let cache_off = out.cache_off;
+    let mut cache_off = out.cache_off;
     let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
@@ -262,35 +292,84 @@ pub fn load_then(
     if nothing_opened {
         return None;
     }
-    send(LoadMsg::Progress {
-        stage: "indexing for drawing".into(),
+    let progress = |stage: &str| LoadMsg::Progress {
+        stage: stage.to_string(),
         file: files.saturating_sub(1),
         files,
         rows: 0,
-    });
-    let quick = Loaded::quick(profile, settings);
-    // Hand over the quick version first: the timeline draws while the
-    // cross-rank analyses run.
-    send(LoadMsg::Done(Box::new(quick.clone())));
-    drawable();
-    if let Some(why) = cache_off {
-        send(LoadMsg::CacheOff(why));
+    };
+    let mut notes = Vec::new();
+    let found = slot
+        .as_ref()
+        .and_then(|slot| stored::read(slot, &profile, &mut |m| notes.push(m)));
+    // What to store once the UI has it: the analyses, and the index.
+    let mut to_store = None;
+    let full = match found {
+        Some((analysis, sections)) => {
+            // Everything at once: no "matching collectives…" on a reopen.
+            send(progress("reading stored analyses"));
+            let view = sections.get(1);
+            let index = match RenderIndex::decode(view, &profile) {
+                Ok(index) => Some(index),
+                Err(why) => {
+                    // Empty when `report` stored the analyses alone.
+                    if let (false, Some(slot)) = (view.is_empty(), &slot) {
+                        notes.push(stored::rejected(slot, &why));
+                    }
+                    None
+                }
+            };
+            drop(sections);
+            let stored_index = index.is_some();
+            let full = Loaded::from_stored(profile, settings, analysis, index);
+            if !stored_index {
+                to_store = Some((full.analysis.clone(), full.index.clone()));
+            }
+            let full = Arc::new(full);
+            send(LoadMsg::Done(Box::new((*full).clone())));
+            drawable();
+            if let Some(why) = cache_off.take() {
+                send(LoadMsg::CacheOff(why));
+            }
+            full
+        }
+        None => {
+            send(progress("indexing for drawing"));
+            let quick = Loaded::quick(profile, settings);
+            // Hand over the quick version first: the timeline draws while
+            // the cross-rank analyses run.
+            send(LoadMsg::Done(Box::new(quick.clone())));
+            drawable();
+            if let Some(why) = cache_off.take() {
+                send(LoadMsg::CacheOff(why));
+            }
+            let full = Loaded::complete(&quick, settings, &mut |stage| send(progress(stage)));
+            if slot.is_some() {
+                to_store = Some((full.analysis.clone(), full.index.clone()));
+            }
+            let full = Arc::new(full);
+            send(LoadMsg::Analysed(full.clone()));
+            full
+        }
+    };
+    for note in notes {
+        send(LoadMsg::Note(note));
     }
-    let full = Loaded::complete(&quick, settings, &mut |stage| {
-        send(LoadMsg::Progress {
-            stage: stage.to_string(),
-            file: files.saturating_sub(1),
-            files,
-            rows: 0,
-        })
-    });
-    let full = Arc::new(full);
-    send(LoadMsg::Analysed(full.clone()));
-    // Last, so that neither the first frame nor the analyses wait for it.
+    // Last, so that neither the first frame nor the analyses wait for them.
     if let Some(entry) = unwritten
         && let Err(why) = entry.write(&full.profile)
     {
+        // Said once: the analyses are not tried after it.
         send(LoadMsg::CacheOff(why));
+        return Some(full);
+    }
+    if let (Some(slot), Some((analysis, index))) = (&slot, to_store) {
+        let written = index
+            .encode()
+            .and_then(|view| stored::write(slot, &analysis, &view));
+        if let Err(why) = written {
+            send(LoadMsg::CacheOff(format!("{why}; caching is off")));
+        }
     }
     Some(full)
 }

@@ -115,23 +115,29 @@ impl Track<'_> {
 }
 
 /// NVTX ranges of one thread at one nesting depth (or its start/end ranges).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NvtxTrack {
     pub thread: ThreadId,
     /// Push/pop depth; `None` for the start/end ranges.
     pub depth: Option<u16>,
+    #[serde(with = "crate::binary::packed")]
     start: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     end: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     cat: Vec<u8>,
     summary: Summary,
+    #[serde(with = "crate::binary::packed")]
     rows: Vec<u32>,
 }
 
 /// Per-event categories and per-track prefix sums.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RenderIndex {
+    #[serde(with = "crate::binary::packed")]
     gpu_cat: Vec<u8>,
     gpu_summary: Vec<Summary>,
+    #[serde(with = "crate::binary::packed")]
     rt_cat: Vec<u8>,
     rt_summary: Vec<Summary>,
     pub nvtx_tracks: Vec<NvtxTrack>,
@@ -151,15 +157,31 @@ pub const BLOCK: usize = 64;
 /// durations, and per block of [`BLOCK`] rows its first start, its busy time
 /// and the category of its longest event. Small and dense, so a cell that
 /// spans thousands of rows reads a few cache lines, not thousands.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
+    #[serde(with = "crate::binary::packed")]
     pub prefix: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     pub block_start: Vec<i64>,
     /// `prefix` at each block boundary (blocks + 1 entries): busy time of
     /// any run of blocks in one subtraction.
+    #[serde(with = "crate::binary::packed")]
     pub block_prefix: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
     pub block_cat: Vec<u8>,
+}
+
+impl Summary {
+    /// Whether this can be the summary of `n` events (a stored one is
+    /// checked before use).
+    fn fits(&self, n: usize) -> bool {
+        let blocks = n.div_ceil(BLOCK);
+        self.prefix.len() == n + 1
+            && self.block_start.len() == blocks
+            && self.block_prefix.len() == blocks + 1
+            && self.block_cat.len() == blocks
+    }
 }
 
 pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
@@ -293,6 +315,62 @@ impl RenderIndex {
         }
     }
 
+    /// The bytes the cache stores.
+    pub fn encode(&self) -> Result<Vec<u8>, String> {
+        crate::binary::to_bytes(self).map_err(|e| e.to_string())
+    }
+
+    /// The index stored in `bytes`, if it decodes and fits `p`.
+    pub fn decode(bytes: &[u8], p: &Profile) -> Result<RenderIndex, String> {
+        let index: RenderIndex = crate::binary::from_bytes(bytes).map_err(|e| e.to_string())?;
+        if index.fits(p) {
+            Ok(index)
+        } else {
+            Err("stored render index does not fit the profile".into())
+        }
+    }
+
+    /// Whether every length and id fits `p`: what the drawing code indexes
+    /// without checking.
+    fn fits(&self, p: &Profile) -> bool {
+        let lanes = p.lanes.len();
+        let tracks_fit = self.nvtx_tracks.iter().all(|t| {
+            let n = t.rows.len();
+            (t.thread as usize) < p.threads.len()
+                && t.start.len() == n
+                && t.end.len() == n
+                && t.cat.len() == n
+                && t.rows.iter().all(|&r| (r as usize) < p.nvtx.len())
+                && t.summary.fits(n)
+        });
+        self.gpu_cat.len() == p.gpu.len()
+            && self.gpu_summary.len() == lanes
+            && p.lanes
+                .iter()
+                .zip(&self.gpu_summary)
+                .all(|(l, s)| s.fits(l.rows.len()))
+            && self.rt_cat.len() == p.runtime.len()
+            && self.rt_summary.len() == p.runtime_by_thread.len()
+            && p.runtime_by_thread
+                .iter()
+                .zip(&self.rt_summary)
+                .all(|(r, s)| s.fits(r.len()))
+            && tracks_fit
+            && [
+                &self.lane_has_comm,
+                &self.lane_has_kernel,
+                &self.lane_has_compute,
+            ]
+            .iter()
+            .all(|v| v.len() == lanes)
+            && self.nvtx_of_thread.len() == p.threads.len()
+            && self
+                .nvtx_of_thread
+                .iter()
+                .flatten()
+                .all(|&t| t < self.nvtx_tracks.len())
+    }
+
     pub fn gpu_track<'a>(&'a self, p: &'a Profile, lane: usize) -> Track<'a> {
         let rows = p.lanes[lane].rows.clone();
         Track {
@@ -331,5 +409,30 @@ impl RenderIndex {
 
     pub fn gpu_cat(&self, row: usize) -> Cat {
         Cat::from_u8(self.gpu_cat[row])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Profile {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(format!("{name}.sqlite"));
+        crate::profile::load(&[path], &mut |_, _, _| {}).0
+    }
+
+    #[test]
+    fn a_stored_index_reads_back_and_only_for_its_own_profile() {
+        let (big, small) = (fixture("megatron_tp8"), fixture("shared_stream_two_comms"));
+        let index = RenderIndex::build(&big, &KernelClasses::new(&big, None));
+        let bytes = index.encode().unwrap();
+        let back = RenderIndex::decode(&bytes, &big).unwrap();
+        assert_eq!(back.encode().unwrap(), bytes);
+        assert_eq!(back.gpu_cat, index.gpu_cat);
+        let err = RenderIndex::decode(&bytes, &small).unwrap_err();
+        assert!(err.contains("does not fit"), "{err}");
+        assert!(RenderIndex::decode(&bytes[..bytes.len() - 1], &big).is_err());
     }
 }

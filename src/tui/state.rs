@@ -294,7 +294,7 @@ impl App {
                 self.messages.push(Level::Error, e.clone());
                 self.file_errors.push(e);
             }
-            LoadMsg::CacheOff(why) => {
+            LoadMsg::CacheOff(why) | LoadMsg::Note(why) => {
                 self.messages.push(Level::Warn, why);
             }
             LoadMsg::Done(loaded) => {

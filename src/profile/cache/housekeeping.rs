@@ -59,14 +59,16 @@ fn is_legacy_temp(name: &str) -> bool {
     })
 }
 
-/// `<16 hex digits>.rlcache` (or `.sqlite`, an export): the only entry
-/// names rankline writes.
+/// `<16 hex digits>.rlcache` (a model), `.rlanalysis` (stored analyses) or
+/// `.sqlite` (an export): the only entry names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    [super::EXT, EXPORT_EXT].iter().any(|ext| {
-        name.strip_suffix(ext)
-            .and_then(|n| n.strip_suffix('.'))
-            .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-    })
+    [super::EXT, super::analyses::EXT, EXPORT_EXT]
+        .iter()
+        .any(|ext| {
+            name.strip_suffix(ext)
+                .and_then(|n| n.strip_suffix('.'))
+                .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
 }
 
 /// Removes a file, or a temp directory with what is in it.

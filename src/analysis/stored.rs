@@ -1,0 +1,238 @@
+//! The analyses as the cache stores them: encoded with [`crate::binary`],
+//! keyed by the settings that change them, and checked against the profile
+//! when read back (a stored id that does not exist in the profile is an
+//! error, never an index out of bounds later).
+
+use super::bundle::{Analysis, Settings};
+use crate::profile::Profile;
+use crate::profile::cache::{AnalysesSlot, Sections, Stored};
+use std::path::PathBuf;
+
+/// Bump when an analysis result type, or what an analysis computes,
+/// changes: stored analyses of another version are recomputed.
+pub const FORMAT: u32 = 1;
+
+/// The settings that change results, as text for the entry's key, with
+/// what else of `p` the inputs' identities do not cover (a `-wal` file
+/// beside an input, which warnings mention). The window is not among them:
+/// only whole-capture analyses are stored.
+pub fn settings_key(s: &Settings, p: &Profile) -> String {
+    let wal: Vec<String> = p.files.iter().map(|f| format!("{:?}", f.wal)).collect();
+    format!(
+        "rankline {} analyses {FORMAT}\ncomm_pattern {:?}\nbig_skew_ns {}\nanomaly_ratio {:#x}\nstep_marker {:?}\nalign {:?}\nwal {wal:?}",
+        env!("CARGO_PKG_VERSION"),
+        s.comm_pattern.as_ref().map(|r| r.as_str()),
+        s.big_skew_ns,
+        s.anomaly_ratio.to_bits(),
+        s.step_marker.as_str(),
+        s.align,
+    )
+}
+
+/// The bytes of `a`.
+pub fn encode(a: &Analysis) -> Result<Vec<u8>, String> {
+    crate::binary::to_bytes(a).map_err(|e| e.to_string())
+}
+
+/// The analyses `bytes` hold, if they decode and fit `p`.
+pub fn decode(bytes: &[u8], p: &Profile) -> Result<Analysis, String> {
+    let mut a: Analysis = crate::binary::from_bytes(bytes).map_err(|e| e.to_string())?;
+    fits(&a, p)?;
+    a.matching.index_rows();
+    Ok(a)
+}
+
+/// Why `a` cannot be the analyses of `p`, if it cannot.
+fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
+    let device = |d: u32| (d as usize) < p.devices.len();
+    let lane = |l: u32| (l as usize) < p.lanes.len();
+    let row = |r: usize| r < p.gpu.len();
+    let check = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("stored {what} do not fit the profile"))
+        }
+    };
+    let c = &a.completeness;
+    check(
+        c.devices.iter().all(|d| device(d.device))
+            && [&c.expected, &c.with_kernels, &c.missing, &c.listed_unused]
+                .iter()
+                .all(|ds| ds.iter().all(|&d| device(d))),
+        "completeness figures",
+    )?;
+    check(
+        a.clock.files.len() == p.files.len()
+            && (0..p.lanes.len() as u32).all(|l| a.clock.lane_file(l) < p.files.len().max(1)),
+        "clock alignments",
+    )?;
+    check(
+        a.nccl
+            .iter()
+            .all(|d| device(d.device) && d.streams.iter().all(|s| lane(s.lane))),
+        "NCCL figures",
+    )?;
+    check(
+        a.overlap.iter().all(|o| device(o.device)),
+        "overlap figures",
+    )?;
+    let groups = &a.matching.groups;
+    check(
+        groups.iter().all(|g| g.fits(p)) && a.matching.unpaired.iter().all(|&l| lane(l)),
+        "collective groups",
+    )?;
+    let instance = |g: usize, k: usize| groups.get(g).is_some_and(|gr| k < gr.instances());
+    check(
+        a.skews.iter().all(|s| {
+            let Some(g) = groups.get(s.group) else {
+                return false;
+            };
+            let n = g.devices.len();
+            let inst = |i: &super::skew::InstanceSkew| {
+                i.index < g.instances() && i.late < n.max(1) && i.early < n.max(1)
+            };
+            s.instances.iter().all(inst)
+                && s.big_events.iter().all(|b| {
+                    inst(&b.instance)
+                        && b.late_host
+                            .is_none_or(|h| (h.host as usize) < p.hosts.len())
+                })
+                && s.late_counts.len() == n
+                && s.early_counts.len() == n
+                && s.mean_lateness_ms_excluding_big.len() == n
+        }),
+        "skew figures",
+    )?;
+    let l = &a.launch;
+    check(
+        l.devices.iter().all(|d| device(d.device))
+            && l.late.iter().all(|x| {
+                instance(x.group, x.instance)
+                    && device(x.device)
+                    && row(x.row)
+                    && x.api.is_none_or(|s| (s as usize) < p.strings.len())
+                    && x.preceding
+                        .as_ref()
+                        .is_none_or(|pr| row(pr.row) && lane(pr.lane))
+            }),
+        "launch figures",
+    )?;
+    check(
+        a.anomalies
+            .iter()
+            .all(|e| instance(e.group, e.instance) && e.devices.iter().all(|&d| device(d))),
+        "anomalies",
+    )?;
+    Ok(())
+}
+
+/// The analyses stored in `slot` for `p`, with the entry's sections (the
+/// UI keeps its own in section 1). A stale, truncated, corrupted or
+/// inconsistent entry is told to `note` (one line naming it) and gives
+/// `None`: the caller recomputes and stores again.
+pub fn read(
+    slot: &AnalysesSlot,
+    p: &Profile,
+    note: &mut dyn FnMut(String),
+) -> Option<(Analysis, Sections)> {
+    let why = match slot.lookup() {
+        Stored::Missing => return None,
+        Stored::Rejected(why) => why,
+        Stored::Hit(sections) => match decode(sections.get(0), p) {
+            Ok(a) => return Some((a, sections)),
+            Err(why) => why,
+        },
+    };
+    note(rejected(slot, &why));
+    None
+}
+
+/// The line saying that the entry of `slot` was not used, and why.
+pub fn rejected(slot: &AnalysesSlot, why: &str) -> String {
+    format!(
+        "{}: stored analyses rejected ({why}); recomputed",
+        slot.path().display()
+    )
+}
+
+/// Stores `a`, and the UI's `view` section (empty when there is none), in
+/// `slot`: the entry written, `Ok(None)` when an input changed since it
+/// was loaded, or why it could not be written (one line).
+pub fn write(slot: &AnalysesSlot, a: &Analysis, view: &[u8]) -> Result<Option<PathBuf>, String> {
+    slot.store(&[&encode(a)?, view])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::bundle::analyze;
+
+    fn fixture(name: &str) -> Profile {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(format!("{name}.sqlite"));
+        let (p, errors) = crate::profile::load(&[path], &mut |_, _, _| {});
+        assert!(errors.is_empty(), "{errors:?}");
+        p
+    }
+
+    #[test]
+    fn analyses_read_back_are_the_analyses_stored() {
+        let p = fixture("megatron_tp8");
+        let a = analyze(&p, &Settings::default(), &mut |_| {});
+        let bytes = encode(&a).unwrap();
+        let back = decode(&bytes, &p).unwrap();
+        assert_eq!(encode(&back).unwrap(), bytes);
+        // The row index is rebuilt, not stored.
+        let g = &a.matching.groups[0];
+        let row = g.instance_rows(1)[0] as usize;
+        assert_eq!(back.matching.instance_of(row), a.matching.instance_of(row));
+        assert_eq!(back.matching.instance_of(row), Some((0, 1)));
+    }
+
+    #[test]
+    fn analyses_of_another_profile_or_forged_bytes_are_refused() {
+        let big = fixture("megatron_tp8");
+        let small = fixture("shared_stream_two_comms");
+        let a = analyze(&big, &Settings::default(), &mut |_| {});
+        let err = decode(&encode(&a).unwrap(), &small).unwrap_err();
+        assert!(err.contains("do not fit the profile"), "{err}");
+        assert!(decode(b"not analyses", &big).is_err());
+        assert!(decode(&[], &big).is_err());
+    }
+
+    #[test]
+    fn every_setting_that_changes_results_changes_the_key() {
+        let p = fixture("shared_stream_two_comms");
+        let base = Settings::default();
+        let key = |s: &Settings| settings_key(s, &p);
+        let re = |r: &str| regex::Regex::new(r).unwrap();
+        let changed = [
+            Settings {
+                comm_pattern: Some(re("gemm")),
+                ..base.clone()
+            },
+            Settings {
+                big_skew_ns: base.big_skew_ns + 1,
+                ..base.clone()
+            },
+            Settings {
+                anomaly_ratio: base.anomaly_ratio + 1e-9,
+                ..base.clone()
+            },
+            Settings {
+                step_marker: re("^step$"),
+                ..base.clone()
+            },
+            Settings {
+                align: crate::analysis::clock::AlignMode::None,
+                ..base.clone()
+            },
+        ];
+        for s in &changed {
+            assert_ne!(key(s), key(&base), "{s:?}");
+        }
+        assert_eq!(key(&base.clone()), key(&base));
+    }
+}
