@@ -121,7 +121,7 @@ struct Directory {
 }
 
 /// The large columns in file order, as (name, bytes).
-fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
+pub(crate) fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
     let shape = CACHE_NAMES
         .into_iter()

@@ -24,7 +24,7 @@ pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{ProgressFn, Source, Stage, wal_title, wal_warning};
+pub use load::{ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
 
@@ -35,6 +35,15 @@ use std::path::PathBuf;
 pub fn load(paths: &[PathBuf], progress: &mut ProgressFn<'_>) -> (Profile, Vec<LoadError>) {
     let sources: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
     load_sources(&sources, progress)
+}
+
+/// One file loaded from SQLite (no cache) with its large tables read as
+/// `plan` says: how the benchmark shows reading scale with readers.
+pub fn load_one_planned(path: &std::path::Path, plan: &ReadPlan) -> Result<Profile, LoadError> {
+    let source = Source::File(path.to_path_buf());
+    let mut p = load::load_file_planned(&source, 0, &mut |_, _, _| {}, plan)?;
+    finalize::finalize(&mut p);
+    Ok(p)
 }
 
 /// Like [`load`], from files or embedded databases, without a cache.
