@@ -24,7 +24,7 @@ impl KernelClasses {
                 continue;
             }
             let short = p.strings.get(g.name[i]);
-            let long = p.strings.get(g.long_name[i]);
+            let long = p.strings.get(g.long_name(i));
             let class = classify(short).or_else(|| classify(long)).or_else(|| {
                 comm_pattern
                     .filter(|re| re.is_match(short) || re.is_match(long))

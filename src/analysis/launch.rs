@@ -126,7 +126,7 @@ pub fn launch_report(
                 continue;
             }
             with += 1;
-            if p.gpu.graph_node[i] != NO_GRAPH {
+            if p.gpu.graph_node(i) != NO_GRAPH {
                 graph += 1;
                 continue;
             }
@@ -187,7 +187,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         .min()
         .unwrap_or(start);
     let call = p.gpu.launch[row];
-    let from_graph = p.gpu.graph_node[row] != NO_GRAPH;
+    let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
     let (api, end_to_start, delay, verdict) = if call == NONE {
         (None, None, None, Verdict::Unknown)
     } else {

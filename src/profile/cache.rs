@@ -32,7 +32,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"RLCACHE\0";
 const HEADER: usize = 48;
 const EXT: &str = "rlcache";
@@ -125,7 +125,7 @@ pub(crate) fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
     let shape = CACHE_NAMES
         .into_iter()
-        .zip(g.shape.columns())
+        .zip(g.details.shape.columns())
         .map(|(name, c)| (name, c.as_bytes()));
     let mut out = vec![
         ("gpu.start", g.start.as_bytes()),
@@ -133,11 +133,12 @@ pub(crate) fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
         ("gpu.lane", g.lane.as_bytes()),
         ("gpu.kind", g.kind.as_bytes()),
         ("gpu.name", g.name.as_bytes()),
-        ("gpu.long_name", g.long_name.as_bytes()),
         ("gpu.correlation", g.correlation.as_bytes()),
-        ("gpu.bytes", g.bytes.as_bytes()),
-        ("gpu.graph_node", g.graph_node.as_bytes()),
         ("gpu.launch", g.launch.as_bytes()),
+        ("gpu.detail", g.detail.as_bytes()),
+        ("gpu.details.long_name", g.details.long_name.as_bytes()),
+        ("gpu.details.bytes", g.details.bytes.as_bytes()),
+        ("gpu.details.graph_node", g.details.graph_node.as_bytes()),
         ("runtime.start", r.start.as_bytes()),
         ("runtime.end", r.end.as_bytes()),
         ("runtime.thread", r.thread.as_bytes()),
@@ -433,17 +434,20 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
         lane: load!("gpu.lane"),
         kind: load!("gpu.kind"),
         name: load!("gpu.name"),
-        long_name: load!("gpu.long_name"),
         correlation: load!("gpu.correlation"),
-        bytes: load!("gpu.bytes"),
-        graph_node: load!("gpu.graph_node"),
         launch: load!("gpu.launch"),
-        shape: {
-            let mut cols = Vec::with_capacity(CACHE_NAMES.len());
-            for name in CACHE_NAMES {
-                cols.push(get(map, data_start, col(name)?)?);
-            }
-            LaunchShape::from_columns(cols.try_into().map_err(|_| "launch shape".to_string())?)
+        detail: load!("gpu.detail"),
+        details: GpuDetails {
+            long_name: load!("gpu.details.long_name"),
+            bytes: load!("gpu.details.bytes"),
+            graph_node: load!("gpu.details.graph_node"),
+            shape: {
+                let mut cols = Vec::with_capacity(CACHE_NAMES.len());
+                for name in CACHE_NAMES {
+                    cols.push(get(map, data_start, col(name)?)?);
+                }
+                LaunchShape::from_columns(cols.try_into().map_err(|_| "launch shape".to_string())?)
+            },
         },
     };
     let runtime = RuntimeCalls {

@@ -78,6 +78,7 @@ struct State<'p> {
     threads: HashMap<(ProcId, u32), ThreadId>,
     devices: HashMap<u32, DevId>,
     lanes: HashMap<(ProcId, u32, u32), LaneId>,
+    details: DetailIds,
     progress: &'p mut ProgressFn<'p>,
 }
 
@@ -201,6 +202,7 @@ fn read_file(
         threads: HashMap::new(),
         devices: HashMap::new(),
         lanes: HashMap::new(),
+        details: DetailIds::default(),
         progress,
     };
     st.run(&db, source, limits, plan)?;

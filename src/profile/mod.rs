@@ -7,6 +7,7 @@ pub mod cache;
 pub mod column;
 pub mod distinct;
 mod finalize;
+pub mod gpu_details;
 pub mod identity;
 pub mod ids;
 pub mod inputs;
