@@ -44,6 +44,7 @@ pub fn load_one_planned(path: &std::path::Path, plan: &ReadPlan) -> Result<Profi
     let source = Source::File(path.to_path_buf());
     let mut p = load::load_file_planned(&source, 0, &mut |_, _, _| {}, plan)?;
     finalize::finalize(&mut p);
+    load::memory::give_back_freed();
     Ok(p)
 }
 
@@ -180,6 +181,7 @@ fn load_impl(
         }
     }
     out.profile = combine(loaded);
+    load::memory::give_back_freed();
     out
 }
 
