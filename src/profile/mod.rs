@@ -25,6 +25,7 @@ pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
+pub use load::memory::give_back_freed;
 pub use load::{ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};

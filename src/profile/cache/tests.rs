@@ -403,3 +403,26 @@ fn the_launch_shape_survives_a_cache_entry() {
     assert_eq!(&a.bytes[..], &b.bytes[..]);
     assert_eq!(&a.graph_node[..], &b.graph_node[..]);
 }
+
+/// A changed data byte is named as such, whether or not the column checks
+/// (which run beside the data checksum) would also refuse the entry.
+#[test]
+fn a_changed_data_byte_is_a_data_checksum_mismatch() {
+    let (entry, key) = real_entry("data_byte");
+    let (_, data_start) = sections(&entry).unwrap();
+    // The first start of the GPU rows (the lanes' order breaks) and the
+    // entry's last byte.
+    for at in [data_start + 7, entry.len() - 1] {
+        let mut b = entry.clone();
+        b[at] ^= 0x40;
+        let mut anon = MmapOptions::new().len(b.len()).map_anon().unwrap();
+        anon.copy_from_slice(&b);
+        let map = Arc::new(anon.make_read_only().unwrap());
+        let got = decode(&map, &key).err();
+        assert_eq!(
+            got.as_deref(),
+            Some("data checksum mismatch (corrupted)"),
+            "byte {at}"
+        );
+    }
+}
