@@ -117,7 +117,7 @@ pub fn launch_report(
     let mut early: Vec<(usize, i64)> = vec![(0, 0); p.devices.len()];
     for lane in &p.lanes {
         for i in lane.rows.clone() {
-            if p.gpu.kind[i] != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
+            if p.gpu.kind(i) != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
                 continue;
             }
             let call = p.gpu.launch[i];
@@ -237,7 +237,7 @@ pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
         // Kernels on one stream run in order: only the last few can qualify.
         for i in (lane.rows.start..upto).rev().take(8) {
             let end = p.gpu.end[i];
-            if p.gpu.kind[i] != GpuKind::Kernel
+            if p.gpu.kind(i) != GpuKind::Kernel
                 || end > start
                 || start.saturating_sub(end) > PRECEDING_WITHIN_NS
             {

@@ -118,7 +118,6 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.start.append(&mut g.start);
     d.end.append(&mut g.end);
     d.lane.append(&mut g.lane);
-    d.kind.append(&mut g.kind);
     d.name.append(&mut g.name);
     d.correlation.append(&mut g.correlation);
     d.launch.append(&mut g.launch);
@@ -270,7 +269,6 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     permute(&mut g.start, &perm);
     permute(&mut g.end, &perm);
     permute(&mut g.lane, &perm);
-    permute(&mut g.kind, &perm);
     permute(&mut g.name, &perm);
     permute(&mut g.correlation, &perm);
     permute(&mut g.launch, &perm);

@@ -1,5 +1,5 @@
-//! What a GPU row says beyond its time, lane and names, stored once per
-//! distinct value: demangled name, bytes, CUDA graph node and launch
+//! What a GPU row says beyond its time, lane and name, stored once per
+//! distinct value: kind, demangled name, bytes, CUDA graph node and launch
 //! configuration. A row holds a `u32` id into this table: the millions of
 //! kernels of a capture repeat a few hundred such details, and keeping them
 //! per row cost more memory than all the rest of the row.
@@ -7,11 +7,13 @@
 use super::column::Col;
 use super::intern::Sym;
 use super::launch_shape::{LaunchShape, Shape};
+use super::model::GpuKind;
 use rustc_hash::FxHashMap;
 
 /// One distinct detail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Detail {
+    pub kind: GpuKind,
     /// Kernel demangled name (the name for copies and sets).
     pub long_name: Sym,
     /// Bytes copied or set (0 for kernels).
@@ -25,6 +27,7 @@ pub struct Detail {
 /// The distinct details, as columns (one row per detail, not per event).
 #[derive(Debug, Default, Clone)]
 pub struct GpuDetails {
+    pub kind: Col<GpuKind>,
     pub long_name: Col<Sym>,
     pub bytes: Col<u64>,
     pub graph_node: Col<u64>,
@@ -43,6 +46,7 @@ impl GpuDetails {
     pub fn get(&self, id: u32) -> Detail {
         let i = id as usize;
         Detail {
+            kind: self.kind[i],
             long_name: self.long_name[i],
             bytes: self.bytes[i],
             graph_node: self.graph_node[i],
@@ -51,6 +55,7 @@ impl GpuDetails {
     }
 
     fn push(&mut self, d: Detail) {
+        self.kind.push(d.kind);
         self.long_name.push(d.long_name);
         self.bytes.push(d.bytes);
         self.graph_node.push(d.graph_node);
@@ -74,6 +79,7 @@ impl GpuDetails {
     /// Appends `other`'s details (leaving it empty); their ids shift by
     /// the length this table had.
     pub fn append(&mut self, other: &mut GpuDetails) {
+        self.kind.append(&mut other.kind);
         self.long_name.append(&mut other.long_name);
         self.bytes.append(&mut other.bytes);
         self.graph_node.append(&mut other.graph_node);
@@ -83,7 +89,8 @@ impl GpuDetails {
     /// Whether every column has one length.
     pub fn consistent(&self) -> bool {
         let n = self.len();
-        self.bytes.len() == n
+        self.kind.len() == n
+            && self.bytes.len() == n
             && self.graph_node.len() == n
             && self.shape.columns().iter().all(|c| c.len() == n)
     }
@@ -119,12 +126,17 @@ mod tests {
             dynamic_smem: 7,
         };
         let a = Detail {
+            kind: GpuKind::Kernel,
             long_name: 3,
             bytes: 0,
             graph_node: 9,
             shape,
         };
-        let b = Detail { bytes: 64, ..a };
+        let b = Detail {
+            kind: GpuKind::Memcpy,
+            bytes: 64,
+            ..a
+        };
         let (mut table, mut ids) = (GpuDetails::default(), DetailIds::default());
         let got: Vec<u32> = [a, b, a, a, b]
             .into_iter()

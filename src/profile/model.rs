@@ -183,7 +183,7 @@ pub struct Lane {
 }
 
 /// What a GPU activity row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[repr(u8)]
 pub enum GpuKind {
     #[default]
@@ -215,14 +215,13 @@ pub struct GpuActivity {
     pub start: Col<i64>,
     pub end: Col<i64>,
     pub lane: Col<LaneId>,
-    pub kind: Col<GpuKind>,
     /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
     pub name: Col<Sym>,
     pub correlation: Col<u32>,
     /// Index of the launching runtime/driver call, or [`NONE`].
     pub launch: Col<u32>,
-    /// Index into `details`: demangled name, bytes, graph node, launch
-    /// configuration.
+    /// Index into `details`: kind, demangled name, bytes, graph node,
+    /// launch configuration.
     pub detail: Col<u32>,
     pub details: GpuDetails,
 }
@@ -233,6 +232,10 @@ pub const NO_GRAPH: u64 = u64::MAX;
 rows_by_start!(GpuActivity);
 
 impl GpuActivity {
+    /// Kernel, memcpy or memset.
+    pub fn kind(&self, r: usize) -> GpuKind {
+        self.details.kind[self.detail[r] as usize]
+    }
     /// Kernel demangled name (same as `name` for copies and sets).
     pub fn long_name(&self, r: usize) -> Sym {
         self.details.long_name[self.detail[r] as usize]

@@ -94,11 +94,11 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             g.start.push(base + l);
             g.end.push(leave + noise(r, k + 1, 20_000));
             g.lane.push(r as LaneId);
-            g.kind.push(GpuKind::Kernel);
             g.name.push(name);
             g.correlation.push(k as u32);
             g.launch.push(NONE);
             let detail = Detail {
+                kind: GpuKind::Kernel,
                 long_name: name,
                 bytes: 0,
                 graph_node: NO_GRAPH,

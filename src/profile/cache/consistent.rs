@@ -15,7 +15,6 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
         g.start.len(),
         g.end.len(),
         g.lane.len(),
-        g.kind.len(),
         g.name.len(),
         g.correlation.len(),
         g.launch.len(),

@@ -391,7 +391,7 @@ fn the_launch_shape_survives_a_cache_entry() {
     let map = Arc::new(anon.make_read_only().unwrap());
     let back = decode(&map, &key).unwrap();
     let kernel = (0..p.gpu.len())
-        .find(|&r| p.gpu.kind[r] == GpuKind::Kernel)
+        .find(|&r| p.gpu.kind(r) == GpuKind::Kernel)
         .unwrap();
     assert_ne!(p.gpu.shape(kernel).block, [0, 0, 0]);
     assert_eq!(&p.gpu.detail[..], &back.gpu.detail[..]);

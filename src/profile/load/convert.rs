@@ -111,6 +111,7 @@ impl State<'_> {
         let details: Vec<u32> = (0..n)
             .map(|i| {
                 let d = Detail {
+                    kind,
                     long_name: long_names[i],
                     bytes: bytes[i],
                     graph_node: g.graph[i],
@@ -123,7 +124,6 @@ impl State<'_> {
         out.start.append(&mut std::mem::take(&mut g.start).into());
         out.end.append(&mut std::mem::take(&mut g.end).into());
         out.lane.append(&mut lanes.into());
-        out.kind.append(&mut vec![kind; n].into());
         out.name.append(&mut names.into());
         out.correlation
             .append(&mut std::mem::take(&mut g.correlation).into());
