@@ -637,11 +637,11 @@ impl State<'_> {
             ranges::Delivery::Progress(stage, rows) => {
                 (self.progress)(self.file_index, stage, rows)
             }
-            ranges::Delivery::Chunk(ranges::Chunk::Gpu(kind, g)) => self.add_gpu(kind, g),
-            ranges::Delivery::Chunk(ranges::Chunk::Runtime(r)) => self.add_runtime(r),
+            ranges::Delivery::Chunk(ranges::Chunk::Gpu(kind, g)) => self.add_gpu(kind, *g),
+            ranges::Delivery::Chunk(ranges::Chunk::Runtime(r)) => self.add_runtime(*r),
             // NVTX domain names may come after the ranges that use them:
             // converted once all is read.
-            ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(n),
+            ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(*n),
         })?;
         self.add_nvtx(nvtx);
         Ok(())

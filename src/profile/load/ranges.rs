@@ -65,9 +65,9 @@ pub struct Job {
 
 /// The rows one job read.
 pub enum Chunk {
-    Gpu(GpuKind, RawGpu),
-    Runtime(RawRuntime),
-    Nvtx(RawNvtx),
+    Gpu(GpuKind, Box<RawGpu>),
+    Runtime(Box<RawRuntime>),
+    Nvtx(Box<RawNvtx>),
 }
 
 /// The jobs for every large table, in [`TABLES`] order, each table at
@@ -139,12 +139,16 @@ fn read(
     Ok(match *table {
         Table::Gpu(kind) => Chunk::Gpu(
             kind,
-            raw::read_gpu(conn, schema, path, sp, kind, job.rows, job.hint, report)?,
+            Box::new(raw::read_gpu(
+                conn, schema, path, sp, kind, job.rows, job.hint, report,
+            )?),
         ),
-        Table::Runtime => Chunk::Runtime(raw::read_runtime(
+        Table::Runtime => Chunk::Runtime(Box::new(raw::read_runtime(
             conn, schema, path, sp, job.rows, job.hint, report,
-        )?),
-        Table::Nvtx => Chunk::Nvtx(raw::read_nvtx(conn, schema, path, sp, job.rows, report)?),
+        )?)),
+        Table::Nvtx => Chunk::Nvtx(Box::new(raw::read_nvtx(
+            conn, schema, path, sp, job.rows, report,
+        )?)),
     })
 }
 
