@@ -110,16 +110,8 @@ fn open_source(source: &Source) -> Result<Connection, LoadError> {
     }
 }
 
-/// Loads one export. `file_index` only labels progress reports.
-pub fn load_file(
-    source: &Source,
-    file_index: usize,
-    progress: &mut ProgressFn<'_>,
-) -> Result<Profile, LoadError> {
-    load_file_planned(source, file_index, progress, &ReadPlan::default())
-}
-
-/// [`load_file`] with the large tables read as `plan` says.
+/// Loads one export, its large tables read as `plan` says. `file_index`
+/// only labels progress reports.
 pub fn load_file_planned(
     source: &Source,
     file_index: usize,
@@ -135,7 +127,7 @@ pub fn load_file_planned(
     )
 }
 
-/// [`load_file`] under the given memory limits. A file that changed while
+/// [`load_file_planned`] under the given memory limits. A file that changed while
 /// it was read (rewritten, truncated, replaced) is refused: what was read
 /// may mix two versions, or be cut short.
 fn load_file_within(

@@ -149,8 +149,16 @@ fn load_impl(
         _ => None,
     };
     let cache = cache.filter(|_| cache_off.is_none());
+    // Files loading at once share the cores: each reads its tables on
+    // its share of them.
+    let at_once = sources.len().clamp(1, workers.max(1));
+    let plan = ReadPlan {
+        readers: (parallel::cores() / at_once).max(1),
+        ..ReadPlan::default()
+    };
     let job = Job {
         cache,
+        plan,
         defer: defer && sources.len() == 1,
         writes_off: std::sync::atomic::AtomicBool::new(false),
     };
@@ -189,6 +197,8 @@ fn load_impl(
 /// What every file's load shares.
 struct Job<'a> {
     cache: Option<&'a CacheDir>,
+    /// How each file's large tables are read.
+    plan: ReadPlan,
     /// Leave the (single) file's cache entry for the caller to write.
     defer: bool,
     /// A cache write failed: the files after it load without writing.
@@ -248,7 +258,7 @@ impl Job<'_> {
                 cache::Lookup::Missing => {}
             }
         }
-        let mut one = match load::load_file(source, i, progress) {
+        let mut one = match load::load_file_planned(source, i, progress, &self.plan) {
             Ok(one) => one,
             Err(e) => {
                 out.profile = Err(e);
