@@ -129,6 +129,7 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
     match phase.as_deref() {
         Some("fresh") => return measure(&file, cache.as_ref(), false),
         Some("cached") => return measure(&file, cache.as_ref(), true),
+        Some("one-reader") => return one_reader(&file),
         Some(other) => return Err(format!("unknown bench phase {other}")),
         None => {}
     }
@@ -162,7 +163,7 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
     let mut opens: Vec<f64> = Vec::new();
     let mut frames: Vec<f64> = Vec::new();
     let mut readies: Vec<f64> = Vec::new();
-    for phase in ["fresh", "cached"] {
+    for phase in ["one-reader", "fresh", "cached"] {
         let out = Command::new(&exe)
             .args(["bench", "--phase", phase, "--cache-dir"])
             .arg(&dir)
@@ -318,6 +319,37 @@ fn analyses_slot(
     ))
 }
 
+/// The first open's rate against the baseline's, as a line.
+fn rate_line(open: Duration) -> String {
+    let (base_rate, base_rows) = (
+        env_f64("RANKLINE_BENCH_BASE_RATE"),
+        env_f64("RANKLINE_BENCH_BASE_ROWS"),
+    );
+    let rate = base_rows / open.as_secs_f64();
+    format!(
+        "{} = {:.2} M rows/s = {:.0}% of the sqlite3 rate",
+        secs(open),
+        rate / 1e6,
+        100.0 * rate / base_rate.max(1e-9)
+    )
+}
+
+/// The first open with the large tables read on one connection (ranges
+/// in turn), to show how reading scales with readers.
+fn one_reader(file: &Path) -> Result<(), String> {
+    let plan = profile::ReadPlan {
+        readers: 1,
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    profile::load_one_planned(file, &plan).map_err(|e| e.to_string())?;
+    println!(
+        "  first open (no cache), 1 reader: {}",
+        rate_line(t0.elapsed())
+    );
+    Ok(())
+}
+
 /// One phase: open (from SQLite, writing the cache and the analyses; or
 /// from the cache, analyses included), then memory, analysis and frame
 /// times.
@@ -386,16 +418,10 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         );
         return frames(&loaded);
     }
-    let (base_rate, base_rows) = (
-        env_f64("RANKLINE_BENCH_BASE_RATE"),
-        env_f64("RANKLINE_BENCH_BASE_ROWS"),
-    );
-    let rate = base_rows / open.as_secs_f64();
     println!(
-        "  first open (no cache): {} = {:.2} M rows/s = {:.0}% of the sqlite3 rate",
-        secs(open),
-        rate / 1e6,
-        100.0 * rate / base_rate.max(1e-9)
+        "  first open (no cache), {} readers: {}",
+        profile::ReadPlan::default().readers,
+        rate_line(open)
     );
     println!(
         "  model: {} GPU rows, {} runtime calls, {} NVTX = {n} events",

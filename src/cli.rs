@@ -203,7 +203,7 @@ enum Command {
         /// An nsys SQLite export
         file: PathBuf,
         /// Internal: run one measured phase in this process
-        #[arg(long, hide = true, value_parser = ["fresh", "cached"])]
+        #[arg(long, hide = true, value_parser = ["fresh", "one-reader", "cached"])]
         phase: Option<String>,
         #[command(flatten)]
         no_cache: NoCacheArg,

@@ -121,7 +121,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
             if !w.contains(p.gpu.start[i], p.gpu.end[i]) {
                 continue;
             }
-            match p.gpu.kind[i] {
+            match p.gpu.kind(i) {
                 GpuKind::Kernel => d.kernels += 1,
                 GpuKind::Memcpy => d.memcpy += 1,
                 GpuKind::Memset => d.memset += 1,

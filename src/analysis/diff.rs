@@ -220,7 +220,7 @@ mod tests {
         let mut after = before.clone();
         let row = (0..after.gpu.len())
             .find(|&i| {
-                after.gpu.kind[i] == crate::profile::GpuKind::Kernel
+                after.gpu.kind(i) == crate::profile::GpuKind::Kernel
                     && ab.classes.comm(&after, i).is_none()
             })
             .expect("a compute kernel");

@@ -20,11 +20,11 @@ impl KernelClasses {
         let mut comm = Vec::new();
         let g = &p.gpu;
         for i in 0..g.len() {
-            if g.kind[i] != GpuKind::Kernel || by_name[g.name[i] as usize] != u32::MAX {
+            if g.kind(i) != GpuKind::Kernel || by_name[g.name[i] as usize] != u32::MAX {
                 continue;
             }
             let short = p.strings.get(g.name[i]);
-            let long = p.strings.get(g.long_name[i]);
+            let long = p.strings.get(g.long_name(i));
             let class = classify(short).or_else(|| classify(long)).or_else(|| {
                 comm_pattern
                     .filter(|re| re.is_match(short) || re.is_match(long))
@@ -44,7 +44,7 @@ impl KernelClasses {
     /// The communication kind of GPU row `i`, `None` for compute kernels,
     /// copies and sets.
     pub fn comm(&self, p: &Profile, i: usize) -> Option<&CommKernel> {
-        if p.gpu.kind[i] != GpuKind::Kernel {
+        if p.gpu.kind(i) != GpuKind::Kernel {
             return None;
         }
         self.comm_by_name(p.gpu.name[i])

@@ -117,7 +117,7 @@ pub fn launch_report(
     let mut early: Vec<(usize, i64)> = vec![(0, 0); p.devices.len()];
     for lane in &p.lanes {
         for i in lane.rows.clone() {
-            if p.gpu.kind[i] != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
+            if p.gpu.kind(i) != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
                 continue;
             }
             let call = p.gpu.launch[i];
@@ -126,7 +126,7 @@ pub fn launch_report(
                 continue;
             }
             with += 1;
-            if p.gpu.graph_node[i] != NO_GRAPH {
+            if p.gpu.graph_node(i) != NO_GRAPH {
                 graph += 1;
                 continue;
             }
@@ -187,7 +187,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         .min()
         .unwrap_or(start);
     let call = p.gpu.launch[row];
-    let from_graph = p.gpu.graph_node[row] != NO_GRAPH;
+    let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
     let (api, end_to_start, delay, verdict) = if call == NONE {
         (None, None, None, Verdict::Unknown)
     } else {
@@ -237,7 +237,7 @@ pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
         // Kernels on one stream run in order: only the last few can qualify.
         for i in (lane.rows.start..upto).rev().take(8) {
             let end = p.gpu.end[i];
-            if p.gpu.kind[i] != GpuKind::Kernel
+            if p.gpu.kind(i) != GpuKind::Kernel
                 || end > start
                 || start.saturating_sub(end) > PRECEDING_WITHIN_NS
             {

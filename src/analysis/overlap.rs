@@ -80,7 +80,7 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
             let Some(span) = w.clip(p.gpu.start[i], p.gpu.end[i]) else {
                 continue;
             };
-            if p.gpu.kind[i] != GpuKind::Kernel {
+            if p.gpu.kind(i) != GpuKind::Kernel {
                 copy[d].push(span);
             } else if classes.comm(p, i).is_some() {
                 nccl[d].push(span);

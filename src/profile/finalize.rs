@@ -107,7 +107,9 @@ pub fn merge(into: &mut Profile, other: Profile) {
     let mut g = other.gpu;
     g.lane.iter_mut().for_each(|l| *l += lane_base);
     g.name.iter_mut().for_each(|s| *s = sym(*s));
-    g.long_name.iter_mut().for_each(|s| *s = sym(*s));
+    let details_base = into.gpu.details.len() as u32;
+    g.detail.iter_mut().for_each(|x| *x += details_base);
+    g.details.long_name.iter_mut().for_each(|s| *s = sym(*s));
     g.launch
         .iter_mut()
         .filter(|l| **l != NONE)
@@ -116,14 +118,11 @@ pub fn merge(into: &mut Profile, other: Profile) {
     d.start.append(&mut g.start);
     d.end.append(&mut g.end);
     d.lane.append(&mut g.lane);
-    d.kind.append(&mut g.kind);
     d.name.append(&mut g.name);
-    d.long_name.append(&mut g.long_name);
     d.correlation.append(&mut g.correlation);
-    d.bytes.append(&mut g.bytes);
-    d.graph_node.append(&mut g.graph_node);
     d.launch.append(&mut g.launch);
-    d.shape.append(&mut g.shape);
+    d.detail.append(&mut g.detail);
+    d.details.append(&mut g.details);
 
     let mut r = other.runtime;
     r.thread.iter_mut().for_each(|t| *t += thread_base);
@@ -270,16 +269,10 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     permute(&mut g.start, &perm);
     permute(&mut g.end, &perm);
     permute(&mut g.lane, &perm);
-    permute(&mut g.kind, &perm);
     permute(&mut g.name, &perm);
-    permute(&mut g.long_name, &perm);
     permute(&mut g.correlation, &perm);
-    permute(&mut g.bytes, &perm);
-    permute(&mut g.graph_node, &perm);
     permute(&mut g.launch, &perm);
-    for c in g.shape.columns_mut() {
-        permute(c, &perm);
-    }
+    permute(&mut g.detail, &perm);
     for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
         lanes[lane].rows = rows;
     }

@@ -1,10 +1,10 @@
-//! Kernel launch configuration as columns beside the GPU activity: grid,
-//! block, registers per thread and shared memory. Copies and sets (and
-//! exports without a column) hold 0.
+//! Kernel launch configuration as columns of the GPU details table (see
+//! [`super::gpu_details`]): grid, block, registers per thread and shared
+//! memory. Copies and sets (and exports without a column) hold 0.
 
 use super::column::Col;
 
-/// One launch-configuration value per GPU activity row.
+/// One launch-configuration value per GPU detail.
 #[derive(Debug, Default, Clone)]
 pub struct LaunchShape {
     pub grid_x: Col<u32>,
@@ -34,19 +34,19 @@ pub const EXPORT_COLUMNS: [&str; 9] = [
 
 /// The cache's names for the columns, in the same order.
 pub const CACHE_NAMES: [&str; 9] = [
-    "gpu.grid_x",
-    "gpu.grid_y",
-    "gpu.grid_z",
-    "gpu.block_x",
-    "gpu.block_y",
-    "gpu.block_z",
-    "gpu.registers",
-    "gpu.static_smem",
-    "gpu.dynamic_smem",
+    "gpu.details.grid_x",
+    "gpu.details.grid_y",
+    "gpu.details.grid_z",
+    "gpu.details.block_x",
+    "gpu.details.block_y",
+    "gpu.details.block_z",
+    "gpu.details.registers",
+    "gpu.details.static_smem",
+    "gpu.details.dynamic_smem",
 ];
 
 /// One row's launch configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Shape {
     pub grid: [u32; 3],
     pub block: [u32; 3],

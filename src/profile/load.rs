@@ -3,14 +3,16 @@
 
 mod convert;
 pub mod memory;
+pub mod ranges;
 mod wal;
 
+pub use ranges::ReadPlan;
 pub use wal::{note_wal, wal_title, wal_warning};
 
 use super::ids::decode;
 use super::model::*;
 use super::open::{FileStamp, LoadError, Schema, open_embedded, open_readonly};
-use super::raw::{self, RawGpu, RawNvtx, RawRuntime};
+use super::raw::{self, RawNvtx};
 use super::rows::{StringIds, int, text};
 use super::spec;
 use rusqlite::Connection;
@@ -19,7 +21,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// A loading stage, reported to a progress callback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stage {
     /// An nsys report is being exported to SQLite with nsys.
     Exporting,
@@ -68,8 +70,6 @@ struct Db<'a> {
     path: &'a Path,
     /// Its size when the load began: a bound on the rows it can hold.
     file_bytes: u64,
-    /// Whether its runtime calls and NVTX ranges are read.
-    need: Need,
 }
 
 /// What has been read so far, and the per-file id maps.
@@ -85,6 +85,7 @@ struct State<'p> {
     /// its GPU "device 0", and only this map tells them apart.
     cuda_gpu: HashMap<(u32, u32), u32>,
     lanes: HashMap<(ProcId, u32, u32), LaneId>,
+    details: DetailIds,
     progress: &'p mut ProgressFn<'p>,
 }
 
@@ -126,24 +127,24 @@ fn open_source(source: &Source) -> Result<Connection, LoadError> {
     }
 }
 
-/// Loads one export, or with [`Need::Gpu`] all but its runtime calls and
-/// NVTX ranges. `file_index` only labels progress reports.
-pub fn load_file(
+/// Loads one export, its large tables read as `plan` says. `file_index`
+/// only labels progress reports.
+pub fn load_file_planned(
     source: &Source,
     file_index: usize,
     progress: &mut ProgressFn<'_>,
-    need: Need,
+    plan: &ReadPlan,
 ) -> Result<Profile, LoadError> {
     load_file_within(
         source,
         file_index,
         progress,
         &memory::current_limits(),
-        need,
+        plan,
     )
 }
 
-/// [`load_file`] under the given memory limits. A file that changed while
+/// [`load_file_planned`] under the given memory limits. A file that changed while
 /// it was read (rewritten, truncated, replaced) is refused: what was read
 /// may mix two versions, or be cut short.
 fn load_file_within(
@@ -151,7 +152,7 @@ fn load_file_within(
     file_index: usize,
     progress: &mut ProgressFn<'_>,
     limits: &[memory::Limit],
-    need: Need,
+    plan: &ReadPlan,
 ) -> Result<Profile, LoadError> {
     let path = source.path();
     let (before, file_bytes) = match source {
@@ -162,7 +163,7 @@ fn load_file_within(
         }
         Source::Embedded { bytes, .. } => (None, bytes.len() as u64),
     };
-    let loaded = read_file(source, file_index, progress, limits, file_bytes, need);
+    let loaded = read_file(source, file_index, progress, limits, plan, file_bytes);
     if let Some(before) = before {
         let change = match FileStamp::of(path) {
             Ok(now) => before.difference(&now),
@@ -183,8 +184,8 @@ fn read_file(
     file_index: usize,
     progress: &mut ProgressFn<'_>,
     limits: &[memory::Limit],
+    plan: &ReadPlan,
     file_bytes: u64,
-    need: Need,
 ) -> Result<Profile, LoadError> {
     progress(file_index, Stage::Opening, 0);
     let path = source.path();
@@ -201,7 +202,6 @@ fn read_file(
         schema,
         path,
         file_bytes,
-        need,
     };
     let mut st = State {
         file_index,
@@ -212,9 +212,10 @@ fn read_file(
         devices: HashMap::new(),
         cuda_gpu: HashMap::new(),
         lanes: HashMap::new(),
+        details: DetailIds::default(),
         progress,
     };
-    st.run(&db, source, limits)?;
+    st.run(&db, source, limits, plan)?;
     Ok(st.p)
 }
 
@@ -259,7 +260,13 @@ impl Db<'_> {
 }
 
 impl State<'_> {
-    fn run(&mut self, db: &Db, source: &Source, limits: &[memory::Limit]) -> Result<(), LoadError> {
+    fn run(
+        &mut self,
+        db: &Db,
+        source: &Source,
+        limits: &[memory::Limit],
+        plan: &ReadPlan,
+    ) -> Result<(), LoadError> {
         let (nsys_version, schema_version) = self.read_versions(db)?;
         let session = self.read_session_clock(db)?;
         let boot_ns = super::identity::boot_instant(session.utc_epoch_ns, session.system_clock_ns);
@@ -293,7 +300,7 @@ impl State<'_> {
         self.read_threads(db)?;
         self.read_gpus(db)?;
         self.read_contexts(db)?;
-        self.read_large_tables(db, source, limits)?;
+        self.read_large_tables(db, source, limits, plan)?;
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
         let span = self.p.span();
@@ -636,85 +643,43 @@ impl State<'_> {
             })
     }
 
-    /// Reads the large tables in parallel — GPU activity on one connection
-    /// and thread, runtime calls and NVTX on another — then converts them.
-    /// First refuses a file whose rows would not fit in memory.
+    /// Reads the large tables in rowid ranges on `plan.readers`
+    /// connections at once, converting each range here, in order, while
+    /// later ones are read. First refuses a file whose rows would not fit
+    /// in memory.
     fn read_large_tables(
         &mut self,
         db: &Db,
         source: &Source,
         limits: &[memory::Limit],
+        plan: &ReadPlan,
     ) -> Result<(), LoadError> {
         let (schema, path) = (&db.schema, db.path);
-        let hint = |sp| raw::row_hint(&db.conn, schema, path, sp, db.file_bytes);
-        let (kernels, memcpy, memset) = (
-            hint(&spec::KERNEL)?,
-            hint(&spec::MEMCPY)?,
-            hint(&spec::MEMSET)?,
-        );
-        let cpu = db.need == Need::All;
-        let kernel_spec = if cpu {
-            spec::KERNEL
-        } else {
-            spec::KERNEL_TIMES_AND_NAMES
-        };
-        let (runtime, nvtx) = if cpu {
-            (hint(&spec::RUNTIME)?, hint(&spec::NVTX)?)
-        } else {
-            (0, 0)
-        };
-        let rows = [kernels, memcpy, memset, runtime, nvtx]
+        let hints = ranges::TABLES
+            .iter()
+            .map(|(sp, table)| match plan.reads(*table) {
+                true => raw::row_hint(&db.conn, schema, path, sp, db.file_bytes),
+                false => Ok(0),
+            })
+            .collect::<Result<Vec<usize>, LoadError>>()?;
+        let rows = hints
             .iter()
             .map(|&n| n as u64)
             .fold(0u64, u64::saturating_add);
         memory::check(rows, limits).map_err(|m| LoadError::new(path, m))?;
-        let (tx, rx) = std::sync::mpsc::channel::<(Stage, usize)>();
-        let lost = |_| {
-            LoadError::new(
-                path,
-                "internal error while reading (a reader thread failed)",
-            )
-        };
-        let (gpu, cpu) = std::thread::scope(|scope| {
-            let gpu_tx = tx.clone();
-            let gpu = scope.spawn(move || -> Result<Vec<(GpuKind, RawGpu)>, LoadError> {
-                let conn = open_source(source)?;
-                [
-                    (kernel_spec, GpuKind::Kernel, kernels),
-                    (spec::MEMCPY, GpuKind::Memcpy, memcpy),
-                    (spec::MEMSET, GpuKind::Memset, memset),
-                ]
-                .iter()
-                .map(|(sp, kind, hint)| {
-                    Ok((
-                        *kind,
-                        raw::read_gpu(&conn, schema, path, sp, *kind, *hint, &gpu_tx)?,
-                    ))
-                })
-                .collect()
-            });
-            let cpu_tx = tx;
-            let cpu = scope.spawn(move || -> Result<(RawRuntime, RawNvtx), LoadError> {
-                if !cpu {
-                    return Ok(Default::default());
-                }
-                let conn = open_source(source)?;
-                let rt = raw::read_runtime(&conn, schema, path, &spec::RUNTIME, runtime, &cpu_tx)?;
-                let nv = raw::read_nvtx(&conn, schema, path, &spec::NVTX, &cpu_tx)?;
-                Ok((rt, nv))
-            });
-            // Relay progress until both readers are done.
-            for (stage, rows) in rx {
-                (self.progress)(self.file_index, stage, rows);
+        let jobs = ranges::jobs(&db.conn, schema, &hints, plan);
+        let mut nvtx = RawNvtx::default();
+        ranges::read_all(source, schema, path, &jobs, plan, |d| match d {
+            ranges::Delivery::Progress(stage, rows) => {
+                (self.progress)(self.file_index, stage, rows)
             }
-            (gpu.join().map_err(lost), cpu.join().map_err(lost))
-        });
-        for (kind, g) in gpu?? {
-            self.add_gpu(kind, g);
-        }
-        let (rt, nv) = cpu??;
-        self.add_runtime(rt);
-        self.add_nvtx(nv);
+            ranges::Delivery::Chunk(ranges::Chunk::Gpu(kind, g)) => self.add_gpu(kind, *g),
+            ranges::Delivery::Chunk(ranges::Chunk::Runtime(r)) => self.add_runtime(*r),
+            // NVTX domain names may come after the ranges that use them:
+            // converted once all is read.
+            ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(*n),
+        })?;
+        self.add_nvtx(nvtx);
         Ok(())
     }
 
@@ -752,8 +717,8 @@ mod tests {
             used: 1 << 20,
             address_space: false,
         };
-        let Err(err) =
-            load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)], Need::All)
+        let plan = ReadPlan::default();
+        let Err(err) = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(2 << 20)], &plan)
         else {
             panic!("not refused");
         };
@@ -768,7 +733,7 @@ mod tests {
                 .contains("ulimit -v leaves 1.0 MiB (2.0 MiB limit, 1.0 MiB in use)"),
             "{err}"
         );
-        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)], Need::All)
+        let p = load_file_within(&source, 0, &mut |_, _, _| {}, &[limit(1 << 30)], &plan)
             .expect("fits");
         assert!(!p.gpu.is_empty());
     }

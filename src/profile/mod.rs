@@ -8,6 +8,7 @@ pub mod cache;
 pub mod column;
 pub mod distinct;
 mod finalize;
+pub mod gpu_details;
 pub mod identity;
 pub mod ids;
 pub mod inputs;
@@ -26,7 +27,8 @@ pub mod synthetic;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
-pub use load::{Need, ProgressFn, Source, Stage, wal_title, wal_warning};
+pub use load::memory::give_back_freed;
+pub use load::{Need, ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
 
@@ -37,6 +39,16 @@ use std::path::PathBuf;
 pub fn load(paths: &[PathBuf], progress: &mut ProgressFn<'_>) -> (Profile, Vec<LoadError>) {
     let sources: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
     load_sources(&sources, progress)
+}
+
+/// One file loaded from SQLite (no cache) with its large tables read as
+/// `plan` says: how the benchmark shows reading scale with readers.
+pub fn load_one_planned(path: &std::path::Path, plan: &ReadPlan) -> Result<Profile, LoadError> {
+    let source = Source::File(path.to_path_buf());
+    let mut p = load::load_file_planned(&source, 0, &mut |_, _, _| {}, plan)?;
+    finalize::finalize(&mut p);
+    load::memory::give_back_freed();
+    Ok(p)
 }
 
 /// Like [`load`], from files or embedded databases, without a cache.
@@ -180,8 +192,17 @@ fn load_impl_needing(
         _ => None,
     };
     let cache = cache.filter(|_| cache_off.is_none());
+    // Files loading at once share the cores: each reads its tables on
+    // its share of them.
+    let at_once = sources.len().clamp(1, workers.max(1));
+    let plan = ReadPlan {
+        readers: (parallel::cores() / at_once).max(1),
+        need,
+        ..ReadPlan::default()
+    };
     let job = Job {
         cache,
+        plan,
         defer: defer && sources.len() == 1,
         writes_off: std::sync::atomic::AtomicBool::new(false),
         need,
@@ -227,12 +248,15 @@ fn load_impl_needing(
     {
         out.keyed = Some((c.clone(), keys));
     }
+    load::memory::give_back_freed();
     out
 }
 
 /// What every file's load shares.
 struct Job<'a> {
     cache: Option<&'a CacheDir>,
+    /// How each file's large tables are read.
+    plan: ReadPlan,
     /// Leave the (single) file's cache entry for the caller to write.
     defer: bool,
     /// A cache write failed: the files after it load without writing.
@@ -324,7 +348,7 @@ impl Job<'_> {
             // A partial profile: neither cached nor a key for analyses.
             out.key = None;
         }
-        let mut one = match load::load_file(read_from, i, progress, self.need) {
+        let mut one = match load::load_file_planned(read_from, i, progress, &self.plan) {
             Ok(one) => one,
             Err(e) => {
                 out.profile = Err(match (report, &export) {

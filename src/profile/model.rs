@@ -3,8 +3,9 @@
 //! contiguous, time-sorted slice that can be binary-searched.
 
 use super::column::{Col, Pod};
+pub use super::gpu_details::{Detail, DetailIds, GpuDetails};
 use super::intern::{Interner, Sym};
-pub use super::launch_shape::LaunchShape;
+pub use super::launch_shape::{LaunchShape, Shape};
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -182,7 +183,7 @@ pub struct Lane {
 }
 
 /// What a GPU activity row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[repr(u8)]
 pub enum GpuKind {
     #[default]
@@ -214,25 +215,44 @@ pub struct GpuActivity {
     pub start: Col<i64>,
     pub end: Col<i64>,
     pub lane: Col<LaneId>,
-    pub kind: Col<GpuKind>,
     /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
     pub name: Col<Sym>,
-    /// Kernel demangled name (same as `name` for copies and sets).
-    pub long_name: Col<Sym>,
     pub correlation: Col<u32>,
-    pub bytes: Col<u64>,
-    /// CUDA graph node id, or `NO_GRAPH`.
-    pub graph_node: Col<u64>,
     /// Index of the launching runtime/driver call, or [`NONE`].
     pub launch: Col<u32>,
-    /// Kernels' grid, block, registers and shared memory.
-    pub shape: LaunchShape,
+    /// Index into `details`: kind, demangled name, bytes, graph node,
+    /// launch configuration.
+    pub detail: Col<u32>,
+    pub details: GpuDetails,
 }
 
 /// `graph_node` value of activity not launched from a CUDA graph.
 pub const NO_GRAPH: u64 = u64::MAX;
 
 rows_by_start!(GpuActivity);
+
+impl GpuActivity {
+    /// Kernel, memcpy or memset.
+    pub fn kind(&self, r: usize) -> GpuKind {
+        self.details.kind[self.detail[r] as usize]
+    }
+    /// Kernel demangled name (same as `name` for copies and sets).
+    pub fn long_name(&self, r: usize) -> Sym {
+        self.details.long_name[self.detail[r] as usize]
+    }
+    /// Bytes copied or set (0 for kernels).
+    pub fn bytes(&self, r: usize) -> u64 {
+        self.details.bytes[self.detail[r] as usize]
+    }
+    /// CUDA graph node id, or `NO_GRAPH`.
+    pub fn graph_node(&self, r: usize) -> u64 {
+        self.details.graph_node[self.detail[r] as usize]
+    }
+    /// Kernels' grid, block, registers and shared memory.
+    pub fn shape(&self, r: usize) -> Shape {
+        self.details.shape.row(self.detail[r] as usize)
+    }
+}
 
 /// Runtime/driver API call class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

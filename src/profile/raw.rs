@@ -1,6 +1,7 @@
-//! Reading the large tables into raw columns, each table group on its own
-//! read-only connection and thread. Raw rows keep the export's own ids;
-//! [`super::load`] turns them into model ids afterwards, single-threaded.
+//! Reading the large tables into raw columns, one rowid range of one table
+//! at a time (see [`super::load::ranges`], which runs ranges on several
+//! read-only connections at once). Raw rows keep the export's own ids;
+//! [`super::load`] turns them into model ids, range by range, in order.
 
 use super::ids::decode;
 use super::intern::Interner;
@@ -12,7 +13,17 @@ use super::spec::TableSpec;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use std::path::Path;
-use std::sync::mpsc::Sender;
+
+/// Where progress goes: (stage, rows read since the last report).
+pub type Report<'a> = dyn FnMut(Stage, usize) + 'a;
+
+/// Which rows of a table to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    All,
+    /// Rowids `lo..=hi`.
+    Between(i64, i64),
+}
 
 /// A name column's value: a StringIds id (≥ 0), a text interned in the
 /// reader's own table (`-(sym + 1)`), or [`NO_NAME`].
@@ -107,6 +118,30 @@ pub struct RawNvtx {
     pub texts: Interner,
 }
 
+impl RawNvtx {
+    /// Appends the rows `other` read after these, as if one scan had read
+    /// both: its texts join this reader's table, its payload rows shift.
+    pub fn append(&mut self, mut other: RawNvtx) {
+        let base = self.start.len() as u32;
+        let texts: Vec<i64> = (0..other.texts.len() as super::intern::Sym)
+            .map(|k| -(self.texts.intern(other.texts.get(k)) as i64) - 1)
+            .collect();
+        for v in &mut other.name {
+            if *v < 0 && *v != NO_NAME {
+                *v = texts[(-(*v + 1)) as usize];
+            }
+        }
+        self.start.append(&mut other.start);
+        self.end.append(&mut other.end);
+        self.event_type.append(&mut other.event_type);
+        self.global_tid.append(&mut other.global_tid);
+        self.name.append(&mut other.name);
+        self.domain.append(&mut other.domain);
+        self.comm
+            .extend(other.comm.iter().map(|&(row, id)| (row + base, id)));
+    }
+}
+
 const PROGRESS_EVERY: usize = 1 << 16;
 
 /// Fewer bytes than any row takes in an SQLite file (at least 6: a 2-byte
@@ -163,51 +198,75 @@ pub fn row_hint(
     Ok(rows.max(0) as usize)
 }
 
-/// Runs the spec's SELECT, calling `f` per row, reporting progress.
+/// The SQL after the table name: the spec's filter, and a rowid range.
+/// `NOT INDEXED` keeps a range in rowid order whatever indexes the file
+/// has, so ranges read one after the other give the rows of one scan.
+fn tail(spec: &TableSpec, rows: Rows) -> String {
+    match rows {
+        Rows::All => spec.filter.to_string(),
+        Rows::Between(lo, hi) if spec.filter.is_empty() => {
+            format!("NOT INDEXED WHERE rowid BETWEEN {lo} AND {hi}")
+        }
+        Rows::Between(lo, hi) => {
+            format!(
+                "NOT INDEXED {} AND rowid BETWEEN {lo} AND {hi}",
+                spec.filter
+            )
+        }
+    }
+}
+
+/// Runs the spec's SELECT over `rows`, calling `f` per row, reporting
+/// progress.
+#[allow(clippy::too_many_arguments)]
 fn scan(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
     spec: &TableSpec,
+    rows: Rows,
     stage: Stage,
-    progress: &Sender<(Stage, usize)>,
+    report: &mut Report<'_>,
     mut f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()>,
 ) -> Result<(), LoadError> {
     if !schema.has_table(spec.table) {
         return Ok(());
     }
     let sql = schema
-        .select(spec.table, &spec.wanted(), spec.filter)
+        .select(spec.table, &spec.wanted(), &tail(spec, rows))
         .map_err(|m| LoadError::new(path, m))?;
     let mut run = || -> rusqlite::Result<()> {
         let mut stmt = conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        let mut n = 0usize;
-        let _ = progress.send((stage, 0));
-        while let Some(row) = rows.next()? {
+        let mut found = stmt.query([])?;
+        let (mut n, mut reported) = (0usize, 0usize);
+        report(stage, 0);
+        while let Some(row) = found.next()? {
             f(row)?;
             n += 1;
             // The first row too: a caller sees the read begin (tests
             // change the file at that point).
             if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
-                let _ = progress.send((stage, n));
+                report(stage, n - reported);
+                reported = n;
             }
         }
-        let _ = progress.send((stage, n));
+        report(stage, n - reported);
         Ok(())
     };
     run().map_err(|e| LoadError::from_sqlite(path, &e))
 }
 
-/// Reads one GPU activity table.
+/// Reads `rows` of one GPU activity table.
+#[allow(clippy::too_many_arguments)]
 pub fn read_gpu(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
     spec: &TableSpec,
     kind: GpuKind,
+    rows: Rows,
     rows_hint: usize,
-    progress: &Sender<(Stage, usize)>,
+    report: &mut Report<'_>,
 ) -> Result<RawGpu, LoadError> {
     let stage = match kind {
         GpuKind::Kernel => Stage::Kernels,
@@ -219,7 +278,7 @@ pub fn read_gpu(
     // Columns a partial spec does not select (`NULL`) are not read either.
     let selected = |i: usize| spec.columns.get(i).is_some_and(|c| !c.0.is_empty());
     let (linked, graphs, shaped) = (selected(5), selected(7), selected(10));
-    scan(conn, schema, path, spec, stage, progress, |r| {
+    scan(conn, schema, path, spec, rows, stage, report, |r| {
         let (Some(start), Some(end), Some(dev), Some(stream)) =
             (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 4)?)
         else {
@@ -257,42 +316,54 @@ pub fn read_gpu(
     Ok(g)
 }
 
-/// Reads the runtime/driver API table.
+/// Reads `rows` of the runtime/driver API table.
 pub fn read_runtime(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
     spec: &TableSpec,
+    rows: Rows,
     rows_hint: usize,
-    progress: &Sender<(Stage, usize)>,
+    report: &mut Report<'_>,
 ) -> Result<RawRuntime, LoadError> {
     let mut t = RawRuntime::default();
     t.reserve(rows_hint);
-    scan(conn, schema, path, spec, Stage::Runtime, progress, |r| {
-        let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
-            return Ok(());
-        };
-        t.start.push(start);
-        t.end.push(end.max(start));
-        t.driver.push(int(r, 2)? == Some(1));
-        t.global_tid.push(g);
-        t.correlation.push(int(r, 4)?.map_or(0, |c| c as u32));
-        t.name.push(int(r, 5)?.unwrap_or(NO_NAME));
-        Ok(())
-    })?;
+    scan(
+        conn,
+        schema,
+        path,
+        spec,
+        rows,
+        Stage::Runtime,
+        report,
+        |r| {
+            let (Some(start), Some(end), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 3)?) else {
+                return Ok(());
+            };
+            t.start.push(start);
+            t.end.push(end.max(start));
+            t.driver.push(int(r, 2)? == Some(1));
+            t.global_tid.push(g);
+            t.correlation.push(int(r, 4)?.map_or(0, |c| c as u32));
+            t.name.push(int(r, 5)?.unwrap_or(NO_NAME));
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 
-/// Reads NVTX events (push/pop and start/end ranges, marks, domains).
+/// Reads `rows` of the NVTX events (push/pop and start/end ranges, marks,
+/// domains).
 pub fn read_nvtx(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
     spec: &TableSpec,
-    progress: &Sender<(Stage, usize)>,
+    rows: Rows,
+    report: &mut Report<'_>,
 ) -> Result<RawNvtx, LoadError> {
     let mut n = RawNvtx::default();
-    scan(conn, schema, path, spec, Stage::Nvtx, progress, |r| {
+    scan(conn, schema, path, spec, rows, Stage::Nvtx, report, |r| {
         let (Some(start), Some(event_type), Some(g)) = (int(r, 0)?, int(r, 2)?, int(r, 4)?) else {
             return Ok(());
         };

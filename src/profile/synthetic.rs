@@ -80,6 +80,7 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
         });
     }
     let g = &mut p.gpu;
+    let mut details = DetailIds::default();
     for k in 0..instances {
         let base = 1_000_000_000 + k as i64 * PERIOD_NS;
         let late: Vec<i64> = (0..ranks)
@@ -93,16 +94,17 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             g.start.push(base + l);
             g.end.push(leave + noise(r, k + 1, 20_000));
             g.lane.push(r as LaneId);
-            g.kind.push(GpuKind::Kernel);
             g.name.push(name);
-            g.long_name.push(name);
             g.correlation.push(k as u32);
-            g.bytes.push(0);
-            g.graph_node.push(NO_GRAPH);
             g.launch.push(NONE);
-            for c in g.shape.columns_mut() {
-                c.push(0);
-            }
+            let detail = Detail {
+                kind: GpuKind::Kernel,
+                long_name: name,
+                bytes: 0,
+                graph_node: NO_GRAPH,
+                shape: Shape::default(),
+            };
+            g.detail.push(details.id(&mut g.details, detail));
         }
     }
     finalize(&mut p);

@@ -172,6 +172,9 @@ impl Loaded {
             .collect();
         big_events.sort_by_key(|e| (e.start, e.group, e.instance));
         let top_skews = top_skews(&profile, &analysis);
+        // The analyses' scratch memory, freed by now, would otherwise stay
+        // with the process for as long as the timeline is open.
+        crate::profile::give_back_freed();
         Loaded {
             profile,
             analysis,

@@ -42,8 +42,8 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
     // Counted by symbol: a slot per interned string beats hashing millions
     // of rows.
     let mut kernels = vec![0usize; p.strings.len()];
-    for (kind, &name) in p.gpu.kind.iter().zip(p.gpu.name.iter()) {
-        if *kind == GpuKind::Kernel {
+    for (i, &name) in p.gpu.name.iter().enumerate() {
+        if p.gpu.kind(i) == GpuKind::Kernel {
             kernels[name as usize] += 1;
         }
     }

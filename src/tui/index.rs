@@ -220,7 +220,7 @@ impl RenderIndex {
         let g = &p.gpu;
         let gpu_cat: Vec<u8> = (0..g.len())
             .map(|i| {
-                (match g.kind[i] {
+                (match g.kind(i) {
                     GpuKind::Memcpy => Cat::Memcpy,
                     GpuKind::Memset => Cat::Memset,
                     GpuKind::Kernel => classes

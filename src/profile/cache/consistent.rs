@@ -15,14 +15,11 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
         g.start.len(),
         g.end.len(),
         g.lane.len(),
-        g.kind.len(),
         g.name.len(),
-        g.long_name.len(),
         g.correlation.len(),
-        g.bytes.len(),
-        g.graph_node.len(),
         g.launch.len(),
-    ]) && g.shape.columns().iter().all(|c| c.len() == g.start.len())
+        g.detail.len(),
+    ]) && g.details.consistent()
         && same(&[
             r.start.len(),
             r.end.len(),
@@ -58,6 +55,7 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
     let below = |n: usize| move |&i: &u32| (i as usize) < n;
     let strings = below(p.strings.len());
     let ids = g.lane.iter().all(below(p.lanes.len()))
+        && g.detail.iter().all(below(g.details.len()))
         && g.launch
             .iter()
             .all(|&c| c == NONE || (c as usize) < r.len())
@@ -67,7 +65,7 @@ pub fn consistent(p: &Profile) -> Result<(), String> {
             .all(below(p.threads.len()))
         && g.name
             .iter()
-            .chain(g.long_name.iter())
+            .chain(g.details.long_name.iter())
             .chain(r.name.iter())
             .chain(n.name.iter())
             .chain(n.domain.iter())

@@ -234,11 +234,23 @@ fn forged_entries_with_valid_checksums_are_rejected() {
             .unwrap()
     };
     forge("short launch-shape column", &|d| {
-        let i = column(d, "gpu.registers");
+        let i = column(d, "gpu.details.registers");
         d["columns"][i]["len"] = 4.into()
     });
+    forge("short detail column", &|d| {
+        let i = column(d, "gpu.details.bytes");
+        d["columns"][i]["len"] = 8.into()
+    });
+    // Columns of one length, but every row's detail id past the table.
+    forge("detail id out of range", &|d| {
+        for c in d["columns"].as_array_mut().unwrap() {
+            if c["name"].as_str().unwrap().starts_with("gpu.details.") {
+                c["len"] = 0.into();
+            }
+        }
+    });
     forge("missing launch-shape column", &|d| {
-        let i = column(d, "gpu.dynamic_smem");
+        let i = column(d, "gpu.details.dynamic_smem");
         d["columns"].as_array_mut().unwrap().remove(i);
     });
     // Header lengths that overflow when added or aligned.
@@ -379,10 +391,38 @@ fn the_launch_shape_survives_a_cache_entry() {
     let map = Arc::new(anon.make_read_only().unwrap());
     let back = decode(&map, &key).unwrap();
     let kernel = (0..p.gpu.len())
-        .find(|&r| p.gpu.kind[r] == GpuKind::Kernel)
+        .find(|&r| p.gpu.kind(r) == GpuKind::Kernel)
         .unwrap();
-    assert_ne!(p.gpu.shape.row(kernel).block, [0, 0, 0]);
-    for (a, b) in p.gpu.shape.columns().iter().zip(back.gpu.shape.columns()) {
+    assert_ne!(p.gpu.shape(kernel).block, [0, 0, 0]);
+    assert_eq!(&p.gpu.detail[..], &back.gpu.detail[..]);
+    let (a, b) = (&p.gpu.details, &back.gpu.details);
+    for (a, b) in a.shape.columns().iter().zip(b.shape.columns()) {
         assert_eq!(&a[..], &b[..]);
+    }
+    assert_eq!(&a.long_name[..], &b.long_name[..]);
+    assert_eq!(&a.bytes[..], &b.bytes[..]);
+    assert_eq!(&a.graph_node[..], &b.graph_node[..]);
+}
+
+/// A changed data byte is named as such, whether or not the column checks
+/// (which run beside the data checksum) would also refuse the entry.
+#[test]
+fn a_changed_data_byte_is_a_data_checksum_mismatch() {
+    let (entry, key) = real_entry("data_byte");
+    let (_, data_start) = sections(&entry).unwrap();
+    // The first start of the GPU rows (the lanes' order breaks) and the
+    // entry's last byte.
+    for at in [data_start + 7, entry.len() - 1] {
+        let mut b = entry.clone();
+        b[at] ^= 0x40;
+        let mut anon = MmapOptions::new().len(b.len()).map_anon().unwrap();
+        anon.copy_from_slice(&b);
+        let map = Arc::new(anon.make_read_only().unwrap());
+        let got = decode(&map, &key).err();
+        assert_eq!(
+            got.as_deref(),
+            Some("data checksum mismatch (corrupted)"),
+            "byte {at}"
+        );
     }
 }

@@ -98,21 +98,37 @@ impl State<'_> {
                 (vec![memset; n], vec![memset; n], bytes)
             }
         };
+        let shape = |i: usize| {
+            let v = |c: usize| g.shape[c][i];
+            Shape {
+                grid: [v(0), v(1), v(2)],
+                block: [v(3), v(4), v(5)],
+                registers: v(6),
+                static_smem: v(7),
+                dynamic_smem: v(8),
+            }
+        };
+        let details: Vec<u32> = (0..n)
+            .map(|i| {
+                let d = Detail {
+                    kind,
+                    long_name: long_names[i],
+                    bytes: bytes[i],
+                    graph_node: g.graph[i],
+                    shape: shape(i),
+                };
+                self.details.id(&mut self.p.gpu.details, d)
+            })
+            .collect();
         let out = &mut self.p.gpu;
         out.start.append(&mut std::mem::take(&mut g.start).into());
         out.end.append(&mut std::mem::take(&mut g.end).into());
         out.lane.append(&mut lanes.into());
-        out.kind.append(&mut vec![kind; n].into());
         out.name.append(&mut names.into());
-        out.long_name.append(&mut long_names.into());
         out.correlation
             .append(&mut std::mem::take(&mut g.correlation).into());
-        out.bytes.append(&mut bytes.into());
-        out.graph_node
-            .append(&mut std::mem::take(&mut g.graph).into());
         out.launch.append(&mut vec![NONE; n].into());
-        let shape = std::mem::take(&mut g.shape).map(Into::into);
-        out.shape.append(&mut LaunchShape::from_columns(shape));
+        out.detail.append(&mut details.into());
     }
 
     pub(super) fn add_runtime(&mut self, mut t: RawRuntime) {

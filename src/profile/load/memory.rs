@@ -8,11 +8,28 @@ use std::path::{Path, PathBuf};
 /// at about 104 B per row, the load alone a little lower).
 pub const BYTES_PER_ROW: u64 = 100;
 
-/// Address space the two reader threads take beyond their rows: a 2 MiB
-/// stack each, and some slack (a malloc arena the limit refuses is not
+/// Address space each reader thread (one per core) takes beyond its rows:
+/// a 2 MiB stack and some slack (a malloc arena the limit refuses is not
 /// needed: malloc falls back to the main one). Counted only against
 /// `ulimit -v`.
-const READER_THREADS_ADDRESS_SPACE: u64 = 8 << 20;
+const READER_THREAD_ADDRESS_SPACE: u64 = 4 << 20;
+
+/// Hands memory freed while loading (raw rows, columns replaced when
+/// sorted) back to the system: glibc keeps it in its arenas otherwise, and
+/// the process would stay as large as the load's peak.
+pub fn give_back_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: glibc's malloc_trim takes no pointers and may be called
+        // at any time from any thread.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
 
 /// A limit on this process's memory and what of it is already in use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +45,7 @@ pub struct Limit {
 /// Bytes needed to load `rows` rows, against `limit`.
 pub fn estimate(rows: u64, limit: &Limit) -> u64 {
     let extra = if limit.address_space {
-        READER_THREADS_ADDRESS_SPACE
+        READER_THREAD_ADDRESS_SPACE.saturating_mul(super::ReadPlan::default().readers as u64)
     } else {
         0
     };

@@ -8,8 +8,8 @@ use ratatui::text::Line;
 /// GPU row its correlation id (what links it to its launch call).
 pub fn lines(p: &Profile, r: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    if p.gpu.kind[r] == GpuKind::Kernel {
-        let s = p.gpu.shape.row(r);
+    if p.gpu.kind(r) == GpuKind::Kernel {
+        let s = p.gpu.shape(r);
         let dims = |d: [u32; 3]| format!("{}×{}×{}", d[0], d[1], d[2]);
         out.push(Line::from(format!(
             "grid {}  block {}",

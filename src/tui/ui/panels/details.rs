@@ -76,7 +76,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                 )
             };
             (
-                p.strings.get(p.gpu.long_name[r]).to_string(),
+                p.strings.get(p.gpu.long_name(r)).to_string(),
                 p.gpu.start[r],
                 p.gpu.end[r],
                 format!(

@@ -65,7 +65,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         out.push(call_to_start(
             p.gpu.start[r].saturating_sub(p.runtime.end[c]),
         ));
-        if p.gpu.graph_node[r] != crate::profile::NO_GRAPH {
+        if p.gpu.graph_node(r) != crate::profile::NO_GRAPH {
             out.push("launched from a CUDA graph (linked to the graph launch)");
         }
         out.push(Line::styled(
