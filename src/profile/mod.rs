@@ -17,6 +17,7 @@ mod model;
 pub mod names;
 mod open;
 pub mod parallel;
+mod progress;
 mod raw;
 mod rows;
 pub mod spec;

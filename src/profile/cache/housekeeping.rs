@@ -54,7 +54,7 @@ fn is_legacy_temp(name: &str) -> bool {
 
 /// `<16 hex digits>.rlcache`: the only entry names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    name.strip_suffix(super::EXT)
+    name.strip_suffix(super::key::EXT)
         .and_then(|n| n.strip_suffix('.'))
         .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
