@@ -2,7 +2,7 @@
 //! the geometry the last frame drew them with (for keys and the mouse).
 
 use super::scroll::Scroll;
-use super::state::{EventRef, Panels};
+use super::selection::{EventRef, Panels};
 use ratatui::layout::Rect;
 
 /// A side panel.

@@ -11,7 +11,7 @@ mod panels;
 mod reference;
 mod stragglers;
 
-pub use jumps::{Place, Target};
+pub use super::selection::{EventRef, Panels, Place, Screen, Target};
 
 use super::action::{Action, Mode};
 use super::data::{LoadMsg, Loaded};
@@ -28,14 +28,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// A selected event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventRef {
-    Gpu(usize),
-    Api(usize),
-    Nvtx(usize),
-}
-
 /// What `n` / `N` step through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JumpSource {
@@ -46,22 +38,6 @@ pub enum JumpSource {
         label: String,
         events: Vec<EventRef>,
     },
-}
-
-/// Which side panels are open.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Panels {
-    pub skew: bool,
-    pub launch: bool,
-    pub overlap: bool,
-    pub summary: bool,
-    pub details: bool,
-}
-
-impl Panels {
-    pub fn any(&self) -> bool {
-        self.skew || self.launch || self.overlap || self.summary || self.details
-    }
 }
 
 /// A popup over the timeline.
@@ -86,16 +62,6 @@ pub enum Overlay {
     GotoTime {
         input: String,
     },
-}
-
-/// The full-screen view: the timeline (with its panels) or the map.
-/// Chosen here and drawn by `ui::draw`; each has its own keymap mode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Screen {
-    #[default]
-    Timeline,
-    /// The straggler map (`H`).
-    Stragglers,
 }
 
 /// Loading progress.
