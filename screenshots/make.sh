@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "needs tmux (apt-get install tmux)"; exit 1; }
-cargo build --release --quiet
+cargo build --release --quiet --package rankline
 bin="$PWD/target/release/rankline"
 session=rankline-shots
 

@@ -1,5 +1,6 @@
 //! The command line: `rankline report SECTION FILE...`, `rankline diff
-//! BEFORE AFTER`, `rankline index`, `rankline bench` and the timeline for
+//! BEFORE AFTER`, `rankline index`, `rankline bench`, `rankline
+//! completions`/`man` and the timeline for
 //! `rankline FILE...`.
 //!
 //! Exit codes (the README lists them): 0 success; 1 an input could not be
@@ -10,7 +11,7 @@
 
 mod diff;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::{self, Settings};
 use rankline::analysis::clock::AlignMode;
@@ -28,10 +29,17 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `rankline --version`: the version and the nsys exports it is tested on
+/// (the real exports of tests/real_profiles.rs, which checks this line).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ntested on nsys 2022.1 to 2026.2 SQLite exports (export schema 2.9.1 to 3.25.0)"
+);
+
 #[derive(Parser)]
 #[command(
     name = "rankline",
-    version,
+    version = VERSION,
     about = "Explore Nsight Systems SQLite exports of multi-GPU jobs"
 )]
 #[command(args_conflicts_with_subcommands = true)]
@@ -208,6 +216,13 @@ enum Command {
         #[command(flatten)]
         no_cache: NoCacheArg,
     },
+    /// Print a shell completion script (a capture named `completions` opens as ./completions)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, roff (a capture named `man` opens as ./man)
+    Man,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -312,6 +327,10 @@ pub fn run() -> ExitCode {
                 Err(e) => input_failed(e),
             }
         }
+        Some(Command::Completions { shell }) => {
+            crate::shell_files::completions(shell, Cli::command())
+        }
+        Some(Command::Man) => crate::shell_files::man(Cli::command()),
         None => {
             let settings = match cli.analysis.settings() {
                 Ok(s) => s,

@@ -1,5 +1,6 @@
 mod bench;
 mod cli;
+mod shell_files;
 
 fn main() -> std::process::ExitCode {
     // A bug must still end in one line, not a backtrace.

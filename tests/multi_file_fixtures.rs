@@ -1,7 +1,7 @@
 //! The multi-file fixtures agree with their truth, read back with plain SQL (no rankline code):
 //! the truth's offsets and drifts put every file on the reference clock, the clock tables say
-//! what real exports say, per-rank files name distinct GPUs and their ranks, and
-//! `make-fixtures scale-nodes` is deterministic.
+//! what real exports say, and per-rank files name distinct GPUs and their ranks
+//! (`make-fixtures/tests/scale_nodes.rs` checks `scale-nodes` is deterministic).
 
 mod common;
 use common::*;
@@ -195,54 +195,4 @@ fn per_rank_files_name_distinct_gpus_and_their_ranks() {
     distinct.dedup();
     assert_eq!(distinct.len(), 4, "{uuids:?}");
     assert_eq!(t["missing_ranks"], serde_json::json!([4]));
-}
-
-#[test]
-fn scale_nodes_is_deterministic_and_replaces_an_earlier_run() {
-    let run = |dir: &std::path::Path, files: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_make-fixtures"))
-            .args([
-                "scale-nodes",
-                "--files",
-                files,
-                "--gpus",
-                "2",
-                "--kernels",
-                "2k",
-                "--out",
-            ])
-            .arg(dir)
-            .output()
-            .expect("run make-fixtures");
-        assert!(o.status.success(), "{}", stderr(&o));
-    };
-    let base = temp_dir("scale_nodes");
-    let (a, b) = (base.join("a/nodes"), base.join("b/nodes"));
-    run(&a, "4");
-    run(&a, "3");
-    run(&b, "3");
-    let names = |d: &std::path::Path| {
-        let mut v: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(
-        names(&a),
-        ["node00.sqlite", "node01.sqlite", "node02.sqlite"]
-    );
-    assert_eq!(names(&a), names(&b));
-    for n in names(&a) {
-        assert!(
-            std::fs::read(a.join(&n)).unwrap() == std::fs::read(b.join(&n)).unwrap(),
-            "{n}"
-        );
-    }
-    let t: Value =
-        serde_json::from_str(&std::fs::read_to_string(base.join("a/nodes.truth.json")).unwrap())
-            .unwrap();
-    assert_eq!(t["files"].as_array().unwrap().len(), 3);
-    assert_eq!(t["files"][0]["true_offset_ns"], 0.0);
 }

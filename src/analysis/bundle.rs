@@ -158,8 +158,8 @@ pub fn align_and_match(
     let utc = clock::from_utc(p, mode);
     let first = match_collectives(p, classes, &utc);
     let aligned = match mode {
-        AlignMode::Ends => clock::refine_from_ends(p, &utc, &first),
-        AlignMode::Utc | AlignMode::None => clock::with_residuals(p, utc, &first),
+        AlignMode::Ends => clock::ends::refine_from_ends(p, &utc, &first),
+        AlignMode::Utc | AlignMode::None => clock::ends::with_residuals(p, utc, &first),
     };
     if !aligned.several_domains() {
         return (aligned, first);

@@ -20,33 +20,11 @@ use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
 use super::kernel_class::KernelClasses;
 use super::nccl_name::CollOp;
+pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::{BTreeMap, HashMap};
-
-/// How instances were matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum MatchMethod {
-    OperationId,
-    Nvtx,
-    Sequence,
-}
-
-impl MatchMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            MatchMethod::OperationId => "operation-id",
-            MatchMethod::Nvtx => "nvtx",
-            MatchMethod::Sequence => "sequence",
-        }
-    }
-
-    /// Rungs 1 and 2 were built against synthetic data only.
-    pub fn verified(self) -> bool {
-        self == MatchMethod::Sequence
-    }
-}
 
 /// The first position where a device's sequence departs from the others.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

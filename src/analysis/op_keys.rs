@@ -3,9 +3,32 @@
 //! like the documented tables, because no real export here carries them.
 
 use super::kernel_class::KernelClasses;
-use super::matching::MatchMethod;
 use crate::profile::{NONE, Profile};
 use std::collections::{BTreeMap, HashMap};
+
+/// How instances were matched: the rung of the ladder that named them
+/// (rungs 1 and 2 here, the sequence in matching.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MatchMethod {
+    OperationId,
+    Nvtx,
+    Sequence,
+}
+
+impl MatchMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchMethod::OperationId => "operation-id",
+            MatchMethod::Nvtx => "nvtx",
+            MatchMethod::Sequence => "sequence",
+        }
+    }
+
+    /// Rungs 1 and 2 were built against synthetic data only.
+    pub fn verified(self) -> bool {
+        self == MatchMethod::Sequence
+    }
+}
 
 /// Per NCCL kernel row, the key of each rung that has one.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@ mod tests;
 
 pub use analyses::{AnalysesSlot, Sections, Stored};
 pub use housekeeping::evict;
-pub use key::Key;
+pub use key::{FORMAT_VERSION, Key};
 
 use super::column::{Col, Pod};
 use super::intern::Interner;
@@ -33,11 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
-/// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 7;
 const MAGIC: &[u8; 8] = b"RLCACHE\0";
 const HEADER: usize = 48;
-const EXT: &str = "rlcache";
 
 /// Where caches go and how large the directory may grow.
 #[derive(Debug, Clone)]

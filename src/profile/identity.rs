@@ -2,7 +2,7 @@
 //! UUID, else their file), ranks from the capture environment, and the
 //! names shown for them (JSON values, short text labels).
 
-use super::model::{DevId, DeviceKey, DeviceLabel, Profile};
+use super::model::{DevId, DeviceKey, DeviceLabel, Labels, Profile};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -98,21 +98,8 @@ pub fn unique_name(name: &str, taken: &[String]) -> String {
     out
 }
 
-/// Host and device names of a merged profile.
-#[derive(Debug, Clone, Default)]
-pub struct Labels {
-    /// Per host: its first label when that is unique among the hosts, else
-    /// its whole name.
-    pub hosts: Vec<String>,
-    pub devices: Vec<DeviceLabel>,
-}
-
 impl Labels {
-    /// Whether these labels were made for `p` as it is.
-    pub fn fits(&self, p: &Profile) -> bool {
-        self.hosts.len() == p.hosts.len() && self.devices.len() == p.devices.len()
-    }
-
+    /// The labels of `p`'s hosts and devices as it is now.
     pub fn of(p: &Profile) -> Labels {
         let hosts = short_hosts(p);
         let ids_unique = {
@@ -160,6 +147,51 @@ impl Labels {
             }
         }
         Labels { hosts, devices }
+    }
+}
+
+/// How hosts and devices are named and found by name.
+impl Profile {
+    /// How a device is named: in JSON its integer id while all files come
+    /// from one host and ids are unique, else `host:id` (`#N` when still
+    /// not unique); in text with the host's short name and the rank.
+    pub fn device_label(&self, d: DevId) -> DeviceLabel {
+        match self.labels.devices.get(d as usize) {
+            Some(l) if self.labels.fits(self) => l.clone(),
+            _ => Labels::of(self).devices[d as usize].clone(),
+        }
+    }
+
+    /// The name of a host in text: its first label when that is unique.
+    pub fn host_label(&self, h: u32) -> &str {
+        match self.labels.hosts.get(h as usize) {
+            Some(l) if self.labels.fits(self) => l,
+            _ => &self.hosts[h as usize],
+        }
+    }
+
+    /// Finds devices by a label: `3` (on every host), `host:3` or
+    /// `short:3` (`#N` included), the text label (`node03:0 r4`) or a rank
+    /// (`r4`).
+    pub fn find_devices(&self, label: &str) -> Vec<DevId> {
+        let label = label.trim();
+        let rank = label.strip_prefix('r').and_then(|r| r.parse::<u32>().ok());
+        let bare = label.parse::<u32>().ok();
+        (0..self.devices.len() as DevId)
+            .filter(|&d| {
+                let dev = &self.devices[d as usize];
+                let l = self.device_label(d);
+                let key = l.key_string();
+                let short_key = format!("{}:{}", self.host_label(dev.host), dev.id);
+                let full_key = format!("{}:{}", self.hosts[dev.host as usize], dev.id);
+                bare == Some(dev.id)
+                    || (rank.is_some() && dev.rank == rank)
+                    || key == label
+                    || l.text == label
+                    || full_key == label
+                    || short_key == label
+            })
+            .collect()
     }
 }
 

@@ -6,6 +6,7 @@ pub mod memory;
 pub mod ranges;
 mod wal;
 
+pub use super::progress::{ProgressFn, Stage};
 pub use ranges::ReadPlan;
 pub use wal::{note_wal, wal_title, wal_warning};
 
@@ -19,47 +20,6 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use std::collections::HashMap;
 use std::path::Path;
-
-/// A loading stage, reported to a progress callback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stage {
-    /// An nsys report is being exported to SQLite with nsys.
-    Exporting,
-    Opening,
-    Strings,
-    Targets,
-    Kernels,
-    Memcpy,
-    Memset,
-    Runtime,
-    Nvtx,
-    Linking,
-    Cache,
-    WritingCache,
-}
-
-impl Stage {
-    pub fn label(self) -> &'static str {
-        match self {
-            Stage::Exporting => "exporting with nsys",
-            Stage::Opening => "opening",
-            Stage::Strings => "reading strings",
-            Stage::Targets => "reading processes and GPUs",
-            Stage::Kernels => "reading kernels",
-            Stage::Memcpy => "reading memcpy",
-            Stage::Memset => "reading memset",
-            Stage::Runtime => "reading runtime calls",
-            Stage::Nvtx => "reading NVTX",
-            Stage::Linking => "sorting and linking",
-            Stage::Cache => "reading cache",
-            Stage::WritingCache => "writing cache",
-        }
-    }
-}
-
-/// Progress report: file index, stage, rows read so far in that stage
-/// (0 when it begins, 1 at its first row, then every so many rows).
-pub type ProgressFn<'a> = dyn FnMut(usize, Stage, usize) + 'a;
 
 const PROGRESS_EVERY: usize = 1 << 16;
 

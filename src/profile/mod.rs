@@ -20,6 +20,7 @@ pub mod names;
 pub mod nsys_export;
 mod open;
 pub mod parallel;
+mod progress;
 mod raw;
 mod rows;
 pub mod spec;

@@ -359,56 +359,14 @@ pub struct Profile {
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.
     pub nvtx_by_thread: Vec<Range<usize>>,
-    /// Host and device names, derived once all files are merged.
-    pub labels: super::identity::Labels,
+    /// Host and device names, derived once all files are merged (identity.rs).
+    pub labels: Labels,
 }
 
 impl Profile {
     /// The process a thread belongs to.
     pub fn thread_process(&self, t: ThreadId) -> ProcId {
         self.threads[t as usize].process
-    }
-
-    /// How a device is named: in JSON its integer id while all files come
-    /// from one host and ids are unique, else `host:id` (`#N` when still
-    /// not unique); in text with the host's short name and the rank.
-    pub fn device_label(&self, d: DevId) -> DeviceLabel {
-        match self.labels.devices.get(d as usize) {
-            Some(l) if self.labels.fits(self) => l.clone(),
-            _ => super::identity::Labels::of(self).devices[d as usize].clone(),
-        }
-    }
-
-    /// The name of a host in text: its first label when that is unique.
-    pub fn host_label(&self, h: u32) -> &str {
-        match self.labels.hosts.get(h as usize) {
-            Some(l) if self.labels.fits(self) => l,
-            _ => &self.hosts[h as usize],
-        }
-    }
-
-    /// Finds devices by a label: `3` (on every host), `host:3` or
-    /// `short:3` (`#N` included), the text label (`node03:0 r4`) or a rank
-    /// (`r4`).
-    pub fn find_devices(&self, label: &str) -> Vec<DevId> {
-        let label = label.trim();
-        let rank = label.strip_prefix('r').and_then(|r| r.parse::<u32>().ok());
-        let bare = label.parse::<u32>().ok();
-        (0..self.devices.len() as DevId)
-            .filter(|&d| {
-                let dev = &self.devices[d as usize];
-                let l = self.device_label(d);
-                let key = l.key_string();
-                let short_key = format!("{}:{}", self.host_label(dev.host), dev.id);
-                let full_key = format!("{}:{}", self.hosts[dev.host as usize], dev.id);
-                bare == Some(dev.id)
-                    || (rank.is_some() && dev.rank == rank)
-                    || key == label
-                    || l.text == label
-                    || full_key == label
-                    || short_key == label
-            })
-            .collect()
     }
 
     /// Time span of all loaded events (GPU and CPU), if any.
@@ -428,6 +386,22 @@ impl Profile {
             }
         }
         span
+    }
+}
+
+/// Host and device names of a merged profile.
+#[derive(Debug, Clone, Default)]
+pub struct Labels {
+    /// Per host: its first label when that is unique among the hosts, else
+    /// its whole name.
+    pub hosts: Vec<String>,
+    pub devices: Vec<DeviceLabel>,
+}
+
+impl Labels {
+    /// Whether these labels were made for `p` as it is.
+    pub fn fits(&self, p: &Profile) -> bool {
+        self.hosts.len() == p.hosts.len() && self.devices.len() == p.devices.len()
     }
 }
 

@@ -5,9 +5,9 @@
 
 use super::ids::decode;
 use super::intern::Interner;
-use super::load::Stage;
 use super::model::{GpuKind, NONE};
 use super::open::{LoadError, Schema, quote_ident};
+use super::progress::Stage;
 use super::rows::int;
 use super::spec::TableSpec;
 use rusqlite::Connection;

@@ -1,8 +1,9 @@
 //! The `anomalies` section: anomalous NCCL rows, grouped into events.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::anomalies::AnomalyEvent;
 use crate::analysis::matching::Matching;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! The `clock` section: how each file's clock was mapped onto the
 //! reference clock (the first file's), and how well.
 
-use super::Context;
+use super::context::Context;
 use super::fit::Keep;
 use super::table::Table;
 use crate::analysis::clock::{Alignment, ClockMethod};

@@ -1,10 +1,11 @@
 //! The `launch` section: kernel ↔ launch call links, queue times, and the
 //! verdict for each big event's late rank.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::skew::spread_json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::launch::{LaunchReport, before_return};
 use crate::analysis::matching::Matching;
 use crate::analysis::stats::Spread;

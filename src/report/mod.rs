@@ -2,6 +2,7 @@
 
 mod anomalies;
 mod clock;
+mod context;
 pub mod diff;
 mod fit;
 mod json;
@@ -13,10 +14,9 @@ mod stragglers;
 mod summary;
 pub mod table;
 
-use crate::analysis::Window;
 use crate::analysis::anomalies::anomalies;
 use crate::analysis::bundle::{Analysis, align_and_match};
-use crate::analysis::clock::{AlignMode, Alignment};
+use crate::analysis::clock::Alignment;
 use crate::analysis::completeness::completeness;
 use crate::analysis::kernel_class::KernelClasses;
 use crate::analysis::launch::{LaunchReport, launch_report};
@@ -25,9 +25,11 @@ use crate::analysis::nccl_breakdown::nccl_breakdown;
 use crate::analysis::overlap::overlap;
 use crate::analysis::skew::skew;
 use crate::analysis::steps::Steps;
-use crate::profile::{DevId, Profile};
-use regex::Regex;
+use crate::profile::Profile;
 use serde_json::{Map, Value};
+
+use context::Context;
+pub use context::{Format, Options};
 
 /// A report section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,73 +78,6 @@ impl Section {
             Section::Stragglers => "stragglers",
             Section::Clock => "clock",
         }
-    }
-}
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Json,
-    /// Only for sections with [`Section::has_csv`]; the command line
-    /// refuses it for the others.
-    Csv,
-}
-
-/// What the user asked for.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub window: Window,
-    /// Devices to print (all when `None`); never changes what is computed.
-    pub devices: Option<Vec<DevId>>,
-    pub format: Format,
-    pub comm_pattern: Option<Regex>,
-    /// Start skew above which an instance is a big event (ns).
-    pub big_skew_ns: i64,
-    /// Anomalous: duration above this × the mean of the type.
-    pub anomaly_ratio: f64,
-    /// Names of top-level NVTX step ranges.
-    pub step_marker: Regex,
-    /// Text: long names and paths whole instead of fitting 100 columns.
-    pub wide: bool,
-    /// `skew`: list every instance of each group, not only the big ones.
-    pub instances: bool,
-    /// How clocks of several files are aligned.
-    pub align: AlignMode,
-}
-
-/// Shared state of one report run.
-pub struct Context<'a> {
-    pub profile: &'a Profile,
-    pub options: &'a Options,
-    pub classes: KernelClasses,
-    pub no_gpu_activity: bool,
-    /// Each file's mapping to the reference clock.
-    pub clock: Alignment,
-}
-
-impl Context<'_> {
-    /// Whether `--device` lets this device be printed.
-    pub fn shows(&self, d: DevId) -> bool {
-        self.options
-            .devices
-            .as_ref()
-            .is_none_or(|ds| ds.contains(&d))
-    }
-
-    /// The width text fits: `None` with `--wide`.
-    pub fn cols(&self) -> Option<usize> {
-        (!self.options.wide).then_some(fit::TEXT_WIDTH)
-    }
-
-    /// A note (one of our sentences, names already escaped) wrapped to the
-    /// width, indented by two.
-    pub fn note(&self, text: &str) -> String {
-        fit::wrap(text, "  ", self.cols())
-    }
-
-    pub fn filter_devices(&self, ds: &[DevId]) -> Vec<DevId> {
-        ds.iter().copied().filter(|&d| self.shows(d)).collect()
     }
 }
 
@@ -250,7 +185,6 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
     let cx = Context {
         profile: p,
         options,
-        classes: a.classes.clone(),
         no_gpu_activity: p.gpu.is_empty(),
         clock: a.clock.clone(),
     };

@@ -1,8 +1,9 @@
 //! The `nccl` section: NCCL time per device, stream and collective type.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::nccl_breakdown::DeviceNccl;
 use serde_json::{Value, json};
 

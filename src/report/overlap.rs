@@ -1,8 +1,9 @@
 //! The `overlap` section: communication hidden under compute, per device.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::overlap::DeviceOverlap;
 use serde_json::{Value, json};
 

@@ -1,9 +1,10 @@
 //! The `skew` section: per matched group, start/end skew, late arrivers,
 //! waiting time and the big events.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
 use crate::analysis::skew::{GroupSkew, HostFigures, InstanceSkew, host_name};

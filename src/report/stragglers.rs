@@ -2,8 +2,9 @@
 //! every instance (JSON, CSV), or a per-rank summary (text, since the
 //! matrix is as wide as the capture is long).
 
+use super::context::Context;
+use super::json;
 use super::table::{self, Table};
-use super::{Context, json};
 use crate::analysis::matching::Matching;
 use crate::analysis::skew::GroupSkew;
 use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};

@@ -1,8 +1,9 @@
 //! The `summary` section: capture completeness.
 
+use super::context::Context;
 use super::fit::Keep;
+use super::json;
 use super::table::Table;
-use super::{Context, json};
 use crate::analysis::completeness::Completeness;
 use crate::profile::inputs::is_nsys_report;
 use serde_json::{Value, json};

@@ -64,8 +64,8 @@ pub struct Loaded {
 
 impl Loaded {
     /// The file an event comes from.
-    pub fn event_file(&self, e: super::state::EventRef) -> usize {
-        use super::state::EventRef;
+    pub fn event_file(&self, e: super::selection::EventRef) -> usize {
+        use super::selection::EventRef;
         let p = &self.profile;
         let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
         match e {

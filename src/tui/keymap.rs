@@ -10,12 +10,12 @@ mod key;
 #[cfg(test)]
 mod tests;
 
+pub use file::KeymapError;
 pub use key::Key;
 
 use crate::tui::action::{Action, Mode};
 use crossterm::event::{KeyEvent, KeyEventKind};
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 const DEFAULT_SOURCE: &str = include_str!("../../keymaps/default.toml");
@@ -37,27 +37,6 @@ struct Binding {
     keys: Vec<Key>,
     desc: String,
 }
-
-/// A keymap file that could not be used, as one line:
-/// `<path>:<line>: <message>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeymapError {
-    pub path: PathBuf,
-    /// 1-based; `None` when the file could not be read at all.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl fmt::Display for KeymapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for KeymapError {}
 
 impl Keymap {
     /// The built-in bindings.

@@ -14,6 +14,7 @@ pub mod osc52;
 pub mod panel;
 pub mod run;
 pub mod scroll;
+pub mod selection;
 pub mod state;
 pub mod stragglers;
 pub mod timescale;

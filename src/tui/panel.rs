@@ -3,7 +3,7 @@
 //! them with (for keys and the mouse).
 
 use super::scroll::Scroll;
-use super::state::{EventRef, Panels};
+use super::selection::{EventRef, Panels};
 use ratatui::layout::Rect;
 use std::ops::Range;
 

@@ -12,8 +12,8 @@ mod panels;
 mod reference;
 mod stragglers;
 
+pub use super::selection::{EventRef, Panels, Place, Screen, Target};
 pub use baseline::{Baseline, BaselineStatus, step_starts};
-pub use jumps::{Place, Target};
 
 use super::action::{Action, Mode};
 use super::data::{LoadMsg, Loaded};
@@ -30,14 +30,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// A selected event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventRef {
-    Gpu(usize),
-    Api(usize),
-    Nvtx(usize),
-}
-
 /// What `n` / `N` step through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JumpSource {
@@ -48,23 +40,6 @@ pub enum JumpSource {
         label: String,
         events: Vec<EventRef>,
     },
-}
-
-/// Which side panels are open.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Panels {
-    pub skew: bool,
-    pub launch: bool,
-    pub overlap: bool,
-    pub summary: bool,
-    pub details: bool,
-    pub diff: bool,
-}
-
-impl Panels {
-    pub fn any(&self) -> bool {
-        self.skew || self.launch || self.overlap || self.summary || self.details || self.diff
-    }
 }
 
 /// A popup over the timeline.
@@ -89,16 +64,6 @@ pub enum Overlay {
     GotoTime {
         input: String,
     },
-}
-
-/// The full-screen view: the timeline (with its panels) or the map.
-/// Chosen here and drawn by `ui::draw`; each has its own keymap mode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Screen {
-    #[default]
-    Timeline,
-    /// The straggler map (`H`).
-    Stragglers,
 }
 
 /// Loading progress.

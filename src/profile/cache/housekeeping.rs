@@ -62,7 +62,7 @@ fn is_legacy_temp(name: &str) -> bool {
 /// `<16 hex digits>.rlcache` (a model), `.rlanalysis` (stored analyses) or
 /// `.sqlite` (an export): the only entry names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    [super::EXT, super::analyses::EXT, EXPORT_EXT]
+    [super::key::EXT, super::analyses::EXT, EXPORT_EXT]
         .iter()
         .any(|ext| {
             name.strip_suffix(ext)

@@ -10,6 +10,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
+/// Bump when the layout or the model changes.
+pub const FORMAT_VERSION: u32 = 7;
+/// The extension of cache entries.
+pub const EXT: &str = "rlcache";
+
 /// The SQLite header's length; it holds the file change counter and the
 /// page count, which SQLite bumps on every committed write.
 const SQLITE_HEADER: usize = 100;
@@ -76,7 +81,7 @@ impl Key {
             mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
             ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
             inode: meta.ino(),
-            version: super::FORMAT_VERSION,
+            version: FORMAT_VERSION,
             fingerprint,
         })
     }
@@ -94,7 +99,7 @@ impl Key {
             self.version,
         );
         let json = serde_json::to_vec(&named).unwrap_or_default();
-        format!("{:016x}.{}", xxh3_64(&json), super::EXT)
+        format!("{:016x}.{}", xxh3_64(&json), EXT)
     }
 
     /// A name for something made from the input's content as it is now

@@ -1,13 +1,35 @@
 //! Reading one keymap file into per-mode entries, keeping source lines so
 //! that every mistake can be reported at its line.
 
-use super::{Key, KeymapError};
+use super::key::Key;
 use crate::tui::action::{Action, Mode};
 use std::collections::HashMap;
+use std::fmt;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+
+/// A keymap file that could not be used, as one line:
+/// `<path>:<line>: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeymapError {
+    pub path: PathBuf,
+    /// 1-based; `None` when the file could not be read at all.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for KeymapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for KeymapError {}
 
 /// One `action = { keys = [...], desc = "..." }` line.
 #[derive(Debug)]

@@ -2,28 +2,9 @@
 //! big-event list and `--goto` all land through [`App::jump`], which
 //! records where they left; back and forward use it without recording.
 
-use super::{App, EventRef, JumpSource, Screen};
+use super::{App, JumpSource};
 use crate::tui::data::Loaded;
-use crate::tui::timescale::View;
-
-/// Where the user was: what was selected, the window and the lane, and
-/// the screen (a jump from the straggler map goes back to it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Place {
-    pub selection: Option<EventRef>,
-    pub view: View,
-    pub cursor: usize,
-    pub screen: Screen,
-}
-
-/// Where a jump goes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Target {
-    /// An event, brought into view.
-    Event(EventRef),
-    /// A place from the history, restored as it was.
-    Place(Place),
-}
+use crate::tui::selection::{EventRef, Place, Screen, Target};
 
 impl App {
     pub fn place(&self) -> Place {

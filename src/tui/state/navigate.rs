@@ -1,7 +1,7 @@
 //! Moving around the timeline: what each timeline action does to the view,
 //! the cursor and the selection.
 
-use super::jumps::{Target, instance_of, one_hit_per_instance};
+use super::jumps::{instance_of, one_hit_per_instance};
 use super::{
     App, EventRef, JumpSource, MakeEvent, Overlay, event_on_row, event_span, row_of_event,
 };
@@ -10,6 +10,7 @@ use crate::tui::data::Loaded;
 use crate::tui::finder::EntryKind;
 use crate::tui::lanes::LaneKind;
 use crate::tui::panel::PanelKind;
+use crate::tui::selection::Target;
 use crate::tui::timescale::View;
 
 impl App {

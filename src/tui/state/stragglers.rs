@@ -2,11 +2,11 @@
 //! matrix is derived here, once per group, from the analysis layer; the
 //! view only reads it.
 
-use super::jumps::Target;
 use super::{App, EventRef, Overlay, Screen};
 use crate::analysis::stragglers::{default_group, straggler_map};
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
+use crate::tui::selection::Target;
 use crate::tui::stragglers::StragglerView;
 use std::sync::Arc;
 

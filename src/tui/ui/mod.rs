@@ -8,6 +8,7 @@ mod launch_config;
 mod overlays;
 mod panels;
 mod stragglers;
+mod text;
 pub mod theme;
 mod timeline;
 mod title;
@@ -19,35 +20,18 @@ use super::state::{App, EventRef, JumpSource, Screen};
 use super::timescale::format_duration;
 use crate::analysis::launch::explain_late;
 use crate::analysis::skew::instance_skew;
-use crate::text_safe::escape_controls;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
-use std::borrow::Cow;
+use text::{short_duration, visible};
 use theme::Theme;
 
 /// Draws one frame. Records the timeline's size in the state.
 pub fn draw(f: &mut Frame, app: &mut App) {
     draw_all(f, app);
     scrub_controls(f.buffer_mut());
-}
-
-/// The line with control characters (names from the file) shown as
-/// visible escapes, styles kept. Applied where lines become widgets, so
-/// wrapping measures the escaped text.
-pub(super) fn visible(mut line: Line<'static>) -> Line<'static> {
-    for span in &mut line.spans {
-        let escaped = match escape_controls(&span.content) {
-            Cow::Owned(e) => Some(e),
-            Cow::Borrowed(_) => None,
-        };
-        if let Some(e) = escaped {
-            span.content = e.into();
-        }
-    }
-    line
 }
 
 /// Last line of defence: no cell may send a control character to the
@@ -121,16 +105,6 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         status,
     );
     overlays::draw(f, main, app, &theme);
-}
-
-/// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
-fn short_duration(ns: i64) -> String {
-    match ns.abs() {
-        n if n >= 1_000_000_000 => format!("{:.2} s", ns as f64 / 1e9),
-        n if n >= 1_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
-        n if n >= 1_000 => format!("{:.1} µs", ns as f64 / 1e3),
-        _ => format!("{ns} ns"),
-    }
 }
 
 /// What is selected, in one line: the answer with every panel closed.

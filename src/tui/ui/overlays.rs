@@ -2,8 +2,8 @@
 //! start skews, the session's messages, and the go-to-time prompt.
 
 use super::panels::wrap::wrap;
+use super::text::visible;
 use super::theme::Theme;
-use super::visible;
 use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;

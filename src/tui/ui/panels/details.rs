@@ -1,6 +1,6 @@
 //! The details panel: everything about the selected event.
 
-use super::{PanelLines, secs};
+use super::lines::{PanelLines, secs};
 use crate::profile::{NONE, Profile, ThreadId};
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};

@@ -2,7 +2,7 @@
 //! collective, why its late rank was late. One line per fact, each number
 //! once, and only the cause that matches the verdict.
 
-use super::{PanelLines, secs};
+use super::lines::{PanelLines, secs};
 use crate::analysis::launch::{Verdict, before_return, explain_late};
 use crate::analysis::skew::instance_skew;
 use crate::profile::NONE;

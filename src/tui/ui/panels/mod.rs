@@ -5,51 +5,24 @@
 mod details;
 mod diff;
 mod launch;
+mod lines;
 mod overlap;
 mod skew;
 mod summary;
 pub(super) mod wrap;
 
+use super::text::visible;
 use super::theme::Theme;
-use super::visible;
-use crate::profile::Profile;
 use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
 use crate::tui::panel::{PanelArea, PanelKind, PanelTarget};
-use crate::tui::state::{App, EventRef};
+use crate::tui::state::App;
+pub use lines::PanelLines;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 use std::ops::Range;
-
-/// A panel's content: its lines and, for each, where Enter goes.
-#[derive(Default)]
-pub struct PanelLines {
-    pub lines: Vec<Line<'static>>,
-    pub targets: Vec<Option<PanelTarget>>,
-}
-
-impl PanelLines {
-    fn one(line: impl Into<Line<'static>>) -> PanelLines {
-        let mut p = PanelLines::default();
-        p.push(line);
-        p
-    }
-
-    fn push(&mut self, line: impl Into<Line<'static>>) {
-        self.push_to(line, None);
-    }
-
-    fn push_to(&mut self, line: impl Into<Line<'static>>, target: Option<EventRef>) {
-        self.push_target(line, target.map(PanelTarget::Event));
-    }
-
-    fn push_target(&mut self, line: impl Into<Line<'static>>, target: Option<PanelTarget>) {
-        self.lines.push(line.into());
-        self.targets.push(target);
-    }
-}
 
 /// The lines of panel `kind`, `width` columns wide.
 pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
@@ -267,19 +240,6 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         targets: r.targets,
         lines: r.lines,
     });
-}
-
-/// The device's tag (`D3`, `node03:3 r4`), control characters shown.
-fn shown_tag(p: &Profile, d: crate::profile::DevId) -> String {
-    crate::text_safe::escape_controls(&p.device_label(d).tag()).into_owned()
-}
-
-fn ms(ns: i64) -> String {
-    format!("{:.3}", ns as f64 / 1e6)
-}
-
-fn secs(ns: i64) -> String {
-    format!("{:.6}s", ns as f64 / 1e9)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The overlap panel: compute/NCCL overlap per device, whole file and
 //! visible window.
 
-use super::{PanelLines, ms, shown_tag};
+use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::Window;
 use crate::analysis::overlap::overlap;
 use crate::tui::data::Loaded;

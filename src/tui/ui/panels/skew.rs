@@ -1,7 +1,7 @@
 //! The skew panel: the selected collective instance, one row per rank
 //! (Enter on a rank selects its kernel).
 
-use super::{PanelLines, ms, shown_tag};
+use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::clock::ClockMethod;
 use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;

@@ -1,7 +1,7 @@
 //! The summary panel: capture completeness and the NCCL breakdown of the
 //! cursor's device.
 
-use super::{PanelLines, ms};
+use super::lines::{PanelLines, ms};
 use crate::tui::data::Loaded;
 use crate::tui::lanes::row_device;
 use crate::tui::state::App;

@@ -1,60 +1,37 @@
-//! Deterministic fixture generator: `cargo run --bin make-fixtures`.
+//! Deterministic fixture generator: `cargo make-fixtures` (an alias in `.cargo/config.toml`).
 //!
 //! Writes nsys-schema SQLite files into `fixtures/` and, for each scenario, a ground-truth JSON
 //! computed by an independent oracle over the generator's own event lists.
 //!
-//! `cargo run --release --bin make-fixtures -- scale [--kernels N] [--devices D] [--runtime M]
+//! `cargo make-fixtures scale [--kernels N] [--devices D] [--runtime M]
 //! [--nvtx R] [--out PATH]` writes one large profile for benchmarks instead (default 10 M
 //! kernels on 8 devices into `target/scale/scale_10m.sqlite`; see scale.rs).
 //! `make-fixtures scale-nodes [--files N] [--gpus G] [--kernels K] [--out DIR]` writes one file
 //! per node, each on its own clock (default 64 × 8 GPUs, about 1 M kernels, into
 //! `target/scale/nodes/`; see scale_nodes.rs).
 
-#[path = "make_fixtures/assemble.rs"]
 mod assemble;
-#[path = "make_fixtures/clock.rs"]
 mod clock;
-#[path = "make_fixtures/ddl.rs"]
 mod ddl;
-#[path = "make_fixtures/diff_pairs.rs"]
 mod diff_pairs;
-#[path = "make_fixtures/ends_disagree.rs"]
 mod ends_disagree;
-#[path = "make_fixtures/extras.rs"]
 mod extras;
-#[path = "make_fixtures/megatron.rs"]
 mod megatron;
-#[path = "make_fixtures/model.rs"]
 mod model;
-#[path = "make_fixtures/multinode.rs"]
 mod multinode;
-#[path = "make_fixtures/names.rs"]
 mod names;
-#[path = "make_fixtures/per_rank.rs"]
 mod per_rank;
-#[path = "make_fixtures/plan.rs"]
 mod plan;
-#[path = "make_fixtures/rng.rs"]
 mod rng;
-#[path = "make_fixtures/scale.rs"]
 mod scale;
-#[path = "make_fixtures/scale_nodes.rs"]
 mod scale_nodes;
-#[path = "make_fixtures/scale_step.rs"]
 mod scale_step;
-#[path = "make_fixtures/sim.rs"]
 mod sim;
-#[path = "make_fixtures/stats.rs"]
 mod stats;
-#[path = "make_fixtures/truth_basic.rs"]
 mod truth_basic;
-#[path = "make_fixtures/truth_clock.rs"]
 mod truth_clock;
-#[path = "make_fixtures/truth_skew.rs"]
 mod truth_skew;
-#[path = "make_fixtures/two_node.rs"]
 mod two_node;
-#[path = "make_fixtures/writer.rs"]
 mod writer;
 
 use std::path::PathBuf;
@@ -65,13 +42,16 @@ use model::Profile;
 use truth_basic::Input;
 use truth_skew::GroupSpec;
 
-/// Where `fixtures/` is written: the project, or `MAKE_FIXTURES_ROOT` (the
-/// test that proves the committed fixtures are reproducible uses a scratch
-/// directory).
+/// Where `fixtures/` is written: the project (the workspace root, one up from
+/// this crate), or `MAKE_FIXTURES_ROOT` (the test that proves the committed
+/// fixtures are reproducible uses a scratch directory).
 fn root() -> PathBuf {
     std::env::var_os("MAKE_FIXTURES_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|| {
+            let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            crate_dir.parent().expect("workspace root").to_path_buf()
+        })
 }
 
 fn write_profile(p: &Profile) {

@@ -28,11 +28,7 @@ fn files_under(dir: &Path) -> Vec<String> {
 #[test]
 fn generator_reproduces_committed_fixtures_byte_for_byte() {
     let out = temp_dir("regen");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_make-fixtures"))
-        .env("MAKE_FIXTURES_ROOT", &out)
-        .output()
-        .expect("run make-fixtures");
-    assert!(o.status.success(), "{}", stderr(&o));
+    make_fixtures(&[], &[("MAKE_FIXTURES_ROOT", &out)]);
     let committed = root().join("fixtures");
     let names = files_under(&out.join("fixtures"));
     assert!(names.len() >= 11, "{names:?}");

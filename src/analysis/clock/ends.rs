@@ -1,0 +1,355 @@
+//! Step 3 of the clock ladder, after matching: the alignment refined from the
+//! ends of matched collectives, and the residuals of any alignment over them.
+//! Apart from `clock.rs` because it reads a [`Matching`], which is itself
+//! made on an [`Alignment`].
+
+use super::fit::{LineFit, median, robust_line};
+use super::{
+    Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_END_MAD_NS,
+    MIN_INSTANCES,
+};
+use crate::analysis::matching::Matching;
+use crate::analysis::stats::{Spread, percentile_select};
+use crate::profile::Profile;
+
+/// A matched instance seen across domains: its rows' files, raw ends and
+/// aligned starts/ends.
+struct Inst<'a> {
+    /// Its place in [`instances`].
+    index: usize,
+    rows: &'a [u32],
+}
+
+fn instances(m: &Matching) -> Vec<Inst<'_>> {
+    m.groups
+        .iter()
+        .flat_map(|g| (0..g.instances()).map(move |k| g.instance_rows(k)))
+        .enumerate()
+        .map(|(index, rows)| Inst { index, rows })
+        .collect()
+}
+
+/// Step 3 of the ladder: refines every non-reference domain of `utc` from
+/// the ends of the collectives in `m` (matched on `utc`), then records the
+/// residuals. Without a cross-domain instance, `utc` stays (with a warning).
+pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment {
+    let mut a = utc.clone();
+    let insts = instances(m);
+    let cross: Vec<&Inst> = insts
+        .iter()
+        .filter(|i| a.spans_domains(p, i.rows))
+        .collect();
+    if !a.several_domains() {
+        return with_residuals(p, a, m);
+    }
+    if cross.is_empty() {
+        a.warning = Some(
+            "--align ends: no collective spans two clock domains, so clocks stay on UTC".into(),
+        );
+        return with_residuals(p, a, m);
+    }
+    let domains: Vec<usize> = {
+        let mut d: Vec<usize> = a.files.iter().map(|c| c.domain).collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    // Instances whose ends a domain's accepted fit rejected: not one
+    // collective across nodes (or a rank leaving late), so no residual.
+    let mut rejected = vec![false; insts.len()];
+    for &dom in domains.iter().filter(|&&d| d != 0) {
+        let result = fit_domain(p, &a, &cross, dom);
+        if let Ok(fit) = &result {
+            for &k in &fit.rejected {
+                rejected[k] = true;
+            }
+        }
+        for c in a.files.iter_mut().filter(|c| c.domain == dom) {
+            match &result {
+                Ok(DomainFit { line: f, t0, .. }) => {
+                    c.method = ClockMethod::CollectiveEnds;
+                    c.drift_ppm = f.slope * 1e6;
+                    c.drift_fitted = f.slope != 0.0;
+                    // The line is in the domain's raw time from its t0;
+                    // each file counts drift from its own t0.
+                    c.offset_ns = f.offset + f.slope * (c.t0 - t0) as f64;
+                    c.instances_used = f.kept;
+                }
+                Err((why, ms)) => {
+                    c.refused = Some(why.clone());
+                    c.disagreement_ms = *ms;
+                }
+            }
+        }
+    }
+    a.method = if a
+        .files
+        .iter()
+        .all(|c| c.domain == 0 || c.method == ClockMethod::CollectiveEnds)
+    {
+        ClockMethod::CollectiveEnds
+    } else {
+        ClockMethod::Utc
+    };
+    residuals_over(p, a, m, &|k| !rejected[k])
+}
+
+/// The median of the values of `rows` whose file passes `keep`.
+fn median_of(
+    p: &Profile,
+    a: &Alignment,
+    rows: &[u32],
+    keep: impl Fn(usize) -> bool,
+    value: impl Fn(usize, usize) -> i64,
+) -> Option<f64> {
+    let v: Vec<f64> = rows
+        .iter()
+        .map(|&r| r as usize)
+        .filter(|&r| keep(a.row_file(p, r)))
+        .map(|r| value(a.row_file(p, r), r) as f64)
+        .collect();
+    (!v.is_empty()).then(|| median(v))
+}
+
+/// An accepted fit of a domain: its line (in the domain's raw time from
+/// `t0`) and the instances (by index) whose ends it rejected.
+struct DomainFit {
+    line: LineFit,
+    t0: i64,
+    rejected: Vec<usize>,
+}
+
+/// Fits domain `dom` against the reference domain: the offset (and drift)
+/// mapping its raw ends onto the reference's; `Err` says why not.
+fn fit_domain(
+    p: &Profile,
+    a: &Alignment,
+    cross: &[&Inst],
+    dom: usize,
+) -> Result<DomainFit, (String, Option<f64>)> {
+    let t0 = a
+        .files
+        .iter()
+        .filter(|c| c.domain == dom)
+        .map(|c| c.t0)
+        .min()
+        .unwrap_or(0);
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    let mut used = Vec::new();
+    for inst in cross {
+        let mine = median_of(p, a, inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end[r]);
+        let reference = median_of(
+            p,
+            a,
+            inst.rows,
+            |f| a.domain(f) == 0,
+            |f, r| a.at(f, p.gpu.end[r]),
+        );
+        if let (Some(x), Some(y)) = (mine, reference) {
+            xs.push(x - t0 as f64);
+            ys.push(y - x);
+            used.push(inst);
+        }
+    }
+    if xs.len() < MIN_INSTANCES {
+        return Err((
+            format!(
+                "{} collective(s) shared with the reference (needs {MIN_INSTANCES})",
+                xs.len()
+            ),
+            None,
+        ));
+    }
+    let span =
+        xs.iter().copied().fold(f64::MIN, f64::max) - xs.iter().copied().fold(f64::MAX, f64::min);
+    let fit_drift = span >= DRIFT_MIN_SPAN_NS && xs.len() >= DRIFT_MIN_INSTANCES;
+    let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS).ok_or(("no fit".into(), None))?;
+    if f.mad_all > MAX_END_MAD_NS || f.kept < MIN_INSTANCES {
+        let mut off: Vec<f64> = xs
+            .iter()
+            .zip(&ys)
+            .map(|(x, y)| (y - f.offset - f.slope * x).abs())
+            .collect();
+        let p90 = percentile_select(&mut off, 90.0);
+        return Err((
+            format!(
+                "ends disagree by {:.1} ms (p90 over {} instances, {} agreeing; needs {MIN_INSTANCES} agreeing and a median deviation ≤ {} ms)",
+                p90 / 1e6,
+                xs.len(),
+                f.kept,
+                MAX_END_MAD_NS / 1e6
+            ),
+            Some(p90 / 1e6),
+        ));
+    }
+    let tolerance = (3.0 * 1.4826 * f.mad_all).max(KEEP_FLOOR_NS);
+    f.offset += arrival_bias(p, a, &used, &xs, &ys, &f, tolerance, dom);
+    // Never an impossible order: no rank may end an instance before the
+    // last rank started it (beyond the fit's own noise).
+    let map = |file: usize, t: i64| -> f64 {
+        if a.domain(file) == dom {
+            let x = (t - t0) as f64;
+            t as f64 + f.offset + f.slope * x
+        } else {
+            a.at(file, t) as f64
+        }
+    };
+    let out_of_order = |inst: &Inst, keep: &dyn Fn(usize) -> bool| {
+        let rows = inst
+            .rows
+            .iter()
+            .map(|&r| (a.row_file(p, r as usize), r as usize))
+            .filter(|&(f, _)| keep(f));
+        let last_start = rows
+            .clone()
+            .map(|(f, r)| map(f, p.gpu.start[r]))
+            .fold(f64::MIN, f64::max);
+        let first_end = rows
+            .map(|(f, r)| map(f, p.gpu.end[r]))
+            .fold(f64::MAX, f64::min);
+        first_end < last_start - tolerance
+    };
+    // An instance already in that order on one clock is not one collective
+    // (e.g. two communicators on one stream id): the fit did not cause it;
+    // nor is one whose ends the fit rejected (e.g. node-local all-reduces
+    // paired across nodes by a shared stream id). Only the two domains
+    // compared count: the others are still on UTC.
+    let agrees = |i: usize| (ys[i] - f.offset - f.slope * xs[i]).abs() <= tolerance;
+    let impossible = used
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| agrees(i))
+        .map(|(_, inst)| inst)
+        .filter(|inst| {
+            !out_of_order(inst, &|f| a.domain(f) == dom)
+                && !out_of_order(inst, &|f| a.domain(f) == 0)
+                && out_of_order(inst, &|f| a.domain(f) == dom || a.domain(f) == 0)
+        })
+        .count();
+    if impossible > 0 {
+        return Err((
+            format!(
+                "aligning ends would put a rank's end before the last rank's start in {impossible} instance(s)"
+            ),
+            None,
+        ));
+    }
+    let rejected = (0..used.len())
+        .filter(|&i| !agrees(i))
+        .map(|i| used[i].index)
+        .collect();
+    Ok(DomainFit {
+        line: f,
+        t0,
+        rejected,
+    })
+}
+
+/// Fewest instances in each arrival direction for [`arrival_bias`] to act.
+const BALANCE_MIN: usize = 3;
+
+/// How far the fitted offset leans toward the more frequent arrival order.
+///
+/// Ends do not line up exactly: the rank that arrives last at a collective
+/// finishes its kernel a few µs apart from the ranks that waited for it, by
+/// an amount that depends on who waited (measured on a real 2-GPU SendRecv
+/// capture: rank 1's kernels end 22 µs before rank 0's when rank 1 arrives
+/// last, 5 µs when rank 0 does). When one side arrives last in most
+/// instances, the median of the ends carries that side's bias. The midpoint
+/// of the two directions' median residuals cancels the part that flips
+/// with the order; without instances both ways nothing is corrected.
+#[allow(clippy::too_many_arguments)]
+fn arrival_bias(
+    p: &Profile,
+    a: &Alignment,
+    used: &[&&Inst],
+    xs: &[f64],
+    ys: &[f64],
+    f: &LineFit,
+    tolerance: f64,
+    dom: usize,
+) -> f64 {
+    let (mut mine_last, mut reference_last) = (Vec::new(), Vec::new());
+    for (i, inst) in used.iter().enumerate() {
+        let residual = ys[i] - f.offset - f.slope * xs[i];
+        if residual.abs() > tolerance {
+            continue;
+        }
+        let mine = median_of(
+            p,
+            a,
+            inst.rows,
+            |f| a.domain(f) == dom,
+            |_, r| p.gpu.start[r],
+        );
+        let reference = median_of(
+            p,
+            a,
+            inst.rows,
+            |f| a.domain(f) == 0,
+            |f, r| a.at(f, p.gpu.start[r]),
+        );
+        if let (Some(mine), Some(reference)) = (mine, reference) {
+            let mine = mine + f.offset + f.slope * xs[i];
+            if mine > reference {
+                mine_last.push(residual);
+            } else {
+                reference_last.push(residual);
+            }
+        }
+    }
+    if mine_last.len() < BALANCE_MIN || reference_last.len() < BALANCE_MIN {
+        return 0.0;
+    }
+    (median(mine_last) + median(reference_last)) / 2.0
+}
+
+/// Adds each file's residual: over the instances holding it (cross-domain
+/// ones when there are any), |median aligned end of its ranks − median
+/// aligned end of the instance|.
+pub fn with_residuals(p: &Profile, a: Alignment, m: &Matching) -> Alignment {
+    residuals_over(p, a, m, &|_| true)
+}
+
+/// [`with_residuals`] over the instances (numbered as by [`instances`])
+/// that pass `used`.
+fn residuals_over(
+    p: &Profile,
+    mut a: Alignment,
+    m: &Matching,
+    used: &dyn Fn(usize) -> bool,
+) -> Alignment {
+    let insts = instances(m);
+    let several = a.several_domains();
+    let mut per_file: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
+    for inst in &insts {
+        if (several && !a.spans_domains(p, inst.rows)) || !used(inst.index) {
+            continue;
+        }
+        let Some(all) = median_of(p, &a, inst.rows, |_| true, |f, r| a.at(f, p.gpu.end[r])) else {
+            continue;
+        };
+        let mut files: Vec<usize> = inst
+            .rows
+            .iter()
+            .map(|&r| a.row_file(p, r as usize))
+            .collect();
+        files.sort_unstable();
+        files.dedup();
+        for f in files {
+            if let Some(mine) =
+                median_of(p, &a, inst.rows, |x| x == f, |x, r| a.at(x, p.gpu.end[r]))
+            {
+                per_file[f].push((mine - all).abs() / 1e6);
+            }
+        }
+    }
+    for (c, v) in a.files.iter_mut().zip(per_file) {
+        if c.method != ClockMethod::CollectiveEnds {
+            c.instances_used = v.len();
+        }
+        c.residual_ms = Spread::of(v);
+    }
+    a
+}
