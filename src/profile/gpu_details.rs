@@ -7,7 +7,7 @@
 use super::column::Col;
 use super::intern::Sym;
 use super::launch_shape::{LaunchShape, Shape};
-use super::model::GpuKind;
+use super::gpu_kind::GpuKind;
 use rustc_hash::FxHashMap;
 
 /// One distinct detail.
