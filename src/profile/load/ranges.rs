@@ -4,8 +4,8 @@
 //! converts each while later ones are still being read, and the result is
 //! the one a single scan of each table gives.
 
-use super::Need;
-use super::{Source, Stage, open_source};
+use super::source::{Need, Source, open_source};
+use crate::profile::progress::Stage;
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows};
