@@ -18,9 +18,9 @@ use super::open::{FileStamp, LoadError, Schema};
 use super::raw::{self, RawNvtx};
 use super::rows::{StringIds, int, text};
 use super::spec;
-use source::open_source;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use source::open_source;
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -5,9 +5,9 @@
 //! the one a single scan of each table gives.
 
 use super::source::{Need, Source, open_source};
-use crate::profile::progress::Stage;
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
+use crate::profile::progress::Stage;
 use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows};
 use crate::profile::spec::{self, TableSpec};
 use rusqlite::Connection;
