@@ -5,35 +5,13 @@
 //! is checked against the bytes left before anything is allocated.
 
 mod de;
+mod error;
 pub mod packed;
 mod ser;
 
 pub use de::from_bytes;
+pub use error::Error;
 pub use ser::to_bytes;
-
-/// Why a value could not be encoded or decoded: one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl serde::ser::Error for Error {
-    fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        Error(msg.to_string())
-    }
-}
-
-impl serde::de::Error for Error {
-    fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        Error(msg.to_string())
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -9,22 +9,24 @@
 //! --fail-on-regression`: a watched figure grew too much; 128+N ended by
 //! signal N.
 
+mod args;
 mod diff;
+mod input_files;
+mod messages;
 
+use args::{AnalysisArgs, NoCacheArg};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use input_files::input_files;
+use messages::{fail, input_failed, say};
 use rankline::analysis::Window;
 use rankline::analysis::bundle::{self, Settings};
-use rankline::analysis::clock::AlignMode;
-use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use rankline::analysis::stored;
-use rankline::profile::distinct::{Duplicate, distinct_inputs};
-use rankline::profile::inputs::{expand_inputs_noting, is_nsys_report};
+use rankline::profile::inputs::is_nsys_report;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Need, Profile, Source, Stage};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::run;
-use regex::Regex;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,99 +80,6 @@ struct CacheArgs {
     /// Evict the oldest cache entries above this size
     #[arg(long, value_name = "GB", default_value_t = 20.0, global = true)]
     cache_cap_gb: f64,
-}
-
-/// `--no-cache`, offered only where reading without the cache makes sense
-/// (not `index`, whose whole job is writing it).
-#[derive(Args, Clone, Copy)]
-struct NoCacheArg {
-    /// Neither read nor write the cache
-    #[arg(long)]
-    no_cache: bool,
-}
-
-/// The options that change analysis results: one set for the timeline,
-/// `report` and `diff`, validated in one place ([`AnalysisArgs::settings`]).
-#[derive(Args, Clone)]
-struct AnalysisArgs {
-    /// Also treat kernels whose name matches REGEX as communication
-    #[arg(long, value_name = "REGEX")]
-    comm_pattern: Option<String>,
-    /// Start skew (ms) above which an instance is a big event
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 20.0,
-        allow_negative_numbers = true
-    )]
-    big_skew_ms: f64,
-    /// A kernel is anomalous above R × the mean of its collective type
-    #[arg(
-        long,
-        value_name = "R",
-        default_value_t = 3.0,
-        allow_negative_numbers = true
-    )]
-    anomaly_ratio: f64,
-    /// Top-level NVTX ranges whose name matches REGEX mark training steps
-    #[arg(long, value_name = "REGEX", default_value = DEFAULT_STEP_MARKER)]
-    step_marker: String,
-    /// How clocks of several files are aligned: none, utc, or ends (UTC refined from collective ends)
-    #[arg(long, value_enum, value_name = "HOW", default_value_t = AlignArg::Ends)]
-    align: AlignArg,
-}
-
-/// `--align`.
-#[derive(Clone, Copy, ValueEnum)]
-enum AlignArg {
-    None,
-    Utc,
-    Ends,
-}
-
-impl AlignArg {
-    fn mode(self) -> AlignMode {
-        match self {
-            AlignArg::None => AlignMode::None,
-            AlignArg::Utc => AlignMode::Utc,
-            AlignArg::Ends => AlignMode::Ends,
-        }
-    }
-}
-
-impl AnalysisArgs {
-    /// The settings, or the one-line usage error of the first bad value.
-    fn settings(&self) -> Result<Settings, String> {
-        let comm_pattern = match self.comm_pattern.as_deref().map(Regex::new) {
-            None => None,
-            Some(Ok(re)) => Some(re),
-            Some(Err(e)) => {
-                return Err(format!(
-                    "--comm-pattern is not a valid regex: {}",
-                    one_line(&e.to_string())
-                ));
-            }
-        };
-        let step_marker = Regex::new(&self.step_marker).map_err(|e| {
-            format!(
-                "--step-marker is not a valid regex: {}",
-                one_line(&e.to_string())
-            )
-        })?;
-        if !(self.big_skew_ms.is_finite() && self.big_skew_ms >= 0.0) {
-            return Err("--big-skew-ms needs a number of milliseconds >= 0".into());
-        }
-        if !(self.anomaly_ratio.is_finite() && self.anomaly_ratio > 0.0) {
-            return Err("--anomaly-ratio needs a number > 0".into());
-        }
-        Ok(Settings {
-            comm_pattern,
-            big_skew_ns: (self.big_skew_ms * 1e6).round() as i64,
-            anomaly_ratio: self.anomaly_ratio,
-            step_marker,
-            align: self.align.mode(),
-        })
-    }
 }
 
 impl CacheArgs {
@@ -350,19 +259,6 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// The input files the command line's `FILE|DIR ...` name, every command
-/// reads its inputs through this: directories expanded, then inputs given
-/// twice (the same file, or a copy) dropped, since counted twice every
-/// figure would double. Also the lines to say about them: duplicates, and
-/// reports read through the export beside them. Err: a directory with no
-/// input (one line, exit 1).
-fn input_files(files: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<String>), String> {
-    let (files, mut notes) = expand_inputs_noting(files)?;
-    let (kept, dropped): (Vec<PathBuf>, Vec<Duplicate>) = distinct_inputs(&files);
-    notes.extend(dropped.iter().map(ToString::to_string));
-    Ok((kept, notes))
-}
-
 /// [`input_files`], its notes said on stderr. When some are nsys reports,
 /// nsys's output is copied to stderr and a signal removes what an export
 /// in progress leaves.
@@ -537,24 +433,6 @@ fn timeline(
     }
 }
 
-/// One line on stderr. Messages quote paths, keymap text and names from
-/// files, so control characters are shown, never sent to the terminal.
-fn say(msg: impl std::fmt::Display) {
-    eprintln!("rankline: {}", escape_controls(&msg.to_string()));
-}
-
-/// A usage error (bad option, bad keymap, no terminal): one line, exit 2.
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    say(msg);
-    ExitCode::from(2)
-}
-
-/// An input that could not be read or analysed: one line, exit 1.
-fn input_failed(msg: impl std::fmt::Display) -> ExitCode {
-    say(msg);
-    ExitCode::FAILURE
-}
-
 fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     let sections: Vec<Section> = match args.section {
         SectionArg::Summary => vec![Section::Summary],
@@ -676,8 +554,4 @@ fn select_devices(p: &Profile, labels: &[String]) -> Result<Option<Vec<DevId>>, 
         out.extend(found);
     }
     Ok(Some(out))
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -10,6 +10,7 @@ mod completeness;
 mod kernels;
 mod overlap;
 mod regressions;
+mod side;
 mod skew;
 mod steps;
 
@@ -17,38 +18,12 @@ pub use completeness::DiffCompleteness;
 pub use kernels::{ClassDelta, KernelClass, KernelDelta};
 pub use overlap::OverlapPair;
 pub use regressions::{Metric, Regression};
+pub use side::{Side, Which, delta_pct};
 pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
 pub use steps::{StepFigures, StepsDiff};
 
-use super::bundle::Analysis;
 use crate::profile::Profile;
 use std::path::PathBuf;
-
-/// One capture as the diff reads it: its profile and its analyses
-/// (`analysis::bundle::analyze`).
-#[derive(Clone, Copy)]
-pub struct Side<'a> {
-    pub profile: &'a Profile,
-    pub analysis: &'a Analysis,
-}
-
-/// Which capture a one-sided figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Which {
-    Before,
-    After,
-}
-
-impl Which {
-    pub const ALL: [Which; 2] = [Which::Before, Which::After];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Which::Before => "before",
-            Which::After => "after",
-        }
-    }
-}
 
 /// The differences between two captures.
 #[derive(Debug, Clone)]
@@ -85,11 +60,6 @@ pub fn diff(before: Side, after: Side) -> Diff {
 
 fn files(p: &Profile) -> Vec<PathBuf> {
     p.files.iter().map(|f| f.path.clone()).collect()
-}
-
-/// `after − before` as a percentage of `before`; `None` when before is 0.
-pub fn delta_pct(before: f64, after: f64) -> Option<f64> {
-    (before != 0.0).then(|| 100.0 * (after - before) / before)
 }
 
 impl Diff {
@@ -163,14 +133,38 @@ impl Diff {
     /// each paired skew group. A figure that was 0 before and grew counts,
     /// with no percentage.
     pub fn regressions(&self, pct: f64) -> Vec<Regression> {
-        regressions::regressions(self, pct)
+        let check = regressions::check;
+        let mut out = Vec::new();
+        if let (Some(b), Some(a)) = (self.steps.before.spread_ms, self.steps.after.spread_ms) {
+            out.extend(check(Metric::StepP50, None, b.p50, a.p50, pct));
+        }
+        let (b, a) = self.kernel_total_ns();
+        out.extend(check(
+            Metric::KernelTotal,
+            None,
+            b as f64 / 1e6,
+            a as f64 / 1e6,
+            pct,
+        ));
+        for s in &self.skew {
+            if let Some((b, a)) = s.excess_ns() {
+                out.extend(check(
+                    Metric::SkewExcess,
+                    Some(&s.key),
+                    b as f64 / 1e6,
+                    a as f64 / 1e6,
+                    pct,
+                ));
+            }
+        }
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::bundle::{Settings, analyze};
+    use crate::analysis::bundle::{Analysis, Settings, analyze};
 
     fn load(name: &str) -> (Profile, Analysis) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

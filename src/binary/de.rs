@@ -1,7 +1,7 @@
 //! Decoding: [`super`]'s bytes to values, every length checked against the
 //! bytes left before it is used.
 
-use super::Error;
+use super::error::Error;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 
 /// The value `bytes` hold; an error when they are cut short, run on past

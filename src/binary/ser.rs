@@ -1,6 +1,6 @@
 //! Encoding: values to the bytes of [`super`]'s format.
 
-use super::Error;
+use super::error::Error;
 use serde::ser::{self, Serialize};
 
 /// The bytes of `value`.

@@ -2,7 +2,9 @@
 //! once, compared, printed; `--fail-on-regression PCT` exits 3 when a
 //! watched figure grew by more than PCT %.
 
-use super::{AnalysisArgs, NoCacheArg, fail, input_files, say};
+use super::args::{AnalysisArgs, NoCacheArg};
+use super::input_files::input_files;
+use super::messages::{fail, say};
 use rankline::analysis::bundle::{Analysis, Settings, analyze_for_diff};
 use rankline::analysis::diff::{Side, diff};
 use rankline::profile::{self, CacheDir, Profile, Source};

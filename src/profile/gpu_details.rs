@@ -5,9 +5,9 @@
 //! per row cost more memory than all the rest of the row.
 
 use super::column::Col;
+use super::gpu_kind::GpuKind;
 use super::intern::Sym;
 use super::launch_shape::{LaunchShape, Shape};
-use super::model::GpuKind;
 use rustc_hash::FxHashMap;
 
 /// One distinct detail.

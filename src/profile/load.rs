@@ -4,20 +4,23 @@
 mod convert;
 pub mod memory;
 pub mod ranges;
+mod source;
 mod wal;
 
 pub use super::progress::{ProgressFn, Stage};
 pub use ranges::ReadPlan;
+pub use source::{Need, Source};
 pub use wal::{note_wal, wal_title, wal_warning};
 
 use super::ids::decode;
 use super::model::*;
-use super::open::{FileStamp, LoadError, Schema, open_embedded, open_readonly};
+use super::open::{FileStamp, LoadError, Schema};
 use super::raw::{self, RawNvtx};
 use super::rows::{StringIds, int, text};
 use super::spec;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use source::open_source;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -47,44 +50,6 @@ struct State<'p> {
     lanes: HashMap<(ProcId, u32, u32), LaneId>,
     details: DetailIds,
     progress: &'p mut ProgressFn<'p>,
-}
-
-/// What of an export is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// Everything rankline shows.
-    All,
-    /// All but the runtime calls and NVTX ranges (the largest tables after
-    /// GPU activity): what `report nccl` and `report overlap` read.
-    Gpu,
-}
-
-/// Where an export comes from.
-#[derive(Debug, Clone)]
-pub enum Source {
-    File(std::path::PathBuf),
-    /// A database compiled into the binary (the demo profile).
-    Embedded {
-        name: &'static str,
-        bytes: &'static [u8],
-    },
-}
-
-impl Source {
-    pub fn path(&self) -> &Path {
-        match self {
-            Source::File(p) => p,
-            Source::Embedded { name, .. } => Path::new(name),
-        }
-    }
-}
-
-/// A new read-only connection to the source.
-fn open_source(source: &Source) -> Result<Connection, LoadError> {
-    match source {
-        Source::File(p) => open_readonly(p),
-        Source::Embedded { bytes, .. } => open_embedded(source.path(), bytes),
-    }
 }
 
 /// Loads one export, its large tables read as `plan` says. `file_index`

@@ -9,6 +9,7 @@ pub mod column;
 pub mod distinct;
 mod finalize;
 pub mod gpu_details;
+mod gpu_kind;
 pub mod identity;
 pub mod ids;
 pub mod inputs;

@@ -4,6 +4,7 @@
 
 use super::column::{Col, Pod};
 pub use super::gpu_details::{Detail, DetailIds, GpuDetails};
+pub use super::gpu_kind::GpuKind;
 use super::intern::{Interner, Sym};
 pub use super::launch_shape::{LaunchShape, Shape};
 use std::ops::Range;
@@ -182,22 +183,7 @@ pub struct Lane {
     pub rows: Range<usize>,
 }
 
-/// What a GPU activity row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-#[repr(u8)]
-pub enum GpuKind {
-    #[default]
-    Kernel = 0,
-    Memcpy = 1,
-    Memset = 2,
-}
-
 // SAFETY: repr(u8) enums; `valid` admits only their discriminants.
-unsafe impl Pod for GpuKind {
-    fn valid(bytes: &[u8]) -> bool {
-        bytes.iter().all(|&b| b <= 2)
-    }
-}
 unsafe impl Pod for ApiClass {
     fn valid(bytes: &[u8]) -> bool {
         bytes.iter().all(|&b| b <= 1)

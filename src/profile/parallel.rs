@@ -2,7 +2,7 @@
 //! has cores) take the files in turn; results come back in file order and
 //! progress is relayed to the caller's thread.
 
-use super::load::{ProgressFn, Stage};
+use super::progress::{ProgressFn, Stage};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;

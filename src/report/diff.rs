@@ -2,23 +2,16 @@
 //! JSON, and the regression gate's lines.
 
 mod json;
+mod layout;
+mod options;
 mod overlap_text;
 mod skew_text;
 mod text;
 
+pub use options::DiffOptions;
+
 use super::Format;
 use crate::analysis::diff::{Diff, Regression};
-
-/// What the user asked of `diff`.
-#[derive(Debug, Clone)]
-pub struct DiffOptions {
-    /// Text or JSON (CSV is refused before here).
-    pub format: Format,
-    /// Text: long names and paths whole instead of fitting 100 columns.
-    pub wide: bool,
-    /// `--fail-on-regression PCT`.
-    pub gate_pct: Option<f64>,
-}
 
 /// The diff in the chosen format.
 pub fn render(d: &Diff, o: &DiffOptions) -> String {
@@ -56,24 +49,4 @@ pub fn gate_lines(pct: f64, regressions: &[Regression]) -> Vec<String> {
             .map(|r| format!("regressed: {}", r.phrase())),
     );
     out
-}
-
-/// A signed change with 3 decimals: `+1.250`, `-0.500`, `0.000`.
-fn signed(v: f64) -> String {
-    if v == 0.0 {
-        "0.000".into()
-    } else {
-        format!("{v:+.3}")
-    }
-}
-
-/// A signed percentage with one decimal, or `-` when there is none.
-fn signed_pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| {
-        if v == 0.0 {
-            "0.0".into()
-        } else {
-            format!("{v:+.1}")
-        }
-    })
 }

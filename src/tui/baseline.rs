@@ -2,24 +2,12 @@
 //! one's first frame, so that frame does not wait), then the diff of the
 //! two, all off the UI thread.
 
+pub use super::data::BaselineMsg;
 use super::data::{self, LoadMsg, Loaded};
 use crate::analysis::bundle::Settings;
-use crate::analysis::diff::{Diff, Side, diff};
+use crate::analysis::diff::{Side, diff};
 use crate::profile::{CacheDir, Source};
 use std::sync::Arc;
-
-/// What the baseline loader says.
-pub enum BaselineMsg {
-    /// What it is doing now.
-    Stage(String),
-    /// The baseline, analysed.
-    Loaded(Arc<Loaded>),
-    /// The differences from the baseline to the main capture.
-    Diff(Arc<Diff>),
-    /// None of the baseline's inputs could be opened (their errors were
-    /// sent as [`LoadMsg::FileError`]).
-    Failed,
-}
 
 /// Loads `after` as [`data::load`] does and, once its first frame is sent,
 /// `before` beside its analyses, then the diff of the two; the baseline's

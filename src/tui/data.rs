@@ -4,6 +4,7 @@
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
 use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
+use crate::analysis::diff::Diff;
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
@@ -249,10 +250,23 @@ pub enum LoadMsg {
     /// The cross-rank analyses are done too.
     Analysed(Arc<Loaded>),
     /// About the `--baseline` capture.
-    Baseline(super::baseline::BaselineMsg),
+    Baseline(BaselineMsg),
     /// Something the user should know that did not stop loading (stored
     /// analyses rejected and recomputed), one line.
     Note(String),
+}
+
+/// What the baseline loader ([`super::baseline::load_pair`]) says.
+pub enum BaselineMsg {
+    /// What it is doing now.
+    Stage(String),
+    /// The baseline, analysed.
+    Loaded(Arc<Loaded>),
+    /// The differences from the baseline to the main capture.
+    Diff(Arc<Diff>),
+    /// None of the baseline's inputs could be opened (their errors were
+    /// sent as [`LoadMsg::FileError`]).
+    Failed,
 }
 
 /// Loads and analyses `sources`, reporting through `send`. Runs on a

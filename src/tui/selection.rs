@@ -58,3 +58,15 @@ pub enum Target {
     /// A place from the history, restored as it was.
     Place(Place),
 }
+
+/// What `n` / `N` step through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JumpSource {
+    /// The instances of a collective group.
+    Group(usize),
+    /// Occurrences of a finder entry (label, rows in time order).
+    Finder {
+        label: String,
+        events: Vec<EventRef>,
+    },
+}

@@ -2,6 +2,7 @@
 //! here draws.
 
 mod baseline;
+mod capture;
 mod clock;
 mod first_screen;
 mod jumps;
@@ -12,8 +13,8 @@ mod panels;
 mod reference;
 mod stragglers;
 
-pub use super::selection::{EventRef, Panels, Place, Screen, Target};
-pub use baseline::{Baseline, BaselineStatus, step_starts};
+pub use super::selection::{EventRef, JumpSource, Panels, Place, Screen, Target};
+pub use capture::{Baseline, BaselineStatus, step_starts};
 
 use super::action::{Action, Mode};
 use super::data::{LoadMsg, Loaded};
@@ -29,18 +30,6 @@ use super::timescale::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::HashSet;
 use std::sync::Arc;
-
-/// What `n` / `N` step through.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JumpSource {
-    /// The instances of a collective group.
-    Group(usize),
-    /// Occurrences of a finder entry (label, rows in time order).
-    Finder {
-        label: String,
-        events: Vec<EventRef>,
-    },
-}
 
 /// A popup over the timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Whether the two captures cover the same devices: devices on one side
 //! only, devices recorded with no activity, and the world sizes.
 
-use super::Side;
+use super::side::Side;
 use crate::profile::DeviceLabel;
 
 /// What the two captures' device sets say.

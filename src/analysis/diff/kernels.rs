@@ -2,7 +2,7 @@
 //! per class (compute, each NCCL op, memcpy, memset). Sums of durations,
 //! not interval unions: the time the kernels ran, wherever they ran.
 
-use super::{Side, Which, delta_pct};
+use super::side::{Side, Which, delta_pct};
 use crate::analysis::nccl_name::CollOp;
 use crate::profile::GpuKind;
 use std::collections::{BTreeMap, HashMap};

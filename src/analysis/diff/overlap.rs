@@ -1,6 +1,6 @@
 //! Overlap per device before and after, devices paired by label.
 
-use super::Side;
+use super::side::Side;
 use crate::analysis::overlap::DeviceOverlap;
 use crate::profile::DeviceLabel;
 

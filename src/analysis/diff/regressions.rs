@@ -1,7 +1,7 @@
 //! The regression gate: which figures grew by more than a percentage of
 //! their before value.
 
-use super::{Diff, delta_pct};
+use super::side::delta_pct;
 
 /// A figure the gate watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl Regression {
 }
 
 /// `before` → `after` (ms) as a regression when it grew by more than `pct`.
-fn check(
+pub(super) fn check(
     metric: Metric,
     key: Option<&str>,
     before: f64,
@@ -75,31 +75,4 @@ fn check(
         after,
         pct: delta_pct(before, after),
     })
-}
-
-pub fn regressions(d: &Diff, pct: f64) -> Vec<Regression> {
-    let mut out = Vec::new();
-    if let (Some(b), Some(a)) = (d.steps.before.spread_ms, d.steps.after.spread_ms) {
-        out.extend(check(Metric::StepP50, None, b.p50, a.p50, pct));
-    }
-    let (b, a) = d.kernel_total_ns();
-    out.extend(check(
-        Metric::KernelTotal,
-        None,
-        b as f64 / 1e6,
-        a as f64 / 1e6,
-        pct,
-    ));
-    for s in &d.skew {
-        if let Some((b, a)) = s.excess_ns() {
-            out.extend(check(
-                Metric::SkewExcess,
-                Some(&s.key),
-                b as f64 / 1e6,
-                a as f64 / 1e6,
-                pct,
-            ));
-        }
-    }
-    out
 }

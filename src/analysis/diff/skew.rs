@@ -2,7 +2,7 @@
 //! ids), failing that by an identical op sequence (the same collective
 //! types in the same order, so the same count); each pair says which.
 
-use super::{Side, delta_pct};
+use super::side::{Side, delta_pct};
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::matching::Group;
 use crate::analysis::nccl_name::CollOp;

@@ -1,6 +1,6 @@
 //! Step durations before and after: count, p50, p90, max.
 
-use super::Side;
+use super::side::Side;
 use crate::analysis::stats::Spread;
 
 /// One side's steps.

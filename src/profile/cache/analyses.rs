@@ -8,15 +8,16 @@
 //! of other settings or of another rankline is rejected and replaced.
 //! Written once to a temp file renamed into place, like model entries.
 
+use super::dir::CacheDir;
 use super::housekeeping;
-use super::{CacheDir, Key};
+use super::key::Key;
 use memmap2::Mmap;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const EXT: &str = "rlanalysis";
+const EXT: &str = housekeeping::ANALYSES_EXT;
 const MAGIC: &[u8; 8] = b"RLANALYS";
 /// Bump when this container's layout changes.
 const VERSION: u32 = 1;

@@ -12,6 +12,8 @@ const TEMP_PREFIX: &str = ".rankline-";
 /// reports (`<16 hex>.sqlite`; their temp directories are named as temp
 /// files are).
 pub const EXPORTS: &str = "exports";
+/// A file of stored analyses' extension.
+pub const ANALYSES_EXT: &str = "rlanalysis";
 /// An export's extension.
 const EXPORT_EXT: &str = "sqlite";
 const TEMP_SUFFIX: &str = ".tmp";
@@ -62,7 +64,7 @@ fn is_legacy_temp(name: &str) -> bool {
 /// `<16 hex digits>.rlcache` (a model), `.rlanalysis` (stored analyses) or
 /// `.sqlite` (an export): the only entry names rankline writes.
 pub fn is_entry_name(name: &str) -> bool {
-    [super::key::EXT, super::analyses::EXT, EXPORT_EXT]
+    [super::key::EXT, ANALYSES_EXT, EXPORT_EXT]
         .iter()
         .any(|ext| {
             name.strip_suffix(ext)

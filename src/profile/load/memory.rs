@@ -45,7 +45,8 @@ pub struct Limit {
 /// Bytes needed to load `rows` rows, against `limit`.
 pub fn estimate(rows: u64, limit: &Limit) -> u64 {
     let extra = if limit.address_space {
-        READER_THREAD_ADDRESS_SPACE.saturating_mul(super::ReadPlan::default().readers as u64)
+        READER_THREAD_ADDRESS_SPACE
+            .saturating_mul(super::ranges::ReadPlan::default().readers as u64)
     } else {
         0
     };

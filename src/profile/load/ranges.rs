@@ -4,10 +4,10 @@
 //! converts each while later ones are still being read, and the result is
 //! the one a single scan of each table gives.
 
-use super::Need;
-use super::{Source, Stage, open_source};
+use super::source::{Need, Source, open_source};
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
+use crate::profile::progress::Stage;
 use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows};
 use crate::profile::spec::{self, TableSpec};
 use rusqlite::Connection;

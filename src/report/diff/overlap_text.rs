@@ -1,8 +1,7 @@
 //! The overlap part of `diff` text: per device, the `report overlap`
 //! figures before, after and their change.
 
-use super::text::Layout;
-use super::{signed, signed_pct};
+use super::layout::{Layout, signed, signed_pct};
 use crate::analysis::overlap::DeviceOverlap;
 use crate::report::fit::Keep;
 use crate::report::table::{self, Table};

@@ -1,8 +1,7 @@
 //! The skew part of `diff` text: a summary of every paired group, then
 //! each pair's figures side by side, then the groups on one side only.
 
-use super::signed_pct;
-use super::text::{Layout, count_row, figure_table, ms_row};
+use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use crate::analysis::diff::{SkewPair, SkewSide};
 use crate::analysis::launch::Verdict;
 use crate::report::fit::Keep;
@@ -165,7 +164,7 @@ pub(super) fn skew(l: &Layout) -> String {
                 s.paired_by.map_or("-", |p| p.name()).into(),
                 table::ms(b.excess_ns),
                 table::ms(a.excess_ns),
-                super::signed(delta),
+                signed(delta),
                 signed_pct(s.excess_delta_pct()),
                 l.noise(delta, s.excess_delta_pct()),
             ]);

@@ -2,85 +2,18 @@
 //! kernels, classes, completeness and the gate's section, in order with
 //! the overlap and skew parts (their own files).
 
-use super::{DiffOptions, signed, signed_pct};
+use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
+use super::options::DiffOptions;
 use crate::analysis::diff::{Diff, DiffCompleteness, Regression, delta_pct};
 use crate::analysis::stats::Spread;
 use crate::profile::DeviceLabel;
-use crate::report::fit::{self, Keep, TEXT_WIDTH, shorten};
+use crate::report::fit::{Keep, TEXT_WIDTH, shorten};
 use crate::report::table::{self, Table};
 use crate::text_safe::escape_controls as safe;
 use std::path::PathBuf;
 
 /// Kernel names listed in text (JSON has them all).
 pub const TOP_KERNELS: usize = 15;
-
-/// How wide text may be, and how notes wrap.
-pub(super) struct Layout<'a> {
-    pub diff: &'a Diff,
-    pub cols: Option<usize>,
-}
-
-impl Layout<'_> {
-    pub fn note(&self, text: &str) -> String {
-        fit::wrap(text, "  ", self.cols)
-    }
-
-    /// "within noise" when a change of `pct` % is smaller than the before
-    /// capture's step spread.
-    pub fn noise(&self, delta: f64, pct: Option<f64>) -> String {
-        if delta != 0.0 && self.diff.within_noise(pct) {
-            "within noise".into()
-        } else {
-            String::new()
-        }
-    }
-}
-
-/// A figure table: figure, before, after, delta, delta_%, note.
-pub(super) fn figure_table() -> Table {
-    Table::new(&["figure", "before", "after", "delta", "delta_%", "note"]).shorten(0, Keep::Start)
-}
-
-/// A row of ms figures; `noisy`: may be marked within noise.
-pub(super) fn ms_row(
-    l: &Layout,
-    name: &str,
-    b: Option<f64>,
-    a: Option<f64>,
-    noisy: bool,
-) -> Vec<String> {
-    let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
-    let (delta, pct, note) = match (b, a) {
-        (Some(b), Some(a)) => {
-            let pct = delta_pct(b, a);
-            let note = if noisy {
-                l.noise(a - b, pct)
-            } else {
-                String::new()
-            };
-            (signed(a - b), signed_pct(pct), note)
-        }
-        _ => ("-".into(), "-".into(), String::new()),
-    };
-    vec![name.into(), cell(b), cell(a), delta, pct, note]
-}
-
-/// A row of counts.
-pub(super) fn count_row(name: &str, b: usize, a: usize) -> Vec<String> {
-    let delta = a as i64 - b as i64;
-    vec![
-        name.into(),
-        b.to_string(),
-        a.to_string(),
-        if delta == 0 {
-            "0".into()
-        } else {
-            format!("{delta:+}")
-        },
-        signed_pct(delta_pct(b as f64, a as f64)),
-        String::new(),
-    ]
-}
 
 fn side_files(l: &Layout, which: &str, files: &[PathBuf]) -> String {
     let first = files.first().map_or("(nothing)".to_string(), |f| {

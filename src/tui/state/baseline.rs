@@ -2,69 +2,10 @@
 //! which switches the timeline between the two captures, keeping the view
 //! at the same offset from the start of the same step.
 
-use super::{App, EventRef, JumpSource};
-use crate::analysis::diff::Diff;
-use crate::tui::baseline::BaselineMsg;
-use crate::tui::data::Loaded;
-use crate::tui::history::History;
-use crate::tui::lanes::LaneKind;
+use super::App;
+use super::capture::{BaselineStatus, step_starts};
+use crate::tui::data::{BaselineMsg, Loaded};
 use crate::tui::messages::Level;
-use crate::tui::stragglers::StragglerView;
-use std::collections::HashSet;
-use std::sync::Arc;
-
-/// Where the baseline is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BaselineStatus {
-    /// Loading; the loader's current stage.
-    Loading(String),
-    Ready,
-    /// None of its inputs could be opened.
-    Failed,
-}
-
-/// The `--baseline` capture beside the main one.
-pub struct Baseline {
-    pub status: BaselineStatus,
-    /// The timeline shows the baseline (`B`).
-    pub shown: bool,
-    /// The differences from the baseline to the main capture, once both
-    /// are analysed.
-    pub diff: Option<Arc<Diff>>,
-    /// The capture the timeline does not show, with the timeline's state on
-    /// it as `B` left it.
-    other: CaptureState,
-}
-
-impl Baseline {
-    pub fn loading() -> Baseline {
-        Baseline {
-            status: BaselineStatus::Loading("waiting for the main capture".into()),
-            shown: false,
-            diff: None,
-            other: CaptureState::default(),
-        }
-    }
-
-    /// The capture the timeline does not show.
-    pub fn other(&self) -> Option<&Arc<Loaded>> {
-        self.other.loaded.as_ref()
-    }
-}
-
-/// The part of the timeline's state that belongs to one capture: events,
-/// groups and lanes are numbered per capture.
-#[derive(Default)]
-struct CaptureState {
-    loaded: Option<Arc<Loaded>>,
-    selection: Option<EventRef>,
-    instance: Option<(usize, usize)>,
-    jump: Option<JumpSource>,
-    history: History<super::Place>,
-    collapsed: HashSet<LaneKind>,
-    focus: bool,
-    straggler: Option<StragglerView>,
-}
 
 impl App {
     pub(super) fn on_baseline(&mut self, m: BaselineMsg) {
@@ -180,15 +121,4 @@ fn same_place(here: &Loaded, there: &Loaded, t0: f64, center: f64) -> (f64, Stri
             ),
         )
     }
-}
-
-/// The start of each step on the reference clock (the earliest start of
-/// the k-th step range of any rank).
-pub fn step_starts(l: &Loaded) -> Vec<i64> {
-    let a = &l.analysis;
-    a.steps
-        .spans(&l.profile, &a.clock)
-        .into_iter()
-        .map(|s| s.0)
-        .collect()
 }

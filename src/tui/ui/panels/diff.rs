@@ -2,7 +2,7 @@
 //! the largest kernel changes (Enter finds the kernel) and the excess of
 //! each paired skew group (Enter selects its worst instance).
 
-use super::PanelLines;
+use super::lines::PanelLines;
 use crate::analysis::diff::{Diff, PairedBy, SkewPair};
 use crate::analysis::stats::Spread;
 use crate::text_safe::escape_controls;

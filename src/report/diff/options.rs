@@ -1,0 +1,15 @@
+//! What the user asked of `diff`: its own file so that the text rendering uses it without
+//! using the diff report's module.
+
+use crate::report::Format;
+
+/// What the user asked of `diff`.
+#[derive(Debug, Clone)]
+pub struct DiffOptions {
+    /// Text or JSON (CSV is refused before here).
+    pub format: Format,
+    /// Text: long names and paths whole instead of fitting 100 columns.
+    pub wide: bool,
+    /// `--fail-on-regression PCT`.
+    pub gate_pct: Option<f64>,
+}
