@@ -1,17 +1,40 @@
-//! A compact binary serde format for the analyses stored in the cache:
-//! fixed-width little-endian numbers, floats as their bits (so a value
-//! read back is the value written, bit for bit), lengths as `u64`, enum
-//! variants by index. Decoding treats its input as untrusted: every length
-//! is checked against the bytes left before anything is allocated.
+//! The binary form of the analyses stored in the cache: postcard (serde,
+//! compact, not self-describing), floats as their bits so a value read back
+//! is the value written, bit for bit; large numeric columns as one byte
+//! string each ([`packed`]). Decoding treats its input as untrusted:
+//! postcard checks every length against the bytes left, and serde's
+//! collections never reserve more than a small cautious bound up front.
 
-mod de;
-mod error;
 pub mod packed;
-mod ser;
 
-pub use de::from_bytes;
-pub use error::Error;
-pub use ser::to_bytes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Why a value could not be encoded or decoded: one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
+    postcard::to_stdvec(value).map_err(|e| Error(e.to_string()))
+}
+
+/// The value `bytes` hold, all of them: bytes left over are an error too
+/// (a stored section is exactly one value).
+pub fn from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    let (v, rest) = postcard::take_from_bytes(bytes).map_err(|e| Error(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(Error(format!("{} bytes after the value", rest.len())));
+    }
+    Ok(v)
+}
 
 #[cfg(test)]
 mod tests {
@@ -96,24 +119,37 @@ mod tests {
         assert!(from_bytes::<Everything>(&longer).is_err());
     }
 
+    /// `n` as postcard writes a length (LEB128).
+    fn varint(mut n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
     #[test]
     fn a_forged_length_is_refused_before_allocating() {
-        // A Vec<u64> claiming u64::MAX / 2 elements in 8 bytes of data.
-        let mut forged = (u64::MAX / 2).to_le_bytes().to_vec();
+        // A Vec<u64> claiming u64::MAX / 2 elements in 8 bytes of data:
+        // refused when the bytes run out, having reserved only a little.
+        let mut forged = varint(u64::MAX / 2);
         forged.extend_from_slice(&[0; 8]);
-        let err = from_bytes::<Vec<u64>>(&forged).unwrap_err();
-        assert!(err.0.contains("length"), "{err}");
-        let mut forged = (1u64 << 40).to_le_bytes().to_vec();
+        assert!(from_bytes::<Vec<u64>>(&forged).is_err());
+        let mut forged = varint(1 << 40);
         forged.extend_from_slice(b"abc");
         assert!(from_bytes::<String>(&forged).is_err());
         // A packed column of 7 bytes is no whole number of i64s.
         #[derive(Debug, Deserialize)]
         struct Column(#[serde(with = "crate::binary::packed")] Vec<i64>);
-        let mut partial = 7u64.to_le_bytes().to_vec();
+        let mut partial = varint(7);
         partial.extend_from_slice(&[1; 7]);
-        let err = from_bytes::<Column>(&partial).unwrap_err();
-        assert!(err.0.contains("not whole 8-byte values"), "{err}");
-        let whole = from_bytes::<Column>(&[8u64.to_le_bytes(), 5i64.to_le_bytes()].concat());
+        assert!(from_bytes::<Column>(&partial).is_err());
+        let whole = from_bytes::<Column>(&[varint(8), 5i64.to_le_bytes().to_vec()].concat());
         assert_eq!(whole.unwrap().0, vec![5]);
     }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
 /// changes: stored analyses of another version are recomputed.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The settings that change results, as text for the entry's key, with
 /// what else of `p` the inputs' identities do not cover (a `-wal` file

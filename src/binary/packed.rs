@@ -1,7 +1,7 @@
 //! Serde for large numeric columns (`#[serde(with = "crate::binary::packed")]`):
 //! a `Vec` of numbers stored as one byte string of little-endian values,
 //! read back in one pass over the bytes rather than one call per value.
-//! In [`super`]'s format only; a human-readable format gets the bytes too.
+//! Any serde format gets the bytes; rankline stores them with postcard.
 
 use serde::de::{Error, Visitor};
 use serde::{Deserializer, Serializer};
