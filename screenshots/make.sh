@@ -45,3 +45,7 @@ EXTRA="no/such/capture.sqlite" shot 11-messages 160 48 "!"
 BASE=fixtures/multinode READY=S29 shot 12-multinode 160 48
 BASE=fixtures/multinode READY=S29 shot 13-straggler-map 160 48 "H"
 shot 14-straggler-map-8gpu 160 48 "H"
+# Before and after: the slow-GEMM capture against its baseline.
+BASE=fixtures/diff/slow_gemm.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 15-diff-panel 160 48 "6"
+BASE=fixtures/diff/slow_gemm.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 16-diff-panel-focused-80x24 80 24 "6" "p" "j" "j" "j" "j" "j" "j"
+BASE=fixtures/diff/no_big_skew.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 17-baseline-shown 160 48 "B"
