@@ -5,7 +5,9 @@
 
 mod common;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use common::tui::{draw, fixture, open_with_baseline, press, rows, screen, worst};
+
+use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::bundle::Settings;
 use rankline::profile::Source;
 use rankline::tui::baseline::{BaselineMsg, load_pair};
@@ -14,19 +16,10 @@ use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::PanelKind;
 use rankline::tui::state::{App, step_starts};
 use rankline::tui::state::{EventRef, JumpSource};
-use rankline::tui::ui;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::{Margin, Rect};
+use ratatui::layout::Margin;
 use std::path::PathBuf;
-
-fn fixture(name: &str) -> Source {
-    Source::File(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
-            .join(name),
-    )
-}
 
 /// The per-rank fixture: four exports, one capture.
 fn per_rank() -> Vec<Source> {
@@ -35,34 +28,9 @@ fn per_rank() -> Vec<Source> {
         .collect()
 }
 
-fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
-    t.draw(|f| ui::draw(f, app)).unwrap();
-}
-
-fn press(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
-    for c in keys.chars() {
-        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        draw(app, t);
-    }
-}
-
-fn screen(t: &Terminal<TestBackend>) -> String {
-    let buf = t.backend().buffer();
-    (0..buf.area.height)
-        .map(|y| {
-            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-            row.trim_end().to_string() + "\n"
-        })
-        .collect()
-}
-
 /// `after` with `before` as its baseline, drawn once at w×h.
 fn open(after: &[Source], before: &[Source], w: u16, h: u16) -> (App, Terminal<TestBackend>) {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.load_now_with_baseline(after, before, None, &Settings::default());
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    draw(&mut app, &mut t);
-    (app, t)
+    open_with_baseline(after, before, w, h)
 }
 
 fn shown_file(app: &App) -> String {
@@ -200,13 +168,6 @@ fn b_while_the_baseline_loads_says_so() {
     );
 }
 
-fn rows(t: &Terminal<TestBackend>, r: Rect) -> Vec<String> {
-    let buf = t.backend().buffer();
-    (r.y..r.bottom())
-        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
-        .collect()
-}
-
 /// Panel 6's box as drawn (border included), one string per row.
 fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
     let p = app
@@ -329,19 +290,6 @@ fn panel_6_without_a_baseline_says_how_to_get_one() {
         panel.contains("rankline AFTER... --baseline BEFORE"),
         "{panel}"
     );
-}
-
-/// The 0-based instance of group `g` with the largest start skew (the
-/// first of equals), from the capture's own skew analysis.
-fn worst(app: &App, g: usize) -> usize {
-    let l = app.loaded.as_ref().unwrap();
-    let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
-    let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
-    gs.instances
-        .iter()
-        .find(|i| i.start_skew_ns == max)
-        .unwrap()
-        .index
 }
 
 #[test]

@@ -4,55 +4,23 @@
 //! goes, `p` / `Tab` go on to the next open panel, Esc / `q` give the keys
 //! back to the timeline.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+mod common;
+
+use common::tui::{draw, fixture, key, open_with_baseline, panel_area, press, rows, screen, worst};
+use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::bundle::Settings;
-use rankline::profile::Source;
 use rankline::tui::action::Mode;
 use rankline::tui::keymap::Keymap;
-use rankline::tui::panel::{PanelArea, PanelKind, PanelTarget};
+use rankline::tui::panel::{PanelKind, PanelTarget};
 use rankline::tui::state::{App, EventRef, JumpSource};
-use rankline::tui::ui;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::{Margin, Rect};
 use ratatui::style::Modifier;
-use std::path::PathBuf;
-
-fn fixture(name: &str) -> Source {
-    Source::File(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
-            .join(name),
-    )
-}
-
-fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
-    t.draw(|f| ui::draw(f, app)).unwrap();
-}
-
-fn press(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
-    for c in keys.chars() {
-        key(app, t, KeyCode::Char(c));
-    }
-}
-
-fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
-    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-    draw(app, t);
-}
 
 /// `after` with `before` as its baseline, drawn once at w×h.
 fn with_baseline(after: &str, before: &str, w: u16, h: u16) -> (App, Terminal<TestBackend>) {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.load_now_with_baseline(
-        &[fixture(after)],
-        &[fixture(before)],
-        None,
-        &Settings::default(),
-    );
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    draw(&mut app, &mut t);
-    (app, t)
+    open_with_baseline(&[fixture(after)], &[fixture(before)], w, h)
 }
 
 /// Megatron with `--goto`, drawn once at w×h.
@@ -69,26 +37,6 @@ fn megatron(goto: Option<&str>, w: u16, h: u16) -> (App, Terminal<TestBackend>) 
     (app, t)
 }
 
-fn area(app: &App, k: PanelKind) -> PanelArea {
-    app.layout
-        .panels
-        .iter()
-        .find(|p| p.kind == Some(k))
-        .unwrap_or_else(|| panic!("{} not drawn", k.name()))
-        .clone()
-}
-
-fn rows(t: &Terminal<TestBackend>, r: Rect) -> Vec<String> {
-    let buf = t.backend().buffer();
-    (r.y..r.bottom())
-        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
-        .collect()
-}
-
-fn screen(t: &Terminal<TestBackend>) -> String {
-    rows(t, t.backend().buffer().area).join("\n")
-}
-
 fn status(t: &Terminal<TestBackend>) -> String {
     let a = t.backend().buffer().area;
     rows(t, Rect::new(0, a.bottom() - 1, a.width, 1)).remove(0)
@@ -97,7 +45,7 @@ fn status(t: &Terminal<TestBackend>) -> String {
 /// The first line of panel `k` (as the last frame drew it) whose target
 /// passes `want`.
 fn line_to(app: &App, k: PanelKind, want: impl Fn(&PanelTarget) -> bool) -> usize {
-    let a = area(app, k);
+    let a = panel_area(app, k);
     (0..a.lines.len())
         .find(|&i| a.target(i).as_ref().is_some_and(&want))
         .unwrap_or_else(|| panic!("no such row in {}", k.name()))
@@ -113,23 +61,10 @@ fn down_to(app: &mut App, t: &mut Terminal<TestBackend>, k: PanelKind, line: usi
     assert_eq!(app.panel_view.cursor(k), line);
 }
 
-/// The 0-based instance of group `g` with the largest start skew (the
-/// first of equals), from the capture's own skew analysis.
-fn worst(app: &App, g: usize) -> usize {
-    let l = app.loaded.as_ref().unwrap();
-    let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
-    let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
-    gs.instances
-        .iter()
-        .find(|i| i.start_skew_ns == max)
-        .unwrap()
-        .index
-}
-
 /// Panel `k`'s box as drawn, each row marked `>` where the cursor
 /// highlights it (a style the text alone does not show).
 fn focused_box(app: &App, t: &Terminal<TestBackend>, k: PanelKind) -> String {
-    let outer = area(app, k).inner.outer(Margin::new(1, 1));
+    let outer = panel_area(app, k).inner.outer(Margin::new(1, 1));
     let buf = t.backend().buffer();
     (outer.y..outer.bottom())
         .map(|y| {
@@ -193,7 +128,7 @@ fn enter_on_a_skew_row_of_panel_6_selects_the_groups_worst_instance() {
         matches!(to, PanelTarget::Instance(..))
     });
     down_to(&mut app, &mut t, PanelKind::Diff, line);
-    let a = area(&app, PanelKind::Diff);
+    let a = panel_area(&app, PanelKind::Diff);
     let y = a.lines[line].start - app.panel_view.scroll(PanelKind::Diff).top;
     let row = &rows(&t, a.inner)[y];
     assert!(row.starts_with("s20→s21"), "{row}");
@@ -208,7 +143,7 @@ fn enter_on_a_skew_row_of_panel_6_selects_the_groups_worst_instance() {
 fn enter_on_a_rank_of_the_skew_panel_selects_its_kernel_and_esc_gives_the_keys_back() {
     let (mut app, mut t) = megatron(Some("s20:55"), 160, 48);
     press(&mut app, &mut t, "1p");
-    let a = area(&app, PanelKind::Skew);
+    let a = panel_area(&app, PanelKind::Skew);
     let y = rows(&t, a.inner)
         .iter()
         .position(|r| r.starts_with("D5 "))
@@ -250,7 +185,7 @@ fn enter_on_a_rank_of_the_skew_panel_selects_its_kernel_and_esc_gives_the_keys_b
 fn enter_on_a_row_without_a_target_says_so() {
     let (mut app, mut t) = megatron(Some("s20:55"), 160, 48);
     press(&mut app, &mut t, "1p");
-    let a = area(&app, PanelKind::Skew);
+    let a = panel_area(&app, PanelKind::Skew);
     assert_eq!(a.target(0), None, "the first line is the instance's title");
     let selected = app.selection;
     key(&mut app, &mut t, KeyCode::Enter);
@@ -270,7 +205,7 @@ fn the_cursor_stays_in_view_past_the_visible_rows() {
     let s = app.panel_view.scroll(k);
     assert!(s.len > s.visible + 2, "{s:?}");
     let in_view = |app: &App| {
-        let a = area(app, k);
+        let a = panel_area(app, k);
         let rows = a.lines[app.panel_view.cursor(k)].clone();
         let s = app.panel_view.scroll(k);
         s.top <= rows.start && rows.end <= s.top + s.visible
@@ -282,7 +217,7 @@ fn the_cursor_stays_in_view_past_the_visible_rows() {
     let s = app.panel_view.scroll(k);
     assert!(s.top > 0, "{s:?}");
     // The last row the cursor is on is the panel's last visible one.
-    let a = area(&app, k);
+    let a = panel_area(&app, k);
     assert_eq!(
         a.lines[app.panel_view.cursor(k)].end,
         s.top + s.visible,
@@ -302,13 +237,13 @@ fn the_cursor_stays_in_view_past_the_visible_rows() {
     key(&mut app, &mut t, KeyCode::PageDown);
     let at = app.panel_view.cursor(k);
     assert!(at > 1, "{at}");
-    assert!(area(&app, k).lines[at].start >= s.visible.saturating_sub(2));
+    assert!(panel_area(&app, k).lines[at].start >= s.visible.saturating_sub(2));
     assert!(in_view(&app));
     key(&mut app, &mut t, KeyCode::PageUp);
     assert_eq!(app.panel_view.cursor(k), 0);
     // The position in the title follows the scroll.
     key(&mut app, &mut t, KeyCode::End);
-    let outer = area(&app, k).inner.outer(Margin::new(1, 1));
+    let outer = panel_area(&app, k).inner.outer(Margin::new(1, 1));
     let title = &rows(&t, Rect::new(outer.x, outer.y, outer.width, 1))[0];
     assert!(title.contains(&format!("/{} ", s.len)), "{title}");
     assert!(!rows(&t, outer).last().unwrap().contains("↓ more"));
@@ -353,7 +288,7 @@ fn the_focused_panel_says_so_and_the_status_line_has_its_keys() {
     let (mut app, mut t) = megatron(Some("s20:55"), 160, 48);
     press(&mut app, &mut t, "15");
     let title = |app: &App, t: &Terminal<TestBackend>, k| {
-        let outer = area(app, k).inner.outer(Margin::new(1, 1));
+        let outer = panel_area(app, k).inner.outer(Margin::new(1, 1));
         rows(t, Rect::new(outer.x, outer.y, outer.width, 1)).remove(0)
     };
     assert!(!status(&t).contains("next panel"), "{}", status(&t));
@@ -375,7 +310,7 @@ fn the_focused_panel_says_so_and_the_status_line_has_its_keys() {
 fn a_click_puts_the_cursor_on_the_row_it_acts_on() {
     let (mut app, mut t) = megatron(Some("s20:55"), 160, 48);
     press(&mut app, &mut t, "1");
-    let a = area(&app, PanelKind::Skew);
+    let a = panel_area(&app, PanelKind::Skew);
     let y = rows(&t, a.inner)
         .iter()
         .position(|r| r.starts_with("D5 "))

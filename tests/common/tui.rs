@@ -1,0 +1,87 @@
+//! Helpers for whole-app tests on TestBackend: open fixtures, press keys
+//! drawing between them as the loop does, read the screen back.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankline::analysis::bundle::Settings;
+use rankline::profile::Source;
+use rankline::tui::keymap::Keymap;
+use rankline::tui::panel::{PanelArea, PanelKind};
+use rankline::tui::state::App;
+use rankline::tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+
+/// A bundled fixture, by its path under `fixtures/`.
+pub fn fixture(name: &str) -> Source {
+    Source::File(super::root().join("fixtures").join(name))
+}
+
+pub fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
+    t.draw(|f| ui::draw(f, app)).unwrap();
+}
+
+/// Each character of `keys` as a key press, drawing after each.
+pub fn press(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
+    for c in keys.chars() {
+        key(app, t, KeyCode::Char(c));
+    }
+}
+
+pub fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    draw(app, t);
+}
+
+/// The cells of `r`, one string per row.
+pub fn rows(t: &Terminal<TestBackend>, r: Rect) -> Vec<String> {
+    let buf = t.backend().buffer();
+    (r.y..r.bottom())
+        .map(|y| (r.x..r.right()).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}
+
+/// The whole screen, each row trimmed and ended by a newline.
+pub fn screen(t: &Terminal<TestBackend>) -> String {
+    rows(t, t.backend().buffer().area)
+        .iter()
+        .map(|r| r.trim_end().to_string() + "\n")
+        .collect()
+}
+
+/// `after` with `before` as its baseline, loaded at once and drawn at w×h.
+pub fn open_with_baseline(
+    after: &[Source],
+    before: &[Source],
+    w: u16,
+    h: u16,
+) -> (App, Terminal<TestBackend>) {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.load_now_with_baseline(after, before, None, &Settings::default());
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    draw(&mut app, &mut t);
+    (app, t)
+}
+
+/// Where the last frame drew panel `k`.
+pub fn panel_area(app: &App, k: PanelKind) -> PanelArea {
+    app.layout
+        .panels
+        .iter()
+        .find(|p| p.kind == Some(k))
+        .unwrap_or_else(|| panic!("{} not drawn", k.name()))
+        .clone()
+}
+
+/// The 0-based instance of group `g` with the largest start skew (the
+/// first of equals), from the shown capture's own skew analysis.
+pub fn worst(app: &App, g: usize) -> usize {
+    let l = app.loaded.as_ref().unwrap();
+    let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
+    let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
+    gs.instances
+        .iter()
+        .find(|i| i.start_skew_ns == max)
+        .unwrap()
+        .index
+}
