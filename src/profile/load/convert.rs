@@ -34,7 +34,7 @@ impl State<'_> {
         let memset = self.p.strings.intern("Memset");
         let unnamed = self.p.strings.intern("<unnamed kernel>");
         // The process of a row without globalPid: the one owning its context.
-        let ctx_owner: HashMap<u32, u32> = self
+        let ctx_owner: FxHashMap<u32, u32> = self
             .p
             .contexts
             .iter()
@@ -108,6 +108,8 @@ impl State<'_> {
                 dynamic_smem: v(8),
             }
         };
+        // Runs of rows often share a detail: the last one skips the lookup.
+        let mut last: Option<(Detail, u32)> = None;
         let details: Vec<u32> = (0..n)
             .map(|i| {
                 let d = Detail {
@@ -117,7 +119,14 @@ impl State<'_> {
                     graph_node: g.graph[i],
                     shape: shape(i),
                 };
-                self.details.id(&mut self.p.gpu.details, d)
+                match last {
+                    Some((l, id)) if l == d => id,
+                    _ => {
+                        let id = self.details.id(&mut self.p.gpu.details, d);
+                        last = Some((d, id));
+                        id
+                    }
+                }
             })
             .collect();
         let out = &mut self.p.gpu;
