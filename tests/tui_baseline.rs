@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::tui::{draw, fixture, open_with_baseline, press, rows, screen, worst};
+use common::tui::{draw, fixture, open_at, open_with_baseline, press, rows, screen, worst};
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::bundle::Settings;
@@ -121,14 +121,7 @@ fn b_keeps_each_captures_selection_for_when_it_comes_back() {
 
 #[test]
 fn b_without_a_baseline_says_how_to_get_one() {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.load_now(
-        &[fixture("megatron_tp8.sqlite")],
-        None,
-        &Settings::default(),
-    );
-    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
-    draw(&mut app, &mut t);
+    let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     let before = app.view;
     press(&mut app, &mut t, "B");
     assert_eq!(app.view, before);
@@ -276,14 +269,7 @@ fn panel_6_at_80x24_fits_below_the_timeline() {
 
 #[test]
 fn panel_6_without_a_baseline_says_how_to_get_one() {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.load_now(
-        &[fixture("megatron_tp8.sqlite")],
-        None,
-        &Settings::default(),
-    );
-    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
-    draw(&mut app, &mut t);
+    let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     press(&mut app, &mut t, "6");
     let panel = diff_panel(&app, &t);
     assert!(

@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::tui::{draw, fixture, key, open_with_baseline, panel_area, press, rows, screen, worst};
+use common::tui::{
+    draw, fixture, key, open_at, open_with_baseline, panel_area, press, rows, screen, worst,
+};
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use rankline::analysis::bundle::Settings;
 use rankline::tui::action::Mode;
-use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::{PanelKind, PanelTarget};
 use rankline::tui::state::{App, EventRef, JumpSource};
 use ratatui::Terminal;
@@ -25,16 +25,7 @@ fn with_baseline(after: &str, before: &str, w: u16, h: u16) -> (App, Terminal<Te
 
 /// Megatron with `--goto`, drawn once at w×h.
 fn megatron(goto: Option<&str>, w: u16, h: u16) -> (App, Terminal<TestBackend>) {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.pending_goto = goto.map(String::from);
-    app.load_now(
-        &[fixture("megatron_tp8.sqlite")],
-        None,
-        &Settings::default(),
-    );
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    draw(&mut app, &mut t);
-    (app, t)
+    open_at(&[fixture("megatron_tp8.sqlite")], goto, w, h)
 }
 
 fn status(t: &Terminal<TestBackend>) -> String {

@@ -49,6 +49,21 @@ pub fn screen(t: &Terminal<TestBackend>) -> String {
         .collect()
 }
 
+/// `sources` loaded at once (with `--goto`, when given) and drawn at w×h.
+pub fn open_at(
+    sources: &[Source],
+    goto: Option<&str>,
+    w: u16,
+    h: u16,
+) -> (App, Terminal<TestBackend>) {
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = goto.map(String::from);
+    app.load_now(sources, None, &Settings::default());
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    draw(&mut app, &mut t);
+    (app, t)
+}
+
 /// `after` with `before` as its baseline, loaded at once and drawn at w×h.
 pub fn open_with_baseline(
     after: &[Source],
