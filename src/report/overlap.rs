@@ -40,37 +40,45 @@ pub fn figures_json(d: &DeviceOverlap) -> Value {
     })
 }
 
+/// The text columns of a device's figures (after its label), as `diff`
+/// shows them too.
+pub const FIGURE_COLUMNS: [&str; 7] = [
+    "span_ms",
+    "compute_ms",
+    "nccl_ms",
+    "both_ms",
+    "copy_ms",
+    "idle_ms",
+    "hidden_%",
+];
+
+/// A device's figures under [`FIGURE_COLUMNS`].
+pub fn figure_cells(d: &DeviceOverlap) -> Vec<String> {
+    vec![
+        table::ms(d.span_ns),
+        table::ms(d.compute_only_ns),
+        table::ms(d.nccl_only_ns),
+        table::ms(d.overlap_ns),
+        table::ms(d.copy_only_ns),
+        table::ms(d.idle_ns),
+        table::pct(d.nccl_overlapped_pct()),
+    ]
+}
+
 pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     let p = cx.profile;
     let mut out = String::from("Compute/NCCL overlap per device\n");
     out += &cx.note(
         "interval unions; compute = every non-communication kernel; compute_ms, nccl_ms: only that runs; both_ms: compute and NCCL at once; copy_ms: a memcpy or memset runs and no kernel does; idle_ms: nothing runs; hidden_% = share of NCCL time under compute",
     );
-    let mut t = Table::new(&[
-        "device",
-        "span_ms",
-        "compute_ms",
-        "nccl_ms",
-        "both_ms",
-        "copy_ms",
-        "idle_ms",
-        "hidden_%",
-    ])
-    .shorten(0, Keep::Middle);
+    let mut t = Table::new(&[&["device"][..], &FIGURE_COLUMNS].concat()).shorten(0, Keep::Middle);
     // Counts apart: with every time column they would not fit 100 columns.
     let mut counts = Table::new(&["device", "compute_kernels", "nccl_kernels", "copies"])
         .shorten(0, Keep::Middle);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
-        t.row(vec![
-            p.device_label(d.device).to_string(),
-            table::ms(d.span_ns),
-            table::ms(d.compute_only_ns),
-            table::ms(d.nccl_only_ns),
-            table::ms(d.overlap_ns),
-            table::ms(d.copy_only_ns),
-            table::ms(d.idle_ns),
-            table::pct(d.nccl_overlapped_pct()),
-        ]);
+        let mut row = vec![p.device_label(d.device).to_string()];
+        row.extend(figure_cells(d));
+        t.row(row);
         counts.row(vec![
             p.device_label(d.device).to_string(),
             d.compute_kernels.to_string(),

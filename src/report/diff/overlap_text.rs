@@ -4,19 +4,8 @@
 use super::layout::{Layout, signed, signed_pct};
 use crate::analysis::overlap::DeviceOverlap;
 use crate::report::fit::Keep;
-use crate::report::table::{self, Table};
-
-fn overlap_cells(o: &DeviceOverlap) -> Vec<String> {
-    vec![
-        table::ms(o.span_ns),
-        table::ms(o.compute_only_ns),
-        table::ms(o.nccl_only_ns),
-        table::ms(o.overlap_ns),
-        table::ms(o.copy_only_ns),
-        table::ms(o.idle_ns),
-        table::pct(o.nccl_overlapped_pct()),
-    ]
-}
+use crate::report::overlap::{FIGURE_COLUMNS, figure_cells};
+use crate::report::table::Table;
 
 fn overlap_delta(b: &DeviceOverlap, a: &DeviceOverlap) -> Vec<String> {
     let d = |f: fn(&DeviceOverlap) -> i64| signed((f(a) - f(b)) as f64 / 1e6);
@@ -37,18 +26,8 @@ fn overlap_delta(b: &DeviceOverlap, a: &DeviceOverlap) -> Vec<String> {
 pub(super) fn overlap(l: &Layout) -> String {
     let mut out =
         String::from("\nOverlap per device (as `report overlap`; devices paired by label)\n");
-    let mut t = Table::new(&[
-        "device",
-        "side",
-        "span_ms",
-        "compute_ms",
-        "nccl_ms",
-        "both_ms",
-        "copy_ms",
-        "idle_ms",
-        "hidden_%",
-    ])
-    .shorten(0, Keep::Middle);
+    let mut t =
+        Table::new(&[&["device", "side"][..], &FIGURE_COLUMNS].concat()).shorten(0, Keep::Middle);
     for o in &l.diff.overlap {
         let name = o.device.text.clone();
         let mut row = |first: bool, side: &str, cells: Vec<String>| {
@@ -61,12 +40,12 @@ pub(super) fn overlap(l: &Layout) -> String {
         };
         match (&o.before, &o.after) {
             (Some(b), Some(a)) => {
-                row(true, "before", overlap_cells(b));
-                row(false, "after", overlap_cells(a));
+                row(true, "before", figure_cells(b));
+                row(false, "after", figure_cells(a));
                 row(false, "delta", overlap_delta(b, a));
             }
-            (Some(b), None) => row(true, "before only", overlap_cells(b)),
-            (None, Some(a)) => row(true, "after only", overlap_cells(a)),
+            (Some(b), None) => row(true, "before only", figure_cells(b)),
+            (None, Some(a)) => row(true, "after only", figure_cells(a)),
             (None, None) => {}
         }
     }
