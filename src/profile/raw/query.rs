@@ -1,0 +1,225 @@
+//! A SELECT stepped through SQLite's C API, for the loader's hot loop: a
+//! value costs one `sqlite3_column_value` and one type test, where
+//! rusqlite's typed reads cost a column count, a column type and a column
+//! read, each taking and leaving the connection's mutex — about a third of
+//! a first open's time went there (perf on 1 M kernels).
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ffi};
+use std::ffi::{CStr, c_char, c_int};
+use std::marker::PhantomData;
+
+/// A prepared statement of one connection, finalized when dropped.
+pub struct Query<'c> {
+    stmt: *mut ffi::sqlite3_stmt,
+    db: *mut ffi::sqlite3,
+    columns: usize,
+    /// The statement must not outlive its connection.
+    _conn: PhantomData<&'c Connection>,
+}
+
+/// The current row of a [`Query`], valid until the next step.
+pub struct Row<'q> {
+    stmt: *mut ffi::sqlite3_stmt,
+    columns: usize,
+    _query: PhantomData<&'q mut ()>,
+}
+
+/// The connection's last error as rusqlite says it, so that callers map
+/// it to a message as they map any other SQLite error.
+fn error(db: *mut ffi::sqlite3, code: c_int) -> rusqlite::Error {
+    // SAFETY: `db` is an open connection; the message is copied at once.
+    let message = unsafe {
+        let m = ffi::sqlite3_errmsg(db);
+        (!m.is_null()).then(|| CStr::from_ptr(m).to_string_lossy().into_owned())
+    };
+    rusqlite::Error::SqliteFailure(ffi::Error::new(code), message)
+}
+
+impl<'c> Query<'c> {
+    pub fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Query<'c>> {
+        let len = c_int::try_from(sql.len()).map_err(|_| rusqlite::Error::InvalidQuery)?;
+        // SAFETY: the handle stays valid while `conn` is borrowed, and
+        // `Query` borrows it; the SQL is passed with its length, so it
+        // needs no terminating NUL.
+        unsafe {
+            let db = conn.handle();
+            let mut stmt = std::ptr::null_mut();
+            let rc = ffi::sqlite3_prepare_v2(
+                db,
+                sql.as_ptr().cast::<c_char>(),
+                len,
+                &mut stmt,
+                std::ptr::null_mut(),
+            );
+            if rc != ffi::SQLITE_OK {
+                ffi::sqlite3_finalize(stmt);
+                return Err(error(db, rc));
+            }
+            if stmt.is_null() {
+                return Err(rusqlite::Error::InvalidQuery);
+            }
+            let columns = ffi::sqlite3_column_count(stmt).max(0) as usize;
+            Ok(Query {
+                stmt,
+                db,
+                columns,
+                _conn: PhantomData,
+            })
+        }
+    }
+
+    /// The next row, `None` after the last one.
+    pub fn next(&mut self) -> rusqlite::Result<Option<Row<'_>>> {
+        // SAFETY: `stmt` is a live statement of a connection used only by
+        // this thread (rows borrow the query mutably, so no value read
+        // from the previous row outlives this step).
+        match unsafe { ffi::sqlite3_step(self.stmt) } {
+            ffi::SQLITE_ROW => Ok(Some(Row {
+                stmt: self.stmt,
+                columns: self.columns,
+                _query: PhantomData,
+            })),
+            ffi::SQLITE_DONE => Ok(None),
+            rc => Err(error(self.db, rc)),
+        }
+    }
+}
+
+impl Drop for Query<'_> {
+    fn drop(&mut self) {
+        // SAFETY: finalized once, here.
+        unsafe {
+            ffi::sqlite3_finalize(self.stmt);
+        }
+    }
+}
+
+impl Row<'_> {
+    /// Column `i` when it holds an integer, the common case, read without
+    /// building a [`ValueRef`]; `Err` with the value otherwise.
+    #[inline(always)]
+    pub fn integer(&self, i: usize) -> Result<i64, ValueRef<'_>> {
+        if i >= self.columns {
+            return Err(ValueRef::Null);
+        }
+        // SAFETY: as in `get`.
+        unsafe {
+            let v = ffi::sqlite3_column_value(self.stmt, i as c_int);
+            match ffi::sqlite3_value_type(v) {
+                ffi::SQLITE_INTEGER => Ok(ffi::sqlite3_value_int64(v)),
+                ffi::SQLITE_NULL => Err(ValueRef::Null),
+                _ => Err(self.get(i)),
+            }
+        }
+    }
+
+    /// Column `i`'s value; a column the SELECT does not have reads as NULL.
+    #[inline]
+    pub fn get(&self, i: usize) -> ValueRef<'_> {
+        if i >= self.columns {
+            return ValueRef::Null;
+        }
+        // SAFETY: `i` is a column of the statement, which is on a row.
+        // The value is the row's own (SQLite calls it "unprotected"), read
+        // on the thread that owns the connection; text and blob bytes stay
+        // valid until the next step, which needs the query this row
+        // borrows. The pointer is read before the length, as SQLite asks.
+        unsafe {
+            let v = ffi::sqlite3_column_value(self.stmt, i as c_int);
+            match ffi::sqlite3_value_type(v) {
+                ffi::SQLITE_INTEGER => ValueRef::Integer(ffi::sqlite3_value_int64(v)),
+                ffi::SQLITE_FLOAT => ValueRef::Real(ffi::sqlite3_value_double(v)),
+                ffi::SQLITE_TEXT => {
+                    let p = ffi::sqlite3_value_text(v);
+                    let n = ffi::sqlite3_value_bytes(v).max(0) as usize;
+                    ValueRef::Text(bytes(p, n))
+                }
+                ffi::SQLITE_BLOB => {
+                    let p = ffi::sqlite3_value_blob(v).cast::<u8>();
+                    let n = ffi::sqlite3_value_bytes(v).max(0) as usize;
+                    ValueRef::Blob(bytes(p, n))
+                }
+                _ => ValueRef::Null,
+            }
+        }
+    }
+}
+
+/// `n` bytes at `p`; empty for a null pointer (SQLite's empty blob, or a
+/// conversion that ran out of memory).
+///
+/// # Safety
+/// `p` is null or points at `n` readable bytes that outlive `'a`.
+unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
+    if p.is_null() || n == 0 {
+        return &[];
+    }
+    // SAFETY: as the caller promises.
+    unsafe { std::slice::from_raw_parts(p, n) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(sql: &str) -> Vec<Vec<String>> {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut q = Query::prepare(&conn, sql).unwrap();
+        let mut out = Vec::new();
+        while let Some(row) = q.next().unwrap() {
+            out.push(
+                (0..4)
+                    .map(|i| match row.get(i) {
+                        ValueRef::Null => "null".to_string(),
+                        ValueRef::Integer(v) => format!("int {v}"),
+                        ValueRef::Real(v) => format!("real {v}"),
+                        ValueRef::Text(t) => format!("text {}", String::from_utf8_lossy(t)),
+                        ValueRef::Blob(b) => format!("blob {b:?}"),
+                    })
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn every_storage_class_reads_as_rusqlite_reads_it() {
+        assert_eq!(
+            values(
+                "SELECT 9223372036854775807, -1.5, 'é\u{1b}x', x'00ff' UNION ALL SELECT NULL, x'', '', -9223372036854775808"
+            ),
+            vec![
+                vec![
+                    "int 9223372036854775807",
+                    "real -1.5",
+                    "text é\u{1b}x",
+                    "blob [0, 255]"
+                ],
+                vec!["null", "blob []", "text ", "int -9223372036854775808"],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_column_past_the_select_reads_as_null_and_an_empty_result_has_no_row() {
+        assert_eq!(
+            values("SELECT 1, 2"),
+            vec![vec!["int 1", "int 2", "null", "null"]]
+        );
+        assert!(values("SELECT 1 WHERE 0").is_empty());
+    }
+
+    #[test]
+    fn errors_carry_sqlite_s_message() {
+        let conn = Connection::open_in_memory().unwrap();
+        let e = Query::prepare(&conn, "SELECT nope FROM nowhere")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no such table: nowhere"), "{e}");
+        // A runtime error surfaces from the step, not as the end of rows.
+        let mut q = Query::prepare(&conn, "SELECT abs(-9223372036854775808)").unwrap();
+        let e = q.next().err().unwrap();
+        assert!(e.to_string().contains("integer overflow"), "{e}");
+    }
+}
