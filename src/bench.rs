@@ -9,7 +9,7 @@ use rankline::analysis::overlap::overlap;
 use rankline::analysis::skew::skew;
 use rankline::analysis::stored;
 use rankline::profile::cache::AnalysesSlot;
-use rankline::profile::{self, CacheDir, Profile, spec};
+use rankline::profile::{self, CacheDir, Profile};
 use rankline::tui::data::Loaded;
 use rankline::tui::index::RenderIndex;
 use rankline::tui::keymap::Keymap;
@@ -22,6 +22,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod shell;
+
 /// Resident memory of this process, bytes (Linux).
 fn rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -32,75 +34,6 @@ fn rss() -> Option<u64> {
 
 fn secs(d: Duration) -> String {
     format!("{:.3} s", d.as_secs_f64())
-}
-
-/// Rows and seconds of the `sqlite3` shell scanning exactly the columns
-/// rankline loads, one query per table.
-fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
-    let conn = profile::open_readonly(file).map_err(|e| e.to_string())?;
-    let mut rows = 0u64;
-    let mut time = Duration::ZERO;
-    for t in spec::LOADED {
-        let cols: Vec<String> = {
-            let mut st = conn
-                .prepare(&format!("PRAGMA table_info(\"{}\")", t.table))
-                .map_err(|e| e.to_string())?;
-            st.query_map([], |r| r.get::<_, String>(1))
-                .map_err(|e| e.to_string())?
-                .filter_map(Result::ok)
-                .collect()
-        };
-        if cols.is_empty() {
-            continue;
-        }
-        let exprs: Vec<String> = t
-            .columns
-            .iter()
-            .filter(|c| cols.iter().any(|x| x == c.0))
-            .map(|c| {
-                if c.2 {
-                    format!("total(length(\"{}\"))", c.0)
-                } else {
-                    format!("total(\"{}\")", c.0)
-                }
-            })
-            .collect();
-        let n: i64 = conn
-            .query_row(
-                &format!("SELECT count(*) FROM \"{}\" {}", t.table, t.filter),
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| e.to_string())?;
-        let sql = format!(
-            "SELECT {} FROM \"{}\" {}",
-            exprs.join(", "),
-            t.table,
-            t.filter
-        );
-        let t0 = Instant::now();
-        let out = baseline_command(file, &sql).output().map_err(|e| {
-            format!("cannot run sqlite3 ({e}); install it (apt-get install sqlite3)")
-        })?;
-        time += t0.elapsed();
-        if !out.status.success() {
-            return Err(format!(
-                "sqlite3 failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        rows += n as u64;
-    }
-    Ok((rows, time))
-}
-
-/// The `sqlite3` shell running `sql` on `file` opened exactly as the
-/// loader opens it: read-only and immutable, so that it takes no locks and
-/// creates no `-shm` or `-wal` beside a WAL-mode input.
-fn baseline_command(file: &Path, sql: &str) -> Command {
-    let mut c = Command::new("sqlite3");
-    c.arg("-readonly").arg(profile::readonly_uri(file)).arg(sql);
-    c
 }
 
 /// Mean time of `frames` draws of a 200×60 timeline showing `view`.
@@ -125,8 +58,14 @@ fn events(p: &Profile) -> usize {
 
 /// Runs the benchmark: the `sqlite3` baseline here, then each measured
 /// phase in a fresh process so memory figures start from nothing.
-pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Result<(), String> {
+pub fn run(
+    file: PathBuf,
+    phase: Option<String>,
+    rounds: usize,
+    cache: Option<CacheDir>,
+) -> Result<(), String> {
     match phase.as_deref() {
+        Some("open") => return open_only(&file),
         Some("fresh") => return measure(&file, cache.as_ref(), false),
         Some("cached") => return measure(&file, cache.as_ref(), true),
         Some("one-reader") => return one_reader(&file),
@@ -147,47 +86,28 @@ pub fn run(file: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Res
     );
     let size = meta.len();
     println!("  file size: {:.1} MiB", size as f64 / (1 << 20) as f64);
-    let (base_rows, base_time) = sqlite3_baseline(&file)?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let (base_rows, base_time) = first_open_rounds(&exe, &file, rounds)?;
     let base_rate = base_rows as f64 / base_time.as_secs_f64();
-    println!(
-        "  sqlite3 shell, same columns: {base_rows} rows in {} = {:.2} M rows/s",
-        secs(base_time),
-        base_rate / 1e6
-    );
     // A cache of our own, so the first open really is a first open; named
     // so that removing it afterwards never removes anything else.
     let own = format!(".rankline-bench-{}", std::process::id());
     let dir = cache.map_or_else(|| std::env::temp_dir().join(&own), |c| c.dir.join(&own));
     let _ = std::fs::remove_dir_all(&dir);
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut opens: Vec<f64> = Vec::new();
     let mut frames: Vec<f64> = Vec::new();
     let mut readies: Vec<f64> = Vec::new();
-    for phase in ["one-reader", "fresh", "cached"] {
-        let out = Command::new(&exe)
-            .args(["bench", "--phase", phase, "--cache-dir"])
-            .arg(&dir)
-            .arg(&file)
-            .env("RANKLINE_BENCH_BASE_RATE", base_rate.to_string())
-            .env("RANKLINE_BENCH_BASE_ROWS", base_rows.to_string())
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "phase {phase} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let mark = |m: &str| {
-                line.strip_prefix(m)
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-            };
-            if let Some(s) = mark(OPEN_MARK) {
+    let env = [
+        ("RANKLINE_BENCH_BASE_RATE", base_rate.to_string()),
+        ("RANKLINE_BENCH_BASE_ROWS", base_rows.to_string()),
+    ];
+    for name in ["one-reader", "fresh", "cached"] {
+        for line in run_phase(&exe, &file, name, Some(&dir), &env)? {
+            if let Some(s) = mark(&line, OPEN_MARK) {
                 opens.push(s);
-            } else if let Some(s) = mark(FRAME_MARK) {
+            } else if let Some(s) = mark(&line, FRAME_MARK) {
                 frames.push(s);
-            } else if let Some(s) = mark(READY_MARK) {
+            } else if let Some(s) = mark(&line, READY_MARK) {
                 readies.push(s);
             } else {
                 println!("{line}");
@@ -334,6 +254,114 @@ fn rate_line(open: Duration) -> String {
     )
 }
 
+/// Where a first open's time went: from each stage's first report to the
+/// next stage's (the large tables' stages overlap, so they are one figure).
+fn stage_times(t0: Instant, seen: &[(profile::Stage, Instant)]) -> String {
+    use profile::Stage::*;
+    let at = |f: &dyn Fn(profile::Stage) -> bool| seen.iter().find(|(s, _)| f(*s)).map(|x| x.1);
+    let tables = at(&|s| matches!(s, Kernels | Memcpy | Memset | Runtime | Nvtx));
+    let linking = at(&|s| s == Linking);
+    let (Some(tables), Some(linking)) = (tables, linking) else {
+        return "not reported".into();
+    };
+    let end = Instant::now();
+    format!(
+        "metadata {}, large tables {}, sorting and linking {}",
+        secs(tables - t0),
+        secs(linking - tables),
+        secs(end - linking)
+    )
+}
+
+/// The first open against the shell in `rounds` rounds, each the shell
+/// then a fresh process opening the file (no cache, all readers): the two
+/// runs of a round see the same machine, so the median of the rounds'
+/// ratios is steadier than one run of each on a shared VM. Returns the
+/// shell's rows and median time, the baseline of the other figures.
+fn first_open_rounds(exe: &Path, file: &Path, rounds: usize) -> Result<(u64, Duration), String> {
+    let mut shell_times = Vec::new();
+    let mut ratios = Vec::new();
+    let mut rows = 0;
+    for round in 1..=rounds {
+        let (n, shell_time) = shell::sqlite3_baseline(file)?;
+        rows = n;
+        let out = run_phase(exe, file, "open", None, &[])?;
+        let open = out
+            .iter()
+            .find_map(|l| mark(l, OPEN_MARK))
+            .ok_or("the open phase printed no time")?;
+        let ratio = shell_time.as_secs_f64() / open;
+        println!(
+            "  round {round}: sqlite3 shell, same columns: {n} rows in {} = {:.2} M rows/s; first open, {} readers: {open:.3} s = {:.0}% of the shell's rate",
+            secs(shell_time),
+            n as f64 / shell_time.as_secs_f64() / 1e6,
+            profile::ReadPlan::default().readers,
+            100.0 * ratio
+        );
+        shell_times.push(shell_time);
+        ratios.push(ratio);
+    }
+    shell_times.sort();
+    ratios.sort_by(f64::total_cmp);
+    let median = |n: usize| n / 2;
+    println!(
+        "  first open, {} readers, median of {rounds} rounds: {:.0}% of the sqlite3 shell's rate (rounds: {})",
+        profile::ReadPlan::default().readers,
+        100.0 * ratios[median(ratios.len())],
+        ratios
+            .iter()
+            .map(|r| format!("{:.0}%", 100.0 * r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok((rows, shell_times[median(shell_times.len())]))
+}
+
+/// A value printed after `m` by a phase.
+fn mark(line: &str, m: &str) -> Option<f64> {
+    line.strip_prefix(m)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+}
+
+/// Runs `rankline bench --phase NAME` on `file` and returns its stdout
+/// lines.
+fn run_phase(
+    exe: &Path,
+    file: &Path,
+    name: &str,
+    cache: Option<&Path>,
+    env: &[(&str, String)],
+) -> Result<Vec<String>, String> {
+    let mut c = Command::new(exe);
+    c.args(["bench", "--phase", name]);
+    if let Some(dir) = cache {
+        c.arg("--cache-dir").arg(dir);
+    }
+    let out = c
+        .arg(file)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "phase {name} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
+/// A first open and nothing else, as a fresh process does it.
+fn open_only(file: &Path) -> Result<(), String> {
+    let t0 = Instant::now();
+    profile::load_one_planned(file, &profile::ReadPlan::default()).map_err(|e| e.to_string())?;
+    println!("{OPEN_MARK} {}", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
 /// The first open with the large tables read on one connection (ranges
 /// in turn), to show how reading scales with readers.
 fn one_reader(file: &Path) -> Result<(), String> {
@@ -373,10 +401,16 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         reopened = Some(out);
         p
     } else {
-        let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, _, _| {});
+        let mut first_seen: Vec<(profile::Stage, Instant)> = Vec::new();
+        let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, stage, _| {
+            if first_seen.iter().all(|(s, _)| *s != stage) {
+                first_seen.push((stage, Instant::now()));
+            }
+        });
         if let Some(e) = errors.first() {
             return Err(e.to_string());
         }
+        println!("  first open by stage: {}", stage_times(t0, &first_seen));
         p
     };
     let open = t0.elapsed();
@@ -517,24 +551,4 @@ fn frames(loaded: &Arc<Loaded>) -> Result<(), String> {
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_baseline_opens_the_input_read_only_and_immutable() {
-        let c = baseline_command(Path::new("/data/run?1.sqlite"), "SELECT 1");
-        let args: Vec<_> = c.get_args().map(|a| a.to_string_lossy()).collect();
-        assert_eq!(c.get_program(), "sqlite3");
-        assert_eq!(
-            args,
-            [
-                "-readonly",
-                "file:/data/run%3F1.sqlite?mode=ro&immutable=1",
-                "SELECT 1"
-            ]
-        );
-    }
 }

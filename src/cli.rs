@@ -120,8 +120,12 @@ enum Command {
         /// An nsys SQLite export
         file: PathBuf,
         /// Internal: run one measured phase in this process
-        #[arg(long, hide = true, value_parser = ["fresh", "one-reader", "cached"])]
+        #[arg(long, hide = true, value_parser = ["open", "fresh", "one-reader", "cached"])]
         phase: Option<String>,
+        /// Rounds of the sqlite3 shell against a first open, alternated
+        /// (the median is the figure)
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=50))]
+        rounds: u16,
         #[command(flatten)]
         no_cache: NoCacheArg,
     },
@@ -227,11 +231,12 @@ pub fn run() -> ExitCode {
         Some(Command::Bench {
             file,
             phase,
+            rounds,
             no_cache,
         }) => {
             // Whatever goes wrong, it is the measured file that could not
             // be read or analysed.
-            match crate::bench::run(file, phase, cli.cache.dir(no_cache)) {
+            match crate::bench::run(file, phase, rounds.into(), cli.cache.dir(no_cache)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => input_failed(e),
             }
