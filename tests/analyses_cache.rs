@@ -7,9 +7,12 @@ mod common;
 use common::*;
 use rankline::analysis::bundle::Settings;
 use rankline::profile::{CacheDir, Source};
-use rankline::tui::data::LoadMsg;
+use rankline::tui::data::{LoadMsg, Loaded};
+use rankline::tui::keymap::Keymap;
+use rankline::tui::state::App;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// A private copy of `fixture` and a private cache directory.
@@ -276,6 +279,45 @@ fn a_timeline_reopen_has_every_analysis_with_its_first_frame() {
     assert_eq!(reopened.big_events, analysed.big_events);
     assert_eq!(reopened.top_skews, analysed.top_skews);
     assert_eq!(reopened.entries.len(), analysed.entries.len());
+}
+
+/// The timeline's capture once a load of `f` is taken as the UI takes it,
+/// what the loader returned, and whether the analyses were computed (not
+/// read back).
+fn timeline_and_loader(f: &Path, cache: &Path) -> (Arc<Loaded>, Arc<Loaded>, bool) {
+    let dir = CacheDir {
+        dir: cache.to_path_buf(),
+        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
+    };
+    let mut msgs = Vec::new();
+    let returned = rankline::tui::data::load_then(
+        &[Source::File(f.to_path_buf())],
+        Some(&dir),
+        &Settings::default(),
+        &mut |m| msgs.push(m),
+        &mut || {},
+    );
+    let analysed = msgs.iter().any(|m| matches!(m, LoadMsg::Analysed(_)));
+    let mut app = App::new(Keymap::default_keymap(), false);
+    for m in msgs {
+        app.on_load(m);
+    }
+    let timeline = app.loaded.expect("drawn");
+    (timeline, returned.expect("opened"), analysed)
+}
+
+#[test]
+fn the_timeline_shares_the_loaded_capture_instead_of_copying_it() {
+    // A copy of a 10 M-event capture's analyses doubles the memory of a
+    // reopen for a moment and costs time: first open and reopen, the
+    // timeline draws from the very allocation the loader returns.
+    let (f, cache) = setup("analyses_shared", "megatron_tp8");
+    for (open, computed) in [("first open", true), ("reopen", false)] {
+        let (timeline, loader, analysed) = timeline_and_loader(&f, &cache);
+        assert_eq!(analysed, computed, "{open}");
+        assert!(timeline.complete, "{open}");
+        assert!(Arc::ptr_eq(&timeline, &loader), "{open}: a copy");
+    }
 }
 
 #[test]

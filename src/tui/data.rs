@@ -45,8 +45,9 @@ pub const TOP_SKEWS: usize = 20;
 
 /// Everything the views read. The timeline can draw from the first,
 /// quick version (profile, render index, completeness); the full version,
-/// with the cross-rank analyses, replaces it moments later.
-#[derive(Clone)]
+/// with the cross-rank analyses, replaces it moments later. Not `Clone`:
+/// it is shared as `Arc<Loaded>`, a copy of a 10 M-event capture's
+/// analyses costs memory and time.
 pub struct Loaded {
     pub profile: Arc<Profile>,
     pub analysis: Analysis,
@@ -245,8 +246,9 @@ pub enum LoadMsg {
     FileError(String),
     /// Why caching is off for this run (the timeline works without it).
     CacheOff(String),
-    /// The timeline can draw.
-    Done(Box<Loaded>),
+    /// The timeline can draw. Shared with the loader, which goes on from
+    /// it (analyses, the cache entry): a copy would double the memory.
+    Done(Arc<Loaded>),
     /// The cross-rank analyses are done too.
     Analysed(Arc<Loaded>),
     /// About the `--baseline` capture.
@@ -319,9 +321,9 @@ pub fn load_then(
     let found = slot
         .as_ref()
         .and_then(|slot| stored::read(slot, &profile, &mut |m| notes.push(m)));
-    // What to store once the UI has it: the analyses, and the index.
-    let mut to_store = None;
-    let full = match found {
+    // `store`: whether to store the analyses and the index once the UI
+    // has them (written from `full`, which the UI shares: no copy).
+    let (full, store) = match found {
         Some((analysis, sections)) => {
             // Everything at once: no "matching collectives…" on a reopen.
             send(progress("reading stored analyses"));
@@ -337,36 +339,29 @@ pub fn load_then(
                 }
             };
             drop(sections);
-            let stored_index = index.is_some();
-            let full = Loaded::from_stored(profile, settings, analysis, index);
-            if !stored_index {
-                to_store = Some((full.analysis.clone(), full.index.clone()));
-            }
-            let full = Arc::new(full);
-            send(LoadMsg::Done(Box::new((*full).clone())));
+            let store = index.is_none();
+            let full = Arc::new(Loaded::from_stored(profile, settings, analysis, index));
+            send(LoadMsg::Done(full.clone()));
             drawable();
             if let Some(why) = cache_off.take() {
                 send(LoadMsg::CacheOff(why));
             }
-            full
+            (full, store)
         }
         None => {
             send(progress("indexing for drawing"));
-            let quick = Loaded::quick(profile, settings);
+            let quick = Arc::new(Loaded::quick(profile, settings));
             // Hand over the quick version first: the timeline draws while
             // the cross-rank analyses run.
-            send(LoadMsg::Done(Box::new(quick.clone())));
+            send(LoadMsg::Done(quick.clone()));
             drawable();
             if let Some(why) = cache_off.take() {
                 send(LoadMsg::CacheOff(why));
             }
             let full = Loaded::complete(&quick, settings, &mut |stage| send(progress(stage)));
-            if slot.is_some() {
-                to_store = Some((full.analysis.clone(), full.index.clone()));
-            }
             let full = Arc::new(full);
             send(LoadMsg::Analysed(full.clone()));
-            full
+            (full, slot.is_some())
         }
     };
     for note in notes {
@@ -380,10 +375,11 @@ pub fn load_then(
         send(LoadMsg::CacheOff(why));
         return Some(full);
     }
-    if let (Some(slot), Some((analysis, index))) = (&slot, to_store) {
-        let written = index
+    if store && let Some(slot) = &slot {
+        let written = full
+            .index
             .encode()
-            .and_then(|view| stored::write(slot, &analysis, &view));
+            .and_then(|view| stored::write(slot, &full.analysis, &view));
         if let Err(why) = written {
             send(LoadMsg::CacheOff(format!("{why}; caching is off")));
         }

@@ -258,7 +258,7 @@ impl App {
                             .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
                     }
                 }
-                self.set_loaded(Arc::from(loaded));
+                self.set_loaded(loaded);
             }
             LoadMsg::Analysed(loaded) => self.set_analysed(loaded),
             LoadMsg::Baseline(m) => self.on_baseline(m),
