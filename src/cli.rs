@@ -11,6 +11,7 @@
 
 mod args;
 mod diff;
+mod index_analyses;
 mod input_files;
 mod messages;
 
@@ -114,6 +115,10 @@ enum Command {
         /// nsys SQLite exports or .nsys-rep reports (exported with nsys), or directories of them
         #[arg(required = true, value_name = "FILE|DIR")]
         files: Vec<PathBuf>,
+        /// The analyses are stored for these settings: the timeline opened
+        /// with the same ones reads them back
+        #[command(flatten)]
+        analysis: AnalysisArgs,
     },
     /// Measure open, memory, analysis and drawing on a file (prints figures)
     Bench {
@@ -224,9 +229,10 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(args.no_cache);
             diff::run(args, cache)
         }
-        Some(Command::Index { files }) => match distinct(files) {
-            Ok(files) => index(files, cli.cache.used()),
-            Err(e) => input_failed(e),
+        Some(Command::Index { files, analysis }) => match (analysis.settings(), distinct(files)) {
+            (Err(e), _) => fail(e),
+            (_, Err(e)) => input_failed(e),
+            (Ok(settings), Ok(files)) => index(files, cli.cache.used(), &settings),
         },
         Some(Command::Bench {
             file,
@@ -291,7 +297,7 @@ fn say_exports(files: &[PathBuf]) -> impl FnMut(usize, Stage, usize) + '_ {
     }
 }
 
-fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
+fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode {
     let mut failed = false;
     // Files are indexed at once, one per core; lines come out in file order.
     let done = profile::parallel::each_on(
@@ -302,12 +308,13 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
             let t0 = std::time::Instant::now();
             let source = Source::File(files[i].clone());
             let one = std::slice::from_ref(&files[i]);
-            let out = profile::load_with(&[source], Some(&cache), &mut say_exports(one));
+            let mut out = profile::load_with(&[source], Some(&cache), &mut say_exports(one));
             // Only the figures are kept: 64 profiles at once would not fit.
             let p = &out.profile;
             let rows = (p.gpu.len(), p.runtime.len(), p.nvtx.len());
             let exported = !out.exported.is_empty();
             let took = t0.elapsed();
+            let analyses = index_analyses::store(&mut out, settings);
             (
                 out.errors,
                 out.cache_use,
@@ -315,10 +322,13 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
                 rows,
                 took,
                 exported,
+                analyses,
             )
         },
     );
-    for (f, (errors, cache_use, cache_off, rows, took, exported)) in files.into_iter().zip(done) {
+    for (f, (errors, cache_use, cache_off, rows, took, exported, analyses)) in
+        files.into_iter().zip(done)
+    {
         if let Some(e) = errors.first() {
             failed = true;
             say(e);
@@ -344,8 +354,20 @@ fn index(files: Vec<PathBuf>, cache: CacheDir) -> ExitCode {
                 continue;
             }
         };
+        let analyses = match analyses {
+            Ok(Some(index_analyses::Stored::Already)) => "; analyses already stored".to_string(),
+            Ok(Some(index_analyses::Stored::Written(t))) => {
+                format!("; analyses stored in {:.2} s", t.as_secs_f64())
+            }
+            Ok(None) => String::new(),
+            Err(why) => {
+                failed = true;
+                say(format!("{why}; analyses not stored"));
+                String::new()
+            }
+        };
         println!(
-            "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}",
+            "{}: {how} in {:.2} s ({} GPU rows, {} runtime calls, {} NVTX) -> {}{analyses}",
             escape_controls(&f.display().to_string()),
             took.as_secs_f64(),
             rows.0,

@@ -406,3 +406,71 @@ fn a_partial_load_writes_no_cache_and_a_cached_one_is_used() {
     report(&[&f], Some(&cache), &[]);
     assert_eq!(json(&args), partial);
 }
+
+/// `rankline index` with `extra` options into `cache`: its one line.
+fn index(f: &Path, cache: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["index", s(f), "--cache-dir", s(cache)];
+    args.extend(extra);
+    let o = rankline(&args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn index_stores_the_analyses_so_the_first_timeline_open_is_a_reopen() {
+    let (f, cache) = setup("analyses_index", "megatron_tp8");
+    let line = index(&f, &cache, &[]);
+    assert!(line.contains(": cached in "), "{line}");
+    assert!(line.contains("; analyses stored in "), "{line}");
+    // The timeline computes nothing: every analysis comes with the first
+    // frame, and equals what a fresh computation gives.
+    let opened = timeline_load(&f, &cache);
+    let stages = stages(&opened);
+    assert!(
+        !stages.iter().any(|s| s == "matching collectives"),
+        "{stages:?}"
+    );
+    assert!(
+        opened.iter().all(|m| !matches!(m, LoadMsg::Analysed(_))),
+        "nothing left to analyse"
+    );
+    let reopened = opened
+        .iter()
+        .find_map(|m| match m {
+            LoadMsg::Done(l) => Some(l.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(reopened.complete);
+    let (fresh_dir, fresh_cache) = setup("analyses_index_fresh", "megatron_tp8");
+    let fresh = timeline_load(&fresh_dir, &fresh_cache);
+    let computed = fresh
+        .iter()
+        .find_map(|m| match m {
+            LoadMsg::Analysed(l) => Some(l.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        rankline::analysis::stored::encode(&reopened.analysis).unwrap()
+            == rankline::analysis::stored::encode(&computed.analysis).unwrap(),
+        "stored by index == computed by the timeline"
+    );
+    assert!(reopened.index.encode().unwrap() == computed.index.encode().unwrap());
+    // Indexed again: nothing to do. With other settings: stored for those.
+    assert!(index(&f, &cache, &[]).contains(": already cached in "));
+    assert!(index(&f, &cache, &[]).ends_with("; analyses already stored\n"));
+    let other = index(&f, &cache, &["--big-skew-ms", "7"]);
+    assert!(other.contains("; analyses stored in "), "{other}");
+    assert_eq!(stored_entries(&cache).len(), 2);
+    // A bad setting is a usage error, before anything is read.
+    let o = rankline(&[
+        "index",
+        s(&f),
+        "--cache-dir",
+        s(&cache),
+        "--big-skew-ms",
+        "-1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
