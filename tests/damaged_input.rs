@@ -280,9 +280,21 @@ fn bench_writes_nothing_beside_a_wal_input() {
     }
     let (d, f) = export_with_wal("wal_bench", 5);
     let before = listing(&d);
-    let o = rankline(&["bench", f.to_str().unwrap()]);
+    let o = rankline(&["bench", "--rounds", "2", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(listing(&d), before, "bench wrote beside its input");
+    // The shell and the first open alternate, and the median is the figure.
+    let out = stdout(&o);
+    let rounds: Vec<&str> = out.lines().filter(|l| l.contains("  round ")).collect();
+    assert_eq!(rounds.len(), 2, "{out}");
+    assert!(
+        rounds
+            .iter()
+            .all(|l| l.contains("sqlite3 shell") && l.contains("first open"))
+    );
+    assert!(out.contains("median of 2 rounds"), "{out}");
+    let o = rankline(&["bench", "--rounds", "0", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]
