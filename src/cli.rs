@@ -23,7 +23,7 @@ use rankline::analysis::Window;
 use rankline::analysis::bundle::{self, Settings};
 use rankline::analysis::stored;
 use rankline::profile::inputs::is_nsys_report;
-use rankline::profile::{self, CacheDir, CacheUse, DevId, Need, Profile, Source, Stage};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -489,13 +489,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(e) => return input_failed(e),
     };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
-    // `nccl` and `overlap` read no runtime calls or NVTX ranges: without a
-    // cache entry, those tables are not read (and nothing is cached).
-    let need = if report::needs_cpu_rows(&sections) {
-        Need::All
-    } else {
-        Need::Gpu
-    };
+    // `nccl` and `overlap` read no runtime calls or NVTX ranges, `summary`
+    // only their counts: without a cache entry, those tables are not read
+    // (and nothing is cached).
+    let need = report::need(&sections, window);
     let mut loaded = profile::load_needed(&sources, cache.as_ref(), need, &mut say_exports(&files));
     let profile = std::mem::take(&mut loaded.profile);
     let errors = std::mem::take(&mut loaded.errors);

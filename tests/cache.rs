@@ -169,9 +169,11 @@ fn three_inputs(test: &str) -> (Vec<PathBuf>, PathBuf) {
 }
 
 fn summary_with_cap(f: &Path, cache: &Path) {
+    // `report all`: `report summary` alone reads only counts, and a
+    // partial read is never cached.
     let o = rankline(&[
         "report",
-        "summary",
+        "all",
         f.to_str().unwrap(),
         "--cache-dir",
         cache.to_str().unwrap(),
@@ -324,7 +326,8 @@ fn cache_unusable(f: &Path, cache_args: &[&str], env_unset: &[&str], why: &str) 
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("rankline: ") && err.contains(why), "{err}");
-    let mut args = vec!["report", "summary", file];
+    // `report all` writes an entry (`report summary` reads only counts).
+    let mut args = vec!["report", "all", file];
     args.extend_from_slice(cache_args);
     let o = rankline_env(
         &args,

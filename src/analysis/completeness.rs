@@ -86,10 +86,16 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
     parts.join(", ")
 }
 
-/// Computes completeness over the window.
+/// Computes completeness over the window. Runtime calls and NVTX ranges
+/// counted but not loaded ([`crate::profile::CpuCounts`]) are counted over
+/// the whole capture: such a profile is read only without a window.
 pub fn completeness(p: &Profile, w: Window) -> Completeness {
+    debug_assert!(w.is_all() || p.cpu_counts.is_empty());
     let nproc = p.processes.len();
-    let mut rt_per_proc = vec![0usize; nproc];
+    let counted = |per_proc: &[usize], proc: usize| per_proc.get(proc).copied().unwrap_or(0);
+    let mut rt_per_proc: Vec<usize> = (0..nproc)
+        .map(|pr| counted(&p.cpu_counts.runtime_calls, pr))
+        .collect();
     for (t, rows) in p.runtime_by_thread.iter().enumerate() {
         let proc = p.threads[t].process as usize;
         rt_per_proc[proc] += rows
@@ -97,7 +103,9 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
             .filter(|&i| w.contains(p.runtime.start[i], p.runtime.end[i]))
             .count();
     }
-    let mut nvtx_per_proc = vec![0usize; nproc];
+    let mut nvtx_per_proc: Vec<usize> = (0..nproc)
+        .map(|pr| counted(&p.cpu_counts.nvtx_ranges, pr))
+        .collect();
     for (t, rows) in p.nvtx_by_thread.iter().enumerate() {
         let proc = p.threads[t].process as usize;
         nvtx_per_proc[proc] += rows

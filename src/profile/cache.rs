@@ -452,6 +452,7 @@ fn decode_checked(
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
         labels: Default::default(),
+        cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;
     Ok(p)

@@ -31,6 +31,7 @@ pub fn merge(into: &mut Profile, other: Profile) {
     }));
 
     let proc_base = into.processes.len() as ProcId;
+    into.cpu_counts.append(other.cpu_counts, proc_base);
     into.processes
         .extend(other.processes.into_iter().map(|p| Process {
             file,

@@ -2,6 +2,7 @@
 //! [`super::finalize`] sorts and links them).
 
 mod convert;
+mod counts;
 pub mod memory;
 pub mod ranges;
 mod source;
@@ -53,6 +54,8 @@ struct State<'p> {
     lanes: FxHashMap<(ProcId, u32, u32), LaneId>,
     details: DetailIds,
     progress: &'p mut ProgressFn<'p>,
+    /// Counting found rows that only a full read gives what they say.
+    rows_needed: bool,
 }
 
 /// Loads one export, its large tables read as `plan` says. `file_index`
@@ -142,8 +145,16 @@ fn read_file(
         lanes: FxHashMap::default(),
         details: DetailIds::default(),
         progress,
+        rows_needed: false,
     };
     st.run(&db, source, limits, plan)?;
+    if st.rows_needed {
+        let whole = ReadPlan {
+            need: Need::All,
+            ..*plan
+        };
+        return read_file(source, file_index, st.progress, limits, &whole, file_bytes);
+    }
     Ok(st.p)
 }
 
@@ -585,10 +596,12 @@ impl State<'_> {
         let (schema, path) = (&db.schema, db.path);
         let hints = ranges::TABLES
             .iter()
-            .map(|(sp, table)| match plan.reads(*table) {
-                true => raw::row_hint(&db.conn, schema, path, sp, db.file_bytes),
-                false => Ok(0),
-            })
+            .map(
+                |(sp, table)| match plan.reads(*table) && !plan.counts(*table) {
+                    true => raw::row_hint(&db.conn, schema, path, sp, db.file_bytes),
+                    false => Ok(0),
+                },
+            )
             .collect::<Result<Vec<usize>, LoadError>>()?;
         let rows = hints
             .iter()
@@ -597,6 +610,7 @@ impl State<'_> {
         memory::check(rows, limits).map_err(|m| LoadError::new(path, m))?;
         let jobs = ranges::jobs(&db.conn, schema, &hints, plan);
         let mut nvtx = RawNvtx::default();
+        let mut counted = counts::Counted::default();
         ranges::read_all(source, schema, path, &jobs, plan, |d| match d {
             ranges::Delivery::Progress(stage, rows) => {
                 (self.progress)(self.file_index, stage, rows)
@@ -606,8 +620,13 @@ impl State<'_> {
             // NVTX domain names may come after the ranges that use them:
             // converted once all is read.
             ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(*n),
+            ranges::Delivery::Chunk(ranges::Chunk::Counted(c)) => counted.append(*c),
         })?;
         self.add_nvtx(nvtx);
+        // NVTX payloads may name NCCL communicators, which the clock's
+        // matching reads from loaded rows: such a file is read whole.
+        self.rows_needed = counted.nvtx_payloads;
+        self.add_counts(counted);
         Ok(())
     }
 

@@ -138,8 +138,9 @@ pub fn load_with(
 
 /// Like [`load_with`] when `need` is [`Need::All`]. With [`Need::Gpu`],
 /// an input whose cache entry is valid is opened from it (everything), and
-/// any other is read without its runtime calls and NVTX ranges; such a
-/// partial profile is never cached, and gives no slot for analyses.
+/// any other is read without its runtime calls and NVTX ranges (with
+/// [`Need::Counts`], with them counted: [`CpuCounts`]); such a partial
+/// profile is never cached, and gives no slot for analyses.
 pub fn load_needed(
     sources: &[Source],
     cache: Option<&CacheDir>,

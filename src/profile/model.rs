@@ -347,6 +347,66 @@ pub struct Profile {
     pub nvtx_by_thread: Vec<Range<usize>>,
     /// Host and device names, derived once all files are merged (identity.rs).
     pub labels: Labels,
+    /// Runtime calls and NVTX ranges counted but not loaded (a summary's
+    /// read); empty when they are loaded.
+    pub cpu_counts: CpuCounts,
+}
+
+/// What `report summary` shows of the runtime calls and NVTX events of
+/// files read with [`crate::profile::Need::Counts`]: counted, their rows
+/// never loaded. Never cached (such a profile is not) and never seen
+/// by the timeline. The threads and processes of the counted rows are in
+/// the profile, but their ids may differ from a full load's.
+#[derive(Debug, Default, Clone)]
+pub struct CpuCounts {
+    /// Runtime and driver calls per process (by `ProcId`; missing = 0).
+    pub runtime_calls: Vec<usize>,
+    /// NVTX ranges (push/pop and start/end) per process.
+    pub nvtx_ranges: Vec<usize>,
+    /// First start and last end of the counted events (runtime calls, NVTX
+    /// ranges and marks), as loaded rows would give them.
+    pub span: Option<(i64, i64)>,
+}
+
+impl CpuCounts {
+    pub fn is_empty(&self) -> bool {
+        self.runtime_calls.is_empty() && self.nvtx_ranges.is_empty() && self.span.is_none()
+    }
+
+    /// Adds `n` rows of process `p`'s to `per_process`.
+    pub fn add(per_process: &mut Vec<usize>, p: ProcId, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if per_process.len() <= p as usize {
+            per_process.resize(p as usize + 1, 0);
+        }
+        per_process[p as usize] += n;
+    }
+
+    /// Widens the span to cover `(start, end)`.
+    pub fn cover(&mut self, (start, end): (i64, i64)) {
+        self.span = Some(
+            self.span
+                .map_or((start, end), |(a, b)| (a.min(start), b.max(end))),
+        );
+    }
+
+    /// Appends the counts of a file whose processes are numbered from
+    /// `proc_base` on (see `finalize::merge`).
+    pub fn append(&mut self, other: CpuCounts, proc_base: ProcId) {
+        for (mine, theirs) in [
+            (&mut self.runtime_calls, other.runtime_calls),
+            (&mut self.nvtx_ranges, other.nvtx_ranges),
+        ] {
+            for (p, n) in theirs.into_iter().enumerate() {
+                CpuCounts::add(mine, proc_base + p as ProcId, n);
+            }
+        }
+        if let Some(span) = other.span {
+            self.cover(span);
+        }
+    }
 }
 
 impl Profile {
@@ -355,7 +415,7 @@ impl Profile {
         self.threads[t as usize].process
     }
 
-    /// Time span of all loaded events (GPU and CPU), if any.
+    /// Time span of all loaded or counted events (GPU and CPU), if any.
     pub fn span(&self) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 3] = [
             (&self.gpu.start, &self.gpu.end),
@@ -371,7 +431,10 @@ impl Profile {
                 });
             }
         }
-        span
+        match (span, self.cpu_counts.span) {
+            (Some((a, b)), Some((lo, hi))) => Some((a.min(lo), b.max(hi))),
+            (span, counted) => span.or(counted),
+        }
     }
 }
 

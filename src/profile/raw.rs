@@ -226,7 +226,7 @@ pub fn row_hint(
 /// The SQL after the table name: the spec's filter, and a rowid range.
 /// `NOT INDEXED` keeps a range in rowid order whatever indexes the file
 /// has, so ranges read one after the other give the rows of one scan.
-fn tail(spec: &TableSpec, rows: Rows) -> String {
+pub(super) fn tail(spec: &TableSpec, rows: Rows) -> String {
     match rows {
         Rows::All => spec.filter.to_string(),
         Rows::Between(lo, hi) if spec.filter.is_empty() => {

@@ -25,7 +25,8 @@ use crate::analysis::nccl_breakdown::nccl_breakdown;
 use crate::analysis::overlap::overlap;
 use crate::analysis::skew::skew;
 use crate::analysis::steps::Steps;
-use crate::profile::Profile;
+use crate::analysis::window::Window;
+use crate::profile::{Need, Profile};
 use serde_json::{Map, Value};
 
 use context::Context;
@@ -109,13 +110,17 @@ fn needs(sections: &[Section]) -> (bool, bool) {
     )
 }
 
-/// Whether `sections` read the CPU side of a profile (runtime calls, NVTX
-/// ranges); those that do not can be rendered from a profile loaded
-/// without it ([`crate::profile::Need::Gpu`]).
-pub fn needs_cpu_rows(sections: &[Section]) -> bool {
-    !sections
-        .iter()
-        .all(|s| matches!(s, Section::Nccl | Section::Overlap))
+/// What of an export `sections` read over `window`: `nccl` and `overlap`
+/// no runtime calls or NVTX ranges, `summary` only their counts, the others
+/// everything; several sections read the union. The counts are of the
+/// whole capture: `summary` in a window (`--trim`) loads the rows and
+/// counts those inside it, as before.
+pub fn need(sections: &[Section], window: Window) -> Need {
+    sections.iter().fold(Need::Gpu, |need, s| match (s, need) {
+        (Section::Nccl | Section::Overlap, need) => need,
+        (Section::Summary, Need::Gpu | Need::Counts) if window.is_all() => Need::Counts,
+        _ => Need::All,
+    })
 }
 
 /// What `sections` need computed over `options.window`; the rest is left
@@ -269,6 +274,33 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
         Format::Text | Format::Csv => {
             let text = text_out.join("\n");
             crate::text_safe::escape_controls_keep_newlines(&text).into_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_read_the_union_of_what_they_need() {
+        let trim = Window::from_seconds(1.0, 2.0);
+        let all: Vec<Section> = Section::ALL.into_iter().filter(|s| s.in_all()).collect();
+        let cases: [(&[Section], Window, Need); 7] = [
+            (&[Section::Nccl], Window::ALL, Need::Gpu),
+            (&[Section::Overlap], trim, Need::Gpu),
+            (&[Section::Summary], Window::ALL, Need::Counts),
+            (
+                &[Section::Nccl, Section::Summary],
+                Window::ALL,
+                Need::Counts,
+            ),
+            (&[Section::Summary, Section::Overlap], trim, Need::All),
+            (&[Section::Summary, Section::Clock], Window::ALL, Need::All),
+            (&all, Window::ALL, Need::All),
+        ];
+        for (sections, window, want) in cases {
+            assert_eq!(need(sections, window), want, "{sections:?} {window:?}");
         }
     }
 }

@@ -2,6 +2,7 @@
 //! threads, lanes and interned names, column by column.
 
 use super::State;
+use super::counts::Counted;
 use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
@@ -276,5 +277,32 @@ impl State<'_> {
             out.domain.push(domain);
             out.depth.push(0);
         }
+    }
+
+    /// Gives the threads of rows counted, not loaded (see `counts.rs`), as
+    /// a load of the rows would make them (in another order), and their
+    /// counts per process.
+    pub(super) fn add_counts(&mut self, c: Counted) {
+        let mut counts = std::mem::take(&mut self.p.cpu_counts);
+        for (g, t) in c.runtime {
+            let process = self.process_of_thread(g);
+            CpuCounts::add(&mut counts.runtime_calls, process, t.rows);
+            if let Some(span) = t.span {
+                counts.cover(span);
+            }
+        }
+        for (g, t) in c.nvtx {
+            let process = self.process_of_thread(g);
+            CpuCounts::add(&mut counts.nvtx_ranges, process, t.rows);
+            if let Some(span) = t.span {
+                counts.cover(span);
+            }
+        }
+        self.p.cpu_counts = counts;
+    }
+
+    fn process_of_thread(&mut self, global_tid: i64) -> ProcId {
+        let thread = self.thread(global_tid);
+        self.p.threads[thread as usize].process
     }
 }

@@ -4,6 +4,7 @@
 //! converts each while later ones are still being read, and the result is
 //! the one a single scan of each table gives.
 
+use super::counts::{self, Counted};
 use super::source::{Need, Source, open_source};
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
@@ -30,7 +31,12 @@ pub struct ReadPlan {
 impl ReadPlan {
     /// Whether `table` is read at all under this plan.
     pub fn reads(&self, table: Table) -> bool {
-        self.need == Need::All || matches!(table, Table::Gpu(_))
+        self.need != Need::Gpu || matches!(table, Table::Gpu(_))
+    }
+
+    /// Whether `table`'s rows are counted, not loaded (see `counts.rs`).
+    pub fn counts(&self, table: Table) -> bool {
+        self.need == Need::Counts && !matches!(table, Table::Gpu(_))
     }
 }
 
@@ -79,6 +85,8 @@ pub enum Chunk {
     Gpu(GpuKind, Box<RawGpu>),
     Runtime(Box<RawRuntime>),
     Nvtx(Box<RawNvtx>),
+    /// Runtime or NVTX rows counted ([`Need::Counts`]).
+    Counted(Box<Counted>),
 }
 
 /// The jobs for every large table, in [`TABLES`] order, each table at
@@ -141,6 +149,10 @@ fn rowid_bounds(conn: &Connection, schema: &Schema, sp: &TableSpec) -> Option<(i
     Some((one("min")?, one("max")?))
 }
 
+/// The table whose operation ids match collectives (see
+/// `analysis/op_keys.rs`) by the kernels' correlation ids.
+const NCCL_OPERATIONS: &str = "NCCL_GPU_OPERATIONS";
+
 /// Reads one job on `conn`.
 fn read(
     conn: &Connection,
@@ -151,12 +163,23 @@ fn read(
     report: &mut raw::Report<'_>,
 ) -> Result<Chunk, LoadError> {
     let (sp, table) = &TABLES[job.table];
-    // Without runtime calls and NVTX, kernels need only times and names.
+    // Without runtime calls and NVTX, kernels need only times and names;
+    // a summary's clock matching also matches collectives by operation id,
+    // which needs their correlation ids.
     let sp = match (need, table) {
         (Need::Gpu, Table::Gpu(GpuKind::Kernel)) => &spec::KERNEL_TIMES_AND_NAMES,
+        (Need::Counts, Table::Gpu(GpuKind::Kernel)) if !schema.has_table(NCCL_OPERATIONS) => {
+            &spec::KERNEL_TIMES_AND_NAMES
+        }
         _ => sp,
     };
     Ok(match *table {
+        Table::Runtime if need == Need::Counts => Chunk::Counted(Box::new(counts::runtime(
+            conn, schema, path, job.rows, report,
+        )?)),
+        Table::Nvtx if need == Need::Counts => Chunk::Counted(Box::new(counts::nvtx(
+            conn, schema, path, job.rows, report,
+        )?)),
         Table::Gpu(kind) => Chunk::Gpu(
             kind,
             Box::new(raw::read_gpu(

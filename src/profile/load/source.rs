@@ -13,6 +13,10 @@ pub enum Need {
     /// All but the runtime calls and NVTX ranges (the largest tables after
     /// GPU activity): what `report nccl` and `report overlap` read.
     Gpu,
+    /// The GPU activity, and the runtime calls and NVTX ranges counted per
+    /// thread instead of loaded (see `load/counts.rs`): what `report
+    /// summary` reads.
+    Counts,
 }
 
 /// Where an export comes from.

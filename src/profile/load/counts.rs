@@ -1,0 +1,335 @@
+//! Runtime calls and NVTX events counted per thread instead of loaded
+//! ([`super::Need::Counts`], what `report summary` reads): per thread, the
+//! rows a full load would keep, and their first start and last end as the
+//! loaded rows would have them.
+//!
+//! The rows are those the loader's SELECT sees (same table, filter of
+//! `spec.rs`, rowid range), with only the columns that decide whether a
+//! row is kept and where it lies; each is judged by the loader's own rules
+//! (`rows::int`, then what `raw::read_runtime`, `raw::read_nvtx` and
+//! `convert.rs` do with it), so the counts are those of a full load
+//! whatever the export holds. They are summed here in one pass, not by a
+//! SQL `GROUP BY globalTid`: without an index on globalTid SQLite sorts
+//! every row for it, 1.3-1.9 s on the 1 M-call runtime table of
+//! `scale_1m.sqlite` against 0.25 s for a plain scan, which made a summary
+//! read that way slower than loading everything.
+
+use crate::profile::open::{LoadError, Schema, quote_ident};
+use crate::profile::progress::Stage;
+use crate::profile::raw::{self, Rows};
+use crate::profile::rows::int;
+use crate::profile::spec::{self, TableSpec};
+use rusqlite::{Connection, Row};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One thread's counted rows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    /// Runtime calls, or NVTX ranges.
+    pub rows: usize,
+    /// First start and last end of its calls, or of its NVTX ranges and
+    /// marks (the NVTX rows a load keeps).
+    pub span: Option<(i64, i64)>,
+}
+
+impl Tally {
+    fn add(&mut self, rows: usize, span: Option<(i64, i64)>) {
+        self.rows += rows;
+        if let Some((lo, hi)) = span {
+            self.span = Some(self.span.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+}
+
+/// What one range (or several, appended) of the runtime or NVTX table
+/// counted, per globalTid.
+#[derive(Debug, Default)]
+pub struct Counted {
+    pub runtime: BTreeMap<i64, Tally>,
+    /// Also the threads of NVTX rows a load reads but does not keep
+    /// (domain creations): a load makes their threads all the same.
+    pub nvtx: BTreeMap<i64, Tally>,
+    /// An NVTX range carries a payload: perhaps an NCCL communicator id,
+    /// which the clock's collective matching reads from loaded rows.
+    pub nvtx_payloads: bool,
+}
+
+impl Counted {
+    pub fn append(&mut self, other: Counted) {
+        for (mine, theirs) in [
+            (&mut self.runtime, other.runtime),
+            (&mut self.nvtx, other.nvtx),
+        ] {
+            for (g, t) in theirs {
+                mine.entry(g).or_default().add(t.rows, t.span);
+            }
+        }
+        self.nvtx_payloads |= other.nvtx_payloads;
+    }
+}
+
+/// Per-thread tallies as rows arrive, the current thread's kept aside:
+/// rows often come in runs of one thread, which then need no lookup.
+#[derive(Default)]
+struct Tallies {
+    done: BTreeMap<i64, Tally>,
+    run: Option<(i64, Tally)>,
+}
+
+impl Tallies {
+    fn add(&mut self, g: i64, rows: usize, span: Option<(i64, i64)>) {
+        match &mut self.run {
+            Some((rg, t)) if *rg == g => t.add(rows, span),
+            _ => {
+                self.flush();
+                let mut t = Tally::default();
+                t.add(rows, span);
+                self.run = Some((g, t));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((g, t)) = self.run.take() {
+            self.done.entry(g).or_default().add(t.rows, t.span);
+        }
+    }
+
+    fn finish(mut self) -> BTreeMap<i64, Tally> {
+        self.flush();
+        self.done
+    }
+}
+
+/// `SELECT col AS alias, … FROM table <filter and range>`: the rows the
+/// loader's SELECT of `sp` reads, `NULL` for optional columns the export
+/// lacks; `None` without the table. A required column missing is the
+/// loader's error.
+fn rows_of(
+    schema: &Schema,
+    path: &Path,
+    sp: &TableSpec,
+    cols: &[(&str, &str)],
+    rows: Rows,
+) -> Result<Option<String>, LoadError> {
+    if !schema.has_table(sp.table) {
+        return Ok(None);
+    }
+    schema
+        .select(sp.table, &sp.wanted(), "")
+        .map_err(|m| LoadError::new(path, m))?;
+    let exprs: Vec<String> = cols
+        .iter()
+        .map(|&(c, alias)| match schema.has_column(sp.table, c) {
+            true => format!("{} AS {alias}", quote_ident(c)),
+            false => format!("NULL AS {alias}"),
+        })
+        .collect();
+    Ok(Some(format!(
+        "SELECT {} FROM {} {}",
+        exprs.join(", "),
+        quote_ident(sp.table),
+        raw::tail(sp, rows)
+    )))
+}
+
+/// Runs `sql`, calling `f` per row, reporting progress.
+fn each(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+    stage: Stage,
+    report: &mut raw::Report<'_>,
+    mut f: impl FnMut(&Row) -> rusqlite::Result<()>,
+) -> Result<(), LoadError> {
+    const PROGRESS_EVERY: usize = 1 << 16;
+    let mut run = || -> rusqlite::Result<()> {
+        let mut stmt = conn.prepare(sql)?;
+        let mut found = stmt.query([])?;
+        let (mut n, mut reported) = (0usize, 0usize);
+        report(stage, 0);
+        while let Some(row) = found.next()? {
+            f(row)?;
+            n += 1;
+            if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
+                report(stage, n - reported);
+                reported = n;
+            }
+        }
+        report(stage, n - reported);
+        Ok(())
+    };
+    run().map_err(|e| LoadError::from_sqlite(path, &e))
+}
+
+/// Counts `rows` of the runtime/driver API table. A call is kept when its
+/// start, end and globalTid read as integers; it spans start to
+/// max(end, start).
+pub fn runtime(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    report: &mut raw::Report<'_>,
+) -> Result<Counted, LoadError> {
+    let mut out = Counted::default();
+    let cols = [("start", "s"), ("end", "e"), ("globalTid", "g")];
+    let Some(sql) = rows_of(schema, path, &spec::RUNTIME, &cols, rows)? else {
+        return Ok(out);
+    };
+    let mut tallies = Tallies::default();
+    each(conn, path, &sql, Stage::Runtime, report, |r| {
+        if let (Some(s), Some(e), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 2)?) {
+            tallies.add(g, 1, Some((s, e.max(s))));
+        }
+        Ok(())
+    })?;
+    out.runtime = tallies.finish();
+    Ok(out)
+}
+
+/// Counts `rows` of the NVTX events the loader reads (`spec::NVTX`'s
+/// filter). A row is read when its start, eventType and globalTid read as
+/// integers; of those, push/pop (59) and start/end (60) rows are ranges,
+/// and they and marks (34) are kept, ending at their start when a mark or
+/// when the end is NULL, else at max(end, start). Domain creations (75)
+/// only name a thread.
+pub fn nvtx(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    report: &mut raw::Report<'_>,
+) -> Result<Counted, LoadError> {
+    let mut out = Counted::default();
+    let cols = [
+        ("start", "s"),
+        ("end", "e"),
+        ("eventType", "et"),
+        ("globalTid", "g"),
+        ("binaryData", "p"),
+    ];
+    let Some(inner) = rows_of(schema, path, &spec::NVTX, &cols, rows)? else {
+        return Ok(out);
+    };
+    // Whether a payload is there, not the payload.
+    let sql = format!("SELECT s, e, et, g, p IS NOT NULL FROM ({inner})");
+    let mut tallies = Tallies::default();
+    each(conn, path, &sql, Stage::Nvtx, report, |r| {
+        let (Some(s), Some(et), Some(g)) = (int(r, 0)?, int(r, 2)?, int(r, 3)?) else {
+            return Ok(());
+        };
+        let end = int(r, 1)?.unwrap_or(i64::MIN);
+        // As `convert.rs` judges a row's kind: by its eventType as a byte.
+        let (ranges, span) = match et as u8 {
+            59 | 60 => (1, Some((s, if end == i64::MIN { s } else { end.max(s) }))),
+            34 => (0, Some((s, s))),
+            _ => (0, None),
+        };
+        out.nvtx_payloads |= ranges > 0 && int(r, 4)? == Some(1);
+        tallies.add(g, ranges, span);
+        Ok(())
+    })?;
+    out.nvtx = tallies.finish();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::completeness::completeness;
+    use crate::analysis::window::Window;
+    use crate::profile::{CacheDir, Need, Profile, Source, cache, load_needed};
+    use std::path::{Path, PathBuf};
+
+    fn copy(test: &str, fixture: &str) -> PathBuf {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/test-tmp").join(test);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join(fixture);
+        std::fs::copy(root.join("fixtures").join(fixture), &f).unwrap();
+        f
+    }
+
+    fn nvtx_ranges(p: &Profile) -> usize {
+        (0..p.nvtx.len()).filter(|&i| p.nvtx.is_range(i)).count()
+    }
+
+    /// (pid, tid) of every thread, sorted: ids may differ, threads do not.
+    fn threads(p: &Profile) -> Vec<(u32, u32)> {
+        let mut t: Vec<(u32, u32)> = p
+            .threads
+            .iter()
+            .map(|t| (p.processes[t.process as usize].pid, t.tid))
+            .collect();
+        t.sort_unstable();
+        t
+    }
+
+    #[test]
+    fn a_counts_load_reads_no_cpu_rows_counts_them_and_writes_no_cache() {
+        let f = copy("counts-load", "megatron_tp8.sqlite");
+        let sources = [Source::File(f.clone())];
+        let cache = CacheDir {
+            dir: f.with_file_name("cache"),
+            cap_bytes: cache::DEFAULT_CAP,
+        };
+        let counted = load_needed(&sources, Some(&cache), Need::Counts, &mut |_, _, _| {});
+        let full = load_needed(&sources, None, Need::All, &mut |_, _, _| {});
+        assert!(counted.errors.is_empty());
+        let (c, p) = (&counted.profile, &full.profile);
+        assert!(c.runtime.is_empty() && c.nvtx.is_empty() && c.nccl_api.thread.is_empty());
+        let n = &c.cpu_counts;
+        assert_eq!(n.runtime_calls.iter().sum::<usize>(), p.runtime.len());
+        assert_eq!(n.nvtx_ranges.iter().sum::<usize>(), nvtx_ranges(p));
+        assert!(!p.runtime.is_empty() && nvtx_ranges(p) > 0);
+        assert!(p.cpu_counts.is_empty());
+        assert_eq!(c.span(), p.span());
+        assert_eq!(threads(c), threads(p));
+        let json = |p: &Profile| serde_json::to_string(&completeness(p, Window::ALL)).unwrap();
+        assert_eq!(json(c), json(p));
+        assert!(counted.cache_use.is_empty() && counted.analyses_slot("s").is_none());
+        assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);
+    }
+
+    #[test]
+    fn nvtx_ranges_with_payloads_are_read_not_counted() {
+        let f = copy("counts-payloads", "shared_stream_two_comms.sqlite");
+        let c = rusqlite::Connection::open(&f).unwrap();
+        c.execute(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, binaryData)
+               SELECT start, end, 59, 'ncclAllReduce', globalTid, 1, '4444333322221111'
+               FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1",
+            [],
+        )
+        .unwrap();
+        drop(c);
+        let sources = [Source::File(f)];
+        let loaded = load_needed(&sources, None, Need::Counts, &mut |_, _, _| {});
+        let p = &loaded.profile;
+        assert!(loaded.errors.is_empty());
+        assert!(!p.runtime.is_empty() && !p.nccl_api.thread.is_empty());
+        assert!(p.cpu_counts.is_empty());
+    }
+
+    #[test]
+    fn kernels_keep_their_correlation_ids_when_operation_ids_match_collectives() {
+        let f = copy("counts-operation-ids", "megatron_tp8.sqlite");
+        let load = |need| {
+            let sources = [Source::File(f.clone())];
+            load_needed(&sources, None, need, &mut |_, _, _| {}).profile
+        };
+        let correlation = |p: &Profile| p.gpu.correlation.to_vec();
+        // Without operation ids, kernels' correlation ids are not read.
+        let full = correlation(&load(Need::All));
+        assert_ne!(correlation(&load(Need::Counts)), full);
+        let c = rusqlite::Connection::open(&f).unwrap();
+        c.execute_batch(
+            "CREATE TABLE NCCL_GPU_OPERATIONS (operationId INTEGER, globalPid INTEGER, correlationId INTEGER)",
+        )
+        .unwrap();
+        drop(c);
+        assert_eq!(correlation(&load(Need::Counts)), full);
+    }
+}
