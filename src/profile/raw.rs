@@ -9,7 +9,8 @@ use super::model::{GpuKind, NONE};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
 use super::spec::TableSpec;
-use query::{Query, Row};
+use query::Query;
+pub(crate) use query::Row;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use std::path::Path;
@@ -24,7 +25,7 @@ fn at<'r>(row: &'r Row, i: usize) -> ValueRef<'r> {
 
 /// An integer column, read as [`super::rows::int`] reads one.
 #[inline(always)]
-fn int(row: &Row, i: usize) -> Option<i64> {
+pub(crate) fn int(row: &Row, i: usize) -> Option<i64> {
     let other = match row.integer(i) {
         Ok(v) => return Some(v),
         Err(other) => other,
@@ -252,7 +253,7 @@ fn scan(
     rows: Rows,
     stage: Stage,
     report: &mut Report<'_>,
-    mut f: impl FnMut(&Row) -> rusqlite::Result<()>,
+    f: impl FnMut(&Row) -> rusqlite::Result<()>,
 ) -> Result<(), LoadError> {
     if !schema.has_table(spec.table) {
         return Ok(());
@@ -260,8 +261,21 @@ fn scan(
     let sql = schema
         .select(spec.table, &spec.wanted(), &tail(spec, rows))
         .map_err(|m| LoadError::new(path, m))?;
+    each_row(conn, path, &sql, stage, report, f)
+}
+
+/// Runs `sql` through [`Query`], calling `f` per row, reporting progress
+/// as rows of `stage`.
+pub(crate) fn each_row(
+    conn: &Connection,
+    path: &Path,
+    sql: &str,
+    stage: Stage,
+    report: &mut Report<'_>,
+    mut f: impl FnMut(&Row) -> rusqlite::Result<()>,
+) -> Result<(), LoadError> {
     let mut run = || -> rusqlite::Result<()> {
-        let mut found = Query::prepare(conn, &sql)?;
+        let mut found = Query::prepare(conn, sql)?;
         let (mut n, mut reported) = (0usize, 0usize);
         report(stage, 0);
         while let Some(row) = found.next()? {

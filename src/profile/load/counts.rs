@@ -16,10 +16,10 @@
 
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
+use crate::profile::raw::int;
 use crate::profile::raw::{self, Rows};
-use crate::profile::rows::int;
 use crate::profile::spec::{self, TableSpec};
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -134,35 +134,6 @@ fn rows_of(
     )))
 }
 
-/// Runs `sql`, calling `f` per row, reporting progress.
-fn each(
-    conn: &Connection,
-    path: &Path,
-    sql: &str,
-    stage: Stage,
-    report: &mut raw::Report<'_>,
-    mut f: impl FnMut(&Row) -> rusqlite::Result<()>,
-) -> Result<(), LoadError> {
-    const PROGRESS_EVERY: usize = 1 << 16;
-    let mut run = || -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare(sql)?;
-        let mut found = stmt.query([])?;
-        let (mut n, mut reported) = (0usize, 0usize);
-        report(stage, 0);
-        while let Some(row) = found.next()? {
-            f(row)?;
-            n += 1;
-            if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
-                report(stage, n - reported);
-                reported = n;
-            }
-        }
-        report(stage, n - reported);
-        Ok(())
-    };
-    run().map_err(|e| LoadError::from_sqlite(path, &e))
-}
-
 /// Counts `rows` of the runtime/driver API table. A call is kept when its
 /// start, end and globalTid read as integers; it spans start to
 /// max(end, start).
@@ -179,8 +150,8 @@ pub fn runtime(
         return Ok(out);
     };
     let mut tallies = Tallies::default();
-    each(conn, path, &sql, Stage::Runtime, report, |r| {
-        if let (Some(s), Some(e), Some(g)) = (int(r, 0)?, int(r, 1)?, int(r, 2)?) {
+    raw::each_row(conn, path, &sql, Stage::Runtime, report, |r| {
+        if let (Some(s), Some(e), Some(g)) = (int(r, 0), int(r, 1), int(r, 2)) {
             tallies.add(g, 1, Some((s, e.max(s))));
         }
         Ok(())
@@ -216,18 +187,18 @@ pub fn nvtx(
     // Whether a payload is there, not the payload.
     let sql = format!("SELECT s, e, et, g, p IS NOT NULL FROM ({inner})");
     let mut tallies = Tallies::default();
-    each(conn, path, &sql, Stage::Nvtx, report, |r| {
-        let (Some(s), Some(et), Some(g)) = (int(r, 0)?, int(r, 2)?, int(r, 3)?) else {
+    raw::each_row(conn, path, &sql, Stage::Nvtx, report, |r| {
+        let (Some(s), Some(et), Some(g)) = (int(r, 0), int(r, 2), int(r, 3)) else {
             return Ok(());
         };
-        let end = int(r, 1)?.unwrap_or(i64::MIN);
+        let end = int(r, 1).unwrap_or(i64::MIN);
         // As `convert.rs` judges a row's kind: by its eventType as a byte.
         let (ranges, span) = match et as u8 {
             59 | 60 => (1, Some((s, if end == i64::MIN { s } else { end.max(s) }))),
             34 => (0, Some((s, s))),
             _ => (0, None),
         };
-        out.nvtx_payloads |= ranges > 0 && int(r, 4)? == Some(1);
+        out.nvtx_payloads |= ranges > 0 && int(r, 4) == Some(1);
         tallies.add(g, ranges, span);
         Ok(())
     })?;
