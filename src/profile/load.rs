@@ -52,6 +52,10 @@ struct State<'p> {
     /// its GPU "device 0", and only this map tells them apart.
     cuda_gpu: FxHashMap<(u32, u32), u32>,
     lanes: FxHashMap<(ProcId, u32, u32), LaneId>,
+    /// A GPU row's lane by its raw (pid, context, stream, CUDA device):
+    /// one lookup where process, GPU, device and lane take four (rows of
+    /// devices interleave, so the previous row's lane rarely matches).
+    row_lanes: FxHashMap<(u32, u32, u32, u32), LaneId>,
     details: DetailIds,
     progress: &'p mut ProgressFn<'p>,
     /// Counting found rows that only a full read gives what they say.
@@ -143,6 +147,7 @@ fn read_file(
         devices: FxHashMap::default(),
         cuda_gpu: FxHashMap::default(),
         lanes: FxHashMap::default(),
+        row_lanes: FxHashMap::default(),
         details: DetailIds::default(),
         progress,
         rows_needed: false,

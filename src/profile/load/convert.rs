@@ -55,9 +55,16 @@ impl State<'_> {
             lanes.push(match last {
                 Some((k, l)) if k == key => l,
                 _ => {
-                    let process = self.process(pid);
-                    let device = self.device(self.gpu_of(pid, g.device[i]));
-                    let l = self.lane(process, g.context[i], g.stream[i], device);
+                    let l = match self.row_lanes.get(&key) {
+                        Some(&l) => l,
+                        None => {
+                            let process = self.process(pid);
+                            let device = self.device(self.gpu_of(pid, g.device[i]));
+                            let l = self.lane(process, g.context[i], g.stream[i], device);
+                            self.row_lanes.insert(key, l);
+                            l
+                        }
+                    };
                     last = Some((key, l));
                     l
                 }
