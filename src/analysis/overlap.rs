@@ -89,42 +89,52 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
             }
         }
     }
-    super::completeness::device_order(p)
+    let work: Vec<_> = super::completeness::device_order(p)
         .into_iter()
-        .filter_map(|dev| {
-            let c = std::mem::take(&mut compute[dev as usize]);
-            let n = std::mem::take(&mut nccl[dev as usize]);
-            let m = std::mem::take(&mut copy[dev as usize]);
-            if c.is_empty() && n.is_empty() && m.is_empty() {
-                return None;
-            }
-            let (compute_kernels, nccl_kernels, copies) = (c.len(), n.len(), m.len());
-            let all = || c.iter().chain(&n).chain(&m);
-            let first = all().map(|s| s.0).min().unwrap_or(0);
-            let last = all().map(|s| s.1).max().unwrap_or(0);
-            let kernels = union(c.iter().chain(&n).copied().collect());
-            let (cu, nu, mu) = (union(c), union(n), union(m));
-            let (c_ns, n_ns) = (total(&cu), total(&nu));
-            let both = intersection_len(&cu, &nu);
-            // Saturating: timestamps at the ends of the i64 range must not wrap.
-            let kernel_ns = c_ns.saturating_add(n_ns).saturating_sub(both);
-            let copy_only_ns = total(&mu).saturating_sub(intersection_len(&mu, &kernels));
-            let span_ns = last.saturating_sub(first);
-            Some(DeviceOverlap {
-                device: dev,
-                span_ns,
-                compute_only_ns: c_ns - both,
-                nccl_only_ns: n_ns - both,
-                overlap_ns: both,
-                copy_only_ns,
-                idle_ns: span_ns
-                    .saturating_sub(kernel_ns)
-                    .saturating_sub(copy_only_ns),
-                nccl_ns: n_ns,
-                compute_kernels,
-                nccl_kernels,
-                copies,
-            })
+        .map(|dev| {
+            let d = dev as usize;
+            let spans = [&mut compute[d], &mut nccl[d], &mut copy[d]].map(std::mem::take);
+            (dev, spans)
         })
+        .collect();
+    // Devices are independent: their unions (sorts of every span) run on
+    // all cores.
+    crate::analysis::parallel::map(work, |(dev, [c, n, m])| device_overlap(dev, c, n, m))
+        .into_iter()
+        .flatten()
         .collect()
+}
+
+fn device_overlap(dev: DevId, c: Vec<Span>, n: Vec<Span>, m: Vec<Span>) -> Option<DeviceOverlap> {
+    if c.is_empty() && n.is_empty() && m.is_empty() {
+        return None;
+    }
+    let (compute_kernels, nccl_kernels, copies) = (c.len(), n.len(), m.len());
+    let all = || c.iter().chain(&n).chain(&m);
+    let first = all().map(|s| s.0).min().unwrap_or(0);
+    let last = all().map(|s| s.1).max().unwrap_or(0);
+    let (cu, nu, mu) = (union(c), union(n), union(m));
+    // Two sorted runs: merged in linear time.
+    let kernels = union(cu.iter().chain(&nu).copied().collect());
+    let (c_ns, n_ns) = (total(&cu), total(&nu));
+    let both = intersection_len(&cu, &nu);
+    // Saturating: timestamps at the ends of the i64 range must not wrap.
+    let kernel_ns = c_ns.saturating_add(n_ns).saturating_sub(both);
+    let copy_only_ns = total(&mu).saturating_sub(intersection_len(&mu, &kernels));
+    let span_ns = last.saturating_sub(first);
+    Some(DeviceOverlap {
+        device: dev,
+        span_ns,
+        compute_only_ns: c_ns - both,
+        nccl_only_ns: n_ns - both,
+        overlap_ns: both,
+        copy_only_ns,
+        idle_ns: span_ns
+            .saturating_sub(kernel_ns)
+            .saturating_sub(copy_only_ns),
+        nccl_ns: n_ns,
+        compute_kernels,
+        nccl_kernels,
+        copies,
+    })
 }
