@@ -435,10 +435,12 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
             secs(open)
         );
         let t1 = Instant::now();
-        let found = stored::read(&slot, &p, &mut |m| println!("  {m}"));
-        let (analysis, sections) = found.ok_or("no stored analyses to reopen")?;
-        let index = RenderIndex::decode(sections.get(1), &p)?;
-        drop(sections);
+        // As the timeline reopens (`tui::data::load_then`).
+        let found = stored::read_then(&slot, &p, &mut |m| println!("  {m}"), |view| {
+            RenderIndex::decode(view, &p)
+        });
+        let (analysis, index) = found.ok_or("no stored analyses to reopen")?;
+        let index = index?;
         let loaded = Arc::new(Loaded::from_stored(p, &settings, analysis, Some(index)));
         let stored_time = t1.elapsed();
         let ready = open + stored_time;

@@ -145,9 +145,17 @@ impl Loaded {
         index: Option<RenderIndex>,
     ) -> Loaded {
         let index = index.unwrap_or_else(|| RenderIndex::build(&profile, &analysis.classes));
-        // The quick version's span: on the UTC-aligned clocks.
-        let span = aligned_span(&profile, &clock::from_utc(&profile, settings.align));
-        Loaded::finish(Arc::new(profile), analysis, Arc::new(index), span)
+        let profile = Arc::new(profile);
+        // The quick version's span (on the UTC-aligned clocks), a scan of
+        // every event, on another core while the finder's entries are
+        // counted.
+        std::thread::scope(|s| {
+            let span =
+                s.spawn(|| aligned_span(&profile, &clock::from_utc(&profile, settings.align)));
+            let mut loaded = Loaded::finish(profile.clone(), analysis, Arc::new(index), None);
+            loaded.span = span.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            loaded
+        })
     }
 
     /// The finder entries and skew lists of finished analyses.
@@ -318,27 +326,27 @@ pub fn load_then(
         rows: 0,
     };
     let mut notes = Vec::new();
-    let found = slot
-        .as_ref()
-        .and_then(|slot| stored::read(slot, &profile, &mut |m| notes.push(m)));
+    let found = slot.as_ref().and_then(|slot| {
+        stored::read_then(slot, &profile, &mut |m| notes.push(m), |view| {
+            (view.is_empty(), RenderIndex::decode(view, &profile))
+        })
+    });
     // `store`: whether to store the analyses and the index once the UI
     // has them (written from `full`, which the UI shares: no copy).
     let (full, store) = match found {
-        Some((analysis, sections)) => {
+        Some((analysis, (no_view, index))) => {
             // Everything at once: no "matching collectives…" on a reopen.
             send(progress("reading stored analyses"));
-            let view = sections.get(1);
-            let index = match RenderIndex::decode(view, &profile) {
+            let index = match index {
                 Ok(index) => Some(index),
                 Err(why) => {
                     // Empty when `report` stored the analyses alone.
-                    if let (false, Some(slot)) = (view.is_empty(), &slot) {
+                    if let (false, Some(slot)) = (no_view, &slot) {
                         notes.push(stored::rejected(slot, &why));
                     }
                     None
                 }
             };
-            drop(sections);
             let store = index.is_none();
             let full = Arc::new(Loaded::from_stored(profile, settings, analysis, index));
             send(LoadMsg::Done(full.clone()));

@@ -6,7 +6,6 @@ use crate::analysis::bundle::Analysis;
 use crate::profile::{GpuKind, Profile, Sym};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
-use std::collections::HashMap;
 
 /// What an entry names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,25 +46,22 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
             kernels[name as usize] += 1;
         }
     }
-    let mut k: Vec<(Sym, usize)> = kernels
-        .into_iter()
-        .enumerate()
-        .filter(|c| c.1 > 0)
-        .map(|(s, c)| (s as Sym, c))
-        .collect();
+    let mut k: Vec<(Sym, usize)> = counted(kernels);
     k.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     out.extend(k.into_iter().map(|(s, count)| Entry {
         kind: EntryKind::Kernel(s),
         label: format!("{} (kernel)", p.strings.get(s)),
         count,
     }));
-    let mut nvtx: HashMap<Sym, usize> = HashMap::new();
+    let mut nvtx = vec![0usize; p.strings.len()];
     for i in 0..p.nvtx.len() {
-        if p.nvtx.is_range(i) {
-            *nvtx.entry(p.nvtx.name[i]).or_default() += 1;
+        if p.nvtx.is_range(i)
+            && let Some(c) = nvtx.get_mut(p.nvtx.name[i] as usize)
+        {
+            *c += 1;
         }
     }
-    let mut n: Vec<(Sym, usize)> = nvtx.into_iter().collect();
+    let mut n: Vec<(Sym, usize)> = counted(nvtx);
     n.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     out.extend(n.into_iter().map(|(s, count)| Entry {
         kind: EntryKind::Nvtx(s),
@@ -89,6 +85,16 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
         }
     }
     out
+}
+
+/// The symbols counted at least once, with their counts.
+fn counted(per_symbol: Vec<usize>) -> Vec<(Sym, usize)> {
+    per_symbol
+        .into_iter()
+        .enumerate()
+        .filter(|c| c.1 > 0)
+        .map(|(s, c)| (s as Sym, c))
+        .collect()
 }
 
 /// Entries matching `query`, best first (all, in order, for an empty query).
