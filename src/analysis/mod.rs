@@ -15,7 +15,6 @@ pub mod nccl_breakdown;
 pub mod nccl_name;
 mod op_keys;
 pub mod overlap;
-mod parallel;
 pub mod skew;
 pub mod stats;
 pub mod steps;
