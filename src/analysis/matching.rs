@@ -115,32 +115,45 @@ pub struct Matching {
     pub groups: Vec<Group>,
     /// Streams with NCCL kernels that pair with no other device.
     pub unpaired: Vec<LaneId>,
-    /// GPU row → (group, 0-based instance); rebuilt, not stored
-    /// ([`Matching::index_rows`]).
+    /// (GPU row, group, 0-based instance), sorted by row; rebuilt, not
+    /// stored ([`Matching::index_rows`]). A sorted list, not a hash map:
+    /// built in a fraction of the time (1.4 M rows at 10 M kernels, on
+    /// every reopen) and smaller; looked up only when the user moves.
     #[serde(skip)]
-    by_row: rustc_hash::FxHashMap<u32, (u32, u32)>,
+    by_row: Vec<(u32, u32, u32)>,
 }
 
 impl Matching {
     /// The matched instance a GPU row belongs to, if any.
     pub fn instance_of(&self, row: usize) -> Option<(usize, usize)> {
-        self.by_row
-            .get(&(row as u32))
-            .map(|&(g, k)| (g as usize, k as usize))
+        let row = u32::try_from(row).ok()?;
+        let at = self.by_row.binary_search_by_key(&row, |e| e.0).ok()?;
+        let (_, g, k) = self.by_row[at];
+        Some((g as usize, k as usize))
     }
 
     /// Builds the row → instance index from the groups (after matching,
-    /// or after reading a stored matching).
+    /// or after reading a stored matching). A row listed twice belongs to
+    /// its last listing.
     pub fn index_rows(&mut self) {
-        let mut by_row = rustc_hash::FxHashMap::default();
+        let mut by_row = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             for k in 0..group.instances() {
                 for &r in group.instance_rows(k) {
-                    by_row.insert(r, (g as u32, k as u32));
+                    by_row.push((r, g as u32, k as u32));
                 }
             }
         }
-        self.by_row = by_row;
+        // Stable: of equal rows, the last listed ends last, and is kept.
+        by_row.sort_by_key(|e| e.0);
+        let mut kept: Vec<(u32, u32, u32)> = Vec::with_capacity(by_row.len());
+        for e in by_row {
+            match kept.last_mut() {
+                Some(last) if last.0 == e.0 => *last = e,
+                _ => kept.push(e),
+            }
+        }
+        self.by_row = kept;
     }
 
     /// The group with this key.
