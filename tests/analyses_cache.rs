@@ -213,20 +213,28 @@ fn analyses_of_several_files_are_keyed_by_the_whole_set() {
     assert_eq!(stored_entries(&cache).len(), 3);
 }
 
-/// Messages of a timeline load of `f` with `cache`, progress included.
-fn timeline_load(f: &Path, cache: &Path) -> Vec<LoadMsg> {
+/// Messages of a timeline load of `f` with `cache`, progress included,
+/// and what the loader returned.
+fn timeline_load_then(f: &Path, cache: &Path) -> (Vec<LoadMsg>, Option<Arc<Loaded>>) {
     let dir = CacheDir {
         dir: cache.to_path_buf(),
         cap_bytes: rankline::profile::cache::DEFAULT_CAP,
     };
     let mut msgs = Vec::new();
-    let opened = rankline::tui::data::load(
+    let returned = rankline::tui::data::load_then(
         &[Source::File(f.to_path_buf())],
         Some(&dir),
         &Settings::default(),
         &mut |m| msgs.push(m),
+        &mut || {},
     );
-    assert!(opened);
+    (msgs, returned)
+}
+
+/// Messages of a timeline load of `f` with `cache`, progress included.
+fn timeline_load(f: &Path, cache: &Path) -> Vec<LoadMsg> {
+    let (msgs, opened) = timeline_load_then(f, cache);
+    assert!(opened.is_some());
     msgs
 }
 
@@ -285,18 +293,7 @@ fn a_timeline_reopen_has_every_analysis_with_its_first_frame() {
 /// what the loader returned, and whether the analyses were computed (not
 /// read back).
 fn timeline_and_loader(f: &Path, cache: &Path) -> (Arc<Loaded>, Arc<Loaded>, bool) {
-    let dir = CacheDir {
-        dir: cache.to_path_buf(),
-        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
-    };
-    let mut msgs = Vec::new();
-    let returned = rankline::tui::data::load_then(
-        &[Source::File(f.to_path_buf())],
-        Some(&dir),
-        &Settings::default(),
-        &mut |m| msgs.push(m),
-        &mut || {},
-    );
+    let (msgs, returned) = timeline_load_then(f, cache);
     let analysed = msgs.iter().any(|m| matches!(m, LoadMsg::Analysed(_)));
     let mut app = App::new(Keymap::default_keymap(), false);
     for m in msgs {
