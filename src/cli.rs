@@ -533,8 +533,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         .flatten();
     let from_cache = slot
         .as_ref()
-        .and_then(|slot| stored::read(slot, &profile, &mut |m| say(m)))
-        .map(|(a, _)| a);
+        .and_then(|slot| stored::read(slot, &profile, &mut |m| say(m)));
     let analysis = match (from_cache, &slot) {
         (Some(a), _) => Some(a),
         (None, Some(slot)) if report::needs_clock(&sections) => {

@@ -5,7 +5,7 @@
 
 use super::bundle::{Analysis, Settings};
 use crate::profile::Profile;
-use crate::profile::cache::{AnalysesSlot, Sections, Stored};
+use crate::profile::cache::{AnalysesSlot, Stored};
 use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
@@ -164,21 +164,10 @@ pub fn read_then<T: Send>(
     }
 }
 
-pub fn read(
-    slot: &AnalysesSlot,
-    p: &Profile,
-    note: &mut dyn FnMut(String),
-) -> Option<(Analysis, Sections)> {
-    let why = match slot.lookup() {
-        Stored::Missing => return None,
-        Stored::Rejected(why) => why,
-        Stored::Hit(sections) => match decode(sections.get(0), p) {
-            Ok(a) => return Some((a, sections)),
-            Err(why) => why,
-        },
-    };
-    note(rejected(slot, &why));
-    None
+/// The stored analyses of the slot's inputs, if stored and valid; a
+/// stale or damaged entry is reported through `note` and not used.
+pub fn read(slot: &AnalysesSlot, p: &Profile, note: &mut dyn FnMut(String)) -> Option<Analysis> {
+    read_then(slot, p, note, |_| ()).map(|(a, ())| a)
 }
 
 /// The line saying that the entry of `slot` was not used, and why.

@@ -27,9 +27,10 @@ pub fn store(out: &mut profile::Loaded, settings: &Settings) -> Result<Option<St
     };
     // A damaged or partial (report's, without a render index) entry is
     // replaced; nothing of it needs saying here.
-    let found = stored::read(&slot, &out.profile, &mut |_| {});
-    if found.is_some_and(|(_, sections)| RenderIndex::decode(sections.get(1), &out.profile).is_ok())
-    {
+    let found = stored::read_then(&slot, &out.profile, &mut |_| {}, |view| {
+        RenderIndex::decode(view, &out.profile).is_ok()
+    });
+    if found.is_some_and(|(_, indexed)| indexed) {
         return Ok(Some(Stored::Already));
     }
     let t0 = Instant::now();
