@@ -79,14 +79,14 @@ pub struct RawGpu {
     pub a: Vec<i64>,
     /// Kernels: demangled name; memcpy: bytes; memset: value.
     pub b: Vec<i64>,
-    /// Kernels' launch configuration (0 for the others), in
-    /// `launch_shape::EXPORT_COLUMNS` order.
+    /// Kernels' launch configuration, in `launch_shape::EXPORT_COLUMNS`
+    /// order; empty (all 0) for copies and when not read.
     pub shape: [Vec<u32>; 9],
     pub texts: Interner,
 }
 
 impl RawGpu {
-    fn reserve(&mut self, n: usize) {
+    fn reserve(&mut self, n: usize, shaped: bool) {
         reserve(&mut self.start, n);
         reserve(&mut self.end, n);
         reserve(&mut self.device, n);
@@ -97,7 +97,9 @@ impl RawGpu {
         reserve(&mut self.graph, n);
         reserve(&mut self.a, n);
         reserve(&mut self.b, n);
-        self.shape.iter_mut().for_each(|c| reserve(c, n));
+        if shaped {
+            self.shape.iter_mut().for_each(|c| reserve(c, n));
+        }
     }
 }
 
@@ -258,8 +260,15 @@ fn scan(
     if !schema.has_table(spec.table) {
         return Ok(());
     }
+    // Columns a partial spec leaves out at the end are not selected at
+    // all ([`Row::get`] reads a column past the SELECT as NULL): each
+    // `NULL` placeholder still costs SQLite a result column per row.
+    let mut wanted = spec.wanted();
+    while wanted.last().is_some_and(|(c, _)| c.is_empty()) {
+        wanted.pop();
+    }
     let sql = schema
-        .select(spec.table, &spec.wanted(), &tail(spec, rows))
+        .select(spec.table, &wanted, &tail(spec, rows))
         .map_err(|m| LoadError::new(path, m))?;
     each_row(conn, path, &sql, stage, report, f)
 }
@@ -311,11 +320,12 @@ pub fn read_gpu(
         GpuKind::Memcpy => Stage::Memcpy,
         GpuKind::Memset => Stage::Memset,
     };
-    let mut g = RawGpu::default();
-    g.reserve(rows_hint);
     // Columns a partial spec does not select (`NULL`) are not read either.
     let selected = |i: usize| spec.columns.get(i).is_some_and(|c| !c.0.is_empty());
-    let (linked, graphs, shaped) = (selected(5), selected(7), selected(10));
+    let (linked, graphs) = (selected(5), selected(7));
+    let shaped = selected(10) && kind == GpuKind::Kernel;
+    let mut g = RawGpu::default();
+    g.reserve(rows_hint, shaped);
     scan(conn, schema, path, spec, rows, stage, report, |r| {
         let (Some(start), Some(end), Some(dev), Some(stream)) =
             (int(r, 0), int(r, 1), int(r, 2), int(r, 4))
@@ -337,16 +347,18 @@ pub fn read_gpu(
             GpuKind::Kernel => {
                 g.a.push(name_value(at(r, 8), &mut g.texts));
                 g.b.push(name_value(at(r, 9), &mut g.texts));
-                for (i, col) in g.shape.iter_mut().enumerate() {
-                    // Out-of-range values (a damaged file) read as 0.
-                    let v = if shaped { int(r, 10 + i) } else { None };
-                    col.push(v.and_then(|v| u32::try_from(v).ok()).unwrap_or(0));
+                // Unread, the columns stay empty and read as 0.
+                if shaped {
+                    for (i, col) in g.shape.iter_mut().enumerate() {
+                        // Out-of-range values (a damaged file) read as 0.
+                        let v = int(r, 10 + i);
+                        col.push(v.and_then(|v| u32::try_from(v).ok()).unwrap_or(0));
+                    }
                 }
             }
             _ => {
                 g.a.push(int(r, 8).unwrap_or(NO_NAME));
                 g.b.push(int(r, 9).unwrap_or(0));
-                g.shape.iter_mut().for_each(|c| c.push(0));
             }
         }
         Ok(())

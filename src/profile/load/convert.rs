@@ -107,7 +107,7 @@ impl State<'_> {
             }
         };
         let shape = |i: usize| {
-            let v = |c: usize| g.shape[c][i];
+            let v = |c: usize| g.shape[c].get(i).copied().unwrap_or(0);
             Shape {
                 grid: [v(0), v(1), v(2)],
                 block: [v(3), v(4), v(5)],
