@@ -318,7 +318,7 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             (
                 out.errors,
                 out.cache_use,
-                out.cache_off,
+                (out.cache_off, out.notes),
                 rows,
                 took,
                 exported,
@@ -326,13 +326,17 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             )
         },
     );
-    for (f, (errors, cache_use, cache_off, rows, took, exported, analyses)) in
+    for (f, (errors, cache_use, (cache_off, notes), rows, took, exported, analyses)) in
         files.into_iter().zip(done)
     {
         if let Some(e) = errors.first() {
             failed = true;
             say(e);
             continue;
+        }
+        // An entry rejected and rebuilt; a file that changed while read.
+        for note in &notes {
+            say(note);
         }
         let (how, entry) = match (cache_use.first(), &cache_off) {
             (Some(CacheUse::Opened(entry)), _) => ("already cached", entry),
@@ -347,10 +351,9 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             }
             (None, None) => {
                 failed = true;
-                say(format!(
-                    "{}: changed while it was read; not cached",
-                    f.display()
-                ));
+                if notes.is_empty() {
+                    say(format!("{}: not cached", f.display()));
+                }
                 continue;
             }
         };
@@ -498,6 +501,9 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     let errors = std::mem::take(&mut loaded.errors);
     if let Some(why) = &loaded.cache_off {
         say(why);
+    }
+    for note in &loaded.notes {
+        say(note);
     }
     for e in &errors {
         say(e);

@@ -471,3 +471,35 @@ fn index_stores_the_analyses_so_the_first_timeline_open_is_a_reopen() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn the_timeline_says_once_that_a_damaged_model_entry_was_rebuilt() {
+    let (f, cache) = setup("timeline_rejected_entry", "megatron_tp8");
+    timeline_load(&f, &cache);
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "rlcache"))
+        .expect("a model entry");
+    let mut bytes = std::fs::read(&entry).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0xFF;
+    std::fs::write(&entry, bytes).unwrap();
+    let notes = |msgs: &[LoadMsg]| -> Vec<String> {
+        msgs.iter()
+            .filter_map(|m| match m {
+                LoadMsg::Note(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let said = notes(&timeline_load(&f, &cache));
+    let rejected: Vec<&String> = said
+        .iter()
+        .filter(|n| n.contains("cache entry rejected (") && n.ends_with("; rebuilt"))
+        .collect();
+    assert_eq!(rejected.len(), 1, "{said:?}");
+    // Rebuilt: the next open has nothing to say.
+    let again = notes(&timeline_load(&f, &cache));
+    assert!(again.is_empty(), "{again:?}");
+}

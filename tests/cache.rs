@@ -15,6 +15,11 @@ fn setup(test: &str) -> (PathBuf, PathBuf) {
 }
 
 fn report(f: &Path, cache: &Path) -> String {
+    report_said(f, cache).0
+}
+
+/// `report all` as JSON through `cache`: (stdout, stderr).
+fn report_said(f: &Path, cache: &Path) -> (String, String) {
     let o = rankline(&[
         "report",
         "all",
@@ -25,7 +30,7 @@ fn report(f: &Path, cache: &Path) -> String {
         cache.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
+    (stdout(&o), stderr(&o))
 }
 
 fn entries(cache: &Path) -> Vec<PathBuf> {
@@ -109,14 +114,26 @@ fn damaged(test: &str, damage: impl Fn(&Path)) {
     let held = entry.with_extension("held");
     std::fs::hard_link(&entry, &held).unwrap();
     let held_bytes = std::fs::read(&held).unwrap();
-    let again = report(&f, &cache);
+    let (again, said) = report_said(&f, &cache);
     assert_eq!(again, good, "a damaged entry must not change the answers");
+    // Said once, naming the input: the rebuild is not silent.
+    let rejected: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("cache entry rejected ("))
+        .collect();
+    assert_eq!(rejected.len(), 1, "{said}");
+    assert!(
+        rejected[0].contains(f.to_str().unwrap()) && rejected[0].ends_with("; rebuilt"),
+        "{said}"
+    );
     let after = std::fs::metadata(&entry).unwrap();
     // Rebuilt whole, and replaced by a rename: the old file is untouched.
     use std::os::unix::fs::MetadataExt;
     assert!(after.len() > 0 && before.ino() != after.ino());
     assert_eq!(std::fs::read(&held).unwrap(), held_bytes);
-    assert_eq!(report(&f, &cache), good);
+    let (third, said) = report_said(&f, &cache);
+    assert_eq!(third, good);
+    assert!(!said.contains("rejected"), "{said}");
 }
 
 #[test]

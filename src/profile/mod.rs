@@ -67,7 +67,9 @@ pub struct Loaded {
     pub profile: Profile,
     /// Files that could not be loaded (the others were).
     pub errors: Vec<LoadError>,
-    /// What the cache did, one line per file, for whoever wants to say it.
+    /// What is worth saying once about the cache, one line each: an entry
+    /// rejected and rebuilt, a file that changed while read and was not
+    /// cached. `report`, `index` and the timeline say them.
     pub notes: Vec<String>,
     /// Why caching is off for this run (one line naming the directory),
     /// when the cache was asked for but could not be used or written.
@@ -303,8 +305,6 @@ impl Job<'_> {
             progress(i, Stage::Cache, 0);
             match cache::lookup(&c.dir, key) {
                 cache::Lookup::Hit(mut p) => {
-                    out.notes
-                        .push(format!("{}: opened from the cache", path.display()));
                     out.cache_use = Some(CacheUse::Opened(c.dir.join(key.file_name())));
                     // The entry holds the path it was first written under;
                     // this run names the file as it was given.

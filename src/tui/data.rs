@@ -311,6 +311,8 @@ pub fn load_then(
     });
     let slot = out.analyses_slot(&stored::settings_key(settings, &out.profile));
     let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
+    // Said with the analyses' own notes, after the first frame.
+    let mut notes = out.notes;
     let mut cache_off = out.cache_off;
     let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
@@ -325,7 +327,6 @@ pub fn load_then(
         files,
         rows: 0,
     };
-    let mut notes = Vec::new();
     let found = slot.as_ref().and_then(|slot| {
         stored::read_then(slot, &profile, &mut |m| notes.push(m), |view| {
             (view.is_empty(), RenderIndex::decode(view, &profile))
