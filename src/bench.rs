@@ -179,15 +179,12 @@ fn fresh_reports(exe: &Path, file: &Path, rounds: usize) -> Result<(), String> {
         overlap.push((o / a, o, a));
         summary.push((s / a, s, a));
     }
-    let median = |v: &mut Vec<(f64, f64, f64)>| {
-        v.sort_by(|x, y| x.0.total_cmp(&y.0));
-        v[v.len() / 2]
-    };
-    let (ratio, o, a) = median(&mut overlap);
+    let by_ratio = |x: &(f64, f64, f64), y: &(f64, f64, f64)| x.0.total_cmp(&y.0);
+    let (ratio, o, a) = median(&mut overlap, by_ratio);
     println!(
         "  fresh file, no cache: report overlap {o:.3} s, report all {a:.3} s = {ratio:.2} of it (target under 0.5; the median round of {rounds})"
     );
-    let (ratio, s, a) = median(&mut summary);
+    let (ratio, s, a) = median(&mut summary, by_ratio);
     println!(
         "  fresh file, no cache: report summary {s:.3} s (runtime calls and NVTX counted, not loaded), report all {a:.3} s = {ratio:.2} of it (the median round of {rounds})"
     );
@@ -315,20 +312,27 @@ fn first_open_rounds(exe: &Path, file: &Path, rounds: usize) -> Result<(u64, Dur
         shell_times.push(shell_time);
         ratios.push(ratio);
     }
-    shell_times.sort();
-    ratios.sort_by(f64::total_cmp);
-    let median = |n: usize| n / 2;
+    // Sorted by `median`: the rounds' ratios are listed in order.
+    let ratio = median(&mut ratios, f64::total_cmp);
+    let shell_time = median(&mut shell_times, Duration::cmp);
     println!(
         "  first open, {} readers, median of {rounds} rounds: {:.0}% of the sqlite3 shell's rate (rounds: {})",
         profile::ReadPlan::default().readers,
-        100.0 * ratios[median(ratios.len())],
+        100.0 * ratio,
         ratios
             .iter()
             .map(|r| format!("{:.0}%", 100.0 * r))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    Ok((rows, shell_times[median(shell_times.len())]))
+    Ok((rows, shell_time))
+}
+
+/// The middle value of `v` (the upper one of an even count) in `cmp`'s
+/// order; `v` is left sorted. `v` is never empty here (rounds ≥ 1).
+fn median<T: Copy>(v: &mut [T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> T {
+    v.sort_by(cmp);
+    v[v.len() / 2]
 }
 
 /// A value printed after `m` by a phase.
@@ -370,10 +374,16 @@ fn run_phase(
 
 /// A first open and nothing else, as a fresh process does it.
 fn open_only(file: &Path) -> Result<(), String> {
-    let t0 = Instant::now();
-    profile::load_one_planned(file, &profile::ReadPlan::default()).map_err(|e| e.to_string())?;
-    println!("{OPEN_MARK} {}", t0.elapsed().as_secs_f64());
+    let took = timed_open(file, profile::ReadPlan::default())?;
+    println!("{OPEN_MARK} {}", took.as_secs_f64());
     Ok(())
+}
+
+/// How long a first open of `file` (no cache) takes, read as `plan` says.
+fn timed_open(file: &Path, plan: profile::ReadPlan) -> Result<Duration, String> {
+    let t0 = Instant::now();
+    profile::load_one_planned(file, &plan).map_err(|e| e.to_string())?;
+    Ok(t0.elapsed())
 }
 
 /// The first open with the large tables read on one connection (ranges
@@ -383,12 +393,8 @@ fn one_reader(file: &Path) -> Result<(), String> {
         readers: 1,
         ..Default::default()
     };
-    let t0 = Instant::now();
-    profile::load_one_planned(file, &plan).map_err(|e| e.to_string())?;
-    println!(
-        "  first open (no cache), 1 reader: {}",
-        rate_line(t0.elapsed())
-    );
+    let took = timed_open(file, plan)?;
+    println!("  first open (no cache), 1 reader: {}", rate_line(took));
     Ok(())
 }
 
