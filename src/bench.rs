@@ -374,26 +374,34 @@ fn run_phase(
 
 /// A first open and nothing else, as a fresh process does it.
 fn open_only(file: &Path) -> Result<(), String> {
-    let took = timed_open(file, profile::ReadPlan::default())?;
+    let took = timed_open(file, None)?;
     println!("{OPEN_MARK} {}", took.as_secs_f64());
     Ok(())
 }
 
-/// How long a first open of `file` (no cache) takes, read as `plan` says.
-fn timed_open(file: &Path, plan: profile::ReadPlan) -> Result<Duration, String> {
+/// How long a first open of `file` (no cache) takes, its tables read on
+/// `readers` connections (default: every core).
+fn timed_open(file: &Path, readers: Option<usize>) -> Result<Duration, String> {
     let t0 = Instant::now();
-    profile::load_one_planned(file, &plan).map_err(|e| e.to_string())?;
-    Ok(t0.elapsed())
+    let plan = profile::LoadPlan {
+        readers,
+        ..profile::LoadPlan::default()
+    };
+    let out = profile::load(
+        &profile::files(&[file.to_path_buf()]),
+        &plan,
+        &mut |_, _, _| {},
+    );
+    match out.errors.first() {
+        Some(e) => Err(e.to_string()),
+        None => Ok(t0.elapsed()),
+    }
 }
 
 /// The first open with the large tables read on one connection (ranges
 /// in turn), to show how reading scales with readers.
 fn one_reader(file: &Path) -> Result<(), String> {
-    let plan = profile::ReadPlan {
-        readers: 1,
-        ..Default::default()
-    };
-    let took = timed_open(file, plan)?;
+    let took = timed_open(file, Some(1))?;
     println!("  first open (no cache), 1 reader: {}", rate_line(took));
     Ok(())
 }
@@ -409,9 +417,9 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let mut reopened = None;
     let p = if from_cache {
         // As the timeline reopens: by the loader, from the cache.
-        let mut out = profile::load_with(
-            &[profile::Source::File(file.to_path_buf())],
-            Some(cache),
+        let mut out = profile::load(
+            &profile::files(&[file.to_path_buf()]),
+            &profile::LoadPlan::cached(Some(cache)),
             &mut |_, _, _| {},
         );
         if !matches!(out.cache_use[..], [profile::CacheUse::Opened(_)]) {
@@ -422,14 +430,19 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         p
     } else {
         let mut first_seen: Vec<(profile::Stage, Instant)> = Vec::new();
-        let (p, errors) = profile::load(&[file.to_path_buf()], &mut |_, stage, _| {
-            if first_seen.iter().all(|(s, _)| *s != stage) {
-                first_seen.push((stage, Instant::now()));
-            }
-        });
-        if let Some(e) = errors.first() {
+        let out = profile::load(
+            &profile::files(&[file.to_path_buf()]),
+            &profile::LoadPlan::default(),
+            &mut |_, stage, _| {
+                if first_seen.iter().all(|(s, _)| *s != stage) {
+                    first_seen.push((stage, Instant::now()));
+                }
+            },
+        );
+        if let Some(e) = out.errors.first() {
             return Err(e.to_string());
         }
+        let p = out.profile;
         println!("  first open by stage: {}", stage_times(t0, &first_seen));
         p
     };
@@ -486,7 +499,8 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         p.nvtx.len()
     );
     let t0 = Instant::now();
-    let entry = profile::cache::write(&cache.dir, file, &p)?;
+    let model = p.file_models().next().ok_or("no file loaded")?;
+    let entry = profile::cache::write(&cache.dir, file, model)?;
     let size = std::fs::metadata(&entry).map(|m| m.len()).unwrap_or(0);
     println!(
         "  cache written: {} ({:.1} MiB)",
@@ -550,8 +564,8 @@ fn frames(loaded: &Arc<Loaded>) -> Result<(), String> {
     let (a, b) = loaded.span.unwrap_or((0, 1));
     let mid = (a + b) / 2;
     let g = &loaded.profile.gpu;
-    let kernel = (0..g.len()).find(|&i| g.start[i] >= mid).unwrap_or(0);
-    let (ks, ke) = (g.start[kernel], g.end[kernel]);
+    let kernel = (0..g.len()).find(|&i| g.start(i) >= mid).unwrap_or(0);
+    let (ks, ke) = (g.start(kernel), g.end(kernel));
     for (label, view) in [
         ("whole profile", View::fit(a, b)),
         (

@@ -308,7 +308,8 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             let t0 = std::time::Instant::now();
             let source = Source::File(files[i].clone());
             let one = std::slice::from_ref(&files[i]);
-            let mut out = profile::load_with(&[source], Some(&cache), &mut say_exports(one));
+            let plan = profile::LoadPlan::cached(Some(&cache));
+            let mut out = profile::load(&[source], &plan, &mut say_exports(one));
             // Only the figures are kept: 64 profiles at once would not fit.
             let p = &out.profile;
             let rows = (p.gpu.len(), p.runtime.len(), p.nvtx.len());
@@ -496,7 +497,11 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     // only their counts: without a cache entry, those tables are not read
     // (and nothing is cached).
     let need = report::need(&sections, window);
-    let mut loaded = profile::load_needed(&sources, cache.as_ref(), need, &mut say_exports(&files));
+    let plan = profile::LoadPlan {
+        need,
+        ..profile::LoadPlan::cached(cache.as_ref())
+    };
+    let mut loaded = profile::load(&sources, &plan, &mut say_exports(&files));
     let profile = std::mem::take(&mut loaded.profile);
     let errors = std::mem::take(&mut loaded.errors);
     if let Some(why) = &loaded.cache_off {

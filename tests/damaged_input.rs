@@ -75,7 +75,9 @@ fn a_huge_rowid_in_a_valid_file_loads_without_reserving_for_it() {
 fn load_truncating_at(f: &Path, at: rankline::profile::Stage) -> Vec<String> {
     let len = std::fs::metadata(f).unwrap().len();
     let mut done = false;
-    let (_, errors) = rankline::profile::load(&[f.to_path_buf()], &mut |_, stage, rows| {
+    let sources = rankline::profile::files(&[f.to_path_buf()]);
+    let plan = rankline::profile::LoadPlan::default();
+    let out = rankline::profile::load(&sources, &plan, &mut |_, stage, rows| {
         if stage == at && rows == 1 && !done {
             done = true;
             std::fs::OpenOptions::new()
@@ -87,7 +89,7 @@ fn load_truncating_at(f: &Path, at: rankline::profile::Stage) -> Vec<String> {
         }
     });
     assert!(done, "the loader never reported the first row of {at:?}");
-    errors.iter().map(|e| e.to_string()).collect()
+    out.errors.iter().map(|e| e.to_string()).collect()
 }
 
 #[test]

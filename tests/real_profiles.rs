@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use serde_json::Value;
+use std::path::PathBuf;
 
 fn report_json(path: &str) -> Value {
     let o = rankline(&["report", "all", path, "--format", "json"]);
@@ -301,6 +302,18 @@ fn report_text_fits_100_columns() {
     }
 }
 
+/// The profile of `paths`, and the files that failed.
+fn open(
+    paths: &[PathBuf],
+) -> (
+    rankline::profile::Profile,
+    Vec<rankline::profile::LoadError>,
+) {
+    let plan = rankline::profile::LoadPlan::default();
+    let out = rankline::profile::load(&rankline::profile::files(paths), &plan, &mut |_, _, _| {});
+    (out.profile, out.errors)
+}
+
 #[test]
 #[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn identity_read_from_real_exports() {
@@ -308,7 +321,7 @@ fn identity_read_from_real_exports() {
     // 2026.2: systemClockNs gives the boot instant; torchrun's own
     // environment records no rank, so none is shown.
     let f = dir.join("nsys2026_2gpu_nccl_sendrecv.sqlite");
-    let (p, errors) = rankline::profile::load(std::slice::from_ref(&f), &mut |_, _, _| {});
+    let (p, errors) = open(std::slice::from_ref(&f));
     assert!(errors.is_empty(), "{errors:?}");
     let file = &p.files[0];
     assert_eq!(
@@ -321,12 +334,12 @@ fn identity_read_from_real_exports() {
     // Two captures on hosts both called "modal", booted days apart: two
     // hosts, the second one `modal#2`.
     let other = dir.join("nsys2026_2gpu_h100_nvtx.sqlite");
-    let (p, errors) = rankline::profile::load(&[other, f], &mut |_, _, _| {});
+    let (p, errors) = open(&[other, f]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(p.hosts, vec!["modal", "modal#2"]);
     // 2025.5: a UUID in TARGET_INFO_GPU, no systemClockNs.
     let f = dir.join("nsys2025_5_single_kernel_osrt.sqlite");
-    let (p, _) = rankline::profile::load(std::slice::from_ref(&f), &mut |_, _, _| {});
+    let (p, _) = open(std::slice::from_ref(&f));
     assert_eq!(p.files[0].boot_ns, None);
     assert_eq!(
         p.devices[0].uuid.as_deref(),

@@ -317,7 +317,7 @@ fn enter_on_a_kernel_row_finds_that_kernel() {
     let Some(EventRef::Gpu(r)) = app.selection else {
         panic!("{:?}", app.selection)
     };
-    assert_eq!(l.profile.strings.get(l.profile.gpu.name[r]), gemm);
+    assert_eq!(l.profile.strings.get(l.profile.gpu.name(r)), gemm);
     // Found as the finder finds it: n/N step through its occurrences.
     match &app.jump {
         Some(JumpSource::Finder { label, events }) => {

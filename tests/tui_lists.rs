@@ -371,11 +371,11 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
     let r = (0..l.profile.gpu.len())
         .find(|&r| {
             l.analysis.matching.instance_of(r).is_none()
-                && l.profile.gpu.launch[r] != rankline::profile::NONE
+                && l.profile.gpu.launch(r) != rankline::profile::NONE
         })
         .unwrap();
     app.select(rankline::tui::state::EventRef::Gpu(r), true);
     keys(&mut app, &mut terminal, "y");
-    let name = l.profile.strings.get(l.profile.gpu.name[r]).to_string();
+    let name = l.profile.strings.get(l.profile.gpu.name(r)).to_string();
     assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence(&name)));
 }

@@ -109,7 +109,7 @@ fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
     };
     let l = app.loaded.clone().unwrap();
     assert_eq!(
-        l.profile.gpu.lane[r],
+        l.profile.gpu.lane(r),
         match app.rows[lane].kind {
             rankline::tui::lanes::LaneKind::Stream(s) => s,
             k => panic!("{k:?}"),

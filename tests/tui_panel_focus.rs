@@ -90,7 +90,7 @@ fn p_focuses_panel_6_and_enter_on_a_kernel_row_finds_that_kernel() {
     let Some(EventRef::Gpu(r)) = app.selection else {
         panic!("{:?}", app.selection)
     };
-    assert_eq!(l.profile.strings.get(l.profile.gpu.name[r]), gemm);
+    assert_eq!(l.profile.strings.get(l.profile.gpu.name(r)), gemm);
     // Found as the finder (and a click) finds it: hit 1 of its occurrences.
     let n = match &app.jump {
         Some(JumpSource::Finder { label, events }) => {
@@ -149,7 +149,7 @@ fn enter_on_a_rank_of_the_skew_panel_selects_its_kernel_and_esc_gives_the_keys_b
     let Some(EventRef::Gpu(r)) = app.selection else {
         panic!("{:?}", app.selection)
     };
-    let lane = &l.profile.lanes[l.profile.gpu.lane[r] as usize];
+    let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
     assert!(screen(&t).contains("instance 55/225"), "{}", screen(&t));
     // Esc gives the keys back and keeps the selection (on the timeline

@@ -267,7 +267,7 @@ fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
     let Some(EventRef::Gpu(r)) = app.selection else {
         panic!("{:?}", app.selection)
     };
-    let lane = &l.profile.lanes[l.profile.gpu.lane[r] as usize];
+    let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "1");
 }
 
@@ -293,7 +293,7 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
     let Some(EventRef::Gpu(r)) = app.selection else {
         panic!("{:?}", app.selection)
     };
-    let lane = &l.profile.lanes[l.profile.gpu.lane[r] as usize];
+    let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
     // Still the same collective instance.
     assert!(screen(&t).contains("instance 55/225"));

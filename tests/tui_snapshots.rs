@@ -194,7 +194,7 @@ fn goto_time_and_relative_toggle() {
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     keys(&mut app, &mut terminal, "tg0.5\n");
-    let first = app.loaded.as_ref().unwrap().profile.span().unwrap().0 as f64;
+    let first = app.loaded.as_ref().unwrap().span.unwrap().0 as f64;
     assert!(
         (app.view.center() - (first + 0.5e9)).abs() < 1.0,
         "{}",

@@ -158,7 +158,7 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let row = l.analysis.matching.groups[g].instance_rows(54)[rank] as usize;
     assert_eq!(app.selection, Some(EventRef::Gpu(row)));
     // That rank's lane is the cursor row, on screen.
-    let lane = rankline::tui::lanes::LaneKind::Stream(l.profile.gpu.lane[row]);
+    let lane = rankline::tui::lanes::LaneKind::Stream(l.profile.gpu.lane(row));
     assert_eq!(app.rows[app.cursor].kind, lane);
     assert!(app.cursor >= app.scroll && app.cursor < app.scroll + app.timeline_height);
     assert!(screen(&t).contains("s20 · instance 55/225"));

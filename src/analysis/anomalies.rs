@@ -34,7 +34,11 @@ pub fn anomalies(
     for gs in skews {
         let g = &m.groups[gs.group];
         let mut sums: HashMap<CollOp, (i64, usize)> = HashMap::new();
-        let dur = |r: u32| p.gpu.end[r as usize].saturating_sub(p.gpu.start[r as usize]);
+        let dur = |r: u32| {
+            p.gpu
+                .end(r as usize)
+                .saturating_sub(p.gpu.start(r as usize))
+        };
         for inst in &gs.instances {
             let e = sums.entry(inst.op).or_default();
             e.0 = e.0.saturating_add(inst.total_ns);

@@ -158,6 +158,15 @@ impl Alignment {
         }
     }
 
+    /// First start and last end of every event, on the reference clock
+    /// (a file's own span maps as a whole: the mapping keeps order).
+    pub fn span(&self, p: &Profile) -> Option<(i64, i64)> {
+        p.file_models()
+            .enumerate()
+            .filter_map(|(f, m)| m.span().map(|(a, b)| (self.at(f, a), self.at(f, b))))
+            .reduce(|(a, b), (x, y)| (a.min(x), b.max(y)))
+    }
+
     /// The file a lane's events come from.
     pub fn lane_file(&self, lane: u32) -> usize {
         self.lane_file.get(lane as usize).map_or(0, |&f| f as usize)
@@ -165,15 +174,15 @@ impl Alignment {
 
     /// The file of a GPU row.
     pub fn row_file(&self, p: &Profile, row: usize) -> usize {
-        self.lane_file(p.gpu.lane[row])
+        self.lane_file(p.gpu.lane(row))
     }
 
     pub fn gpu_start(&self, p: &Profile, row: usize) -> i64 {
-        self.at(self.row_file(p, row), p.gpu.start[row])
+        self.at(self.row_file(p, row), p.gpu.start(row))
     }
 
     pub fn gpu_end(&self, p: &Profile, row: usize) -> i64 {
-        self.at(self.row_file(p, row), p.gpu.end[row])
+        self.at(self.row_file(p, row), p.gpu.end(row))
     }
 
     /// The clock domain of a file.
@@ -350,7 +359,7 @@ fn file_starts(p: &Profile) -> Vec<i64> {
     let mut t0 = vec![i64::MAX; p.files.len()];
     for lane in &p.lanes {
         let f = p.processes[lane.process as usize].file as usize;
-        if let Some(&s) = p.gpu.start[lane.rows.clone()].iter().min() {
+        if let Some(&s) = p.gpu.starts(lane.rows.clone()).iter().min() {
             t0[f] = t0[f].min(s);
         }
     }

@@ -100,7 +100,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
         let proc = p.threads[t].process as usize;
         rt_per_proc[proc] += rows
             .clone()
-            .filter(|&i| w.contains(p.runtime.start[i], p.runtime.end[i]))
+            .filter(|&i| w.contains(p.runtime.start(i), p.runtime.end(i)))
             .count();
     }
     let mut nvtx_per_proc: Vec<usize> = (0..nproc)
@@ -110,7 +110,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
         let proc = p.threads[t].process as usize;
         nvtx_per_proc[proc] += rows
             .clone()
-            .filter(|&i| p.nvtx.is_range(i) && w.contains(p.nvtx.start[i], p.nvtx.end[i]))
+            .filter(|&i| p.nvtx.is_range(i) && w.contains(p.nvtx.start(i), p.nvtx.end(i)))
             .count();
     }
     let mut per_dev: Vec<DeviceCounts> = (0..p.devices.len() as DevId)
@@ -126,7 +126,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
     for lane in &p.lanes {
         let d = &mut per_dev[lane.device as usize];
         for i in lane.rows.clone() {
-            if !w.contains(p.gpu.start[i], p.gpu.end[i]) {
+            if !w.contains(p.gpu.start(i), p.gpu.end(i)) {
                 continue;
             }
             match p.gpu.kind(i) {
@@ -178,13 +178,13 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
 
 fn span_in(p: &Profile, w: Window) -> Option<(i64, i64)> {
     if w.is_all() {
-        return p.span();
+        return p.raw_span();
     }
-    let cols: [(&[i64], &[i64]); 3] = [
-        (&p.gpu.start, &p.gpu.end),
-        (&p.runtime.start, &p.runtime.end),
-        (&p.nvtx.start, &p.nvtx.end),
-    ];
+    let cols = p
+        .gpu
+        .columns()
+        .chain(p.runtime.columns())
+        .chain(p.nvtx.columns());
     let mut span: Option<(i64, i64)> = None;
     for (starts, ends) in cols {
         for (&s, &e) in starts.iter().zip(ends) {

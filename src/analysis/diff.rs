@@ -168,9 +168,13 @@ mod tests {
 
     fn load(name: &str) -> (Profile, Analysis) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let (p, errors) =
-            crate::profile::load(&[root.join("fixtures").join(name)], &mut |_, _, _| {});
-        assert!(errors.is_empty(), "{errors:?}");
+        let out = crate::profile::load(
+            &crate::profile::files(&[root.join("fixtures").join(name)]),
+            &crate::profile::LoadPlan::default(),
+            &mut |_, _, _| {},
+        );
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let p = out.profile;
         let a = analyze(&p, &Settings::default(), &mut |_| {});
         (p, a)
     }
@@ -211,14 +215,16 @@ mod tests {
     #[test]
     fn a_slower_kernel_shows_under_its_name_and_trips_the_gate() {
         let (before, ab) = load("megatron_tp8.sqlite");
-        let mut after = before.clone();
-        let row = (0..after.gpu.len())
+        let row = (0..before.gpu.len())
             .find(|&i| {
-                after.gpu.kind(i) == crate::profile::GpuKind::Kernel
-                    && ab.classes.comm(&after, i).is_none()
+                before.gpu.kind(i) == crate::profile::GpuKind::Kernel
+                    && ab.classes.comm(&before, i).is_none()
             })
             .expect("a compute kernel");
-        after.gpu.end[row] += 10_000_000;
+        // One file: its rows are the capture's.
+        let mut model = before.file_models().next().expect("one file").clone();
+        model.gpu.end[row] += 10_000_000;
+        let after = Profile::of_files(vec![model]);
         let aa = analyze(&after, &Settings::default(), &mut |_| {});
         let d = diff(
             Side {
@@ -231,7 +237,7 @@ mod tests {
             },
         );
         assert!(!d.unchanged());
-        let name = before.strings.get(before.gpu.name[row]);
+        let name = before.strings.get(before.gpu.name(row));
         assert_eq!(d.kernels[0].name, name);
         assert_eq!(d.kernels[0].delta_ns(), 10_000_000);
         assert!(d.kernels[1..].iter().all(|k| k.delta_ns() == 0));

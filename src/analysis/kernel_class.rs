@@ -20,17 +20,17 @@ impl KernelClasses {
         let mut comm = Vec::new();
         let g = &p.gpu;
         for i in 0..g.len() {
-            if g.kind(i) != GpuKind::Kernel || by_name[g.name[i] as usize] != u32::MAX {
+            if g.kind(i) != GpuKind::Kernel || by_name[g.name(i) as usize] != u32::MAX {
                 continue;
             }
-            let short = p.strings.get(g.name[i]);
+            let short = p.strings.get(g.name(i));
             let long = p.strings.get(g.long_name(i));
             let class = classify(short).or_else(|| classify(long)).or_else(|| {
                 comm_pattern
                     .filter(|re| re.is_match(short) || re.is_match(long))
                     .map(|_| CommKernel::other())
             });
-            by_name[g.name[i] as usize] = match class {
+            by_name[g.name(i) as usize] = match class {
                 Some(k) => {
                     comm.push(k);
                     comm.len() as u32
@@ -47,7 +47,7 @@ impl KernelClasses {
         if p.gpu.kind(i) != GpuKind::Kernel {
             return None;
         }
-        self.comm_by_name(p.gpu.name[i])
+        self.comm_by_name(p.gpu.name(i))
     }
 
     /// The communication kind of a kernel name.

@@ -117,10 +117,10 @@ pub fn launch_report(
     let mut early: Vec<(usize, i64)> = vec![(0, 0); p.devices.len()];
     for lane in &p.lanes {
         for i in lane.rows.clone() {
-            if p.gpu.kind(i) != GpuKind::Kernel || !w.contains(p.gpu.start[i], p.gpu.end[i]) {
+            if p.gpu.kind(i) != GpuKind::Kernel || !w.contains(p.gpu.start(i), p.gpu.end(i)) {
                 continue;
             }
-            let call = p.gpu.launch[i];
+            let call = p.gpu.launch(i);
             if call == NONE {
                 without += 1;
                 continue;
@@ -130,7 +130,7 @@ pub fn launch_report(
                 graph += 1;
                 continue;
             }
-            let q_ns = p.gpu.start[i].saturating_sub(p.runtime.end[call as usize]);
+            let q_ns = p.gpu.start(i).saturating_sub(p.runtime.end(call as usize));
             if q_ns < 0 {
                 let e = &mut early[lane.device as usize];
                 e.0 += 1;
@@ -180,18 +180,18 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
     let g = &m.groups[group];
     let rows = g.instance_rows(inst.index);
     let row = rows[inst.late] as usize;
-    let start = p.gpu.start[row];
+    let start = p.gpu.start(row);
     let earliest_other = (0..rows.len())
         .filter(|&d| d != inst.late)
-        .map(|d| p.gpu.start[rows[d] as usize])
+        .map(|d| p.gpu.start(rows[d] as usize))
         .min()
         .unwrap_or(start);
-    let call = p.gpu.launch[row];
+    let call = p.gpu.launch(row);
     let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
     let (api, end_to_start, delay, verdict) = if call == NONE {
         (None, None, None, Verdict::Unknown)
     } else {
-        let end = p.runtime.end[call as usize];
+        let end = p.runtime.end(call as usize);
         let delay = end.saturating_sub(earliest_other).max(0);
         let verdict = if from_graph {
             Verdict::Unknown
@@ -201,7 +201,7 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
             Verdict::GpuSide
         };
         (
-            Some(p.runtime.name[call as usize]),
+            Some(p.runtime.name(call as usize)),
             Some(start.saturating_sub(end)),
             Some(delay),
             verdict,
@@ -224,19 +224,19 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
 /// The last kernel on another stream of the same device that ended within
 /// [`PRECEDING_WITHIN_NS`] before `row` started: the GPU work it queued behind.
 pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
-    let my_lane = p.gpu.lane[row];
+    let my_lane = p.gpu.lane(row);
     let device = p.lanes[my_lane as usize].device;
-    let start = p.gpu.start[row];
+    let start = p.gpu.start(row);
     let mut best: Option<Preceding> = None;
     for (lane_id, lane) in p.lanes.iter().enumerate() {
         if lane.device != device || lane_id as LaneId == my_lane {
             continue;
         }
-        let rows = &p.gpu.start[lane.rows.clone()];
+        let rows = p.gpu.starts(lane.rows.clone());
         let upto = lane.rows.start + rows.partition_point(|&s| s <= start);
         // Kernels on one stream run in order: only the last few can qualify.
         for i in (lane.rows.start..upto).rev().take(8) {
-            let end = p.gpu.end[i];
+            let end = p.gpu.end(i);
             if p.gpu.kind(i) != GpuKind::Kernel
                 || end > start
                 || start.saturating_sub(end) > PRECEDING_WITHIN_NS

@@ -57,7 +57,7 @@ pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<De
             let Some(k) = classes.comm(p, i) else {
                 continue;
             };
-            let (s, e) = (p.gpu.start[i], p.gpu.end[i]);
+            let (s, e) = (p.gpu.start(i), p.gpu.end(i));
             if !w.contains(s, e) {
                 continue;
             }

@@ -55,9 +55,9 @@ impl OpKeys {
                 if classes.comm(p, i).is_none() {
                     continue;
                 }
-                by_corr.insert((lane.process, p.gpu.correlation[i]), i as u32);
-                if p.gpu.launch[i] != NONE {
-                    launches.push((p.gpu.launch[i], i as u32));
+                by_corr.insert((lane.process, p.gpu.correlation(i)), i as u32);
+                if p.gpu.launch(i) != NONE {
+                    launches.push((p.gpu.launch(i), i as u32));
                 }
             }
         }
@@ -77,8 +77,8 @@ impl OpKeys {
         let mut per_comm: BTreeMap<(u32, u64), Vec<(i64, u32)>> = BTreeMap::new();
         for (call, row) in launches {
             let (t, at) = (
-                p.runtime.thread[call as usize],
-                p.runtime.start[call as usize],
+                p.runtime.thread(call as usize),
+                p.runtime.start(call as usize),
             );
             let Some(cands) = ranges_by_thread.get(&t) else {
                 continue;

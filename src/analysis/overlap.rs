@@ -49,7 +49,7 @@ pub fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize
     if w.is_all() {
         return rows;
     }
-    let starts = &p.gpu.start[rows.clone()];
+    let starts = p.gpu.starts(rows.clone());
     let hi = rows.start + starts.partition_point(|&s| s <= w.end);
     let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
     // Look back while earlier rows still end inside the window (a long
@@ -58,7 +58,7 @@ pub fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize
     let mut k = lo;
     while k > rows.start && misses < 8 {
         k -= 1;
-        if p.gpu.end[k] > w.start {
+        if p.gpu.end(k) > w.start {
             lo = k;
             misses = 0;
         } else {
@@ -77,7 +77,7 @@ pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOve
     for lane in &p.lanes {
         let d = lane.device as usize;
         for i in rows_in_window(p, lane.rows.clone(), w) {
-            let Some(span) = w.clip(p.gpu.start[i], p.gpu.end[i]) else {
+            let Some(span) = w.clip(p.gpu.start(i), p.gpu.end(i)) else {
                 continue;
             };
             if p.gpu.kind(i) != GpuKind::Kernel {

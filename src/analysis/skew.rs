@@ -328,10 +328,10 @@ fn step_of(
     // Steps and launch calls are on the late rank's file clock.
     let row = g.instance_rows(inst.index)[inst.late] as usize;
     let file = clock.row_file(p, row);
-    let process = p.lanes[p.gpu.lane[row] as usize].process;
-    let launch = p.gpu.launch[row];
+    let process = p.lanes[p.gpu.lane(row) as usize].process;
+    let launch = p.gpu.launch(row);
     let at = if launch != NONE {
-        p.runtime.start[launch as usize]
+        p.runtime.start(launch as usize)
     } else {
         clock.to_file(file, inst.earliest_start)
     };

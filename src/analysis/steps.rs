@@ -20,14 +20,14 @@ impl Steps {
         let mut matches = vec![None::<bool>; p.strings.len()];
         let n = &p.nvtx;
         for i in 0..n.len() {
-            if n.kind[i] != NvtxKind::PushPop || n.depth[i] != 0 {
+            if n.kind(i) != NvtxKind::PushPop || n.depth(i) != 0 {
                 continue;
             }
-            let name = n.name[i] as usize;
+            let name = n.name(i) as usize;
             let hit =
-                *matches[name].get_or_insert_with(|| marker.is_match(p.strings.get(n.name[i])));
+                *matches[name].get_or_insert_with(|| marker.is_match(p.strings.get(n.name(i))));
             if hit {
-                per_process[p.thread_process(n.thread[i]) as usize].push((n.start[i], n.end[i]));
+                per_process[p.thread_process(n.thread(i)) as usize].push((n.start(i), n.end(i)));
             }
         }
         for v in &mut per_process {

@@ -194,9 +194,13 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures")
             .join(format!("{name}.sqlite"));
-        let (p, errors) = crate::profile::load(&[path], &mut |_, _, _| {});
-        assert!(errors.is_empty(), "{errors:?}");
-        p
+        let out = crate::profile::load(
+            &crate::profile::files(&[path]),
+            &crate::profile::LoadPlan::default(),
+            &mut |_, _, _| {},
+        );
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        out.profile
     }
 
     #[test]

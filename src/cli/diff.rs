@@ -65,7 +65,11 @@ fn side_files(path: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
 
 fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loaded {
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
-    let out = profile::load_with(&sources, cache, &mut |_, _, _| {});
+    let out = profile::load(
+        &sources,
+        &profile::LoadPlan::cached(cache),
+        &mut |_, _, _| {},
+    );
     let mut said: Vec<String> = out.cache_off.into_iter().collect();
     said.extend(out.errors.iter().map(ToString::to_string));
     let nothing = out.errors.len() == files.len();

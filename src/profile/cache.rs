@@ -66,7 +66,7 @@ struct Directory {
 }
 
 /// The large columns in file order, as (name, bytes).
-pub(crate) fn columns(p: &Profile) -> Vec<(&'static str, &[u8])> {
+pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
     let shape = CACHE_NAMES
         .into_iter()
@@ -119,13 +119,13 @@ pub fn entry_path(dir: &Path, input: &Path) -> Result<PathBuf, String> {
 
 /// Writes the cache entry of a finalized single-file profile of `input`;
 /// returns its path.
-pub fn write(dir: &Path, input: &Path, p: &Profile) -> Result<PathBuf, String> {
+pub fn write(dir: &Path, input: &Path, p: &FileProfile) -> Result<PathBuf, String> {
     store(dir, &Key::of(input)?, p)
 }
 
 /// Writes the entry of a finalized single-file profile of the input `key`
 /// was taken from (before loading it); returns its path.
-pub fn store(dir: &Path, key: &Key, p: &Profile) -> Result<PathBuf, String> {
+pub fn store(dir: &Path, key: &Key, p: &FileProfile) -> Result<PathBuf, String> {
     store_limited(dir, key, p, None)
 }
 
@@ -158,7 +158,12 @@ impl<W: Write> Write for Limited<W> {
 }
 
 /// [`store`], failing after `room` bytes when given.
-fn store_limited(dir: &Path, key: &Key, p: &Profile, room: Option<u64>) -> Result<PathBuf, String> {
+fn store_limited(
+    dir: &Path,
+    key: &Key,
+    p: &FileProfile,
+    room: Option<u64>,
+) -> Result<PathBuf, String> {
     if dir.as_os_str().is_empty() {
         // Never the working directory by accident.
         return Err("no cache directory".into());
@@ -265,7 +270,7 @@ fn header(meta_len: usize, data_len: usize, meta_sum: u64, data_sum: u64) -> Vec
 
 /// What reading an entry found.
 pub enum Lookup {
-    Hit(Box<Profile>),
+    Hit(Box<FileProfile>),
     Missing,
     /// Present but unusable: why (stale, truncated, corrupted…).
     Rejected(String),
@@ -341,7 +346,7 @@ fn sections(b: &[u8]) -> Result<(&[u8], usize), String> {
 /// The entry's profile, once its checksums, key and contents pass. The
 /// data checksum runs on a thread of its own while the columns are checked
 /// (a reopen's two costs, on two cores); its verdict comes first.
-fn decode(map: &Arc<Mmap>, key: &Key) -> Result<Profile, String> {
+fn decode(map: &Arc<Mmap>, key: &Key) -> Result<FileProfile, String> {
     let b: &[u8] = map;
     let (meta, data_start) = sections(b)?;
     if xxh3_64(meta) != u64_at(b, 32) {
@@ -362,7 +367,7 @@ fn decode_checked(
     meta: &[u8],
     data_start: usize,
     key: &Key,
-) -> Result<Profile, String> {
+) -> Result<FileProfile, String> {
     let d: Directory =
         serde_json::from_slice(meta).map_err(|e| format!("unreadable directory: {e}"))?;
     if let Some(why) = d.key.differs(key) {
@@ -435,7 +440,7 @@ fn decode_checked(
             return Err("string table out of order".into());
         }
     }
-    let p = Profile {
+    let p = FileProfile {
         files: d.files,
         hosts: d.hosts,
         strings,
@@ -451,7 +456,6 @@ fn decode_checked(
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
-        labels: Default::default(),
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

@@ -1,190 +1,12 @@
-//! Merging single-file profiles into one and putting every table in the
-//! order the rest of rankline relies on (per lane / per thread, by start),
-//! then linking GPU activity to its launch call by (process, correlationId).
+//! Putting every table of a file's model in the order the rest of rankline
+//! relies on (per lane / per thread, by start), then linking GPU activity
+//! to its launch call by (process, correlationId).
 
 use super::column::{Col, Pod};
-use super::identity;
-use super::intern::Sym;
 use super::model::*;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::ops::Range;
-
-/// Appends `other` (one finalized file) to `into` (finalized files merged so
-/// far), renumbering its ids. Processes stay scoped to their file. A file
-/// joins an earlier file's host when both name the same host and come from
-/// the same boot of it (see [`host_of`]); its GPUs join earlier ones only
-/// by UUID, never by (host, device id): per-rank files each see their own
-/// GPU as "device 0". Ids of `other` come after those of `into`, so every
-/// table stays sorted by (lane or thread, start) and no re-sort is needed:
-/// only row ranges and launch links shift.
-pub fn merge(into: &mut Profile, other: Profile) {
-    let file = into.files.len() as u32;
-    let syms: Vec<Sym> = (0..other.strings.len() as Sym)
-        .map(|s| into.strings.intern(other.strings.get(s)))
-        .collect();
-    let sym = |s: Sym| syms[s as usize];
-    let host = host_of(into, &other);
-    into.files.extend(other.files.into_iter().map(|f| FileInfo {
-        host_index: host,
-        ..f
-    }));
-
-    let proc_base = into.processes.len() as ProcId;
-    into.cpu_counts.append(other.cpu_counts, proc_base);
-    into.processes
-        .extend(other.processes.into_iter().map(|p| Process {
-            file,
-            pid: p.pid,
-            name: sym(p.name),
-        }));
-    let thread_base = into.threads.len() as ThreadId;
-    into.threads
-        .extend(other.threads.into_iter().map(|t| Thread {
-            process: t.process + proc_base,
-            tid: t.tid,
-            name: sym(t.name),
-        }));
-
-    let devices: Vec<DevId> = other
-        .devices
-        .into_iter()
-        .map(|d| {
-            // Two ranks are two GPUs even under one UUID: the UUID may come
-            // from a listing that does not follow CUDA_VISIBLE_DEVICES.
-            let found = d.uuid.as_ref().and_then(|u| {
-                into.devices.iter().position(|x| {
-                    x.host == host
-                        && x.uuid.as_ref() == Some(u)
-                        && (x.rank == d.rank || x.rank.is_none() || d.rank.is_none())
-                })
-            });
-            match found {
-                Some(i) => {
-                    let x = &mut into.devices[i];
-                    x.listed |= d.listed;
-                    if x.name.is_none() {
-                        x.name = d.name;
-                    }
-                    x.rank = x.rank.or(d.rank);
-                    i as DevId
-                }
-                None => {
-                    into.devices.push(Device { host, ..d });
-                    (into.devices.len() - 1) as DevId
-                }
-            }
-        })
-        .collect();
-    into.contexts
-        .extend(other.contexts.into_iter().map(|c| Context {
-            process: c.process + proc_base,
-            context: c.context,
-            device: devices[c.device as usize],
-        }));
-
-    let lane_base = into.lanes.len() as LaneId;
-    let (gpu_base, rt_base, nvtx_base) = (into.gpu.len(), into.runtime.len(), into.nvtx.len());
-    into.lanes.extend(other.lanes.into_iter().map(|l| Lane {
-        device: devices[l.device as usize],
-        process: l.process + proc_base,
-        rows: l.rows.start + gpu_base..l.rows.end + gpu_base,
-        ..l
-    }));
-    let shift = |r: Range<usize>, by: usize| r.start + by..r.end + by;
-    into.runtime_by_thread.extend(
-        other
-            .runtime_by_thread
-            .into_iter()
-            .map(|r| shift(r, rt_base)),
-    );
-    into.nvtx_by_thread.extend(
-        other
-            .nvtx_by_thread
-            .into_iter()
-            .map(|r| shift(r, nvtx_base)),
-    );
-
-    let mut g = other.gpu;
-    g.lane.iter_mut().for_each(|l| *l += lane_base);
-    g.name.iter_mut().for_each(|s| *s = sym(*s));
-    let details_base = into.gpu.details.len() as u32;
-    g.detail.iter_mut().for_each(|x| *x += details_base);
-    g.details.long_name.iter_mut().for_each(|s| *s = sym(*s));
-    g.launch
-        .iter_mut()
-        .filter(|l| **l != NONE)
-        .for_each(|l| *l += rt_base as u32);
-    let d = &mut into.gpu;
-    d.start.append(&mut g.start);
-    d.end.append(&mut g.end);
-    d.lane.append(&mut g.lane);
-    d.name.append(&mut g.name);
-    d.correlation.append(&mut g.correlation);
-    d.launch.append(&mut g.launch);
-    d.detail.append(&mut g.detail);
-    d.details.append(&mut g.details);
-
-    let mut r = other.runtime;
-    r.thread.iter_mut().for_each(|t| *t += thread_base);
-    r.name.iter_mut().for_each(|s| *s = sym(*s));
-    let d = &mut into.runtime;
-    d.start.append(&mut r.start);
-    d.end.append(&mut r.end);
-    d.thread.append(&mut r.thread);
-    d.name.append(&mut r.name);
-    d.correlation.append(&mut r.correlation);
-    d.class.append(&mut r.class);
-    d.is_launch.append(&mut r.is_launch);
-
-    let mut n = other.nvtx;
-    n.thread.iter_mut().for_each(|t| *t += thread_base);
-    n.name.iter_mut().for_each(|s| *s = sym(*s));
-    n.domain.iter_mut().for_each(|s| *s = sym(*s));
-    let d = &mut into.nvtx;
-    d.start.append(&mut n.start);
-    d.end.append(&mut n.end);
-    d.thread.append(&mut n.thread);
-    d.name.append(&mut n.name);
-    d.kind.append(&mut n.kind);
-    d.domain.append(&mut n.domain);
-    d.depth.append(&mut n.depth);
-
-    let mut a = other.nccl_api;
-    a.thread.iter_mut().for_each(|t| *t += thread_base);
-    let d = &mut into.nccl_api;
-    d.thread.append(&mut a.thread);
-    d.start.append(&mut a.start);
-    d.end.append(&mut a.end);
-    d.comm.append(&mut a.comm);
-
-    let mut o = other.nccl_ops;
-    o.process.iter_mut().for_each(|p| *p += proc_base);
-    let d = &mut into.nccl_ops;
-    d.process.append(&mut o.process);
-    d.correlation.append(&mut o.correlation);
-    d.operation.append(&mut o.operation);
-}
-
-/// The host index of `other`'s file in `into`, adding the host if new: an
-/// earlier file's host when both files name the same host (a Hostname, not
-/// a stand-in stem) and their boot instants agree, else a new host named
-/// as the file says, `#2`, `#3` … when that name is taken.
-fn host_of(into: &mut Profile, other: &Profile) -> u32 {
-    let name = other.hosts.first().cloned().unwrap_or_default();
-    let (named, boot) = other
-        .files
-        .first()
-        .map_or((None, None), |f| (f.host.as_deref(), f.boot_ns));
-    let earlier = into.files.iter().find(|f| {
-        named.is_some() && f.host.as_deref() == named && identity::same_boot(f.boot_ns, boot)
-    });
-    if let Some(f) = earlier {
-        return f.host_index;
-    }
-    into.hosts.push(identity::unique_name(&name, &into.hosts));
-    (into.hosts.len() - 1) as u32
-}
 
 fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
     let src: &[T] = v;
@@ -234,7 +56,7 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
 }
 
 /// Sorts every table of a single-file profile and builds the derived links.
-pub fn finalize(p: &mut Profile) {
+pub fn finalize(p: &mut FileProfile) {
     let nthreads = p.threads.len();
     let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
     // GPU rows on one core, CPU rows on the other.
@@ -361,7 +183,7 @@ impl CallIndex {
     }
 }
 
-fn link_launches(p: &mut Profile) {
+fn link_launches(p: &mut FileProfile) {
     let r = &p.runtime;
     let nproc = p.processes.len();
     let mut max = vec![0u32; nproc];

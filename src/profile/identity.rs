@@ -2,7 +2,7 @@
 //! UUID, else their file), ranks from the capture environment, and the
 //! names shown for them (JSON values, short text labels).
 
-use super::model::{DevId, DeviceKey, DeviceLabel, Labels, Profile};
+use super::model::{DevId, Device, DeviceKey, DeviceLabel, FileInfo, Labels};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -99,19 +99,20 @@ pub fn unique_name(name: &str, taken: &[String]) -> String {
 }
 
 impl Labels {
-    /// The labels of `p`'s hosts and devices as it is now.
-    pub fn of(p: &Profile) -> Labels {
-        let hosts = short_hosts(p);
+    /// The labels of a capture's hosts and devices (its files give which
+    /// host names are file stems).
+    pub fn of(files: &[FileInfo], host_names: &[String], gpus: &[Device]) -> Labels {
+        let hosts = short_hosts(files, host_names);
         let ids_unique = {
-            let mut ids: Vec<u32> = p.devices.iter().map(|d| d.id).collect();
+            let mut ids: Vec<u32> = gpus.iter().map(|d| d.id).collect();
             ids.sort_unstable();
             ids.windows(2).all(|w| w[0] != w[1])
         };
-        let plain = p.hosts.len() <= 1 && ids_unique;
+        let plain = host_names.len() <= 1 && ids_unique;
         let mut taken: Vec<String> = Vec::new();
-        let mut devices: Vec<DeviceLabel> = (0..p.devices.len() as DevId)
+        let mut devices: Vec<DeviceLabel> = (0..gpus.len() as DevId)
             .map(|d| {
-                let dev = &p.devices[d as usize];
+                let dev = &gpus[d as usize];
                 let rank = dev.rank.map(|r| format!(" r{r}")).unwrap_or_default();
                 if plain {
                     return DeviceLabel {
@@ -120,8 +121,8 @@ impl Labels {
                     };
                 }
                 let host = dev.host as usize;
-                let key = unique_name(&format!("{}:{}", p.hosts[host], dev.id), &taken);
-                let short = hosts.get(host).unwrap_or(&p.hosts[host]);
+                let key = unique_name(&format!("{}:{}", host_names[host], dev.id), &taken);
+                let short = hosts.get(host).unwrap_or(&host_names[host]);
                 taken.push(key.clone());
                 DeviceLabel {
                     key: DeviceKey::HostId(key),
@@ -137,11 +138,11 @@ impl Labels {
                 continue;
             };
             if texts.iter().filter(|t| **t == l.text).count() > 1 {
-                let dev = &p.devices[d];
+                let dev = &gpus[d];
                 let suffix = &key[key.rfind(':').unwrap_or(0)..];
                 let short = hosts
                     .get(dev.host as usize)
-                    .unwrap_or(&p.hosts[dev.host as usize]);
+                    .unwrap_or(&host_names[dev.host as usize]);
                 let rank = dev.rank.map(|r| format!(" r{r}")).unwrap_or_default();
                 l.text = format!("{short}{suffix}{rank}");
             }
@@ -150,62 +151,16 @@ impl Labels {
     }
 }
 
-/// How hosts and devices are named and found by name.
-impl Profile {
-    /// How a device is named: in JSON its integer id while all files come
-    /// from one host and ids are unique, else `host:id` (`#N` when still
-    /// not unique); in text with the host's short name and the rank.
-    pub fn device_label(&self, d: DevId) -> DeviceLabel {
-        match self.labels.devices.get(d as usize) {
-            Some(l) if self.labels.fits(self) => l.clone(),
-            _ => Labels::of(self).devices[d as usize].clone(),
-        }
-    }
-
-    /// The name of a host in text: its first label when that is unique.
-    pub fn host_label(&self, h: u32) -> &str {
-        match self.labels.hosts.get(h as usize) {
-            Some(l) if self.labels.fits(self) => l,
-            _ => &self.hosts[h as usize],
-        }
-    }
-
-    /// Finds devices by a label: `3` (on every host), `host:3` or
-    /// `short:3` (`#N` included), the text label (`node03:0 r4`) or a rank
-    /// (`r4`).
-    pub fn find_devices(&self, label: &str) -> Vec<DevId> {
-        let label = label.trim();
-        let rank = label.strip_prefix('r').and_then(|r| r.parse::<u32>().ok());
-        let bare = label.parse::<u32>().ok();
-        (0..self.devices.len() as DevId)
-            .filter(|&d| {
-                let dev = &self.devices[d as usize];
-                let l = self.device_label(d);
-                let key = l.key_string();
-                let short_key = format!("{}:{}", self.host_label(dev.host), dev.id);
-                let full_key = format!("{}:{}", self.hosts[dev.host as usize], dev.id);
-                bare == Some(dev.id)
-                    || (rank.is_some() && dev.rank == rank)
-                    || key == label
-                    || l.text == label
-                    || full_key == label
-                    || short_key == label
-            })
-            .collect()
-    }
-}
-
 /// Each host's first label (`node03` of `node03.cluster.org`) when no
 /// other host shortens to the same; names from file stems and IP
 /// addresses are kept whole.
-fn short_hosts(p: &Profile) -> Vec<String> {
+fn short_hosts(files: &[FileInfo], host_names: &[String]) -> Vec<String> {
     let stem = |h: usize| {
-        p.files
+        files
             .iter()
             .any(|f| f.host_index as usize == h && f.host.is_none())
     };
-    let short: Vec<String> = p
-        .hosts
+    let short: Vec<String> = host_names
         .iter()
         .enumerate()
         .map(|(h, name)| {
@@ -228,14 +183,13 @@ fn short_hosts(p: &Profile) -> Vec<String> {
         .enumerate()
         .map(|(h, s)| {
             let clash = short.iter().filter(|x| *x == s).count() > 1;
-            if clash { p.hosts[h].clone() } else { s.clone() }
+            if clash {
+                host_names[h].clone()
+            } else {
+                s.clone()
+            }
         })
         .collect()
-}
-
-/// Names the hosts and devices of `p` (after every file is merged).
-pub fn label(p: &mut Profile) {
-    p.labels = Labels::of(p);
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Reading one export file into a single-file [`Profile`] (rows unsorted;
+//! Reading one export file into a single-file [`FileProfile`] (rows unsorted;
 //! [`super::finalize`] sorts and links them).
 
 mod convert;
@@ -41,7 +41,7 @@ struct Db<'a> {
 struct State<'p> {
     file_index: usize,
     ids: StringIds,
-    p: Profile,
+    p: FileProfile,
     // Looked up whenever a row's process, thread or lane differs from the
     // previous row's: SipHash here was 7 % of a first open's instructions.
     procs: FxHashMap<u32, ProcId>,
@@ -69,7 +69,7 @@ pub fn load_file_planned(
     file_index: usize,
     progress: &mut ProgressFn<'_>,
     plan: &ReadPlan,
-) -> Result<Profile, LoadError> {
+) -> Result<FileProfile, LoadError> {
     load_file_within(
         source,
         file_index,
@@ -88,7 +88,7 @@ fn load_file_within(
     progress: &mut ProgressFn<'_>,
     limits: &[memory::Limit],
     plan: &ReadPlan,
-) -> Result<Profile, LoadError> {
+) -> Result<FileProfile, LoadError> {
     let path = source.path();
     let (before, file_bytes) = match source {
         Source::File(p) => {
@@ -121,7 +121,7 @@ fn read_file(
     limits: &[memory::Limit],
     plan: &ReadPlan,
     file_bytes: u64,
-) -> Result<Profile, LoadError> {
+) -> Result<FileProfile, LoadError> {
     progress(file_index, Stage::Opening, 0);
     let path = source.path();
     let conn = open_source(source)?;
@@ -141,7 +141,7 @@ fn read_file(
     let mut st = State {
         file_index,
         ids: StringIds::new(Vec::new()),
-        p: Profile::default(),
+        p: FileProfile::default(),
         procs: FxHashMap::default(),
         threads: FxHashMap::default(),
         devices: FxHashMap::default(),

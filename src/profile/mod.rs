@@ -14,6 +14,7 @@ pub mod identity;
 pub mod ids;
 pub mod inputs;
 pub mod intern;
+mod job;
 pub mod launch_shape;
 mod load;
 mod model;
@@ -26,43 +27,150 @@ mod raw;
 mod rows;
 pub mod spec;
 pub mod synthetic;
+mod views;
 
 pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
+pub use job::Profile;
 pub use load::memory::give_back_freed;
 pub use load::{Need, ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
+pub use views::{GpuRows, NvtxRows, RuntimeRows};
 
 use std::path::PathBuf;
 
-/// Loads several exports into one profile. A file that fails is reported in
-/// the error list; the others still load.
-pub fn load(paths: &[PathBuf], progress: &mut ProgressFn<'_>) -> (Profile, Vec<LoadError>) {
-    let sources: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
-    load_sources(&sources, progress)
+/// How a set of inputs is loaded: one value, so that a new way of loading
+/// is a field with a default rather than another entry point.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    /// Read each input from its entry here when valid, and write the entry
+    /// of an input read fresh (and in full).
+    pub cache: Option<CacheDir>,
+    /// What of an input not in the cache is read. With [`Need::Gpu`] the
+    /// runtime calls and NVTX ranges are not read, with [`Need::Counts`]
+    /// they are counted ([`CpuCounts`]); such a partial profile is never
+    /// cached and gives no slot for analyses. An input whose cache entry is
+    /// valid is opened from it, everything.
+    pub need: Need,
+    /// A single input read fresh is handed back before its cache entry is
+    /// written: the caller shows it first and writes the entry afterwards
+    /// ([`Loaded::unwritten`]).
+    pub defer_cache_write: bool,
+    /// Inputs loaded at once; each reads its tables on its share of the
+    /// cores.
+    pub files_at_once: usize,
+    /// Connections reading each file's large tables at once, when not its
+    /// share of the cores (the benchmark's one-reader open).
+    pub readers: Option<usize>,
 }
 
-/// One file loaded from SQLite (no cache) with its large tables read as
-/// `plan` says: how the benchmark shows reading scale with readers.
-pub fn load_one_planned(path: &std::path::Path, plan: &ReadPlan) -> Result<Profile, LoadError> {
-    let source = Source::File(path.to_path_buf());
-    let mut p = load::load_file_planned(&source, 0, &mut |_, _, _| {}, plan)?;
-    finalize::finalize(&mut p);
+impl Default for LoadPlan {
+    fn default() -> Self {
+        LoadPlan {
+            cache: None,
+            need: Need::All,
+            defer_cache_write: false,
+            files_at_once: parallel::cores(),
+            readers: None,
+        }
+    }
+}
+
+impl LoadPlan {
+    /// Everything, through `cache` when given.
+    pub fn cached(cache: Option<&CacheDir>) -> LoadPlan {
+        LoadPlan {
+            cache: cache.cloned(),
+            ..LoadPlan::default()
+        }
+    }
+}
+
+/// Loads `sources` as `plan` says. A file that fails is reported in the
+/// error list; the others still load. A stale, truncated or corrupted cache
+/// entry is rebuilt.
+pub fn load(sources: &[Source], plan: &LoadPlan, progress: &mut ProgressFn<'_>) -> Loaded {
+    let need = plan.need;
+    let inputs: Vec<&std::path::Path> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::File(p) => Some(p.as_path()),
+            Source::Embedded { .. } => None,
+        })
+        .collect();
+    let cache_off = match &plan.cache {
+        Some(c) if !inputs.is_empty() => c
+            .unusable(&inputs)
+            .map(|why| format!("{why}; caching is off")),
+        _ => None,
+    };
+    let cache = plan.cache.as_ref().filter(|_| cache_off.is_none());
+    let workers = plan.files_at_once.max(1);
+    let at_once = sources.len().clamp(1, workers);
+    let read = ReadPlan {
+        readers: plan.readers.unwrap_or(parallel::cores() / at_once).max(1),
+        need,
+        ..ReadPlan::default()
+    };
+    let job = Job {
+        cache,
+        plan: read,
+        defer: plan.defer_cache_write && sources.len() == 1,
+        writes_off: std::sync::atomic::AtomicBool::new(false),
+        need,
+    };
+    let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
+        job.load_one(&sources[i], i, report)
+    });
+    let mut out = Loaded {
+        profile: Profile::default(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+        cache_off,
+        cache_use: Vec::new(),
+        unwritten: None,
+        exported: Vec::new(),
+        keyed: None,
+    };
+    let mut loaded = Vec::new();
+    let mut keys = Vec::new();
+    // In file order, whatever order the files finished in.
+    for o in outcomes {
+        out.notes.extend(o.notes);
+        out.cache_use.extend(o.cache_use);
+        if out.cache_off.is_none() {
+            out.cache_off = o.cache_off;
+        }
+        if o.unwritten.is_some() {
+            out.unwritten = o.unwritten;
+        }
+        out.exported.extend(o.exported);
+        keys.push(o.key);
+        match o.profile {
+            Ok(p) => loaded.push(p),
+            Err(e) => out.errors.push(e),
+        }
+    }
+    out.profile = Profile::of_files(loaded);
+    // Caching found off (a write failed): said once, not tried again.
+    if let Some(c) = cache
+        && out.errors.is_empty()
+        && out.cache_off.is_none()
+        && let Some(keys) = keys.into_iter().collect::<Option<Vec<_>>>()
+    {
+        out.keyed = Some((c.clone(), keys));
+    }
     load::memory::give_back_freed();
-    Ok(p)
+    out
 }
 
-/// Like [`load`], from files or embedded databases, without a cache.
-pub fn load_sources(
-    sources: &[Source],
-    progress: &mut ProgressFn<'_>,
-) -> (Profile, Vec<LoadError>) {
-    let out = load_with(sources, None, progress);
-    (out.profile, out.errors)
+/// The sources of export files given by path.
+pub fn files(paths: &[PathBuf]) -> Vec<Source> {
+    paths.iter().cloned().map(Source::File).collect()
 }
 
-/// The result of [`load_with`].
+/// The result of [`load`].
 pub struct Loaded {
     pub profile: Profile,
     /// Files that could not be loaded (the others were).
@@ -76,7 +184,8 @@ pub struct Loaded {
     pub cache_off: Option<String>,
     /// The entries opened or written, one per file that used the cache.
     pub cache_use: Vec<CacheUse>,
-    /// A cache entry left for the caller to write (see [`load_deferring`]).
+    /// A cache entry left for the caller to write
+    /// ([`LoadPlan::defer_cache_write`]).
     pub unwritten: Option<UnwrittenCache>,
     /// The nsys reports that nsys exported in this load (the others were
     /// read from an earlier export or the cache).
@@ -114,147 +223,30 @@ pub struct UnwrittenCache {
 }
 
 impl UnwrittenCache {
-    /// Writes the entry for `p` (the profile [`load_deferring`] returned):
-    /// the entry written, `Ok(None)` when the input changed while it was
-    /// read (nothing written), or why caching is off (one line).
+    /// Writes the entry for `p` (the profile the deferring load
+    /// returned): the entry written, `Ok(None)` when the input changed
+    /// while it was read (nothing written), or why caching is off (one
+    /// line).
     pub fn write(self, p: &Profile) -> Result<Option<PathBuf>, String> {
         if cache::Key::of(&self.input).ok().as_ref() != Some(&self.key) {
             return Ok(None);
         }
-        let entry = cache::store(&self.cache.dir, &self.key, p)
+        match p.file_models().next() {
+            Some(file) => self.write_file(file),
+            None => Ok(None),
+        }
+    }
+
+    /// [`UnwrittenCache::write`] from the file's own model.
+    fn write_file(self, file: &FileProfile) -> Result<Option<PathBuf>, String> {
+        if cache::Key::of(&self.input).ok().as_ref() != Some(&self.key) {
+            return Ok(None);
+        }
+        let entry = cache::store(&self.cache.dir, &self.key, file)
             .map_err(|e| format!("{e}; caching is off"))?;
         cache::evict(&self.cache.dir, self.cache.cap_bytes, &entry);
         Ok(Some(entry))
     }
-}
-
-/// Loads `sources`, reading and writing the columnar cache in `cache` when
-/// given. A stale, truncated or corrupted cache entry is rebuilt.
-pub fn load_with(
-    sources: &[Source],
-    cache: Option<&CacheDir>,
-    progress: &mut ProgressFn<'_>,
-) -> Loaded {
-    load_impl(sources, cache, false, parallel::cores(), progress)
-}
-
-/// Like [`load_with`] when `need` is [`Need::All`]. With [`Need::Gpu`],
-/// an input whose cache entry is valid is opened from it (everything), and
-/// any other is read without its runtime calls and NVTX ranges (with
-/// [`Need::Counts`], with them counted: [`CpuCounts`]); such a partial
-/// profile is never cached, and gives no slot for analyses.
-pub fn load_needed(
-    sources: &[Source],
-    cache: Option<&CacheDir>,
-    need: Need,
-    progress: &mut ProgressFn<'_>,
-) -> Loaded {
-    load_impl_needing(sources, cache, false, parallel::cores(), need, progress)
-}
-
-/// Like [`load_with`], but a single file freshly read from SQLite is
-/// returned before its cache entry is written: the caller shows it first
-/// and writes the entry afterwards ([`Loaded::unwritten`]).
-pub fn load_deferring(
-    sources: &[Source],
-    cache: Option<&CacheDir>,
-    progress: &mut ProgressFn<'_>,
-) -> Loaded {
-    load_impl(sources, cache, true, parallel::cores(), progress)
-}
-
-/// Loads `sources` on at most `workers` threads (files at once).
-fn load_impl(
-    sources: &[Source],
-    cache: Option<&CacheDir>,
-    defer: bool,
-    workers: usize,
-    progress: &mut ProgressFn<'_>,
-) -> Loaded {
-    load_impl_needing(sources, cache, defer, workers, Need::All, progress)
-}
-
-/// [`load_impl`], reading what `need` says of inputs not in the cache.
-fn load_impl_needing(
-    sources: &[Source],
-    cache: Option<&CacheDir>,
-    defer: bool,
-    workers: usize,
-    need: Need,
-    progress: &mut ProgressFn<'_>,
-) -> Loaded {
-    let inputs: Vec<&std::path::Path> = sources
-        .iter()
-        .filter_map(|s| match s {
-            Source::File(p) => Some(p.as_path()),
-            Source::Embedded { .. } => None,
-        })
-        .collect();
-    let cache_off = match cache {
-        Some(c) if !inputs.is_empty() => c
-            .unusable(&inputs)
-            .map(|why| format!("{why}; caching is off")),
-        _ => None,
-    };
-    let cache = cache.filter(|_| cache_off.is_none());
-    // Files loading at once share the cores: each reads its tables on
-    // its share of them.
-    let at_once = sources.len().clamp(1, workers.max(1));
-    let plan = ReadPlan {
-        readers: (parallel::cores() / at_once).max(1),
-        need,
-        ..ReadPlan::default()
-    };
-    let job = Job {
-        cache,
-        plan,
-        defer: defer && sources.len() == 1,
-        writes_off: std::sync::atomic::AtomicBool::new(false),
-        need,
-    };
-    let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
-        job.load_one(&sources[i], i, report)
-    });
-    let mut out = Loaded {
-        profile: Profile::default(),
-        errors: Vec::new(),
-        notes: Vec::new(),
-        cache_off,
-        cache_use: Vec::new(),
-        unwritten: None,
-        exported: Vec::new(),
-        keyed: None,
-    };
-    let mut loaded = Vec::new();
-    let mut keys = Vec::new();
-    // In file order, whatever order the files finished in.
-    for o in outcomes {
-        out.notes.extend(o.notes);
-        out.cache_use.extend(o.cache_use);
-        if out.cache_off.is_none() {
-            out.cache_off = o.cache_off;
-        }
-        if o.unwritten.is_some() {
-            out.unwritten = o.unwritten;
-        }
-        out.exported.extend(o.exported);
-        keys.push(o.key);
-        match o.profile {
-            Ok(p) => loaded.push(p),
-            Err(e) => out.errors.push(e),
-        }
-    }
-    out.profile = combine(loaded);
-    // Caching found off (a write failed): said once, not tried again.
-    if let Some(c) = cache
-        && out.errors.is_empty()
-        && out.cache_off.is_none()
-        && let Some(keys) = keys.into_iter().collect::<Option<Vec<_>>>()
-    {
-        out.keyed = Some((c.clone(), keys));
-    }
-    load::memory::give_back_freed();
-    out
 }
 
 /// What every file's load shares.
@@ -272,7 +264,7 @@ struct Job<'a> {
 
 /// One file's load.
 struct Outcome {
-    profile: Result<Profile, LoadError>,
+    profile: Result<FileProfile, LoadError>,
     notes: Vec<String>,
     cache_use: Option<CacheUse>,
     cache_off: Option<String>,
@@ -385,7 +377,7 @@ impl Job<'_> {
                 out.unwritten = Some(entry);
             } else if !self.writes_off.load(Relaxed) {
                 progress(i, Stage::WritingCache, 0);
-                match entry.write(&one) {
+                match entry.write_file(&one) {
                     Ok(Some(written)) => out.cache_use = Some(CacheUse::Written(written)),
                     Ok(None) => out.notes.push(format!(
                         "{}: changed while it was read; not cached",
@@ -407,7 +399,7 @@ impl Job<'_> {
 /// Names a single-file profile read from a cache entry or an export by
 /// the file as it was given, and its host, when the file names none, by
 /// that file's stem.
-fn name_as_given(p: &mut Profile, path: &std::path::Path) {
+fn name_as_given(p: &mut FileProfile, path: &std::path::Path) {
     for f in &mut p.files {
         f.path = path.to_path_buf();
     }
@@ -416,23 +408,6 @@ fn name_as_given(p: &mut Profile, path: &std::path::Path) {
     {
         *host = identity::stem_host(path);
     }
-}
-
-/// One profile from finalized single-file profiles.
-fn combine(mut files: Vec<Profile>) -> Profile {
-    let mut profile = if files.len() == 1 {
-        files.pop().unwrap_or_default()
-    } else {
-        let mut profile = Profile::default();
-        for one in files {
-            finalize::merge(&mut profile, one);
-        }
-        profile.contexts.sort();
-        profile.contexts.dedup();
-        profile
-    };
-    identity::label(&mut profile);
-    profile
 }
 
 #[cfg(test)]
@@ -457,21 +432,39 @@ mod tests {
             dir: dir.join("cache"),
             cap_bytes: cache::DEFAULT_CAP,
         };
-        let part = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
-        let full = load_needed(&sources, None, Need::All, &mut |_, _, _| {});
+        let needing = |cache: Option<&CacheDir>, need| LoadPlan {
+            need,
+            ..LoadPlan::cached(cache)
+        };
+        let part = load(
+            &sources,
+            &needing(Some(&cache), Need::Gpu),
+            &mut |_, _, _| {},
+        );
+        let full = load(&sources, &needing(None, Need::All), &mut |_, _, _| {});
         assert!(part.errors.is_empty());
         let (p, f) = (&part.profile, &full.profile);
         assert!(!f.runtime.is_empty() && !f.nvtx.is_empty());
         assert!(p.runtime.is_empty() && p.nvtx.is_empty());
-        assert_eq!(
-            (p.gpu.start.to_vec(), p.gpu.lane.to_vec()),
-            (f.gpu.start.to_vec(), f.gpu.lane.to_vec())
-        );
+        let rows = |p: &Profile| {
+            (0..p.gpu.len())
+                .map(|r| (p.gpu.start(r), p.gpu.lane(r)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rows(p), rows(f));
         assert!(part.cache_use.is_empty() && part.analyses_slot("s").is_none());
         assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);
         // Cached (by a full load), a GPU-only load opens the whole entry.
-        load_with(&sources, Some(&cache), &mut |_, _, _| {});
-        let hit = load_needed(&sources, Some(&cache), Need::Gpu, &mut |_, _, _| {});
+        load(
+            &sources,
+            &needing(Some(&cache), Need::All),
+            &mut |_, _, _| {},
+        );
+        let hit = load(
+            &sources,
+            &needing(Some(&cache), Need::Gpu),
+            &mut |_, _, _| {},
+        );
         assert!(matches!(hit.cache_use[..], [CacheUse::Opened(_)]));
         assert_eq!(hit.profile.runtime.len(), f.runtime.len());
         assert!(hit.analyses_slot("s").is_some());
@@ -499,8 +492,12 @@ mod tests {
             sources.push(Source::File(copy));
         }
         sources.push(Source::File(dir.join("missing.sqlite")));
-        let one_by_one = load_impl(&sources, None, false, 1, &mut |_, _, _| {});
-        let at_once = load_impl(&sources, None, false, 4, &mut |_, _, _| {});
+        let plan = |cache: Option<&CacheDir>, files_at_once| LoadPlan {
+            files_at_once,
+            ..LoadPlan::cached(cache)
+        };
+        let one_by_one = load(&sources, &plan(None, 1), &mut |_, _, _| {});
+        let at_once = load(&sources, &plan(None, 4), &mut |_, _, _| {});
         let errors = |l: &Loaded| l.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>();
         assert_eq!(errors(&one_by_one).len(), 1);
         assert_eq!(errors(&one_by_one), errors(&at_once));
@@ -512,10 +509,10 @@ mod tests {
             dir: dir.join("cache"),
             cap_bytes: cache::DEFAULT_CAP,
         };
-        let written = load_impl(&sources, Some(&cache), false, 4, &mut |_, _, _| {});
+        let written = load(&sources, &plan(Some(&cache), 4), &mut |_, _, _| {});
         assert_eq!(written.cache_use.len(), 4);
         assert_eq!(report_json(&written.profile), want);
-        let hits = load_impl(&sources, Some(&cache), false, 4, &mut |_, _, _| {});
+        let hits = load(&sources, &plan(Some(&cache), 4), &mut |_, _, _| {});
         assert!(
             hits.cache_use
                 .iter()

@@ -10,13 +10,14 @@ pub use super::launch_shape::{LaunchShape, Shape};
 use std::ops::Range;
 use std::path::PathBuf;
 
-/// Index into [`Profile::processes`].
+/// Index into [`super::Profile::processes`] (in a [`FileProfile`], the
+/// file's own).
 pub type ProcId = u32;
-/// Index into [`Profile::threads`].
+/// Index into [`super::Profile::threads`].
 pub type ThreadId = u32;
-/// Index into [`Profile::devices`].
+/// Index into [`super::Profile::devices`].
 pub type DevId = u32;
-/// Index into [`Profile::lanes`].
+/// Index into [`super::Profile::lanes`].
 pub type LaneId = u32;
 
 /// "No such row" in the `u32` link columns.
@@ -62,7 +63,7 @@ pub struct FileInfo {
     /// The job's world size in the capture environment, when recorded.
     #[serde(default)]
     pub world_size: Option<u32>,
-    /// Index into [`Profile::hosts`] (0 in a single-file profile).
+    /// Index into [`super::Profile::hosts`] (0 in a [`FileProfile`]).
     #[serde(default)]
     pub host_index: u32,
     /// `TARGET_INFO_SESSION_START_TIME.systemClockNs`, when recorded.
@@ -147,7 +148,7 @@ pub struct Thread {
 /// same UUID, else a GPU of its file (per-rank files each see "device 0").
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Device {
-    /// Index into [`Profile::hosts`].
+    /// Index into [`super::Profile::hosts`].
     pub host: u32,
     pub id: u32,
     /// Name from `TARGET_INFO_GPU`, when listed there.
@@ -324,10 +325,14 @@ pub struct NcclOperations {
     pub operation: Vec<u64>,
 }
 
-/// Everything loaded from one or more exports.
+/// One export file, loaded: what the loader reads and the cache stores.
+/// Its ids are its own; a capture of several files reads it in place
+/// through [`super::Profile`], which numbers them across files.
 #[derive(Debug, Default, Clone)]
-pub struct Profile {
+pub struct FileProfile {
+    /// This file (one entry).
     pub files: Vec<FileInfo>,
+    /// Its host (one entry).
     pub hosts: Vec<String>,
     pub strings: Interner,
     pub processes: Vec<Process>,
@@ -345,8 +350,6 @@ pub struct Profile {
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.
     pub nvtx_by_thread: Vec<Range<usize>>,
-    /// Host and device names, derived once all files are merged (identity.rs).
-    pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,
@@ -393,7 +396,7 @@ impl CpuCounts {
     }
 
     /// Appends the counts of a file whose processes are numbered from
-    /// `proc_base` on (see `finalize::merge`).
+    /// `proc_base` on (see `Profile::of_files`).
     pub fn append(&mut self, other: CpuCounts, proc_base: ProcId) {
         for (mine, theirs) in [
             (&mut self.runtime_calls, other.runtime_calls),
@@ -409,7 +412,7 @@ impl CpuCounts {
     }
 }
 
-impl Profile {
+impl FileProfile {
     /// The process a thread belongs to.
     pub fn thread_process(&self, t: ThreadId) -> ProcId {
         self.threads[t as usize].process
@@ -438,7 +441,7 @@ impl Profile {
     }
 }
 
-/// Host and device names of a merged profile.
+/// Host and device names of a capture.
 #[derive(Debug, Clone, Default)]
 pub struct Labels {
     /// Per host: its first label when that is unique among the hosts, else
@@ -448,9 +451,10 @@ pub struct Labels {
 }
 
 impl Labels {
-    /// Whether these labels were made for `p` as it is.
-    pub fn fits(&self, p: &Profile) -> bool {
-        self.hosts.len() == p.hosts.len() && self.devices.len() == p.devices.len()
+    /// Whether these labels can be those of `hosts` hosts and `devices`
+    /// devices.
+    pub fn fits(&self, hosts: usize, devices: usize) -> bool {
+        self.hosts.len() == hosts && self.devices.len() == devices
     }
 }
 

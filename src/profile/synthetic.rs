@@ -4,6 +4,7 @@
 //! one arrives tens of ms late. All ranks leave together, as NCCL ranks do.
 
 use super::finalize::finalize;
+use super::job::Profile;
 use super::model::*;
 use std::path::PathBuf;
 
@@ -32,39 +33,44 @@ pub fn straggler(k: usize, ranks: usize) -> Option<usize> {
 }
 
 /// `hosts` × `per_host` ranks (one process and GPU each, host names
-/// `node00`…), `instances` all-reduces on stream 7.
+/// `node00`…, one file per host), `instances` all-reduces on stream 7.
 pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
-    let mut p = Profile::default();
     let ranks = hosts * per_host;
+    let files = (0..hosts)
+        .map(|h| host_file(h, per_host, ranks, instances))
+        .collect();
+    Profile::of_files(files)
+}
+
+/// The file of host `h`: its `per_host` ranks of the job's `ranks`.
+fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileProfile {
+    let mut p = FileProfile::default();
     let name = p.strings.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     let proc_name = p.strings.intern("python");
-    for h in 0..hosts {
-        p.hosts.push(format!("node{h:02}"));
-        p.files.push(FileInfo {
-            path: PathBuf::from(format!("node{h:02}.sqlite")),
-            nsys_version: None,
-            schema_version: None,
-            host: Some(format!("node{h:02}")),
-            tables: Vec::new(),
-            utc_start_ns: None,
-            system_clock_ns: None,
-            timebase: Default::default(),
-            boot_ns: None,
-            rank: None,
-            world_size: None,
-            host_index: h as u32,
-            wal: None,
-        });
-    }
-    for r in 0..ranks {
-        let (h, id) = (r / per_host, r % per_host);
+    p.hosts.push(format!("node{h:02}"));
+    p.files.push(FileInfo {
+        path: PathBuf::from(format!("node{h:02}.sqlite")),
+        nsys_version: None,
+        schema_version: None,
+        host: Some(format!("node{h:02}")),
+        tables: Vec::new(),
+        utc_start_ns: None,
+        system_clock_ns: None,
+        timebase: Default::default(),
+        boot_ns: None,
+        rank: None,
+        world_size: None,
+        host_index: 0,
+        wal: None,
+    });
+    for id in 0..per_host {
         p.processes.push(Process {
-            file: h as u32,
-            pid: 1000 + r as u32,
+            file: 0,
+            pid: 1000 + (h * per_host + id) as u32,
             name: proc_name,
         });
         p.devices.push(Device {
-            host: h as u32,
+            host: 0,
             id: id as u32,
             name: None,
             listed: true,
@@ -72,8 +78,8 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             rank: None,
         });
         p.lanes.push(Lane {
-            device: r as DevId,
-            process: r as ProcId,
+            device: id as DevId,
+            process: id as ProcId,
             context: 1,
             stream: 7,
             rows: 0..0,
@@ -90,10 +96,11 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
             })
             .collect();
         let leave = base + late.iter().copied().max().unwrap_or(0) + 300_000;
-        for (r, &l) in late.iter().enumerate() {
-            g.start.push(base + l);
+        for id in 0..per_host {
+            let r = h * per_host + id;
+            g.start.push(base + late[r]);
             g.end.push(leave + noise(r, k + 1, 20_000));
-            g.lane.push(r as LaneId);
+            g.lane.push(id as LaneId);
             g.name.push(name);
             g.correlation.push(k as u32);
             g.launch.push(NONE);
@@ -108,7 +115,6 @@ pub fn many_ranks(hosts: usize, per_host: usize, instances: usize) -> Profile {
         }
     }
     finalize(&mut p);
-    super::identity::label(&mut p);
     p
 }
 

@@ -35,7 +35,7 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
         .map(|x| {
             let preceding = x.preceding.as_ref().map(|pr| {
                 json!({
-                    "name": p.strings.get(p.gpu.name[pr.row]),
+                    "name": p.strings.get(p.gpu.name(pr.row)),
                     "stream": p.lanes[pr.lane as usize].stream,
                     "gap_ms": json::ms(pr.gap_ns),
                 })
@@ -170,7 +170,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
                 (x.instance + 1).to_string(),
                 format!("s{}", p.lanes[pr.lane as usize].stream),
                 table::ms(pr.gap_ns),
-                p.strings.get(p.gpu.name[pr.row]).to_string(),
+                p.strings.get(p.gpu.name(pr.row)).to_string(),
             ]);
         }
         t.row(vec![

@@ -75,7 +75,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                         "start_ns": i.earliest_start,
                         "start_skew_ms": json::ms(i.start_skew_ns),
                         "late_device": json::device(p, g.devices[i.late]),
-                        "late_duration_ms": json::ms(p.gpu.end[late_row].saturating_sub(p.gpu.start[late_row])),
+                        "late_duration_ms": json::ms(p.gpu.end(late_row).saturating_sub(p.gpu.start(late_row))),
                         "max_duration_ms": json::ms(i.max_duration_ns),
                         "step": e.step,
                         "offset_in_step_ms": e.offset_in_step_ns.map(json::ms),
@@ -157,7 +157,7 @@ fn is_big(s: &GroupSkew, i: &InstanceSkew) -> bool {
 fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> i64 {
     let p = cx.profile;
     let row = g.instance_rows(i.index)[i.late] as usize;
-    p.gpu.end[row].saturating_sub(p.gpu.start[row])
+    p.gpu.end(row).saturating_sub(p.gpu.start(row))
 }
 
 /// The cells an instance row starts with, in the instance list and the

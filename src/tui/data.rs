@@ -72,8 +72,8 @@ impl Loaded {
         let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
         match e {
             EventRef::Gpu(r) => self.analysis.clock.row_file(p, r),
-            EventRef::Api(r) => thread_file(p.runtime.thread[r]),
-            EventRef::Nvtx(r) => thread_file(p.nvtx.thread[r]),
+            EventRef::Api(r) => thread_file(p.runtime.thread(r)),
+            EventRef::Nvtx(r) => thread_file(p.nvtx.thread(r)),
         }
     }
 
@@ -110,7 +110,7 @@ impl Loaded {
     pub fn quick(profile: Profile, settings: &Settings) -> Loaded {
         let analysis = analyze_quick(&profile, settings);
         let index = Arc::new(RenderIndex::build(&profile, &analysis.classes));
-        let span = aligned_span(&profile, &analysis.clock);
+        let span = analysis.clock.span(&profile);
         Loaded {
             profile: Arc::new(profile),
             analysis,
@@ -150,8 +150,7 @@ impl Loaded {
         // every event, on another core while the finder's entries are
         // counted.
         std::thread::scope(|s| {
-            let span =
-                s.spawn(|| aligned_span(&profile, &clock::from_utc(&profile, settings.align)));
+            let span = s.spawn(|| clock::from_utc(&profile, settings.align).span(&profile));
             let mut loaded = Loaded::finish(profile.clone(), analysis, Arc::new(index), None);
             loaded.span = span.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             loaded
@@ -301,7 +300,11 @@ pub fn load_then(
     drawable: &mut dyn FnMut(),
 ) -> Option<Arc<Loaded>> {
     let files = sources.len();
-    let out = profile::load_deferring(sources, cache, &mut |file, stage: Stage, rows| {
+    let plan = profile::LoadPlan {
+        defer_cache_write: true,
+        ..profile::LoadPlan::cached(cache)
+    };
+    let out = profile::load(sources, &plan, &mut |file, stage: Stage, rows| {
         send(LoadMsg::Progress {
             stage: stage.label().to_string(),
             file,
@@ -394,41 +397,4 @@ pub fn load_then(
         }
     }
     Some(full)
-}
-
-/// The span of all events on the reference clock.
-fn aligned_span(p: &Profile, clock: &crate::analysis::clock::Alignment) -> Option<(i64, i64)> {
-    if p.files.len() <= 1 {
-        return p.span();
-    }
-    let mut span: Option<(i64, i64)> = None;
-    let mut add = |file: usize, a: i64, b: i64| {
-        let (a, b) = (clock.at(file, a), clock.at(file, b));
-        span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
-    };
-    for (lane, l) in p.lanes.iter().enumerate() {
-        let rows = l.rows.clone();
-        if let (Some(&a), Some(&b)) = (
-            p.gpu.start[rows.clone()].iter().min(),
-            p.gpu.end[rows].iter().max(),
-        ) {
-            add(clock.lane_file(lane as u32), a, b);
-        }
-    }
-    for t in 0..p.threads.len() {
-        let file = p.processes[p.thread_process(t as u32) as usize].file as usize;
-        for (starts, ends, rows) in [
-            (&p.runtime.start, &p.runtime.end, p.runtime_by_thread.get(t)),
-            (&p.nvtx.start, &p.nvtx.end, p.nvtx_by_thread.get(t)),
-        ] {
-            let Some(rows) = rows else { continue };
-            if let (Some(&a), Some(&b)) = (
-                starts[rows.clone()].iter().min(),
-                ends[rows.clone()].iter().max(),
-            ) {
-                add(file, a, b);
-            }
-        }
-    }
-    span
 }

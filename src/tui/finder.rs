@@ -41,9 +41,9 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
     // Counted by symbol: a slot per interned string beats hashing millions
     // of rows.
     let mut kernels = vec![0usize; p.strings.len()];
-    for (i, &name) in p.gpu.name.iter().enumerate() {
+    for i in 0..p.gpu.len() {
         if p.gpu.kind(i) == GpuKind::Kernel {
-            kernels[name as usize] += 1;
+            kernels[p.gpu.name(i) as usize] += 1;
         }
     }
     let mut k: Vec<(Sym, usize)> = counted(kernels);
@@ -56,7 +56,7 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
     let mut nvtx = vec![0usize; p.strings.len()];
     for i in 0..p.nvtx.len() {
         if p.nvtx.is_range(i)
-            && let Some(c) = nvtx.get_mut(p.nvtx.name[i] as usize)
+            && let Some(c) = nvtx.get_mut(p.nvtx.name(i) as usize)
         {
             *c += 1;
         }

@@ -234,21 +234,21 @@ impl RenderIndex {
             .iter()
             .map(|l| {
                 summarize(
-                    &g.start[l.rows.clone()],
-                    &g.end[l.rows.clone()],
+                    g.starts(l.rows.clone()),
+                    g.ends(l.rows.clone()),
                     &gpu_cat[l.rows.clone()],
                 )
             })
             .collect();
         let r = &p.runtime;
-        let rt_cat: Vec<u8> = (0..r.len()).map(|i| if r.is_launch[i] { Cat::Launch } else { Cat::Api } as u8).collect();
+        let rt_cat: Vec<u8> = (0..r.len()).map(|i| if r.is_launch(i) { Cat::Launch } else { Cat::Api } as u8).collect();
         let rt_summary = p
             .runtime_by_thread
             .iter()
             .map(|rows| {
                 summarize(
-                    &r.start[rows.clone()],
-                    &r.end[rows.clone()],
+                    r.starts(rows.clone()),
+                    r.ends(rows.clone()),
                     &rt_cat[rows.clone()],
                 )
             })
@@ -260,9 +260,9 @@ impl RenderIndex {
             let mut by_depth: Vec<Vec<u32>> = Vec::new();
             let mut start_end: Vec<u32> = Vec::new();
             for i in rows.clone() {
-                match n.kind[i] {
+                match n.kind(i) {
                     NvtxKind::PushPop => {
-                        let d = n.depth[i] as usize;
+                        let d = n.depth(i) as usize;
                         if by_depth.len() <= d {
                             by_depth.resize(d + 1, Vec::new());
                         }
@@ -278,8 +278,8 @@ impl RenderIndex {
                 .map(|(d, rows)| (Some(d as u16), rows))
                 .chain((!start_end.is_empty()).then_some((None, start_end)));
             for (depth, rows) in tracks {
-                let start: Vec<i64> = rows.iter().map(|&i| n.start[i as usize]).collect();
-                let end: Vec<i64> = rows.iter().map(|&i| n.end[i as usize]).collect();
+                let start: Vec<i64> = rows.iter().map(|&i| n.start(i as usize)).collect();
+                let end: Vec<i64> = rows.iter().map(|&i| n.end(i as usize)).collect();
                 nvtx_of_thread[t].push(nvtx_tracks.len());
                 let cat = vec![Cat::Nvtx as u8; rows.len()];
                 nvtx_tracks.push(NvtxTrack {
@@ -374,8 +374,8 @@ impl RenderIndex {
     pub fn gpu_track<'a>(&'a self, p: &'a Profile, lane: usize) -> Track<'a> {
         let rows = p.lanes[lane].rows.clone();
         Track {
-            start: &p.gpu.start[rows.clone()],
-            end: &p.gpu.end[rows.clone()],
+            start: p.gpu.starts(rows.clone()),
+            end: p.gpu.ends(rows.clone()),
             cat: &self.gpu_cat[rows.clone()],
             summary: &self.gpu_summary[lane],
             first: rows.start,
@@ -386,8 +386,8 @@ impl RenderIndex {
     pub fn api_track<'a>(&'a self, p: &'a Profile, thread: usize) -> Track<'a> {
         let rows = p.runtime_by_thread[thread].clone();
         Track {
-            start: &p.runtime.start[rows.clone()],
-            end: &p.runtime.end[rows.clone()],
+            start: p.runtime.starts(rows.clone()),
+            end: p.runtime.ends(rows.clone()),
             cat: &self.rt_cat[rows.clone()],
             summary: &self.rt_summary[thread],
             first: rows.start,
@@ -420,7 +420,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures")
             .join(format!("{name}.sqlite"));
-        crate::profile::load(&[path], &mut |_, _, _| {}).0
+        let plan = crate::profile::LoadPlan::default();
+        crate::profile::load(&crate::profile::files(&[path]), &plan, &mut |_, _, _| {}).profile
     }
 
     #[test]

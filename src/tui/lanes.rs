@@ -301,9 +301,9 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
         });
         // The latest arriver's launching thread, right below it: a
         // cpu-late cause (a launch call that came late) shows there.
-        let call = p.gpu.launch[row];
+        let call = p.gpu.launch(row);
         if i == 0 && call != NONE {
-            let t = p.runtime.thread[call as usize];
+            let t = p.runtime.thread(call as usize);
             out.push(LaneRow {
                 kind: LaneKind::Api(t),
                 label: format!(

@@ -537,12 +537,12 @@ fn goto_problem(l: &Loaded, spec: &str) -> String {
 pub fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
     let p = &l.profile;
     match (kind, e) {
-        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane[r] == lane,
-        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane[r] as usize].device == d,
+        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane(r) == lane,
+        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane(r) as usize].device == d,
         (LaneKind::Host(h), EventRef::Gpu(r)) => {
-            p.devices[p.lanes[p.gpu.lane[r] as usize].device as usize].host == h
+            p.devices[p.lanes[p.gpu.lane(r) as usize].device as usize].host == h
         }
-        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread[r] == t,
+        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread(r) == t,
         // A track's rows are in profile order: binary search.
         (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => l
             .index
@@ -557,10 +557,10 @@ pub fn event_on_row(l: &Loaded, kind: LaneKind, e: EventRef) -> bool {
 pub fn row_of_event(l: &Loaded, e: EventRef) -> LaneKind {
     let p = &l.profile;
     match e {
-        EventRef::Gpu(r) => LaneKind::Stream(p.gpu.lane[r]),
-        EventRef::Api(r) => LaneKind::Api(p.runtime.thread[r]),
+        EventRef::Gpu(r) => LaneKind::Stream(p.gpu.lane(r)),
+        EventRef::Api(r) => LaneKind::Api(p.runtime.thread(r)),
         EventRef::Nvtx(r) => {
-            let t = p.nvtx.thread[r];
+            let t = p.nvtx.thread(r);
             l.index.nvtx_of_thread[t as usize]
                 .iter()
                 .map(|&tr| LaneKind::Nvtx(tr))
@@ -577,9 +577,9 @@ type MakeEvent = fn(usize) -> EventRef;
 pub fn event_span(l: &Loaded, e: EventRef) -> (i64, i64) {
     let p = &l.profile;
     let (a, b) = match e {
-        EventRef::Gpu(r) => (p.gpu.start[r], p.gpu.end[r]),
-        EventRef::Api(r) => (p.runtime.start[r], p.runtime.end[r]),
-        EventRef::Nvtx(r) => (p.nvtx.start[r], p.nvtx.end[r]),
+        EventRef::Gpu(r) => (p.gpu.start(r), p.gpu.end(r)),
+        EventRef::Api(r) => (p.runtime.start(r), p.runtime.end(r)),
+        EventRef::Nvtx(r) => (p.nvtx.start(r), p.nvtx.end(r)),
     };
     let file = l.event_file(e);
     let clock = &l.analysis.clock;

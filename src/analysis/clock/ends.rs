@@ -138,13 +138,13 @@ fn fit_domain(
     let mut ys = Vec::new();
     let mut used = Vec::new();
     for inst in cross {
-        let mine = median_of(p, a, inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end[r]);
+        let mine = median_of(p, a, inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end(r));
         let reference = median_of(
             p,
             a,
             inst.rows,
             |f| a.domain(f) == 0,
-            |f, r| a.at(f, p.gpu.end[r]),
+            |f, r| a.at(f, p.gpu.end(r)),
         );
         if let (Some(x), Some(y)) = (mine, reference) {
             xs.push(x - t0 as f64);
@@ -203,10 +203,10 @@ fn fit_domain(
             .filter(|&(f, _)| keep(f));
         let last_start = rows
             .clone()
-            .map(|(f, r)| map(f, p.gpu.start[r]))
+            .map(|(f, r)| map(f, p.gpu.start(r)))
             .fold(f64::MIN, f64::max);
         let first_end = rows
-            .map(|(f, r)| map(f, p.gpu.end[r]))
+            .map(|(f, r)| map(f, p.gpu.end(r)))
             .fold(f64::MAX, f64::min);
         first_end < last_start - tolerance
     };
@@ -281,14 +281,14 @@ fn arrival_bias(
             a,
             inst.rows,
             |f| a.domain(f) == dom,
-            |_, r| p.gpu.start[r],
+            |_, r| p.gpu.start(r),
         );
         let reference = median_of(
             p,
             a,
             inst.rows,
             |f| a.domain(f) == 0,
-            |f, r| a.at(f, p.gpu.start[r]),
+            |f, r| a.at(f, p.gpu.start(r)),
         );
         if let (Some(mine), Some(reference)) = (mine, reference) {
             let mine = mine + f.offset + f.slope * xs[i];
@@ -327,7 +327,7 @@ fn residuals_over(
         if (several && !a.spans_domains(p, inst.rows)) || !used(inst.index) {
             continue;
         }
-        let Some(all) = median_of(p, &a, inst.rows, |_| true, |f, r| a.at(f, p.gpu.end[r])) else {
+        let Some(all) = median_of(p, &a, inst.rows, |_| true, |f, r| a.at(f, p.gpu.end(r))) else {
             continue;
         };
         let mut files: Vec<usize> = inst
@@ -339,7 +339,7 @@ fn residuals_over(
         files.dedup();
         for f in files {
             if let Some(mine) =
-                median_of(p, &a, inst.rows, |x| x == f, |x, r| a.at(x, p.gpu.end[r]))
+                median_of(p, &a, inst.rows, |x| x == f, |x, r| a.at(x, p.gpu.end(r)))
             {
                 per_file[f].push((mine - all).abs() / 1e6);
             }

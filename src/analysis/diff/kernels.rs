@@ -104,9 +104,9 @@ impl<'a> Sums<'a> {
         };
         let g = &p.gpu;
         for i in 0..g.len() {
-            let ns = g.end[i].saturating_sub(g.start[i]);
+            let ns = g.end(i).saturating_sub(g.start(i));
             match g.kind(i) {
-                GpuKind::Kernel => add(&mut out.per_sym[g.name[i] as usize], ns),
+                GpuKind::Kernel => add(&mut out.per_sym[g.name(i) as usize], ns),
                 GpuKind::Memcpy => add(&mut out.memcpy, ns),
                 GpuKind::Memset => add(&mut out.memset, ns),
             }

@@ -8,7 +8,7 @@ use std::ops::Range;
 /// Ok when every id that indexes another table is in range, every row
 /// range is ordered, tiles its table and holds only its own rows, and the
 /// columns of one table have one length.
-pub fn consistent(p: &Profile) -> Result<(), String> {
+pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[

@@ -16,15 +16,20 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// A private copy of a small fixture, its key and its loaded profile.
-fn input(dir: &Path) -> (PathBuf, Key, Profile) {
+fn input(dir: &Path) -> (PathBuf, Key, FileProfile) {
     let f = dir.join("two_node_a.sqlite");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/two_node_a.sqlite"),
         &f,
     )
     .unwrap();
-    let (p, errors) = super::super::load(std::slice::from_ref(&f), &mut |_, _, _| {});
-    assert!(errors.is_empty());
+    let out = super::super::load(
+        &super::super::files(std::slice::from_ref(&f)),
+        &super::super::LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    assert!(out.errors.is_empty());
+    let p = out.profile.file_models().next().unwrap().clone();
     let key = Key::of(&f).unwrap();
     (f, key, p)
 }
@@ -137,7 +142,7 @@ fn decode_bytes(bytes: &[u8], key: &Key) -> Result<bool, String> {
     assert_eq!(map.len(), bytes.len());
     catch_unwind(AssertUnwindSafe(|| match decode(&map, key) {
         Ok(p) => {
-            report_all(&p);
+            report_all(&crate::profile::Profile::of_files(vec![p]));
             true
         }
         Err(_) => false,
@@ -151,7 +156,7 @@ fn decode_bytes(bytes: &[u8], key: &Key) -> Result<bool, String> {
 }
 
 /// Every report section of `p`, as `report all` would print it.
-fn report_all(p: &Profile) {
+fn report_all(p: &crate::profile::Profile) {
     use crate::report::{Format, Options, Section, render};
     let options = Options {
         window: crate::analysis::Window::ALL,

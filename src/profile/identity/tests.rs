@@ -103,9 +103,13 @@ fn make(dir: &std::path::Path, name: &str, e: &Edit) -> PathBuf {
 }
 
 fn open(files: &[PathBuf]) -> Profile {
-    let (p, errors) = load(files, &mut |_, _, _| {});
-    assert!(errors.is_empty(), "{errors:?}");
-    p
+    let out = load(
+        &crate::profile::files(files),
+        &crate::profile::LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    out.profile
 }
 
 /// The options of `report --format json` with its defaults.

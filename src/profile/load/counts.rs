@@ -210,7 +210,15 @@ pub fn nvtx(
 mod tests {
     use crate::analysis::completeness::completeness;
     use crate::analysis::window::Window;
-    use crate::profile::{CacheDir, Need, Profile, Source, cache, load_needed};
+    use crate::profile::{CacheDir, LoadPlan, Loaded, Need, Profile, Source, cache};
+
+    fn load_needed(sources: &[Source], cache: Option<&CacheDir>, need: Need) -> Loaded {
+        let plan = LoadPlan {
+            need,
+            ..LoadPlan::cached(cache)
+        };
+        crate::profile::load(sources, &plan, &mut |_, _, _| {})
+    }
     use std::path::{Path, PathBuf};
 
     fn copy(test: &str, fixture: &str) -> PathBuf {
@@ -246,8 +254,8 @@ mod tests {
             dir: f.with_file_name("cache"),
             cap_bytes: cache::DEFAULT_CAP,
         };
-        let counted = load_needed(&sources, Some(&cache), Need::Counts, &mut |_, _, _| {});
-        let full = load_needed(&sources, None, Need::All, &mut |_, _, _| {});
+        let counted = load_needed(&sources, Some(&cache), Need::Counts);
+        let full = load_needed(&sources, None, Need::All);
         assert!(counted.errors.is_empty());
         let (c, p) = (&counted.profile, &full.profile);
         assert!(c.runtime.is_empty() && c.nvtx.is_empty() && c.nccl_api.thread.is_empty());
@@ -256,7 +264,7 @@ mod tests {
         assert_eq!(n.nvtx_ranges.iter().sum::<usize>(), nvtx_ranges(p));
         assert!(!p.runtime.is_empty() && nvtx_ranges(p) > 0);
         assert!(p.cpu_counts.is_empty());
-        assert_eq!(c.span(), p.span());
+        assert_eq!(c.raw_span(), p.raw_span());
         assert_eq!(threads(c), threads(p));
         let json = |p: &Profile| serde_json::to_string(&completeness(p, Window::ALL)).unwrap();
         assert_eq!(json(c), json(p));
@@ -277,7 +285,7 @@ mod tests {
         .unwrap();
         drop(c);
         let sources = [Source::File(f)];
-        let loaded = load_needed(&sources, None, Need::Counts, &mut |_, _, _| {});
+        let loaded = load_needed(&sources, None, Need::Counts);
         let p = &loaded.profile;
         assert!(loaded.errors.is_empty());
         assert!(!p.runtime.is_empty() && !p.nccl_api.thread.is_empty());
@@ -289,9 +297,13 @@ mod tests {
         let f = copy("counts-operation-ids", "megatron_tp8.sqlite");
         let load = |need| {
             let sources = [Source::File(f.clone())];
-            load_needed(&sources, None, need, &mut |_, _, _| {}).profile
+            load_needed(&sources, None, need).profile
         };
-        let correlation = |p: &Profile| p.gpu.correlation.to_vec();
+        let correlation = |p: &Profile| {
+            (0..p.gpu.len())
+                .map(|r| p.gpu.correlation(r))
+                .collect::<Vec<_>>()
+        };
         // Without operation ids, kernels' correlation ids are not read.
         let full = correlation(&load(Need::All));
         assert_ne!(correlation(&load(Need::Counts)), full);

@@ -2,7 +2,7 @@
 //! and read-only, so rows still in `FILE-wal` are not read. It says so,
 //! and how to fold them in on a copy (never beside the input).
 
-use crate::profile::model::Profile;
+use crate::profile::model::FileProfile;
 use std::path::{Path, PathBuf};
 
 /// `path-wal`, when it exists and is not empty.
@@ -16,7 +16,7 @@ pub fn wal_beside(path: &Path) -> Option<PathBuf> {
 
 /// Records, per file of a freshly opened single-file profile, the
 /// write-ahead log beside it.
-pub fn note_wal(p: &mut Profile) {
+pub fn note_wal(p: &mut FileProfile) {
     for f in &mut p.files {
         f.wal = wal_beside(&f.path);
     }

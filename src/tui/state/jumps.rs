@@ -65,16 +65,16 @@ impl App {
     pub(super) fn jump_to_launch(&mut self, l: &Loaded) {
         let p = &l.profile;
         match self.selection {
-            Some(EventRef::Gpu(r)) if p.gpu.launch[r] != crate::profile::NONE => {
-                self.jump(Target::Event(EventRef::Api(p.gpu.launch[r] as usize)), true);
+            Some(EventRef::Gpu(r)) if p.gpu.launch(r) != crate::profile::NONE => {
+                self.jump(Target::Event(EventRef::Api(p.gpu.launch(r) as usize)), true);
             }
             Some(EventRef::Gpu(_)) => {
                 self.message = Some("this kernel has no launch call in the capture".into());
             }
             Some(EventRef::Api(call)) => {
                 let kernel = (0..p.gpu.len())
-                    .filter(|&i| p.gpu.launch[i] as usize == call)
-                    .min_by_key(|&i| p.gpu.start[i]);
+                    .filter(|&i| p.gpu.launch(i) as usize == call)
+                    .min_by_key(|&i| p.gpu.start(i));
                 match kernel {
                     Some(k) => self.jump(Target::Event(EventRef::Gpu(k)), true),
                     None => self.message = Some("this call launched no GPU work".into()),

@@ -459,11 +459,11 @@ impl App {
                 return;
             }
             EntryKind::Kernel(s) => (0..p.gpu.len())
-                .filter(|&i| p.gpu.name[i] == s)
+                .filter(|&i| p.gpu.name(i) == s)
                 .map(|i| (event_span(l, EventRef::Gpu(i)).0, EventRef::Gpu(i)))
                 .collect(),
             EntryKind::Nvtx(s) => (0..p.nvtx.len())
-                .filter(|&i| p.nvtx.name[i] == s && p.nvtx.is_range(i))
+                .filter(|&i| p.nvtx.name(i) == s && p.nvtx.is_range(i))
                 .map(|i| (event_span(l, EventRef::Nvtx(i)).0, EventRef::Nvtx(i)))
                 .collect(),
         };

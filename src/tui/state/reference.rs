@@ -13,9 +13,9 @@ impl App {
         }
         let p = &l.profile;
         let name = match self.selection? {
-            EventRef::Gpu(r) => p.gpu.name[r],
-            EventRef::Api(r) => p.runtime.name[r],
-            EventRef::Nvtx(r) => p.nvtx.name[r],
+            EventRef::Gpu(r) => p.gpu.name(r),
+            EventRef::Api(r) => p.runtime.name(r),
+            EventRef::Nvtx(r) => p.nvtx.name(r),
         };
         Some(p.strings.get(name).to_string())
     }

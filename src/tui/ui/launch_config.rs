@@ -25,7 +25,7 @@ pub fn lines(p: &Profile, r: usize) -> Vec<Line<'static>> {
     }
     out.push(Line::from(format!(
         "correlation id {}",
-        p.gpu.correlation[r]
+        p.gpu.correlation(r)
     )));
     out
 }

@@ -135,26 +135,26 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
     }
     match app.selection {
         Some(EventRef::Gpu(r)) => {
-            let lane = &p.lanes[p.gpu.lane[r] as usize];
+            let lane = &p.lanes[p.gpu.lane(r) as usize];
             format!(
                 "{} · {} S{} · {}",
-                p.strings.get(p.gpu.name[r]),
+                p.strings.get(p.gpu.name(r)),
                 p.device_label(lane.device).tag(),
                 lane.stream,
-                format_duration(p.gpu.end[r].saturating_sub(p.gpu.start[r]))
+                format_duration(p.gpu.end(r).saturating_sub(p.gpu.start(r)))
             )
         }
         Some(EventRef::Api(r)) => format!(
             "{} · T{} · {}",
-            p.strings.get(p.runtime.name[r]),
-            p.threads[p.runtime.thread[r] as usize].tid,
-            format_duration(p.runtime.end[r].saturating_sub(p.runtime.start[r]))
+            p.strings.get(p.runtime.name(r)),
+            p.threads[p.runtime.thread(r) as usize].tid,
+            format_duration(p.runtime.end(r).saturating_sub(p.runtime.start(r)))
         ),
         Some(EventRef::Nvtx(r)) => format!(
             "NVTX {} · T{} · {}",
-            p.strings.get(p.nvtx.name[r]),
-            p.threads[p.nvtx.thread[r] as usize].tid,
-            format_duration(p.nvtx.end[r].saturating_sub(p.nvtx.start[r]))
+            p.strings.get(p.nvtx.name(r)),
+            p.threads[p.nvtx.thread(r) as usize].tid,
+            format_duration(p.nvtx.end(r).saturating_sub(p.nvtx.start(r)))
         ),
         None => String::new(),
     }

@@ -224,16 +224,16 @@ fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
     let (g, k) = app.instance?;
     let group = &l.analysis.matching.groups[g];
     let late = group.instance_rows(k)[instance_skew(&l.profile, group, k).late];
-    Some(LaneKind::Stream(l.profile.gpu.lane[late as usize]))
+    Some(LaneKind::Stream(l.profile.gpu.lane(late as usize)))
 }
 
 fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
     let p = &l.profile;
     let row = track.row(i);
     let sym = match kind {
-        LaneKind::Stream(_) => p.gpu.name[row],
-        LaneKind::Api(_) => p.runtime.name[row],
-        LaneKind::Nvtx(_) => p.nvtx.name[row],
+        LaneKind::Stream(_) => p.gpu.name(row),
+        LaneKind::Api(_) => p.runtime.name(row),
+        LaneKind::Nvtx(_) => p.nvtx.name(row),
         _ => return String::new(),
     };
     p.strings.get(sym).to_string()

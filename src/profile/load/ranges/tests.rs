@@ -2,12 +2,12 @@
 //! scan per table gives, on the fixtures and on the real exports.
 
 use super::*;
-use crate::profile::Profile;
+use crate::profile::FileProfile;
 use crate::profile::load::load_file_planned;
 use std::path::PathBuf;
 
 /// Everything of a loaded profile, columns as bytes.
-fn contents(p: &Profile) -> (String, Vec<(&'static str, Vec<u8>)>) {
+fn contents(p: &FileProfile) -> (String, Vec<(&'static str, Vec<u8>)>) {
     let tables = format!(
         "{:?}",
         (
@@ -33,7 +33,7 @@ fn contents(p: &Profile) -> (String, Vec<(&'static str, Vec<u8>)>) {
     (tables, columns)
 }
 
-fn load(path: &Path, plan: ReadPlan) -> Profile {
+fn load(path: &Path, plan: ReadPlan) -> FileProfile {
     let source = Source::File(path.to_path_buf());
     load_file_planned(&source, 0, &mut |_, _, _| {}, &plan).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -19,7 +19,7 @@ fn nvtx_path(l: &Loaded, thread: ThreadId, t: i64) -> String {
         }
         let i = track.start.partition_point(|&s| s <= t);
         if i > 0 && track.end[i - 1] >= t {
-            path.push(l.profile.strings.get(l.profile.nvtx.name[track.row(i - 1)]));
+            path.push(l.profile.strings.get(l.profile.nvtx.name(track.row(i - 1))));
         }
     }
     if path.is_empty() {
@@ -64,21 +64,21 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     };
     let (name, _, _, place, thread, at) = match e {
         EventRef::Gpu(r) => {
-            let lane = &p.lanes[p.gpu.lane[r] as usize];
+            let lane = &p.lanes[p.gpu.lane(r) as usize];
             let proc = &p.processes[lane.process as usize];
-            let call = p.gpu.launch[r];
+            let call = p.gpu.launch(r);
             let (th, at) = if call == NONE {
-                (None, p.gpu.start[r])
+                (None, p.gpu.start(r))
             } else {
                 (
-                    Some(p.runtime.thread[call as usize]),
-                    p.runtime.start[call as usize],
+                    Some(p.runtime.thread(call as usize)),
+                    p.runtime.start(call as usize),
                 )
             };
             (
                 p.strings.get(p.gpu.long_name(r)).to_string(),
-                p.gpu.start[r],
-                p.gpu.end[r],
+                p.gpu.start(r),
+                p.gpu.end(r),
                 format!(
                     "{} S{} · pid {} {}",
                     p.device_label(lane.device).tag(),
@@ -93,18 +93,18 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         EventRef::Api(r) => cpu_event(
             p,
             "",
-            p.runtime.name[r],
-            p.runtime.start[r],
-            p.runtime.end[r],
-            p.runtime.thread[r],
+            p.runtime.name(r),
+            p.runtime.start(r),
+            p.runtime.end(r),
+            p.runtime.thread(r),
         ),
         EventRef::Nvtx(r) => cpu_event(
             p,
             "NVTX · ",
-            p.nvtx.name[r],
-            p.nvtx.start[r],
-            p.nvtx.end[r],
-            p.nvtx.thread[r],
+            p.nvtx.name(r),
+            p.nvtx.start(r),
+            p.nvtx.end(r),
+            p.nvtx.thread(r),
         ),
     };
     // Shown on the reference clock, as the timeline.

@@ -36,10 +36,10 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     };
     let mut out = PanelLines::default();
     out.push_to(
-        Line::styled(p.strings.get(p.gpu.name[r]).to_string(), theme.heading()),
+        Line::styled(p.strings.get(p.gpu.name(r)).to_string(), theme.heading()),
         Some(EventRef::Gpu(r)),
     );
-    let call = p.gpu.launch[r];
+    let call = p.gpu.launch(r);
     if call == NONE {
         out.push(Line::styled(
             "no launch call in the capture (trimmed or partial): not guessed",
@@ -47,23 +47,23 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         ));
     } else {
         let c = call as usize;
-        let t = p.runtime.thread[c] as usize;
+        let t = p.runtime.thread(c) as usize;
         out.push_to(
             format!(
                 "launch call {} on T{}",
-                p.strings.get(p.runtime.name[c]),
+                p.strings.get(p.runtime.name(c)),
                 p.threads[t].tid
             ),
             Some(EventRef::Api(c)),
         );
         out.push(format!(
             "call took {} ({} → {})",
-            format_duration(p.runtime.end[c].saturating_sub(p.runtime.start[c])),
-            secs(p.runtime.start[c]),
-            secs(p.runtime.end[c])
+            format_duration(p.runtime.end(c).saturating_sub(p.runtime.start(c))),
+            secs(p.runtime.start(c)),
+            secs(p.runtime.end(c))
         ));
         out.push(call_to_start(
-            p.gpu.start[r].saturating_sub(p.runtime.end[c]),
+            p.gpu.start(r).saturating_sub(p.runtime.end(c)),
         ));
         if p.gpu.graph_node(r) != crate::profile::NO_GRAPH {
             out.push("launched from a CUDA graph (linked to the graph launch)");
@@ -112,7 +112,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                     out.push_to(
                         format!(
                             "  queued behind {} (S{})",
-                            p.strings.get(p.gpu.name[pr.row]),
+                            p.strings.get(p.gpu.name(pr.row)),
                             p.lanes[pr.lane as usize].stream
                         ),
                         Some(EventRef::Gpu(pr.row)),

@@ -1,0 +1,283 @@
+//! The events of a capture read through the files that hold them: row `r`
+//! of the capture is row `r − base` of one file's own model (as loaded, or
+//! viewed in place in its cache entry), and its ids are that file's, moved
+//! into the capture's numbering as they are read. Nothing copies a file's
+//! events; a file's share is one [`Part`].
+
+use super::intern::Sym;
+use super::launch_shape::Shape;
+use super::model::*;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One file's share of a capture: its model and how its numbering maps to
+/// the capture's.
+#[derive(Debug, Clone)]
+pub(super) struct Part {
+    pub(super) file: Arc<FileProfile>,
+    /// The capture's number of the file's first GPU row, runtime call and
+    /// NVTX event.
+    pub(super) gpu_base: usize,
+    pub(super) runtime_base: usize,
+    pub(super) nvtx_base: usize,
+    pub(super) lane_base: LaneId,
+    pub(super) thread_base: ThreadId,
+    /// The file's string ids as the capture's; `None` when they are the
+    /// same (the first file's strings are the capture's first strings).
+    pub(super) syms: Option<Arc<[Sym]>>,
+}
+
+impl Part {
+    #[inline]
+    fn sym(&self, s: Sym) -> Sym {
+        match &self.syms {
+            None => s,
+            Some(map) => map.get(s as usize).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// The parts of a capture, in file order.
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
+    parts: Arc<[Part]>,
+}
+
+impl Parts {
+    pub(super) fn new(parts: Vec<Part>) -> Parts {
+        Parts {
+            parts: parts.into(),
+        }
+    }
+
+    /// The files' own models, in file order.
+    pub fn files(&self) -> impl ExactSizeIterator<Item = &FileProfile> {
+        self.parts.iter().map(|p| &*p.file)
+    }
+
+    /// The part holding row `r` of a table whose rows in each part begin
+    /// at `base(part)`, and the row's number in that part's file.
+    #[inline]
+    fn find(&self, r: usize, base: impl Fn(&Part) -> usize) -> (&Part, usize) {
+        let i = match self.parts.len() {
+            1 => 0,
+            // Of parts with the same base (files without such rows), the
+            // last is the one holding the row.
+            _ => self
+                .parts
+                .partition_point(|p| base(p) <= r)
+                .saturating_sub(1),
+        };
+        let part = &self.parts[i];
+        (part, r - base(part))
+    }
+}
+
+/// Reads a plain value column of a row: `$table.$col` of its file.
+macro_rules! value {
+    ($(#[$doc:meta])* $name:ident: $table:ident.$col:ident -> $t:ty) => {
+        $(#[$doc])*
+        #[inline]
+        pub fn $name(&self, r: usize) -> $t {
+            let (part, i) = self.at(r);
+            part.file.$table.$col[i]
+        }
+    };
+}
+
+/// Rows of one table of every file: how many, which part holds a row, and
+/// the start and end columns of runs that lie in one file.
+macro_rules! rows_of {
+    ($rows:ident, $table:ident, $base:ident) => {
+        impl $rows {
+            pub(super) fn new(parts: Parts) -> $rows {
+                let len = parts.files().map(|f| f.$table.len()).sum();
+                $rows { parts, len }
+            }
+
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            #[inline]
+            fn at(&self, r: usize) -> (&Part, usize) {
+                self.parts.find(r, |p| p.$base)
+            }
+
+            value!(start: $table.start -> i64);
+            value!(end: $table.end -> i64);
+
+            /// The starts of `rows`, which lie in one file (a lane's or a
+            /// thread's rows do); cut at that file's last row.
+            pub fn starts(&self, rows: Range<usize>) -> &[i64] {
+                match self.local(rows) {
+                    Some((part, local)) => &part.file.$table.start[local],
+                    None => &[],
+                }
+            }
+
+            /// The ends of `rows`, which lie in one file.
+            pub fn ends(&self, rows: Range<usize>) -> &[i64] {
+                match self.local(rows) {
+                    Some((part, local)) => &part.file.$table.end[local],
+                    None => &[],
+                }
+            }
+
+            fn local(&self, rows: Range<usize>) -> Option<(&Part, Range<usize>)> {
+                if rows.is_empty() || rows.start >= self.len {
+                    return None;
+                }
+                let (part, lo) = self.at(rows.start);
+                let hi = (lo + rows.len()).min(part.file.$table.len());
+                Some((part, lo..hi))
+            }
+
+            /// Each file's start and end columns, in file order.
+            pub fn columns(&self) -> impl Iterator<Item = (&[i64], &[i64])> {
+                self.parts
+                    .parts
+                    .iter()
+                    .map(|p| (&p.file.$table.start[..], &p.file.$table.end[..]))
+            }
+        }
+    };
+}
+
+/// Kernels, memcpys and memsets of every file: a lane's rows are one run
+/// of one file's rows, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct GpuRows {
+    parts: Parts,
+    len: usize,
+}
+
+rows_of!(GpuRows, gpu, gpu_base);
+
+impl GpuRows {
+    value!(correlation: gpu.correlation -> u32);
+
+    /// The row's lane.
+    pub fn lane(&self, r: usize) -> LaneId {
+        let (part, i) = self.at(r);
+        part.file.gpu.lane[i] + part.lane_base
+    }
+
+    /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
+    pub fn name(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.gpu.name[i])
+    }
+
+    /// The launching runtime/driver call (a row of [`RuntimeRows`]), or
+    /// [`NONE`].
+    pub fn launch(&self, r: usize) -> u32 {
+        let (part, i) = self.at(r);
+        match part.file.gpu.launch[i] {
+            NONE => NONE,
+            call => call.saturating_add(part.runtime_base as u32),
+        }
+    }
+
+    /// Kernel, memcpy or memset.
+    pub fn kind(&self, r: usize) -> GpuKind {
+        let (part, i) = self.at(r);
+        part.file.gpu.kind(i)
+    }
+
+    /// Kernel demangled name (the name for copies and sets).
+    pub fn long_name(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.gpu.long_name(i))
+    }
+
+    /// Bytes copied or set (0 for kernels).
+    pub fn bytes(&self, r: usize) -> u64 {
+        let (part, i) = self.at(r);
+        part.file.gpu.bytes(i)
+    }
+
+    /// CUDA graph node id, or [`NO_GRAPH`].
+    pub fn graph_node(&self, r: usize) -> u64 {
+        let (part, i) = self.at(r);
+        part.file.gpu.graph_node(i)
+    }
+
+    /// Kernels' grid, block, registers and shared memory.
+    pub fn shape(&self, r: usize) -> Shape {
+        let (part, i) = self.at(r);
+        part.file.gpu.shape(i)
+    }
+}
+
+/// CUDA runtime and driver calls of every file: a thread's calls are one
+/// run of one file's rows, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeRows {
+    parts: Parts,
+    len: usize,
+}
+
+rows_of!(RuntimeRows, runtime, runtime_base);
+
+impl RuntimeRows {
+    value!(correlation: runtime.correlation -> u32);
+    value!(class: runtime.class -> ApiClass);
+    value!(
+        /// Launches GPU work (kernel, graph, cooperative and driver launches).
+        is_launch: runtime.is_launch -> bool
+    );
+
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.runtime.thread[i] + part.thread_base
+    }
+
+    /// Name with the `_v<N>` version suffix stripped.
+    pub fn name(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.runtime.name[i])
+    }
+}
+
+/// NVTX ranges and marks of every file: a thread's events are one run of
+/// one file's rows, sorted by (start, longer first).
+#[derive(Debug, Clone, Default)]
+pub struct NvtxRows {
+    parts: Parts,
+    len: usize,
+}
+
+rows_of!(NvtxRows, nvtx, nvtx_base);
+
+impl NvtxRows {
+    value!(kind: nvtx.kind -> NvtxKind);
+    value!(
+        /// Push/pop nesting depth on its thread (0 = top level).
+        depth: nvtx.depth -> u16
+    );
+
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.nvtx.thread[i] + part.thread_base
+    }
+
+    pub fn name(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.nvtx.name[i])
+    }
+
+    /// Domain name (Sym 0 = default domain).
+    pub fn domain(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.nvtx.domain[i])
+    }
+
+    pub fn is_range(&self, r: usize) -> bool {
+        self.kind(r) != NvtxKind::Mark
+    }
+}
