@@ -3,10 +3,9 @@
 //! analysis time and frame time at several zooms. Figures are printed, never
 //! asserted.
 
+use rankline::analysis::Settings;
 use rankline::analysis::Window;
-use rankline::analysis::bundle::Settings;
-use rankline::analysis::overlap::overlap;
-use rankline::analysis::skew::skew;
+use rankline::analysis::pipeline::{self, Stage, Stages};
 use rankline::analysis::stored;
 use rankline::profile::cache::AnalysesSlot;
 use rankline::profile::{self, CacheDir, Profile};
@@ -468,7 +467,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         });
         let (analysis, index) = found.ok_or("no stored analyses to reopen")?;
         let index = index?;
-        let loaded = Arc::new(Loaded::from_stored(p, &settings, analysis, Some(index)));
+        let loaded = Arc::new(Loaded::from_stored(Arc::new(p), analysis, Some(index)));
         let stored_time = t1.elapsed();
         let ready = open + stored_time;
         println!("{FRAME_MARK} {}", ready.as_secs_f64());
@@ -507,21 +506,27 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         secs(t0.elapsed()),
         size as f64 / (1 << 20) as f64
     );
-    let t0 = Instant::now();
-    let classes = rankline::analysis::kernel_class::KernelClasses::new(&p, None);
-    let (clock, m) = rankline::analysis::bundle::align_and_match(&p, &classes, settings.align);
-    let steps = rankline::analysis::steps::Steps::new(&p, &settings.step_marker);
-    let sk = skew(&p, &m, &steps, Window::ALL, settings.big_skew_ns, &clock);
-    let matching = t0.elapsed();
-    let t0 = Instant::now();
-    let ov = overlap(&p, &classes, Window::ALL);
-    let overlap_time = t0.elapsed();
-    let instances: usize = sk.iter().map(|g| g.instances.len()).sum();
-    let (groups, devices) = (m.groups.len(), ov.len());
+    // The pipeline's stages on their own, timed.
+    let alone = |stage: Stage| {
+        let t0 = Instant::now();
+        let a = pipeline::run(
+            &p,
+            &settings,
+            Window::ALL,
+            Stages::of(&[stage]),
+            &mut |_| {},
+        );
+        (a, t0.elapsed())
+    };
+    let (a, matching) = alone(Stage::Skew);
+    let instances: usize = a.skews.iter().map(|g| g.instances.len()).sum();
+    let groups = a.matching.groups.len();
+    let (a, overlap_time) = alone(Stage::Overlap);
+    let devices = a.overlap.len();
     // Only what the UI keeps counts towards memory.
-    drop((classes, m, steps, sk, ov));
+    drop(a);
     let t0 = Instant::now();
-    let quick = Loaded::quick(p, &settings);
+    let quick = Loaded::quick(Arc::new(p), &settings);
     let first_frame = t0.elapsed();
     let loaded = Arc::new(Loaded::complete(&quick, &settings, &mut |_| {}));
     drop(quick);

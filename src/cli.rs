@@ -19,8 +19,9 @@ use args::{AnalysisArgs, NoCacheArg};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use input_files::input_files;
 use messages::{fail, input_failed, say};
+use rankline::analysis::Settings;
 use rankline::analysis::Window;
-use rankline::analysis::bundle::{self, Settings};
+use rankline::analysis::pipeline;
 use rankline::analysis::stored;
 use rankline::profile::inputs::is_nsys_report;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
@@ -172,9 +173,15 @@ struct ReportArgs {
     /// nsys SQLite exports or .nsys-rep reports, or directories of them (several files load into one model)
     #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
-    /// Only events inside this window, in seconds on the capture clock
-    #[arg(long, num_args = 2, value_names = ["START_S", "END_S"], allow_negative_numbers = true)]
-    trim: Option<Vec<f64>>,
+    /// Only events inside this window, in seconds on the reference clock (the first file's capture clock; one file: its own)
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["START_S", "END_S"],
+        allow_negative_numbers = true,
+        visible_alias = "trim"
+    )]
+    window: Option<Vec<f64>>,
     /// Print only this device (`3` or `host:3`); repeatable
     #[arg(long = "device", value_name = "D")]
     devices: Vec<String>,
@@ -483,10 +490,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let window = match args.trim.as_deref() {
+    let window = match args.window.as_deref() {
         None => Window::ALL,
         Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
-        Some(_) => return fail("--trim needs START_S <= END_S, in seconds"),
+        Some(_) => return fail("--window needs START_S <= END_S, in seconds"),
     };
     let files = match distinct(args.files) {
         Ok(f) => f,
@@ -521,6 +528,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(msg) => return fail(msg),
     };
     let options = Options {
+        settings,
         window,
         devices,
         format: match args.format {
@@ -528,38 +536,29 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
             FormatArg::Json => Format::Json,
             FormatArg::Csv => Format::Csv,
         },
-        comm_pattern: settings.comm_pattern.clone(),
-        big_skew_ns: settings.big_skew_ns,
-        anomaly_ratio: settings.anomaly_ratio,
-        step_marker: settings.step_marker.clone(),
         wide: args.wide,
         instances: args.instances,
-        align: settings.align,
     };
     // Whole-capture analyses come from the cache when stored there; when
-    // not, a section that needs the clocks computes them all and stores
-    // them (the next report or timeline reads them back).
+    // not, they are all computed and stored (the next report or timeline
+    // reads them back). In a window, only what the sections show.
     let slot = (window == Window::ALL)
-        .then(|| loaded.analyses_slot(&stored::settings_key(&settings, &profile)))
+        .then(|| loaded.analyses_slot(&stored::settings_key(&options.settings, &profile)))
         .flatten();
-    let from_cache = slot
-        .as_ref()
-        .and_then(|slot| stored::read(slot, &profile, &mut |m| say(m)));
-    let analysis = match (from_cache, &slot) {
-        (Some(a), _) => Some(a),
-        (None, Some(slot)) if report::needs_clock(&sections) => {
-            let a = bundle::analyze(&profile, &settings, &mut |_| {});
-            if let Err(why) = stored::write(slot, &a, &[]) {
-                say(format!("{why}; caching is off"));
-            }
-            Some(a)
-        }
-        _ => None,
-    };
-    let out = match &analysis {
-        Some(a) => report::render_with(&profile, &sections, &options, a),
-        None => report::render(&profile, &sections, &options),
-    };
+    let (analysis, not_stored) = stored::read_or_compute(
+        slot.as_ref(),
+        &profile,
+        report::stages(&sections),
+        &mut |m| say(m),
+        |_| (),
+        |a, ()| (a, false),
+        |stages| pipeline::run(&profile, &options.settings, window, stages, &mut |_| {}),
+        |a| Ok((a, Vec::new())),
+    );
+    if let Some(why) = not_stored {
+        say(why);
+    }
+    let out = report::render_with(&profile, &sections, &options, &analysis);
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     if errors.is_empty() {

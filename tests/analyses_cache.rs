@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::{CacheDir, Source};
 use rankline::tui::data::{LoadMsg, Loaded};
 use rankline::tui::keymap::Keymap;

@@ -126,9 +126,9 @@ fn a_bad_file_among_good_ones_is_reported_and_the_rest_load() {
 
 #[test]
 fn bad_options_are_one_line_too() {
-    let o = rankline(&["report", "summary", "Cargo.toml", "--trim", "2", "1"]);
+    let o = rankline(&["report", "summary", "Cargo.toml", "--window", "2", "1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--trim"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--window"), "{}", stderr(&o));
     let o = rankline(&["report", "nccl", "x.sqlite", "--comm-pattern", "("]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));

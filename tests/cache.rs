@@ -429,7 +429,7 @@ fn the_timeline_is_told_once_that_caching_is_off() {
             cap_bytes: 1 << 30,
         };
         let mut said = Vec::new();
-        let settings = rankline::analysis::bundle::Settings::default();
+        let settings = rankline::analysis::Settings::default();
         data::load(
             &[rankline::profile::Source::File(f.clone())],
             Some(&c),

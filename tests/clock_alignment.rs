@@ -400,7 +400,7 @@ fn a_host_whose_ranks_all_arrive_last_is_named_on_the_aligned_clock() {
 #[test]
 fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use rankline::analysis::bundle::Settings;
+    use rankline::analysis::Settings;
     use rankline::profile::Source;
     use rankline::tui::data::{self, LoadMsg};
     use rankline::tui::keymap::Keymap;

@@ -534,7 +534,10 @@ fn json_has_the_documented_shape() {
     }
     assert_eq!(keys(&s["start_skew_ms"]), ["p50", "p90", "max"]);
     assert_eq!(keys(&s["end_skew_ms"]), ["p50"]);
-    assert_eq!(keys(&s["verdicts"]), ["cpu-late", "gpu-side", "unknown"]);
+    assert_eq!(
+        keys(&s["verdicts"]),
+        ["cpu-late", "gpu-side", "not-resolvable", "unknown"]
+    );
     // Kernels are largest |delta| first.
     let deltas: Vec<f64> = d["kernels"]
         .as_array()

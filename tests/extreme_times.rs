@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;

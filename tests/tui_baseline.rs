@@ -8,7 +8,7 @@ mod common;
 use common::tui::{draw, fixture, open_at, open_with_baseline, press, rows, screen, worst};
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::baseline::{BaselineMsg, load_pair};
 use rankline::tui::data::LoadMsg;

@@ -2,7 +2,7 @@
 //! stream under a host header that collapses the whole host with Space.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;

@@ -3,7 +3,7 @@
 //! the help naming its keymap: the real state and views on TestBackend.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::{CacheDir, Source};
 use rankline::tui::data::LoadMsg;
 use rankline::tui::keymap::Keymap;

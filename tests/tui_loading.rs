@@ -89,7 +89,7 @@ fn keys_are_handled_while_the_loader_is_held() {
 /// but before they are done, is done when they arrive (not lost).
 #[test]
 fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
-    use rankline::analysis::bundle::Settings;
+    use rankline::analysis::Settings;
     use rankline::profile::Source;
     use rankline::tui::data;
     let file =

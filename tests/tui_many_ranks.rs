@@ -3,7 +3,7 @@
 //! focus mode puts the late rank on top; the straggler map scrolls down.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::synthetic::{many_ranks, straggler};
 use rankline::tui::data::Loaded;
 use rankline::tui::keymap::Keymap;

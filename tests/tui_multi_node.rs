@@ -4,7 +4,7 @@
 //! shows the 16 ranks grouped under their 4 hosts.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::profile::inputs::expand_inputs;
 use rankline::tui::data::{self, LoadMsg};

@@ -3,7 +3,7 @@
 //! the jump history.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::state::{App, EventRef};

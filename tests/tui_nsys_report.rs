@@ -2,7 +2,7 @@
 //! background loader, its stage shown in the loading gauge while the UI is
 //! up. (Its own test binary: it sets `NSYS` for the process.)
 
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::{CacheDir, Source};
 use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;

@@ -3,7 +3,7 @@
 //! with `{` `}` and the wheel; clicks select; the launch panel's wording.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::PanelKind;

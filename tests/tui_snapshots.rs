@@ -2,7 +2,7 @@
 //! TestBackend, compared with reviewed snapshots (`cargo insta review`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::keymap::Keymap;

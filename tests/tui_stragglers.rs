@@ -4,7 +4,7 @@
 //! timeline, and Backspace comes back to the map.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::action::Mode;
 use rankline::tui::keymap::Keymap;

@@ -16,7 +16,9 @@ mod fit;
 pub use fit::{LineFit, median, robust_line};
 
 use super::stats::Spread;
-use crate::profile::{Profile, Timebase};
+use super::window::Window;
+use crate::profile::{LaneId, Profile, Timebase};
+use std::ops::Range;
 
 /// What the user asked for (`--align`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,38 +85,54 @@ const DRIFT_MIN_INSTANCES: usize = 10;
 const SAME_BOOT_NS: i64 = 1_000_000;
 
 /// One file's mapping to the reference clock:
-/// `t_ref = t + offset_ns + drift_ppm·10⁻⁶·(t − t0)`.
+/// `t_ref = t + offset_ns + drift_ppm·10⁻⁶·(t − t0)`. Its fields are the
+/// clock module's: everything else asks [`Alignment`] for aligned times
+/// ([`FileMapping`] says how a file was aligned, for showing it).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileClock {
     /// Files sharing a clock share a domain (index of its first file).
-    pub domain: usize,
-    pub timebase: Timebase,
-    pub method: ClockMethod,
-    pub offset_ns: f64,
-    pub drift_ppm: f64,
-    pub drift_fitted: bool,
+    domain: usize,
+    timebase: Timebase,
+    method: ClockMethod,
+    offset_ns: f64,
+    drift_ppm: f64,
+    drift_fitted: bool,
     /// The file's earliest event.
-    pub t0: i64,
+    t0: i64,
     /// |median aligned end of this file's ranks − median aligned end of the
     /// instance| (ms) over the instances used.
-    pub residual_ms: Option<Spread>,
-    pub instances_used: usize,
+    residual_ms: Option<Spread>,
+    instances_used: usize,
     /// Why ends were not used for this file's domain.
-    pub refused: Option<String>,
+    refused: Option<String>,
     /// How far (ms, p90) the domain's per-instance end offsets stray from
     /// the best fit, when that is why ends were refused.
-    pub disagreement_ms: Option<f64>,
+    disagreement_ms: Option<f64>,
 }
 
-/// Every file's mapping to the reference clock (file 0).
+/// How one file was aligned, as reports and views show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileMapping {
+    pub timebase: Timebase,
+    pub method: ClockMethod,
+    /// What is added to the file's timestamps at its first event (ms).
+    pub offset_ms: f64,
+    pub drift_ppm: f64,
+    pub drift_fitted: bool,
+    pub residual_ms: Option<Spread>,
+    pub instances_used: usize,
+    pub refused: Option<String>,
+}
+
+/// Every file's mapping to the reference clock (file 0). The one place
+/// that turns a file's timestamps into reference-clock times: whatever
+/// compares times of two files gets them here.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Alignment {
-    pub method: ClockMethod,
-    pub files: Vec<FileClock>,
+    method: ClockMethod,
+    files: Vec<FileClock>,
     /// Said once (e.g. `ends` asked for without cross-domain collectives).
-    pub warning: Option<String>,
-    /// The file of each lane.
-    lane_file: Vec<u32>,
+    warning: Option<String>,
 }
 
 impl Default for Alignment {
@@ -123,14 +141,14 @@ impl Default for Alignment {
             method: ClockMethod::None,
             files: Vec::new(),
             warning: None,
-            lane_file: Vec::new(),
         }
     }
 }
 
+/// The mapping primitives: a file's timestamp and a reference-clock time.
 impl Alignment {
     /// `t` of file `file` on the reference clock.
-    pub fn at(&self, file: usize, t: i64) -> i64 {
+    pub fn to_reference(&self, file: usize, t: i64) -> i64 {
         match self.files.get(file) {
             None => t,
             Some(c) if c.offset_ns == 0.0 && c.drift_ppm == 0.0 => t,
@@ -145,6 +163,7 @@ impl Alignment {
     pub fn to_file(&self, file: usize, t: i64) -> i64 {
         match self.files.get(file) {
             None => t,
+            Some(c) if c.offset_ns == 0.0 && c.drift_ppm == 0.0 => t,
             Some(c) => {
                 // Fixed point of x = t − shift(x), in differences so that
                 // epoch-sized timestamps keep their ns.
@@ -158,31 +177,215 @@ impl Alignment {
         }
     }
 
+    /// A reference-clock window as file `file`'s timestamps.
+    pub fn window_in_file(&self, file: usize, w: Window) -> Window {
+        if w.is_all() {
+            return w;
+        }
+        Window {
+            start: self.to_file(file, w.start),
+            end: self.to_file(file, w.end),
+        }
+    }
+}
+
+/// Events on the reference clock.
+impl Alignment {
+    /// The file of a GPU row.
+    pub fn row_file(&self, p: &Profile, row: usize) -> usize {
+        p.lane_file(p.gpu.lane(row))
+    }
+
+    pub fn gpu_start(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(self.row_file(p, row), p.gpu.start(row))
+    }
+
+    pub fn gpu_end(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(self.row_file(p, row), p.gpu.end(row))
+    }
+
+    /// Start and end of a GPU row.
+    pub fn gpu_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = self.row_file(p, row);
+        (
+            self.to_reference(f, p.gpu.start(row)),
+            self.to_reference(f, p.gpu.end(row)),
+        )
+    }
+
+    /// Start and end of a runtime or driver call.
+    pub fn runtime_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = p.thread_file(p.runtime.thread(row));
+        (
+            self.to_reference(f, p.runtime.start(row)),
+            self.to_reference(f, p.runtime.end(row)),
+        )
+    }
+
+    /// Start and end of an NVTX range (or a mark).
+    pub fn nvtx_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = p.thread_file(p.nvtx.thread(row));
+        (
+            self.to_reference(f, p.nvtx.start(row)),
+            self.to_reference(f, p.nvtx.end(row)),
+        )
+    }
+
+    /// The rows of `lane` that may reach into `w` (a reference-clock
+    /// window), each with its start and end on the clock of file `onto`
+    /// (the lane's own file: its timestamps as they are). Found by binary
+    /// search in the lane's file, so a narrow window costs little however
+    /// long the lane. A device's figures are measured on its own file's
+    /// clock; only the window is the reference clock's
+    /// ([`Alignment::window_in_file`] gives it on `onto`'s).
+    pub fn lane_rows<'a>(
+        &'a self,
+        p: &'a Profile,
+        lane: LaneId,
+        w: Window,
+        onto: usize,
+    ) -> impl Iterator<Item = (usize, i64, i64)> + 'a {
+        let file = p.lane_file(lane);
+        let lane_rows = p.lanes[lane as usize].rows.clone();
+        let rows = rows_in_window(p, lane_rows, self.window_in_file(file, w));
+        // The lane's rows lie in one file: its columns, read directly.
+        let (starts, ends) = (p.gpu.starts(rows.clone()), p.gpu.ends(rows.clone()));
+        let first = rows.start;
+        let same = self.same_mapping(file, onto);
+        let map = move |t: i64| {
+            if same {
+                t
+            } else {
+                self.to_file(onto, self.to_reference(file, t))
+            }
+        };
+        starts
+            .iter()
+            .zip(ends)
+            .enumerate()
+            .map(move |(k, (&s, &e))| (first + k, map(s), map(e)))
+    }
+
+    /// Whether two files' timestamps map alike (one clock, or the same
+    /// shift).
+    fn same_mapping(&self, a: usize, b: usize) -> bool {
+        if a == b {
+            return true;
+        }
+        let shift = |f: usize| {
+            self.files
+                .get(f)
+                .map_or((0.0, 0.0, 0), |c| (c.offset_ns, c.drift_ppm, c.t0))
+        };
+        let ((oa, da, ta), (ob, db, tb)) = (shift(a), shift(b));
+        oa == ob && da == db && (da == 0.0 || ta == tb)
+    }
+
     /// First start and last end of every event, on the reference clock
     /// (a file's own span maps as a whole: the mapping keeps order).
     pub fn span(&self, p: &Profile) -> Option<(i64, i64)> {
         p.file_models()
             .enumerate()
-            .filter_map(|(f, m)| m.span().map(|(a, b)| (self.at(f, a), self.at(f, b))))
+            .filter_map(|(f, m)| {
+                m.span()
+                    .map(|(a, b)| (self.to_reference(f, a), self.to_reference(f, b)))
+            })
             .reduce(|(a, b), (x, y)| (a.min(x), b.max(y)))
     }
 
-    /// The file a lane's events come from.
-    pub fn lane_file(&self, lane: u32) -> usize {
-        self.lane_file.get(lane as usize).map_or(0, |&f| f as usize)
+    /// First start and last end, on the reference clock, of the events
+    /// wholly inside `w` (the whole capture for [`Window::ALL`], counted
+    /// events included).
+    pub fn span_within(&self, p: &Profile, w: Window) -> Option<(i64, i64)> {
+        if w.is_all() {
+            return self.span(p);
+        }
+        let mut span: Option<(i64, i64)> = None;
+        for (f, m) in p.file_models().enumerate() {
+            let wf = self.window_in_file(f, w);
+            let cols: [(&[i64], &[i64]); 3] = [
+                (&m.gpu.start, &m.gpu.end),
+                (&m.runtime.start, &m.runtime.end),
+                (&m.nvtx.start, &m.nvtx.end),
+            ];
+            for (starts, ends) in cols {
+                for (&s, &e) in starts.iter().zip(ends) {
+                    if wf.contains(s, e) {
+                        let (s, e) = (self.to_reference(f, s), self.to_reference(f, e));
+                        span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+                    }
+                }
+            }
+        }
+        span
+    }
+}
+
+/// The rows of a lane (sorted by start) that may reach into `w` (on the
+/// lane's file clock). Work on one stream runs in order, so only a few rows
+/// starting before the window can still be running in it.
+fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize> {
+    if w.is_all() {
+        return rows;
+    }
+    let starts = p.gpu.starts(rows.clone());
+    let hi = rows.start + starts.partition_point(|&s| s <= w.end);
+    let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
+    // Look back while earlier rows still end inside the window (a long
+    // kernel can span it); stop after a run that ended before it.
+    let mut misses = 0;
+    let mut k = lo;
+    while k > rows.start && misses < 8 {
+        k -= 1;
+        if p.gpu.end(k) > w.start {
+            lo = k;
+            misses = 0;
+        } else {
+            misses += 1;
+        }
+    }
+    lo..hi.max(lo)
+}
+
+/// Clock domains and how far they can be trusted.
+impl Alignment {
+    /// How the clocks were aligned as a whole.
+    pub fn method(&self) -> ClockMethod {
+        self.method
     }
 
-    /// The file of a GPU row.
-    pub fn row_file(&self, p: &Profile, row: usize) -> usize {
-        self.lane_file(p.gpu.lane(row))
+    /// Said once about the alignment, when something is.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
     }
 
-    pub fn gpu_start(&self, p: &Profile, row: usize) -> i64 {
-        self.at(self.row_file(p, row), p.gpu.start(row))
+    /// Files aligned (one per loaded file).
+    pub fn file_count(&self) -> usize {
+        self.files.len()
     }
 
-    pub fn gpu_end(&self, p: &Profile, row: usize) -> i64 {
-        self.at(self.row_file(p, row), p.gpu.end(row))
+    /// How each file was aligned, in file order.
+    pub fn mappings(&self) -> impl Iterator<Item = FileMapping> + '_ {
+        self.files.iter().map(|c| FileMapping {
+            timebase: c.timebase,
+            method: c.method,
+            offset_ms: c.offset_ns / 1e6,
+            drift_ppm: c.drift_ppm,
+            drift_fitted: c.drift_fitted,
+            residual_ms: c.residual_ms,
+            instances_used: c.instances_used,
+            refused: c.refused.clone(),
+        })
+    }
+
+    /// How file `file` was aligned.
+    pub fn file_method(&self, file: usize) -> ClockMethod {
+        self.files.get(file).map_or(ClockMethod::None, |c| c.method)
+    }
+
+    /// The residual of file `file`'s alignment (ms), when measured.
+    pub fn residual_ms(&self, file: usize) -> Option<Spread> {
+        self.files.get(file).and_then(|c| c.residual_ms)
     }
 
     /// The clock domain of a file.
@@ -207,7 +410,22 @@ impl Alignment {
             return 0;
         }
         rows.iter()
-            .filter_map(|&r| self.files[self.row_file(p, r as usize)].residual_ms)
+            .filter_map(|&r| self.residual_ms(self.row_file(p, r as usize)))
+            .map(|s| (s.p90 * 1e6).round() as i64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The clock error (ns) between two files: 0 on one clock, else the
+    /// larger residual p90 of the two (a time difference between them
+    /// smaller than this is not resolvable).
+    pub fn uncertainty_between_ns(&self, a: usize, b: usize) -> i64 {
+        if self.domain(a) == self.domain(b) {
+            return 0;
+        }
+        [a, b]
+            .iter()
+            .filter_map(|&f| self.residual_ms(f))
             .map(|s| (s.p90 * 1e6).round() as i64)
             .max()
             .unwrap_or(0)
@@ -278,11 +496,6 @@ fn short_ms(ms: f64) -> String {
 /// The alignment from the files' own facts: raw for `none`, else each
 /// domain shifted by its UTC stamp (step 2 of the ladder).
 pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
-    let lane_file = p
-        .lanes
-        .iter()
-        .map(|l| p.processes[l.process as usize].file)
-        .collect();
     let t0s = file_starts(p);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
     for (i, f) in p.files.iter().enumerate() {
@@ -307,7 +520,6 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
         method: ClockMethod::None,
         files,
         warning: None,
-        lane_file,
     };
     if mode == AlignMode::None {
         return a;
@@ -396,7 +608,6 @@ mod tests {
                 disagreement_ms: None,
             }],
             warning: None,
-            lane_file: Vec::new(),
         }
     }
 
@@ -406,11 +617,11 @@ mod tests {
         let a = clock(-10_817_123_456.0, 7.5, t0);
         for dt in [0i64, 1, 999_999_937, 3_600_000_000_000] {
             let t = t0 + dt;
-            let r = a.at(0, t);
+            let r = a.to_reference(0, t);
             assert_eq!(a.to_file(0, r), t, "dt {dt}");
         }
         // 7.5 ppm over an hour: 27 ms.
-        let hour = a.at(0, t0 + 3_600_000_000_000) - (t0 + 3_600_000_000_000);
-        assert_eq!(hour - a.at(0, t0) + t0, 27_000_000);
+        let hour = a.to_reference(0, t0 + 3_600_000_000_000) - (t0 + 3_600_000_000_000);
+        assert_eq!(hour - a.to_reference(0, t0) + t0, 27_000_000);
     }
 }

@@ -3,8 +3,9 @@
 //! CUDA context but no activity means every cross-device figure covers
 //! fewer GPUs than the job used.
 
+use super::clock::Alignment;
 use super::window::Window;
-use crate::profile::{DevId, GpuKind, ProcId, Profile};
+use crate::profile::{DevId, GpuKind, LaneId, ProcId, Profile, ThreadId};
 use std::collections::BTreeSet;
 
 /// Per-device counts of events wholly inside the window.
@@ -25,7 +26,8 @@ pub struct DeviceCounts {
 /// The completeness verdict.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Completeness {
-    /// First start and last end over all events in the window.
+    /// First start and last end over all events in the window, on the
+    /// reference clock.
     pub span: Option<(i64, i64)>,
     /// Expected or listed devices, in device order.
     pub devices: Vec<DeviceCounts>,
@@ -86,21 +88,25 @@ pub fn rank_ranges(ranks: &[u32]) -> String {
     parts.join(", ")
 }
 
-/// Computes completeness over the window. Runtime calls and NVTX ranges
-/// counted but not loaded ([`crate::profile::CpuCounts`]) are counted over
-/// the whole capture: such a profile is read only without a window.
-pub fn completeness(p: &Profile, w: Window) -> Completeness {
+/// Computes completeness over the window (on the reference clock).
+/// Runtime calls and NVTX ranges counted but not loaded
+/// ([`crate::profile::CpuCounts`]) are counted over the whole capture: such
+/// a profile is read only without a window.
+pub fn completeness(p: &Profile, clock: &Alignment, w: Window) -> Completeness {
     debug_assert!(w.is_all() || p.cpu_counts.is_empty());
     let nproc = p.processes.len();
     let counted = |per_proc: &[usize], proc: usize| per_proc.get(proc).copied().unwrap_or(0);
     let mut rt_per_proc: Vec<usize> = (0..nproc)
         .map(|pr| counted(&p.cpu_counts.runtime_calls, pr))
         .collect();
+    // A thread's events are on its file's clock: the window is taken there.
+    let in_file = |t: usize| clock.window_in_file(p.thread_file(t as ThreadId), w);
     for (t, rows) in p.runtime_by_thread.iter().enumerate() {
         let proc = p.threads[t].process as usize;
+        let wf = in_file(t);
         rt_per_proc[proc] += rows
             .clone()
-            .filter(|&i| w.contains(p.runtime.start(i), p.runtime.end(i)))
+            .filter(|&i| wf.contains(p.runtime.start(i), p.runtime.end(i)))
             .count();
     }
     let mut nvtx_per_proc: Vec<usize> = (0..nproc)
@@ -108,9 +114,10 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
         .collect();
     for (t, rows) in p.nvtx_by_thread.iter().enumerate() {
         let proc = p.threads[t].process as usize;
+        let wf = in_file(t);
         nvtx_per_proc[proc] += rows
             .clone()
-            .filter(|&i| p.nvtx.is_range(i) && w.contains(p.nvtx.start(i), p.nvtx.end(i)))
+            .filter(|&i| p.nvtx.is_range(i) && wf.contains(p.nvtx.start(i), p.nvtx.end(i)))
             .count();
     }
     let mut per_dev: Vec<DeviceCounts> = (0..p.devices.len() as DevId)
@@ -123,10 +130,12 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
     for c in &p.contexts {
         procs_on[c.device as usize].insert(c.process);
     }
-    for lane in &p.lanes {
+    for (l, lane) in p.lanes.iter().enumerate() {
         let d = &mut per_dev[lane.device as usize];
-        for i in lane.rows.clone() {
-            if !w.contains(p.gpu.start(i), p.gpu.end(i)) {
+        let (l, file) = (l as LaneId, p.lane_file(l as LaneId));
+        let wf = clock.window_in_file(file, w);
+        for (i, s, e) in clock.lane_rows(p, l, w, file) {
+            if !wf.contains(s, e) {
                 continue;
             }
             match p.gpu.kind(i) {
@@ -137,7 +146,7 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
         }
     }
     let mut out = Completeness {
-        span: span_in(p, w),
+        span: clock.span_within(p, w),
         ..Default::default()
     };
     for dev in device_order(p) {
@@ -174,26 +183,6 @@ pub fn completeness(p: &Profile, w: Window) -> Completeness {
     (out.world_size, out.ranks_missing) = missing_ranks(p);
     out.warnings = warnings(p, &out);
     out
-}
-
-fn span_in(p: &Profile, w: Window) -> Option<(i64, i64)> {
-    if w.is_all() {
-        return p.raw_span();
-    }
-    let cols = p
-        .gpu
-        .columns()
-        .chain(p.runtime.columns())
-        .chain(p.nvtx.columns());
-    let mut span: Option<(i64, i64)> = None;
-    for (starts, ends) in cols {
-        for (&s, &e) in starts.iter().zip(ends) {
-            if w.contains(s, e) {
-                span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
-            }
-        }
-    }
-    span
 }
 
 fn list(p: &Profile, devs: &[DevId]) -> String {

@@ -22,8 +22,19 @@ pub use side::{Side, Which, delta_pct};
 pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
 pub use steps::{StepFigures, StepsDiff};
 
+use super::pipeline::{Stage, Stages};
 use crate::profile::Profile;
 use std::path::PathBuf;
+
+/// The stages whose results a diff compares.
+pub fn stages() -> Stages {
+    Stages::of(&[
+        Stage::Completeness,
+        Stage::Overlap,
+        Stage::Skew,
+        Stage::Launch,
+    ])
+}
 
 /// The differences between two captures.
 #[derive(Debug, Clone)]
@@ -164,7 +175,9 @@ impl Diff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::bundle::{Analysis, Settings, analyze};
+    use crate::analysis::pipeline::Analysis;
+    use crate::analysis::pipeline::analyze;
+    use crate::analysis::settings::Settings;
 
     fn load(name: &str) -> (Profile, Analysis) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

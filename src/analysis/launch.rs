@@ -1,13 +1,17 @@
 //! Launch correlation: every kernel linked to its launch call by
 //! (process, correlationId), queue times, and for each late rank the verdict
 //! — did the CPU issue the kernel late, or was it queued in time and started
-//! late on the GPU, behind other work?
+//! late on the GPU, behind other work? A verdict compares the late rank's
+//! launch call with a peer's kernel start, possibly of another file: both
+//! on the reference clock, and undecided when the two files' clocks are not
+//! aligned closely enough to tell.
 
-use super::Window;
+use super::clock::Alignment;
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
 use super::skew::{GroupSkew, InstanceSkew};
 use super::stats::Spread;
+use super::window::Window;
 use crate::profile::{DevId, GpuKind, LaneId, NO_GRAPH, NONE, Profile, Sym};
 
 /// Queue time (kernel start − launch call end) spread of one device, in ms.
@@ -30,15 +34,26 @@ pub enum Verdict {
     CpuLate,
     /// Issued in time; the kernel started late on the GPU.
     GpuSide,
+    /// The launch call and the peer's start are on two clocks whose
+    /// alignment is less certain than the delay between them.
+    NotResolvable,
     /// No launch call (partial capture) or launched from a CUDA graph.
     Unknown,
 }
 
 impl Verdict {
+    pub const ALL: [Verdict; 4] = [
+        Verdict::CpuLate,
+        Verdict::GpuSide,
+        Verdict::NotResolvable,
+        Verdict::Unknown,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Verdict::CpuLate => "cpu-late",
             Verdict::GpuSide => "gpu-side",
+            Verdict::NotResolvable => "not-resolvable",
             Verdict::Unknown => "unknown",
         }
     }
@@ -64,8 +79,14 @@ pub struct LateLaunch {
     /// Kernel start − launch call end; negative when the kernel started
     /// before the call returned (kept signed, never clamped).
     pub api_end_to_start_ns: Option<i64>,
+    /// Launch call end − the earliest peer's start, on the reference
+    /// clock: 0 when the call ended first; kept with its sign when the
+    /// verdict is not resolvable.
     pub cpu_delay_ns: Option<i64>,
     pub verdict: Verdict,
+    /// The comparison holds beyond the clock error between the two files
+    /// (always on one clock).
+    pub resolvable: bool,
     pub from_graph: bool,
     pub preceding: Option<Preceding>,
 }
@@ -106,6 +127,7 @@ pub const PRECEDING_WITHIN_NS: i64 = 1_000_000;
 pub fn launch_report(
     p: &Profile,
     classes: &KernelClasses,
+    clock: &Alignment,
     m: &Matching,
     skews: &[GroupSkew],
     w: Window,
@@ -115,9 +137,11 @@ pub fn launch_report(
     let mut graph = 0;
     let mut queues: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); p.devices.len()];
     let mut early: Vec<(usize, i64)> = vec![(0, 0); p.devices.len()];
-    for lane in &p.lanes {
-        for i in lane.rows.clone() {
-            if p.gpu.kind(i) != GpuKind::Kernel || !w.contains(p.gpu.start(i), p.gpu.end(i)) {
+    for (lane_id, lane) in p.lanes.iter().enumerate() {
+        let (lane_id, file) = (lane_id as LaneId, p.lane_file(lane_id as LaneId));
+        let wf = clock.window_in_file(file, w);
+        for (i, s, e) in clock.lane_rows(p, lane_id, w, file) {
+            if p.gpu.kind(i) != GpuKind::Kernel || !wf.contains(s, e) {
                 continue;
             }
             let call = p.gpu.launch(i);
@@ -130,7 +154,8 @@ pub fn launch_report(
                 graph += 1;
                 continue;
             }
-            let q_ns = p.gpu.start(i).saturating_sub(p.runtime.end(call as usize));
+            // The kernel and its launch call share a process, so a file.
+            let q_ns = s.saturating_sub(p.runtime.end(call as usize));
             if q_ns < 0 {
                 let e = &mut early[lane.device as usize];
                 e.0 += 1;
@@ -162,7 +187,7 @@ pub fn launch_report(
     let mut late = Vec::new();
     for gs in skews {
         for ev in &gs.big_events {
-            late.push(explain_late(p, m, gs.group, &ev.instance));
+            late.push(explain_late(p, clock, m, gs.group, &ev.instance));
         }
     }
     LaunchReport {
@@ -175,38 +200,50 @@ pub fn launch_report(
 }
 
 /// Launch facts of an instance's late rank: when its launch call ended
-/// relative to the earliest other rank's start, and what it queued behind.
-pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew) -> LateLaunch {
+/// relative to the earliest other rank's start (both on the reference
+/// clock), and what it queued behind.
+pub fn explain_late(
+    p: &Profile,
+    clock: &Alignment,
+    m: &Matching,
+    group: usize,
+    inst: &InstanceSkew,
+) -> LateLaunch {
     let g = &m.groups[group];
     let rows = g.instance_rows(inst.index);
+    let times = g.instance_times(inst.index);
     let row = rows[inst.late] as usize;
-    let start = p.gpu.start(row);
-    let earliest_other = (0..rows.len())
+    let start = times[inst.late].0;
+    // The earliest other rank (ties: the lowest device).
+    let peer = (0..rows.len())
         .filter(|&d| d != inst.late)
-        .map(|d| p.gpu.start(rows[d] as usize))
-        .min()
-        .unwrap_or(start);
+        .min_by_key(|&d| (times[d].0, d));
+    let earliest_other = peer.map_or(start, |d| times[d].0);
     let call = p.gpu.launch(row);
     let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
-    let (api, end_to_start, delay, verdict) = if call == NONE {
-        (None, None, None, Verdict::Unknown)
-    } else {
-        let end = p.runtime.end(call as usize);
-        let delay = end.saturating_sub(earliest_other).max(0);
-        let verdict = if from_graph {
+    let (mut api, mut end_to_start, mut delay) = (None, None, None);
+    let (mut verdict, mut resolvable) = (Verdict::Unknown, true);
+    if call != NONE {
+        let end = clock.runtime_span(p, call as usize).1;
+        let signed = end.saturating_sub(earliest_other);
+        let error = peer.map_or(0, |d| {
+            clock
+                .uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, rows[d] as usize))
+        });
+        resolvable = signed.unsigned_abs() > error.unsigned_abs();
+        verdict = if from_graph {
             Verdict::Unknown
-        } else if end > earliest_other {
+        } else if !resolvable {
+            Verdict::NotResolvable
+        } else if signed > 0 {
             Verdict::CpuLate
         } else {
             Verdict::GpuSide
         };
-        (
-            Some(p.runtime.name(call as usize)),
-            Some(start.saturating_sub(end)),
-            Some(delay),
-            verdict,
-        )
-    };
+        api = Some(p.runtime.name(call as usize));
+        end_to_start = Some(start.saturating_sub(end));
+        delay = Some(if resolvable { signed.max(0) } else { signed });
+    }
     LateLaunch {
         group,
         instance: inst.index,
@@ -216,34 +253,35 @@ pub fn explain_late(p: &Profile, m: &Matching, group: usize, inst: &InstanceSkew
         api_end_to_start_ns: end_to_start,
         cpu_delay_ns: delay,
         verdict,
+        resolvable,
         from_graph,
-        preceding: preceding_kernel(p, row),
+        preceding: preceding_kernel(p, clock, row),
     }
 }
 
 /// The last kernel on another stream of the same device that ended within
-/// [`PRECEDING_WITHIN_NS`] before `row` started: the GPU work it queued behind.
-pub fn preceding_kernel(p: &Profile, row: usize) -> Option<Preceding> {
+/// [`PRECEDING_WITHIN_NS`] before `row` started: the GPU work it queued
+/// behind.
+pub fn preceding_kernel(p: &Profile, clock: &Alignment, row: usize) -> Option<Preceding> {
     let my_lane = p.gpu.lane(row);
-    let device = p.lanes[my_lane as usize].device;
+    let (device, file) = (p.lanes[my_lane as usize].device, p.lane_file(my_lane));
     let start = p.gpu.start(row);
+    let at = clock.gpu_start(p, row);
+    let before = Window {
+        start: at.saturating_sub(PRECEDING_WITHIN_NS),
+        end: at,
+    };
     let mut best: Option<Preceding> = None;
     for (lane_id, lane) in p.lanes.iter().enumerate() {
         if lane.device != device || lane_id as LaneId == my_lane {
             continue;
         }
-        let rows = p.gpu.starts(lane.rows.clone());
-        let upto = lane.rows.start + rows.partition_point(|&s| s <= start);
-        // Kernels on one stream run in order: only the last few can qualify.
-        for i in (lane.rows.start..upto).rev().take(8) {
-            let end = p.gpu.end(i);
-            if p.gpu.kind(i) != GpuKind::Kernel
-                || end > start
-                || start.saturating_sub(end) > PRECEDING_WITHIN_NS
-            {
+        // On the late kernel's file clock (one GPU may be seen by two files).
+        for (i, _, end) in clock.lane_rows(p, lane_id as LaneId, before, file) {
+            let gap = start.saturating_sub(end);
+            if p.gpu.kind(i) != GpuKind::Kernel || end > start || gap > PRECEDING_WITHIN_NS {
                 continue;
             }
-            let gap = start.saturating_sub(end);
             if best.as_ref().is_none_or(|b| gap < b.gap_ns) {
                 best = Some(Preceding {
                     row: i,

@@ -403,7 +403,7 @@ fn build_groups(
     if (group.end_aligned && group.clocks.is_none()) || members.len() < 4 {
         return vec![group];
     }
-    let subsets = end_aligned_subsets(&group, &members, clock);
+    let subsets = end_aligned_subsets(p, &group, &members, clock);
     if subsets.len() < 2 || subsets.iter().any(|s| s.len() < 2) {
         return vec![group];
     }
@@ -422,11 +422,6 @@ fn build_groups(
             g
         })
         .collect()
-}
-
-/// The file a stream's events come from.
-fn file_of(clock: &Alignment, s: &Seq) -> usize {
-    clock.lane_file(s.lane)
 }
 
 fn build_group(
@@ -503,7 +498,12 @@ fn build_group(
 /// (across clock domains refined from ends: within max(3 × the files'
 /// residual p90, 0.2 ms)). Devices on clocks the ends could not refine are
 /// never split apart by ends.
-fn end_aligned_subsets(g: &Group, members: &[Seq], clock: &Alignment) -> Vec<Vec<usize>> {
+fn end_aligned_subsets(
+    p: &Profile,
+    g: &Group,
+    members: &[Seq],
+    clock: &Alignment,
+) -> Vec<Vec<usize>> {
     let n = g.devices.len();
     let k = g.instances();
     if k == 0 {
@@ -520,7 +520,7 @@ fn end_aligned_subsets(g: &Group, members: &[Seq], clock: &Alignment) -> Vec<Vec
     }
     for a in 0..n {
         for b in a + 1..n {
-            let (fa, fb) = (file_of(clock, &members[a]), file_of(clock, &members[b]));
+            let (fa, fb) = (p.lane_file(members[a].lane), p.lane_file(members[b].lane));
             let threshold = if clock.domain(fa) == clock.domain(fb) {
                 END_ALIGNED_NS
             } else {
@@ -564,7 +564,7 @@ fn group_clocks(p: &Profile, clock: &Alignment, rows: &[u32]) -> Option<GroupClo
     };
     let method = files
         .iter()
-        .map(|&f| clock.files[f].method)
+        .map(|&f| clock.file_method(f))
         .map(|m| match m {
             ClockMethod::Reference | ClockMethod::SameHost => ClockMethod::CollectiveEnds,
             m => m,
@@ -581,13 +581,7 @@ fn group_clocks(p: &Profile, clock: &Alignment, rows: &[u32]) -> Option<GroupClo
 /// Ends of ranks on two refined clocks agree within this: max(3 × the
 /// larger residual p90, 0.2 ms).
 fn cross_domain_threshold_ns(clock: &Alignment, a: usize, b: usize) -> i64 {
-    let p90 = |f: usize| {
-        clock
-            .files
-            .get(f)
-            .and_then(|c| c.residual_ms)
-            .map_or(0.0, |s| s.p90)
-    };
+    let p90 = |f: usize| clock.residual_ms(f).map_or(0.0, |s| s.p90);
     ((3.0 * p90(a).max(p90(b)) * 1e6) as i64).max(200_000)
 }
 

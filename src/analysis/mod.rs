@@ -2,7 +2,6 @@
 //! here runs SQL or prints.
 
 pub mod anomalies;
-pub mod bundle;
 pub mod caveats;
 pub mod clock;
 pub mod completeness;
@@ -15,6 +14,8 @@ pub mod nccl_breakdown;
 pub mod nccl_name;
 mod op_keys;
 pub mod overlap;
+pub mod pipeline;
+pub mod settings;
 pub mod skew;
 pub mod stats;
 pub mod steps;
@@ -22,4 +23,6 @@ pub mod stored;
 pub mod stragglers;
 pub mod window;
 
+pub use pipeline::Analysis;
+pub use settings::Settings;
 pub use window::Window;

@@ -2,6 +2,7 @@
 //! Totals are summed kernel durations (kernel time, not wall time: kernels
 //! on different streams overlap).
 
+use super::clock::Alignment;
 use super::kernel_class::KernelClasses;
 use super::nccl_name::{CollOp, NamePart};
 use super::window::Window;
@@ -48,17 +49,24 @@ type OpKey = (
     Option<&'static str>,
 );
 
-/// NCCL breakdown of the kernels wholly inside `w`, for devices with any.
-pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceNccl> {
+/// NCCL breakdown of the kernels wholly inside `w` (on the reference
+/// clock), for devices with any.
+pub fn nccl_breakdown(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    w: Window,
+) -> Vec<DeviceNccl> {
     let mut by_dev: BTreeMap<DevId, Vec<StreamNccl>> = BTreeMap::new();
     for (lane_id, lane) in p.lanes.iter().enumerate() {
         let mut ops: BTreeMap<OpKey, OpStats> = BTreeMap::new();
-        for i in lane.rows.clone() {
+        let (lane_id, file) = (lane_id as LaneId, p.lane_file(lane_id as LaneId));
+        let wf = clock.window_in_file(file, w);
+        for (i, s, e) in clock.lane_rows(p, lane_id, w, file) {
             let Some(k) = classes.comm(p, i) else {
                 continue;
             };
-            let (s, e) = (p.gpu.start(i), p.gpu.end(i));
-            if !w.contains(s, e) {
+            if !wf.contains(s, e) {
                 continue;
             }
             let d = e.saturating_sub(s);
@@ -89,10 +97,10 @@ pub fn nccl_breakdown(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<De
                 .then(a.op.cmp(&b.op))
                 .then(a.dtype.cmp(&b.dtype))
         });
-        by_dev.entry(lane.device).or_default().push(StreamNccl {
-            lane: lane_id as LaneId,
-            ops,
-        });
+        by_dev
+            .entry(lane.device)
+            .or_default()
+            .push(StreamNccl { lane: lane_id, ops });
     }
     let order = super::completeness::device_order(p);
     let mut out: Vec<DeviceNccl> = by_dev

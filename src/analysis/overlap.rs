@@ -6,11 +6,11 @@
 //! NCCL time not overlapped is an upper bound on what better overlap could
 //! save, not a promise.
 
+use super::clock::Alignment;
 use super::intervals::{Span, intersection_len, total, union};
 use super::kernel_class::KernelClasses;
 use super::window::Window;
-use crate::profile::{DevId, GpuKind, Profile};
-use std::ops::Range;
+use crate::profile::{DevId, GpuKind, LaneId, Profile};
 
 /// Overlap figures of one device, in ns.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -41,43 +41,27 @@ impl DeviceOverlap {
     }
 }
 
-/// The rows of a lane (sorted by start) that may reach into `w`: found by
-/// binary search, so a narrow window costs little however long the lane.
-/// Work on one stream runs in order, so only a few rows starting before the
-/// window can still be running in it.
-pub fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize> {
-    if w.is_all() {
-        return rows;
-    }
-    let starts = p.gpu.starts(rows.clone());
-    let hi = rows.start + starts.partition_point(|&s| s <= w.end);
-    let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
-    // Look back while earlier rows still end inside the window (a long
-    // kernel can span it); stop after a run that ended before it.
-    let mut misses = 0;
-    let mut k = lo;
-    while k > rows.start && misses < 8 {
-        k -= 1;
-        if p.gpu.end(k) > w.start {
-            lo = k;
-            misses = 0;
-        } else {
-            misses += 1;
-        }
-    }
-    lo..hi.max(lo)
-}
-
-/// Overlap per device with GPU activity in `w`; everything is clipped at its
-/// edges.
-pub fn overlap(p: &Profile, classes: &KernelClasses, w: Window) -> Vec<DeviceOverlap> {
+/// Overlap per device with GPU activity in `w` (on the reference clock);
+/// everything is clipped at its edges.
+pub fn overlap(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    w: Window,
+) -> Vec<DeviceOverlap> {
     let mut compute: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut copy: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
-    for lane in &p.lanes {
+    // A device's spans are on the clock of its first lane's file (a GPU
+    // seen by two files is one union).
+    let mut clock_of = vec![None::<usize>; p.devices.len()];
+    for (lane_id, lane) in p.lanes.iter().enumerate() {
         let d = lane.device as usize;
-        for i in rows_in_window(p, lane.rows.clone(), w) {
-            let Some(span) = w.clip(p.gpu.start(i), p.gpu.end(i)) else {
+        let lane_id = lane_id as LaneId;
+        let onto = *clock_of[d].get_or_insert(p.lane_file(lane_id));
+        let wf = clock.window_in_file(onto, w);
+        for (i, s, e) in clock.lane_rows(p, lane_id, w, onto) {
+            let Some(span) = wf.clip(s, e) else {
                 continue;
             };
             if p.gpu.kind(i) != GpuKind::Kernel {

@@ -6,12 +6,12 @@
 //! rank) estimates waiting summed over ranks: it is not step time to win
 //! back.
 
-use super::Window;
 use super::clock::Alignment;
 use super::matching::{Group, Matching};
 use super::nccl_name::CollOp;
 use super::stats::Spread;
 use super::steps::Steps;
+use super::window::Window;
 use crate::profile::{NONE, Profile};
 
 /// Figures of one matched instance.
@@ -317,7 +317,8 @@ fn group_skew(
 }
 
 /// The late rank's step containing the late kernel's launch call (or, with
-/// no launch call, the instance's earliest start).
+/// no launch call, the instance's earliest start), all on the reference
+/// clock.
 fn step_of(
     p: &Profile,
     g: &Group,
@@ -325,23 +326,16 @@ fn step_of(
     steps: &Steps,
     clock: &Alignment,
 ) -> (Option<usize>, Option<i64>) {
-    // Steps and launch calls are on the late rank's file clock.
     let row = g.instance_rows(inst.index)[inst.late] as usize;
-    let file = clock.row_file(p, row);
     let process = p.lanes[p.gpu.lane(row) as usize].process;
-    let launch = p.gpu.launch(row);
-    let at = if launch != NONE {
-        p.runtime.start(launch as usize)
-    } else {
-        clock.to_file(file, inst.earliest_start)
+    let at = match p.gpu.launch(row) {
+        NONE => inst.earliest_start,
+        call => clock.runtime_span(p, call as usize).0,
     };
-    match steps.containing(process, at) {
+    match steps.containing(p, clock, process, at) {
         Some((step, step_start)) => (
             Some(step),
-            Some(
-                inst.earliest_start
-                    .saturating_sub(clock.at(file, step_start)),
-            ),
+            Some(inst.earliest_start.saturating_sub(step_start)),
         ),
         None => (None, None),
     }

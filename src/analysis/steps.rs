@@ -8,10 +8,10 @@ use regex::Regex;
 /// The default `--step-marker`.
 pub const DEFAULT_STEP_MARKER: &str = "(?i)step|iter";
 
-/// Step ranges per process, in time order.
+/// Step ranges per process, in time order: the NVTX rows that mark them.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Steps {
-    per_process: Vec<Vec<(i64, i64)>>,
+    per_process: Vec<Vec<u32>>,
 }
 
 impl Steps {
@@ -23,28 +23,45 @@ impl Steps {
             if n.kind(i) != NvtxKind::PushPop || n.depth(i) != 0 {
                 continue;
             }
-            let name = n.name(i) as usize;
+            let name = n.name(i);
             let hit =
-                *matches[name].get_or_insert_with(|| marker.is_match(p.strings.get(n.name(i))));
+                *matches[name as usize].get_or_insert_with(|| marker.is_match(p.strings.get(name)));
             if hit {
-                per_process[p.thread_process(n.thread(i)) as usize].push((n.start(i), n.end(i)));
+                per_process[p.thread_process(n.thread(i)) as usize].push(i as u32);
             }
         }
         for v in &mut per_process {
-            v.sort_unstable();
+            // One process's rows share a file and its clock.
+            v.sort_unstable_by_key(|&r| (n.start(r as usize), n.end(r as usize)));
         }
         Steps { per_process }
     }
 
-    /// The 0-based step of `process` whose range contains `t`, with the
-    /// range's start.
-    pub fn containing(&self, process: ProcId, t: i64) -> Option<(usize, i64)> {
+    /// Whether these steps can be those of `p` (stored ones are checked).
+    pub fn fits(&self, p: &Profile) -> bool {
+        self.per_process.len() <= p.processes.len()
+            && self
+                .per_process
+                .iter()
+                .all(|rows| rows.iter().all(|&r| (r as usize) < p.nvtx.len()))
+    }
+
+    /// The 0-based step of `process` whose range contains `t` (on the
+    /// reference clock), with the range's start there.
+    pub fn containing(
+        &self,
+        p: &Profile,
+        clock: &Alignment,
+        process: ProcId,
+        t: i64,
+    ) -> Option<(usize, i64)> {
         let steps = self.per_process.get(process as usize)?;
-        let after = steps.partition_point(|s| s.0 <= t);
+        let span = |i: usize| clock.nvtx_span(p, steps[i] as usize);
+        let after = steps.partition_point(|&r| clock.nvtx_span(p, r as usize).0 <= t);
         (0..after)
             .rev()
-            .find(|&i| steps[i].1 >= t)
-            .map(|i| (i, steps[i].0))
+            .find(|&i| span(i).1 >= t)
+            .map(|i| (i, span(i).0))
     }
 
     pub fn any(&self) -> bool {
@@ -56,10 +73,9 @@ impl Steps {
     /// rank (process) that has one. As many steps as the rank with most.
     pub fn spans(&self, p: &Profile, clock: &Alignment) -> Vec<(i64, i64)> {
         let mut out: Vec<(i64, i64)> = Vec::new();
-        for (proc, ranges) in self.per_process.iter().enumerate() {
-            let file = p.processes[proc].file as usize;
-            for (k, &(s, e)) in ranges.iter().enumerate() {
-                let (s, e) = (clock.at(file, s), clock.at(file, e));
+        for rows in &self.per_process {
+            for (k, &r) in rows.iter().enumerate() {
+                let (s, e) = clock.nvtx_span(p, r as usize);
                 match out.get_mut(k) {
                     Some(span) => *span = (span.0.min(s), span.1.max(e)),
                     None => out.push((s, e)),

@@ -3,30 +3,75 @@
 //! when read back (a stored id that does not exist in the profile is an
 //! error, never an index out of bounds later).
 
-use super::bundle::{Analysis, Settings};
+use super::pipeline::Analysis;
+use super::pipeline::Stages;
+use super::settings::Settings;
 use crate::profile::Profile;
 use crate::profile::cache::{AnalysesSlot, Stored};
 use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
 /// changes: stored analyses of another version are recomputed.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
-/// The settings that change results, as text for the entry's key, with
-/// what else of `p` the inputs' identities do not cover (a `-wal` file
-/// beside an input, which warnings mention). The window is not among them:
-/// only whole-capture analyses are stored.
+/// The key of the analyses of `p` under `s`: every setting (derived from
+/// the whole value, [`Settings::key`]), with what else of `p` the inputs'
+/// identities do not cover (a `-wal` file beside an input, which warnings
+/// mention). The window is not among them: only whole-capture analyses
+/// are stored.
 pub fn settings_key(s: &Settings, p: &Profile) -> String {
     let wal: Vec<String> = p.files.iter().map(|f| format!("{:?}", f.wal)).collect();
     format!(
-        "rankline {} analyses {FORMAT}\ncomm_pattern {:?}\nbig_skew_ns {}\nanomaly_ratio {:#x}\nstep_marker {:?}\nalign {:?}\nwal {wal:?}",
+        "rankline {} analyses {FORMAT}\n{}\nwal {wal:?}",
         env!("CARGO_PKG_VERSION"),
-        s.comm_pattern.as_ref().map(|r| r.as_str()),
-        s.big_skew_ns,
-        s.anomaly_ratio.to_bits(),
-        s.step_marker.as_str(),
-        s.align,
+        s.key()
     )
+}
+
+/// The one policy for stored analyses, whoever asks (the timeline,
+/// `report`, `diff`, `index`, `bench`):
+/// - the whole-capture analyses of `p` are read from `slot` when stored
+///   there and valid: the caller's own section is decoded by `read_view`
+///   on another core meanwhile, and `from_stored` makes the caller's
+///   result of both, saying whether to store them again (its section was
+///   missing);
+/// - otherwise `compute` runs the stages it is given: every stage when
+///   there is a slot to store them in, else only the `wanted` ones;
+/// - what `to_store` gives of the result is stored when it holds every
+///   stage (a part is never stored).
+///
+/// A stale or damaged entry is told to `note` (one line naming it).
+/// Returns the result and, when the analyses could not be stored, why
+/// (caching is then off).
+#[allow(clippy::too_many_arguments)]
+pub fn read_or_compute<V: Send, R>(
+    slot: Option<&AnalysesSlot>,
+    p: &Profile,
+    wanted: Stages,
+    note: &mut dyn FnMut(String),
+    read_view: impl FnOnce(&[u8]) -> V + Send,
+    from_stored: impl FnOnce(Analysis, V) -> (R, bool),
+    compute: impl FnOnce(Stages) -> R,
+    to_store: impl FnOnce(&R) -> Result<(&Analysis, Vec<u8>), String>,
+) -> (R, Option<String>) {
+    let found = slot.and_then(|slot| read_then(slot, p, note, read_view));
+    let (result, store) = match found {
+        Some((a, view)) => from_stored(a, view),
+        None if slot.is_some() => (compute(Stages::all()), true),
+        None => (compute(wanted), false),
+    };
+    let Some(slot) = slot.filter(|_| store) else {
+        return (result, None);
+    };
+    let written = to_store(&result).and_then(|(a, view)| {
+        if a.holds == Stages::all() {
+            write(slot, a, &view).map(|_| ())
+        } else {
+            Ok(())
+        }
+    });
+    let failed = written.err().map(|why| format!("{why}; caching is off"));
+    (result, failed)
 }
 
 /// The bytes of `a`.
@@ -62,11 +107,7 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
                 .all(|ds| ds.iter().all(|&d| device(d))),
         "completeness figures",
     )?;
-    check(
-        a.clock.files.len() == p.files.len()
-            && (0..p.lanes.len() as u32).all(|l| a.clock.lane_file(l) < p.files.len().max(1)),
-        "clock alignments",
-    )?;
+    check(a.clock.file_count() == p.files.len(), "clock alignments")?;
     check(
         a.nccl
             .iter()
@@ -77,6 +118,7 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
         a.overlap.iter().all(|o| device(o.device)),
         "overlap figures",
     )?;
+    check(a.steps.fits(p), "steps")?;
     let groups = &a.matching.groups;
     check(
         groups.iter().all(|g| g.fits(p)) && a.matching.unpaired.iter().all(|&l| lane(l)),
@@ -188,7 +230,7 @@ pub fn write(slot: &AnalysesSlot, a: &Analysis, view: &[u8]) -> Result<Option<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::bundle::analyze;
+    use crate::analysis::pipeline::analyze;
 
     fn fixture(name: &str) -> Profile {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

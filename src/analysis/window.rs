@@ -1,10 +1,18 @@
-//! The time window a report covers (`--trim`), on the capture clock.
+//! The time window a report or a view covers (`--window`), on the
+//! reference clock (the first file's capture clock; `analysis::clock`
+//! places it in each file).
 
 /// A closed time window in ns. Counts use events wholly inside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub start: i64,
     pub end: i64,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window::ALL
+    }
 }
 
 impl Window {
@@ -14,7 +22,7 @@ impl Window {
         end: i64::MAX,
     };
 
-    /// From seconds on the file's capture clock (rounded to the nearest ns).
+    /// From seconds on the reference clock (rounded to the nearest ns).
     pub fn from_seconds(start_s: f64, end_s: f64) -> Window {
         Window {
             start: (start_s * 1e9).round() as i64,

@@ -2,7 +2,7 @@
 //! options that change analysis results, validated in one place.
 
 use clap::{Args, ValueEnum};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::analysis::clock::AlignMode;
 use rankline::analysis::steps::DEFAULT_STEP_MARKER;
 use regex::Regex;

@@ -5,8 +5,8 @@
 use super::args::{AnalysisArgs, NoCacheArg};
 use super::input_files::input_files;
 use super::messages::{fail, say};
-use rankline::analysis::bundle::{Analysis, Settings, analyze_for_diff};
-use rankline::analysis::diff::{Side, diff};
+use rankline::analysis::diff::{self, Side, diff};
+use rankline::analysis::{Analysis, Settings, Window, pipeline, stored};
 use rankline::profile::{self, CacheDir, Profile, Source};
 use rankline::report::Format;
 use rankline::report::diff::{DiffOptions, gate_lines, render};
@@ -70,10 +70,25 @@ fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loa
         &profile::LoadPlan::cached(cache),
         &mut |_, _, _| {},
     );
-    let mut said: Vec<String> = out.cache_off.into_iter().collect();
+    let mut said: Vec<String> = out.cache_off.iter().cloned().collect();
     said.extend(out.errors.iter().map(ToString::to_string));
+    said.extend(out.notes.iter().cloned());
     let nothing = out.errors.len() == files.len();
-    let analysis = (!nothing).then(|| analyze_for_diff(&out.profile, settings));
+    let slot = out.analyses_slot(&stored::settings_key(settings, &out.profile));
+    let analysis = (!nothing).then(|| {
+        let (a, not_stored) = stored::read_or_compute(
+            slot.as_ref(),
+            &out.profile,
+            diff::stages(),
+            &mut |m| said.push(m),
+            |_| (),
+            |a, ()| (a, false),
+            |stages| pipeline::run(&out.profile, settings, Window::ALL, stages, &mut |_| {}),
+            |a| Ok((a, Vec::new())),
+        );
+        said.extend(not_stored);
+        a
+    });
     Loaded {
         profile: out.profile,
         analysis,

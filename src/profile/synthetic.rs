@@ -121,7 +121,8 @@ fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::bundle::{Settings, analyze};
+    use crate::analysis::Settings;
+    use crate::analysis::pipeline::analyze;
 
     #[test]
     fn every_rank_pairs_into_one_group_and_the_stragglers_are_its_big_events() {

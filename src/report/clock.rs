@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 pub fn to_json(cx: &Context, a: &Alignment) -> Value {
     let p = cx.profile;
     let files: Vec<Value> = a
-        .files
-        .iter()
+        .mappings()
         .zip(&p.files)
         .map(|(c, f)| {
             json!({
@@ -22,7 +21,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "host": f.host,
                 "timebase": c.timebase.name(),
                 "method": c.method.name(),
-                "offset_ms": c.offset_ns / 1e6,
+                "offset_ms": c.offset_ms,
                 "drift_ppm": c.drift_ppm,
                 "drift_fitted": c.drift_fitted,
                 "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
@@ -32,9 +31,9 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
         })
         .collect();
     json!({
-        "method": a.method.name(),
+        "method": a.method().name(),
         "reference": p.files.first().map(|f| f.path.display().to_string()),
-        "warning": a.warning,
+        "warning": a.warning(),
         "files": files,
     })
 }
@@ -55,7 +54,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     ])
     .shorten(0, Keep::End)
     .shorten(1, Keep::Start);
-    for (c, f) in a.files.iter().zip(&p.files) {
+    for (c, f) in a.mappings().zip(&p.files) {
         t.row(vec![
             f.path.display().to_string(),
             f.host.clone().unwrap_or_else(|| "-".into()),
@@ -65,7 +64,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
                 m => m.name(),
             }
             .into(),
-            format!("{:.3}", c.offset_ns / 1e6),
+            format!("{:.3}", c.offset_ms),
             if c.drift_fitted {
                 format!("{:.3}", c.drift_ppm)
             } else {
@@ -78,7 +77,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
         ]);
     }
     out += &t.render(cx.cols());
-    for (c, f) in a.files.iter().zip(&p.files) {
+    for (c, f) in a.mappings().zip(&p.files) {
         if let Some(why) = &c.refused {
             out += &cx.note(&format!(
                 "! {}: kept on UTC: {}",
@@ -87,7 +86,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             ));
         }
     }
-    if let Some(w) = &a.warning {
+    if let Some(w) = a.warning() {
         out += &cx.note(&format!("! {w}"));
     }
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");

@@ -2,14 +2,14 @@
 //! section is written from (profile, kernel classes, clock alignment).
 
 use super::fit;
-use crate::analysis::Window;
-use crate::analysis::clock::{AlignMode, Alignment};
+use crate::analysis::clock::Alignment;
+use crate::analysis::{Analysis, Settings, Window};
 use crate::profile::{DevId, Profile};
-use regex::Regex;
 
 /// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
+    #[default]
     Text,
     Json,
     /// Only for sections with [`Section::has_csv`]; the command line
@@ -18,25 +18,19 @@ pub enum Format {
 }
 
 /// What the user asked for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// The analyses' settings, as the timeline and `diff` take them.
+    pub settings: Settings,
+    /// The events reported on, a window on the reference clock.
     pub window: Window,
     /// Devices to print (all when `None`); never changes what is computed.
     pub devices: Option<Vec<DevId>>,
     pub format: Format,
-    pub comm_pattern: Option<Regex>,
-    /// Start skew above which an instance is a big event (ns).
-    pub big_skew_ns: i64,
-    /// Anomalous: duration above this × the mean of the type.
-    pub anomaly_ratio: f64,
-    /// Names of top-level NVTX step ranges.
-    pub step_marker: Regex,
     /// Text: long names and paths whole instead of fitting 100 columns.
     pub wide: bool,
     /// `skew`: list every instance of each group, not only the big ones.
     pub instances: bool,
-    /// How clocks of several files are aligned.
-    pub align: AlignMode,
 }
 
 /// Shared state of one report run.
@@ -44,8 +38,10 @@ pub struct Context<'a> {
     pub profile: &'a Profile,
     pub options: &'a Options,
     pub no_gpu_activity: bool,
+    /// What the sections show.
+    pub analysis: &'a Analysis,
     /// Each file's mapping to the reference clock.
-    pub clock: Alignment,
+    pub clock: &'a Alignment,
 }
 
 impl Context<'_> {

@@ -14,17 +14,8 @@ mod stragglers;
 mod summary;
 pub mod table;
 
-use crate::analysis::anomalies::anomalies;
-use crate::analysis::bundle::{Analysis, align_and_match};
-use crate::analysis::clock::Alignment;
-use crate::analysis::completeness::completeness;
-use crate::analysis::kernel_class::KernelClasses;
-use crate::analysis::launch::{LaunchReport, launch_report};
-use crate::analysis::matching::Matching;
-use crate::analysis::nccl_breakdown::nccl_breakdown;
-use crate::analysis::overlap::overlap;
-use crate::analysis::skew::skew;
-use crate::analysis::steps::Steps;
+use crate::analysis::Analysis;
+use crate::analysis::pipeline::{self, Stage, Stages};
 use crate::analysis::window::Window;
 use crate::profile::{Need, Profile};
 use serde_json::{Map, Value};
@@ -63,6 +54,21 @@ impl Section {
         self != Section::Stragglers
     }
 
+    /// The pipeline stages whose results the section shows.
+    pub fn stages(self) -> &'static [Stage] {
+        match self {
+            // The summary names the clocks and spans the capture on them.
+            Section::Summary => &[Stage::Completeness, Stage::Clock],
+            Section::Clock => &[Stage::Clock],
+            Section::Nccl => &[Stage::Nccl],
+            Section::Overlap => &[Stage::Overlap],
+            Section::Skew => &[Stage::Skew],
+            Section::Launch => &[Stage::Launch],
+            Section::Anomalies => &[Stage::Anomalies],
+            Section::Stragglers => &[Stage::Stragglers],
+        }
+    }
+
     /// Has a CSV form (one table); the others are text or JSON only.
     pub fn has_csv(self) -> bool {
         self == Section::Stragglers
@@ -84,30 +90,31 @@ impl Section {
 
 /// Renders `sections` (one, or all for `report all`) in the chosen format.
 pub fn render(p: &Profile, sections: &[Section], options: &Options) -> String {
-    let computed = compute(p, sections, options);
-    render_with(p, sections, options, &computed)
+    let a = pipeline::run(
+        p,
+        &options.settings,
+        options.window,
+        stages(sections),
+        &mut |_| {},
+    );
+    render_with(p, sections, options, &a)
 }
 
-/// Whether `sections` need the clock alignment, and so the matching that
-/// refines it: all sections but `nccl` and `overlap`.
-pub fn needs_clock(sections: &[Section]) -> bool {
-    needs(sections).0
-}
-
-/// Whether `sections` need the clock alignment (and so the matching that
-/// refines it), and the matching and skew figures themselves.
-fn needs(sections: &[Section]) -> (bool, bool) {
-    let any = |want: &[Section]| sections.iter().any(|s| want.contains(s));
-    let matching = any(&[
-        Section::Skew,
-        Section::Launch,
-        Section::Anomalies,
-        Section::Stragglers,
-    ]);
-    (
-        matching || any(&[Section::Summary, Section::Clock]),
-        matching,
+/// The stages `sections` show (and those they need).
+pub fn stages(sections: &[Section]) -> Stages {
+    Stages::of(
+        &sections
+            .iter()
+            .flat_map(|s| s.stages())
+            .copied()
+            .collect::<Vec<_>>(),
     )
+}
+
+/// Whether `sections` need the clocks aligned from collective ends, which
+/// costs the matching: all sections but `nccl` and `overlap`.
+pub fn needs_clock(sections: &[Section]) -> bool {
+    stages(sections).has(Stage::Clock)
 }
 
 /// What of an export `sections` read over `window`: `nccl` and `overlap`
@@ -123,75 +130,16 @@ pub fn need(sections: &[Section], window: Window) -> Need {
     })
 }
 
-/// What `sections` need computed over `options.window`; the rest is left
-/// empty.
-fn compute(p: &Profile, sections: &[Section], options: &Options) -> Analysis {
-    let w = options.window;
-    let has = |s: Section| sections.contains(&s);
-    let classes = KernelClasses::new(p, options.comm_pattern.as_ref());
-    let (needs_clock, needs_matching) = needs(sections);
-    let (clock, matching) = if needs_clock {
-        align_and_match(p, &classes, options.align)
-    } else {
-        (Alignment::default(), Matching::default())
-    };
-    let steps = if needs_matching {
-        Steps::new(p, &options.step_marker)
-    } else {
-        Steps::default()
-    };
-    let skews = if needs_matching {
-        skew(p, &matching, &steps, w, options.big_skew_ns, &clock)
-    } else {
-        Vec::new()
-    };
-    let launch = if has(Section::Launch) {
-        launch_report(p, &classes, &matching, &skews, w)
-    } else {
-        LaunchReport::default()
-    };
-    let (anomaly_rows, anomalies) = if has(Section::Anomalies) {
-        anomalies(p, &matching, &skews, options.anomaly_ratio)
-    } else {
-        (0, Vec::new())
-    };
-    Analysis {
-        completeness: if has(Section::Summary) {
-            completeness(p, w)
-        } else {
-            Default::default()
-        },
-        nccl: if has(Section::Nccl) {
-            nccl_breakdown(p, &classes, w)
-        } else {
-            Vec::new()
-        },
-        overlap: if has(Section::Overlap) {
-            overlap(p, &classes, w)
-        } else {
-            Vec::new()
-        },
-        classes,
-        clock,
-        matching,
-        steps,
-        skews,
-        launch,
-        anomaly_rows,
-        anomalies,
-    }
-}
-
 /// Renders `sections` from analyses already computed: by [`render`], or
-/// over the whole capture by [`crate::analysis::bundle::analyze`] (read
-/// back from the cache), which must then agree with `options`' settings
-/// and have no window.
+/// over the whole capture by the pipeline (read back from the cache),
+/// which must then agree with `options`' settings and have no window.
 pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Analysis) -> String {
     let cx = Context {
         profile: p,
         options,
         no_gpu_activity: p.gpu.is_empty(),
-        clock: a.clock.clone(),
+        analysis: a,
+        clock: &a.clock,
     };
     let matching = &a.matching;
     let skews = &a.skews;
@@ -212,8 +160,8 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
                 let c = &a.completeness;
                 emit(&|| summary::to_json(&cx, c), &|| summary::to_text(&cx, c))
             }
-            Section::Clock => emit(&|| clock::to_json(&cx, &cx.clock), &|| {
-                clock::to_text(&cx, &cx.clock)
+            Section::Clock => emit(&|| clock::to_json(&cx, cx.clock), &|| {
+                clock::to_text(&cx, cx.clock)
             }),
             Section::Nccl => {
                 let n = &a.nccl;
@@ -233,18 +181,18 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
                 })
             }
             Section::Anomalies => {
-                let r = options.anomaly_ratio;
+                let r = options.settings.anomaly_ratio;
                 let (rows, events) = (a.anomaly_rows, &a.anomalies);
                 emit(
                     &|| anomalies::to_json(&cx, matching, r, rows, events),
                     &|| anomalies::to_text(&cx, matching, r, rows, events),
                 )
             }
-            Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching, skews), &|| {
+            Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching), &|| {
                 if options.format == Format::Csv {
-                    stragglers::to_csv(&cx, matching, skews)
+                    stragglers::to_csv(&cx, matching)
                 } else {
-                    stragglers::to_text(&cx, matching, skews)
+                    stragglers::to_text(&cx, matching)
                 }
             }),
         };

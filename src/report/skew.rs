@@ -33,14 +33,16 @@ fn shows_group(cx: &Context, g: &Group) -> bool {
     g.devices.iter().any(|&d| cx.shows(d))
 }
 
-/// Devices that had a CUDA context but recorded no GPU activity.
-fn missing_devices(p: &crate::profile::Profile) -> Vec<DevId> {
-    crate::analysis::completeness::completeness(p, crate::analysis::Window::ALL).missing
+/// Devices that had a CUDA context but recorded no GPU activity (in the
+/// whole capture, whatever the window).
+fn missing_devices(cx: &Context) -> Vec<DevId> {
+    let all = crate::analysis::Window::ALL;
+    crate::analysis::completeness::completeness(cx.profile, cx.clock, all).missing
 }
 
 pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
     let p = cx.profile;
-    let missing = missing_devices(p);
+    let missing = missing_devices(cx);
     let groups: Vec<Value> = skews
         .iter()
         .filter(|s| shows_group(cx, &m.groups[s.group]))
@@ -300,7 +302,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     out += "\n";
     out += &figures.render(cx.cols());
     // Missing devices concern every group: said once, below.
-    let missing = missing_devices(p);
+    let missing = missing_devices(cx);
     for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
         let g = &m.groups[s.group];
         for c in group_caveats(p, g, &missing) {

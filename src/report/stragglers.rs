@@ -6,17 +6,16 @@ use super::context::Context;
 use super::json;
 use super::table::{self, Table};
 use crate::analysis::matching::Matching;
-use crate::analysis::skew::GroupSkew;
-use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
+use crate::analysis::stragglers::{StragglerMap, by_mean_lateness};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
-/// The maps of the groups `--device` lets through, with the rows (ranks)
-/// it lets through.
-fn maps(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Vec<(StragglerMap, Vec<usize>)> {
-    skews
+/// The maps (the pipeline's) of the groups `--device` lets through, with
+/// the rows (ranks) it lets through.
+fn maps<'a>(cx: &Context<'a>) -> Vec<(&'a StragglerMap, Vec<usize>)> {
+    cx.analysis
+        .stragglers
         .iter()
-        .map(|s| straggler_map(&m.groups[s.group], s))
         .map(|map| {
             let rows: Vec<usize> = (0..map.ranks())
                 .filter(|&r| cx.shows(map.devices[r]))
@@ -29,9 +28,9 @@ fn maps(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Vec<(StragglerMap, V
 
 /// `{"groups": [{group, ranks, instances, lateness_ms}]}`; `lateness_ms`
 /// has one row per rank (in `ranks` order), one value per instance.
-pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
+pub fn to_json(cx: &Context, m: &Matching) -> Value {
     let p = cx.profile;
-    let groups: Vec<Value> = maps(cx, m, skews)
+    let groups: Vec<Value> = maps(cx)
         .iter()
         .map(|(map, rows)| {
             json!({
@@ -60,10 +59,10 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One row per (group, instance, rank), instances in time order.
-pub fn to_csv(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+pub fn to_csv(cx: &Context, m: &Matching) -> String {
     let p = cx.profile;
     let mut out = String::from("group,instance,rank,lateness_ms\n");
-    for (map, rows) in maps(cx, m, skews) {
+    for (map, rows) in maps(cx) {
         let key = csv_field(&m.groups[map.group].key);
         let labels: Vec<String> = rows
             .iter()
@@ -80,12 +79,12 @@ pub fn to_csv(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
 
 /// Per group, per rank: mean and largest lateness and how often it was
 /// the last to start, latest first.
-pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+pub fn to_text(cx: &Context, m: &Matching) -> String {
     let p = cx.profile;
     let mut out = String::from(
         "Stragglers: how late each rank starts (per-instance matrix: --format json|csv)\n",
     );
-    let all = maps(cx, m, skews);
+    let all = maps(cx);
     if all.is_empty() {
         out += if cx.no_gpu_activity {
             "  nothing to analyse: no GPU activity was recorded\n"

@@ -62,7 +62,7 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
         "world_size": c.world_size,
         "ranks_missing": c.ranks_missing,
         "warnings": warnings(cx, c),
-        "clock": super::clock::to_json(cx, &cx.clock),
+        "clock": super::clock::to_json(cx, cx.clock),
     })
 }
 
@@ -99,14 +99,20 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
                 .unwrap_or("(version not recorded)")
         );
     }
+    // Several files' times are on the first file's clock, as aligned.
+    let on = if p.files.len() > 1 {
+        "the reference clock (the first file's)"
+    } else {
+        "the capture clock"
+    };
     match c.span {
         Some((a, b)) => {
-            out += &format!(
-                "  span: {:.6} s to {:.6} s on the capture clock ({:.3} ms)\n",
+            out += &cx.note(&format!(
+                "span: {:.6} s to {:.6} s on {on} ({:.3} ms)",
                 a as f64 / 1e9,
                 b as f64 / 1e9,
                 b.saturating_sub(a) as f64 / 1e6
-            )
+            ))
         }
         None => out += "  span: no events\n",
     }
@@ -170,6 +176,6 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
 /// The capture's warnings, the clock alignment's among them.
 fn warnings(cx: &Context, c: &Completeness) -> Vec<String> {
     let mut w = c.warnings.clone();
-    w.extend(cx.clock.warning.clone());
+    w.extend(cx.clock.warning().map(str::to_string));
     w
 }

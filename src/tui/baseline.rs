@@ -4,7 +4,7 @@
 
 pub use super::data::BaselineMsg;
 use super::data::{self, LoadMsg, Loaded};
-use crate::analysis::bundle::Settings;
+use crate::analysis::Settings;
 use crate::analysis::diff::{Side, diff};
 use crate::profile::{CacheDir, Source};
 use std::sync::Arc;

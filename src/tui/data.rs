@@ -3,12 +3,13 @@
 
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
-use crate::analysis::bundle::{Analysis, Settings, analyze_quick, complete};
 use crate::analysis::diff::Diff;
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
+use crate::analysis::pipeline::{self, Stages};
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
-use crate::analysis::{clock, stored};
+use crate::analysis::stored;
+use crate::analysis::{Analysis, Settings, Window};
 use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
 
@@ -84,19 +85,19 @@ impl Loaded {
         let p = &self.profile;
         let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
         match kind {
-            LaneKind::Stream(lane) => self.analysis.clock.lane_file(lane),
+            LaneKind::Stream(lane) => p.lane_file(lane),
             LaneKind::Api(t) => thread_file(t),
             LaneKind::Nvtx(tr) => thread_file(self.index.nvtx_tracks[tr].thread),
             LaneKind::Device(d) | LaneKind::Missing(d) => p
                 .lanes
                 .iter()
                 .position(|l| l.device == d)
-                .map_or(0, |l| self.analysis.clock.lane_file(l as u32)),
+                .map_or(0, |l| p.lane_file(l as u32)),
             LaneKind::Host(h) => p
                 .lanes
                 .iter()
                 .position(|l| p.devices[l.device as usize].host == h)
-                .map_or(0, |l| self.analysis.clock.lane_file(l as u32)),
+                .map_or(0, |l| p.lane_file(l as u32)),
         }
     }
 
@@ -107,12 +108,13 @@ impl Loaded {
     }
 
     /// What the first frame needs: the render index and completeness.
-    pub fn quick(profile: Profile, settings: &Settings) -> Loaded {
-        let analysis = analyze_quick(&profile, settings);
+    pub fn quick(profile: Arc<Profile>, settings: &Settings) -> Loaded {
+        let first = Stages::of(&[pipeline::Stage::Completeness]);
+        let analysis = pipeline::run(&profile, settings, Window::ALL, first, &mut |_| {});
         let index = Arc::new(RenderIndex::build(&profile, &analysis.classes));
-        let span = analysis.clock.span(&profile);
+        let span = analysis.completeness.span;
         Loaded {
-            profile: Arc::new(profile),
+            profile,
             analysis,
             index,
             entries: Vec::new(),
@@ -130,40 +132,28 @@ impl Loaded {
         stage: &mut dyn FnMut(&'static str),
     ) -> Loaded {
         let profile = quick.profile.clone();
-        let analysis = complete(&profile, settings, quick.analysis.clone(), stage);
+        let (all, w) = (Stages::all(), Window::ALL);
+        let analysis = pipeline::resume(&profile, settings, w, quick.analysis.clone(), all, stage);
         stage("indexing for the finder");
-        Loaded::finish(profile, analysis, quick.index.clone(), quick.span)
+        Loaded::finish(profile, analysis, quick.index.clone())
     }
 
     /// From analyses read back from the cache, and the render index when
     /// it was stored with them (built here when it was not): everything at
     /// once, as [`Loaded::build`] would give it.
     pub fn from_stored(
-        profile: Profile,
-        settings: &Settings,
+        profile: Arc<Profile>,
         analysis: Analysis,
         index: Option<RenderIndex>,
     ) -> Loaded {
         let index = index.unwrap_or_else(|| RenderIndex::build(&profile, &analysis.classes));
-        let profile = Arc::new(profile);
-        // The quick version's span (on the UTC-aligned clocks), a scan of
-        // every event, on another core while the finder's entries are
-        // counted.
-        std::thread::scope(|s| {
-            let span = s.spawn(|| clock::from_utc(&profile, settings.align).span(&profile));
-            let mut loaded = Loaded::finish(profile.clone(), analysis, Arc::new(index), None);
-            loaded.span = span.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            loaded
-        })
+        Loaded::finish(profile, analysis, Arc::new(index))
     }
 
     /// The finder entries and skew lists of finished analyses.
-    fn finish(
-        profile: Arc<Profile>,
-        analysis: Analysis,
-        index: Arc<RenderIndex>,
-        span: Option<(i64, i64)>,
-    ) -> Loaded {
+    fn finish(profile: Arc<Profile>, analysis: Analysis, index: Arc<RenderIndex>) -> Loaded {
+        // On the clocks as aligned (measured when the clocks were).
+        let span = analysis.completeness.span;
         let entries = finder::entries(&profile, &analysis);
         let mut big_events: Vec<BigEvent> = analysis
             .skews
@@ -202,7 +192,7 @@ impl Loaded {
         settings: &Settings,
         stage: &mut dyn FnMut(&'static str),
     ) -> Loaded {
-        let quick = Loaded::quick(profile, settings);
+        let quick = Loaded::quick(Arc::new(profile), settings);
         Loaded::complete(&quick, settings, stage)
     }
 }
@@ -234,7 +224,7 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
                 skew_ns: i.start_skew_ns,
                 op: i.op,
                 late: g.devices[i.late],
-                verdict: explain_late(p, &a.matching, gs.group, i).verdict,
+                verdict: explain_late(p, &a.clock, &a.matching, gs.group, i).verdict,
                 big: i.start_skew_ns > gs.big_threshold_ns,
             }
         })
@@ -313,10 +303,10 @@ pub fn load_then(
         });
     });
     let slot = out.analyses_slot(&stored::settings_key(settings, &out.profile));
-    let (profile, errors, unwritten) = (out.profile, out.errors, out.unwritten);
+    let (profile, errors, unwritten) = (Arc::new(out.profile), out.errors, out.unwritten);
     // Said with the analyses' own notes, after the first frame.
     let mut notes = out.notes;
-    let mut cache_off = out.cache_off;
+    let cache_off = out.cache_off;
     let nothing_opened = profile.files.is_empty() && !errors.is_empty();
     for e in errors {
         send(LoadMsg::FileError(LoadError::to_string(&e)));
@@ -330,70 +320,70 @@ pub fn load_then(
         files,
         rows: 0,
     };
-    let found = slot.as_ref().and_then(|slot| {
-        stored::read_then(slot, &profile, &mut |m| notes.push(m), |view| {
-            (view.is_empty(), RenderIndex::decode(view, &profile))
-        })
-    });
-    // `store`: whether to store the analyses and the index once the UI
-    // has them (written from `full`, which the UI shares: no copy).
-    let (full, store) = match found {
-        Some((analysis, (no_view, index))) => {
+    // Both ways to the first frame tell the UI and the loop alike; only
+    // one of them runs.
+    let told = std::cell::RefCell::new((send, drawable, cache_off));
+    let show = |msg: LoadMsg| {
+        let mut t = told.borrow_mut();
+        let (send, drawable, cache_off) = &mut *t;
+        send(msg);
+        drawable();
+        if let Some(why) = cache_off.take() {
+            send(LoadMsg::CacheOff(why));
+        }
+    };
+    let tell = |msg: LoadMsg| (told.borrow_mut().0)(msg);
+    let (full, not_stored) = stored::read_or_compute(
+        slot.as_ref(),
+        &profile,
+        Stages::all(),
+        &mut |m| notes.push(m),
+        |view| (view.is_empty(), RenderIndex::decode(view, &profile)),
+        |analysis, (no_view, index)| {
             // Everything at once: no "matching collectives…" on a reopen.
-            send(progress("reading stored analyses"));
+            tell(progress("reading stored analyses"));
             let index = match index {
                 Ok(index) => Some(index),
                 Err(why) => {
                     // Empty when `report` stored the analyses alone.
                     if let (false, Some(slot)) = (no_view, &slot) {
-                        notes.push(stored::rejected(slot, &why));
+                        tell(LoadMsg::Note(stored::rejected(slot, &why)));
                     }
                     None
                 }
             };
+            // Stored again with the index when it was not there.
             let store = index.is_none();
-            let full = Arc::new(Loaded::from_stored(profile, settings, analysis, index));
-            send(LoadMsg::Done(full.clone()));
-            drawable();
-            if let Some(why) = cache_off.take() {
-                send(LoadMsg::CacheOff(why));
-            }
+            let full = Arc::new(Loaded::from_stored(profile.clone(), analysis, index));
+            show(LoadMsg::Done(full.clone()));
             (full, store)
-        }
-        None => {
-            send(progress("indexing for drawing"));
-            let quick = Arc::new(Loaded::quick(profile, settings));
+        },
+        |_| {
+            tell(progress("indexing for drawing"));
+            let quick = Arc::new(Loaded::quick(profile.clone(), settings));
             // Hand over the quick version first: the timeline draws while
             // the cross-rank analyses run.
-            send(LoadMsg::Done(quick.clone()));
-            drawable();
-            if let Some(why) = cache_off.take() {
-                send(LoadMsg::CacheOff(why));
-            }
-            let full = Loaded::complete(&quick, settings, &mut |stage| send(progress(stage)));
+            show(LoadMsg::Done(quick.clone()));
+            let full = Loaded::complete(&quick, settings, &mut |stage| tell(progress(stage)));
             let full = Arc::new(full);
-            send(LoadMsg::Analysed(full.clone()));
-            (full, slot.is_some())
-        }
-    };
+            tell(LoadMsg::Analysed(full.clone()));
+            full
+        },
+        |full| Ok((&full.analysis, full.index.encode()?)),
+    );
+    let send = told.into_inner().0;
     for note in notes {
         send(LoadMsg::Note(note));
     }
-    // Last, so that neither the first frame nor the analyses wait for them.
-    if let Some(entry) = unwritten
-        && let Err(why) = entry.write(&full.profile)
-    {
-        // Said once: the analyses are not tried after it.
-        send(LoadMsg::CacheOff(why));
-        return Some(full);
-    }
-    if store && let Some(slot) = &slot {
-        let written = full
-            .index
-            .encode()
-            .and_then(|view| stored::write(slot, &full.analysis, &view));
-        if let Err(why) = written {
-            send(LoadMsg::CacheOff(format!("{why}; caching is off")));
+    match not_stored {
+        // Said once: the cache entry is not tried after it.
+        Some(why) => send(LoadMsg::CacheOff(why)),
+        None => {
+            if let Some(entry) = unwritten
+                && let Err(why) = entry.write(&full.profile)
+            {
+                send(LoadMsg::CacheOff(why));
+            }
         }
     }
     Some(full)

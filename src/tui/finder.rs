@@ -2,7 +2,7 @@
 //! collective groups, each with how often it occurs; with several hosts or
 //! ranks, the devices too (users think in ranks: `r4`, `node03`).
 
-use crate::analysis::bundle::Analysis;
+use crate::analysis::Analysis;
 use crate::profile::{GpuKind, Profile, Sym};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;

@@ -5,7 +5,7 @@
 //! device → stream) that collapses the whole host.
 
 use super::index::RenderIndex;
-use crate::analysis::bundle::Analysis;
+use crate::analysis::Analysis;
 use crate::analysis::completeness::device_order;
 use crate::profile::{DevId, LaneId, NONE, ProcId, Profile, ThreadId};
 use std::collections::HashSet;

@@ -6,7 +6,7 @@ use super::data::{self, LoadMsg};
 use super::keymap::Keymap;
 use super::messages::Level;
 use super::state::App;
-use crate::analysis::bundle::Settings;
+use crate::analysis::Settings;
 use crate::profile::Source;
 use crossterm::event::{self, Event};
 use std::io::Write;

@@ -197,7 +197,7 @@ impl App {
         &mut self,
         sources: &[crate::profile::Source],
         cache: Option<&crate::profile::CacheDir>,
-        settings: &crate::analysis::bundle::Settings,
+        settings: &crate::analysis::Settings,
     ) {
         let mut msgs = Vec::new();
         super::data::load(sources, cache, settings, &mut |m| msgs.push(m));
@@ -214,7 +214,7 @@ impl App {
         sources: &[crate::profile::Source],
         baseline: &[crate::profile::Source],
         cache: Option<&crate::profile::CacheDir>,
-        settings: &crate::analysis::bundle::Settings,
+        settings: &crate::analysis::Settings,
     ) {
         self.baseline = Some(Baseline::loading());
         let msgs = std::sync::Mutex::new(Vec::new());
@@ -575,13 +575,10 @@ type MakeEvent = fn(usize) -> EventRef;
 
 /// Start and end of an event on the reference clock.
 pub fn event_span(l: &Loaded, e: EventRef) -> (i64, i64) {
-    let p = &l.profile;
-    let (a, b) = match e {
-        EventRef::Gpu(r) => (p.gpu.start(r), p.gpu.end(r)),
-        EventRef::Api(r) => (p.runtime.start(r), p.runtime.end(r)),
-        EventRef::Nvtx(r) => (p.nvtx.start(r), p.nvtx.end(r)),
-    };
-    let file = l.event_file(e);
-    let clock = &l.analysis.clock;
-    (clock.at(file, a), clock.at(file, b))
+    let (p, clock) = (&l.profile, &l.analysis.clock);
+    match e {
+        EventRef::Gpu(r) => clock.gpu_span(p, r),
+        EventRef::Api(r) => clock.runtime_span(p, r),
+        EventRef::Nvtx(r) => clock.nvtx_span(p, r),
+    }
 }

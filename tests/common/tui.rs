@@ -2,7 +2,7 @@
 //! drawing between them as the loop does, read the screen back.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rankline::analysis::bundle::Settings;
+use rankline::analysis::Settings;
 use rankline::profile::Source;
 use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::{PanelArea, PanelKind};

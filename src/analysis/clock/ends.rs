@@ -144,7 +144,7 @@ fn fit_domain(
             a,
             inst.rows,
             |f| a.domain(f) == 0,
-            |f, r| a.at(f, p.gpu.end(r)),
+            |f, r| a.to_reference(f, p.gpu.end(r)),
         );
         if let (Some(x), Some(y)) = (mine, reference) {
             xs.push(x - t0 as f64);
@@ -192,7 +192,7 @@ fn fit_domain(
             let x = (t - t0) as f64;
             t as f64 + f.offset + f.slope * x
         } else {
-            a.at(file, t) as f64
+            a.to_reference(file, t) as f64
         }
     };
     let out_of_order = |inst: &Inst, keep: &dyn Fn(usize) -> bool| {
@@ -288,7 +288,7 @@ fn arrival_bias(
             a,
             inst.rows,
             |f| a.domain(f) == 0,
-            |f, r| a.at(f, p.gpu.start(r)),
+            |f, r| a.to_reference(f, p.gpu.start(r)),
         );
         if let (Some(mine), Some(reference)) = (mine, reference) {
             let mine = mine + f.offset + f.slope * xs[i];
@@ -327,7 +327,13 @@ fn residuals_over(
         if (several && !a.spans_domains(p, inst.rows)) || !used(inst.index) {
             continue;
         }
-        let Some(all) = median_of(p, &a, inst.rows, |_| true, |f, r| a.at(f, p.gpu.end(r))) else {
+        let Some(all) = median_of(
+            p,
+            &a,
+            inst.rows,
+            |_| true,
+            |f, r| a.to_reference(f, p.gpu.end(r)),
+        ) else {
             continue;
         };
         let mut files: Vec<usize> = inst
@@ -338,9 +344,13 @@ fn residuals_over(
         files.sort_unstable();
         files.dedup();
         for f in files {
-            if let Some(mine) =
-                median_of(p, &a, inst.rows, |x| x == f, |x, r| a.at(x, p.gpu.end(r)))
-            {
+            if let Some(mine) = median_of(
+                p,
+                &a,
+                inst.rows,
+                |x| x == f,
+                |x, r| a.to_reference(x, p.gpu.end(r)),
+            ) {
                 per_file[f].push((mine - all).abs() / 1e6);
             }
         }

@@ -2,7 +2,7 @@
 //! percentage change: their own file so that each part of the diff uses them without
 //! using the diff module.
 
-use crate::analysis::bundle::Analysis;
+use crate::analysis::pipeline::Analysis;
 use crate::profile::Profile;
 
 /// One capture as the diff reads it: its profile and its analyses

@@ -3,7 +3,7 @@
 //! types in the same order, so the same count); each pair says which.
 
 use super::side::{Side, delta_pct};
-use crate::analysis::launch::{Verdict, explain_late};
+use crate::analysis::launch::Verdict;
 use crate::analysis::matching::Group;
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::skew::GroupSkew;
@@ -33,6 +33,7 @@ impl PairedBy {
 pub struct VerdictCounts {
     pub cpu_late: usize,
     pub gpu_side: usize,
+    pub not_resolvable: usize,
     pub unknown: usize,
 }
 
@@ -42,8 +43,18 @@ impl VerdictCounts {
         match v {
             Verdict::CpuLate => self.cpu_late,
             Verdict::GpuSide => self.gpu_side,
+            Verdict::NotResolvable => self.not_resolvable,
             Verdict::Unknown => self.unknown,
         }
+    }
+
+    fn add(&mut self, v: Verdict) {
+        *match v {
+            Verdict::CpuLate => &mut self.cpu_late,
+            Verdict::GpuSide => &mut self.gpu_side,
+            Verdict::NotResolvable => &mut self.not_resolvable,
+            Verdict::Unknown => &mut self.unknown,
+        } += 1;
     }
 }
 
@@ -107,13 +118,15 @@ fn side_of(s: Side, gs: &GroupSkew) -> SkewSide {
     let p = s.profile;
     let g = &s.analysis.matching.groups[gs.group];
     let mut verdicts = VerdictCounts::default();
-    for e in &gs.big_events {
-        let l = explain_late(p, &s.analysis.matching, gs.group, &e.instance);
-        match l.verdict {
-            Verdict::CpuLate => verdicts.cpu_late += 1,
-            Verdict::GpuSide => verdicts.gpu_side += 1,
-            Verdict::Unknown => verdicts.unknown += 1,
-        }
+    // The launch stage explains every big event's late rank.
+    for l in s
+        .analysis
+        .launch
+        .late
+        .iter()
+        .filter(|l| l.group == gs.group)
+    {
+        verdicts.add(l.verdict);
     }
     let worst = gs.instances.iter().fold(
         None::<&crate::analysis::skew::InstanceSkew>,

@@ -159,16 +159,9 @@ fn decode_bytes(bytes: &[u8], key: &Key) -> Result<bool, String> {
 fn report_all(p: &crate::profile::Profile) {
     use crate::report::{Format, Options, Section, render};
     let options = Options {
-        window: crate::analysis::Window::ALL,
-        devices: None,
         format: Format::Json,
-        comm_pattern: None,
-        big_skew_ns: 20_000_000,
-        anomaly_ratio: 3.0,
-        step_marker: regex::Regex::new(crate::analysis::steps::DEFAULT_STEP_MARKER).unwrap(),
-        wide: false,
         instances: true,
-        align: crate::analysis::clock::AlignMode::default(),
+        ..Default::default()
     };
     render(p, &Section::ALL, &options);
 }

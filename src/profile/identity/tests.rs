@@ -115,16 +115,9 @@ fn open(files: &[PathBuf]) -> Profile {
 /// The options of `report --format json` with its defaults.
 pub(crate) fn json_options() -> crate::report::Options {
     crate::report::Options {
-        window: crate::analysis::Window::ALL,
-        devices: None,
         format: crate::report::Format::Json,
-        comm_pattern: None,
-        big_skew_ns: 20_000_000,
-        anomaly_ratio: 3.0,
-        step_marker: regex::Regex::new(crate::analysis::steps::DEFAULT_STEP_MARKER).unwrap(),
-        wide: false,
         instances: true,
-        align: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -266,7 +266,10 @@ mod tests {
         assert!(p.cpu_counts.is_empty());
         assert_eq!(c.raw_span(), p.raw_span());
         assert_eq!(threads(c), threads(p));
-        let json = |p: &Profile| serde_json::to_string(&completeness(p, Window::ALL)).unwrap();
+        let json = |p: &Profile| {
+            let clock = crate::analysis::clock::from_utc(p, Default::default());
+            serde_json::to_string(&completeness(p, &clock, Window::ALL)).unwrap()
+        };
         assert_eq!(json(c), json(p));
         assert!(counted.cache_use.is_empty() && counted.analyses_slot("s").is_none());
         assert!(!cache.dir.exists() || std::fs::read_dir(&cache.dir).unwrap().count() == 0);

@@ -51,7 +51,7 @@ fn skew_side(s: &SkewSide) -> Value {
         .iter()
         .map(|(d, n)| (d.key_string(), Value::from(*n)))
         .collect();
-    let verdicts: Map<String, Value> = [Verdict::CpuLate, Verdict::GpuSide, Verdict::Unknown]
+    let verdicts: Map<String, Value> = Verdict::ALL
         .into_iter()
         .map(|v| (v.name().to_string(), Value::from(s.verdicts.of(v))))
         .collect();

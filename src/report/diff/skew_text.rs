@@ -76,7 +76,12 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
         b.big_events.len(),
         a.big_events.len(),
     ));
-    for v in [Verdict::CpuLate, Verdict::GpuSide, Verdict::Unknown] {
+    for v in Verdict::ALL {
+        // Undecided verdicts come only from clocks of several hosts.
+        let (nb, na) = (b.verdicts.of(v), a.verdicts.of(v));
+        if v == Verdict::NotResolvable && nb + na == 0 {
+            continue;
+        }
         t.row(count_row(
             &format!("verdict {}", v.name()),
             b.verdicts.of(v),

@@ -113,7 +113,7 @@ pub fn selection_text(app: &App, l: &Loaded) -> String {
     if let Some((g, k)) = app.instance {
         let group = &l.analysis.matching.groups[g];
         let inst = instance_skew(p, group, k);
-        let why = explain_late(p, &l.analysis.matching, g, &inst);
+        let why = explain_late(p, &l.analysis.clock, &l.analysis.matching, g, &inst);
         // A whole host late is the answer, not its latest rank.
         let late = match crate::analysis::skew::late_host(p, group, &inst) {
             Some(h) => h.phrase(p),

@@ -81,7 +81,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     };
     let group = &l.analysis.matching.groups[g];
     let inst = instance_skew(p, group, k);
-    let why = explain_late(p, &l.analysis.matching, g, &inst);
+    let why = explain_late(p, &l.analysis.clock, &l.analysis.matching, g, &inst);
     out.push("");
     out.push_to(
         Line::styled(
@@ -124,6 +124,15 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                 }
                 None => out.push("  no kernel on another stream ended just before it"),
             }
+        }
+        Verdict::NotResolvable => {
+            let d = why.cpu_delay_ns.unwrap_or(0);
+            out.push(format!(
+                "  its launch call ended {} {} the first peer's kernel started,",
+                format_duration(d.saturating_abs()),
+                if d > 0 { "after" } else { "before" }
+            ));
+            out.push("  within the clock error between their hosts: cannot tell");
         }
         Verdict::Unknown => out.push("  no launch call, or a CUDA graph: cannot tell"),
     }

@@ -16,7 +16,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         start: app.view.t0 as i64,
         end: app.view.end() as i64,
     };
-    let visible = overlap(p, &l.analysis.classes, w);
+    let visible = overlap(p, &l.analysis.classes, &l.analysis.clock, w);
     let mut out = PanelLines::one(Line::styled(
         format!(
             "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",

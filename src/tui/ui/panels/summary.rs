@@ -33,7 +33,12 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.warning(),
         ));
     }
-    for w in c.warnings.iter().chain(&l.analysis.clock.warning) {
+    for w in c
+        .warnings
+        .iter()
+        .map(String::as_str)
+        .chain(l.analysis.clock.warning())
+    {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
     let dev = app

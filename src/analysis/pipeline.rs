@@ -1,0 +1,253 @@
+//! The analysis pipeline: every stage written once, in the one order every
+//! caller runs them (the timeline, `report`, `diff`, `index`, `bench`).
+//! A caller says which results it needs; the stages they depend on run
+//! with them. The clocks come first whenever times of several files are
+//! compared, so that every later stage reads aligned times.
+
+use super::anomalies::{AnomalyEvent, anomalies};
+use super::clock::{self, AlignMode, Alignment};
+use super::completeness::{Completeness, completeness};
+use super::kernel_class::KernelClasses;
+use super::launch::{LaunchReport, launch_report};
+use super::matching::{Matching, match_collectives};
+use super::nccl_breakdown::{DeviceNccl, nccl_breakdown};
+use super::overlap::{DeviceOverlap, overlap};
+use super::settings::Settings;
+use super::skew::{GroupSkew, skew};
+use super::steps::Steps;
+use super::stragglers::{StragglerMap, straggler_map};
+use super::window::Window;
+use crate::profile::Profile;
+
+/// A stage of the pipeline, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Stage {
+    /// Collectives matched across ranks, clocks aligned from their ends,
+    /// matched again on the aligned clocks.
+    Clock,
+    Completeness,
+    Nccl,
+    Overlap,
+    /// Steps and the skew of every instance.
+    Skew,
+    Launch,
+    Anomalies,
+    Stragglers,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 8] = [
+        Stage::Clock,
+        Stage::Completeness,
+        Stage::Nccl,
+        Stage::Overlap,
+        Stage::Skew,
+        Stage::Launch,
+        Stage::Anomalies,
+        Stage::Stragglers,
+    ];
+
+    /// What the stage is doing, for a progress line.
+    pub fn doing(self) -> &'static str {
+        match self {
+            Stage::Clock => "matching collectives",
+            Stage::Completeness => "checking completeness",
+            Stage::Nccl => "NCCL breakdown",
+            Stage::Overlap => "computing overlap",
+            Stage::Skew => "computing skew",
+            Stage::Launch => "correlating launches",
+            Stage::Anomalies => "finding anomalies",
+            Stage::Stragglers => "mapping stragglers",
+        }
+    }
+
+    /// The stages this one reads the results of.
+    fn needs(self) -> &'static [Stage] {
+        match self {
+            Stage::Clock | Stage::Completeness | Stage::Nccl | Stage::Overlap => &[],
+            Stage::Skew => &[Stage::Clock],
+            Stage::Launch | Stage::Anomalies | Stage::Stragglers => &[Stage::Skew],
+        }
+    }
+}
+
+/// A set of stages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stages(u16);
+
+impl Stages {
+    pub const NONE: Stages = Stages(0);
+
+    pub fn all() -> Stages {
+        Stages::of(&Stage::ALL)
+    }
+
+    /// `stages` and every stage they need.
+    pub fn of(stages: &[Stage]) -> Stages {
+        let mut s = Stages::NONE;
+        for &st in stages {
+            s = s.with(st);
+        }
+        s
+    }
+
+    /// This set with `st` and the stages it needs.
+    pub fn with(self, st: Stage) -> Stages {
+        let mut s = Stages(self.0 | 1 << st as u16);
+        for &n in st.needs() {
+            s = s.with(n);
+        }
+        s
+    }
+
+    pub fn has(self, st: Stage) -> bool {
+        self.0 & (1 << st as u16) != 0
+    }
+
+    fn without(self, done: Stages) -> Stages {
+        Stages(self.0 & !done.0)
+    }
+}
+
+/// The results of the pipeline; a stage not run leaves its results empty
+/// ([`Analysis::holds`] says which ran).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Analysis {
+    /// The stages whose results these are.
+    pub holds: Stages,
+    pub classes: KernelClasses,
+    pub completeness: Completeness,
+    /// Each file's mapping to the reference clock (file 0): from the files'
+    /// UTC stamps, refined from collective ends once [`Stage::Clock`] ran.
+    pub clock: Alignment,
+    pub nccl: Vec<DeviceNccl>,
+    pub overlap: Vec<DeviceOverlap>,
+    pub matching: Matching,
+    pub steps: Steps,
+    pub skews: Vec<GroupSkew>,
+    pub launch: LaunchReport,
+    pub anomaly_rows: usize,
+    pub anomalies: Vec<AnomalyEvent>,
+    /// Per group of `skews`, in its order: the lateness matrix.
+    pub stragglers: Vec<StragglerMap>,
+}
+
+impl Analysis {
+    /// Nothing computed yet but the kernel classes and the UTC clocks.
+    fn start(p: &Profile, s: &Settings) -> Analysis {
+        Analysis {
+            holds: Stages::NONE,
+            classes: KernelClasses::new(p, s.comm_pattern.as_ref()),
+            completeness: Completeness::default(),
+            clock: clock::from_utc(p, s.align),
+            nccl: Vec::new(),
+            overlap: Vec::new(),
+            matching: Matching::default(),
+            steps: Steps::default(),
+            skews: Vec::new(),
+            launch: LaunchReport::default(),
+            anomaly_rows: 0,
+            anomalies: Vec::new(),
+            stragglers: Vec::new(),
+        }
+    }
+}
+
+/// Runs the stages `wanted` (and those they need) over `w`, a window on
+/// the reference clock; `stage` is told what is being computed. A window
+/// other than the whole capture is placed in each file through the clocks,
+/// so then the clocks are aligned first.
+pub fn run(
+    p: &Profile,
+    s: &Settings,
+    w: Window,
+    wanted: Stages,
+    stage: &mut dyn FnMut(&'static str),
+) -> Analysis {
+    stage("classifying kernels");
+    let wanted = if w.is_all() {
+        wanted
+    } else {
+        wanted.with(Stage::Clock)
+    };
+    resume(p, s, w, Analysis::start(p, s), wanted, stage)
+}
+
+/// Adds the stages of `wanted` that `a` does not hold (the timeline's
+/// first frame holds completeness; the rest follows).
+pub fn resume(
+    p: &Profile,
+    s: &Settings,
+    w: Window,
+    mut a: Analysis,
+    wanted: Stages,
+    stage: &mut dyn FnMut(&'static str),
+) -> Analysis {
+    let todo = wanted.without(a.holds);
+    for st in Stage::ALL {
+        if !todo.has(st) {
+            continue;
+        }
+        stage(st.doing());
+        match st {
+            Stage::Clock => {
+                (a.clock, a.matching) = align_and_match(p, &a.classes, s.align);
+                // Completeness measured before the clocks were aligned
+                // spans the capture on them now.
+                if a.holds.has(Stage::Completeness) {
+                    a.completeness.span = a.clock.span_within(p, w);
+                }
+            }
+            Stage::Completeness => a.completeness = completeness(p, &a.clock, w),
+            Stage::Nccl => a.nccl = nccl_breakdown(p, &a.classes, &a.clock, w),
+            Stage::Overlap => a.overlap = overlap(p, &a.classes, &a.clock, w),
+            Stage::Skew => {
+                a.steps = Steps::new(p, &s.step_marker);
+                a.skews = skew(p, &a.matching, &a.steps, w, s.big_skew_ns, &a.clock);
+            }
+            Stage::Launch => {
+                a.launch = launch_report(p, &a.classes, &a.clock, &a.matching, &a.skews, w)
+            }
+            Stage::Anomalies => {
+                (a.anomaly_rows, a.anomalies) = anomalies(p, &a.matching, &a.skews, s.anomaly_ratio)
+            }
+            Stage::Stragglers => {
+                a.stragglers = a
+                    .skews
+                    .iter()
+                    .map(|gs| straggler_map(&a.matching.groups[gs.group], gs))
+                    .collect()
+            }
+        }
+        a.holds = Stages(a.holds.0 | 1 << st as u16);
+    }
+    a
+}
+
+/// Every stage over the whole capture.
+pub fn analyze(p: &Profile, s: &Settings, stage: &mut dyn FnMut(&'static str)) -> Analysis {
+    run(p, s, Window::ALL, Stages::all(), stage)
+}
+
+/// The clock ladder and the matching that goes with it: collectives are
+/// matched on UTC-aligned clocks (sequence matching works whatever the
+/// clocks), the ends of those that span clock domains refine the clocks,
+/// and the collectives are matched again on the result, so that ends
+/// compared across files (end alignment, skew) are on the reference clock.
+pub fn align_and_match(
+    p: &Profile,
+    classes: &KernelClasses,
+    mode: AlignMode,
+) -> (Alignment, Matching) {
+    let utc = clock::from_utc(p, mode);
+    let first = match_collectives(p, classes, &utc);
+    let aligned = match mode {
+        AlignMode::Ends => clock::ends::refine_from_ends(p, &utc, &first),
+        AlignMode::Utc | AlignMode::None => clock::ends::with_residuals(p, utc, &first),
+    };
+    if !aligned.several_domains() {
+        return (aligned, first);
+    }
+    let matching = match_collectives(p, classes, &aligned);
+    (aligned, matching)
+}
