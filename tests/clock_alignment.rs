@@ -4,6 +4,7 @@
 //! and say why when the ends disagree.
 
 mod common;
+use common::split::{Mapping, UTC0, copy, gpu_end, gpu_start, keep_pids, set_session, shift};
 use common::*;
 use rusqlite::Connection;
 use serde_json::Value;
@@ -15,83 +16,14 @@ const SHIFT_NS: i64 = 3 * 3_600_000_000_000 + 17_123_456_789;
 const DRIFT_PPM: f64 = 5.0;
 /// How far the shifted file's UTC stamp is off.
 const UTC_ERROR_NS: i64 = 3_700_000;
-/// UTC of the reference file's timestamp 0.
-const UTC0: i64 = 1_780_000_000_000_000_000;
 
-fn copy(src: &Path, dir: &Path, name: &str) -> PathBuf {
-    let dst = dir.join(name);
-    std::fs::copy(src, &dst).unwrap();
-    dst
-}
-
-/// Columns holding timestamps, per table.
-fn time_columns(db: &Connection) -> Vec<(String, String)> {
-    let mut stmt = db
-        .prepare(
-            "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p \
-             WHERE m.type = 'table' AND p.name IN ('start', 'end', 'timestamp')",
-        )
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
-
-/// Moves every timestamp `t` of the file to `t + SHIFT + drift·(t − t0)`.
-fn shift(path: &Path, t0: i64) {
-    let db = Connection::open(path).unwrap();
-    let k = DRIFT_PPM * 1e-6;
-    let mut cols = time_columns(&db);
-    if db.prepare("SELECT startTime FROM ANALYSIS_DETAILS").is_ok() {
-        cols.push(("ANALYSIS_DETAILS".into(), "startTime".into()));
-        cols.push(("ANALYSIS_DETAILS".into(), "stopTime".into()));
+/// The shifted file's clock: `t + SHIFT + drift·(t − t0)`.
+fn moved(t0: i64) -> Mapping {
+    Mapping {
+        shift_ns: SHIFT_NS,
+        drift_ppm: DRIFT_PPM,
+        t0,
     }
-    for (table, col) in cols {
-        db.execute(
-            &format!(
-                "UPDATE \"{table}\" SET \"{col}\" = \"{col}\" + {SHIFT_NS} + \
-                 CAST(round({k:e} * (\"{col}\" - {t0})) AS INTEGER) WHERE \"{col}\" IS NOT NULL"
-            ),
-            [],
-        )
-        .unwrap();
-    }
-}
-
-/// Writes the session's start row (creating the table when missing).
-fn set_session(path: &Path, utc: i64, system_clock: Option<i64>) {
-    let db = Connection::open(path).unwrap();
-    db.execute_batch(
-        "CREATE TABLE IF NOT EXISTS TARGET_INFO_SESSION_START_TIME \
-         (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER); \
-         DELETE FROM TARGET_INFO_SESSION_START_TIME;",
-    )
-    .unwrap();
-    db.execute(
-        "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?1, '', '', ?2)",
-        rusqlite::params![utc, system_clock],
-    )
-    .unwrap();
-}
-
-/// The earliest GPU start of a file.
-fn gpu_start(path: &Path) -> i64 {
-    let db = Connection::open(path).unwrap();
-    db.query_row(
-        "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL",
-        [],
-        |r| r.get(0),
-    )
-    .unwrap()
-}
-
-fn gpu_end(path: &Path) -> i64 {
-    let db = Connection::open(path).unwrap();
-    db.query_row("SELECT max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| {
-        r.get(0)
-    })
-    .unwrap()
 }
 
 fn report(args: &[&str], files: &[&Path]) -> Value {
@@ -106,8 +38,7 @@ fn report(args: &[&str], files: &[&Path]) -> Value {
 
 /// The reference-clock time of the shifted file's timestamp `t`, in truth.
 fn true_time(t: i64, t0: i64) -> f64 {
-    let k = DRIFT_PPM * 1e-6;
-    (t as f64 - SHIFT_NS as f64 + k * t0 as f64) / (1.0 + k)
+    moved(t0).original(t as f64)
 }
 
 /// Checks the shifted file's mapping against the truth at both ends of its
@@ -146,7 +77,7 @@ fn shifted_two_node(name: &str) -> (PathBuf, PathBuf, i64) {
     let a = copy(&root().join("fixtures/two_node_a.sqlite"), &dir, "a.sqlite");
     let b = copy(&root().join("fixtures/two_node_b.sqlite"), &dir, "b.sqlite");
     let t0 = gpu_start(&b);
-    shift(&b, t0);
+    shift(&b, &moved(t0));
     set_session(&a, UTC0, None);
     set_session(&b, UTC0 - SHIFT_NS + UTC_ERROR_NS, None);
     (a, b, t0)
@@ -253,86 +184,6 @@ fn disagreeing_ends_refuse_refinement_and_keep_utc() {
     let text = stdout(&o);
     assert!(text.contains("UTC only (ends disagree by"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
-}
-
-/// Keeps only process `pid`'s rows.
-fn keep_pid(path: &Path, pid: i64) {
-    keep_pids(path, &[pid]);
-}
-
-/// Keeps only these processes' rows.
-fn keep_pids(path: &Path, pids: &[i64]) {
-    let list = pids
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    let db = Connection::open(path).unwrap();
-    let mut stmt = db
-        .prepare(
-            "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p \
-             WHERE m.type = 'table' AND p.name IN ('globalPid', 'globalTid')",
-        )
-        .unwrap();
-    let cols: Vec<(String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    drop(stmt);
-    for (table, col) in cols {
-        db.execute(
-            &format!(
-                "DELETE FROM \"{table}\" WHERE \"{col}\" IS NOT NULL \
-                 AND ((\"{col}\" >> 24) & 16777215) NOT IN ({list})"
-            ),
-            [],
-        )
-        .unwrap();
-    }
-}
-
-#[test]
-#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
-fn real_two_process_capture_split_and_shifted_is_recovered() {
-    let real = real_profiles().join("nsys2026_2gpu_nccl_sendrecv.sqlite");
-    let dir = temp_dir("clock_real_split");
-    let a = copy(&real, &dir, "rank0.sqlite");
-    let b = copy(&real, &dir, "rank1.sqlite");
-    keep_pid(&a, 144);
-    keep_pid(&b, 145);
-    let (utc, system): (i64, i64) = Connection::open(&b)
-        .unwrap()
-        .query_row(
-            "SELECT utcEpochNs, systemClockNs FROM TARGET_INFO_SESSION_START_TIME",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    let t0 = gpu_start(&b);
-    shift(&b, t0);
-    // Still on its boot clock, but booted elsewhere, its UTC a few ms off.
-    set_session(&b, utc + UTC_ERROR_NS, Some(system + SHIFT_NS));
-    let v = report(&[], &[&a, &b]);
-    let clock = &v["summary"]["clock"];
-    assert_eq!(clock["files"][0]["timebase"], "boot-clock");
-    assert_eq!(clock["files"][1]["timebase"], "boot-clock");
-    assert_eq!(clock["method"], "collective-ends", "{clock:#}");
-    // On one clock, rank 1's SendRecv kernels end 22 µs before rank 0's
-    // when rank 1 arrives last and 5 µs before when rank 0 does (measured
-    // on the original). Balancing the two arrival orders cancels the part
-    // that flips with the order; the common 13.5 µs is indistinguishable
-    // from a clock offset with ends alone, so it is the floor here.
-    assert_recovered(clock, &b, t0, 0.02);
-    // The skew as on the original single-clock capture.
-    let truth = report(&[], &[&real]);
-    let (g, t) = (&v["skew"]["groups"][0], &truth["skew"]["groups"][0]);
-    assert_eq!(g["instances"], t["instances"]);
-    // Within that same floor (measured: 0.015 ms at most).
-    let (gs, ts) = (spread(&g["start_skew_ms"]), spread(&t["start_skew_ms"]));
-    assert_close(gs, ts, 0.016, "start skew");
-    let (ge, te) = (spread(&g["end_skew_ms"]), spread(&t["end_skew_ms"]));
-    assert_close(ge, te, 0.016, "end skew");
 }
 
 #[test]
@@ -521,7 +372,7 @@ fn communicators_sharing_a_stream_id_across_refined_clocks_split_by_ends() {
     keep_pids(&a, &[6101, 6103]);
     keep_pids(&b, &[6102, 6104]);
     let t0 = gpu_start(&b);
-    shift(&b, t0);
+    shift(&b, &moved(t0));
     set_session(&a, UTC0, None);
     set_session(&b, UTC0 - SHIFT_NS + UTC_ERROR_NS, None);
     let v = report(&[], &[&a, &b]);

@@ -201,6 +201,7 @@ fn multi_file() {
         let mut t = truth_clock::truth(&files, &groups, world, scenario);
         if name == "multinode" {
             t["single_clock_skew"] = multinode::single_clock_skew(&files, &groups);
+            t["single_clock_launch"] = multinode::single_clock_launch(&files, &groups);
         }
         let expect = if name == "ends_disagree" {
             "refused"

@@ -248,10 +248,9 @@ pub fn capture(n: usize) -> Capture {
     }
 }
 
-/// The existing skew oracle over the true-time files (device keys `host:id`).
-pub fn single_clock_skew(files: &[File], groups: &[GroupDef]) -> Value {
-    let inp = Input::new(files.iter().map(|f| &f.profile).collect());
-    let specs: Vec<GroupSpec> = groups
+/// The groups as the issue-3 oracle takes them, device keys `host:id`.
+fn specs(groups: &[GroupDef]) -> Vec<GroupSpec> {
+    groups
         .iter()
         .map(|g| GroupSpec {
             key: g.key.clone(),
@@ -268,6 +267,36 @@ pub fn single_clock_skew(files: &[File], groups: &[GroupDef]) -> Value {
                 })
                 .collect(),
         })
-        .collect();
-    crate::truth_skew::sections(&inp, &specs).skew
+        .collect()
+}
+
+/// The existing skew oracle over the true-time files (device keys `host:id`).
+pub fn single_clock_skew(files: &[File], groups: &[GroupDef]) -> Value {
+    let inp = Input::new(files.iter().map(|f| &f.profile).collect());
+    crate::truth_skew::sections(&inp, &specs(groups)).skew
+}
+
+/// Thresholds of the launch truth: rankline's default `--big-skew-ms`, and 1 ms, which makes
+/// big events of the ordinary few-ms arrival spread too.
+const LAUNCH_BIG_SKEW_MS: [f64; 2] = [crate::truth_skew::BIG_SKEW_MS, 1.0];
+
+/// The issue-3 launch oracle over the true-time files: for each threshold, the late rank of
+/// every instance whose start skew exceeds it, its launch call against the earliest other
+/// rank's start, all on the generator's one true clock (truth_clock.rs describes the fields).
+pub fn single_clock_launch(files: &[File], groups: &[GroupDef]) -> Value {
+    let inp = Input::new(files.iter().map(|f| &f.profile).collect());
+    let specs = specs(groups);
+    let at = |big_ms: f64| {
+        let late: Vec<Value> = crate::truth_skew::late_launches_at(&inp, &specs, big_ms)
+            .into_iter()
+            .map(|l| {
+                let mut v = l.json;
+                v["signed_cpu_delay_ms"] = json!(l.signed_delay_ns.map(crate::stats::ms));
+                v["late_by_ms"] = json!(crate::stats::ms(l.late_by_ns));
+                v
+            })
+            .collect();
+        json!({"big_skew_ms": big_ms, "late_instances": late})
+    };
+    json!(LAUNCH_BIG_SKEW_MS.map(at))
 }

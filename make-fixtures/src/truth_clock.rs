@@ -49,6 +49,15 @@
 //!     skip them); otherwise `late_host_ambiguous` is false.
 //! - `single_clock_skew` (multinode only): the issue-3 skew oracle (truth_skew.rs) run on all
 //!   four files in true time, device keys `host:id` (e.g. `node02.cluster.example:1`).
+//! - `single_clock_launch` (multinode only): the issue-3 launch oracle (truth_skew.rs) on the
+//!   same true-time files, at `--big-skew-ms` 20 (rankline's default) and 1: a list of
+//!   `{big_skew_ms, late_instances[]}`, one late instance per instance whose start skew exceeds
+//!   it (group, then instance order): `group`, `instance` (1-based), `device` (`host:id`), `api`,
+//!   `api_end_to_start_ms` (its kernel's start − its launch call's end), `cpu_delay_ms` (the
+//!   launch call's end − the earliest other rank's start, clamped at 0), `signed_cpu_delay_ms`
+//!   (the same, unclamped), `verdict` (`cpu-late` when the call ended after that start, else
+//!   `gpu-side`), `preceding_kernel`, `late_by_ms` (its start − the second-latest start: below a
+//!   clock residual, another rank could be called the late one).
 //! - `scenario`: what was generated (description, files, hosts, the injected late events).
 
 use std::collections::BTreeMap;

@@ -342,13 +342,40 @@ fn launch(inp: &Input, groups: &[Group], calls: &Calls) -> Value {
         .iter()
         .map(|(d, (n, o))| json!({"device": inp.dev_json(d), "nccl_queue_ms": p50_p90_max(n), "other_queue_ms": p50_p90_max(o)}))
         .collect();
+    let late: Vec<Value> = late_launches(inp, groups, calls, BIG_SKEW_MS)
+        .into_iter()
+        .map(|l| l.json)
+        .collect();
+    json!({
+        "kernels_with_launch": with,
+        "kernels_without_launch": without,
+        "devices": devices,
+        "late_instances": late,
+    })
+}
+
+/// The second-latest start of an instance.
+fn second_latest(i: &Instance) -> i64 {
+    let mut starts: Vec<i64> = i.ranks.iter().map(|s| s.k.start).collect();
+    starts.sort();
+    starts[starts.len() - 2]
+}
+
+/// The launch facts of one big event's late rank; `signed_delay_ns` is the launch call's end −
+/// the earliest other rank's start before clamping (None without a launch call), `late_by_ns`
+/// its start − the second-latest start (how clearly it is the late rank).
+pub struct LateLaunch {
+    pub json: Value,
+    pub signed_delay_ns: Option<i64>,
+    pub late_by_ns: i64,
+}
+
+/// The late rank of every instance whose start skew exceeds `big_ms`, in group then instance
+/// order: its launch call against the earliest other rank's start (issue 3's verdict).
+fn late_launches(inp: &Input, groups: &[Group], calls: &Calls, big_ms: f64) -> Vec<LateLaunch> {
     let mut late = vec![];
     for g in groups {
-        for i in g
-            .instances
-            .iter()
-            .filter(|i| ms(i.start_skew()) > BIG_SKEW_MS)
-        {
+        for i in g.instances.iter().filter(|i| ms(i.start_skew()) > big_ms) {
             let l = i.late();
             let others = i
                 .ranks
@@ -357,7 +384,8 @@ fn launch(inp: &Input, groups: &[Group], calls: &Calls) -> Value {
                 .map(|s| s.k.start)
                 .min()
                 .unwrap();
-            let (api, to_start, delay, verdict) = match calls.launch(&l.dev, l.k) {
+            let c = calls.launch(&l.dev, l.k);
+            let (api, to_start, delay, verdict) = match c {
                 // (the fixtures launch no CUDA graphs)
                 Some(c) => (
                     json!(c.api),
@@ -371,24 +399,23 @@ fn launch(inp: &Input, groups: &[Group], calls: &Calls) -> Value {
                 ),
                 None => (Value::Null, Value::Null, Value::Null, "unknown"),
             };
-            late.push(json!({
-                "group": g.spec.key,
-                "instance": i.number,
-                "device": inp.dev_json(&l.dev),
-                "api": api,
-                "api_end_to_start_ms": to_start,
-                "cpu_delay_ms": delay,
-                "verdict": verdict,
-                "preceding_kernel": preceding(inp, &l.dev, l.k),
-            }));
+            late.push(LateLaunch {
+                json: json!({
+                    "group": g.spec.key,
+                    "instance": i.number,
+                    "device": inp.dev_json(&l.dev),
+                    "api": api,
+                    "api_end_to_start_ms": to_start,
+                    "cpu_delay_ms": delay,
+                    "verdict": verdict,
+                    "preceding_kernel": preceding(inp, &l.dev, l.k),
+                }),
+                signed_delay_ns: c.map(|c| c.end - others),
+                late_by_ns: l.k.start - second_latest(i),
+            });
         }
     }
-    json!({
-        "kernels_with_launch": with,
-        "kernels_without_launch": without,
-        "devices": devices,
-        "late_instances": late,
-    })
+    late
 }
 
 fn anomalies(inp: &Input, groups: &[Group]) -> Value {
@@ -443,6 +470,14 @@ pub fn sections(inp: &Input, specs: &[GroupSpec]) -> Sections {
         launch: launch(inp, &groups, &calls),
         anomalies: anomalies(inp, &groups),
     }
+}
+
+/// The late launches of the instances whose start skew exceeds `big_ms` (`late_instances` of
+/// the launch section at `--big-skew-ms big_ms`).
+pub fn late_launches_at(inp: &Input, specs: &[GroupSpec], big_ms: f64) -> Vec<LateLaunch> {
+    let calls = Calls::new(inp);
+    let groups: Vec<Group> = specs.iter().map(|s| build_group(inp, s)).collect();
+    late_launches(inp, &groups, &calls, big_ms)
 }
 
 /// p90 end skew of a would-be group (used to check that a split is real).

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod split;
 pub mod tui;
 
 use std::path::{Path, PathBuf};
@@ -98,18 +99,21 @@ pub fn assert_one_line_error(o: &Output, path: &str, problem: &str) {
     );
 }
 
+/// The parts of a device's span in `report overlap`.
+pub const OVERLAP_PARTS_MS: [&str; 5] = [
+    "compute_only_ms",
+    "nccl_only_ms",
+    "overlap_ms",
+    "copy_only_ms",
+    "idle_ms",
+];
+
 /// Compute-only, NCCL-only, overlap, copy-only and idle split the span.
 pub fn assert_parts_sum_to_span(d: &serde_json::Value) {
-    let parts: f64 = [
-        "compute_only_ms",
-        "nccl_only_ms",
-        "overlap_ms",
-        "copy_only_ms",
-        "idle_ms",
-    ]
-    .iter()
-    .map(|k| d[k].as_f64().unwrap())
-    .sum();
+    let parts: f64 = OVERLAP_PARTS_MS
+        .iter()
+        .map(|k| d[k].as_f64().unwrap())
+        .sum();
     assert!((parts - d["span_ms"].as_f64().unwrap()).abs() < 1e-6, "{d}");
     for k in ["copy_only_ms", "idle_ms"] {
         assert!(d[k].as_f64().unwrap() >= 0.0, "{k}: {d}");
