@@ -38,8 +38,8 @@ fn secs(d: Duration) -> String {
 /// Mean time of `frames` draws of a 200×60 timeline showing `view`.
 fn frame_time(loaded: &Arc<Loaded>, view: View, frames: u32) -> Duration {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_loaded(loaded.clone());
-    app.view = view;
+    app.set_data(loaded.clone());
+    app.capture.view = view;
     let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
     term.draw(|f| rankline::tui::ui::draw(f, &mut app))
         .expect("draw");
@@ -202,7 +202,7 @@ fn straggler_map_frame() {
     let p = rankline::profile::synthetic::many_ranks(MAP_HOSTS, MAP_PER_HOST, MAP_INSTANCES);
     let loaded = Arc::new(Loaded::build(p, &Settings::default(), &mut |_| {}));
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_loaded(loaded);
+    app.set_data(loaded);
     app.apply(rankline::tui::action::Action::StragglerMap);
     let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
     term.draw(|f| rankline::tui::ui::draw(f, &mut app))
@@ -214,7 +214,7 @@ fn straggler_map_frame() {
             .expect("draw");
     }
     let ms = (t0.elapsed() / frames).as_secs_f64() * 1e3;
-    let ranks = app.straggler.as_ref().map_or(0, |v| v.map.ranks());
+    let ranks = app.capture.straggler.as_ref().map_or(0, |v| v.map.ranks());
     println!(
         "  straggler map, {ranks} ranks × {MAP_INSTANCES} instances (in memory), one 200×60 frame: {ms:.2} ms (target under 5 ms)"
     );

@@ -34,7 +34,7 @@ fn open(after: &[Source], before: &[Source], w: u16, h: u16) -> (App, Terminal<T
 }
 
 fn shown_file(app: &App) -> String {
-    let l = app.loaded.as_ref().unwrap();
+    let l = app.capture.data.as_ref().unwrap();
     l.profile.files[0]
         .path
         .file_name()
@@ -74,33 +74,33 @@ fn the_main_capture_draws_before_the_baseline_loads() {
 fn b_switches_capture_at_the_same_offset_from_the_same_step() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
-    let main_steps = step_starts(app.loaded.as_ref().unwrap());
+    let main_steps = step_starts(app.capture.data.as_ref().unwrap());
     let base_steps = step_starts(app.baseline.as_ref().unwrap().other().unwrap());
     assert!(main_steps.len() >= 3 && base_steps.len() >= 3);
     // The captures' steps start at different times: a plain time offset
     // would not land on the same step.
     assert_ne!(main_steps[2] - main_steps[0], base_steps[2] - base_steps[0]);
     // A 20 ms window starting 1.5 ms into step 3.
-    app.view.span = 20e6;
-    app.view.t0 = main_steps[2] as f64 + 1.5e6;
+    app.capture.view.span = 20e6;
+    app.capture.view.t0 = main_steps[2] as f64 + 1.5e6;
     press(&mut app, &mut t, "B");
     assert!(app.baseline.as_ref().unwrap().shown);
     assert_eq!(shown_file(&app), "rank0.sqlite");
     assert!(
-        (app.view.t0 - (base_steps[2] as f64 + 1.5e6)).abs() < 1.0,
+        (app.capture.view.t0 - (base_steps[2] as f64 + 1.5e6)).abs() < 1.0,
         "{}",
-        app.view.t0
+        app.capture.view.t0
     );
-    assert_eq!(app.view.span, 20e6);
+    assert_eq!(app.capture.view.span, 20e6);
     let s = screen(&t);
     assert!(s.contains("B: the baseline, step 3"), "{s}");
     assert!(s.lines().next().unwrap().contains("BASELINE"), "{s}");
     // Moved within the baseline, then back: the same offset in the main one.
-    app.view.t0 = base_steps[1] as f64 + 0.25e6;
+    app.capture.view.t0 = base_steps[1] as f64 + 0.25e6;
     press(&mut app, &mut t, "B");
     assert!(!app.baseline.as_ref().unwrap().shown);
     assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
-    assert!((app.view.t0 - (main_steps[1] as f64 + 0.25e6)).abs() < 1.0);
+    assert!((app.capture.view.t0 - (main_steps[1] as f64 + 0.25e6)).abs() < 1.0);
     let s = screen(&t);
     assert!(s.contains("B: the main capture, step 2"), "{s}");
     assert!(!s.lines().next().unwrap().contains("BASELINE"), "{s}");
@@ -110,21 +110,27 @@ fn b_switches_capture_at_the_same_offset_from_the_same_step() {
 fn b_keeps_each_captures_selection_for_when_it_comes_back() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     press(&mut app, &mut t, "]");
-    let (selected, instance) = (app.selection, app.instance);
+    let (selected, instance) = (app.capture.selection, app.capture.instance());
     assert!(instance.is_some());
     press(&mut app, &mut t, "B");
     // Events are numbered per capture: nothing selected in the other one.
-    assert_eq!((app.selection, app.instance), (None, None));
+    assert_eq!(
+        (app.capture.selection, app.capture.instance()),
+        (None, None)
+    );
     press(&mut app, &mut t, "B");
-    assert_eq!((app.selection, app.instance), (selected, instance));
+    assert_eq!(
+        (app.capture.selection, app.capture.instance()),
+        (selected, instance)
+    );
 }
 
 #[test]
 fn b_without_a_baseline_says_how_to_get_one() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
-    let before = app.view;
+    let before = app.capture.view;
     press(&mut app, &mut t, "B");
-    assert_eq!(app.view, before);
+    assert_eq!(app.capture.view, before);
     let s = screen(&t);
     assert!(
         s.contains("no baseline to switch to: start with rankline AFTER... --baseline BEFORE"),
@@ -283,17 +289,17 @@ fn enter_on_a_skew_row_selects_the_groups_worst_instance_in_the_shown_capture() 
     let (mut app, mut t) = no_big_skew();
     press(&mut app, &mut t, "6");
     click_diff_row(&mut app, &mut t, "s20→s21");
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s21").expect("s21 after");
-    assert_eq!(app.instance, Some((g, worst(&app, g))));
-    assert_eq!(app.jump, Some(JumpSource::Group(g)));
+    assert_eq!(app.capture.instance(), Some((g, worst(&app, g))));
+    assert_eq!(app.capture.jump, Some(JumpSource::Group(g)));
     // In the baseline the same row is s20, whose worst is s20:145 (the
     // fixture's truth: late D4 +46.6 ms).
     press(&mut app, &mut t, "B");
     click_diff_row(&mut app, &mut t, "s20→s21");
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").expect("s20 before");
-    assert_eq!(app.instance, Some((g, 144)));
+    assert_eq!(app.capture.instance(), Some((g, 144)));
     assert!(
         screen(&t).contains("s20 · instance 145/225"),
         "{}",
@@ -313,33 +319,33 @@ fn enter_on_a_kernel_row_finds_that_kernel() {
     let gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
     // The slower GEMM is the largest change: the first kernel row.
     click_diff_row(&mut app, &mut t, "sm90_xmma_gemm");
-    let l = app.loaded.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.selection else {
-        panic!("{:?}", app.selection)
+    let l = app.capture.data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("{:?}", app.capture.selection)
     };
     assert_eq!(l.profile.strings.get(l.profile.gpu.name(r)), gemm);
     // Found as the finder finds it: n/N step through its occurrences.
-    match &app.jump {
+    match &app.capture.jump {
         Some(JumpSource::Finder { label, events }) => {
             assert!(label.starts_with(gemm), "{label}");
             assert!(events.len() > 1);
         }
         other => panic!("{other:?}"),
     }
-    let n = match &app.jump {
+    let n = match &app.capture.jump {
         Some(JumpSource::Finder { events, .. }) => events.len(),
         _ => 0,
     };
-    assert_eq!(app.finder_hit(&l), Some((1, n)));
+    assert_eq!(app.finder_hit(), Some((1, n)));
 }
 
 #[test]
 fn enter_on_a_kernel_only_in_the_other_capture_says_so() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     press(&mut app, &mut t, "6");
-    let before = app.selection;
+    let before = app.capture.selection;
     click_diff_row(&mut app, &mut t, "ncclDevKernel_Broadcast");
-    assert_eq!(app.selection, before);
+    assert_eq!(app.capture.selection, before);
     assert!(
         screen(&t).contains("no kernel ncclDevKernel_Broadcast"),
         "{}",

@@ -30,7 +30,7 @@ fn loaded(
 ) -> App {
     let mut app = App::new(keymap, false);
     app.load_now(sources, cache, settings);
-    assert!(app.loaded.is_some());
+    assert!(app.capture.data.is_some());
     app
 }
 
@@ -116,20 +116,22 @@ fn load_messages_stay_and_bang_lists_them_all() {
     assert!(status_line(&s).contains("Cargo.toml"), "{s}");
     assert!(status_line(&s).contains("! all 3"), "{s}");
     // A key that says something else, then one that says nothing: the
-    // newest load message is back.
+    // newest load message is back, and what the key said is listed.
     keys(&mut app, &mut terminal, "J");
     assert!(status_line(&text(&terminal)).contains("select a kernel or a launch call first"));
     keys(&mut app, &mut terminal, "w");
     assert!(status_line(&text(&terminal)).contains("Cargo.toml"));
+    assert!(status_line(&text(&terminal)).contains("! all 4"));
 
     // The same failure said again is not listed twice.
     app.on_load(LoadMsg::FileError(app.messages.all()[0].text.clone()));
-    assert_eq!(app.messages.len(), 3);
+    assert_eq!(app.messages.len(), 4);
 
     keys(&mut app, &mut terminal, "!");
-    assert_eq!(app.overlay, Overlay::Messages { scroll: 0 });
+    assert!(matches!(app.overlay, Overlay::Messages(s) if s.top == 0));
     let s = text(&terminal);
-    assert!(s.contains("messages (3)"), "{s}");
+    assert!(s.contains("messages (4)"), "{s}");
+    assert!(s.contains("select a kernel or a launch call first"), "{s}");
     assert!(s.contains("no/such.sqlite: no such file"), "{s}");
     // The long path is whole, wrapped inside the list (100 columns wide
     // at 160, text from its 11th column), not cut.
@@ -153,10 +155,17 @@ fn load_messages_stay_and_bang_lists_them_all() {
 
 #[test]
 fn bang_without_messages_says_so() {
-    let mut app = fixture_app();
+    // A capture without big events: nothing is said on opening it.
+    let mut app = loaded(
+        Keymap::default_keymap(),
+        &[source("fixtures/diff/no_big_skew.sqlite")],
+        None,
+        &Settings::default(),
+    );
+    assert!(app.messages.is_empty(), "{:?}", app.messages);
     let (_, s) = screen(&mut app, 120, 30, "!");
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(status_line(&s).contains("no messages"), "{s}");
+    assert!(matches!(app.overlay, Overlay::Messages(_)));
+    assert!(s.contains("no messages: every input loaded"), "{s}");
 }
 
 /// Instance numbers (group:instance) of the `b` list's rows, top to bottom.
@@ -209,7 +218,7 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     let s = text(&terminal);
     assert!(s.contains("in time order"), "{s}");
     let by_time = listed(&s);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let starts: Vec<i64> = app.big_list(&l).iter().map(|r| r.start).collect();
     assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
     let mut a: Vec<_> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();
@@ -223,7 +232,7 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     // Enter jumps to the selected row: the first in time.
     keys(&mut app, &mut terminal, "\n");
     let first = &app.big_list(&l)[0];
-    assert_eq!(app.instance, Some((first.group, first.instance)));
+    assert_eq!(app.capture.instance(), Some((first.group, first.instance)));
 }
 
 #[test]
@@ -238,8 +247,8 @@ fn the_threshold_only_marks_big_rows() {
         None,
         &settings,
     );
-    let l = app.loaded.clone().unwrap();
-    let default = fixture_app().loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
+    let default = fixture_app().capture.data.clone().unwrap();
     // The same 20 instances, more of them marked big.
     assert_eq!(
         l.top_skews
@@ -294,7 +303,7 @@ fn b_lists_instances_of_a_real_capture_with_small_skews() {
     };
     let mut app = loaded(Keymap::default_keymap(), &[real(SENDRECV)], None, &settings);
     let (_, s) = screen(&mut app, 160, 48, "]");
-    assert!(app.instance.is_some(), "{s}");
+    assert!(app.capture.instance().is_some(), "{s}");
     let (_, s) = screen(&mut app, 160, 48, "b");
     // Instances 14, 30 and 32 are above 1 ms.
     assert_eq!(s.matches('●').count(), 3 + 1, "{s}");
@@ -361,8 +370,8 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
     assert!(app.clipboard.is_none());
     assert!(status_line(&s).contains("nothing selected"), "{s}");
     keys(&mut app, &mut terminal, "]y");
-    let (g, k) = app.instance.unwrap();
-    let l = app.loaded.clone().unwrap();
+    let (g, k) = app.capture.instance().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let reference = format!("{}:{}", l.analysis.matching.groups[g].key, k + 1);
     assert_eq!(reference, "s20:55");
     assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence("s20:55")));
@@ -374,7 +383,8 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
                 && l.profile.gpu.launch(r) != rankline::profile::NONE
         })
         .unwrap();
-    app.select(rankline::tui::state::EventRef::Gpu(r), true);
+    app.capture
+        .select(Some(rankline::tui::state::EventRef::Gpu(r)), true);
     keys(&mut app, &mut terminal, "y");
     let name = l.profile.strings.get(l.profile.gpu.name(r)).to_string();
     assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence(&name)));

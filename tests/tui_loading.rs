@@ -80,7 +80,7 @@ fn keys_are_handled_while_the_loader_is_held() {
     });
     assert!(seen_help, "help did not open while loading");
     assert!(app.quit, "q was not handled while loading");
-    assert!(app.loaded.is_none(), "the loader was still held");
+    assert!(app.capture.data.is_none(), "the loader was still held");
     release.send(()).unwrap();
     loader.join().unwrap();
 }
@@ -115,11 +115,11 @@ fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
         .unwrap();
-    assert!(app.selection.is_none(), "nothing to jump to yet");
+    assert!(app.capture.selection.is_none(), "nothing to jump to yet");
     assert!(
-        app.message.as_deref().unwrap_or("").contains("a moment"),
+        app.answer().unwrap_or("").contains("a moment"),
         "{:?}",
-        app.message
+        app.answer()
     );
     app.on_load(analysed.expect("the loader sends the analyses"));
     terminal

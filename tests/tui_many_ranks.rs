@@ -22,7 +22,7 @@ fn open(w: u16, h: u16) -> (App, Terminal<TestBackend>) {
     let p = many_ranks(HOSTS, PER_HOST, 40);
     let loaded = Loaded::build(p, &Settings::default(), &mut |_| {});
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_loaded(Arc::new(loaded));
+    app.set_data(Arc::new(loaded));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, t)
@@ -64,11 +64,11 @@ fn ranks(rows: &[String]) -> Vec<String> {
 #[test]
 fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     let (mut app, mut t) = open(200, 60);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     // Instance 37 has a straggler.
     let k = 36;
     let late = straggler(k, RANKS).unwrap();
-    app.select_instance(0, k);
+    app.go(rankline::tui::state::Target::Instance(0, k), true);
     key(&mut app, &mut t, KeyCode::Char('1'));
     let rows = skew_panel(&app, &t);
     let text = rows.join("\n");
@@ -104,11 +104,11 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     assert_eq!(shown[..10], want[..], "{text}");
     assert!(rows.iter().any(|r| r.contains("LATE")), "{text}");
     // It scrolls: `}` moves down to the others.
-    let before = app.panel_view.scroll(PanelKind::Skew).top;
+    let before = app.panels.scroll(PanelKind::Skew).top;
     for _ in 0..10 {
         key(&mut app, &mut t, KeyCode::Char('}'));
     }
-    assert!(app.panel_view.scroll(PanelKind::Skew).top > before);
+    assert!(app.panels.scroll(PanelKind::Skew).top > before);
     let later = ranks(&skew_panel(&app, &t));
     assert!(!later.is_empty() && later[0] != shown[0], "{later:?}");
 }
@@ -116,14 +116,16 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
 #[test]
 fn focus_mode_puts_the_late_rank_on_top_with_hundreds_of_ranks() {
     let (mut app, mut t) = open(200, 60);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let k = 36;
     let late = straggler(k, RANKS).unwrap();
-    app.select_instance(0, k);
+    app.go(rankline::tui::state::Target::Instance(0, k), true);
     key(&mut app, &mut t, KeyCode::Char('F'));
-    assert!(app.focus);
+    assert!(app.capture.lanes.focus);
     let lane = l.analysis.matching.groups[0].lanes[late];
     let first_stream = app
+        .capture
+        .lanes
         .rows
         .iter()
         .find_map(|r| match r.kind {
@@ -138,20 +140,20 @@ fn focus_mode_puts_the_late_rank_on_top_with_hundreds_of_ranks() {
 fn the_straggler_map_groups_hundreds_of_ranks_by_host_and_scrolls_down() {
     let (mut app, mut t) = open(200, 60);
     key(&mut app, &mut t, KeyCode::Char('H'));
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!(v.map.ranks(), RANKS);
     assert_eq!(v.rows.len(), RANKS + HOSTS, "a header per host");
     assert!(v.rows_scroll.visible < v.rows.len());
     key(&mut app, &mut t, KeyCode::PageDown);
     key(&mut app, &mut t, KeyCode::PageDown);
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert!(v.rows_scroll.top > 0 && v.row >= v.rows_scroll.top);
     // Back to the top; Space collapses the first host to one row.
     for _ in 0..10 {
         key(&mut app, &mut t, KeyCode::PageUp);
     }
     key(&mut app, &mut t, KeyCode::Char(' '));
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!(v.rows.len(), RANKS + HOSTS - PER_HOST);
     assert_eq!(v.row, 0);
 }

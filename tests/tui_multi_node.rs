@@ -56,6 +56,8 @@ fn the_title_names_the_alignment_and_hosts_head_their_rows() {
         "{title}"
     );
     let hosts: Vec<String> = app
+        .capture
+        .lanes
         .rows
         .iter()
         .filter(|r| matches!(r.kind, LaneKind::Host(_)))
@@ -75,11 +77,13 @@ fn the_title_names_the_alignment_and_hosts_head_their_rows() {
     let (mut app, mut terminal) = (app, terminal);
     for h in 0..4 {
         let row = app
+            .capture
+            .lanes
             .rows
             .iter()
             .position(|r| r.kind == LaneKind::Host(h))
             .unwrap();
-        app.cursor = row;
+        app.capture.lanes.cursor = row;
         app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
         terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     }
@@ -94,10 +98,10 @@ fn the_straggler_map_groups_16_ranks_under_4_hosts() {
     let (mut app, mut terminal) = open();
     app.on_key(KeyEvent::new(KeyCode::Char('H'), KeyModifiers::NONE));
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let v = app.straggler.as_ref().expect("the map is open");
+    let v = app.capture.straggler.as_ref().expect("the map is open");
     assert_eq!(v.map.ranks(), 16);
     assert_eq!(v.map.columns(), 24, "the global group s29");
-    let l = app.loaded.as_ref().unwrap();
+    let l = app.capture.data.as_ref().unwrap();
     let mut hosts = Vec::new();
     let mut ranks_of: Vec<usize> = Vec::new();
     for row in &v.rows {

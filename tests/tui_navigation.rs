@@ -69,14 +69,17 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 }
 
 fn capture(app: &App) -> (i64, i64) {
-    app.loaded.as_ref().unwrap().span.unwrap()
+    app.capture.data.as_ref().unwrap().span.unwrap()
 }
 
 #[test]
 fn the_first_screen_starts_on_a_lane_with_events_and_names_the_worst_big_event() {
     let (mut app, mut terminal) = ready(160, 48);
     // D0 has only a CUDA context: its header and "missing" rows are skipped.
-    assert_eq!(app.rows[app.cursor].label, "D0 T4101 API");
+    assert_eq!(
+        app.capture.lanes.rows[app.capture.lanes.cursor].label,
+        "D0 T4101 API"
+    );
     let status = lines(&terminal).pop().unwrap();
     assert!(
         status.contains("4 big-skew events, worst s20:145 late D4 +46.6 ms — press b"),
@@ -85,32 +88,34 @@ fn the_first_screen_starts_on_a_lane_with_events_and_names_the_worst_big_event()
     // The first Enter selects an event (under the cursor or the nearest).
     typed(&mut app, &mut terminal, "\n");
     assert!(
-        matches!(app.selection, Some(EventRef::Api(_))),
+        matches!(app.capture.selection, Some(EventRef::Api(_))),
         "{:?}",
-        app.message
+        app.answer()
     );
     // Tab steps along the lane instead of asking for another row.
     typed(&mut app, &mut terminal, "\x1b\t");
-    assert!(app.selection.is_some(), "{:?}", app.message);
+    assert!(app.capture.selection.is_some(), "{:?}", app.answer());
 }
 
 #[test]
 fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
     let (mut app, mut terminal) = ready(160, 48);
     let lane = app
+        .capture
+        .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S24 NCCL")
         .expect("a sparse lane");
-    app.cursor = lane;
+    app.capture.lanes.cursor = lane;
     typed(&mut app, &mut terminal, "\n");
-    let Some(EventRef::Gpu(r)) = app.selection else {
-        panic!("nothing selected: {:?}", app.message);
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("nothing selected: {:?}", app.answer());
     };
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     assert_eq!(
         l.profile.gpu.lane(r),
-        match app.rows[lane].kind {
+        match app.capture.lanes.rows[lane].kind {
             rankline::tui::lanes::LaneKind::Stream(s) => s,
             k => panic!("{k:?}"),
         }
@@ -122,32 +127,38 @@ fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
 fn growing_the_terminal_keeps_the_lanes_full() {
     let (mut app, mut terminal) = ready(40, 12);
     // To the last lane, then a terminal big enough for many more rows.
-    let downs = vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.rows.len()];
+    let downs =
+        vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.capture.lanes.rows.len()];
     press(&mut app, &mut terminal, &downs);
-    assert!(app.scroll > 0);
+    assert!(app.capture.lanes.scroll.top > 0);
     terminal.backend_mut().resize(160, 48);
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let h = app.timeline_height;
-    assert_eq!(app.scroll, app.rows.len().saturating_sub(h));
+    let h = app.capture.lanes.scroll.visible;
+    assert_eq!(
+        app.capture.lanes.scroll.top,
+        app.capture.lanes.rows.len().saturating_sub(h)
+    );
     // The bottom timeline row shows the last lane: no blank rows below.
     let screen = lines(&terminal);
-    let last = &app.rows.last().unwrap().label;
+    let last = &app.capture.lanes.rows.last().unwrap().label;
     assert!(
         screen[screen.len() - 2].starts_with(last.as_str()),
         "{screen:#?}"
     );
     // Collapsing every device makes the lanes fit: D0 comes back on top.
-    app.collapsed.extend(
-        app.rows
+    app.capture.lanes.collapsed.extend(
+        app.capture
+            .lanes
+            .rows
             .iter()
             .filter(|r| r.collapsible)
             .map(|r| r.kind)
             .collect::<Vec<_>>(),
     );
-    app.rebuild_rows();
+    app.capture.rebuild_rows();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert!(app.rows.len() <= app.timeline_height);
-    assert_eq!(app.scroll, 0);
+    assert!(app.capture.lanes.rows.len() <= app.capture.lanes.scroll.visible);
+    assert_eq!(app.capture.lanes.scroll.top, 0);
     assert!(
         lines(&terminal)[3].starts_with("▸D0"),
         "{}",
@@ -161,7 +172,11 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
     let (a, b) = capture(&app);
     let len = (b - a) as f64;
     typed(&mut app, &mut terminal, &"s".repeat(30));
-    assert!(app.view.span <= len * 1.2 + 1.0, "{:?}", app.view);
+    assert!(
+        app.capture.view.span <= len * 1.2 + 1.0,
+        "{:?}",
+        app.capture.view
+    );
     let s = text(&terminal);
     assert!(
         !s.contains("-2000000000s") && !s.contains("time (abs)  -"),
@@ -169,18 +184,22 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
     );
     typed(&mut app, &mut terminal, &"d".repeat(200));
     assert!(
-        app.view.end() <= b as f64 + len * 0.1 + 1.0,
+        app.capture.view.end() <= b as f64 + len * 0.1 + 1.0,
         "{:?}",
-        app.view
+        app.capture.view
     );
     typed(&mut app, &mut terminal, &"a".repeat(400));
-    assert!(app.view.t0 >= a as f64 - len * 0.1 - 1.0, "{:?}", app.view);
+    assert!(
+        app.capture.view.t0 >= a as f64 - len * 0.1 - 1.0,
+        "{:?}",
+        app.capture.view
+    );
     typed(&mut app, &mut terminal, &"w".repeat(80));
     // The floor: 1 ns per column.
-    assert_eq!(app.view.span, app.timeline_width as f64);
+    assert_eq!(app.capture.view.span, app.layout.timeline_width as f64);
     let title = &lines(&terminal)[0];
     assert!(
-        title.contains(&format!("window {} ns", app.timeline_width)),
+        title.contains(&format!("window {} ns", app.layout.timeline_width)),
         "{title}"
     );
 }
@@ -241,60 +260,72 @@ fn focus_labels_keep_their_unit_at_80_columns() {
 fn finder_hits_on_a_collective_step_instance_by_instance() {
     let (mut app, mut terminal) = ready(160, 48);
     typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
-    let first = app.instance.expect("an AllGather instance");
+    let first = app.capture.instance().expect("an AllGather instance");
     let status = lines(&terminal).pop().unwrap();
     assert!(status.contains("hit 1 of "), "{status}");
     typed(&mut app, &mut terminal, "n");
-    let second = app.instance.expect("still an instance");
+    let second = app.capture.instance().expect("still an instance");
     assert_ne!(first, second, "n stayed on the same instance");
     let status = lines(&terminal).pop().unwrap();
     assert!(status.contains("hit 2 of "), "{status}");
     typed(&mut app, &mut terminal, "N");
-    assert_eq!(app.instance, Some(first));
+    assert_eq!(app.capture.instance(), Some(first));
 }
 
 #[test]
 fn back_and_forward_retrace_j_and_big_event_jumps() {
     let (mut app, mut terminal) = ready(160, 48);
-    let start = app.view;
+    let start = app.capture.view;
     typed(&mut app, &mut terminal, "]");
-    let kernel = app.selection.expect("a big event");
+    let kernel = app.capture.selection.expect("a big event");
     typed(&mut app, &mut terminal, "J");
-    let call = app.selection.unwrap();
+    let call = app.capture.selection.unwrap();
     assert!(matches!(call, EventRef::Api(_)));
     // J on the call returns to its kernel.
     typed(&mut app, &mut terminal, "J");
-    assert_eq!(app.selection, Some(kernel));
+    assert_eq!(app.capture.selection, Some(kernel));
     let back = KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
     let alt_left = KeyEvent::new(KeyCode::Left, KeyModifiers::ALT);
     let alt_right = KeyEvent::new(KeyCode::Right, KeyModifiers::ALT);
     press(&mut app, &mut terminal, &[back]);
-    assert_eq!(app.selection, Some(call));
+    assert_eq!(app.capture.selection, Some(call));
     press(&mut app, &mut terminal, &[alt_left]);
-    assert_eq!(app.selection, Some(kernel));
+    assert_eq!(app.capture.selection, Some(kernel));
     press(&mut app, &mut terminal, &[alt_left]);
-    assert_eq!(app.selection, None);
-    assert_eq!(app.view, start);
+    assert_eq!(app.capture.selection, None);
+    assert_eq!(app.capture.view, start);
     press(&mut app, &mut terminal, &[alt_left]);
     assert!(text(&terminal).contains("no earlier jump"));
     press(&mut app, &mut terminal, &[alt_right, alt_right]);
-    assert_eq!(app.selection, Some(call));
+    assert_eq!(app.capture.selection, Some(call));
 }
 
 #[test]
 fn space_on_a_row_that_cannot_collapse_says_so() {
     let (mut app, mut terminal) = ready(160, 48);
-    app.cursor = app.rows.iter().position(|r| !r.collapsible).unwrap();
-    let rows = app.rows.len();
+    app.capture.lanes.cursor = app
+        .capture
+        .lanes
+        .rows
+        .iter()
+        .position(|r| !r.collapsible)
+        .unwrap();
+    let rows = app.capture.lanes.rows.len();
     typed(&mut app, &mut terminal, " ");
-    assert_eq!(app.rows.len(), rows);
+    assert_eq!(app.capture.lanes.rows.len(), rows);
     assert!(text(&terminal).contains("this row cannot collapse"));
 }
 
 #[test]
 fn stream_lanes_keep_short_labels_with_one_host() {
     let (app, _) = ready(160, 48);
-    let labels: Vec<&str> = app.rows.iter().map(|r| r.label.as_str()).collect();
+    let labels: Vec<&str> = app
+        .capture
+        .lanes
+        .rows
+        .iter()
+        .map(|r| r.label.as_str())
+        .collect();
     assert!(labels.contains(&"D1 S7 compute"), "{labels:?}");
     assert!(labels.contains(&"D1 S20 NCCL"), "{labels:?}");
 }
@@ -327,34 +358,45 @@ fn with_goto(goto: &str) -> App {
 #[test]
 fn goto_an_unknown_group_lists_the_valid_ones() {
     let app = with_goto("s99:1");
-    let m = app.message.clone().unwrap_or_default();
+    let m = app.answer().unwrap_or_default().to_string();
     assert!(m.contains("--goto s99:1"), "{m}");
     assert!(m.contains("groups are s20 s24 s28"), "{m}");
     let app = with_goto("s20:999");
-    let m = app.message.clone().unwrap_or_default();
+    let m = app.answer().unwrap_or_default().to_string();
     assert!(m.contains("s20 has instances 1 to 225"), "{m}");
 }
 
 #[test]
 fn goto_is_a_jump_that_backspace_undoes() {
     let mut app = with_goto("s20:55");
-    assert_eq!(app.instance.map(|i| i.1), Some(54));
+    assert_eq!(app.capture.instance().map(|i| i.1), Some(54));
     app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
-    assert_eq!(app.selection, None);
+    assert_eq!(app.capture.selection, None);
 }
 
 #[test]
 fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
     let (mut app, mut terminal) = ready(80, 24);
     typed(&mut app, &mut terminal, "]jj");
-    let (sel, cursor, view) = (app.selection, app.cursor, app.view);
+    let (sel, cursor, view) = (
+        app.capture.selection,
+        app.capture.lanes.cursor,
+        app.capture.view,
+    );
     terminal.backend_mut().resize(30, 6);
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     let s = text(&terminal);
     assert!(s.contains("needs at least 40×8"), "{s}");
     terminal.backend_mut().resize(80, 24);
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert_eq!((app.selection, app.cursor, app.view), (sel, cursor, view));
+    assert_eq!(
+        (
+            app.capture.selection,
+            app.capture.lanes.cursor,
+            app.capture.view
+        ),
+        (sel, cursor, view)
+    );
     assert!(text(&terminal).contains("instance 55/225"));
 }
 
@@ -376,11 +418,19 @@ fn the_wheel_zooms_out_no_further_than_the_keys() {
         });
         terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     }
-    assert!(app.view.span <= len * 1.2 + 1.0, "{:?}", app.view);
-    assert!(app.view.t0 >= a as f64 - len * 0.1 - 1.0, "{:?}", app.view);
     assert!(
-        app.view.end() <= b as f64 + len * 0.1 + 1.0,
+        app.capture.view.span <= len * 1.2 + 1.0,
         "{:?}",
-        app.view
+        app.capture.view
+    );
+    assert!(
+        app.capture.view.t0 >= a as f64 - len * 0.1 - 1.0,
+        "{:?}",
+        app.capture.view
+    );
+    assert!(
+        app.capture.view.end() <= b as f64 + len * 0.1 + 1.0,
+        "{:?}",
+        app.capture.view
     );
 }

@@ -107,7 +107,11 @@ fn at_80x24_the_launch_panel_alone_shows_its_last_fact() {
     );
     assert!(!says_more(&t, &app, PanelKind::Launch), "{}", screen(&t));
     // The timeline keeps rows above it.
-    assert!(app.timeline_height >= 4, "{}", app.timeline_height);
+    assert!(
+        app.capture.lanes.scroll.visible >= 4,
+        "{}",
+        app.capture.lanes.scroll.visible
+    );
 }
 
 #[test]
@@ -130,7 +134,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
         for _ in 0..20 {
             press(&mut app, &mut t, "}");
         }
-        let s = app.panel_view.scroll(k);
+        let s = app.panels.scroll(k);
         assert!(
             s.top > 0 && s.top + s.visible == s.len,
             "{}: {s:?}",
@@ -141,7 +145,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
         for _ in 0..20 {
             press(&mut app, &mut t, "{");
         }
-        assert_eq!(app.panel_view.scroll(k).top, 0);
+        assert_eq!(app.panels.scroll(k).top, 0);
         assert!(says_more(&t, &app, k));
     }
     // The skew panel's last rank is there after scrolling, at most.
@@ -155,19 +159,19 @@ fn panel_scroll_state_follows_the_frame() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 20);
     press(&mut app, &mut t, "1");
     let (inner, _) = panel(&app, PanelKind::Skew);
-    let s = app.panel_view.scroll(PanelKind::Skew);
+    let s = app.panels.scroll(PanelKind::Skew);
     assert_eq!(s.visible, inner.height as usize);
     assert!(s.len > s.visible, "{s:?}");
     assert!(says_more(&t, &app, PanelKind::Skew));
     press(&mut app, &mut t, "}");
     assert_eq!(
-        app.panel_view.scroll(PanelKind::Skew).top,
+        app.panels.scroll(PanelKind::Skew).top,
         (s.visible - 1).min(s.len - s.visible)
     );
     for _ in 0..10 {
         press(&mut app, &mut t, "}");
     }
-    let end = app.panel_view.scroll(PanelKind::Skew);
+    let end = app.panels.scroll(PanelKind::Skew);
     assert_eq!(end.top, end.len - end.visible);
     assert!(!says_more(&t, &app, PanelKind::Skew));
     // The first row shown is the list row at `top`.
@@ -176,7 +180,7 @@ fn panel_scroll_state_follows_the_frame() {
     // Taller: everything fits, the scroll goes back to the top.
     t.backend_mut().resize(80, 60);
     draw(&mut app, &mut t);
-    let s = app.panel_view.scroll(PanelKind::Skew);
+    let s = app.panels.scroll(PanelKind::Skew);
     assert_eq!((s.top, s.len <= s.visible), (0, true), "{s:?}");
     assert!(!says_more(&t, &app, PanelKind::Skew));
 }
@@ -205,8 +209,8 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.panel_view.scroll(PanelKind::Skew).top, 3);
-    assert_eq!(app.panel_view.scroll(PanelKind::Launch).top, 0);
+    assert_eq!(app.panels.scroll(PanelKind::Skew).top, 3);
+    assert_eq!(app.panels.scroll(PanelKind::Launch).top, 0);
     mouse(
         &mut app,
         &mut t,
@@ -214,9 +218,9 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.panel_view.scroll(PanelKind::Skew).top, 0);
+    assert_eq!(app.panels.scroll(PanelKind::Skew).top, 0);
     // Zoom is untouched by it.
-    let span = app.view.span;
+    let span = app.capture.view.span;
     mouse(
         &mut app,
         &mut t,
@@ -224,7 +228,7 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.view.span, span);
+    assert_eq!(app.capture.view.span, span);
 }
 
 #[test]
@@ -234,26 +238,29 @@ fn the_wheel_over_the_timeline_zooms_at_the_pointer() {
     let x0 = lanes.x + app.layout.label_width + 1;
     let width = (lanes.width - app.layout.label_width - 1) as f64;
     let x = x0 + (width / 4.0) as u16;
-    let at = |app: &App| app.view.t0 + ((x - x0) as f64 + 0.5) / width * app.view.span;
-    let (before, span) = (at(&app), app.view.span);
+    let at =
+        |app: &App| app.capture.view.t0 + ((x - x0) as f64 + 0.5) / width * app.capture.view.span;
+    let (before, span) = (at(&app), app.capture.view.span);
     mouse(&mut app, &mut t, MouseEventKind::ScrollUp, x, lanes.y + 3);
-    assert!(app.view.span < span);
+    assert!(app.capture.view.span < span);
     assert!((at(&app) - before).abs() < 1.0, "{} vs {before}", at(&app));
 }
 
 #[test]
 fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
-    let (g, k) = app.instance.expect("s20:55 selected");
+    let (g, k) = app.capture.instance().expect("s20:55 selected");
     let row = app
+        .capture
+        .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S20 NCCL")
         .unwrap();
     let lanes = app.layout.lanes;
-    let y = lanes.y + (row - app.scroll) as u16;
+    let y = lanes.y + (row - app.capture.lanes.scroll.top) as u16;
     // The middle of the timeline is inside D1's long wait of this instance.
-    let x = lanes.x + app.layout.label_width + 1 + app.timeline_width as u16 / 2;
+    let x = lanes.x + app.layout.label_width + 1 + app.layout.timeline_width as u16 / 2;
     mouse(
         &mut app,
         &mut t,
@@ -261,11 +268,11 @@ fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
         x,
         y,
     );
-    assert_eq!(app.cursor, row);
-    assert_eq!(app.instance, Some((g, k)));
-    let l = app.loaded.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.selection else {
-        panic!("{:?}", app.selection)
+    assert_eq!(app.capture.lanes.cursor, row);
+    assert_eq!(app.capture.instance(), Some((g, k)));
+    let l = app.capture.data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("{:?}", app.capture.selection)
     };
     let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "1");
@@ -280,7 +287,7 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
         .iter()
         .position(|r| r.starts_with("D5 "))
         .expect("a D5 row") as u16;
-    let before = app.selection;
+    let before = app.capture.selection;
     mouse(
         &mut app,
         &mut t,
@@ -288,10 +295,10 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
         inner.x + 1,
         inner.y + y,
     );
-    assert_ne!(app.selection, before);
-    let l = app.loaded.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.selection else {
-        panic!("{:?}", app.selection)
+    assert_ne!(app.capture.selection, before);
+    let l = app.capture.data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("{:?}", app.capture.selection)
     };
     let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
@@ -306,7 +313,7 @@ fn m_turns_the_mouse_off_and_its_events_are_ignored() {
     press(&mut app, &mut t, "m");
     assert!(!app.mouse);
     assert!(screen(&t).contains("mouse off"), "{}", screen(&t));
-    let span = app.view.span;
+    let span = app.capture.view.span;
     let lanes = app.layout.lanes;
     mouse(
         &mut app,
@@ -315,7 +322,7 @@ fn m_turns_the_mouse_off_and_its_events_are_ignored() {
         lanes.x + 60,
         lanes.y + 2,
     );
-    assert_eq!(app.view.span, span);
+    assert_eq!(app.capture.view.span, span);
     press(&mut app, &mut t, "m");
     assert!(app.mouse);
 }
@@ -325,33 +332,22 @@ fn help_pages_with_page_down_and_stops_at_its_end() {
     let (mut app, mut t) = open(&fixture(), None, 100, 24);
     press(&mut app, &mut t, "?");
     assert!(screen(&t).contains("↓ more"));
-    let visible = app.help_scroll.visible;
+    let help = |app: &rankline::tui::state::App| match app.overlay {
+        Overlay::Help(s) => s,
+        _ => panic!("help is not open"),
+    };
+    let visible = help(&app).visible;
     key(&mut app, &mut t, KeyCode::PageDown);
-    assert_eq!(
-        app.overlay,
-        Overlay::Help {
-            scroll: visible - 1
-        }
-    );
+    assert_eq!(help(&app).top, visible - 1);
     for _ in 0..20 {
         key(&mut app, &mut t, KeyCode::PageDown);
     }
-    let s = app.help_scroll;
-    assert_eq!(
-        app.overlay,
-        Overlay::Help {
-            scroll: s.len - s.visible
-        }
-    );
+    let s = help(&app);
+    assert_eq!(s.top, s.len - s.visible);
     assert!(!screen(&t).contains("↓ more"), "{}", screen(&t));
     // One PageUp from the end moves at once (no presses lost past the end).
     key(&mut app, &mut t, KeyCode::PageUp);
-    assert_eq!(
-        app.overlay,
-        Overlay::Help {
-            scroll: s.len - s.visible - (visible - 1)
-        }
-    );
+    assert_eq!(help(&app).top, s.len - s.visible - (visible - 1));
 }
 
 #[test]
@@ -425,7 +421,7 @@ fn the_summary_panel_lists_gpus_listed_but_unused() {
 #[test]
 fn the_finder_shows_the_selected_long_name_in_full() {
     let (mut app, mut t) = open(&fixture(), None, 80, 24);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let longest = l.entries.iter().max_by_key(|e| e.label.len()).unwrap();
     assert!(longest.label.len() > 80, "{}", longest.label);
     let hits = rankline::tui::finder::search(&l.entries, &longest.label, 200);

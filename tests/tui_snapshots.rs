@@ -29,7 +29,7 @@ fn app(no_color: bool) -> App {
         }
         app.on_load(m);
     }
-    assert!(app.loaded.is_some());
+    assert!(app.capture.data.is_some());
     app
 }
 
@@ -122,7 +122,7 @@ fn overlap_panel_shows_copy_time() {
     );
     let d1 = lines
         .iter()
-        .skip_while(|l| !l.contains("whole file, ms"))
+        .skip_while(|l| !l.contains("whole capture, ms"))
         .find(|l| l.starts_with("D1 "))
         .expect(&s);
     let cells: Vec<&str> = d1.split_whitespace().collect();
@@ -194,11 +194,11 @@ fn goto_time_and_relative_toggle() {
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     keys(&mut app, &mut terminal, "tg0.5\n");
-    let first = app.loaded.as_ref().unwrap().span.unwrap().0 as f64;
+    let first = app.capture.data.as_ref().unwrap().span.unwrap().0 as f64;
     assert!(
-        (app.view.center() - (first + 0.5e9)).abs() < 1.0,
+        (app.capture.view.center() - (first + 0.5e9)).abs() < 1.0,
         "{}",
-        app.view.center()
+        app.capture.view.center()
     );
 }
 
@@ -225,12 +225,12 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 #[test]
 fn collapse_relative_time_and_launch_jump() {
     let (mut app, mut terminal) = ready();
-    let rows = app.rows.len();
+    let rows = app.capture.lanes.rows.len();
     // The cursor starts on D0's header: Space collapses the device.
     keys(&mut app, &mut terminal, " ");
-    assert!(app.rows.len() < rows, "collapse hid nothing");
+    assert!(app.capture.lanes.rows.len() < rows, "collapse hid nothing");
     keys(&mut app, &mut terminal, " ");
-    assert_eq!(app.rows.len(), rows);
+    assert_eq!(app.capture.lanes.rows.len(), rows);
     keys(&mut app, &mut terminal, "t");
     assert!(text(&terminal).contains("time (rel)"));
     // A big event, then the late kernel's launch call on its API lane.
@@ -243,21 +243,26 @@ fn collapse_relative_time_and_launch_jump() {
 fn tab_steps_through_events_on_the_lane() {
     let (mut app, mut terminal) = ready();
     let lane = app
+        .capture
+        .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S20 NCCL")
         .unwrap();
-    app.cursor = lane;
+    app.capture.lanes.cursor = lane;
     // Tab selects the first event after the cursor (mid-capture), and the
     // next Tab the one after it: instances k and k + 1 of s20.
     keys(&mut app, &mut terminal, "\t");
-    let (g, k) = app.instance.expect("an NCCL kernel of s20 is selected");
+    let (g, k) = app
+        .capture
+        .instance()
+        .expect("an NCCL kernel of s20 is selected");
     assert!(k > 0);
     assert!(text(&terminal).contains(&format!("instance {}/225", k + 1)));
     keys(&mut app, &mut terminal, "\t");
-    assert_eq!(app.instance, Some((g, k + 1)));
+    assert_eq!(app.capture.instance(), Some((g, k + 1)));
     keys(&mut app, &mut terminal, "\x1b");
-    assert!(app.selection.is_none());
+    assert!(app.capture.selection.is_none());
 }
 
 #[test]
@@ -272,12 +277,9 @@ fn goto_an_unknown_instance_says_so() {
         app.on_load(m);
     }
     assert!(
-        app.message
-            .as_deref()
-            .unwrap_or("")
-            .contains("--goto s99:1"),
+        app.answer().unwrap_or("").contains("--goto s99:1"),
         "{:?}",
-        app.message
+        app.answer()
     );
 }
 

@@ -55,7 +55,7 @@ fn cell(app: &App, terminal: &Terminal<TestBackend>, row: usize, col: usize) -> 
 
 /// The group's device index of the map row on screen (a rank row).
 fn rank_of_row(app: &App, row: usize) -> Option<usize> {
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     match v.rows[v.rows_scroll.top + row] {
         rankline::tui::stragglers::MapRow::Rank(r) => Some(r),
         _ => None,
@@ -68,8 +68,8 @@ fn the_big_events_late_ranks_are_the_darkest_cells() {
     press(&mut app, &mut t, "H");
     assert_eq!(app.screen, Screen::Stragglers);
     assert_eq!(app.mode(), Mode::Stragglers);
-    let v = app.straggler.as_ref().unwrap();
-    let l = app.loaded.clone().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let g = &l.analysis.matching.groups[v.map.group];
     assert_eq!(g.key, "s20", "the first group with big events");
     assert_eq!((v.map.ranks(), v.map.columns()), (7, 225));
@@ -99,7 +99,7 @@ fn the_big_events_late_ranks_are_the_darkest_cells() {
     assert_eq!(big.len(), 4);
     let mut checked = Vec::new();
     for _ in 0..2 {
-        let cols = app.straggler.as_ref().unwrap().cols_scroll;
+        let cols = app.capture.straggler.as_ref().unwrap().cols_scroll;
         for &(c, late) in &big {
             let Some(x) = c.checked_sub(cols.top).filter(|&x| x < cols.visible) else {
                 continue;
@@ -126,7 +126,7 @@ fn s_sorts_ranks_by_mean_lateness() {
         |app: &App| -> Vec<usize> { (1..=7).map(|r| rank_of_row(app, r).unwrap()).collect() };
     assert_eq!(order(&app), (0..7).collect::<Vec<_>>());
     press(&mut app, &mut t, "s");
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     let means: Vec<f64> = order(&app).iter().map(|&r| v.map.mean_ns[r]).collect();
     assert!(means.windows(2).all(|w| w[0] >= w[1]), "{means:?}");
     // Device 3 (index 2) is the latest on average in s20.
@@ -139,7 +139,7 @@ fn s_sorts_ranks_by_mean_lateness() {
 #[test]
 fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let (mut app, mut t) = open(160, 48, false);
-    let before = app.place();
+    let before = app.capture.place(app.screen);
     press(&mut app, &mut t, "H");
     // Down to the third rank (the first is the cursor), right to
     // instance 55 (a big event).
@@ -152,25 +152,29 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let rank = rank_of_row(&app, 3).unwrap();
     key(&mut app, &mut t, KeyCode::Enter);
     assert_eq!(app.screen, Screen::Timeline);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
-    assert_eq!(app.instance, Some((g, 54)));
+    assert_eq!(app.capture.instance(), Some((g, 54)));
     let row = l.analysis.matching.groups[g].instance_rows(54)[rank] as usize;
-    assert_eq!(app.selection, Some(EventRef::Gpu(row)));
+    assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
     // That rank's lane is the cursor row, on screen.
     let lane = rankline::tui::lanes::LaneKind::Stream(l.profile.gpu.lane(row));
-    assert_eq!(app.rows[app.cursor].kind, lane);
-    assert!(app.cursor >= app.scroll && app.cursor < app.scroll + app.timeline_height);
+    assert_eq!(app.capture.lanes.rows[app.capture.lanes.cursor].kind, lane);
+    assert!(
+        app.capture.lanes.cursor >= app.capture.lanes.scroll.top
+            && app.capture.lanes.cursor
+                < app.capture.lanes.scroll.top + app.capture.lanes.scroll.visible
+    );
     assert!(screen(&t).contains("s20 · instance 55/225"));
     // Back: the map, with its cursor where it was.
     key(&mut app, &mut t, KeyCode::Backspace);
     assert_eq!(app.screen, Screen::Stragglers);
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!((v.col, v.row), (54, 3));
     // Esc leaves the map for the timeline as it was before.
     key(&mut app, &mut t, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Timeline);
-    assert_eq!(app.place().selection, before.selection);
+    assert_eq!(app.capture.place(app.screen).selection, before.selection);
 }
 
 #[test]
@@ -187,11 +191,11 @@ fn a_click_on_a_cell_opens_it_as_enter_does() {
     });
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
     assert_eq!(app.screen, Screen::Timeline);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     let row = l.analysis.matching.groups[g].instance_rows(99)[rank] as usize;
-    assert_eq!(app.selection, Some(EventRef::Gpu(row)));
-    assert_eq!(app.instance, Some((g, 99)));
+    assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
+    assert_eq!(app.capture.instance(), Some((g, 99)));
 }
 
 #[test]
@@ -199,10 +203,10 @@ fn h_opens_on_the_selected_instance_and_its_rank() {
     let (mut app, mut t) = open(160, 48, false);
     // `]`: the first big event (instance 55, late device 2).
     press(&mut app, &mut t, "]H");
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!(v.map.instances[v.col], 54);
     assert!(v.cols_scroll.top <= v.col && v.col < v.cols_scroll.top + v.cols_scroll.visible);
-    let l = app.loaded.clone().unwrap();
+    let l = app.capture.data.clone().unwrap();
     match v.rows[v.row] {
         rankline::tui::stragglers::MapRow::Rank(r) => {
             assert_eq!(l.profile.device_label(v.map.devices[r]).to_string(), "2")
@@ -218,11 +222,11 @@ fn a_collapsed_host_is_one_row_and_the_map_scrolls_at_80x24() {
     insta::assert_snapshot!("straggler_map_80x24", screen(&t));
     // Columns scroll with the cursor.
     key(&mut app, &mut t, KeyCode::End);
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!(v.col, 224);
     assert!(v.cols_scroll.top > 0 && v.cols_scroll.top + v.cols_scroll.visible == 225);
     key(&mut app, &mut t, KeyCode::Char(' '));
-    let v = app.straggler.as_ref().unwrap();
+    let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!(v.rows.len(), 1, "one host, collapsed");
     assert!(screen(&t).contains("▸"));
 }
@@ -255,7 +259,7 @@ fn the_wheel_moves_the_cursor_as_the_arrows_do() {
         t.draw(|f| ui::draw(f, app)).unwrap();
     };
     let at = |app: &App| {
-        let v = app.straggler.as_ref().unwrap();
+        let v = app.capture.straggler.as_ref().unwrap();
         (v.row, v.col)
     };
     assert_eq!(at(&app), (1, 0));

@@ -68,7 +68,7 @@ pub struct Preceding {
 }
 
 /// Launch facts of the late rank of one big event.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LateLaunch {
     pub group: usize,
     /// 0-based instance index.

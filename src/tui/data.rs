@@ -66,47 +66,6 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The file an event comes from.
-    pub fn event_file(&self, e: super::selection::EventRef) -> usize {
-        use super::selection::EventRef;
-        let p = &self.profile;
-        let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
-        match e {
-            EventRef::Gpu(r) => self.analysis.clock.row_file(p, r),
-            EventRef::Api(r) => thread_file(p.runtime.thread(r)),
-            EventRef::Nvtx(r) => thread_file(p.nvtx.thread(r)),
-        }
-    }
-
-    /// The file a timeline row's events come from (a device row: its first
-    /// stream's).
-    pub fn row_file(&self, kind: super::lanes::LaneKind) -> usize {
-        use super::lanes::LaneKind;
-        let p = &self.profile;
-        let thread_file = |t: u32| p.processes[p.thread_process(t) as usize].file as usize;
-        match kind {
-            LaneKind::Stream(lane) => p.lane_file(lane),
-            LaneKind::Api(t) => thread_file(t),
-            LaneKind::Nvtx(tr) => thread_file(self.index.nvtx_tracks[tr].thread),
-            LaneKind::Device(d) | LaneKind::Missing(d) => p
-                .lanes
-                .iter()
-                .position(|l| l.device == d)
-                .map_or(0, |l| p.lane_file(l as u32)),
-            LaneKind::Host(h) => p
-                .lanes
-                .iter()
-                .position(|l| p.devices[l.device as usize].host == h)
-                .map_or(0, |l| p.lane_file(l as u32)),
-        }
-    }
-
-    /// What to subtract from a reference-clock time near `t_ref` to get
-    /// file `file`'s timestamp (drift is constant over a screen).
-    pub fn shift_ns(&self, file: usize, t_ref: i64) -> i64 {
-        t_ref.saturating_sub(self.analysis.clock.to_file(file, t_ref))
-    }
-
     /// What the first frame needs: the render index and completeness.
     pub fn quick(profile: Arc<Profile>, settings: &Settings) -> Loaded {
         let first = Stages::of(&[pipeline::Stage::Completeness]);

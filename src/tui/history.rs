@@ -20,15 +20,19 @@ impl<T> Default for History<T> {
     }
 }
 
-impl<T> History<T> {
-    /// Records the place a new jump leaves; a new jump forgets the places
-    /// gone back from, as in a browser.
+impl<T: PartialEq> History<T> {
+    /// Records the place a new jump leaves (once: a jump from where the
+    /// last one left adds nothing); a new jump forgets the places gone
+    /// back from, as in a browser.
     pub fn push(&mut self, left: T) {
+        self.forward.clear();
+        if self.back.last() == Some(&left) {
+            return;
+        }
         if self.back.len() == KEPT {
             self.back.remove(0);
         }
         self.back.push(left);
-        self.forward.clear();
     }
 
     /// The place before `current`, which becomes the way forward.
@@ -78,6 +82,17 @@ mod tests {
         assert_eq!(h.forward('x'), None);
         assert_eq!(h.back('d'), Some('a'));
         assert!(!h.can_go_back());
+    }
+
+    #[test]
+    fn a_place_left_twice_in_a_row_is_kept_once() {
+        let mut h = History::default();
+        h.push('a');
+        h.push('a');
+        h.push('b');
+        assert_eq!(h.back('c'), Some('b'));
+        assert_eq!(h.back('b'), Some('a'));
+        assert_eq!(h.back('a'), None);
     }
 
     #[test]

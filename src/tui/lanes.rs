@@ -5,6 +5,7 @@
 //! device → stream) that collapses the whole host.
 
 use super::index::RenderIndex;
+use super::selection::EventRef;
 use crate::analysis::Analysis;
 use crate::analysis::completeness::device_order;
 use crate::profile::{DevId, LaneId, NONE, ProcId, Profile, ThreadId};
@@ -314,6 +315,57 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
                 collapsible: false,
             });
         }
+    }
+    out
+}
+
+/// Whether row `kind` shows event `e` (a device row shows all its GPU
+/// events, a host row all its devices').
+pub fn event_on_row(p: &Profile, idx: &RenderIndex, kind: LaneKind, e: EventRef) -> bool {
+    match (kind, e) {
+        (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane(r) == lane,
+        (LaneKind::Device(d), EventRef::Gpu(r)) => p.lanes[p.gpu.lane(r) as usize].device == d,
+        (LaneKind::Host(h), EventRef::Gpu(r)) => {
+            p.devices[p.lanes[p.gpu.lane(r) as usize].device as usize].host == h
+        }
+        (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread(r) == t,
+        // A track's rows are in profile order: binary search.
+        (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => idx
+            .nvtx_track(tr)
+            .rows
+            .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
+        _ => false,
+    }
+}
+
+/// The row an event lives on.
+pub fn row_of_event(p: &Profile, idx: &RenderIndex, e: EventRef) -> LaneKind {
+    match e {
+        EventRef::Gpu(r) => LaneKind::Stream(p.gpu.lane(r)),
+        EventRef::Api(r) => LaneKind::Api(p.runtime.thread(r)),
+        EventRef::Nvtx(r) => {
+            let t = p.nvtx.thread(r);
+            idx.nvtx_of_thread[t as usize]
+                .iter()
+                .map(|&tr| LaneKind::Nvtx(tr))
+                .find(|&k| event_on_row(p, idx, k, e))
+                .unwrap_or(LaneKind::Api(t))
+        }
+    }
+}
+
+/// The collapsible rows that, collapsed, hide row `kind`: its device, its
+/// host, and for an NVTX track its thread's API row.
+pub fn hidden_by(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Vec<LaneKind> {
+    let mut out = Vec::new();
+    if let LaneKind::Stream(lane) = kind {
+        out.push(LaneKind::Device(p.lanes[lane as usize].device));
+    }
+    if let Some(d) = row_device(p, idx, kind) {
+        out.push(LaneKind::Host(p.devices[d as usize].host));
+    }
+    if let LaneKind::Nvtx(tr) = kind {
+        out.push(LaneKind::Api(idx.nvtx_tracks[tr].thread));
     }
     out
 }

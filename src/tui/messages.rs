@@ -1,6 +1,8 @@
-//! The session's messages (inputs that failed, inputs given twice, the
-//! cache turned off): a list kept for the whole session, the newest shown
-//! in the status line, all of it in the list `!` opens.
+//! The session's messages: what loading said (inputs that failed, inputs
+//! given twice, the cache turned off) and what the keys answered ("no
+//! later event on this row"). One list kept for the whole session: the
+//! status line shows the answer to the last key until the next one, else
+//! the newest warning; `!` lists them all.
 
 /// How much a message matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,6 +47,9 @@ pub struct Message {
 #[derive(Debug, Clone, Default)]
 pub struct Messages {
     list: Vec<Message>,
+    /// The answer to the last key (an index into `list`), shown until the
+    /// next key.
+    answer: Option<usize>,
 }
 
 impl Messages {
@@ -60,9 +65,39 @@ impl Messages {
         true
     }
 
-    /// The newest message: the one the status line shows.
+    /// Answers the last key with `text` (in the status line until the
+    /// next key), and lists it; said again, the listed one is shown.
+    pub fn answer(&mut self, level: Level, text: impl Into<String>) {
+        let text = text.into();
+        let at = match self.list.iter().position(|m| m.text == text) {
+            Some(i) => i,
+            None => {
+                self.list.push(Message { level, text });
+                self.list.len() - 1
+            }
+        };
+        self.answer = Some(at);
+    }
+
+    /// A new key: the last answer leaves the status line (not the list).
+    pub fn clear_answer(&mut self) {
+        self.answer = None;
+    }
+
+    /// The answer to the last key, while it stands.
+    pub fn answered(&self) -> Option<&Message> {
+        self.answer.and_then(|i| self.list.get(i))
+    }
+
+    /// The newest warning or error: what the status line shows when no
+    /// key has been answered.
     pub fn newest(&self) -> Option<&Message> {
-        self.list.last()
+        self.list.iter().rev().find(|m| m.level >= Level::Warn)
+    }
+
+    /// The errors, oldest first (files that could not be opened).
+    pub fn errors(&self) -> impl Iterator<Item = &Message> {
+        self.list.iter().filter(|m| m.level == Level::Error)
     }
 
     /// Every message, oldest first.
@@ -122,6 +157,23 @@ mod tests {
         assert_eq!(m.len(), 2);
         // The repeat does not make an old message the newest again.
         assert_eq!(m.newest().unwrap().text, "b: no such file");
+    }
+
+    #[test]
+    fn an_answer_stands_until_the_next_key_and_stays_listed() {
+        let mut m = Messages::default();
+        m.push(Level::Warn, "cache off");
+        m.answer(Level::Info, "no later event on this row");
+        assert_eq!(m.answered().unwrap().text, "no later event on this row");
+        // The status line falls back to warnings, not to old answers.
+        assert_eq!(m.newest().unwrap().text, "cache off");
+        m.clear_answer();
+        assert_eq!(m.answered(), None);
+        assert_eq!(m.len(), 2);
+        // Said again: shown again, listed once.
+        m.answer(Level::Info, "no later event on this row");
+        assert_eq!(m.answered().unwrap().text, "no later event on this row");
+        assert_eq!(m.len(), 2);
     }
 
     #[test]

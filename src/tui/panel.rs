@@ -3,7 +3,7 @@
 //! them with (for keys and the mouse).
 
 use super::scroll::Scroll;
-use super::selection::{EventRef, Panels};
+use super::selection::EventRef;
 use ratatui::layout::Rect;
 use std::ops::Range;
 
@@ -46,42 +46,6 @@ impl PanelKind {
     }
 }
 
-impl Panels {
-    pub fn is_open(&self, k: PanelKind) -> bool {
-        *self.slot(k)
-    }
-
-    fn slot(&self, k: PanelKind) -> &bool {
-        match k {
-            PanelKind::Skew => &self.skew,
-            PanelKind::Launch => &self.launch,
-            PanelKind::Overlap => &self.overlap,
-            PanelKind::Summary => &self.summary,
-            PanelKind::Details => &self.details,
-            PanelKind::Diff => &self.diff,
-        }
-    }
-
-    fn slot_mut(&mut self, k: PanelKind) -> &mut bool {
-        match k {
-            PanelKind::Skew => &mut self.skew,
-            PanelKind::Launch => &mut self.launch,
-            PanelKind::Overlap => &mut self.overlap,
-            PanelKind::Summary => &mut self.summary,
-            PanelKind::Details => &mut self.details,
-            PanelKind::Diff => &mut self.diff,
-        }
-    }
-
-    /// Open panels in screen order.
-    pub fn open(&self) -> Vec<PanelKind> {
-        PanelKind::ALL
-            .into_iter()
-            .filter(|&k| self.is_open(k))
-            .collect()
-    }
-}
-
 /// Where Enter (a click) on a panel row goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PanelTarget {
@@ -120,9 +84,13 @@ impl PanelArea {
     }
 }
 
-/// The geometry of the last frame, recorded by drawing for the mouse.
+/// The geometry of the last frame, recorded by drawing for the keys and
+/// the mouse.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrameLayout {
+    /// Timeline columns for events (labels excluded): the cell width of
+    /// cursor maths.
+    pub timeline_width: usize,
     /// The timeline, ruler included.
     pub timeline: Rect,
     /// The lane rows of the timeline, labels included (ruler excluded).
@@ -145,10 +113,13 @@ impl FrameLayout {
     }
 }
 
-/// Scroll and cursor of every panel, the one `{` `}` move (the last
-/// opened, or the last focused) and the one that has the keys.
+/// Which panels are open, each one's scroll and cursor, the one `{` `}`
+/// move (the last opened, or the last focused) and the one that has the
+/// keys.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelView {
+    /// Indexed by panel kind.
+    open: [bool; PanelKind::ALL.len()],
     scroll: [Scroll; PanelKind::ALL.len()],
     /// The line under the cursor of each panel (shown while it has focus).
     cursor: [usize; PanelKind::ALL.len()],
@@ -159,6 +130,22 @@ pub struct PanelView {
 }
 
 impl PanelView {
+    pub fn is_open(&self, k: PanelKind) -> bool {
+        self.open[k.index()]
+    }
+
+    /// Open panels in screen order.
+    pub fn open(&self) -> Vec<PanelKind> {
+        PanelKind::ALL
+            .into_iter()
+            .filter(|&k| self.is_open(k))
+            .collect()
+    }
+
+    pub fn any_open(&self) -> bool {
+        self.open.iter().any(|&o| o)
+    }
+
     pub fn scroll(&self, k: PanelKind) -> Scroll {
         self.scroll[k.index()]
     }
@@ -186,8 +173,8 @@ impl PanelView {
     }
 
     /// The panel with the keys, if it is open.
-    pub fn focused(&self, panels: &Panels) -> Option<PanelKind> {
-        self.focused.filter(|&k| panels.is_open(k))
+    pub fn focused(&self) -> Option<PanelKind> {
+        self.focused.filter(|&k| self.is_open(k))
     }
 
     /// Gives the keys to `k` (None: back to the timeline); a focused panel
@@ -201,16 +188,16 @@ impl PanelView {
 
     /// Opens or closes `k`. An opened panel starts at its top and becomes
     /// the one `{` `}` scroll; closing it hands that to the last open one.
-    pub fn toggle(&mut self, panels: &mut Panels, k: PanelKind) {
-        let slot = panels.slot_mut(k);
-        *slot = !*slot;
-        if *slot {
+    pub fn toggle(&mut self, k: PanelKind) {
+        let open = !self.open[k.index()];
+        self.open[k.index()] = open;
+        if open {
             self.scroll[k.index()].top = 0;
             self.cursor[k.index()] = 0;
             self.last_opened = Some(k);
         } else {
             if self.last_opened == Some(k) {
-                self.last_opened = panels.open().last().copied();
+                self.last_opened = self.open().last().copied();
             }
             if self.focused == Some(k) {
                 self.focused = None;
@@ -225,16 +212,15 @@ mod tests {
 
     #[test]
     fn closing_the_scrolled_panel_hands_scrolling_to_another_open_one() {
-        let mut panels = Panels::default();
         let mut view = PanelView::default();
-        view.toggle(&mut panels, PanelKind::Skew);
-        view.toggle(&mut panels, PanelKind::Details);
+        view.toggle(PanelKind::Skew);
+        view.toggle(PanelKind::Details);
         assert_eq!(view.last_opened, Some(PanelKind::Details));
-        view.toggle(&mut panels, PanelKind::Details);
+        view.toggle(PanelKind::Details);
         assert_eq!(view.last_opened, Some(PanelKind::Skew));
-        view.toggle(&mut panels, PanelKind::Skew);
+        view.toggle(PanelKind::Skew);
         assert_eq!(view.last_opened, None);
-        assert!(!panels.any());
+        assert!(!view.any_open());
     }
 
     #[test]

@@ -165,7 +165,7 @@ async fn event_loop(
     let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
         ending,
-        file_errors: std::mem::take(&mut app.file_errors),
+        file_errors: app.messages.errors().map(|m| m.text.clone()).collect(),
     })
 }
 

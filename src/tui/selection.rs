@@ -1,7 +1,7 @@
-//! What the user is looking at, as plain values: the selected event, the open
-//! side panels, the screen, and the places jumps go to and come back from.
-//! Apart from the state so that the loader and the panel layout can name
-//! them without reaching into the state.
+//! What the user is looking at, as plain values: the selected event, the
+//! screen, and the places jumps go to and come back from. Apart from the
+//! state so that the loader and the panel layout can name them without
+//! reaching into the state.
 
 use super::timescale::View;
 
@@ -11,23 +11,6 @@ pub enum EventRef {
     Gpu(usize),
     Api(usize),
     Nvtx(usize),
-}
-
-/// Which side panels are open.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Panels {
-    pub skew: bool,
-    pub launch: bool,
-    pub overlap: bool,
-    pub summary: bool,
-    pub details: bool,
-    pub diff: bool,
-}
-
-impl Panels {
-    pub fn any(&self) -> bool {
-        self.skew || self.launch || self.overlap || self.summary || self.details || self.diff
-    }
 }
 
 /// The full-screen view: the timeline (with its panels) or the map.
@@ -51,10 +34,16 @@ pub struct Place {
 }
 
 /// Where a jump goes.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Target {
     /// An event, brought into view.
     Event(EventRef),
+    /// A collective instance, (group, 0-based instance): its late rank's
+    /// kernel, the one the question is about; `n`/`N` then step through
+    /// the group.
+    Instance(usize, usize),
+    /// Occurrence `at` of what `n`/`N` step through, which it becomes.
+    Step(JumpSource, usize),
     /// A place from the history, restored as it was.
     Place(Place),
 }

@@ -1,10 +1,30 @@
 //! The visible time window and the ruler's ticks (1, 2 or 5 × 10ⁿ ns).
 
-/// The visible window, in ns on the capture clock.
+/// The visible window, in ns on the reference clock (the first file's
+/// capture clock).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct View {
     pub t0: f64,
     pub span: f64,
+}
+
+impl Default for View {
+    /// A window to be fitted to the data.
+    fn default() -> Self {
+        View { t0: 0.0, span: 1.0 }
+    }
+}
+
+/// What the ruler reads (`t` cycles through them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ruler {
+    /// The capture clock (the reference clock with several files).
+    #[default]
+    Capture,
+    /// Time since the first event.
+    Relative,
+    /// UTC wall-clock time, from the capture's start stamp.
+    Utc,
 }
 
 /// The narrowest window: 10 ns across the whole timeline.
@@ -153,6 +173,16 @@ pub fn format_duration(ns: i64) -> String {
         format!("{:.1} µs", ns as f64 / 1e3)
     } else {
         format!("{ns} ns")
+    }
+}
+
+/// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
+pub fn short_duration(ns: i64) -> String {
+    match ns.abs() {
+        n if n >= 1_000_000_000 => format!("{:.2} s", ns as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        _ => format!("{ns} ns"),
     }
 }
 

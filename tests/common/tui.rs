@@ -91,7 +91,7 @@ pub fn panel_area(app: &App, k: PanelKind) -> PanelArea {
 /// The 0-based instance of group `g` with the largest start skew (the
 /// first of equals), from the shown capture's own skew analysis.
 pub fn worst(app: &App, g: usize) -> usize {
-    let l = app.loaded.as_ref().unwrap();
+    let l = app.capture.data.as_ref().unwrap();
     let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
     let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
     gs.instances

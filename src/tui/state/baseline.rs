@@ -3,7 +3,7 @@
 //! at the same offset from the start of the same step.
 
 use super::App;
-use super::capture::{BaselineStatus, step_starts};
+use super::pair::{BaselineStatus, step_starts};
 use crate::tui::data::{BaselineMsg, Loaded};
 use crate::tui::messages::Level;
 
@@ -16,7 +16,7 @@ impl App {
             BaselineMsg::Stage(stage) => b.status = BaselineStatus::Loading(stage),
             BaselineMsg::Loaded(l) => {
                 b.status = BaselineStatus::Ready;
-                b.other.loaded = Some(l);
+                b.other.set_data(l);
             }
             BaselineMsg::Diff(d) => b.diff = Some(d),
             BaselineMsg::Failed => {
@@ -34,59 +34,43 @@ impl App {
     /// the capture's start).
     pub(super) fn switch_capture(&mut self) {
         let Some(b) = self.baseline.as_ref() else {
-            self.message = Some(
-                "no baseline to switch to: start with rankline AFTER... --baseline BEFORE".into(),
-            );
+            self.say("no baseline to switch to: start with rankline AFTER... --baseline BEFORE");
             return;
         };
         match &b.status {
             BaselineStatus::Loading(stage) => {
-                self.message = Some(format!("the baseline is still loading ({stage}): a moment"));
+                let stage = stage.clone();
+                self.say(format!("the baseline is still loading ({stage}): a moment"));
                 return;
             }
             BaselineStatus::Failed => {
-                self.message = Some("the baseline could not be opened (! lists why)".into());
+                self.say("the baseline could not be opened (! lists why)");
                 return;
             }
             BaselineStatus::Ready => {}
         }
-        let (Some(here), Some(there)) = (self.loaded.clone(), b.other().cloned()) else {
+        let (Some(here), Some(there)) = (self.data(), b.other().cloned()) else {
             return;
         };
         if !here.complete {
             // The steps come with the analyses; done when they arrive.
-            self.message = Some("still finding the steps: a moment".into());
+            self.say("still finding the steps: a moment");
             self.pending_action = Some(crate::tui::action::Action::SwitchCapture);
             return;
         }
-        let (t0, said) = same_place(&here, &there, self.view.t0, self.view.center());
-        self.swap_capture();
-        self.view.t0 = t0;
-        self.rebuild_rows();
-        let which = if self.baseline.as_ref().is_some_and(|b| b.shown) {
-            "baseline"
-        } else {
-            "main capture"
-        };
-        self.message = Some(format!("B: the {which}, {said}"));
-    }
-
-    /// Swaps the shown capture, and the state that goes with it, with the
-    /// other one.
-    fn swap_capture(&mut self) {
+        let v = self.capture.view;
+        let (t0, said) = same_place(&here, &there, v.t0, v.center());
         let Some(b) = self.baseline.as_mut() else {
             return;
         };
-        let o = &mut b.other;
-        std::mem::swap(&mut self.loaded, &mut o.loaded);
-        std::mem::swap(&mut self.selection, &mut o.selection);
-        std::mem::swap(&mut self.instance, &mut o.instance);
-        std::mem::swap(&mut self.jump, &mut o.jump);
-        std::mem::swap(&mut self.history, &mut o.history);
-        std::mem::swap(&mut self.collapsed, &mut o.collapsed);
-        std::mem::swap(&mut self.focus, &mut o.focus);
-        std::mem::swap(&mut self.straggler, &mut o.straggler);
+        // The two captures trade places, each with its own state.
+        std::mem::swap(&mut self.capture, &mut b.other);
         b.shown = !b.shown;
+        let which = if b.shown { "baseline" } else { "main capture" };
+        // The same zoom, at the same place of the same step.
+        self.capture.view = crate::tui::timescale::View { t0, span: v.span };
+        self.capture.rebuild_rows();
+        self.say(format!("B: the {which}, {said}"));
     }
 }
 

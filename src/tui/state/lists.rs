@@ -4,6 +4,7 @@
 use super::{App, Overlay};
 use crate::tui::action::Action;
 use crate::tui::data::{Loaded, SkewRow};
+use crate::tui::scroll::Scroll;
 
 impl App {
     /// The `b` list in the order shown: by skew, largest first, or by time.
@@ -15,29 +16,22 @@ impl App {
         rows
     }
 
+    /// `!`: the session's messages (saying so when there are none).
     pub(super) fn open_messages(&mut self) {
-        if self.messages.is_empty() {
-            self.message = Some("no messages: every input loaded".into());
-        } else {
-            self.overlay = Overlay::Messages { scroll: 0 };
-        }
+        self.overlay = Overlay::Messages(Scroll::default());
     }
 
-    pub(super) fn apply_messages(&mut self, a: Action, scroll: usize) {
-        let last = self.messages.len().saturating_sub(1);
+    pub(super) fn apply_messages(&mut self, a: Action, mut scroll: Scroll) {
         match a {
-            Action::Up => {
-                self.overlay = Overlay::Messages {
-                    scroll: scroll.saturating_sub(1),
-                }
+            Action::Up => scroll.by(-1),
+            Action::Down => scroll.by(1),
+            Action::PageUp | Action::PageDown => scroll.page(a == Action::PageDown),
+            Action::Cancel | Action::Accept | Action::Messages => {
+                self.overlay = Overlay::None;
+                return;
             }
-            Action::Down => {
-                self.overlay = Overlay::Messages {
-                    scroll: (scroll + 1).min(last),
-                }
-            }
-            Action::Cancel | Action::Accept | Action::Messages => self.overlay = Overlay::None,
             _ => {}
         }
+        self.overlay = Overlay::Messages(scroll);
     }
 }

@@ -3,9 +3,9 @@
 //! under it; a click selects the lane and the event under the pointer, or
 //! acts on a panel row as Enter would.
 
-use super::{App, EventRef, Overlay, Screen};
+use super::{App, Overlay, Screen};
 use crate::tui::action::Action;
-use crate::tui::data::Loaded;
+use crate::tui::capture::time;
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind as K};
 use ratatui::layout::Position;
 
@@ -15,7 +15,7 @@ const WHEEL_ROWS: isize = 3;
 impl App {
     pub fn on_mouse(&mut self, m: MouseEvent) {
         // Events still queued after capture was turned off.
-        if !self.mouse || self.loaded.is_none() {
+        if !self.mouse || self.capture.data.is_none() {
             return;
         }
         self.dirty = true;
@@ -62,19 +62,19 @@ impl App {
             let Some(kind) = panel.kind else { return };
             match m.kind {
                 K::ScrollUp | K::ScrollDown => self
-                    .panel_view
+                    .panels
                     .scroll_mut(kind)
                     .by(wheel.unwrap_or(0) * WHEEL_ROWS),
                 K::Down(MouseButton::Left) if panel.inner.contains(at) => {
                     // The cursor goes to the line clicked, then Enter.
                     let y = (at.y - panel.inner.y) as usize;
-                    let row = self.panel_view.scroll(kind).row_at(y);
+                    let row = self.panels.scroll(kind).row_at(y);
                     match row.and_then(|r| panel.line_at(r)) {
                         Some(line) => {
-                            self.panel_view.set_cursor(kind, &panel, line);
+                            self.panels.set_cursor(kind, &panel, line);
                             self.accept_panel_line(kind, line);
                         }
-                        None => self.message = Some("nothing to go to on this row".into()),
+                        None => self.say("nothing to go to on this row"),
                     }
                 }
                 _ => {}
@@ -98,10 +98,10 @@ impl App {
     /// `m`: mouse capture off (the terminal selects text) or back on.
     pub(super) fn toggle_mouse(&mut self) {
         self.mouse = !self.mouse;
-        self.message = Some(if self.mouse {
-            "mouse on: wheel zooms, click selects (Shift-drag selects text)".into()
+        self.say(if self.mouse {
+            "mouse on: wheel zooms, click selects (Shift-drag selects text)"
         } else {
-            "mouse off: the terminal selects text".into()
+            "mouse off: the terminal selects text"
         });
     }
 
@@ -117,58 +117,39 @@ impl App {
     /// under it.
     fn zoom_at(&mut self, x: u16, zoom: Action) {
         let frac = self.fraction_at(x).unwrap_or(0.5);
-        let t = self.view.t0 + frac * self.view.span;
+        let v = self.capture.view;
+        let t = v.t0 + frac * v.span;
         self.apply(zoom);
-        let want_t0 = t - frac * self.view.span;
-        self.view.pan((want_t0 - self.view.t0) / self.view.span);
+        let v = &mut self.capture.view;
+        let want_t0 = t - frac * v.span;
+        v.pan((want_t0 - v.t0) / v.span);
         self.clamp_view();
     }
 
     /// Moves the cursor to the lane clicked and selects the event under the
     /// pointer (the nearest within a cell).
     fn click_lane(&mut self, at: Position) {
-        let Some(l) = self.loaded.clone() else { return };
+        let Some(l) = self.data() else { return };
         let lanes = self.layout.lanes;
         if !lanes.contains(at) {
             return;
         }
-        let row = self.scroll + (at.y - lanes.y) as usize;
-        let Some(kind) = self.rows.get(row).map(|r| r.kind) else {
+        let c = &mut self.capture;
+        let row = c.lanes.scroll.top + (at.y - lanes.y) as usize;
+        let Some(kind) = c.lanes.rows.get(row).map(|r| r.kind) else {
             return;
         };
-        self.cursor = row;
-        self.message = None;
+        c.lanes.put_cursor(row);
+        self.messages.clear_answer();
         let Some(frac) = self.fraction_at(at.x) else {
             return;
         };
-        let t = self.view.t0 + frac * self.view.span;
-        match event_at(self, &l, kind, t) {
-            Some(e) => self.select(e, false),
-            None => self.message = Some("nothing under the pointer on this lane".into()),
+        let v = self.capture.view;
+        let t = (v.t0 + frac * v.span) as i64;
+        let cell = (v.span / self.layout.timeline_width.max(1) as f64).ceil() as i64;
+        match time::event_at(&l, kind, t, cell) {
+            Some(hit) => self.capture.select(Some(hit.event), false),
+            None => self.say("nothing under the pointer on this lane"),
         }
     }
-}
-
-/// The event of lane `kind` containing time `t`, else the nearest within
-/// one cell.
-fn event_at(app: &App, l: &Loaded, kind: crate::tui::lanes::LaneKind, t: f64) -> Option<EventRef> {
-    let (track, make) = App::row_events(l, kind)?;
-    // The pointer is on the reference clock, the track on its file's.
-    let t = t as i64;
-    let t = t.saturating_sub(l.shift_ns(l.row_file(kind), t));
-    let cell = (app.view.span / app.timeline_width.max(1) as f64).ceil() as i64;
-    let i = track.start.partition_point(|&s| s <= t);
-    // Ends are not sorted: look a few back for a long event still running.
-    (i.saturating_sub(8)..(i + 1).min(track.len()))
-        .map(|k| {
-            let d = if track.start[k] > t {
-                track.start[k].saturating_sub(t)
-            } else {
-                t.saturating_sub(track.end[k]).max(0)
-            };
-            (d, k)
-        })
-        .filter(|&(d, _)| d <= cell)
-        .min()
-        .map(|(_, k)| make(track.row(k)))
 }

@@ -2,21 +2,22 @@
 //! last, focus one and move its cursor over its rows, and go where a row
 //! leads (Enter on the cursor's row and a click on a row alike).
 
-use super::{App, JumpSource};
+use super::App;
 use crate::tui::action::Action;
 use crate::tui::finder::EntryKind;
 use crate::tui::panel::{PanelKind, PanelTarget};
+use crate::tui::selection::Target;
 
 impl App {
     pub(super) fn toggle_panel(&mut self, k: PanelKind) {
-        self.panel_view.toggle(&mut self.panels, k);
+        self.panels.toggle(k);
     }
 
     /// `p` on the timeline: the keys go to the last-opened panel.
     pub(super) fn focus_panel(&mut self) {
-        match self.panel_view.last_opened {
-            Some(k) => self.panel_view.focus(Some(k)),
-            None => self.message = Some("no panel open to focus (1-6 open one)".into()),
+        match self.panels.last_opened {
+            Some(k) => self.panels.focus(Some(k)),
+            None => self.say("no panel open to focus (1-6 open one)"),
         }
     }
 
@@ -29,14 +30,14 @@ impl App {
             | Action::PageDown
             | Action::Home
             | Action::End => self.move_panel_cursor(k, a),
-            Action::Accept => self.accept_panel_line(k, self.panel_view.cursor(k)),
+            Action::Accept => self.accept_panel_line(k, self.panels.cursor(k)),
             Action::FocusPanel => {
                 // The next open panel in screen order, round to the first.
                 let open = self.panels.open();
                 let at = open.iter().position(|&o| o == k).unwrap_or(0);
-                self.panel_view.focus(Some(open[(at + 1) % open.len()]));
+                self.panels.focus(Some(open[(at + 1) % open.len()]));
             }
-            Action::Cancel => self.panel_view.focus(None),
+            Action::Cancel => self.panels.focus(None),
             _ => {}
         }
     }
@@ -53,8 +54,8 @@ impl App {
         ) else {
             return;
         };
-        let at = self.panel_view.cursor(k).min(last);
-        let page = self.panel_view.scroll(k).visible.saturating_sub(1).max(1);
+        let at = self.panels.cursor(k).min(last);
+        let page = self.panels.scroll(k).visible.saturating_sub(1).max(1);
         let first_row = area.lines[at].start;
         let to = match a {
             Action::Up => at.saturating_sub(1),
@@ -73,7 +74,7 @@ impl App {
             }
             _ => at,
         };
-        self.panel_view.set_cursor(k, area, to);
+        self.panels.set_cursor(k, area, to);
     }
 
     /// Enter on line `line` of panel `k` (the cursor's, or the one
@@ -87,22 +88,20 @@ impl App {
             .and_then(|p| p.target(line));
         match target {
             Some(t) => {
-                self.message = None;
+                self.messages.clear_answer();
                 self.enter_panel_row(t);
             }
-            None => self.message = Some("nothing to go to on this row".into()),
+            None => self.say("nothing to go to on this row"),
         }
     }
 
-    /// Enter (a click) on a panel row: goes where the row leads.
+    /// Enter (a click) on a panel row: goes where the row leads, as a
+    /// jump (the history keeps the way back).
     pub fn enter_panel_row(&mut self, to: PanelTarget) {
-        let Some(l) = self.loaded.clone() else { return };
+        let Some(l) = self.data() else { return };
         match to {
-            PanelTarget::Event(e) => self.select(e, true),
-            PanelTarget::Instance(g, k) => {
-                self.jump = Some(JumpSource::Group(g));
-                self.select_instance(g, k);
-            }
+            PanelTarget::Event(e) => self.go(Target::Event(e), true),
+            PanelTarget::Instance(g, k) => self.go_instance(g, k),
             PanelTarget::Kernel(name) => {
                 let p = &l.profile;
                 let entry = l.entries.iter().position(
@@ -110,9 +109,7 @@ impl App {
                 );
                 match entry {
                     Some(e) => self.jump_to_entry(&l, e),
-                    None => {
-                        self.message = Some(format!("no kernel {name} in this capture"));
-                    }
+                    None => self.say(format!("no kernel {name} in this capture")),
                 }
             }
         }
@@ -120,9 +117,9 @@ impl App {
 
     /// `{` `}`: a page of the last-opened panel.
     pub(super) fn scroll_panel(&mut self, down: bool) {
-        match self.panel_view.last_opened {
-            Some(k) => self.panel_view.scroll_mut(k).page(down),
-            None => self.message = Some("no panel open to scroll (1-6 open one)".into()),
+        match self.panels.last_opened {
+            Some(k) => self.panels.scroll_mut(k).page(down),
+            None => self.say("no panel open to scroll (1-6 open one)"),
         }
     }
 }

@@ -2,17 +2,18 @@
 //! `--goto` takes it for a matched collective, else the event's name.
 
 use super::{App, EventRef};
-use crate::tui::data::Loaded;
 use crate::tui::osc52;
 
 impl App {
     /// What `y` copies for the current selection.
-    pub fn selection_reference(&self, l: &Loaded) -> Option<String> {
-        if let Some((g, k)) = self.instance {
+    pub fn selection_reference(&self) -> Option<String> {
+        let c = &self.capture;
+        let l = c.data.as_ref()?;
+        if let Some((g, k)) = c.instance() {
             return Some(format!("{}:{}", l.analysis.matching.groups[g].key, k + 1));
         }
         let p = &l.profile;
-        let name = match self.selection? {
+        let name = match c.selection? {
             EventRef::Gpu(r) => p.gpu.name(r),
             EventRef::Api(r) => p.runtime.name(r),
             EventRef::Nvtx(r) => p.nvtx.name(r),
@@ -20,17 +21,17 @@ impl App {
         Some(p.strings.get(name).to_string())
     }
 
-    pub(super) fn copy_reference(&mut self, l: &Loaded) {
-        let Some(text) = self.selection_reference(l) else {
-            self.message = Some("nothing selected to copy (Enter selects)".into());
+    pub(super) fn copy_reference(&mut self) {
+        let Some(text) = self.selection_reference() else {
+            self.say("nothing selected to copy (Enter selects)");
             return;
         };
-        let what = if self.instance.is_some() {
+        let what = if self.capture.instance().is_some() {
             "--goto reference"
         } else {
             "name"
         };
         self.clipboard = Some(osc52::copy_sequence(&text));
-        self.message = Some(format!("copied the {what} {text} (OSC 52 clipboard)"));
+        self.say(format!("copied the {what} {text} (OSC 52 clipboard)"));
     }
 }

@@ -1,24 +1,24 @@
 //! Opening the straggler map (`H`) and what each of its keys does. The
-//! matrix is derived here, once per group, from the analysis layer; the
-//! view only reads it.
+//! matrix is the analyses' (their stragglers stage); the view state is
+//! made once per group, and the view only reads it.
 
 use super::{App, EventRef, Overlay, Screen};
-use crate::analysis::stragglers::{default_group, straggler_map};
+use crate::analysis::stragglers::default_group;
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
-use crate::tui::selection::Target;
+use crate::tui::selection::{JumpSource, Target};
 use crate::tui::stragglers::StragglerView;
-use std::sync::Arc;
 
 impl App {
     /// The group the map shows: the selected instance's, else the group
     /// `n`/`N` step through, else the first with big events (or the
     /// largest).
     fn map_group(&self, l: &Loaded) -> Option<usize> {
-        self.instance
+        let c = &self.capture;
+        c.instance()
             .map(|(g, _)| g)
-            .or(match self.jump {
-                Some(super::JumpSource::Group(g)) => Some(g),
+            .or(match c.jump {
+                Some(JumpSource::Group(g)) => Some(g),
                 _ => None,
             })
             .or_else(|| default_group(&l.analysis.skews))
@@ -28,27 +28,27 @@ impl App {
     /// selected instance and rank when there is one.
     pub(super) fn open_straggler_map(&mut self, l: &Loaded) {
         let Some(g) = self.map_group(l) else {
-            self.message = Some("no collective matched across ranks in this capture".into());
+            self.say("no collective matched across ranks in this capture");
             return;
         };
-        let Some(skew) = l.analysis.skews.iter().find(|s| s.group == g) else {
+        let Some(map) = l.analysis.stragglers.iter().find(|m| m.group == g) else {
             return;
         };
-        if self.straggler.as_ref().is_none_or(|v| v.map.group != g) {
+        let c = &mut self.capture;
+        if c.straggler.as_ref().is_none_or(|v| v.map.group != g) {
             let group = &l.analysis.matching.groups[g];
-            let map = straggler_map(group, skew);
             let hosts = group
                 .devices
                 .iter()
                 .map(|&d| l.profile.devices[d as usize].host)
                 .collect();
-            self.straggler = Some(StragglerView::new(Arc::new(map), hosts));
+            c.straggler = Some(StragglerView::new(std::sync::Arc::new(map.clone()), hosts));
         }
-        if let (Some(v), Some((sg, k))) = (self.straggler.as_mut(), self.instance)
+        if let (Some(v), Some((sg, k))) = (c.straggler.as_mut(), c.facts.instance)
             && sg == g
         {
             let col = v.map.instances.iter().position(|&i| i == k);
-            let rank = match self.selection {
+            let rank = match c.selection {
                 Some(EventRef::Gpu(r)) => l.analysis.matching.groups[g]
                     .instance_rows(k)
                     .iter()
@@ -64,8 +64,8 @@ impl App {
     }
 
     pub(super) fn apply_stragglers(&mut self, a: Action) {
-        let Some(l) = self.loaded.clone() else { return };
-        let Some(v) = self.straggler.as_mut() else {
+        let Some(l) = self.data() else { return };
+        let Some(v) = self.capture.straggler.as_mut() else {
             self.screen = Screen::Timeline;
             return;
         };
@@ -82,7 +82,7 @@ impl App {
             Action::ToggleCollapse => v.toggle_collapse(),
             Action::Accept => self.open_map_cell(&l),
             Action::Cancel | Action::StragglerMap => self.screen = Screen::Timeline,
-            Action::Help => self.overlay = Overlay::Help { scroll: 0 },
+            Action::Help => self.overlay = Overlay::Help(Default::default()),
             Action::HistoryBack => self.go_back(),
             Action::HistoryForward => self.go_forward(),
             _ => {}
@@ -92,20 +92,21 @@ impl App {
     /// Enter (or a click) on a cell: the instance on the timeline, with
     /// the cell's rank selected and its lane in view.
     fn open_map_cell(&mut self, l: &Loaded) {
-        let Some((k, r)) = self.straggler.as_ref().and_then(|v| v.target()) else {
-            self.message = Some("no instance under the cursor".into());
+        let v = self.capture.straggler.as_ref();
+        let Some((k, r)) = v.and_then(|v| v.target()) else {
+            self.say("no instance under the cursor");
             return;
         };
-        let g = self.straggler.as_ref().map_or(0, |v| v.map.group);
+        let g = v.map_or(0, |v| v.map.group);
         let row = l.analysis.matching.groups[g].instance_rows(k)[r];
-        self.jump = Some(super::JumpSource::Group(g));
-        self.jump(Target::Event(EventRef::Gpu(row as usize)), true);
+        self.capture.jump = Some(JumpSource::Group(g));
+        self.go(Target::Event(EventRef::Gpu(row as usize)), true);
     }
 
     /// A click on the map: the cell under the pointer gets the cursor, then
     /// acts as Enter.
     pub(super) fn click_map(&mut self, x: u16, y: u16) {
-        let Some(v) = self.straggler.as_mut() else {
+        let Some(v) = self.capture.straggler.as_mut() else {
             return;
         };
         let area = self.layout.map_cells;

@@ -16,16 +16,13 @@ mod title;
 use super::action::{Action, Mode};
 use super::data::Loaded;
 use super::messages::Level;
-use super::state::{App, EventRef, JumpSource, Screen};
-use super::timescale::format_duration;
-use crate::analysis::launch::explain_late;
-use crate::analysis::skew::instance_skew;
+use super::state::{App, JumpSource, Screen};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
-use text::{short_duration, visible};
+use text::visible;
 use theme::Theme;
 
 /// Draws one frame. Records the timeline's size in the state.
@@ -72,13 +69,18 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         Constraint::Length(1),
     ])
     .areas(area);
-    let Some(l) = app.loaded.clone().filter(|l| !l.profile.files.is_empty()) else {
+    let Some(l) = app
+        .capture
+        .data
+        .clone()
+        .filter(|l| !l.profile.files.is_empty())
+    else {
         // Still loading, or no file could be opened: progress and errors.
         draw_loading(f, app, &theme, title, main, status);
         return;
     };
     // The full-screen view: chosen here, in one place.
-    if app.screen == Screen::Stragglers && app.straggler.is_some() {
+    if app.screen == Screen::Stragglers && app.capture.straggler.is_some() {
         stragglers::draw(f, area, app, &l, &theme);
         overlays::draw(f, main, app, &theme);
         return;
@@ -92,9 +94,10 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     };
     app.layout.label_width = label_width;
     app.layout.timeline = timeline_area;
-    app.timeline_height = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
-    app.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
-    app.keep_cursor_visible();
+    app.layout.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
+    let lanes = &mut app.capture.lanes;
+    lanes.scroll.visible = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
+    lanes.keep_cursor_visible();
     f.render_widget(
         Paragraph::new(title::title_line(app, &l, title.width)).style(theme.bar()),
         title,
@@ -105,59 +108,6 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         status,
     );
     overlays::draw(f, main, app, &theme);
-}
-
-/// What is selected, in one line: the answer with every panel closed.
-pub fn selection_text(app: &App, l: &Loaded) -> String {
-    let p = &l.profile;
-    if let Some((g, k)) = app.instance {
-        let group = &l.analysis.matching.groups[g];
-        let inst = instance_skew(p, group, k);
-        let why = explain_late(p, &l.analysis.clock, &l.analysis.matching, g, &inst);
-        // A whole host late is the answer, not its latest rank.
-        let late = match crate::analysis::skew::late_host(p, group, &inst) {
-            Some(h) => h.phrase(p),
-            None => format!(
-                "late {} +{}",
-                p.device_label(group.devices[inst.late]).tag(),
-                short_duration(inst.start_skew_ns)
-            ),
-        };
-        return format!(
-            "{} · instance {}/{} · {} · {} · {}",
-            group.key,
-            k + 1,
-            group.instances(),
-            inst.op,
-            late,
-            why.verdict.name()
-        );
-    }
-    match app.selection {
-        Some(EventRef::Gpu(r)) => {
-            let lane = &p.lanes[p.gpu.lane(r) as usize];
-            format!(
-                "{} · {} S{} · {}",
-                p.strings.get(p.gpu.name(r)),
-                p.device_label(lane.device).tag(),
-                lane.stream,
-                format_duration(p.gpu.end(r).saturating_sub(p.gpu.start(r)))
-            )
-        }
-        Some(EventRef::Api(r)) => format!(
-            "{} · T{} · {}",
-            p.strings.get(p.runtime.name(r)),
-            p.threads[p.runtime.thread(r) as usize].tid,
-            format_duration(p.runtime.end(r).saturating_sub(p.runtime.start(r)))
-        ),
-        Some(EventRef::Nvtx(r)) => format!(
-            "NVTX {} · T{} · {}",
-            p.strings.get(p.nvtx.name(r)),
-            p.threads[p.nvtx.thread(r) as usize].tid,
-            format_duration(p.nvtx.end(r).saturating_sub(p.nvtx.start(r)))
-        ),
-        None => String::new(),
-    }
 }
 
 /// The status line for a bar `width` columns wide: when it does not fit,
@@ -182,8 +132,8 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
     if let Some(b) = &app.banner {
         spans.push(Span::styled(format!(" {b} │"), theme.heading()));
     }
-    let sel = selection_text(app, l);
-    let focused = app.panel_view.focused(&app.panels);
+    let sel = app.capture.facts.status.clone();
+    let focused = app.panels.focused();
     if let Some(k) = focused
         && detail >= 2
     {
@@ -218,11 +168,11 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
             ""
         };
         spans.push(Span::styled(format!("{bar} {sel}"), theme.heading()));
-        let source = match &app.jump {
+        let source = match &app.capture.jump {
             Some(JumpSource::Group(g)) => {
                 format!("instances of {}", l.analysis.matching.groups[*g].key)
             }
-            Some(JumpSource::Finder { label, .. }) => match app.finder_hit(l) {
+            Some(JumpSource::Finder { label, .. }) => match app.finder_hit() {
                 Some((k, n)) => format!("{label} · hit {k} of {n}"),
                 None => label.clone(),
             },
@@ -239,7 +189,7 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
     if !l.complete {
         spans.push(Span::styled(" │ matching collectives…", theme.dim()));
     }
-    if let Some(m) = &app.message {
+    if let Some(m) = app.answer() {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
     } else if let Some(newest) = app.messages.newest() {
         // Kept until a key says something else; `!` lists them all.
@@ -288,7 +238,7 @@ fn draw_loading(
     main: Rect,
     status: Rect,
 ) {
-    let head = if app.loaded.is_some() {
+    let head = if app.capture.data.is_some() {
         " rankline  no file could be opened"
     } else {
         " rankline  loading…"
@@ -328,9 +278,9 @@ fn draw_loading(
         .label(label);
     f.render_widget(gauge, box_area);
     let mut lines: Vec<Line> = app
-        .file_errors
-        .iter()
-        .map(|e| visible(Line::styled(format!("⚠ {e}"), theme.warning())))
+        .messages
+        .errors()
+        .map(|e| visible(Line::styled(format!("⚠ {}", e.text), theme.warning())))
         .collect();
     if !lines.is_empty() {
         lines.insert(0, Line::from(""));

@@ -11,7 +11,7 @@ use crate::tui::finder;
 use crate::tui::index::Cat;
 use crate::tui::messages::Level;
 use crate::tui::scroll::Scroll;
-use crate::tui::state::{App, Overlay};
+use crate::tui::state::{App, Overlay, Pick, Ruler};
 use crate::tui::timescale::format_duration;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -39,30 +39,29 @@ fn popup(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
     f.render_widget(Paragraph::new(lines).block(block), area);
 }
 
+/// Draws the open overlay; a list records in its scroll what it showed.
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
-    // Help records what it showed, for paging.
-    if let Overlay::Help { scroll } = app.overlay {
-        app.help_scroll = help(f, area, app, theme, scroll);
-        return;
-    }
-    let app = &*app;
-    match &app.overlay {
-        Overlay::None | Overlay::Help { .. } => {}
-        Overlay::Legend => legend(f, area, theme),
-        Overlay::Finder { query, selected } => {
-            if let Some(l) = &app.loaded {
-                finder_popup(f, area, l, theme, query, *selected);
-            }
+    let shown = match &app.overlay {
+        Overlay::None => None,
+        Overlay::Help(scroll) => Some(help(f, area, app, theme, *scroll)),
+        Overlay::Legend => {
+            legend(f, area, theme);
+            None
         }
-        Overlay::BigEvents { selected } => {
-            if let Some(l) = &app.loaded {
-                big_events(f, area, app, l, theme, *selected);
-            }
-        }
-        Overlay::Messages { scroll } => messages(f, area, app, theme, *scroll),
+        Overlay::Finder { query, pick } => app
+            .capture
+            .data
+            .as_ref()
+            .map(|l| finder_popup(f, area, l, theme, query, *pick)),
+        Overlay::BigEvents(pick) => app
+            .capture
+            .data
+            .as_ref()
+            .map(|l| big_events(f, area, app, l, theme, *pick)),
+        Overlay::Messages(scroll) => Some(messages(f, area, app, theme, *scroll)),
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
-            let what = if app.relative_time {
+            let what = if app.ruler == Ruler::Relative {
                 "seconds from the first event"
             } else {
                 "seconds on the capture clock"
@@ -73,12 +72,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
                 &format!("go to time ({what})"),
                 vec![Line::from(format!("> {input}█"))],
             );
+            None
+        }
+    };
+    if let Some(fitted) = shown {
+        match &mut app.overlay {
+            Overlay::Help(s) | Overlay::Messages(s) => *s = fitted,
+            Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) => pick.scroll = fitted,
+            _ => {}
         }
     }
 }
 
-/// The help from the active keymap, from row `top`; returns its scroll.
-fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, top: usize) -> Scroll {
+/// The help from the active keymap, scrolled; returns what it showed.
+fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> Scroll {
     let mut lines = vec![
         Line::styled(format!("keymap: {}", app.keymap.source()), theme.dim()),
         Line::from(""),
@@ -94,10 +101,7 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, top: usize) -> Scro
         lines.push(Line::from(""));
     }
     let r = centered(area, 72, area.height.saturating_sub(2));
-    let mut scroll = Scroll {
-        top,
-        ..Scroll::default()
-    };
+    let mut scroll = scroll;
     scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
     let shown: Vec<Line> = lines
         .into_iter()
@@ -142,14 +146,17 @@ fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
     popup(f, r, "legend", lines);
 }
 
+/// The finder: the query, then the hits from the scroll's top, the one
+/// under the cursor whole; returns what it showed.
 fn finder_popup(
     f: &mut Frame,
     area: Rect,
     l: &Loaded,
     theme: &Theme,
     query: &str,
-    selected: usize,
-) {
+    pick: Pick,
+) -> Scroll {
+    let selected = pick.selected;
     let r = centered(area, 90, area.height.saturating_sub(4).max(6));
     let room = r.height.saturating_sub(4) as usize;
     let hits = finder::search(&l.entries, query, 200);
@@ -168,8 +175,10 @@ fn finder_popup(
         .map(|&e| wrap(text(e), width))
         .unwrap_or_default();
     let room = room.saturating_sub(selected_rows.len().saturating_sub(1));
-    let first = selected.saturating_sub(room.saturating_sub(1));
-    for (i, &e) in hits.iter().enumerate().skip(first).take(room) {
+    let mut scroll = pick.scroll;
+    scroll.fit(hits.len(), room);
+    scroll.show(selected);
+    for (i, &e) in hits.iter().enumerate().skip(scroll.top).take(room) {
         if i == selected {
             for row in &selected_rows {
                 lines.push(row.clone().style(theme.cursor_label()));
@@ -184,9 +193,19 @@ fn finder_popup(
         "find: kernels, NVTX ranges, collective groups (Enter jumps, n/N next)",
         lines,
     );
+    scroll
 }
 
-fn big_events(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, selected: usize) {
+/// The largest start skews; returns what it showed.
+fn big_events(
+    f: &mut Frame,
+    area: Rect,
+    app: &App,
+    l: &Loaded,
+    theme: &Theme,
+    pick: Pick,
+) -> Scroll {
+    let selected = pick.selected;
     let p = &l.profile;
     let row = |mark: &str, group: &str, inst: &str, op: &str, skew: &str, late: &str, v: &str| {
         format!("{mark:<2}{group:<16} {inst:>8} {op:<14} {skew:>10} {late:<6} {v}")
@@ -230,6 +249,8 @@ fn big_events(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, s
         "largest first"
     };
     let r = centered(area, 80, lines.len() as u16 + 2);
+    let mut scroll = pick.scroll;
+    scroll.fit(l.top_skews.len(), l.top_skews.len());
     popup(
         f,
         r,
@@ -240,9 +261,12 @@ fn big_events(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, s
         ),
         lines,
     );
+    scroll
 }
 
-fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) {
+/// The session's messages, wrapped under their level, scrolled; returns
+/// what it showed.
+fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> Scroll {
     let width = 100.min(area.width);
     // Hard-wrapped by hand under the level column, so that a long path
     // reads whole and the list knows its height.
@@ -251,7 +275,13 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) 
         .saturating_sub(LEVEL)
         .max(8);
     let mut lines: Vec<Line> = Vec::new();
-    for m in app.messages.all().iter().skip(scroll) {
+    if app.messages.is_empty() {
+        lines.push(Line::styled(
+            "no messages: every input loaded, no key said anything",
+            theme.dim(),
+        ));
+    }
+    for m in app.messages.all() {
         let style = match m.level {
             Level::Info => Style::default(),
             Level::Warn | Level::Error => theme.warning(),
@@ -271,10 +301,14 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: usize) 
     }
     let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     let r = centered(area, width, height);
+    let mut scroll = scroll;
+    scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
     let title = format!(
         "messages ({}) — {} close",
         app.messages.len(),
         app.keymap.keys_for(Mode::Panel, Action::Cancel)
     );
-    popup(f, r, &title, lines);
+    let shown = lines.into_iter().skip(scroll.top).collect();
+    popup(f, r, &title, shown);
+    scroll
 }

@@ -124,7 +124,7 @@ fn label_width(v: &StragglerView, l: &Loaded, width: u16) -> u16 {
 
 /// Draws the map into `area` (title and status bars included).
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme) {
-    let Some(mut v) = app.straggler.take() else {
+    let Some(mut v) = app.capture.straggler.take() else {
         return;
     };
     let title = Rect { height: 1, ..area };
@@ -175,7 +175,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
     rows(buf, main.x, lw, cells, &v, l, theme);
     let line = status_line(app, &v, l, status.width);
     f.render_widget(Paragraph::new(visible(line)).style(theme.bar()), status);
-    app.straggler = Some(v);
+    app.capture.straggler = Some(v);
 }
 
 /// The label header and instance numbers every ten columns; big events

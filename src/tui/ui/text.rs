@@ -21,12 +21,4 @@ pub(super) fn visible(mut line: Line<'static>) -> Line<'static> {
     line
 }
 
-/// "45.4 ms", "27.3 µs": one decimal, in the unit that suits.
-pub(super) fn short_duration(ns: i64) -> String {
-    match ns.abs() {
-        n if n >= 1_000_000_000 => format!("{:.2} s", ns as f64 / 1e9),
-        n if n >= 1_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
-        n if n >= 1_000 => format!("{:.1} µs", ns as f64 / 1e3),
-        _ => format!("{ns} ns"),
-    }
-}
+pub(super) use crate::tui::timescale::short_duration;

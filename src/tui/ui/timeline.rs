@@ -3,12 +3,12 @@
 use super::cells::{Cell, cells};
 use super::labels::{fit_name, fit_words, marker_labels, tick_labels};
 use super::theme::Theme;
-use crate::analysis::skew::instance_skew;
 use crate::text_safe::escape_controls;
+use crate::tui::capture::time::{event_span, row_view};
 use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, Track};
-use crate::tui::lanes::LaneKind;
-use crate::tui::state::{App, EventRef, event_on_row, event_span};
+use crate::tui::lanes::{LaneKind, event_on_row};
+use crate::tui::state::{App, EventRef, Ruler};
 use crate::tui::timescale::{format_abs, format_offset, tick_step};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -60,23 +60,31 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
     let geo = Geometry {
         x0: area.x + lw + 1,
         width,
-        t0: app.view.t0,
-        ns_per_cell: app.view.span / width as f64,
+        t0: app.capture.view.t0,
+        ns_per_cell: app.capture.view.span / width as f64,
     };
     let markers = instance_markers(app, l, &geo);
     draw_ruler(buf, area, app, l, &geo, &markers, theme);
     let selected = selected_rows(app, l);
     let late_lane = late_lane(app, l);
     let rows_h = (area.height - RULER_ROWS) as usize;
-    for (i, row) in app.rows.iter().enumerate().skip(app.scroll).take(rows_h) {
-        let y = area.y + RULER_ROWS + (i - app.scroll) as u16;
+    for (i, row) in app
+        .capture
+        .lanes
+        .rows
+        .iter()
+        .enumerate()
+        .skip(app.capture.lanes.scroll.top)
+        .take(rows_h)
+    {
+        let y = area.y + RULER_ROWS + (i - app.capture.lanes.scroll.top) as u16;
         let is_late = late_lane.is_some_and(|k| k == row.kind);
         // Escaped before the cut, so the `◀` and padding fit what is shown.
         let mut label = escape_controls(&row.label).into_owned();
         if row.collapsible {
             label = format!(
                 "{}{}",
-                if app.collapsed.contains(&row.kind) {
+                if app.capture.lanes.collapsed.contains(&row.kind) {
                     "▸"
                 } else {
                     "▾"
@@ -84,7 +92,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
                 label
             );
         }
-        let style = if i == app.cursor {
+        let style = if i == app.capture.lanes.cursor {
             theme.cursor_label()
         } else if is_late {
             theme.late_label()
@@ -100,7 +108,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         };
         put_str(buf, area.x, y, max, &format!("{shown:<max$}"), style);
         draw_row(buf, y, &geo, app, l, row.kind, &selected, &markers, theme);
-        if i == app.cursor {
+        if i == app.capture.lanes.cursor {
             // The cursor: the time under it is what Enter selects.
             let x = geo.x0 + (width / 2) as u16;
             if let Some(cell) = buf.cell_mut((x, y)) {
@@ -118,7 +126,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
 
 /// Columns of the selected instance's earliest start, latest start and end.
 fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'static str)> {
-    let Some((g, k)) = app.instance else {
+    let Some((g, k)) = app.capture.instance() else {
         return Vec::new();
     };
     // On the reference clock, as the view.
@@ -144,7 +152,7 @@ fn draw_ruler(
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
     // Relative ticks are at round offsets from the first event.
-    let origin = if app.relative_time {
+    let origin = if app.ruler == Ruler::Relative {
         l.span.map_or(0, |s| s.0) as f64
     } else {
         0.0
@@ -162,7 +170,7 @@ fn draw_ruler(
     let y = area.y;
     let mode = match utc0 {
         Some(_) => "utc",
-        None if app.relative_time => "rel",
+        None if app.ruler == Ruler::Relative => "rel",
         None => "abs",
     };
     put_str(
@@ -183,7 +191,7 @@ fn draw_ruler(
         if let Some(c) = geo.col(t as i64) {
             let text = if let Some(u) = utc0 {
                 crate::tui::wallclock::tick_label(u.saturating_add(t as i64), step)
-            } else if app.relative_time {
+            } else if app.ruler == Ruler::Relative {
                 format_offset(t - origin, step)
             } else {
                 format_abs(t, step)
@@ -209,22 +217,20 @@ fn draw_ruler(
 
 /// GPU rows highlighted as selected: the instance's kernels, or the event.
 fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
-    if let Some((g, k)) = app.instance {
+    if let Some((g, k)) = app.capture.instance() {
         return l.analysis.matching.groups[g]
             .instance_rows(k)
             .iter()
             .map(|&r| EventRef::Gpu(r as usize))
             .collect();
     }
-    app.selection.into_iter().collect()
+    app.capture.selection.into_iter().collect()
 }
 
 /// The stream row of the selected instance's late rank.
 fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
-    let (g, k) = app.instance?;
-    let group = &l.analysis.matching.groups[g];
-    let late = group.instance_rows(k)[instance_skew(&l.profile, group, k).late];
-    Some(LaneKind::Stream(l.profile.gpu.lane(late as usize)))
+    let late = app.capture.facts.late.as_ref()?;
+    Some(LaneKind::Stream(l.profile.gpu.lane(late.row)))
 }
 
 fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
@@ -253,7 +259,7 @@ fn draw_row(
 ) {
     let p = &l.profile;
     // The row's file clock: the view is on the reference clock.
-    let file_t0 = geo.t0 - l.shift_ns(l.row_file(kind), geo.t0 as i64) as f64;
+    let file_t0 = row_view(l, kind, app.capture.view).t0;
     let (row_cells, track): (Vec<Cell>, Option<Track>) = match kind {
         LaneKind::Missing(_) => {
             put_str(
@@ -283,8 +289,7 @@ fn draw_row(
             ];
             for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| on_row(ln)) {
                 let t = l.index.gpu_track(p, lane);
-                let t0 = geo.t0
-                    - l.shift_ns(l.row_file(LaneKind::Stream(lane as u32)), geo.t0 as i64) as f64;
+                let t0 = row_view(l, LaneKind::Stream(lane as u32), app.capture.view).t0;
                 for (m, c) in merged
                     .iter_mut()
                     .zip(cells(&t, t0, geo.ns_per_cell, geo.width))
@@ -316,7 +321,10 @@ fn draw_row(
     // Columns of selected events on this row, even if they are too small to
     // dominate a cell.
     let mut sel_cols = vec![false; geo.width];
-    for &e in selected.iter().filter(|&&e| event_on_row(l, kind, e)) {
+    for &e in selected
+        .iter()
+        .filter(|&&e| event_on_row(p, &l.index, kind, e))
+    {
         let (a, b) = event_span(l, e);
         let ca = geo
             .col(a)
@@ -353,7 +361,6 @@ fn draw_row(
     }
     // Names on events wide enough to hold them.
     let Some(track) = track else { return };
-    let _ = app;
     let mut c = 0;
     while c < row_cells.len() {
         let cell = row_cells[c];

@@ -29,9 +29,10 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 5,
         });
     }
-    if !app.file_errors.is_empty() {
+    let failed = app.messages.errors().count();
+    if failed > 0 {
         items.push(Item {
-            text: format!("  ⚠ {} file(s) failed", app.file_errors.len()),
+            text: format!("  ⚠ {failed} file(s) failed"),
             keep: 5,
         });
     }
@@ -58,14 +59,17 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         keep: 0,
     });
     items.push(Item {
-        text: format!("  ·  window {}", format_duration(app.view.span as i64)),
+        text: format!(
+            "  ·  window {}",
+            format_duration(app.capture.view.span as i64)
+        ),
         keep: u8::MAX,
     });
     let clock = match app.utc_origin(l) {
-        Some(utc0) => {
-            crate::tui::wallclock::date_and_minute(utc0.saturating_add(app.view.center() as i64))
-        }
-        None if app.relative_time => "relative time".into(),
+        Some(utc0) => crate::tui::wallclock::date_and_minute(
+            utc0.saturating_add(app.capture.view.center() as i64),
+        ),
+        None if app.ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
         None => "capture clock".into(),
     };
     items.push(Item {
@@ -85,7 +89,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 4,
         });
     }
-    if app.focus {
+    if app.capture.lanes.focus {
         items.push(Item {
             text: "  ·  FOCUS".into(),
             keep: 4,

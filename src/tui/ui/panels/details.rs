@@ -59,7 +59,7 @@ fn cpu_event(
 /// Everything about the selected event.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
-    let Some(e) = app.selection else {
+    let Some(e) = app.capture.selection else {
         return PanelLines::one("Nothing selected (Enter selects the event under the cursor).");
     };
     let (name, _, _, place, thread, at) = match e {
@@ -108,7 +108,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         ),
     };
     // Shown on the reference clock, as the timeline.
-    let (start, end) = crate::tui::state::event_span(l, e);
+    let (start, end) = crate::tui::capture::time::event_span(l, e);
     let mut out = PanelLines::one(Line::styled(name, theme.heading()));
     out.push(place);
     out.push(Line::from(vec![Span::raw(format!(

@@ -3,8 +3,7 @@
 //! once, and only the cause that matches the verdict.
 
 use super::lines::{PanelLines, secs};
-use crate::analysis::launch::{Verdict, before_return, explain_late};
-use crate::analysis::skew::instance_skew;
+use crate::analysis::launch::{Verdict, before_return};
 use crate::profile::NONE;
 use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
@@ -31,7 +30,7 @@ fn call_to_start(ns: i64) -> String {
 
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
-    let Some(EventRef::Gpu(r)) = app.selection else {
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
         return PanelLines::one("Select a kernel to see its launch call.");
     };
     let mut out = PanelLines::default();
@@ -56,11 +55,13 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             ),
             Some(EventRef::Api(c)),
         );
+        // Shown on the reference clock, as the timeline.
+        let (start, end) = crate::tui::capture::time::event_span(l, EventRef::Api(c));
         out.push(format!(
             "call took {} ({} → {})",
-            format_duration(p.runtime.end(c).saturating_sub(p.runtime.start(c))),
-            secs(p.runtime.start(c)),
-            secs(p.runtime.end(c))
+            format_duration(end.saturating_sub(start)),
+            secs(start),
+            secs(end)
         ));
         out.push(call_to_start(
             p.gpu.start(r).saturating_sub(p.runtime.end(c)),
@@ -76,12 +77,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.dim(),
         ));
     }
-    let Some((g, k)) = app.instance else {
+    let Some(why) = &app.capture.facts.late else {
         return out;
     };
-    let group = &l.analysis.matching.groups[g];
-    let inst = instance_skew(p, group, k);
-    let why = explain_late(p, &l.analysis.clock, &l.analysis.matching, g, &inst);
     out.push("");
     out.push_to(
         Line::styled(

@@ -175,13 +175,13 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     }
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
     let scroll = app
-        .panel_view
+        .panels
         .scroll_mut(r.kind)
         .fit(r.rows.len(), inner.height as usize);
-    let focused = app.panel_view.focused(&app.panels) == Some(r.kind);
-    let target = app.panel_view.last_opened == Some(r.kind);
+    let focused = app.panels.focused() == Some(r.kind);
+    let target = app.panels.last_opened == Some(r.kind);
     if focused {
-        let at = app.panel_view.cursor(r.kind);
+        let at = app.panels.cursor(r.kind);
         let line = r.lines.get(at).or(r.lines.last()).cloned().unwrap_or(0..0);
         for row in &mut r.rows[line] {
             *row = std::mem::take(row).patch_style(theme.cursor_label());

@@ -1,46 +1,63 @@
-//! The overlap panel: compute/NCCL overlap per device, whole file and
-//! visible window.
+//! The overlap panel: compute/NCCL overlap per device over the whole
+//! capture and over the window the view shows (derived by the state when
+//! the view changes, on the reference clock: every file's devices).
 
 use super::lines::{PanelLines, ms, shown_tag};
-use crate::analysis::Window;
-use crate::analysis::overlap::overlap;
+use crate::analysis::overlap::DeviceOverlap;
 use crate::tui::data::Loaded;
 use crate::tui::state::App;
 use crate::tui::ui::theme::Theme;
 use ratatui::text::Line;
 
-/// Compute/NCCL overlap per device, whole file and visible window.
+const HEADS: [&str; 7] = ["dev", "comp", "nccl", "ovl", "copy", "idle", "hid%"];
+
+/// One device's cells, in [`HEADS`] order.
+fn cells(l: &Loaded, d: &DeviceOverlap) -> [String; 7] {
+    [
+        shown_tag(&l.profile, d.device),
+        ms(d.compute_only_ns),
+        ms(d.nccl_only_ns),
+        ms(d.overlap_ns),
+        ms(d.copy_only_ns),
+        ms(d.idle_ns),
+        d.nccl_overlapped_pct()
+            .map_or("-".into(), |v| format!("{v:.1}")),
+    ]
+}
+
+/// Compute/NCCL overlap per device, whole capture and visible window.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
-    let p = &l.profile;
-    let w = Window {
-        start: app.view.t0 as i64,
-        end: app.view.end() as i64,
+    let sections = [
+        ("whole capture, ms", &l.analysis.overlap),
+        ("visible window, ms", &app.capture.windowed.overlap),
+    ];
+    let rows: Vec<Vec<[String; 7]>> = sections
+        .iter()
+        .map(|(_, ds)| ds.iter().map(|d| cells(l, d)).collect())
+        .collect();
+    // Every column as wide as its widest cell, one space apart: figures
+    // never run into each other, however large.
+    let mut width = HEADS.map(|h| h.chars().count());
+    for row in rows.iter().flatten() {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String; 7]| {
+        let mut s = format!("{:<w$}", cells[0], w = width[0]);
+        for (c, w) in cells.iter().zip(width).skip(1) {
+            s += &format!(" {c:>w$}");
+        }
+        s
     };
-    let visible = overlap(p, &l.analysis.classes, &l.analysis.clock, w);
     let mut out = PanelLines::one(Line::styled(
-        format!(
-            "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-            "dev", "comp", "nccl", "ovl", "copy", "idle", "hid%"
-        ),
+        line(&HEADS.map(String::from)),
         theme.heading(),
     ));
-    for (title, rows) in [
-        ("whole file, ms", &l.analysis.overlap),
-        ("visible window, ms", &visible),
-    ] {
+    for ((title, _), rows) in sections.iter().zip(&rows) {
         out.push(Line::styled(title.to_string(), theme.dim()));
-        for d in rows {
-            out.push(Line::from(format!(
-                "{:<6}{:>9}{:>9}{:>9}{:>9}{:>9}{:>7}",
-                shown_tag(p, d.device),
-                ms(d.compute_only_ns),
-                ms(d.nccl_only_ns),
-                ms(d.overlap_ns),
-                ms(d.copy_only_ns),
-                ms(d.idle_ns),
-                d.nccl_overlapped_pct()
-                    .map_or("-".into(), |v| format!("{v:.1}"))
-            )));
+        for r in rows {
+            out.push(Line::from(line(r)));
         }
     }
     out.push(Line::styled(

@@ -3,7 +3,6 @@
 
 use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::clock::ClockMethod;
-use crate::analysis::skew::instance_skew;
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
 use crate::tui::ui::theme::Theme;
@@ -50,14 +49,14 @@ fn rank_order(starts: &[i64]) -> Vec<(Option<&'static str>, Vec<usize>)> {
 
 /// The skew of the selected instance, one row per rank.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
-    let Some((g, k)) = app.instance else {
+    let facts = &app.capture.facts;
+    let (Some((g, k)), Some(inst)) = (facts.instance, &facts.skew) else {
         return PanelLines::one(
             "Select an NCCL kernel (Enter) or jump to a big event (]) to see its ranks.",
         );
     };
     let p = &l.profile;
     let group = &l.analysis.matching.groups[g];
-    let inst = instance_skew(p, group, k);
     let rows = group.instance_rows(k);
     let mut out = PanelLines::one(Line::styled(
         format!(

@@ -42,8 +42,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
     let dev = app
-        .rows
-        .get(app.cursor)
+        .capture
+        .lanes
+        .at_cursor()
         .and_then(|r| row_device(p, &l.index, r.kind));
     let Some(dev) = dev else {
         out.push(Line::from("move to a device row for its NCCL breakdown"));

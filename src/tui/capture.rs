@@ -1,0 +1,262 @@
+//! One loaded capture as the timeline holds it: its data (one view per file
+//! and the analyses across them), the window on it, its lanes and cursor,
+//! what is selected and what `n`/`N` step through, the jump history, the
+//! straggler map last shown, and what is derived from the selection and
+//! the window. The app holds one (two with a baseline: switching swaps
+//! them); everything numbered per capture (events, groups, lanes) stays
+//! with its capture.
+
+pub mod facts;
+pub mod time;
+
+use crate::analysis::Window;
+use crate::analysis::overlap::{DeviceOverlap, overlap};
+use crate::tui::data::Loaded;
+use crate::tui::history::History;
+use crate::tui::lanes::{self, LaneKind, LaneRow};
+use crate::tui::scroll::Scroll;
+use crate::tui::selection::{EventRef, JumpSource, Place, Screen};
+use crate::tui::stragglers::StragglerView;
+use crate::tui::timescale::View;
+use facts::Facts;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The timeline's rows and the cursor over them.
+#[derive(Debug, Clone, Default)]
+pub struct Lanes {
+    pub rows: Vec<LaneRow>,
+    /// Host, device and API rows whose rows below are hidden.
+    pub collapsed: HashSet<LaneKind>,
+    /// Focus mode: only the selected group's lanes, latest first.
+    pub focus: bool,
+    /// The row the cursor is on.
+    pub cursor: usize,
+    /// Which rows are on screen; drawing records how many fit.
+    pub scroll: Scroll,
+}
+
+impl Lanes {
+    /// The row under the cursor.
+    pub fn at_cursor(&self) -> Option<&LaneRow> {
+        self.rows.get(self.cursor)
+    }
+
+    /// Moves the cursor by `by` rows, within the rows there are.
+    pub fn move_cursor(&mut self, by: isize) {
+        let n = self.rows.len();
+        if n > 0 {
+            self.cursor = (self.cursor as isize + by).clamp(0, n as isize - 1) as usize;
+            self.keep_cursor_visible();
+        }
+    }
+
+    /// Puts the cursor on row `row` (the last row when past it).
+    pub fn put_cursor(&mut self, row: usize) {
+        self.cursor = row.min(self.rows.len().saturating_sub(1));
+        self.keep_cursor_visible();
+    }
+
+    /// Scrolls so the cursor row is on screen (after a resize too), and
+    /// never past the last row: when the terminal grows, the view stays
+    /// full rather than keeping rows scrolled off the top.
+    pub fn keep_cursor_visible(&mut self) {
+        // Before the first frame the height is not known: the first rows
+        // stay on screen, the frame scrolls if the cursor is below them.
+        let visible = self.scroll.visible;
+        self.scroll.fit(self.rows.len(), visible);
+        if visible > 0 {
+            self.scroll.show(self.cursor);
+        }
+    }
+
+    /// The position of the row of kind `kind`, if shown.
+    pub fn find(&self, kind: LaneKind) -> Option<usize> {
+        self.rows.iter().position(|r| r.kind == kind)
+    }
+}
+
+/// The overlap figures of the window the view shows, derived when the
+/// view changes (not in every frame).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Windowed {
+    /// The window they cover, on the reference clock.
+    pub window: Option<Window>,
+    pub overlap: Vec<DeviceOverlap>,
+}
+
+/// One capture and the timeline's state on it.
+#[derive(Default)]
+pub struct Capture {
+    /// What was loaded; `None` until the loader's first frame arrives.
+    pub data: Option<Arc<Loaded>>,
+    /// The window on the timeline, on the reference clock.
+    pub view: View,
+    pub lanes: Lanes,
+    pub selection: Option<EventRef>,
+    /// What `n` / `N` step through.
+    pub jump: Option<JumpSource>,
+    /// Places left by jumps (`Backspace` back, `alt-Right` forward).
+    pub history: History<Place>,
+    /// The straggler map of the group last shown (kept while the group
+    /// stays the same, so its cursor and sort survive a trip to the
+    /// timeline).
+    pub straggler: Option<StragglerView>,
+    /// What is derived from the selection, when it changes.
+    pub facts: Facts,
+    /// What is derived from the view's window, when it changes.
+    pub windowed: Windowed,
+}
+
+impl Capture {
+    /// The data as it is now: a cheap handle the caller may hold while it
+    /// changes the capture.
+    pub fn data(&self) -> Option<Arc<Loaded>> {
+        self.data.clone()
+    }
+
+    /// The matched instance selected, if any.
+    pub fn instance(&self) -> Option<(usize, usize)> {
+        self.facts.instance
+    }
+
+    /// Installs `data`: the first time, the view fits everything; later
+    /// (the analyses arrive, replacing the first frame's), the view, the
+    /// selection and the lanes' state stay and what is derived is
+    /// derived again.
+    pub fn set_data(&mut self, data: Arc<Loaded>) {
+        let first = self.data.is_none();
+        self.data = Some(data.clone());
+        if first && let Some((a, b)) = data.span {
+            self.view = View::fit(a, b);
+        }
+        self.windowed = Windowed::default();
+        self.rebuild_rows();
+        if first {
+            self.start_on_first_lane_with_events();
+        } else {
+            // The analyses may make the selection a matched collective.
+            let s = self.selection;
+            self.select(s, false);
+        }
+    }
+
+    /// The rows again, after a collapse, a focus change or new data.
+    pub fn rebuild_rows(&mut self) {
+        let Some(l) = self.data() else { return };
+        self.lanes.rows = match (self.lanes.focus, self.facts.instance) {
+            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, g, k),
+            _ => lanes::build(&l.profile, &l.analysis, &l.index, &self.lanes.collapsed),
+        };
+        let cursor = self.lanes.cursor;
+        self.lanes.put_cursor(cursor);
+    }
+
+    /// Puts the cursor on the first lane that has events, so that the first
+    /// Enter or Tab a new user presses does something.
+    fn start_on_first_lane_with_events(&mut self) {
+        let Some(l) = self.data() else { return };
+        let first =
+            self.lanes.rows.iter().position(|row| {
+                time::track(&l, row.kind).is_some_and(|(track, _)| !track.is_empty())
+            });
+        if let Some(i) = first {
+            self.lanes.put_cursor(i);
+        }
+    }
+
+    /// Where the user is, for the history.
+    pub fn place(&self, screen: Screen) -> Place {
+        Place {
+            selection: self.selection,
+            view: self.view,
+            cursor: self.lanes.cursor,
+            screen,
+        }
+    }
+
+    /// Start and end of the selection on the reference clock (the whole
+    /// instance for a collective).
+    pub fn selection_span(&self) -> Option<(i64, i64)> {
+        let l = self.data.as_ref()?;
+        if let Some((g, k)) = self.facts.instance {
+            let times = l.analysis.matching.groups[g].instance_times(k);
+            let a = times.iter().map(|t| t.0).min()?;
+            let b = times.iter().map(|t| t.1).max()?;
+            return Some((a, b));
+        }
+        self.selection.map(|e| time::event_span(l, e))
+    }
+
+    /// Selects an event (a matched NCCL kernel selects its whole
+    /// instance) and derives its facts; with `center`, brings it into
+    /// view. The cursor goes to the event's row, expanding what hides it.
+    pub fn select(&mut self, e: Option<EventRef>, center: bool) {
+        let Some(l) = self.data() else { return };
+        let was_focus = self.lanes.focus;
+        self.selection = e;
+        self.facts = Facts::of(&l, e);
+        let inst = self.facts.instance;
+        if inst.is_some() && !matches!(self.jump, Some(JumpSource::Finder { .. })) {
+            self.jump = inst.map(|(g, _)| JumpSource::Group(g));
+        }
+        if was_focus && inst.is_none() {
+            self.lanes.focus = false;
+        }
+        if self.lanes.focus || was_focus {
+            self.rebuild_rows();
+        }
+        let Some(e) = e else { return };
+        if center {
+            let (a, b) = self
+                .selection_span()
+                .unwrap_or_else(|| time::event_span(&l, e));
+            let len = b as f64 - a as f64;
+            // A collective is shown whole and large enough to read its
+            // ranks; a single event keeps the zoom unless it does not fit.
+            let too_small = inst.is_some() && len < self.view.span / 20.0;
+            if too_small || len > self.view.span * 0.8 {
+                self.view.show(a, b);
+            } else {
+                self.view.center_on((a as f64 + b as f64) / 2.0);
+            }
+        }
+        self.move_cursor_to_event(&l, e);
+    }
+
+    /// Puts the cursor on the row holding `e`, expanding what hides it.
+    fn move_cursor_to_event(&mut self, l: &Loaded, e: EventRef) {
+        let want = lanes::row_of_event(&l.profile, &l.index, e);
+        if self.lanes.find(want).is_none() {
+            let hidden_by = lanes::hidden_by(&l.profile, &l.index, want);
+            let mut changed = false;
+            for k in hidden_by {
+                changed |= self.lanes.collapsed.remove(&k);
+            }
+            if changed {
+                self.rebuild_rows();
+            }
+        }
+        if let Some(p) = self.lanes.find(want) {
+            self.lanes.put_cursor(p);
+        }
+    }
+
+    /// The overlap of the view's window, derived again when the window
+    /// changed since it was last.
+    pub fn derive_window(&mut self) {
+        let Some(l) = self.data.as_ref() else { return };
+        let w = Window {
+            start: self.view.t0 as i64,
+            end: self.view.end() as i64,
+        };
+        if self.windowed.window == Some(w) {
+            return;
+        }
+        let (a, p) = (&l.analysis, &l.profile);
+        self.windowed = Windowed {
+            window: Some(w),
+            overlap: overlap(p, &a.classes, &a.clock, w),
+        };
+    }
+}

@@ -1,0 +1,125 @@
+//! What the views say about the selection, derived once when it changes
+//! (never while drawing): its collective instance, the instance's skew as
+//! the analyses measured it, the late rank's launch, a whole host that was
+//! late, and the one-line answer the status bar shows.
+
+use crate::analysis::launch::{LateLaunch, explain_late};
+use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host};
+use crate::tui::data::Loaded;
+use crate::tui::selection::EventRef;
+use crate::tui::timescale::{format_duration, short_duration};
+
+/// The selection's facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// (group, 0-based instance), when the selection is a matched
+    /// collective.
+    pub instance: Option<(usize, usize)>,
+    /// The instance's skew, as the skew analysis has it.
+    pub skew: Option<InstanceSkew>,
+    /// Why the instance's late rank was late.
+    pub late: Option<LateLaunch>,
+    /// One host's ranks all arrived after the others'.
+    pub late_host: Option<LateHost>,
+    /// The selection in one line: the answer with every panel closed.
+    pub status: String,
+}
+
+impl Facts {
+    /// The facts of `selection` in `l`.
+    pub fn of(l: &Loaded, selection: Option<EventRef>) -> Facts {
+        let instance = match selection {
+            Some(EventRef::Gpu(r)) => l.analysis.matching.instance_of(r),
+            _ => None,
+        };
+        let Some((g, k)) = instance else {
+            return Facts {
+                status: event_status(l, selection),
+                ..Facts::default()
+            };
+        };
+        let (p, a) = (&l.profile, &l.analysis);
+        let group = &a.matching.groups[g];
+        let skew = stored_skew(l, g, k).unwrap_or_else(|| instance_skew(p, group, k));
+        // A big event's late launch is explained by the launch analysis.
+        let late = a
+            .launch
+            .late
+            .iter()
+            .find(|x| x.group == g && x.instance == k)
+            .cloned()
+            .unwrap_or_else(|| explain_late(p, &a.clock, &a.matching, g, &skew));
+        let host = late_host(p, group, &skew);
+        // A whole host late is the answer, not its latest rank.
+        let who = match host {
+            Some(h) => h.phrase(p),
+            None => format!(
+                "late {} +{}",
+                p.device_label(group.devices[skew.late]).tag(),
+                short_duration(skew.start_skew_ns)
+            ),
+        };
+        let status = format!(
+            "{} · instance {}/{} · {} · {} · {}",
+            group.key,
+            k + 1,
+            group.instances(),
+            skew.op,
+            who,
+            late.verdict.name()
+        );
+        Facts {
+            instance,
+            skew: Some(skew),
+            late: Some(late),
+            late_host: host,
+            status,
+        }
+    }
+}
+
+/// The rank (index into the group's devices) that started instance `k`
+/// of group `g` last.
+pub fn late_rank(l: &Loaded, g: usize, k: usize) -> usize {
+    match stored_skew(l, g, k) {
+        Some(s) => s.late,
+        None => instance_skew(&l.profile, &l.analysis.matching.groups[g], k).late,
+    }
+}
+
+/// Instance `k` of group `g` as the skew analysis measured it.
+fn stored_skew(l: &Loaded, g: usize, k: usize) -> Option<InstanceSkew> {
+    let gs = l.analysis.skews.iter().find(|s| s.group == g)?;
+    let at = gs.instances.binary_search_by_key(&k, |i| i.index).ok()?;
+    Some(gs.instances[at].clone())
+}
+
+/// A single event's line: its name, where it ran and how long.
+fn event_status(l: &Loaded, selection: Option<EventRef>) -> String {
+    let p = &l.profile;
+    match selection {
+        Some(EventRef::Gpu(r)) => {
+            let lane = &p.lanes[p.gpu.lane(r) as usize];
+            format!(
+                "{} · {} S{} · {}",
+                p.strings.get(p.gpu.name(r)),
+                p.device_label(lane.device).tag(),
+                lane.stream,
+                format_duration(p.gpu.end(r).saturating_sub(p.gpu.start(r)))
+            )
+        }
+        Some(EventRef::Api(r)) => format!(
+            "{} · T{} · {}",
+            p.strings.get(p.runtime.name(r)),
+            p.threads[p.runtime.thread(r) as usize].tid,
+            format_duration(p.runtime.end(r).saturating_sub(p.runtime.start(r)))
+        ),
+        Some(EventRef::Nvtx(r)) => format!(
+            "NVTX {} · T{} · {}",
+            p.strings.get(p.nvtx.name(r)),
+            p.threads[p.nvtx.thread(r) as usize].tid,
+            format_duration(p.nvtx.end(r).saturating_sub(p.nvtx.start(r)))
+        ),
+        None => String::new(),
+    }
+}
