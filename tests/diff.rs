@@ -569,15 +569,15 @@ fn different_device_sets_are_said_first_and_listed() {
     assert_eq!(d["completeness"]["only_before"], serde_json::json!([7]));
     assert_eq!(d["completeness"]["only_after"], serde_json::json!([]));
     assert_eq!(
-        d["completeness"]["before"]["no_activity"],
+        d["completeness"]["before"]["missing_devices"],
         serde_json::json!([0])
     );
     let t = text(&["diff", BEFORE, &after("fewer_devices")]);
     let warning = t
-        .find("! the captures cover different devices (8 before, 7 after)")
+        .find("! the captures cover different devices (8 expected before, 7 after)")
         .expect(&t);
     assert!(warning < t.find("\nSteps").unwrap(), "{t}");
-    assert!(t.contains("devices only before: D7"), "{t}");
+    assert!(t.contains("devices expected only before: D7"), "{t}");
     assert!(t.contains("before only"), "{t}");
 }
 
@@ -685,6 +685,69 @@ fn the_readme_example_is_real_output() {
             lines.any(|r| r == l),
             "README line not in the output (in order): {l:?}"
         );
+    }
+}
+
+/// The diff counts each side's devices as `report summary` does: the same
+/// lists in JSON, the summary's own sentence in text.
+fn assert_devices_counted_as_the_summary_counts_them(input: &str) {
+    let summary = json(&["report", "summary", input, "--no-cache", "--format", "json"]);
+    let d = diff_json(input, input, &["--no-cache"]);
+    for side in ["before", "after"] {
+        for key in [
+            "expected_devices",
+            "devices_with_kernels",
+            "missing_devices",
+            "listed_unused_devices",
+            "world_size",
+        ] {
+            assert_eq!(
+                d["completeness"][side][key], summary[key],
+                "{input}: {side} {key}"
+            );
+        }
+    }
+    let summary_text = text(&["report", "summary", input, "--no-cache"]);
+    let sentence = summary_text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("devices: "))
+        .expect(&summary_text)
+        .to_string();
+    let t = text(&["diff", input, input, "--no-cache"]);
+    assert!(
+        t.contains(&format!("devices before: {sentence}")),
+        "{input}: {t}"
+    );
+}
+
+#[test]
+fn devices_are_counted_as_the_summary_counts_them() {
+    for input in [BEFORE, "fixtures/multinode", "fixtures/per_rank"] {
+        assert_devices_counted_as_the_summary_counts_them(input);
+    }
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn real_exports_count_devices_as_the_summary_does() {
+    // 2023.2 lists 4 GPUs and has kernels on one: expected and listed
+    // differ, which is what the diff once counted as one.
+    let f = real_profiles().join("nsys2023_2_cutlass_osrt.sqlite");
+    let summary = json(&[
+        "report",
+        "summary",
+        f.to_str().unwrap(),
+        "--no-cache",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(
+        summary["expected_devices"].as_array().map(Vec::len),
+        summary["devices"].as_array().map(Vec::len),
+        "the export no longer lists unused GPUs: {summary}"
+    );
+    for f in sqlite_files(&real_profiles()) {
+        assert_devices_counted_as_the_summary_counts_them(f.to_str().unwrap());
     }
 }
 

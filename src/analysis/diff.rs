@@ -14,7 +14,7 @@ mod side;
 mod skew;
 mod steps;
 
-pub use completeness::DiffCompleteness;
+pub use completeness::{DeviceSet, DiffCompleteness};
 pub use kernels::{ClassDelta, KernelClass, KernelDelta};
 pub use overlap::OverlapPair;
 pub use regressions::{Metric, Regression};

@@ -11,7 +11,7 @@ mod nccl;
 mod overlap;
 mod skew;
 mod stragglers;
-mod summary;
+pub(crate) mod summary;
 pub mod table;
 
 use crate::analysis::Analysis;

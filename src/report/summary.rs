@@ -66,6 +66,19 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
     })
 }
 
+/// `6 expected, 5 with kernels, 1 missing, 2 listed but unused`: how the
+/// summary (and the diff, by the same definitions) counts devices.
+pub(crate) fn device_counts(
+    expected: usize,
+    with_kernels: usize,
+    missing: usize,
+    listed_unused: usize,
+) -> String {
+    format!(
+        "{expected} expected, {with_kernels} with kernels, {missing} missing, {listed_unused} listed but unused"
+    )
+}
+
 fn device_name(cx: &Context, d: u32) -> String {
     let dev = &cx.profile.devices[d as usize];
     dev.name
@@ -117,11 +130,13 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
         None => out += "  span: no events\n",
     }
     out += &format!(
-        "  devices: {} expected, {} with kernels, {} missing, {} listed but unused\n\n",
-        c.expected.len(),
-        c.with_kernels.len(),
-        c.missing.len(),
-        c.listed_unused.len()
+        "  devices: {}\n\n",
+        device_counts(
+            c.expected.len(),
+            c.with_kernels.len(),
+            c.missing.len(),
+            c.listed_unused.len()
+        )
     );
     let mut t = Table::new(&[
         "device", "name", "pids", "kernels", "memcpy", "memset", "runtime", "nvtx", "status",

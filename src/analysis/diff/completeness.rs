@@ -1,46 +1,63 @@
-//! Whether the two captures cover the same devices: devices on one side
-//! only, devices recorded with no activity, and the world sizes.
+//! Whether the two captures cover the same devices, counted as the
+//! summary counts them (expected: a CUDA context; with kernels; missing:
+//! a context but no activity; listed but unused), the devices expected on
+//! one side only, and the world sizes.
 
 use super::side::Side;
 use crate::profile::DeviceLabel;
 
+/// One capture's devices, by the summary's definitions.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeviceSet {
+    /// Devices with a CUDA context.
+    pub expected: Vec<DeviceLabel>,
+    pub with_kernels: Vec<DeviceLabel>,
+    /// Expected, but no kernel, memcpy or memset recorded.
+    pub missing: Vec<DeviceLabel>,
+    /// Listed in `TARGET_INFO_GPU` without a context.
+    pub listed_unused: Vec<DeviceLabel>,
+    /// The job's world size, when the capture environment records it.
+    pub world_size: Option<u32>,
+}
+
 /// What the two captures' device sets say.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DiffCompleteness {
-    /// Devices each side expected or listed (`Completeness::devices`).
-    pub before_devices: Vec<DeviceLabel>,
-    pub after_devices: Vec<DeviceLabel>,
-    /// Devices (paired by label) on one side only.
+    pub before: DeviceSet,
+    pub after: DeviceSet,
+    /// Expected devices (paired by label) on one side only.
     pub only_before: Vec<DeviceLabel>,
     pub only_after: Vec<DeviceLabel>,
-    /// Devices with a CUDA context but no GPU activity, per side.
-    pub missing_before: Vec<DeviceLabel>,
-    pub missing_after: Vec<DeviceLabel>,
-    /// The job's world size, when the capture environment records it.
-    pub before_world_size: Option<u32>,
-    pub after_world_size: Option<u32>,
 }
 
 impl DiffCompleteness {
-    /// The two sides cover different devices (or report different world
+    /// The two sides expect different devices (or report different world
     /// sizes): figures are compared per device, and totals cover
     /// different sets.
     pub fn differs(&self) -> bool {
         !self.only_before.is_empty()
             || !self.only_after.is_empty()
-            || self.before_world_size != self.after_world_size
-            || self.before_devices.len() != self.after_devices.len()
+            || self.before.world_size != self.after.world_size
+            || self.before.expected.len() != self.after.expected.len()
     }
 }
 
-fn labels(s: Side, ids: impl IntoIterator<Item = u32>) -> Vec<DeviceLabel> {
-    ids.into_iter().map(|d| s.profile.device_label(d)).collect()
+fn device_set(s: Side) -> DeviceSet {
+    let c = &s.analysis.completeness;
+    let labels = |ids: &[u32]| -> Vec<DeviceLabel> {
+        ids.iter().map(|&d| s.profile.device_label(d)).collect()
+    };
+    DeviceSet {
+        expected: labels(&c.expected),
+        with_kernels: labels(&c.with_kernels),
+        missing: labels(&c.missing),
+        listed_unused: labels(&c.listed_unused),
+        world_size: c.world_size,
+    }
 }
 
 pub fn diff_completeness(before: Side, after: Side) -> DiffCompleteness {
-    let (bc, ac) = (&before.analysis.completeness, &after.analysis.completeness);
-    let before_devices = labels(before, bc.devices.iter().map(|d| d.device));
-    let after_devices = labels(after, ac.devices.iter().map(|d| d.device));
+    let (before, after) = (device_set(before), device_set(after));
     let absent = |from: &[DeviceLabel], other: &[DeviceLabel]| -> Vec<DeviceLabel> {
         from.iter()
             .filter(|d| !other.iter().any(|o| o.key == d.key))
@@ -48,13 +65,9 @@ pub fn diff_completeness(before: Side, after: Side) -> DiffCompleteness {
             .collect()
     };
     DiffCompleteness {
-        only_before: absent(&before_devices, &after_devices),
-        only_after: absent(&after_devices, &before_devices),
-        missing_before: labels(before, bc.missing.iter().copied()),
-        missing_after: labels(after, ac.missing.iter().copied()),
-        before_world_size: bc.world_size,
-        after_world_size: ac.world_size,
-        before_devices,
-        after_devices,
+        only_before: absent(&before.expected, &after.expected),
+        only_after: absent(&after.expected, &before.expected),
+        before,
+        after,
     }
 }

@@ -3,7 +3,7 @@
 //! the before value is 0.
 
 use crate::analysis::diff::{
-    Diff, DiffCompleteness, OverlapPair, Regression, SkewPair, SkewSide, StepFigures,
+    DeviceSet, Diff, DiffCompleteness, OverlapPair, Regression, SkewPair, SkewSide, StepFigures,
 };
 use crate::analysis::launch::Verdict;
 use crate::profile::{DeviceKey, DeviceLabel};
@@ -83,18 +83,21 @@ fn skew(s: &SkewPair) -> Value {
     })
 }
 
+/// One side's devices, under the keys `report summary` gives them.
+fn device_set(s: &DeviceSet) -> Value {
+    json!({
+        "expected_devices": devices(&s.expected),
+        "devices_with_kernels": devices(&s.with_kernels),
+        "missing_devices": devices(&s.missing),
+        "listed_unused_devices": devices(&s.listed_unused),
+        "world_size": s.world_size,
+    })
+}
+
 fn completeness(c: &DiffCompleteness) -> Value {
     json!({
-        "before": {
-            "devices": devices(&c.before_devices),
-            "no_activity": devices(&c.missing_before),
-            "world_size": c.before_world_size,
-        },
-        "after": {
-            "devices": devices(&c.after_devices),
-            "no_activity": devices(&c.missing_after),
-            "world_size": c.after_world_size,
-        },
+        "before": device_set(&c.before),
+        "after": device_set(&c.after),
         "only_before": devices(&c.only_before),
         "only_after": devices(&c.only_after),
     })

@@ -4,10 +4,11 @@
 
 use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use super::options::DiffOptions;
-use crate::analysis::diff::{Diff, DiffCompleteness, Regression, delta_pct};
+use crate::analysis::diff::{DeviceSet, Diff, DiffCompleteness, Regression, delta_pct};
 use crate::analysis::stats::Spread;
 use crate::profile::DeviceLabel;
 use crate::report::fit::{Keep, TEXT_WIDTH, shorten};
+use crate::report::summary::device_counts;
 use crate::report::table::{self, Table};
 use crate::text_safe::escape_controls as safe;
 use std::path::PathBuf;
@@ -163,15 +164,15 @@ fn differs_warning(l: &Layout, c: &DiffCompleteness) -> String {
         return String::new();
     }
     let mut parts = vec![format!(
-        "the captures cover different devices ({} before, {} after)",
-        c.before_devices.len(),
-        c.after_devices.len()
+        "the captures cover different devices ({} expected before, {} after)",
+        c.before.expected.len(),
+        c.after.expected.len()
     )];
-    if c.before_world_size != c.after_world_size {
+    if c.before.world_size != c.after.world_size {
         parts.push(format!(
             "world size {} before, {} after",
-            world(c.before_world_size),
-            world(c.after_world_size)
+            world(c.before.world_size),
+            world(c.after.world_size)
         ));
     }
     parts.push("figures are compared per device; totals cover different device sets".into());
@@ -181,23 +182,31 @@ fn differs_warning(l: &Layout, c: &DiffCompleteness) -> String {
 fn completeness(l: &Layout) -> String {
     let c = &l.diff.completeness;
     let mut out = String::from("\nCompleteness\n");
+    let counts = |s: &DeviceSet| {
+        device_counts(
+            s.expected.len(),
+            s.with_kernels.len(),
+            s.missing.len(),
+            s.listed_unused.len(),
+        )
+    };
+    out += &l.note(&format!("devices before: {}", counts(&c.before)));
+    out += &l.note(&format!("devices after: {}", counts(&c.after)));
     out += &l.note(&format!(
-        "devices: {} before, {} after; world size: {} before, {} after",
-        c.before_devices.len(),
-        c.after_devices.len(),
-        world(c.before_world_size),
-        world(c.after_world_size)
+        "world size: {} before, {} after",
+        world(c.before.world_size),
+        world(c.after.world_size)
     ));
     let lists = [
-        ("devices only before", &c.only_before),
-        ("devices only after", &c.only_after),
+        ("devices expected only before", &c.only_before),
+        ("devices expected only after", &c.only_after),
         (
             "no GPU activity recorded before (CUDA context only)",
-            &c.missing_before,
+            &c.before.missing,
         ),
         (
             "no GPU activity recorded after (CUDA context only)",
-            &c.missing_after,
+            &c.after.missing,
         ),
     ];
     for (what, list) in lists {
@@ -205,7 +214,7 @@ fn completeness(l: &Layout) -> String {
             out += &l.note(&format!("{what}: {}", labels(list)));
         }
     }
-    if !c.differs() && c.missing_before.is_empty() && c.missing_after.is_empty() {
+    if !c.differs() && c.before.missing.is_empty() && c.after.missing.is_empty() {
         out += &l.note("both captures cover the same devices");
     }
     out
