@@ -117,7 +117,8 @@ pub struct FileMapping {
     pub method: ClockMethod,
     /// What is added to the file's timestamps at its first event (ms).
     pub offset_ms: f64,
-    pub drift_ppm: f64,
+    /// The fitted drift (ppm of the file's time since its first event).
+    pub ppm: f64,
     pub drift_fitted: bool,
     pub residual_ms: Option<Spread>,
     pub instances_used: usize,
@@ -370,7 +371,7 @@ impl Alignment {
             timebase: c.timebase,
             method: c.method,
             offset_ms: c.offset_ns / 1e6,
-            drift_ppm: c.drift_ppm,
+            ppm: c.drift_ppm,
             drift_fitted: c.drift_fitted,
             residual_ms: c.residual_ms,
             instances_used: c.instances_used,

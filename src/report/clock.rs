@@ -22,7 +22,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "timebase": c.timebase.name(),
                 "method": c.method.name(),
                 "offset_ms": c.offset_ms,
-                "drift_ppm": c.drift_ppm,
+                "drift_ppm": c.ppm,
                 "drift_fitted": c.drift_fitted,
                 "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
                 "instances_used": c.instances_used,
@@ -66,7 +66,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             .into(),
             format!("{:.3}", c.offset_ms),
             if c.drift_fitted {
-                format!("{:.3}", c.drift_ppm)
+                format!("{:.3}", c.ppm)
             } else {
                 "-".into()
             },

@@ -22,7 +22,7 @@ pub struct BigEvent {
     pub start: i64,
     pub skew_ns: i64,
     pub step: Option<usize>,
-    pub offset_ns: Option<i64>,
+    pub offset_in_step_ns: Option<i64>,
 }
 
 /// One row of the `b` list: an instance among the largest start skews.
@@ -124,7 +124,7 @@ impl Loaded {
                     start: e.instance.earliest_start,
                     skew_ns: e.instance.start_skew_ns,
                     step: e.step,
-                    offset_ns: e.offset_in_step_ns,
+                    offset_in_step_ns: e.offset_in_step_ns,
                 })
             })
             .collect();

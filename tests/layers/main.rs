@@ -1,10 +1,12 @@
 //! The source layout keeps its layers: no file under `src/` reaches itself through other
-//! files' paths (no import cycles), and dependencies point one way, `profile` → `analysis` →
-//! `report` | `tui` (report and tui apart). Read from the source text, so a new cycle or a
-//! path against the layers fails here, naming the files and the paths that make it.
+//! files' paths (no import cycles), dependencies point one way, `profile` → `analysis` →
+//! `report` | `tui` (report and tui apart), and time lives in one place (only the two time
+//! modules map between clocks, `time.rs`). Read from the source text, so a new cycle, a path
+//! against the layers or a clock mapped by hand fails here, naming the files and the paths.
 
 mod cycles;
 mod source;
+mod time;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -106,6 +108,36 @@ fn dependencies_point_one_way_between_layers() {
         "against the layers:\n  {}",
         wrong.join("\n  ")
     );
+}
+
+#[test]
+fn only_the_two_time_modules_map_between_clocks() {
+    let tree = Tree::read(&root());
+    let mut found = Vec::new();
+    for file in tree.files() {
+        let text = std::fs::read_to_string(root().join(&file)).expect("read");
+        found.extend(time::uses_outside(&file, &text));
+    }
+    assert!(
+        found.is_empty(),
+        "the clock mapping used outside {:?} (ask the time module for aligned times):\n  {}",
+        time::TIME_MODULES,
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_time_rule_catches_a_mapping_and_nothing_in_comments_or_strings() {
+    let code = r#"
+// clock.to_reference(f, t) in a comment is fine
+fn f(c: &Alignment) -> i64 { let s = "to_file"; c.to_reference(0, 5) }
+"#;
+    assert_eq!(
+        time::uses_outside("src/tui/ui/timeline.rs", code),
+        ["src/tui/ui/timeline.rs: to_reference"]
+    );
+    assert!(time::uses_outside("src/tui/capture/time.rs", code).is_empty());
+    assert!(time::uses_outside("src/analysis/clock/ends.rs", code).is_empty());
 }
 
 fn graph(edges: &[(&str, &str)]) -> Graph {

@@ -276,7 +276,7 @@ fn raw_string_end(c: &[char], i: usize) -> Option<usize> {
 }
 
 /// Identifiers and punctuation; `::` is one token.
-fn tokens(code: &str) -> Vec<String> {
+pub fn tokens(code: &str) -> Vec<String> {
     let c: Vec<char> = code.chars().collect();
     let mut out = vec![];
     let mut i = 0;
