@@ -521,9 +521,10 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     let (a, matching) = alone(Stage::Skew);
     let instances: usize = a.skews.iter().map(|g| g.instances.len()).sum();
     let groups = a.matching.groups.len();
+    // Only what the UI keeps counts towards memory.
+    drop(a);
     let (a, overlap_time) = alone(Stage::Overlap);
     let devices = a.overlap.len();
-    // Only what the UI keeps counts towards memory.
     drop(a);
     let t0 = Instant::now();
     let quick = Loaded::quick(Arc::new(p), &settings);

@@ -113,6 +113,7 @@ macro_rules! rows_of {
 
             /// The starts of `rows`, which lie in one file (a lane's or a
             /// thread's rows do); cut at that file's last row.
+            #[inline]
             pub fn starts(&self, rows: Range<usize>) -> &[i64] {
                 match self.local(rows) {
                     Some((part, local)) => &part.file.$table.start[local],
@@ -121,6 +122,7 @@ macro_rules! rows_of {
             }
 
             /// The ends of `rows`, which lie in one file.
+            #[inline]
             pub fn ends(&self, rows: Range<usize>) -> &[i64] {
                 match self.local(rows) {
                     Some((part, local)) => &part.file.$table.end[local],
@@ -162,12 +164,14 @@ impl GpuRows {
     value!(correlation: gpu.correlation -> u32);
 
     /// The row's lane.
+    #[inline]
     pub fn lane(&self, r: usize) -> LaneId {
         let (part, i) = self.at(r);
         part.file.gpu.lane[i] + part.lane_base
     }
 
     /// Kernel short name; "Memcpy HtoD" etc. for copies; "Memset".
+    #[inline]
     pub fn name(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.gpu.name[i])
@@ -175,6 +179,7 @@ impl GpuRows {
 
     /// The launching runtime/driver call (a row of [`RuntimeRows`]), or
     /// [`NONE`].
+    #[inline]
     pub fn launch(&self, r: usize) -> u32 {
         let (part, i) = self.at(r);
         match part.file.gpu.launch[i] {
@@ -184,30 +189,35 @@ impl GpuRows {
     }
 
     /// Kernel, memcpy or memset.
+    #[inline]
     pub fn kind(&self, r: usize) -> GpuKind {
         let (part, i) = self.at(r);
         part.file.gpu.kind(i)
     }
 
     /// Kernel demangled name (the name for copies and sets).
+    #[inline]
     pub fn long_name(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.gpu.long_name(i))
     }
 
     /// Bytes copied or set (0 for kernels).
+    #[inline]
     pub fn bytes(&self, r: usize) -> u64 {
         let (part, i) = self.at(r);
         part.file.gpu.bytes(i)
     }
 
     /// CUDA graph node id, or [`NO_GRAPH`].
+    #[inline]
     pub fn graph_node(&self, r: usize) -> u64 {
         let (part, i) = self.at(r);
         part.file.gpu.graph_node(i)
     }
 
     /// Kernels' grid, block, registers and shared memory.
+    #[inline]
     pub fn shape(&self, r: usize) -> Shape {
         let (part, i) = self.at(r);
         part.file.gpu.shape(i)
@@ -232,12 +242,14 @@ impl RuntimeRows {
         is_launch: runtime.is_launch -> bool
     );
 
+    #[inline]
     pub fn thread(&self, r: usize) -> ThreadId {
         let (part, i) = self.at(r);
         part.file.runtime.thread[i] + part.thread_base
     }
 
     /// Name with the `_v<N>` version suffix stripped.
+    #[inline]
     pub fn name(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.runtime.name[i])
@@ -261,22 +273,26 @@ impl NvtxRows {
         depth: nvtx.depth -> u16
     );
 
+    #[inline]
     pub fn thread(&self, r: usize) -> ThreadId {
         let (part, i) = self.at(r);
         part.file.nvtx.thread[i] + part.thread_base
     }
 
+    #[inline]
     pub fn name(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.nvtx.name[i])
     }
 
     /// Domain name (Sym 0 = default domain).
+    #[inline]
     pub fn domain(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.nvtx.domain[i])
     }
 
+    #[inline]
     pub fn is_range(&self, r: usize) -> bool {
         self.kind(r) != NvtxKind::Mark
     }
