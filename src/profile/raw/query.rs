@@ -96,10 +96,28 @@ impl Drop for Query<'_> {
 }
 
 impl Row<'_> {
+    /// Column `i` as an integer, read as [`crate::profile::rows::int`]
+    /// reads one: NULL, blobs and unparsable text read as `None`.
+    #[inline(always)]
+    pub fn int(&self, i: usize) -> Option<i64> {
+        let other = match self.integer(i) {
+            Ok(v) => return Some(v),
+            Err(other) => other,
+        };
+        match other {
+            ValueRef::Integer(v) => Some(v),
+            ValueRef::Null | ValueRef::Blob(_) => None,
+            ValueRef::Real(f) => Some(f as i64),
+            ValueRef::Text(t) => std::str::from_utf8(t)
+                .ok()
+                .and_then(|s| s.trim().parse().ok()),
+        }
+    }
+
     /// Column `i` when it holds an integer, the common case, read without
     /// building a [`ValueRef`]; `Err` with the value otherwise.
     #[inline(always)]
-    pub fn integer(&self, i: usize) -> Result<i64, ValueRef<'_>> {
+    fn integer(&self, i: usize) -> Result<i64, ValueRef<'_>> {
         if i >= self.columns {
             return Err(ValueRef::Null);
         }
