@@ -4,6 +4,7 @@
 //! read, each taking and leaving the connection's mutex — about a third of
 //! a first open's time went there (perf on 1 M kernels).
 
+use crate::profile::rows;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ffi};
 use std::ffi::{CStr, c_char, c_int};
@@ -96,21 +97,13 @@ impl Drop for Query<'_> {
 }
 
 impl Row<'_> {
-    /// Column `i` as an integer, read as [`crate::profile::rows::int`]
-    /// reads one: NULL, blobs and unparsable text read as `None`.
+    /// Column `i` as an integer, read as [`rows::int`] reads one: NULL,
+    /// blobs and unparsable text read as `None`.
     #[inline(always)]
     pub fn int(&self, i: usize) -> Option<i64> {
-        let other = match self.integer(i) {
-            Ok(v) => return Some(v),
-            Err(other) => other,
-        };
-        match other {
-            ValueRef::Integer(v) => Some(v),
-            ValueRef::Null | ValueRef::Blob(_) => None,
-            ValueRef::Real(f) => Some(f as i64),
-            ValueRef::Text(t) => std::str::from_utf8(t)
-                .ok()
-                .and_then(|s| s.trim().parse().ok()),
+        match self.integer(i) {
+            Ok(v) => Some(v),
+            Err(other) => rows::int_value(other),
         }
     }
 
