@@ -65,8 +65,6 @@ pub struct RawGpu {
     pub copy_kind: Vec<i64>,
     /// Memcpy and memset; 0 when NULL or negative.
     pub bytes: Vec<u64>,
-    /// Memset: the value set, 0 when NULL.
-    pub value: Vec<i64>,
     pub texts: Interner,
 }
 
@@ -95,10 +93,7 @@ impl RawGpu {
                 reserve(&mut self.copy_kind, n);
                 reserve(&mut self.bytes, n);
             }
-            GpuKind::Memset => {
-                reserve(&mut self.bytes, n);
-                reserve(&mut self.value, n);
-            }
+            GpuKind::Memset => reserve(&mut self.bytes, n),
         }
     }
 }
@@ -353,10 +348,7 @@ pub fn read_gpu(
                 g.copy_kind.push(r.int(G::CopyKind).unwrap_or(NO_COPY_KIND));
                 g.bytes.push(bytes(&r));
             }
-            GpuKind::Memset => {
-                g.bytes.push(bytes(&r));
-                g.value.push(r.int(G::Value).unwrap_or(0));
-            }
+            GpuKind::Memset => g.bytes.push(bytes(&r)),
         }
         Ok(())
     })?;

@@ -77,7 +77,6 @@ columns! {
         DynamicSharedMemory = "dynamicSharedMemory",
         CopyKind = "copyKind",
         Bytes = "bytes",
-        Value = "value",
     }
 }
 
@@ -141,7 +140,8 @@ pub const MEMCPY: TableSpec<GpuColumn> = TableSpec {
 
 pub const MEMSET: TableSpec<GpuColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMSET",
-    columns: GPU_SHARED.union(GpuColumn::set(&[GpuColumn::Bytes, GpuColumn::Value])),
+    // Not `value`, the byte a memset writes: nothing shows it.
+    columns: GPU_SHARED.union(GpuColumn::set(&[GpuColumn::Bytes])),
     filter: "",
 };
 

@@ -74,8 +74,7 @@ fn the_loaded_tables_list_their_own_columns() {
             "correlationId",
             "globalPid",
             "graphNodeId",
-            "bytes",
-            "value"
+            "bytes"
         ]
     );
     let text: Vec<&str> = LOADED
