@@ -9,7 +9,9 @@ use super::intern::Interner;
 use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
-use super::spec::{self, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn};
+use super::spec::{
+    self, ColumnSet, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn,
+};
 use query::{Query, Row};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
@@ -373,6 +375,31 @@ fn launch_shape(r: &NamedRow<G>) -> Shape {
     }
 }
 
+/// A runtime call the loader keeps (see [`kept_call`]).
+pub(crate) struct KeptCall {
+    pub start: i64,
+    /// Never before the start.
+    pub end: i64,
+    pub global_tid: i64,
+}
+
+/// The columns [`kept_call`] reads.
+pub(crate) const CALL_COLUMNS: ColumnSet<R> = R::set(&[R::Start, R::End, R::GlobalTid]);
+
+/// The call of a runtime row, kept when its start, end and globalTid read
+/// as integers (what `load/counts.rs` counts too).
+#[inline(always)]
+pub(crate) fn kept_call(r: &NamedRow<R>) -> Option<KeptCall> {
+    match (r.int(R::Start), r.int(R::End), r.int(R::GlobalTid)) {
+        (Some(start), Some(end), Some(global_tid)) => Some(KeptCall {
+            start,
+            end: end.max(start),
+            global_tid,
+        }),
+        _ => None,
+    }
+}
+
 /// Reads `rows` of the runtime/driver API table.
 pub fn read_runtime(
     conn: &Connection,
@@ -394,15 +421,13 @@ pub fn read_runtime(
         Stage::Runtime,
         report,
         |r| {
-            let (Some(start), Some(end), Some(g)) =
-                (r.int(R::Start), r.int(R::End), r.int(R::GlobalTid))
-            else {
+            let Some(call) = kept_call(&r) else {
                 return Ok(());
             };
-            t.start.push(start);
-            t.end.push(end.max(start));
+            t.start.push(call.start);
+            t.end.push(call.end);
             t.driver.push(r.int(R::EventClass) == Some(1));
-            t.global_tid.push(g);
+            t.global_tid.push(call.global_tid);
             t.correlation
                 .push(r.int(R::CorrelationId).map_or(0, |c| c as u32));
             t.name.push(r.int(R::NameId).unwrap_or(NO_NAME));
@@ -410,6 +435,30 @@ pub fn read_runtime(
         },
     )?;
     Ok(t)
+}
+
+/// What every NVTX row the loader reads has (see [`read_event`]).
+pub(crate) struct NvtxEvent {
+    pub start: i64,
+    pub event_type: i64,
+    pub global_tid: i64,
+}
+
+/// The columns [`read_event`] reads.
+pub(crate) const EVENT_COLUMNS: ColumnSet<N> = N::set(&[N::Start, N::EventType, N::GlobalTid]);
+
+/// An NVTX row's event, read when its start, eventType and globalTid read
+/// as integers (what `load/counts.rs` counts too).
+#[inline(always)]
+pub(crate) fn read_event(r: &NamedRow<N>) -> Option<NvtxEvent> {
+    match (r.int(N::Start), r.int(N::EventType), r.int(N::GlobalTid)) {
+        (Some(start), Some(event_type), Some(global_tid)) => Some(NvtxEvent {
+            start,
+            event_type,
+            global_tid,
+        }),
+        _ => None,
+    }
 }
 
 /// Reads `rows` of the NVTX events (push/pop and start/end ranges, marks,
@@ -424,8 +473,11 @@ pub fn read_nvtx(
     let mut n = RawNvtx::default();
     let read = Selection::all(&spec::NVTX);
     scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
-        let (Some(start), Some(event_type), Some(g)) =
-            (r.int(N::Start), r.int(N::EventType), r.int(N::GlobalTid))
+        let Some(NvtxEvent {
+            start,
+            event_type,
+            global_tid,
+        }) = read_event(&r)
         else {
             return Ok(());
         };
@@ -439,7 +491,7 @@ pub fn read_nvtx(
         n.start.push(start);
         n.end.push(r.int(N::End).unwrap_or(i64::MIN));
         n.event_type.push(event_type as u8);
-        n.global_tid.push(g);
+        n.global_tid.push(global_tid);
         n.name.push(name);
         n.domain.push(r.int(N::DomainId).unwrap_or(0));
         Ok(())

@@ -18,7 +18,7 @@
 use crate::profile::open::{LoadError, Schema};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{self, Rows, Selection};
-use crate::profile::spec::{self, ColumnSet, NvtxColumn as N, RuntimeColumn as R};
+use crate::profile::spec::{self, NvtxColumn as N};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -102,9 +102,6 @@ impl Tallies {
     }
 }
 
-/// The runtime columns that decide whether a call is kept and its span.
-const COUNTED_CALLS: ColumnSet<R> = R::set(&[R::Start, R::End, R::GlobalTid]);
-
 /// Counts `rows` of the runtime/driver API table. A call is kept when its
 /// start, end and globalTid read as integers; it spans start to
 /// max(end, start).
@@ -116,7 +113,7 @@ pub fn runtime(
     report: &mut raw::Report<'_>,
 ) -> Result<Counted, LoadError> {
     let mut out = Counted::default();
-    let read = Selection::only(&spec::RUNTIME, COUNTED_CALLS);
+    let read = Selection::only(&spec::RUNTIME, raw::CALL_COLUMNS);
     let mut tallies = Tallies::default();
     raw::scan(
         conn,
@@ -127,10 +124,8 @@ pub fn runtime(
         Stage::Runtime,
         report,
         |r| {
-            if let (Some(s), Some(e), Some(g)) =
-                (r.int(R::Start), r.int(R::End), r.int(R::GlobalTid))
-            {
-                tallies.add(g, 1, Some((s, e.max(s))));
+            if let Some(c) = raw::kept_call(&r) {
+                tallies.add(c.global_tid, 1, Some((c.start, c.end)));
             }
             Ok(())
         },
@@ -138,9 +133,6 @@ pub fn runtime(
     out.runtime = tallies.finish();
     Ok(out)
 }
-
-/// The NVTX columns that decide whether an event is kept and its span.
-const COUNTED_EVENTS: ColumnSet<N> = N::set(&[N::Start, N::End, N::EventType, N::GlobalTid]);
 
 /// Counts `rows` of the NVTX events the loader reads (`spec::NVTX`'s
 /// filter). A row is read when its start, eventType and globalTid read as
@@ -157,11 +149,15 @@ pub fn nvtx(
 ) -> Result<Counted, LoadError> {
     let mut out = Counted::default();
     // Whether a payload is there, not the payload.
-    let read = Selection::only(&spec::NVTX, COUNTED_EVENTS).with_presence(N::set(&[N::BinaryData]));
+    let read = Selection::only(&spec::NVTX, raw::EVENT_COLUMNS.union(N::set(&[N::End])))
+        .with_presence(N::set(&[N::BinaryData]));
     let mut tallies = Tallies::default();
     raw::scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
-        let (Some(s), Some(et), Some(g)) =
-            (r.int(N::Start), r.int(N::EventType), r.int(N::GlobalTid))
+        let Some(raw::NvtxEvent {
+            start: s,
+            event_type: et,
+            global_tid: g,
+        }) = raw::read_event(&r)
         else {
             return Ok(());
         };
