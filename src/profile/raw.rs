@@ -9,15 +9,15 @@ use super::intern::Interner;
 use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
-use super::spec::{
-    self, ColumnSet, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn,
-};
+use super::spec::{self, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn};
+pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 pub(crate) use select::{NamedRow, Selection};
 use std::path::Path;
 
+mod kept;
 mod query;
 mod select;
 
@@ -375,31 +375,6 @@ fn launch_shape(r: &NamedRow<G>) -> Shape {
     }
 }
 
-/// A runtime call the loader keeps (see [`kept_call`]).
-pub(crate) struct KeptCall {
-    pub start: i64,
-    /// Never before the start.
-    pub end: i64,
-    pub global_tid: i64,
-}
-
-/// The columns [`kept_call`] reads.
-pub(crate) const CALL_COLUMNS: ColumnSet<R> = R::set(&[R::Start, R::End, R::GlobalTid]);
-
-/// The call of a runtime row, kept when its start, end and globalTid read
-/// as integers (what `load/counts.rs` counts too).
-#[inline(always)]
-pub(crate) fn kept_call(r: &NamedRow<R>) -> Option<KeptCall> {
-    match (r.int(R::Start), r.int(R::End), r.int(R::GlobalTid)) {
-        (Some(start), Some(end), Some(global_tid)) => Some(KeptCall {
-            start,
-            end: end.max(start),
-            global_tid,
-        }),
-        _ => None,
-    }
-}
-
 /// Reads `rows` of the runtime/driver API table.
 pub fn read_runtime(
     conn: &Connection,
@@ -435,30 +410,6 @@ pub fn read_runtime(
         },
     )?;
     Ok(t)
-}
-
-/// What every NVTX row the loader reads has (see [`read_event`]).
-pub(crate) struct NvtxEvent {
-    pub start: i64,
-    pub event_type: i64,
-    pub global_tid: i64,
-}
-
-/// The columns [`read_event`] reads.
-pub(crate) const EVENT_COLUMNS: ColumnSet<N> = N::set(&[N::Start, N::EventType, N::GlobalTid]);
-
-/// An NVTX row's event, read when its start, eventType and globalTid read
-/// as integers (what `load/counts.rs` counts too).
-#[inline(always)]
-pub(crate) fn read_event(r: &NamedRow<N>) -> Option<NvtxEvent> {
-    match (r.int(N::Start), r.int(N::EventType), r.int(N::GlobalTid)) {
-        (Some(start), Some(event_type), Some(global_tid)) => Some(NvtxEvent {
-            start,
-            event_type,
-            global_tid,
-        }),
-        _ => None,
-    }
 }
 
 /// Reads `rows` of the NVTX events (push/pop and start/end ranges, marks,
