@@ -103,6 +103,8 @@ impl Row<'_> {
     pub fn int(&self, i: usize) -> Option<i64> {
         match self.integer(i) {
             Ok(v) => Some(v),
+            // Common too (optional columns, columns not selected): no call.
+            Err(ValueRef::Null) => None,
             Err(other) => rows::int_value(other),
         }
     }
