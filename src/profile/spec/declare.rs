@@ -128,7 +128,7 @@ impl<C: Columns> ColumnSet<C> {
 
 /// Declares the columns of one or more export tables once:
 ///
-/// ```ignore
+/// ```text
 /// columns! {
 ///     /// Doc of the enum.
 ///     pub enum RuntimeColumn {
