@@ -26,14 +26,13 @@ pub fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
             continue;
         }
         let exprs: Vec<String> = t
-            .columns
-            .iter()
-            .filter(|c| cols.iter().any(|x| x == c.0))
+            .columns()
+            .filter(|c| cols.iter().any(|x| x == c.name))
             .map(|c| {
-                if c.2 {
-                    format!("total(length(\"{}\"))", c.0)
+                if c.text {
+                    format!("total(length(\"{}\"))", c.name)
                 } else {
-                    format!("total(\"{}\")", c.0)
+                    format!("total(\"{}\")", c.name)
                 }
             })
             .collect();

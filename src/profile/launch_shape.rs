@@ -1,6 +1,7 @@
 //! Kernel launch configuration as columns of the GPU details table (see
 //! [`super::gpu_details`]): grid, block, registers per thread and shared
-//! memory. Copies and sets (and exports without a column) hold 0.
+//! memory. Copies and sets (and exports without a column) hold 0. The
+//! export's columns are declared in `spec.rs` (`spec::LAUNCH_SHAPE`).
 
 use super::column::Col;
 
@@ -19,20 +20,7 @@ pub struct LaunchShape {
     pub dynamic_smem: Col<u32>,
 }
 
-/// The export's columns, in the order of [`LaunchShape::columns`].
-pub const EXPORT_COLUMNS: [&str; 9] = [
-    "gridX",
-    "gridY",
-    "gridZ",
-    "blockX",
-    "blockY",
-    "blockZ",
-    "registersPerThread",
-    "staticSharedMemory",
-    "dynamicSharedMemory",
-];
-
-/// The cache's names for the columns, in the same order.
+/// The cache's names for the columns, in the order of [`LaunchShape::columns`].
 pub const CACHE_NAMES: [&str; 9] = [
     "gpu.details.grid_x",
     "gpu.details.grid_y",

@@ -18,9 +18,7 @@ use super::model::*;
 use super::open::{FileStamp, LoadError, Schema};
 use super::raw::{self, RawNvtx};
 use super::rows::{StringIds, int, text};
-use super::spec;
 use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 use source::open_source;
 use std::collections::HashMap;
@@ -384,19 +382,16 @@ impl State<'_> {
 
     fn read_string_ids(&mut self, db: &Db) -> Result<(), LoadError> {
         let mut pairs = Vec::new();
-        db.each_row(
-            self,
-            spec::STRINGS.table,
-            &spec::STRINGS.wanted(),
-            "",
-            Some(Stage::Strings),
-            |s, r| {
-                if let (Some(id), ValueRef::Text(v)) = (int(r, 0)?, r.get_ref(1)?) {
-                    pairs.push((id, s.p.strings.intern(&String::from_utf8_lossy(v))));
-                }
-                Ok(())
-            },
-        )?;
+        let (file_index, progress) = (self.file_index, &mut self.progress);
+        let strings = &mut self.p.strings;
+        let mut read = 0;
+        let mut report = |stage, rows| {
+            read += rows;
+            progress(file_index, stage, read);
+        };
+        raw::read_strings(&db.conn, &db.schema, db.path, &mut report, |id, v| {
+            pairs.push((id, strings.intern(&String::from_utf8_lossy(v))));
+        })?;
         self.ids = StringIds::new(pairs);
         Ok(())
     }
@@ -601,12 +596,10 @@ impl State<'_> {
         let (schema, path) = (&db.schema, db.path);
         let hints = ranges::TABLES
             .iter()
-            .map(
-                |(sp, table)| match plan.reads(*table) && !plan.counts(*table) {
-                    true => raw::row_hint(&db.conn, schema, path, sp, db.file_bytes),
-                    false => Ok(0),
-                },
-            )
+            .map(|&table| match plan.reads(table) && !plan.counts(table) {
+                true => raw::row_hint(&db.conn, schema, path, table.name(), db.file_bytes),
+                false => Ok(0),
+            })
             .collect::<Result<Vec<usize>, LoadError>>()?;
         let rows = hints
             .iter()

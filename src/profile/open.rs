@@ -237,34 +237,37 @@ impl Schema {
     }
 
     /// `SELECT` of the wanted columns by name, `NULL` for the optional ones
-    /// this export lacks and for those named `""` (not wanted this time);
-    /// `None` when a required column is missing.
+    /// this export lacks; `Err` when a required column is missing.
     pub fn select(
         &self,
         table: &str,
         wanted: &[(&str, bool)],
         tail: &str,
     ) -> Result<String, String> {
-        if let Some(Err(why)) = self.columns.get(table) {
-            return Err(format!("cannot read the columns of table {table} ({why})"));
-        }
         let mut parts = Vec::with_capacity(wanted.len());
         for &(col, required) in wanted {
-            if col.is_empty() {
-                parts.push("NULL".to_string());
-            } else if self.has_column(table, col) {
-                parts.push(quote_ident(col));
-            } else if required {
-                return Err(format!("table {table} lacks its column {col}"));
-            } else {
-                parts.push("NULL".to_string());
-            }
+            parts.push(match self.has_wanted(table, col, required)? {
+                true => quote_ident(col),
+                false => "NULL".to_string(),
+            });
         }
         Ok(format!(
             "SELECT {} FROM {} {tail}",
             parts.join(", "),
             quote_ident(table)
         ))
+    }
+
+    /// Whether `table` has the column `col`; `Err` when it lacks it and it
+    /// is `required`, or when the table's columns could not be read.
+    pub fn has_wanted(&self, table: &str, col: &str, required: bool) -> Result<bool, String> {
+        if let Some(Err(why)) = self.columns.get(table) {
+            return Err(format!("cannot read the columns of table {table} ({why})"));
+        }
+        match self.has_column(table, col) {
+            false if required => Err(format!("table {table} lacks its column {col}")),
+            has => Ok(has),
+        }
     }
 
     /// Whether this looks like an nsys export at all.

@@ -2,43 +2,24 @@
 //! at a time (see [`super::load::ranges`], which runs ranges on several
 //! read-only connections at once). Raw rows keep the export's own ids;
 //! [`super::load`] turns them into model ids, range by range, in order.
+//! Each row is read by the columns `spec.rs` declares, never by position.
 
 use super::ids::decode;
 use super::intern::Interner;
-use super::model::{GpuKind, NONE};
+use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
-use super::spec::TableSpec;
-use query::Query;
-pub(crate) use query::Row;
+use super::spec::{self, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn};
+pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
+use query::{Query, Row};
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+pub(crate) use select::{NamedRow, Selection};
 use std::path::Path;
 
+mod kept;
 mod query;
-
-/// Column `i` of a row (NULL past the SELECT's columns).
-#[inline]
-fn at<'r>(row: &'r Row, i: usize) -> ValueRef<'r> {
-    row.get(i)
-}
-
-/// An integer column, read as [`super::rows::int`] reads one.
-#[inline(always)]
-pub(crate) fn int(row: &Row, i: usize) -> Option<i64> {
-    let other = match row.integer(i) {
-        Ok(v) => return Some(v),
-        Err(other) => other,
-    };
-    match other {
-        ValueRef::Integer(v) => Some(v),
-        ValueRef::Null | ValueRef::Blob(_) => None,
-        ValueRef::Real(f) => Some(f as i64),
-        ValueRef::Text(t) => std::str::from_utf8(t)
-            .ok()
-            .and_then(|s| s.trim().parse().ok()),
-    }
-}
+mod select;
 
 /// Where progress goes: (stage, rows read since the last report).
 pub type Report<'a> = dyn FnMut(Stage, usize) + 'a;
@@ -63,7 +44,8 @@ fn name_value(v: ValueRef, texts: &mut Interner) -> i64 {
     }
 }
 
-/// Kernel, memcpy or memset rows.
+/// Kernel, memcpy or memset rows: the columns every kind has, then each
+/// kind's own (empty for the other kinds).
 #[derive(Default)]
 pub struct RawGpu {
     pub start: Vec<i64>,
@@ -75,18 +57,24 @@ pub struct RawGpu {
     /// Plain pid, or [`NONE`] when the row has no globalPid.
     pub pid: Vec<u32>,
     pub graph: Vec<u64>,
-    /// Kernels: short name; memcpy: copyKind; memset: bytes.
-    pub a: Vec<i64>,
-    /// Kernels: demangled name; memcpy: bytes; memset: value.
-    pub b: Vec<i64>,
-    /// Kernels' launch configuration, in `launch_shape::EXPORT_COLUMNS`
-    /// order; empty (all 0) for copies and when not read.
-    pub shape: [Vec<u32>; 9],
+    /// Kernels: a name column's value.
+    pub short_name: Vec<i64>,
+    /// Kernels: a name column's value.
+    pub demangled_name: Vec<i64>,
+    /// Kernels' launch configuration; empty (all 0) when not read.
+    pub shape: Vec<Shape>,
+    /// Memcpy: copyKind, or [`NO_COPY_KIND`].
+    pub copy_kind: Vec<i64>,
+    /// Memcpy and memset; 0 when NULL or negative.
+    pub bytes: Vec<u64>,
     pub texts: Interner,
 }
 
+/// A copy's kind when NULL.
+pub const NO_COPY_KIND: i64 = i64::MIN;
+
 impl RawGpu {
-    fn reserve(&mut self, n: usize, shaped: bool) {
+    fn reserve(&mut self, n: usize, kind: GpuKind, shaped: bool) {
         reserve(&mut self.start, n);
         reserve(&mut self.end, n);
         reserve(&mut self.device, n);
@@ -95,10 +83,19 @@ impl RawGpu {
         reserve(&mut self.correlation, n);
         reserve(&mut self.pid, n);
         reserve(&mut self.graph, n);
-        reserve(&mut self.a, n);
-        reserve(&mut self.b, n);
-        if shaped {
-            self.shape.iter_mut().for_each(|c| reserve(c, n));
+        match kind {
+            GpuKind::Kernel => {
+                reserve(&mut self.short_name, n);
+                reserve(&mut self.demangled_name, n);
+                if shaped {
+                    reserve(&mut self.shape, n);
+                }
+            }
+            GpuKind::Memcpy => {
+                reserve(&mut self.copy_kind, n);
+                reserve(&mut self.bytes, n);
+            }
+            GpuKind::Memset => reserve(&mut self.bytes, n),
         }
     }
 }
@@ -177,7 +174,7 @@ const PROGRESS_EVERY: usize = 1 << 16;
 /// size and one serial type): a file of N bytes holds under N / this rows.
 const MIN_ROW_BYTES: u64 = 5;
 
-/// About how many rows `spec`'s table has, for reserving columns and
+/// About how many rows `table` has, for reserving columns and
 /// estimating memory: its largest rowid (a cheap lookup; rowids of exports
 /// run from 1), trusted only as far as the file's size allows. A larger
 /// one is checked: a damaged file is refused, a valid one with sparse
@@ -186,18 +183,18 @@ pub fn row_hint(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
-    spec: &TableSpec,
+    table: &str,
     file_bytes: u64,
 ) -> Result<usize, LoadError> {
-    if !schema.has_table(spec.table) {
+    if !schema.has_table(table) {
         return Ok(0);
     }
     let err = |e: rusqlite::Error| LoadError::from_sqlite(path, &e);
-    let table = quote_ident(spec.table);
+    let quoted = quote_ident(table);
     // No rowid (a WITHOUT ROWID table) means no hint; a read error
     // here is met again, and reported, by the scan.
     let max_rowid: i64 = conn
-        .query_row(&format!("SELECT max(rowid) FROM {table}"), [], |r| {
+        .query_row(&format!("SELECT max(rowid) FROM {quoted}"), [], |r| {
             r.get::<_, Option<i64>>(0)
         })
         .ok()
@@ -214,14 +211,13 @@ pub fn row_hint(
         return Err(LoadError::new(
             path,
             format!(
-                "corrupted SQLite database (table {} claims row {max_rowid} in a file of {file_bytes} bytes; quick_check: {})",
-                spec.table,
+                "corrupted SQLite database (table {table} claims row {max_rowid} in a file of {file_bytes} bytes; quick_check: {})",
                 verdict.replace('\n', " ")
             ),
         ));
     }
     let rows: i64 = conn
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .query_row(&format!("SELECT count(*) FROM {quoted}"), [], |r| r.get(0))
         .map_err(err)?;
     Ok(rows.max(0) as usize)
 }
@@ -229,7 +225,7 @@ pub fn row_hint(
 /// The SQL after the table name: the spec's filter, and a rowid range.
 /// `NOT INDEXED` keeps a range in rowid order whatever indexes the file
 /// has, so ranges read one after the other give the rows of one scan.
-pub(super) fn tail(spec: &TableSpec, rows: Rows) -> String {
+fn tail<C>(spec: &spec::TableSpec<C>, rows: Rows) -> String {
     match rows {
         Rows::All => spec.filter.to_string(),
         Rows::Between(lo, hi) if spec.filter.is_empty() => {
@@ -244,38 +240,33 @@ pub(super) fn tail(spec: &TableSpec, rows: Rows) -> String {
     }
 }
 
-/// Runs the spec's SELECT over `rows`, calling `f` per row, reporting
-/// progress.
+/// Runs `read`'s SELECT over `rows`, calling `f` per row, reporting
+/// progress; a missing table has no rows.
 #[allow(clippy::too_many_arguments)]
-fn scan(
+pub(crate) fn scan<C: spec::Columns>(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
-    spec: &TableSpec,
+    read: &Selection<C>,
     rows: Rows,
     stage: Stage,
     report: &mut Report<'_>,
-    f: impl FnMut(&Row) -> rusqlite::Result<()>,
+    mut f: impl FnMut(NamedRow<'_, '_, C>) -> rusqlite::Result<()>,
 ) -> Result<(), LoadError> {
-    if !schema.has_table(spec.table) {
+    if !schema.has_table(read.spec.table) {
         return Ok(());
     }
-    // Columns a partial spec leaves out at the end are not selected at
-    // all ([`Row::get`] reads a column past the SELECT as NULL): each
-    // `NULL` placeholder still costs SQLite a result column per row.
-    let mut wanted = spec.wanted();
-    while wanted.last().is_some_and(|(c, _)| c.is_empty()) {
-        wanted.pop();
-    }
-    let sql = schema
-        .select(spec.table, &wanted, &tail(spec, rows))
+    let (sql, at) = read
+        .sql(schema, &tail(read.spec, rows))
         .map_err(|m| LoadError::new(path, m))?;
-    each_row(conn, path, &sql, stage, report, f)
+    each_row(conn, path, &sql, stage, report, |row| {
+        f(NamedRow::new(row, &at))
+    })
 }
 
 /// Runs `sql` through [`Query`], calling `f` per row, reporting progress
 /// as rows of `stage`.
-pub(crate) fn each_row(
+fn each_row(
     conn: &Connection,
     path: &Path,
     sql: &str,
@@ -303,13 +294,13 @@ pub(crate) fn each_row(
     run().map_err(|e| LoadError::from_sqlite(path, &e))
 }
 
-/// Reads `rows` of one GPU activity table.
+/// Reads `rows` of one GPU activity table, `kind`'s.
 #[allow(clippy::too_many_arguments)]
 pub fn read_gpu(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
-    spec: &TableSpec,
+    read: &Selection<G>,
     kind: GpuKind,
     rows: Rows,
     rows_hint: usize,
@@ -320,50 +311,68 @@ pub fn read_gpu(
         GpuKind::Memcpy => Stage::Memcpy,
         GpuKind::Memset => Stage::Memset,
     };
-    // Columns a partial spec does not select (`NULL`) are not read either.
-    let selected = |i: usize| spec.columns.get(i).is_some_and(|c| !c.0.is_empty());
-    let (linked, graphs) = (selected(5), selected(7));
-    let shaped = selected(10) && kind == GpuKind::Kernel;
+    // Unread, the launch shapes stay empty and read as 0.
+    let shaped = kind == GpuKind::Kernel && read.values.intersects(spec::LAUNCH_SHAPE);
     let mut g = RawGpu::default();
-    g.reserve(rows_hint, shaped);
-    scan(conn, schema, path, spec, rows, stage, report, |r| {
-        let (Some(start), Some(end), Some(dev), Some(stream)) =
-            (int(r, 0), int(r, 1), int(r, 2), int(r, 4))
-        else {
+    g.reserve(rows_hint, kind, shaped);
+    scan(conn, schema, path, read, rows, stage, report, |r| {
+        let (Some(start), Some(end), Some(dev), Some(stream)) = (
+            r.int(G::Start),
+            r.int(G::End),
+            r.int(G::DeviceId),
+            r.int(G::StreamId),
+        ) else {
             return Ok(());
         };
         g.start.push(start);
         g.end.push(end.max(start));
         g.device.push(dev as u32);
-        g.context.push(int(r, 3).map_or(NONE, |c| c as u32));
+        g.context
+            .push(r.int(G::ContextId).map_or(NONE, |c| c as u32));
         g.stream.push(stream as u32);
-        let correlation = if linked { int(r, 5) } else { None };
-        g.correlation.push(correlation.map_or(0, |c| c as u32));
-        g.pid.push(int(r, 6).map_or(NONE, |gp| decode(gp).pid));
-        let graph = if graphs { int(r, 7) } else { None };
+        g.correlation
+            .push(r.int(G::CorrelationId).map_or(0, |c| c as u32));
+        g.pid
+            .push(r.int(G::GlobalPid).map_or(NONE, |gp| decode(gp).pid));
         g.graph
-            .push(graph.map_or(super::model::NO_GRAPH, |n| n as u64));
+            .push(r.int(G::GraphNodeId).map_or(NO_GRAPH, |n| n as u64));
         match kind {
             GpuKind::Kernel => {
-                g.a.push(name_value(at(r, 8), &mut g.texts));
-                g.b.push(name_value(at(r, 9), &mut g.texts));
-                // Unread, the columns stay empty and read as 0.
+                g.short_name
+                    .push(name_value(r.value(G::ShortName), &mut g.texts));
+                g.demangled_name
+                    .push(name_value(r.value(G::DemangledName), &mut g.texts));
                 if shaped {
-                    for (i, col) in g.shape.iter_mut().enumerate() {
-                        // Out-of-range values (a damaged file) read as 0.
-                        let v = int(r, 10 + i);
-                        col.push(v.and_then(|v| u32::try_from(v).ok()).unwrap_or(0));
-                    }
+                    g.shape.push(launch_shape(&r));
                 }
             }
-            _ => {
-                g.a.push(int(r, 8).unwrap_or(NO_NAME));
-                g.b.push(int(r, 9).unwrap_or(0));
+            GpuKind::Memcpy => {
+                g.copy_kind.push(r.int(G::CopyKind).unwrap_or(NO_COPY_KIND));
+                g.bytes.push(bytes(&r));
             }
+            GpuKind::Memset => g.bytes.push(bytes(&r)),
         }
         Ok(())
     })?;
     Ok(g)
+}
+
+/// A copy's or a set's bytes: 0 when NULL or negative.
+fn bytes(r: &NamedRow<G>) -> u64 {
+    r.int(G::Bytes).map_or(0, |b| b.max(0) as u64)
+}
+
+/// A kernel's launch configuration; a value out of range (a damaged file)
+/// or NULL reads as 0.
+fn launch_shape(r: &NamedRow<G>) -> Shape {
+    let v = |c| r.int(c).and_then(|v| u32::try_from(v).ok()).unwrap_or(0);
+    Shape {
+        grid: [v(G::GridX), v(G::GridY), v(G::GridZ)],
+        block: [v(G::BlockX), v(G::BlockY), v(G::BlockZ)],
+        registers: v(G::RegistersPerThread),
+        static_smem: v(G::StaticSharedMemory),
+        dynamic_smem: v(G::DynamicSharedMemory),
+    }
 }
 
 /// Reads `rows` of the runtime/driver API table.
@@ -371,31 +380,32 @@ pub fn read_runtime(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
-    spec: &TableSpec,
     rows: Rows,
     rows_hint: usize,
     report: &mut Report<'_>,
 ) -> Result<RawRuntime, LoadError> {
     let mut t = RawRuntime::default();
     t.reserve(rows_hint);
+    let read = Selection::all(&spec::RUNTIME);
     scan(
         conn,
         schema,
         path,
-        spec,
+        &read,
         rows,
         Stage::Runtime,
         report,
         |r| {
-            let (Some(start), Some(end), Some(g)) = (int(r, 0), int(r, 1), int(r, 3)) else {
+            let Some(call) = kept_call(&r) else {
                 return Ok(());
             };
-            t.start.push(start);
-            t.end.push(end.max(start));
-            t.driver.push(int(r, 2) == Some(1));
-            t.global_tid.push(g);
-            t.correlation.push(int(r, 4).map_or(0, |c| c as u32));
-            t.name.push(int(r, 5).unwrap_or(NO_NAME));
+            t.start.push(call.start);
+            t.end.push(call.end);
+            t.driver.push(r.int(R::EventClass) == Some(1));
+            t.global_tid.push(call.global_tid);
+            t.correlation
+                .push(r.int(R::CorrelationId).map_or(0, |c| c as u32));
+            t.name.push(r.int(R::NameId).unwrap_or(NO_NAME));
             Ok(())
         },
     )?;
@@ -408,31 +418,65 @@ pub fn read_nvtx(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
-    spec: &TableSpec,
     rows: Rows,
     report: &mut Report<'_>,
 ) -> Result<RawNvtx, LoadError> {
     let mut n = RawNvtx::default();
-    scan(conn, schema, path, spec, rows, Stage::Nvtx, report, |r| {
-        let (Some(start), Some(event_type), Some(g)) = (int(r, 0), int(r, 2), int(r, 4)) else {
+    let read = Selection::all(&spec::NVTX);
+    scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
+        let Some(NvtxEvent {
+            start,
+            event_type,
+            global_tid,
+        }) = read_event(&r)
+        else {
             return Ok(());
         };
-        let name = match at(r, 3) {
-            ValueRef::Null => int(r, 5).unwrap_or(NO_NAME),
+        let name = match r.value(N::Text) {
+            ValueRef::Null => r.int(N::TextId).unwrap_or(NO_NAME),
             text => name_value(text, &mut n.texts),
         };
-        if let Some(comm) = comm_id(at(r, 7)) {
+        if let Some(comm) = comm_id(r.value(N::BinaryData)) {
             n.comm.push((n.start.len() as u32, comm));
         }
         n.start.push(start);
-        n.end.push(int(r, 1).unwrap_or(i64::MIN));
+        n.end.push(r.int(N::End).unwrap_or(i64::MIN));
         n.event_type.push(event_type as u8);
-        n.global_tid.push(g);
+        n.global_tid.push(global_tid);
         n.name.push(name);
-        n.domain.push(int(r, 6).unwrap_or(0));
+        n.domain.push(r.int(N::DomainId).unwrap_or(0));
         Ok(())
     })?;
     Ok(n)
+}
+
+/// Reads the string table, calling `f` with each row's id and text (rows
+/// without both are skipped).
+pub fn read_strings(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    report: &mut Report<'_>,
+    mut f: impl FnMut(i64, &[u8]),
+) -> Result<(), LoadError> {
+    let read = Selection::all(&spec::STRINGS);
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        Rows::All,
+        Stage::Strings,
+        report,
+        |r| {
+            if let (Some(id), ValueRef::Text(v)) =
+                (r.int(StringColumn::Id), r.value(StringColumn::Value))
+            {
+                f(id, v);
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The communicator id at offset 0 of an NCCL NVTX payload, stored as a

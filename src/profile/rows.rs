@@ -8,14 +8,20 @@ use std::collections::HashMap;
 
 /// An integer column; NULL, blobs and unparsable text read as `None`.
 pub fn int(row: &Row, i: usize) -> rusqlite::Result<Option<i64>> {
-    Ok(match row.get_ref(i)? {
+    Ok(int_value(row.get_ref(i)?))
+}
+
+/// A value read as [`int`] reads a column.
+#[inline]
+pub fn int_value(v: ValueRef) -> Option<i64> {
+    match v {
         ValueRef::Integer(v) => Some(v),
         ValueRef::Real(f) => Some(f as i64),
         ValueRef::Text(t) => std::str::from_utf8(t)
             .ok()
             .and_then(|s| s.trim().parse().ok()),
-        _ => None,
-    })
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    }
 }
 
 /// A text column.

@@ -1,152 +1,211 @@
-//! The columns rankline reads from the large tables, in one place: the
-//! loader selects exactly these, and the benchmark's `sqlite3` baseline
-//! scans exactly these.
+//! The columns rankline reads from the large tables, each declared once:
+//! the loader selects them by these declarations and reads each row's
+//! values by the declared column, never by a position, and the benchmark's
+//! `sqlite3` baseline scans exactly these.
 
-/// A column: name, required, holds text (scanned through `length()`).
-pub type ColumnSpec = (&'static str, bool, bool);
+mod declare;
 
-/// A large table and the columns read from it.
-#[derive(Debug, Clone, Copy)]
-pub struct TableSpec {
+pub(crate) use declare::columns;
+pub use declare::{Column, ColumnSet, Columns, MAX_COLUMNS, flag};
+
+/// A large table: its name, the declared columns it has, and which of its
+/// rows are read.
+#[derive(Debug)]
+pub struct TableSpec<C> {
     pub table: &'static str,
-    pub columns: &'static [ColumnSpec],
+    pub columns: ColumnSet<C>,
     /// `WHERE …` clause, or empty.
     pub filter: &'static str,
 }
 
-/// The columns every GPU activity table shares, then the table's own.
-macro_rules! gpu_columns {
-    ($($own:expr),* $(,)?) => {
-        &[
-            ("start", true, false),
-            ("end", true, false),
-            ("deviceId", true, false),
-            ("contextId", false, false),
-            ("streamId", true, false),
-            ("correlationId", false, false),
-            ("globalPid", false, false),
-            ("graphNodeId", false, false),
-            $($own),*
-        ]
-    };
+impl<C: Columns> TableSpec<C> {
+    /// The table as a list of its columns' declarations.
+    pub const fn loaded(&self) -> LoadedTable {
+        LoadedTable {
+            table: self.table,
+            filter: self.filter,
+            declared: C::DECLARED,
+            columns: self.columns.bits(),
+        }
+    }
 }
 
-pub const KERNEL: TableSpec = TableSpec {
+/// A [`TableSpec`] without the type of its column names: what the
+/// `sqlite3` baseline scans.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadedTable {
+    pub table: &'static str,
+    pub filter: &'static str,
+    declared: &'static [Column],
+    columns: u32,
+}
+
+impl LoadedTable {
+    /// The table's columns, in declared order.
+    pub fn columns(&self) -> impl Iterator<Item = &'static Column> {
+        let bits = self.columns;
+        self.declared
+            .iter()
+            .enumerate()
+            .filter(move |&(i, _)| bits & (1 << i) != 0)
+            .map(|(_, c)| c)
+    }
+}
+
+columns! {
+    /// The columns of the GPU activity tables: those every one of them has
+    /// ([`GPU_SHARED`]), then the kernels', the copies' and the sets' own.
+    pub enum GpuColumn {
+        Start = "start" (required),
+        End = "end" (required),
+        DeviceId = "deviceId" (required),
+        ContextId = "contextId",
+        StreamId = "streamId" (required),
+        CorrelationId = "correlationId",
+        GlobalPid = "globalPid",
+        GraphNodeId = "graphNodeId",
+        ShortName = "shortName" (required),
+        DemangledName = "demangledName",
+        GridX = "gridX",
+        GridY = "gridY",
+        GridZ = "gridZ",
+        BlockX = "blockX",
+        BlockY = "blockY",
+        BlockZ = "blockZ",
+        RegistersPerThread = "registersPerThread",
+        StaticSharedMemory = "staticSharedMemory",
+        DynamicSharedMemory = "dynamicSharedMemory",
+        CopyKind = "copyKind",
+        Bytes = "bytes",
+    }
+}
+
+/// The columns every GPU activity table has.
+pub const GPU_SHARED: ColumnSet<GpuColumn> = {
+    use GpuColumn::*;
+    GpuColumn::set(&[
+        Start,
+        End,
+        DeviceId,
+        ContextId,
+        StreamId,
+        CorrelationId,
+        GlobalPid,
+        GraphNodeId,
+    ])
+};
+
+/// A kernel's launch configuration (read into a `launch_shape::Shape`).
+pub const LAUNCH_SHAPE: ColumnSet<GpuColumn> = {
+    use GpuColumn::*;
+    GpuColumn::set(&[
+        GridX,
+        GridY,
+        GridZ,
+        BlockX,
+        BlockY,
+        BlockZ,
+        RegistersPerThread,
+        StaticSharedMemory,
+        DynamicSharedMemory,
+    ])
+};
+
+pub const KERNEL: TableSpec<GpuColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_KERNEL",
-    // The launch configuration's names are `launch_shape::EXPORT_COLUMNS`.
-    columns: gpu_columns![
-        ("shortName", true, false),
-        ("demangledName", false, false),
-        ("gridX", false, false),
-        ("gridY", false, false),
-        ("gridZ", false, false),
-        ("blockX", false, false),
-        ("blockY", false, false),
-        ("blockZ", false, false),
-        ("registersPerThread", false, false),
-        ("staticSharedMemory", false, false),
-        ("dynamicSharedMemory", false, false),
-    ],
+    columns: GPU_SHARED
+        .union(GpuColumn::set(&[
+            GpuColumn::ShortName,
+            GpuColumn::DemangledName,
+        ]))
+        .union(LAUNCH_SHAPE),
     filter: "",
 };
 
-/// [`KERNEL`] for a load that needs neither launch links nor launch
-/// configurations ([`super::Need::Gpu`]): the same column positions, with
-/// correlation, graph node and launch configuration not read (an empty
-/// name selects `NULL`).
-pub const KERNEL_TIMES_AND_NAMES: TableSpec = TableSpec {
-    table: "CUPTI_ACTIVITY_KIND_KERNEL",
-    columns: &[
-        ("start", true, false),
-        ("end", true, false),
-        ("deviceId", true, false),
-        ("contextId", false, false),
-        ("streamId", true, false),
-        ("", false, false),
-        ("globalPid", false, false),
-        ("", false, false),
-        ("shortName", true, false),
-        ("demangledName", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-        ("", false, false),
-    ],
-    filter: "",
-};
+/// The [`KERNEL`] columns a load that needs neither launch links nor
+/// launch configurations reads ([`super::Need::Gpu`]).
+pub const KERNEL_TIMES_AND_NAMES: ColumnSet<GpuColumn> = KERNEL
+    .columns
+    .without(GpuColumn::set(&[
+        GpuColumn::CorrelationId,
+        GpuColumn::GraphNodeId,
+    ]))
+    .without(LAUNCH_SHAPE);
 
-pub const MEMCPY: TableSpec = TableSpec {
+pub const MEMCPY: TableSpec<GpuColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMCPY",
-    columns: gpu_columns![("copyKind", false, false), ("bytes", false, false)],
+    columns: GPU_SHARED.union(GpuColumn::set(&[GpuColumn::CopyKind, GpuColumn::Bytes])),
     filter: "",
 };
 
-pub const MEMSET: TableSpec = TableSpec {
+pub const MEMSET: TableSpec<GpuColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMSET",
-    columns: gpu_columns![("bytes", false, false), ("value", false, false)],
+    // Not `value`, the byte a memset writes: nothing shows it.
+    columns: GPU_SHARED.union(GpuColumn::set(&[GpuColumn::Bytes])),
     filter: "",
 };
 
-pub const RUNTIME: TableSpec = TableSpec {
+columns! {
+    /// The columns of the runtime and driver API table.
+    pub enum RuntimeColumn {
+        Start = "start" (required),
+        End = "end" (required),
+        EventClass = "eventClass",
+        GlobalTid = "globalTid" (required),
+        CorrelationId = "correlationId",
+        NameId = "nameId" (required),
+    }
+}
+
+pub const RUNTIME: TableSpec<RuntimeColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_RUNTIME",
-    columns: &[
-        ("start", true, false),
-        ("end", true, false),
-        ("eventClass", false, false),
-        ("globalTid", true, false),
-        ("correlationId", false, false),
-        ("nameId", true, false),
-    ],
+    columns: RuntimeColumn::ALL,
     filter: "",
 };
 
-pub const NVTX: TableSpec = TableSpec {
+columns! {
+    /// The columns of the NVTX events table.
+    pub enum NvtxColumn {
+        Start = "start" (required),
+        End = "end",
+        EventType = "eventType" (required),
+        Text = "text" (text),
+        GlobalTid = "globalTid",
+        TextId = "textId",
+        DomainId = "domainId",
+        BinaryData = "binaryData" (text),
+    }
+}
+
+pub const NVTX: TableSpec<NvtxColumn> = TableSpec {
     table: "NVTX_EVENTS",
-    columns: &[
-        ("start", true, false),
-        ("end", false, false),
-        ("eventType", true, false),
-        ("text", false, true),
-        ("globalTid", false, false),
-        ("textId", false, false),
-        ("domainId", false, false),
-        ("binaryData", false, true),
-    ],
+    columns: NvtxColumn::ALL,
     filter: "WHERE eventType IN (34, 59, 60, 75)",
 };
 
-pub const STRINGS: TableSpec = TableSpec {
+columns! {
+    /// The columns of the string table.
+    pub enum StringColumn {
+        Id = "id" (required),
+        Value = "value" (required, text),
+    }
+}
+
+pub const STRINGS: TableSpec<StringColumn> = TableSpec {
     table: "StringIds",
-    columns: &[("id", true, false), ("value", true, true)],
+    columns: StringColumn::ALL,
     filter: "",
 };
 
 /// Every large table the loader reads.
-pub const LOADED: [TableSpec; 6] = [STRINGS, KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX];
-
-impl TableSpec {
-    /// `(name, required)` pairs for [`super::open::Schema::select`].
-    pub fn wanted(&self) -> Vec<(&'static str, bool)> {
-        self.columns.iter().map(|c| (c.0, c.1)).collect()
-    }
-}
+pub const LOADED: [LoadedTable; 6] = [
+    STRINGS.loaded(),
+    KERNEL.loaded(),
+    MEMCPY.loaded(),
+    MEMSET.loaded(),
+    RUNTIME.loaded(),
+    NVTX.loaded(),
+];
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_partial_kernel_spec_keeps_every_position_and_what_it_reads() {
-        let (full, part) = (KERNEL.columns, KERNEL_TIMES_AND_NAMES.columns);
-        assert_eq!(full.len(), part.len());
-        for (f, p) in full.iter().zip(part) {
-            assert!(p.0.is_empty() || p == f, "{p:?} in place of {f:?}");
-            assert!(!f.1 || p == f, "required column {f:?} dropped");
-        }
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@ use super::counts::Counted;
 use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
-use crate::profile::raw::{NO_NAME, RawGpu, RawNvtx, RawRuntime};
+use crate::profile::raw::{NO_COPY_KIND, NO_NAME, RawGpu, RawNvtx, RawRuntime};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
@@ -76,8 +76,8 @@ impl State<'_> {
                 let mut names = Vec::with_capacity(n);
                 let mut long_names = Vec::with_capacity(n);
                 for i in 0..n {
-                    let short = self.raw_name(g.a[i], &g.texts, &mut local);
-                    let long = self.raw_name(g.b[i], &g.texts, &mut local);
+                    let short = self.raw_name(g.short_name[i], &g.texts, &mut local);
+                    let long = self.raw_name(g.demangled_name[i], &g.texts, &mut local);
                     let short = short.or(long).unwrap_or(unnamed);
                     names.push(short);
                     long_names.push(long.unwrap_or(short));
@@ -85,37 +85,23 @@ impl State<'_> {
                 (names, long_names, vec![0; n])
             }
             GpuKind::Memcpy => {
-                let names: Vec<Sym> = (0..n)
-                    .map(|i| {
-                        self.p
-                            .strings
-                            .intern(memcpy_name((g.a[i] != NO_NAME).then_some(g.a[i])))
+                let names: Vec<Sym> = g
+                    .copy_kind
+                    .iter()
+                    .map(|&k| {
+                        let kind = (k != NO_COPY_KIND).then_some(k);
+                        self.p.strings.intern(memcpy_name(kind))
                     })
                     .collect();
-                (
-                    names.clone(),
-                    names,
-                    g.b.iter().map(|&b| b.max(0) as u64).collect(),
-                )
+                (names.clone(), names, std::mem::take(&mut g.bytes))
             }
-            GpuKind::Memset => {
-                let bytes =
-                    g.a.iter()
-                        .map(|&b| if b == NO_NAME { 0 } else { b.max(0) as u64 })
-                        .collect();
-                (vec![memset; n], vec![memset; n], bytes)
-            }
+            GpuKind::Memset => (
+                vec![memset; n],
+                vec![memset; n],
+                std::mem::take(&mut g.bytes),
+            ),
         };
-        let shape = |i: usize| {
-            let v = |c: usize| g.shape[c].get(i).copied().unwrap_or(0);
-            Shape {
-                grid: [v(0), v(1), v(2)],
-                block: [v(3), v(4), v(5)],
-                registers: v(6),
-                static_smem: v(7),
-                dynamic_smem: v(8),
-            }
-        };
+        let shape = |i: usize| g.shape.get(i).copied().unwrap_or_default();
         // Runs of rows often share a detail: the last one skips the lookup.
         let mut last: Option<(Detail, u32)> = None;
         let details: Vec<u32> = (0..n)

@@ -3,22 +3,22 @@
 //! rows a full load would keep, and their first start and last end as the
 //! loaded rows would have them.
 //!
-//! The rows are those the loader's SELECT sees (same table, filter of
-//! `spec.rs`, rowid range), with only the columns that decide whether a
-//! row is kept and where it lies; each is judged by the loader's own rules
-//! (`rows::int`, then what `raw::read_runtime`, `raw::read_nvtx` and
-//! `convert.rs` do with it), so the counts are those of a full load
-//! whatever the export holds. They are summed here in one pass, not by a
-//! SQL `GROUP BY globalTid`: without an index on globalTid SQLite sorts
+//! The rows are those the loader's SELECT sees (same declaration in
+//! `spec.rs`, so same table, filter and required columns, and rowid
+//! range), with only the columns that decide whether a row is kept and
+//! where it lies; each is judged by the loader's own rules (`Row::int`,
+//! then what `raw::read_runtime`, `raw::read_nvtx` and `convert.rs` do
+//! with it), so the counts are those of a full load whatever the export
+//! holds. They are summed here in one pass, not by a SQL `GROUP BY
+//! globalTid`: without an index on globalTid SQLite sorts
 //! every row for it, 1.3-1.9 s on the 1 M-call runtime table of
 //! `scale_1m.sqlite` against 0.25 s for a plain scan, which made a summary
 //! read that way slower than loading everything.
 
-use crate::profile::open::{LoadError, Schema, quote_ident};
+use crate::profile::open::{LoadError, Schema};
 use crate::profile::progress::Stage;
-use crate::profile::raw::int;
-use crate::profile::raw::{self, Rows};
-use crate::profile::spec::{self, TableSpec};
+use crate::profile::raw::{self, Rows, Selection};
+use crate::profile::spec::{self, NvtxColumn as N};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -102,38 +102,6 @@ impl Tallies {
     }
 }
 
-/// `SELECT col AS alias, … FROM table <filter and range>`: the rows the
-/// loader's SELECT of `sp` reads, `NULL` for optional columns the export
-/// lacks; `None` without the table. A required column missing is the
-/// loader's error.
-fn rows_of(
-    schema: &Schema,
-    path: &Path,
-    sp: &TableSpec,
-    cols: &[(&str, &str)],
-    rows: Rows,
-) -> Result<Option<String>, LoadError> {
-    if !schema.has_table(sp.table) {
-        return Ok(None);
-    }
-    schema
-        .select(sp.table, &sp.wanted(), "")
-        .map_err(|m| LoadError::new(path, m))?;
-    let exprs: Vec<String> = cols
-        .iter()
-        .map(|&(c, alias)| match schema.has_column(sp.table, c) {
-            true => format!("{} AS {alias}", quote_ident(c)),
-            false => format!("NULL AS {alias}"),
-        })
-        .collect();
-    Ok(Some(format!(
-        "SELECT {} FROM {} {}",
-        exprs.join(", "),
-        quote_ident(sp.table),
-        raw::tail(sp, rows)
-    )))
-}
-
 /// Counts `rows` of the runtime/driver API table. A call is kept when its
 /// start, end and globalTid read as integers; it spans start to
 /// max(end, start).
@@ -145,17 +113,23 @@ pub fn runtime(
     report: &mut raw::Report<'_>,
 ) -> Result<Counted, LoadError> {
     let mut out = Counted::default();
-    let cols = [("start", "s"), ("end", "e"), ("globalTid", "g")];
-    let Some(sql) = rows_of(schema, path, &spec::RUNTIME, &cols, rows)? else {
-        return Ok(out);
-    };
+    let read = Selection::only(&spec::RUNTIME, raw::CALL_COLUMNS);
     let mut tallies = Tallies::default();
-    raw::each_row(conn, path, &sql, Stage::Runtime, report, |r| {
-        if let (Some(s), Some(e), Some(g)) = (int(r, 0), int(r, 1), int(r, 2)) {
-            tallies.add(g, 1, Some((s, e.max(s))));
-        }
-        Ok(())
-    })?;
+    raw::scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        Stage::Runtime,
+        report,
+        |r| {
+            if let Some(c) = raw::kept_call(&r) {
+                tallies.add(c.global_tid, 1, Some((c.start, c.end)));
+            }
+            Ok(())
+        },
+    )?;
     out.runtime = tallies.finish();
     Ok(out)
 }
@@ -174,31 +148,27 @@ pub fn nvtx(
     report: &mut raw::Report<'_>,
 ) -> Result<Counted, LoadError> {
     let mut out = Counted::default();
-    let cols = [
-        ("start", "s"),
-        ("end", "e"),
-        ("eventType", "et"),
-        ("globalTid", "g"),
-        ("binaryData", "p"),
-    ];
-    let Some(inner) = rows_of(schema, path, &spec::NVTX, &cols, rows)? else {
-        return Ok(out);
-    };
     // Whether a payload is there, not the payload.
-    let sql = format!("SELECT s, e, et, g, p IS NOT NULL FROM ({inner})");
+    let read = Selection::only(&spec::NVTX, raw::EVENT_COLUMNS.union(N::set(&[N::End])))
+        .with_presence(N::set(&[N::BinaryData]));
     let mut tallies = Tallies::default();
-    raw::each_row(conn, path, &sql, Stage::Nvtx, report, |r| {
-        let (Some(s), Some(et), Some(g)) = (int(r, 0), int(r, 2), int(r, 3)) else {
+    raw::scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
+        let Some(raw::NvtxEvent {
+            start: s,
+            event_type: et,
+            global_tid: g,
+        }) = raw::read_event(&r)
+        else {
             return Ok(());
         };
-        let end = int(r, 1).unwrap_or(i64::MIN);
+        let end = r.int(N::End).unwrap_or(i64::MIN);
         // As `convert.rs` judges a row's kind: by its eventType as a byte.
         let (ranges, span) = match et as u8 {
             59 | 60 => (1, Some((s, if end == i64::MIN { s } else { end.max(s) }))),
             34 => (0, Some((s, s))),
             _ => (0, None),
         };
-        out.nvtx_payloads |= ranges > 0 && int(r, 4) == Some(1);
+        out.nvtx_payloads |= ranges > 0 && r.present(N::BinaryData);
         tallies.add(g, ranges, span);
         Ok(())
     })?;

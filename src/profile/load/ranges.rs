@@ -9,8 +9,8 @@ use super::source::{Need, Source, open_source};
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
-use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows};
-use crate::profile::spec::{self, TableSpec};
+use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows, Selection};
+use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -62,13 +62,32 @@ pub enum Table {
     Nvtx,
 }
 
+impl Table {
+    /// The export's table of these rows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Gpu(kind) => gpu_table(kind).table,
+            Table::Runtime => spec::RUNTIME.table,
+            Table::Nvtx => spec::NVTX.table,
+        }
+    }
+}
+
+fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
+    match kind {
+        GpuKind::Kernel => &spec::KERNEL,
+        GpuKind::Memcpy => &spec::MEMCPY,
+        GpuKind::Memset => &spec::MEMSET,
+    }
+}
+
 /// The large tables in the order they are converted.
-pub const TABLES: [(TableSpec, Table); 5] = [
-    (spec::KERNEL, Table::Gpu(GpuKind::Kernel)),
-    (spec::MEMCPY, Table::Gpu(GpuKind::Memcpy)),
-    (spec::MEMSET, Table::Gpu(GpuKind::Memset)),
-    (spec::RUNTIME, Table::Runtime),
-    (spec::NVTX, Table::Nvtx),
+pub const TABLES: [Table; 5] = [
+    Table::Gpu(GpuKind::Kernel),
+    Table::Gpu(GpuKind::Memcpy),
+    Table::Gpu(GpuKind::Memset),
+    Table::Runtime,
+    Table::Nvtx,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -94,8 +113,8 @@ pub enum Chunk {
 /// `hints[t]` is table `t`'s row hint (see [`raw::row_hint`]).
 pub fn jobs(conn: &Connection, schema: &Schema, hints: &[usize], plan: &ReadPlan) -> Vec<Job> {
     let mut out = Vec::new();
-    for (t, (sp, table)) in TABLES.iter().enumerate() {
-        if !plan.reads(*table) {
+    for (t, &table) in TABLES.iter().enumerate() {
+        if !plan.reads(table) {
             continue;
         }
         let hint = hints.get(t).copied().unwrap_or(0);
@@ -105,7 +124,7 @@ pub fn jobs(conn: &Connection, schema: &Schema, hints: &[usize], plan: &ReadPlan
             hint,
         };
         let bounds = (plan.rows_per_range > 0)
-            .then(|| rowid_bounds(conn, schema, sp))
+            .then(|| rowid_bounds(conn, schema, table.name()))
             .flatten();
         let Some((lo, hi)) = bounds else {
             out.push(whole);
@@ -134,11 +153,11 @@ pub fn jobs(conn: &Connection, schema: &Schema, hints: &[usize], plan: &ReadPlan
 /// The table's smallest and largest rowid, when it has rows and `rowid`
 /// names them (a column of that name, or a WITHOUT ROWID table, means the
 /// table is read in one scan).
-fn rowid_bounds(conn: &Connection, schema: &Schema, sp: &TableSpec) -> Option<(i64, i64)> {
-    if !schema.has_table(sp.table) || schema.has_column(sp.table, "rowid") {
+fn rowid_bounds(conn: &Connection, schema: &Schema, table: &str) -> Option<(i64, i64)> {
+    if !schema.has_table(table) || schema.has_column(table, "rowid") {
         return None;
     }
-    let table = quote_ident(sp.table);
+    let table = quote_ident(table);
     let one = |f: &str| -> Option<i64> {
         conn.query_row(&format!("SELECT {f}(rowid) FROM {table}"), [], |r| {
             r.get::<_, Option<i64>>(0)
@@ -162,35 +181,38 @@ fn read(
     need: Need,
     report: &mut raw::Report<'_>,
 ) -> Result<Chunk, LoadError> {
-    let (sp, table) = &TABLES[job.table];
-    // Without runtime calls and NVTX, kernels need only times and names;
-    // a summary's clock matching also matches collectives by operation id,
-    // which needs their correlation ids.
-    let sp = match (need, table) {
-        (Need::Gpu, Table::Gpu(GpuKind::Kernel)) => &spec::KERNEL_TIMES_AND_NAMES,
-        (Need::Counts, Table::Gpu(GpuKind::Kernel)) if !schema.has_table(NCCL_OPERATIONS) => {
-            &spec::KERNEL_TIMES_AND_NAMES
-        }
-        _ => sp,
-    };
-    Ok(match *table {
+    Ok(match TABLES[job.table] {
         Table::Runtime if need == Need::Counts => Chunk::Counted(Box::new(counts::runtime(
             conn, schema, path, job.rows, report,
         )?)),
         Table::Nvtx if need == Need::Counts => Chunk::Counted(Box::new(counts::nvtx(
             conn, schema, path, job.rows, report,
         )?)),
-        Table::Gpu(kind) => Chunk::Gpu(
-            kind,
-            Box::new(raw::read_gpu(
-                conn, schema, path, sp, kind, job.rows, job.hint, report,
-            )?),
-        ),
+        Table::Gpu(kind) => {
+            let table = gpu_table(kind);
+            // Without runtime calls and NVTX, kernels need only times and
+            // names; a summary's clock matching also matches collectives
+            // by operation id, which needs their correlation ids.
+            let columns = match (need, kind) {
+                (Need::Gpu, GpuKind::Kernel) => spec::KERNEL_TIMES_AND_NAMES,
+                (Need::Counts, GpuKind::Kernel) if !schema.has_table(NCCL_OPERATIONS) => {
+                    spec::KERNEL_TIMES_AND_NAMES
+                }
+                _ => table.columns,
+            };
+            let read = Selection::only(table, columns);
+            Chunk::Gpu(
+                kind,
+                Box::new(raw::read_gpu(
+                    conn, schema, path, &read, kind, job.rows, job.hint, report,
+                )?),
+            )
+        }
         Table::Runtime => Chunk::Runtime(Box::new(raw::read_runtime(
-            conn, schema, path, sp, job.rows, job.hint, report,
+            conn, schema, path, job.rows, job.hint, report,
         )?)),
         Table::Nvtx => Chunk::Nvtx(Box::new(raw::read_nvtx(
-            conn, schema, path, sp, job.rows, report,
+            conn, schema, path, job.rows, report,
         )?)),
     })
 }

@@ -4,6 +4,7 @@
 //! read, each taking and leaving the connection's mutex — about a third of
 //! a first open's time went there (perf on 1 M kernels).
 
+use crate::profile::rows;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ffi};
 use std::ffi::{CStr, c_char, c_int};
@@ -96,10 +97,22 @@ impl Drop for Query<'_> {
 }
 
 impl Row<'_> {
+    /// Column `i` as an integer, read as [`rows::int`] reads one: NULL,
+    /// blobs and unparsable text read as `None`.
+    #[inline(always)]
+    pub fn int(&self, i: usize) -> Option<i64> {
+        match self.integer(i) {
+            Ok(v) => Some(v),
+            // Common too (optional columns, columns not selected): no call.
+            Err(ValueRef::Null) => None,
+            Err(other) => rows::int_value(other),
+        }
+    }
+
     /// Column `i` when it holds an integer, the common case, read without
     /// building a [`ValueRef`]; `Err` with the value otherwise.
     #[inline(always)]
-    pub fn integer(&self, i: usize) -> Result<i64, ValueRef<'_>> {
+    fn integer(&self, i: usize) -> Result<i64, ValueRef<'_>> {
         if i >= self.columns {
             return Err(ValueRef::Null);
         }

@@ -117,7 +117,7 @@ fn a_table_is_split_into_bounded_ranges_that_cover_its_rowids() {
         .filter(|j| j.table == 0)
         .map(|j| j.rows)
         .collect();
-    let (lo, hi) = rowid_bounds(&conn, &schema, &spec::KERNEL).unwrap();
+    let (lo, hi) = rowid_bounds(&conn, &schema, spec::KERNEL.table).unwrap();
     assert!(hi - lo > 300, "the fixture has enough kernels to split");
     assert_eq!(kernels.first(), Some(&Rows::Between(lo, lo + 99)));
     for w in kernels.windows(2) {
