@@ -1,6 +1,6 @@
 //! Issue 10 end to end: the multi-file fixtures through the real binary,
 //! against their ground truth (`fixtures/*.truth.json`, fields described
-//! in `src/bin/make_fixtures/truth_clock.rs`): clocks recovered from
+//! in `make-fixtures/src/truth_clock.rs`): clocks recovered from
 //! collective ends, skews equal to the single-clock truth, node-local
 //! groups per node, the late host named, per-rank devices, refused
 //! refinement, UTC-only alignment, the straggler matrix on aligned times.
@@ -379,4 +379,60 @@ fn straggler_matrix_uses_aligned_times() {
             );
         }
     }
+}
+
+/// Issue 19's rule for verdicts across files: when the late rank and the
+/// peer it is compared with are on different clocks and the delay is
+/// smaller than their alignment's residual, the verdict is
+/// `not-resolvable` (the delay kept with its sign, `resolvable: false`);
+/// otherwise it is decided, the delay clamped at 0 as on one clock.
+#[test]
+fn a_launch_delay_inside_the_clock_residual_is_not_resolvable() {
+    let clock = json(&["report", "clock", "--format", "json", ENDS_DISAGREE]);
+    let residual = arr(&clock["files"])
+        .iter()
+        .map(|file| f(&file["residual_end_skew_ms"]["p90"]))
+        .fold(0.0, f64::max);
+    assert!(residual > 1.0, "UTC-only clocks err by ms: {clock}");
+    let launch = json(&[
+        "report",
+        "launch",
+        "--format",
+        "json",
+        "--big-skew-ms",
+        "1",
+        ENDS_DISAGREE,
+    ]);
+    let late = arr(&launch["late_instances"]);
+    let (mut undecided, mut decided) = (0, 0);
+    for x in late {
+        let delay = f(&x["cpu_delay_ms"]);
+        if x["verdict"] == "not-resolvable" {
+            undecided += 1;
+            assert_eq!(x["resolvable"], false, "{x}");
+            assert!(delay.abs() <= residual + 1e-9, "{x}");
+        } else {
+            decided += 1;
+            assert_eq!(x["resolvable"], true, "{x}");
+            assert!(delay == 0.0 || delay > residual - 1e-9, "{x}");
+            assert!(delay >= 0.0, "{x}");
+        }
+    }
+    assert!(undecided > 0 && decided > 0, "{launch}");
+    // Clocks aligned from collective ends to a µs decide every verdict.
+    let one = json(&[
+        "report",
+        "launch",
+        "--format",
+        "json",
+        "--big-skew-ms",
+        "1",
+        MULTINODE,
+    ]);
+    assert!(
+        arr(&one["late_instances"])
+            .iter()
+            .all(|x| x["resolvable"] == true),
+        "{one}"
+    );
 }

@@ -48,6 +48,7 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
                 "api_end_to_start_ms": x.api_end_to_start_ns.map(json::ms),
                 "cpu_delay_ms": x.cpu_delay_ns.map(json::ms),
                 "verdict": x.verdict.name(),
+                "resolvable": x.resolvable,
                 "from_graph": x.from_graph,
                 "preceding_kernel": preceding,
             })
@@ -154,7 +155,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         .shorten(0, Keep::Start)
         .shorten(4, Keep::Start);
     let mut early_notes = String::new();
-    for x in late {
+    for &x in &late {
         let key = &m.groups[x.group].key;
         if let Some(ns) = x.api_end_to_start_ns.filter(|&ns| ns < 0) {
             early_notes += &cx.note(&format!(
@@ -186,6 +187,9 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
     out += &t.render(cx.cols());
     out += &early_notes;
     out += &cx.note("cpu-late: the launch call ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call, or a CUDA graph");
+    if late.iter().any(|x| !x.resolvable) {
+        out += &cx.note("not-resolvable: the launch call and the peer's start are on two hosts' clocks, aligned less closely than the delay between them (cpu_delay_ms keeps its sign); times on the reference clock, see `report clock`");
+    }
     if !behind.is_empty() {
         out += "\nWhat the late kernel queued behind\n";
         out += &cx.note("the last kernel on another stream of the late device to end within 1 ms before it started; gap_ms = that end to the late kernel's start");
