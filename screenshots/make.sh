@@ -44,6 +44,11 @@ shot 10-launch-alone-80x24 80 24 "]" "2"
 EXTRA="no/such/capture.sqlite" shot 11-messages 160 48 "!"
 BASE=fixtures/multinode READY=S29 shot 12-multinode 160 48
 BASE=fixtures/multinode READY=S29 shot 13-straggler-map 160 48 "H"
+# The reference clock across four nodes: a remote node's late kernel
+# (the big event on node01, `]`) with its launch, and the visible window's
+# overlap of every node's devices.
+BASE=fixtures/multinode READY=S29 shot 18-multinode-late-launch 160 48 "]" "2"
+BASE=fixtures/multinode READY=S29 shot 19-multinode-overlap-window 160 48 "3"
 shot 14-straggler-map-8gpu 160 48 "H"
 # Before and after: the slow-GEMM capture against its baseline.
 BASE=fixtures/diff/slow_gemm.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 15-diff-panel 160 48 "6"

@@ -1,5 +1,5 @@
 //! Text the views share: lines with file-derived names made visible
-//! (control characters as escapes), and durations in few characters.
+//! (control characters as escapes).
 
 use crate::text_safe::escape_controls;
 use ratatui::text::Line;
@@ -20,5 +20,3 @@ pub(super) fn visible(mut line: Line<'static>) -> Line<'static> {
     }
     line
 }
-
-pub(super) use crate::tui::timescale::short_duration;
