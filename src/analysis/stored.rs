@@ -271,36 +271,11 @@ mod tests {
     }
 
     #[test]
-    fn every_setting_that_changes_results_changes_the_key() {
+    fn the_key_holds_every_setting_and_the_files_wal() {
         let p = fixture("shared_stream_two_comms");
-        let base = Settings::default();
-        let key = |s: &Settings| settings_key(s, &p);
-        let re = |r: &str| regex::Regex::new(r).unwrap();
-        let changed = [
-            Settings {
-                comm_pattern: Some(re("gemm")),
-                ..base.clone()
-            },
-            Settings {
-                big_skew_ns: base.big_skew_ns + 1,
-                ..base.clone()
-            },
-            Settings {
-                anomaly_ratio: base.anomaly_ratio + 1e-9,
-                ..base.clone()
-            },
-            Settings {
-                step_marker: re("^step$"),
-                ..base.clone()
-            },
-            Settings {
-                align: crate::analysis::clock::AlignMode::None,
-                ..base.clone()
-            },
-        ];
-        for s in &changed {
-            assert_ne!(key(s), key(&base), "{s:?}");
-        }
-        assert_eq!(key(&base.clone()), key(&base));
+        let s = Settings::default();
+        let key = settings_key(&s, &p);
+        assert!(key.contains(&s.key()), "{key}");
+        assert!(key.contains("wal [\"None\"]"), "{key}");
     }
 }
