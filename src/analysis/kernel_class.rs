@@ -20,17 +20,18 @@ impl KernelClasses {
         let mut comm = Vec::new();
         let g = &p.gpu;
         for i in 0..g.len() {
-            if g.kind(i) != GpuKind::Kernel || by_name[g.name(i) as usize] != u32::MAX {
+            let (kind, name) = g.kind_and_name(i);
+            if kind != GpuKind::Kernel || by_name[name as usize] != u32::MAX {
                 continue;
             }
-            let short = p.strings.get(g.name(i));
+            let short = p.strings.get(name);
             let long = p.strings.get(g.long_name(i));
             let class = classify(short).or_else(|| classify(long)).or_else(|| {
                 comm_pattern
                     .filter(|re| re.is_match(short) || re.is_match(long))
                     .map(|_| CommKernel::other())
             });
-            by_name[g.name(i) as usize] = match class {
+            by_name[name as usize] = match class {
                 Some(k) => {
                     comm.push(k);
                     comm.len() as u32
@@ -44,10 +45,10 @@ impl KernelClasses {
     /// The communication kind of GPU row `i`, `None` for compute kernels,
     /// copies and sets.
     pub fn comm(&self, p: &Profile, i: usize) -> Option<&CommKernel> {
-        if p.gpu.kind(i) != GpuKind::Kernel {
-            return None;
+        match p.gpu.kind_and_name(i) {
+            (GpuKind::Kernel, name) => self.comm_by_name(name),
+            _ => None,
         }
-        self.comm_by_name(p.gpu.name(i))
     }
 
     /// The communication kind of a kernel name.

@@ -92,7 +92,14 @@ macro_rules! rows_of {
         impl $rows {
             pub(super) fn new(parts: Parts) -> $rows {
                 let len = parts.files().map(|f| f.$table.len()).sum();
-                $rows { parts, len }
+                let head = parts.parts.first().cloned();
+                let head_len = head.as_ref().map_or(0, |p| p.file.$table.len());
+                $rows {
+                    parts,
+                    len,
+                    head,
+                    head_len,
+                }
             }
 
             pub fn len(&self) -> usize {
@@ -105,6 +112,13 @@ macro_rules! rows_of {
 
             #[inline]
             fn at(&self, r: usize) -> (&Part, usize) {
+                // The first file's rows, the only ones of a single file,
+                // without a search.
+                if r < self.head_len
+                    && let Some(head) = &self.head
+                {
+                    return (head, r);
+                }
                 self.parts.find(r, |p| p.$base)
             }
 
@@ -156,6 +170,9 @@ macro_rules! rows_of {
 pub struct GpuRows {
     parts: Parts,
     len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
 }
 
 rows_of!(GpuRows, gpu, gpu_base);
@@ -186,6 +203,14 @@ impl GpuRows {
             NONE => NONE,
             call => call.saturating_add(part.runtime_base as u32),
         }
+    }
+
+    /// Kind and short name at once (one lookup of the row's file): what
+    /// telling communication kernels apart reads of every row.
+    #[inline]
+    pub fn kind_and_name(&self, r: usize) -> (GpuKind, Sym) {
+        let (part, i) = self.at(r);
+        (part.file.gpu.kind(i), part.sym(part.file.gpu.name[i]))
     }
 
     /// Kernel, memcpy or memset.
@@ -230,6 +255,9 @@ impl GpuRows {
 pub struct RuntimeRows {
     parts: Parts,
     len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
 }
 
 rows_of!(RuntimeRows, runtime, runtime_base);
@@ -262,6 +290,9 @@ impl RuntimeRows {
 pub struct NvtxRows {
     parts: Parts,
     len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
 }
 
 rows_of!(NvtxRows, nvtx, nvtx_base);

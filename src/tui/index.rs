@@ -220,11 +220,11 @@ impl RenderIndex {
         let g = &p.gpu;
         let gpu_cat: Vec<u8> = (0..g.len())
             .map(|i| {
-                (match g.kind(i) {
-                    GpuKind::Memcpy => Cat::Memcpy,
-                    GpuKind::Memset => Cat::Memset,
-                    GpuKind::Kernel => classes
-                        .comm(p, i)
+                (match g.kind_and_name(i) {
+                    (GpuKind::Memcpy, _) => Cat::Memcpy,
+                    (GpuKind::Memset, _) => Cat::Memset,
+                    (GpuKind::Kernel, name) => classes
+                        .comm_by_name(name)
                         .map_or(Cat::Compute, |k| Cat::of_op(k.op)),
                 }) as u8
             })
