@@ -194,7 +194,7 @@ impl Alignment {
 impl Alignment {
     /// The file of a GPU row.
     pub fn row_file(&self, p: &Profile, row: usize) -> usize {
-        p.lane_file(p.gpu.lane(row))
+        p.gpu.file(row)
     }
 
     pub fn gpu_start(&self, p: &Profile, row: usize) -> i64 {

@@ -41,6 +41,9 @@ pub struct Mismatch {
 /// Ends further apart than this (p90) mean the pairing is not confirmed.
 pub const END_ALIGNED_NS: i64 = 1_000_000;
 
+/// Start and end of a kernel on the reference clock.
+type Span = (i64, i64);
+
 /// A set of streams, one per device, whose collectives were matched.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Group {
@@ -437,7 +440,7 @@ fn build_group(
         None => members[0].ops.len(),
     };
     let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
-    let (method, mut instances) = match keys.instances(&all_rows) {
+    let (method, instances) = match keys.instances(&all_rows) {
         Some((method, inst)) => (method, inst),
         None => (
             MatchMethod::Sequence,
@@ -446,13 +449,19 @@ fn build_group(
                 .collect(),
         ),
     };
-    let earliest = |rows: &Vec<u32>| {
-        rows.iter()
-            .map(|&r| clock.gpu_start(p, r as usize))
-            .min()
-            .unwrap_or(0)
-    };
-    instances.sort_by_key(|rows| earliest(rows));
+    // Each row's span on the reference clock, found once.
+    let mut instances: Vec<(Vec<u32>, Vec<Span>)> = instances
+        .into_iter()
+        .map(|rows| {
+            let spans = rows
+                .iter()
+                .map(|&r| clock.gpu_span(p, r as usize))
+                .collect();
+            (rows, spans)
+        })
+        .collect();
+    let earliest = |spans: &[(i64, i64)]| spans.iter().map(|s| s.0).min().unwrap_or(0);
+    instances.sort_by_key(|(_, spans)| earliest(spans));
     // The type of an instance is that of its first member's kernel.
     let op_of_row: HashMap<u32, CollOp> = members[0]
         .rows
@@ -462,21 +471,19 @@ fn build_group(
         .collect();
     let ops: Vec<CollOp> = instances
         .iter()
-        .map(|rows| op_of_row.get(&rows[0]).copied().unwrap_or(CollOp::Other))
+        .map(|(rows, _)| op_of_row.get(&rows[0]).copied().unwrap_or(CollOp::Other))
         .collect();
-    let end_skews = instances.iter().map(|rows| {
-        let ends = rows.iter().map(|&r| clock.gpu_end(p, r as usize));
+    let end_skews = instances.iter().map(|(_, spans)| {
+        let ends = spans.iter().map(|s| s.1);
         ends.clone()
             .max()
             .unwrap_or(0)
             .saturating_sub(ends.min().unwrap_or(0)) as f64
     });
     let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
-    let rows: Vec<u32> = instances.into_iter().flatten().collect();
-    let aligned = rows
-        .iter()
-        .map(|&r| (clock.gpu_start(p, r as usize), clock.gpu_end(p, r as usize)))
-        .collect();
+    let (rows, aligned): (Vec<Vec<u32>>, Vec<Vec<Span>>) = instances.into_iter().unzip();
+    let rows: Vec<u32> = rows.into_iter().flatten().collect();
+    let aligned = aligned.into_iter().flatten().collect();
     Group {
         key,
         method,

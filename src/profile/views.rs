@@ -59,7 +59,14 @@ impl Parts {
     /// at `base(part)`, and the row's number in that part's file.
     #[inline]
     fn find(&self, r: usize, base: impl Fn(&Part) -> usize) -> (&Part, usize) {
-        let i = match self.parts.len() {
+        let part = &self.parts[self.index(r, &base)];
+        (part, r - base(part))
+    }
+
+    /// The index (the file) of the part holding row `r`.
+    #[inline]
+    fn index(&self, r: usize, base: impl Fn(&Part) -> usize) -> usize {
+        match self.parts.len() {
             1 => 0,
             // Of parts with the same base (files without such rows), the
             // last is the one holding the row.
@@ -67,9 +74,7 @@ impl Parts {
                 .parts
                 .partition_point(|p| base(p) <= r)
                 .saturating_sub(1),
-        };
-        let part = &self.parts[i];
-        (part, r - base(part))
+        }
     }
 }
 
@@ -203,6 +208,15 @@ impl GpuRows {
             NONE => NONE,
             call => call.saturating_add(part.runtime_base as u32),
         }
+    }
+
+    /// The file the row comes from (its index in the capture's files).
+    #[inline]
+    pub fn file(&self, r: usize) -> usize {
+        if r < self.head_len {
+            return 0;
+        }
+        self.parts.index(r, |p| p.gpu_base)
     }
 
     /// Kind and short name at once (one lookup of the row's file): what

@@ -12,20 +12,29 @@ use crate::analysis::matching::Matching;
 use crate::analysis::stats::{Spread, percentile_select};
 use crate::profile::Profile;
 
-/// A matched instance seen across domains: its rows' files, raw ends and
-/// aligned starts/ends.
+/// A matched instance seen across domains: its GPU rows, each with its
+/// file (found once: every fit reads them per domain).
 struct Inst<'a> {
     /// Its place in [`instances`].
     index: usize,
-    rows: &'a [u32],
+    raw: &'a [u32],
+    /// (file, GPU row) of each rank.
+    rows: Vec<(usize, usize)>,
 }
 
-fn instances(m: &Matching) -> Vec<Inst<'_>> {
+fn instances<'a>(p: &Profile, m: &'a Matching) -> Vec<Inst<'a>> {
     m.groups
         .iter()
         .flat_map(|g| (0..g.instances()).map(move |k| g.instance_rows(k)))
         .enumerate()
-        .map(|(index, rows)| Inst { index, rows })
+        .map(|(index, raw)| Inst {
+            index,
+            raw,
+            rows: raw
+                .iter()
+                .map(|&r| (p.gpu.file(r as usize), r as usize))
+                .collect(),
+        })
         .collect()
 }
 
@@ -34,11 +43,8 @@ fn instances(m: &Matching) -> Vec<Inst<'_>> {
 /// residuals. Without a cross-domain instance, `utc` stays (with a warning).
 pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment {
     let mut a = utc.clone();
-    let insts = instances(m);
-    let cross: Vec<&Inst> = insts
-        .iter()
-        .filter(|i| a.spans_domains(p, i.rows))
-        .collect();
+    let insts = instances(p, m);
+    let cross: Vec<&Inst> = insts.iter().filter(|i| a.spans_domains(p, i.raw)).collect();
     if !a.several_domains() {
         return with_residuals(p, a, m);
     }
@@ -94,19 +100,17 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     residuals_over(p, a, m, &|k| !rejected[k])
 }
 
-/// The median of the values of `rows` whose file passes `keep`.
+/// The median of the values of `rows` (file, row) whose file passes
+/// `keep`.
 fn median_of(
-    p: &Profile,
-    a: &Alignment,
-    rows: &[u32],
+    rows: &[(usize, usize)],
     keep: impl Fn(usize) -> bool,
     value: impl Fn(usize, usize) -> i64,
 ) -> Option<f64> {
     let v: Vec<f64> = rows
         .iter()
-        .map(|&r| r as usize)
-        .filter(|&r| keep(a.row_file(p, r)))
-        .map(|r| value(a.row_file(p, r), r) as f64)
+        .filter(|&&(f, _)| keep(f))
+        .map(|&(f, r)| value(f, r) as f64)
         .collect();
     (!v.is_empty()).then(|| median(v))
 }
@@ -138,11 +142,9 @@ fn fit_domain(
     let mut ys = Vec::new();
     let mut used = Vec::new();
     for inst in cross {
-        let mine = median_of(p, a, inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end(r));
+        let mine = median_of(&inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end(r));
         let reference = median_of(
-            p,
-            a,
-            inst.rows,
+            &inst.rows,
             |f| a.domain(f) == 0,
             |f, r| a.to_reference(f, p.gpu.end(r)),
         );
@@ -196,11 +198,7 @@ fn fit_domain(
         }
     };
     let out_of_order = |inst: &Inst, keep: &dyn Fn(usize) -> bool| {
-        let rows = inst
-            .rows
-            .iter()
-            .map(|&r| (a.row_file(p, r as usize), r as usize))
-            .filter(|&(f, _)| keep(f));
+        let rows = inst.rows.iter().copied().filter(|&(f, _)| keep(f));
         let last_start = rows
             .clone()
             .map(|(f, r)| map(f, p.gpu.start(r)))
@@ -276,17 +274,9 @@ fn arrival_bias(
         if residual.abs() > tolerance {
             continue;
         }
-        let mine = median_of(
-            p,
-            a,
-            inst.rows,
-            |f| a.domain(f) == dom,
-            |_, r| p.gpu.start(r),
-        );
+        let mine = median_of(&inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.start(r));
         let reference = median_of(
-            p,
-            a,
-            inst.rows,
+            &inst.rows,
             |f| a.domain(f) == 0,
             |f, r| a.to_reference(f, p.gpu.start(r)),
         );
@@ -320,34 +310,23 @@ fn residuals_over(
     m: &Matching,
     used: &dyn Fn(usize) -> bool,
 ) -> Alignment {
-    let insts = instances(m);
+    let insts = instances(p, m);
     let several = a.several_domains();
     let mut per_file: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
     for inst in &insts {
-        if (several && !a.spans_domains(p, inst.rows)) || !used(inst.index) {
+        if (several && !a.spans_domains(p, inst.raw)) || !used(inst.index) {
             continue;
         }
-        let Some(all) = median_of(
-            p,
-            &a,
-            inst.rows,
-            |_| true,
-            |f, r| a.to_reference(f, p.gpu.end(r)),
-        ) else {
+        let Some(all) = median_of(&inst.rows, |_| true, |f, r| a.to_reference(f, p.gpu.end(r)))
+        else {
             continue;
         };
-        let mut files: Vec<usize> = inst
-            .rows
-            .iter()
-            .map(|&r| a.row_file(p, r as usize))
-            .collect();
+        let mut files: Vec<usize> = inst.rows.iter().map(|&(f, _)| f).collect();
         files.sort_unstable();
         files.dedup();
         for f in files {
             if let Some(mine) = median_of(
-                p,
-                &a,
-                inst.rows,
+                &inst.rows,
                 |x| x == f,
                 |x, r| a.to_reference(x, p.gpu.end(r)),
             ) {
