@@ -2,7 +2,10 @@
 //! caller runs them (the timeline, `report`, `diff`, `index`, `bench`).
 //! A caller says which results it needs; the stages they depend on run
 //! with them. The clocks come first whenever times of several files are
-//! compared, so that every later stage reads aligned times.
+//! compared, so that every later stage reads aligned times. A group's
+//! straggler matrix is derived from the skew stage by one function
+//! (`stragglers::straggler_map`) when shown, not stored: it is ranks ×
+//! instances per group, and the timeline shows one group at a time.
 
 use super::anomalies::{AnomalyEvent, anomalies};
 use super::clock::{self, AlignMode, Alignment};
@@ -15,7 +18,6 @@ use super::overlap::{DeviceOverlap, overlap};
 use super::settings::Settings;
 use super::skew::{GroupSkew, skew};
 use super::steps::Steps;
-use super::stragglers::{StragglerMap, straggler_map};
 use super::window::Window;
 use crate::profile::Profile;
 
@@ -32,11 +34,10 @@ pub enum Stage {
     Skew,
     Launch,
     Anomalies,
-    Stragglers,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 7] = [
         Stage::Clock,
         Stage::Completeness,
         Stage::Nccl,
@@ -44,7 +45,6 @@ impl Stage {
         Stage::Skew,
         Stage::Launch,
         Stage::Anomalies,
-        Stage::Stragglers,
     ];
 
     /// What the stage is doing, for a progress line.
@@ -57,7 +57,6 @@ impl Stage {
             Stage::Skew => "computing skew",
             Stage::Launch => "correlating launches",
             Stage::Anomalies => "finding anomalies",
-            Stage::Stragglers => "mapping stragglers",
         }
     }
 
@@ -66,7 +65,7 @@ impl Stage {
         match self {
             Stage::Clock | Stage::Completeness | Stage::Nccl | Stage::Overlap => &[],
             Stage::Skew => &[Stage::Clock],
-            Stage::Launch | Stage::Anomalies | Stage::Stragglers => &[Stage::Skew],
+            Stage::Launch | Stage::Anomalies => &[Stage::Skew],
         }
     }
 }
@@ -128,8 +127,6 @@ pub struct Analysis {
     pub launch: LaunchReport,
     pub anomaly_rows: usize,
     pub anomalies: Vec<AnomalyEvent>,
-    /// Per group of `skews`, in its order: the lateness matrix.
-    pub stragglers: Vec<StragglerMap>,
 }
 
 impl Analysis {
@@ -148,7 +145,6 @@ impl Analysis {
             launch: LaunchReport::default(),
             anomaly_rows: 0,
             anomalies: Vec::new(),
-            stragglers: Vec::new(),
         }
     }
 }
@@ -210,13 +206,6 @@ pub fn resume(
             }
             Stage::Anomalies => {
                 (a.anomaly_rows, a.anomalies) = anomalies(p, &a.matching, &a.skews, s.anomaly_ratio)
-            }
-            Stage::Stragglers => {
-                a.stragglers = a
-                    .skews
-                    .iter()
-                    .map(|gs| straggler_map(&a.matching.groups[gs.group], gs))
-                    .collect()
             }
         }
         a.holds = Stages(a.holds.0 | 1 << st as u16);

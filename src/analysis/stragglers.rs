@@ -10,7 +10,7 @@ use super::skew::{GroupSkew, InstanceSkew};
 use crate::profile::DevId;
 
 /// The lateness matrix of one group, over the instances its skew covers.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StragglerMap {
     /// Index of the group in the matching.
     pub group: usize,

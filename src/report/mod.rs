@@ -65,7 +65,7 @@ impl Section {
             Section::Skew => &[Stage::Skew],
             Section::Launch => &[Stage::Launch],
             Section::Anomalies => &[Stage::Anomalies],
-            Section::Stragglers => &[Stage::Stragglers],
+            Section::Stragglers => &[Stage::Skew],
         }
     }
 

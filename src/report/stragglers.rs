@@ -6,16 +6,18 @@ use super::context::Context;
 use super::json;
 use super::table::{self, Table};
 use crate::analysis::matching::Matching;
-use crate::analysis::stragglers::{StragglerMap, by_mean_lateness};
+use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
-/// The maps (the pipeline's) of the groups `--device` lets through, with
-/// the rows (ranks) it lets through.
-fn maps<'a>(cx: &Context<'a>) -> Vec<(&'a StragglerMap, Vec<usize>)> {
-    cx.analysis
-        .stragglers
+/// The maps of the groups `--device` lets through (derived from the skew
+/// stage, as the timeline derives them), with the rows (ranks) it lets
+/// through.
+fn maps(cx: &Context) -> Vec<(StragglerMap, Vec<usize>)> {
+    let a = cx.analysis;
+    a.skews
         .iter()
+        .map(|s| straggler_map(&a.matching.groups[s.group], s))
         .map(|map| {
             let rows: Vec<usize> = (0..map.ranks())
                 .filter(|&r| cx.shows(map.devices[r]))

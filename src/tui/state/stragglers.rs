@@ -1,9 +1,9 @@
 //! Opening the straggler map (`H`) and what each of its keys does. The
-//! matrix is the analyses' (their stragglers stage); the view state is
-//! made once per group, and the view only reads it.
+//! matrix is derived here, once per group, from the skew analysis; the
+//! view only reads it.
 
 use super::{App, EventRef, Overlay, Screen};
-use crate::analysis::stragglers::default_group;
+use crate::analysis::stragglers::{default_group, straggler_map};
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
 use crate::tui::selection::{JumpSource, Target};
@@ -31,7 +31,7 @@ impl App {
             self.say("no collective matched across ranks in this capture");
             return;
         };
-        let Some(map) = l.analysis.stragglers.iter().find(|m| m.group == g) else {
+        let Some(skew) = l.analysis.skews.iter().find(|s| s.group == g) else {
             return;
         };
         let c = &mut self.capture;
@@ -42,7 +42,8 @@ impl App {
                 .iter()
                 .map(|&d| l.profile.devices[d as usize].host)
                 .collect();
-            c.straggler = Some(StragglerView::new(std::sync::Arc::new(map.clone()), hosts));
+            let map = straggler_map(group, skew);
+            c.straggler = Some(StragglerView::new(std::sync::Arc::new(map), hosts));
         }
         if let (Some(v), Some((sg, k))) = (c.straggler.as_mut(), c.facts.instance)
             && sg == g
