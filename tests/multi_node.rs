@@ -394,15 +394,18 @@ fn a_launch_delay_inside_the_clock_residual_is_not_resolvable() {
         .map(|file| f(&file["residual_end_skew_ms"]["p90"]))
         .fold(0.0, f64::max);
     assert!(residual > 1.0, "UTC-only clocks err by ms: {clock}");
-    let launch = json(&[
-        "report",
-        "launch",
-        "--format",
-        "json",
-        "--big-skew-ms",
-        "1",
-        ENDS_DISAGREE,
-    ]);
+    let launch_1ms = |path| {
+        json(&[
+            "report",
+            "launch",
+            "--format",
+            "json",
+            "--big-skew-ms",
+            "1",
+            path,
+        ])
+    };
+    let launch = launch_1ms(ENDS_DISAGREE);
     let late = arr(&launch["late_instances"]);
     let (mut undecided, mut decided) = (0, 0);
     for x in late {
@@ -420,15 +423,7 @@ fn a_launch_delay_inside_the_clock_residual_is_not_resolvable() {
     }
     assert!(undecided > 0 && decided > 0, "{launch}");
     // Clocks aligned from collective ends to a µs decide every verdict.
-    let one = json(&[
-        "report",
-        "launch",
-        "--format",
-        "json",
-        "--big-skew-ms",
-        "1",
-        MULTINODE,
-    ]);
+    let one = launch_1ms(MULTINODE);
     assert!(
         arr(&one["late_instances"])
             .iter()
