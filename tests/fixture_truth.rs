@@ -323,7 +323,7 @@ fn two_node_files_reproduce_ground_truth() {
 }
 
 #[test]
-fn extra_collective_is_reported_as_a_mismatch() {
+fn extra_collective_is_reported_as_a_desync() {
     let truth = load_truth("mismatch_extra_collective.truth.json");
     let got = report(&[
         "report",
@@ -335,9 +335,14 @@ fn extra_collective_is_reported_as_a_mismatch() {
     check_sections(&truth, &got);
     let g = &got["skew"]["groups"][0];
     assert_eq!(g["sequence_consistent"], false);
-    assert_eq!(g["mismatches"][0]["position"], 5);
-    assert_eq!(g["mismatches"][0]["device"], 2);
-    assert_eq!(g["mismatches"][0]["found"], "AllReduce");
+    // Device 2's extra AllReduce is a desync at instance 5: the others ran
+    // AllGather there; the four instances before it stay paired.
+    assert_eq!(g["desync"]["instance"], 5);
+    assert_eq!(g["desync"]["ops"]["AllReduce"], serde_json::json!([2]));
+    assert_eq!(
+        g["desync"]["ops"]["AllGather"],
+        serde_json::json!([0, 1, 3])
+    );
     assert_eq!(g["instances"], 4);
 }
 

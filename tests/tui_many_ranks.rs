@@ -88,9 +88,8 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     // earliest five next, earliest first.
     let g = &l.analysis.matching.groups[0];
     let starts: Vec<i64> = g
-        .instance_rows(k)
-        .iter()
-        .map(|&r| l.profile.gpu.start(r as usize))
+        .members(k)
+        .map(|(_, r, _)| l.profile.gpu.start(r))
         .collect();
     let label = |d: usize| l.profile.device_label(g.devices[d]).to_string();
     let mut by_start: Vec<usize> = (0..RANKS).collect();

@@ -155,7 +155,7 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     assert_eq!(app.capture.instance(), Some((g, 54)));
-    let row = l.analysis.matching.groups[g].instance_rows(54)[rank] as usize;
+    let row = l.analysis.matching.groups[g].row(54, rank).unwrap();
     assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
     // That rank's lane is the cursor row, on screen.
     let lane = rankline::tui::lanes::LaneKind::Stream(l.profile.gpu.lane(row));
@@ -193,7 +193,7 @@ fn a_click_on_a_cell_opens_it_as_enter_does() {
     assert_eq!(app.screen, Screen::Timeline);
     let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
-    let row = l.analysis.matching.groups[g].instance_rows(99)[rank] as usize;
+    let row = l.analysis.matching.groups[g].row(99, rank).unwrap();
     assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
     assert_eq!(app.capture.instance(), Some((g, 99)));
 }

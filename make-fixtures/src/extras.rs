@@ -152,11 +152,11 @@ pub fn mismatch(rng: &mut Rng) -> Fixture {
         }],
         unaligned: vec![],
         scenario: json!({
-            "description": "4 GPUs, one process each; stream 20 carries [AllGather, ReduceScatter bf16] x 3 per step for 2 steps (12 collectives); device 2 launched one extra AllReduce f32 after position 4 in step 0 (13 collectives). The first mismatch is position 5: AllGather expected (devices 0, 1, 3), AllReduce found on device 2; only the consistent prefix (4 instances) is matched.",
+            "description": "4 GPUs, one process each; stream 20 carries [AllGather, ReduceScatter bf16] x 3 per step for 2 steps (12 collectives); device 2 launched one extra AllReduce f32 after position 4 in step 0 (13 collectives). The desync is at instance 5: AllGather on devices 0, 1, 3, AllReduce on device 2; only the consistent prefix (4 instances) is matched.",
             "host": HOST,
             "pids": {"0": 5201, "1": 5202, "2": 5203, "3": 5204},
             "nccl_kernels_per_device": {"0": 12, "1": 12, "2": 13, "3": 12},
-            "expected_mismatch": {"position": 5, "device": 2, "expected": "AllGather", "found": "AllReduce"},
+            "expected_desync": {"instance": 5, "ops": {"AllGather": [0, 1, 3], "AllReduce": [2]}},
         }),
     }
 }
@@ -327,8 +327,8 @@ pub fn check(name: &str, t: &Value) {
             assert_eq!(groups[0]["sequence_consistent"], false);
             assert_eq!(groups[0]["instances"], 4);
             assert_eq!(
-                groups[0]["mismatches"],
-                json!([{"position": 5, "device": 2, "expected": "AllGather", "found": "AllReduce"}])
+                groups[0]["desync"],
+                json!({"instance": 5, "ops": {"AllGather": [0, 1, 3], "AllReduce": [2]}})
             );
             assert_eq!(t["anomalies"]["rows"], 0);
         }

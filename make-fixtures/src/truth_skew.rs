@@ -66,7 +66,8 @@ impl Instance<'_> {
 struct Group<'a> {
     spec: &'a GroupSpec,
     instances: Vec<Instance<'a>>,
-    mismatches: Vec<Value>,
+    /// `{instance, ops: {OP: [devices]}}` at the first position where the ranks' ops differ.
+    desync: Value,
 }
 
 fn build_group<'a>(inp: &Input<'a>, spec: &'a GroupSpec) -> Group<'a> {
@@ -85,7 +86,7 @@ fn build_group<'a>(inp: &Input<'a>, spec: &'a GroupSpec) -> Group<'a> {
         .collect();
     let longest = seqs.iter().map(|s| s.len()).max().unwrap();
     let mut prefix = longest;
-    let mut mismatches = vec![];
+    let mut desync = Value::Null;
     'pos: for p in 0..longest {
         let ops: Vec<Option<&str>> = seqs
             .iter()
@@ -97,12 +98,15 @@ fn build_group<'a>(inp: &Input<'a>, spec: &'a GroupSpec) -> Group<'a> {
                 // device, and every device has a kernel at the first mismatching position
                 let odd = ops.iter().filter(|x| **x == ops[i]).count();
                 assert!(odd * 2 < ops.len(), "ambiguous mismatch in {}", spec.key);
-                mismatches.push(json!({
-                    "position": p + 1,
-                    "device": inp.dev_json(&spec.members[i].0),
-                    "expected": ops[0].expect("reference device has a kernel"),
-                    "found": o.expect("mismatching device has a kernel"),
-                }));
+                // a device lacking the op at p counts as on neither side
+                let mut sides = serde_json::Map::new();
+                for (o, (d, _)) in ops.iter().zip(&spec.members) {
+                    if let Some(o) = o {
+                        let side = sides.entry(o.to_string()).or_insert_with(|| json!([]));
+                        side.as_array_mut().unwrap().push(inp.dev_json(d));
+                    }
+                }
+                desync = json!({"instance": p + 1, "ops": sides});
                 prefix = p;
                 break 'pos;
             }
@@ -129,7 +133,7 @@ fn build_group<'a>(inp: &Input<'a>, spec: &'a GroupSpec) -> Group<'a> {
     Group {
         spec,
         instances,
-        mismatches,
+        desync,
     }
 }
 
@@ -272,8 +276,8 @@ fn skew_group(inp: &Input, g: &Group, calls: &Calls) -> Value {
         "match_method": "sequence",
         "devices": g.spec.members.iter().map(|(d, _)| inp.dev_json(d)).collect::<Vec<_>>(),
         "instances": g.instances.len(),
-        "sequence_consistent": g.mismatches.is_empty(),
-        "mismatches": g.mismatches,
+        "sequence_consistent": g.desync.is_null(),
+        "desync": g.desync,
         "end_aligned": end_aligned(g),
         "start_skew_ms": skew_stats(&starts),
         "end_skew_ms": skew_stats(&ends),

@@ -42,14 +42,15 @@ pub fn anomalies(
         for inst in &gs.instances {
             let e = sums.entry(inst.op).or_default();
             e.0 = e.0.saturating_add(inst.total_ns);
-            e.1 += g.devices.len();
+            e.1 += inst.ranks;
         }
         for inst in &gs.instances {
             let (sum, count) = sums[&inst.op];
             let mean = sum as f64 / count as f64;
-            let rows = g.instance_rows(inst.index);
-            let hot: Vec<usize> = (0..rows.len())
-                .filter(|&d| dur(rows[d]) as f64 > ratio * mean)
+            let hot: Vec<(usize, u32)> = g
+                .members(inst.index)
+                .map(|(d, r, _)| (d, r as u32))
+                .filter(|&(_, r)| dur(r) as f64 > ratio * mean)
                 .collect();
             if hot.is_empty() {
                 continue;
@@ -59,8 +60,8 @@ pub fn anomalies(
                 group: gs.group,
                 instance: inst.index,
                 op: inst.op,
-                devices: hot.iter().map(|&d| g.devices[d]).collect(),
-                max_duration_ns: hot.iter().map(|&d| dur(rows[d])).max().unwrap_or(0),
+                devices: hot.iter().map(|&(d, _)| g.devices[d]).collect(),
+                max_duration_ns: hot.iter().map(|&(_, r)| dur(r)).max().unwrap_or(0),
                 mean_ns: mean,
             });
         }

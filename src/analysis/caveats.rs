@@ -3,7 +3,7 @@
 
 use super::clock::ClockMethod;
 use super::completeness::rank_ranges;
-use super::matching::{Group, GroupClocks, MatchMethod, Mismatch};
+use super::matching::{Desync, Group, GroupClocks, MatchMethod};
 use crate::profile::{DevId, Profile};
 use std::collections::BTreeSet;
 
@@ -15,8 +15,14 @@ pub enum Caveat {
     Origin(String),
     /// Matched by a rung built against synthetic data only.
     Unverified(MatchMethod),
-    /// Sequences differ; only the consistent prefix is matched.
-    Mismatch(Mismatch),
+    /// Sequences differ where no placement explains it; only the instances
+    /// before it are paired.
+    Desync(Vec<DevId>, Desync),
+    /// Captures that start or stop at different instances: (device, first,
+    /// last) of those that do not cover the whole sequence, of this many.
+    PartialCaptures(Vec<(DevId, usize, usize)>, usize),
+    /// Devices whose place in the sequence is not confirmed.
+    Unconfirmed(Vec<DevId>),
     /// p90 end skew of 1 ms or more: the pairing is not confirmed.
     EndsNotAligned,
     /// The group's devices are on several clocks (of these hosts), aligned
@@ -39,14 +45,44 @@ impl Caveat {
                 "matched by {}, a rung built against synthetic data only (unverified)",
                 m.name()
             ),
-            Caveat::Mismatch(mm) => format!(
-                "sequences differ at position {} on device {}: expected {}, found {}; only the first {} instances are matched",
-                mm.position,
-                p.device_label(mm.device),
-                mm.expected.map_or("nothing", |o| o.name()),
-                mm.found.map_or("nothing", |o| o.name()),
-                mm.position - 1
-            ),
+            Caveat::Desync(devices, d) => {
+                let sides: Vec<String> = d
+                    .ops
+                    .iter()
+                    .map(|(op, on)| {
+                        let labels: Vec<String> = on
+                            .iter()
+                            .map(|&i| p.device_label(devices[i]).to_string())
+                            .collect();
+                        format!("{} on {}", op.name(), labels.join(" "))
+                    })
+                    .collect();
+                format!(
+                    "desync at instance {}: {}; only instances before it are paired",
+                    d.instance,
+                    sides.join(", ")
+                )
+            }
+            Caveat::PartialCaptures(parts, total) => {
+                let parts: Vec<String> = parts
+                    .iter()
+                    .map(|&(d, first, last)| format!("{} {first}–{last}", p.device_label(d)))
+                    .collect();
+                format!(
+                    "captures cover different instances of {total}: {}; each instance is paired over the ranks that have it",
+                    parts.join(", ")
+                )
+            }
+            Caveat::Unconfirmed(devices) => {
+                let labels: Vec<String> = devices
+                    .iter()
+                    .map(|&d| p.device_label(d).to_string())
+                    .collect();
+                format!(
+                    "place in the sequence not confirmed for {} (several offsets fit the ops and ends): its pairing is a guess",
+                    labels.join(" ")
+                )
+            }
             Caveat::EndsNotAligned => {
                 "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
             }
@@ -103,8 +139,30 @@ pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
     if !g.method.verified() {
         out.push(Caveat::Unverified(g.method));
     }
-    if let Some(mm) = &g.mismatch {
-        out.push(Caveat::Mismatch(mm.clone()));
+    if let Some(d) = &g.desync {
+        out.push(Caveat::Desync(g.devices.clone(), d.clone()));
+    }
+    let partial: Vec<(DevId, usize, usize)> = g
+        .devices
+        .iter()
+        .zip(&g.captured)
+        .filter(|(_, c)| c.first != 1 || c.last != g.instances())
+        .map(|(&d, c)| (d, c.first, c.last))
+        .collect();
+    if !partial.is_empty() {
+        out.push(Caveat::PartialCaptures(partial, g.instances()));
+    }
+    let unconfirmed: Vec<DevId> = g
+        .devices
+        .iter()
+        .zip(&g.captured)
+        .filter(|(_, c)| {
+            !c.basis.confirmed() && c.basis != crate::analysis::matching::Basis::Desync
+        })
+        .map(|(&d, _)| d)
+        .collect();
+    if !unconfirmed.is_empty() {
+        out.push(Caveat::Unconfirmed(unconfirmed));
     }
     if !g.end_aligned {
         out.push(Caveat::EndsNotAligned);

@@ -210,15 +210,17 @@ pub fn explain_late(
     inst: &InstanceSkew,
 ) -> LateLaunch {
     let g = &m.groups[group];
-    let rows = g.instance_rows(inst.index);
-    let times = g.instance_times(inst.index);
-    let row = rows[inst.late] as usize;
-    let start = times[inst.late].0;
-    // The earliest other rank (ties: the lowest device).
-    let peer = (0..rows.len())
-        .filter(|&d| d != inst.late)
-        .min_by_key(|&d| (times[d].0, d));
-    let earliest_other = peer.map_or(start, |d| times[d].0);
+    let members: Vec<(usize, usize, (i64, i64))> = g.members(inst.index).collect();
+    let (row, start) = members
+        .iter()
+        .find(|m| m.0 == inst.late)
+        .map_or((0, inst.earliest_start), |m| (m.1, m.2.0));
+    // The earliest other rank (ties: the lowest device), of those that have it.
+    let peer = members
+        .iter()
+        .filter(|m| m.0 != inst.late)
+        .min_by_key(|m| (m.2.0, m.0));
+    let earliest_other = peer.map_or(start, |m| m.2.0);
     let call = p.gpu.launch(row);
     let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
     let (mut api, mut end_to_start, mut delay) = (None, None, None);
@@ -226,9 +228,8 @@ pub fn explain_late(
     if call != NONE {
         let end = clock.runtime_span(p, call as usize).1;
         let signed = end.saturating_sub(earliest_other);
-        let error = peer.map_or(0, |d| {
-            clock
-                .uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, rows[d] as usize))
+        let error = peer.map_or(0, |m| {
+            clock.uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, m.1))
         });
         resolvable = signed.unsigned_abs() > error.unsigned_abs();
         verdict = if from_graph {

@@ -10,11 +10,16 @@
 //!    ranks, otherwise paired by the longest common prefix of their
 //!    collective-type sequences.
 //!
-//! Nothing is assumed: a group is checked for the same count and type at
-//! every position (only the consistent prefix is matched), and aligned ends
-//! confirm the pairing. A stream id shared by two communicators shows as
-//! ends that are aligned within device subsets but not across them; those
-//! subsets become groups of their own.
+//! Nothing is assumed: ranks whose captures start or stop at different
+//! collectives are placed along the group's sequence ([`placement`] has
+//! the rule for a confirmed placement), an instance some ranks lack is
+//! paired over the ranks that have it, the first difference no placement
+//! explains is a desync (only the instances before it are paired), and
+//! aligned ends confirm the pairing. A stream id shared by two
+//! communicators shows as ends that are aligned within device subsets but
+//! not across them; those subsets become groups of their own.
+
+mod placement;
 
 use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
@@ -24,25 +29,39 @@ pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
+pub use placement::Basis;
+use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
 
-/// The first position where a device's sequence departs from the others.
+/// The first instance no placement explains: the ranks ran different
+/// operations there (or some ran none). Only the instances before it are
+/// paired.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Mismatch {
-    /// 1-based.
-    pub position: usize,
-    pub device: DevId,
-    /// The type most devices have there (`None`: most have no kernel).
-    pub expected: Option<CollOp>,
-    /// What this device has there (`None`: no kernel).
-    pub found: Option<CollOp>,
+pub struct Desync {
+    /// 1-based, along the group's sequence.
+    pub instance: usize,
+    /// Each operation run there and the group's devices (indices) that ran
+    /// it, the most common first (devices whose capture does not reach it
+    /// are in none).
+    pub ops: Vec<(CollOp, Vec<usize>)>,
 }
+
+/// Where one device's capture starts and ends in its group's sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Captured {
+    /// 1-based instance numbers; `last < first` when none of its kernels
+    /// is paired.
+    pub first: usize,
+    pub last: usize,
+    /// How its place was found (whether it is confirmed).
+    pub basis: Basis,
+}
+
+/// A device's slot in an instance it has no kernel in.
+const ABSENT: u32 = u32::MAX;
 
 /// Ends further apart than this (p90) mean the pairing is not confirmed.
 pub const END_ALIGNED_NS: i64 = 1_000_000;
-
-/// Start and end of a kernel on the reference clock.
-type Span = (i64, i64);
 
 /// A set of streams, one per device, whose collectives were matched.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -53,11 +72,14 @@ pub struct Group {
     pub devices: Vec<DevId>,
     /// The stream of each device (parallel to `devices`).
     pub lanes: Vec<LaneId>,
-    pub sequence_consistent: bool,
-    pub mismatch: Option<Mismatch>,
+    /// Where each device's capture starts and ends in the sequence
+    /// (parallel to `devices`).
+    pub captured: Vec<Captured>,
+    pub desync: Option<Desync>,
     pub end_aligned: bool,
-    /// Instance-major GPU rows: instance k, device d at `k * devices.len() + d`.
-    /// Instances are in order of earliest start; instance k is number k + 1.
+    /// Instance-major GPU rows: instance k, device d at `k * devices.len() + d`
+    /// ([`ABSENT`] where the device has no kernel). Instances are in
+    /// sequence order; instance k is number k + 1 for every device.
     rows: Vec<u32>,
     /// Start and end of each row of `rows` on the reference clock (the
     /// alignment the group was matched with).
@@ -83,32 +105,73 @@ pub struct GroupClocks {
 impl Group {
     /// Whether this group's ids and rows can be those of `p` (a stored
     /// group is checked before use): every device, stream and GPU row
-    /// exists, and each instance has one row and time per device.
+    /// exists, and each instance has one slot and time per device.
     pub fn fits(&self, p: &Profile) -> bool {
         let n = self.devices.len();
         n == self.lanes.len()
+            && n == self.captured.len()
             && n.checked_mul(self.ops.len()) == Some(self.rows.len())
             && self.aligned.len() == self.rows.len()
             && self.devices.iter().all(|&d| (d as usize) < p.devices.len())
             && self.lanes.iter().all(|&l| (l as usize) < p.lanes.len())
-            && self.rows.iter().all(|&r| (r as usize) < p.gpu.len())
+            && self
+                .rows
+                .iter()
+                .all(|&r| r == ABSENT || (r as usize) < p.gpu.len())
     }
 
     pub fn instances(&self) -> usize {
         self.ops.len()
     }
 
-    /// The GPU rows of instance `k` (0-based), one per device.
-    pub fn instance_rows(&self, k: usize) -> &[u32] {
-        let n = self.devices.len();
-        &self.rows[k * n..(k + 1) * n]
+    /// Whether the sequences agree everywhere they overlap.
+    pub fn sequence_consistent(&self) -> bool {
+        self.desync.is_none()
     }
 
-    /// (start, end) of instance `k`'s kernels on the reference clock, one
-    /// per device.
-    pub fn instance_times(&self, k: usize) -> &[(i64, i64)] {
+    /// Device `d`'s (index into `devices`) GPU row in instance `k` (0-based).
+    pub fn row(&self, k: usize, d: usize) -> Option<usize> {
         let n = self.devices.len();
-        &self.aligned[k * n..(k + 1) * n]
+        let r = *self.rows.get(k * n + d)?;
+        (r != ABSENT).then_some(r as usize)
+    }
+
+    /// Device `d`'s kernel in instance `k` on the reference clock.
+    pub fn span(&self, k: usize, d: usize) -> Option<(i64, i64)> {
+        self.row(k, d)
+            .map(|_| self.aligned[k * self.devices.len() + d])
+    }
+
+    /// The devices (indices) with a kernel in instance `k`, with its row
+    /// and span on the reference clock, in device order.
+    pub fn members(&self, k: usize) -> impl Iterator<Item = (usize, usize, (i64, i64))> + '_ {
+        let n = self.devices.len();
+        let (rows, spans) = (
+            &self.rows[k * n..(k + 1) * n],
+            &self.aligned[k * n..(k + 1) * n],
+        );
+        rows.iter()
+            .zip(spans)
+            .enumerate()
+            .filter(|(_, (r, _))| **r != ABSENT)
+            .map(|(d, (&r, &s))| (d, r as usize, s))
+    }
+
+    /// How many devices have a kernel in instance `k`.
+    pub fn present(&self, k: usize) -> usize {
+        self.members(k).count()
+    }
+
+    /// Whether every device has a kernel in instance `k`.
+    pub fn complete(&self, k: usize) -> bool {
+        self.present(k) == self.devices.len()
+    }
+
+    /// The devices (indices) with no kernel in instance `k`.
+    pub fn missing(&self, k: usize) -> Vec<usize> {
+        (0..self.devices.len())
+            .filter(|&d| self.row(k, d).is_none())
+            .collect()
     }
 }
 
@@ -142,8 +205,8 @@ impl Matching {
         let mut by_row = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
             for k in 0..group.instances() {
-                for &r in group.instance_rows(k) {
-                    by_row.push((r, g as u32, k as u32));
+                for (_, r, _) in group.members(k) {
+                    by_row.push((r as u32, g as u32, k as u32));
                 }
             }
         }
@@ -269,14 +332,31 @@ fn nccl_sequences(p: &Profile, classes: &KernelClasses) -> Vec<Seq> {
     out
 }
 
-fn common_prefix(a: &[CollOp], b: &[CollOp]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+/// Offsets tried when pairing streams whose ids differ: a capture that
+/// starts this many collectives later still pairs.
+const CLUSTER_SHIFT: i64 = 64;
+
+/// The longest run of agreeing ops from the start of the overlap, over
+/// the offsets of `b` against `a` within [`CLUSTER_SHIFT`].
+fn common_run(a: &[CollOp], b: &[CollOp]) -> usize {
+    (-CLUSTER_SHIFT..=CLUSTER_SHIFT)
+        .map(|o| {
+            let (x, y) = if o >= 0 {
+                (a.get(o as usize..).unwrap_or(&[]), b)
+            } else {
+                (a, b.get((-o) as usize..).unwrap_or(&[]))
+            };
+            x.iter().zip(y).take_while(|(p, q)| p == q).count()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Groups streams: by stream id where each device has exactly one NCCL
 /// stream with that id, then every other stream joins the cluster (lacking
-/// its device) whose reference sequence shares the longest common prefix
-/// with it — at least half of the shorter sequence.
+/// its device) whose reference sequence shares the longest agreeing run
+/// with it at some offset (a capture starting later) — at least half of
+/// the shorter sequence.
 fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Seq>>, Vec<LaneId>) {
     let mut by_stream: BTreeMap<u32, Vec<Seq>> = BTreeMap::new();
     for s in seqs {
@@ -301,7 +381,7 @@ fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Se
             .iter()
             .enumerate()
             .filter(|(_, c)| c.iter().all(|m| m.device != s.device))
-            .map(|(i, c)| (common_prefix(&c[0].ops, &s.ops), i, c[0].ops.len()))
+            .map(|(i, c)| (common_run(&c[0].ops, &s.ops), i, c[0].ops.len()))
             .filter(|&(lcp, _, len)| lcp >= 1 && 2 * lcp >= len.min(s.ops.len()))
             .max_by_key(|&(lcp, i, _)| (lcp, std::cmp::Reverse(i)));
         match best {
@@ -351,46 +431,6 @@ fn unique_keys(groups: &mut [Group]) {
     }
 }
 
-/// The first departure from the majority sequence.
-fn first_mismatch(members: &[Seq]) -> Option<Mismatch> {
-    let n = members.len();
-    let longest = members.iter().map(|s| s.ops.len()).max().unwrap_or(0);
-    for pos in 0..longest {
-        let mut votes: Vec<(CollOp, usize)> = Vec::new();
-        let mut having = 0;
-        for s in members {
-            if let Some(&op) = s.ops.get(pos) {
-                having += 1;
-                match votes.iter_mut().find(|(o, _)| *o == op) {
-                    Some(v) => v.1 += 1,
-                    None => votes.push((op, 1)),
-                }
-            }
-        }
-        // Ties go to the type seen first (lowest device).
-        let majority = votes
-            .iter()
-            .fold(None::<(CollOp, usize)>, |best, &(op, c)| match best {
-                Some((_, bc)) if bc >= c => best,
-                _ => Some((op, c)),
-            });
-        let expected = if 2 * having > n {
-            majority.map(|m| m.0)
-        } else {
-            None
-        };
-        if let Some(s) = members.iter().find(|s| s.ops.get(pos).copied() != expected) {
-            return Some(Mismatch {
-                position: pos + 1,
-                device: s.device,
-                expected,
-                found: s.ops.get(pos).copied(),
-            });
-        }
-    }
-    None
-}
-
 /// Builds the group(s) of one cluster: one, or several when ends show the
 /// cluster is really several communicators.
 fn build_groups(
@@ -434,70 +474,199 @@ fn build_group(
     keys: &OpKeys,
     clock: &Alignment,
 ) -> Group {
-    let mismatch = first_mismatch(members);
-    let prefix = match &mismatch {
-        Some(m) => m.position - 1,
-        None => members[0].ops.len(),
-    };
-    let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
-    let (method, instances) = match keys.instances(&all_rows) {
-        Some((method, inst)) => (method, inst),
-        None => (
-            MatchMethod::Sequence,
-            (0..prefix)
-                .map(|k| members.iter().map(|s| s.rows[k]).collect::<Vec<u32>>())
-                .collect(),
-        ),
-    };
-    // Each row's span on the reference clock, found once.
-    let mut instances: Vec<(Vec<u32>, Vec<Span>)> = instances
-        .into_iter()
-        .map(|rows| {
-            let spans = rows
+    // Each kernel's span on the reference clock, found once.
+    let spans: Vec<Vec<Span>> = members
+        .iter()
+        .map(|s| {
+            s.rows
                 .iter()
                 .map(|&r| clock.gpu_span(p, r as usize))
-                .collect();
-            (rows, spans)
+                .collect()
         })
         .collect();
-    let earliest = |spans: &[(i64, i64)]| spans.iter().map(|s| s.0).min().unwrap_or(0);
-    instances.sort_by_key(|(_, spans)| earliest(spans));
+    let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
+    let (method, slots, captured, desync) = match keys.instances(&all_rows) {
+        Some((method, inst)) => {
+            let (slots, captured) = keyed(inst, &spans, members);
+            (method, slots, captured, None)
+        }
+        None => {
+            let (slots, captured, desync) = by_sequence(p, members, &spans, clock);
+            (MatchMethod::Sequence, slots, captured, desync)
+        }
+    };
+    let n = members.len();
     // The type of an instance is that of its first member's kernel.
-    let op_of_row: HashMap<u32, CollOp> = members[0]
-        .rows
+    let op_of_row: HashMap<u32, CollOp> = members
         .iter()
-        .copied()
-        .zip(members[0].ops.iter().copied())
+        .flat_map(|s| s.rows.iter().copied().zip(s.ops.iter().copied()))
         .collect();
-    let ops: Vec<CollOp> = instances
+    let ops: Vec<CollOp> = slots
+        .chunks(n.max(1))
+        .map(|rows| {
+            rows.iter()
+                .find(|&&r| r != ABSENT)
+                .and_then(|r| op_of_row.get(r).copied())
+                .unwrap_or(CollOp::Other)
+        })
+        .collect();
+    let aligned: Vec<Span> = slots
         .iter()
-        .map(|(rows, _)| op_of_row.get(&rows[0]).copied().unwrap_or(CollOp::Other))
+        .map(|&r| {
+            if r == ABSENT {
+                (0, 0)
+            } else {
+                clock.gpu_span(p, r as usize)
+            }
+        })
         .collect();
-    let end_skews = instances.iter().map(|(_, spans)| {
-        let ends = spans.iter().map(|s| s.1);
-        ends.clone()
-            .max()
-            .unwrap_or(0)
-            .saturating_sub(ends.min().unwrap_or(0)) as f64
+    let end_skews = (0..ops.len()).filter_map(|k| {
+        let ends: Vec<i64> = (0..n)
+            .filter(|&d| slots[k * n + d] != ABSENT)
+            .map(|d| aligned[k * n + d].1)
+            .collect();
+        (ends.len() >= 2).then(|| {
+            let (lo, hi) = (ends.iter().min().unwrap(), ends.iter().max().unwrap());
+            hi.saturating_sub(*lo) as f64
+        })
     });
     let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
-    let (rows, aligned): (Vec<Vec<u32>>, Vec<Vec<Span>>) = instances.into_iter().unzip();
-    let rows: Vec<u32> = rows.into_iter().flatten().collect();
-    let aligned = aligned.into_iter().flatten().collect();
+    // One row per device, the first complete instance if there is one: the
+    // rows whose files say how the group's clocks were aligned.
+    let clock_rows: Vec<u32> = members
+        .iter()
+        .enumerate()
+        .filter_map(|(d, s)| {
+            (0..ops.len())
+                .map(|k| slots[k * n + d])
+                .find(|&r| r != ABSENT)
+                .or_else(|| s.rows.first().copied())
+        })
+        .collect();
     Group {
         key,
         method,
         devices: members.iter().map(|s| s.device).collect(),
         lanes: members.iter().map(|s| s.lane).collect(),
-        sequence_consistent: mismatch.is_none(),
-        mismatch,
+        captured,
+        desync,
         end_aligned,
-        clocks: group_clocks(p, clock, rows.get(..members.len()).unwrap_or(&[])),
-        rows,
+        clocks: group_clocks(p, clock, &clock_rows),
+        rows: slots,
         aligned,
         ops,
         note: None,
     }
+}
+
+/// Instances named by a key (rungs 1 and 2), in order of earliest start:
+/// the slots, and each device's first and last instance.
+fn keyed(
+    inst: Vec<Vec<Option<u32>>>,
+    spans: &[Vec<Span>],
+    members: &[Seq],
+) -> (Vec<u32>, Vec<Captured>) {
+    let start_of: HashMap<u32, i64> = members
+        .iter()
+        .zip(spans)
+        .flat_map(|(s, sp)| s.rows.iter().copied().zip(sp.iter().map(|x| x.0)))
+        .collect();
+    let earliest = |rows: &[Option<u32>]| {
+        rows.iter()
+            .flatten()
+            .filter_map(|r| start_of.get(r))
+            .min()
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut inst = inst;
+    inst.sort_by_key(|rows| earliest(rows));
+    let n = members.len();
+    let mut captured = vec![
+        Captured {
+            first: 1,
+            last: 0,
+            basis: Basis::Key,
+        };
+        n
+    ];
+    for (k, rows) in inst.iter().enumerate() {
+        for (d, r) in rows.iter().enumerate() {
+            if r.is_some() {
+                let c = &mut captured[d];
+                if c.last < c.first {
+                    c.first = k + 1;
+                }
+                c.last = k + 1;
+            }
+        }
+    }
+    let slots = inst
+        .into_iter()
+        .flat_map(|rows| rows.into_iter().map(|r| r.unwrap_or(ABSENT)))
+        .collect();
+    (slots, captured)
+}
+
+/// Instances by sequence: each device placed along the group's sequence.
+fn by_sequence(
+    p: &Profile,
+    members: &[Seq],
+    spans: &[Vec<Span>],
+    clock: &Alignment,
+) -> (Vec<u32>, Vec<Captured>, Option<Desync>) {
+    let tracks: Vec<Track> = members
+        .iter()
+        .zip(spans)
+        .map(|(s, sp)| Track {
+            ops: &s.ops,
+            spans: sp,
+            domain: s
+                .rows
+                .first()
+                .map_or(0, |&r| clock.domain(clock.row_file(p, r as usize))),
+        })
+        .collect();
+    let placed = placement::place(&tracks);
+    let n = members.len();
+    let mut slots = vec![ABSENT; placed.length * n];
+    let mut captured = Vec::with_capacity(n);
+    for (d, s) in members.iter().enumerate() {
+        let off = placed.offsets[d];
+        let until = (off + s.rows.len()).min(placed.length);
+        for pos in off..until {
+            slots[pos * n + d] = s.rows[pos - off];
+        }
+        captured.push(Captured {
+            first: off + 1,
+            last: until,
+            basis: placed.basis[d],
+        });
+    }
+    let desync = placed.desync.map(|pos| {
+        let mut ops: Vec<(CollOp, Vec<usize>)> = Vec::new();
+        for (d, s) in members.iter().enumerate() {
+            let op = pos
+                .checked_sub(placed.offsets[d])
+                .and_then(|i| s.ops.get(i).copied());
+            // A device whose capture does not reach the desync lacks it; it
+            // does not disagree.
+            let Some(op) = op else {
+                continue;
+            };
+            match ops.iter_mut().find(|(o, _)| *o == op) {
+                Some((_, devs)) => devs.push(d),
+                None => ops.push((op, vec![d])),
+            }
+        }
+        // The most common first; ties in order of their first device.
+        ops.sort_by_key(|(_, devs)| std::cmp::Reverse(devs.len()));
+        Desync {
+            instance: pos + 1,
+            ops,
+        }
+    });
+    (slots, captured, desync)
 }
 
 /// Devices (as indices into the group) that end together: joined when their
@@ -535,8 +704,11 @@ fn end_aligned_subsets(
             };
             let together = (0..k)
                 .filter(|&i| {
-                    let t = g.instance_times(i);
-                    t[a].1.abs_diff(t[b].1) < threshold.unsigned_abs()
+                    match (g.span(i, a), g.span(i, b)) {
+                        (Some(x), Some(y)) => x.1.abs_diff(y.1) < threshold.unsigned_abs(),
+                        // Not both there: no evidence against.
+                        _ => true,
+                    }
                 })
                 .count();
             if !clock.ends_trusted(fa, fb) || 10 * together >= 9 * k {
@@ -605,42 +777,6 @@ mod tests {
             rows: (0..ops.len() as u32).collect(),
             ops: ops.to_vec(),
         }
-    }
-
-    #[test]
-    fn mismatch_reports_extra_collective() {
-        let a = seq(0, 20, &[AllGather, ReduceScatter, AllGather]);
-        let b = seq(1, 20, &[AllGather, AllReduce, ReduceScatter, AllGather]);
-        let c = seq(2, 20, &[AllGather, ReduceScatter, AllGather]);
-        let m = first_mismatch(&[a, b, c]).unwrap();
-        assert_eq!(
-            m,
-            Mismatch {
-                position: 2,
-                device: 1,
-                expected: Some(ReduceScatter),
-                found: Some(AllReduce)
-            }
-        );
-    }
-
-    #[test]
-    fn mismatch_reports_missing_tail() {
-        let a = seq(0, 20, &[AllGather, AllGather]);
-        let b = seq(1, 20, &[AllGather]);
-        let c = seq(2, 20, &[AllGather, AllGather]);
-        let m = first_mismatch(&[a, b, c]).unwrap();
-        assert_eq!(
-            m,
-            Mismatch {
-                position: 2,
-                device: 1,
-                expected: Some(AllGather),
-                found: None
-            }
-        );
-        let same = [seq(0, 1, &[AllGather]), seq(1, 1, &[AllGather])];
-        assert_eq!(first_mismatch(&same), None);
     }
 
     #[test]

@@ -119,8 +119,9 @@ impl OpKeys {
     }
 
     /// Instances of a group by rung 1 or 2, when one covers its kernels:
-    /// one row per member for every key present on all members.
-    pub fn instances(&self, members: &[&[u32]]) -> Option<(MatchMethod, Vec<Vec<u32>>)> {
+    /// a slot per member for every key present on at least two members
+    /// (captures that start or stop at different collectives lack some).
+    pub fn instances(&self, members: &[&[u32]]) -> Option<(MatchMethod, Vec<Vec<Option<u32>>>)> {
         if let Some(inst) = by_key(members, |r| self.operation.get(&r).copied()) {
             return Some((MatchMethod::OperationId, inst));
         }
@@ -131,7 +132,7 @@ impl OpKeys {
 fn by_key<K: Ord + Copy>(
     members: &[&[u32]],
     key: impl Fn(u32) -> Option<K>,
-) -> Option<Vec<Vec<u32>>> {
+) -> Option<Vec<Vec<Option<u32>>>> {
     let total: usize = members.iter().map(|m| m.len()).sum();
     let mut per_key: BTreeMap<K, Vec<Option<u32>>> = BTreeMap::new();
     let mut covered = 0;
@@ -148,9 +149,9 @@ fn by_key<K: Ord + Copy>(
     if total == 0 || (covered as f64) < COVERAGE * total as f64 {
         return None;
     }
-    let inst: Vec<Vec<u32>> = per_key
+    let inst: Vec<Vec<Option<u32>>> = per_key
         .into_values()
-        .filter_map(|rows| rows.into_iter().collect::<Option<Vec<u32>>>())
+        .filter(|rows| rows.iter().flatten().count() >= 2)
         .collect();
     (!inst.is_empty()).then_some(inst)
 }

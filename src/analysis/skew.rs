@@ -14,12 +14,15 @@ use super::steps::Steps;
 use super::window::Window;
 use crate::profile::{NONE, Profile};
 
-/// Figures of one matched instance.
+/// Figures of one matched instance, over the ranks that have it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceSkew {
     /// 0-based index in the group; the instance number is `index + 1`.
     pub index: usize,
     pub op: CollOp,
+    /// How many of the group's devices have a kernel in it (the others'
+    /// captures do not cover it).
+    pub ranks: usize,
     pub earliest_start: i64,
     pub start_skew_ns: i64,
     pub end_skew_ns: i64,
@@ -36,41 +39,47 @@ pub struct InstanceSkew {
 }
 
 impl InstanceSkew {
-    /// Σ (duration − baseline) over ranks.
-    pub fn excess_ns(&self, ranks: usize) -> i64 {
+    /// Σ (duration − baseline) over its ranks.
+    pub fn excess_ns(&self) -> i64 {
         self.total_ns
-            .saturating_sub(self.baseline_ns.saturating_mul(ranks as i64))
+            .saturating_sub(self.baseline_ns.saturating_mul(self.ranks as i64))
     }
 }
 
-/// Computes one instance's figures.
-pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> InstanceSkew {
-    let times = g.instance_times(index);
-    let start = |d: usize| times[d].0;
-    let end = |d: usize| times[d].1;
+/// Computes one instance's figures over the devices that have it; `None`
+/// with fewer than two.
+pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> Option<InstanceSkew> {
+    let m: Vec<(usize, (i64, i64))> = g.members(index).map(|(d, _, s)| (d, s)).collect();
+    if m.len() < 2 {
+        return None;
+    }
     // Saturating throughout: timestamps at the ends of the i64 range must
     // not wrap.
-    let dur = |d: usize| end(d).saturating_sub(start(d));
-    let n = times.len();
+    let dur = |s: (i64, i64)| s.1.saturating_sub(s.0);
     // Devices are in order, so the first extreme found is the lowest device.
-    let late = (0..n).fold(0, |best, d| if start(d) > start(best) { d } else { best });
-    let early = (0..n).fold(0, |best, d| if start(d) < start(best) { d } else { best });
-    let max_end = (0..n).map(end).max().unwrap_or(0);
-    let min_end = (0..n).map(end).min().unwrap_or(0);
-    InstanceSkew {
+    let late = m
+        .iter()
+        .fold(m[0], |b, &x| if x.1.0 > b.1.0 { x } else { b });
+    let early = m
+        .iter()
+        .fold(m[0], |b, &x| if x.1.0 < b.1.0 { x } else { b });
+    let max_end = m.iter().map(|x| x.1.1).max().unwrap_or(0);
+    let min_end = m.iter().map(|x| x.1.1).min().unwrap_or(0);
+    let start_skew = late.1.0.saturating_sub(early.1.0);
+    Some(InstanceSkew {
         index,
         op: g.ops[index],
-        earliest_start: start(early),
-        start_skew_ns: start(late).saturating_sub(start(early)),
+        ranks: m.len(),
+        earliest_start: early.1.0,
+        start_skew_ns: start_skew,
         end_skew_ns: max_end.saturating_sub(min_end),
-        late,
-        early,
-        baseline_ns: (0..n).map(dur).min().unwrap_or(0),
-        total_ns: (0..n).map(dur).fold(0, i64::saturating_add),
-        max_duration_ns: (0..n).map(dur).max().unwrap_or(0),
-        resolvable: start(late).saturating_sub(start(early))
-            > g.clocks.map_or(0, |c| c.uncertainty_ns),
-    }
+        late: late.0,
+        early: early.0,
+        baseline_ns: m.iter().map(|x| dur(x.1)).min().unwrap_or(0),
+        total_ns: m.iter().map(|x| dur(x.1)).fold(0, i64::saturating_add),
+        max_duration_ns: m.iter().map(|x| dur(x.1)).max().unwrap_or(0),
+        resolvable: start_skew > g.clocks.map_or(0, |c| c.uncertainty_ns),
+    })
 }
 
 /// A big start-skew event.
@@ -123,21 +132,18 @@ pub fn host_name(p: &Profile, h: u32) -> String {
 
 /// The late host of instance `inst`, if one host's ranks were all late.
 pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost> {
-    let times = g.instance_times(inst.index);
     let host = |d: usize| p.devices[g.devices[d] as usize].host;
     let late = host(inst.late);
-    let ranks = (0..times.len()).filter(|&d| host(d) == late).count();
-    if ranks < 2 || ranks == times.len() {
+    let starts: Vec<(u32, i64)> = g
+        .members(inst.index)
+        .map(|(d, _, s)| (host(d), s.0))
+        .collect();
+    let ranks = starts.iter().filter(|x| x.0 == late).count();
+    if ranks < 2 || ranks == starts.len() {
         return None;
     }
-    let first_of_late = (0..times.len())
-        .filter(|&d| host(d) == late)
-        .map(|d| times[d].0)
-        .min()?;
-    let last_of_others = (0..times.len())
-        .filter(|&d| host(d) != late)
-        .map(|d| times[d].0)
-        .max()?;
+    let first_of_late = starts.iter().filter(|x| x.0 == late).map(|x| x.1).min()?;
+    let last_of_others = starts.iter().filter(|x| x.0 != late).map(|x| x.1).max()?;
     let margin_ns = first_of_late.saturating_sub(last_of_others);
     let residual = g.clocks.map_or(0, |c| c.uncertainty_ns);
     (margin_ns > residual).then_some(LateHost {
@@ -164,8 +170,8 @@ pub struct GroupSkew {
     pub late_counts: Vec<usize>,
     pub early_counts: Vec<usize>,
     /// Per device: its start − the instance's earliest start (0 when it
-    /// was first), averaged over every instance that is not a big event;
-    /// `None` when every instance is one.
+    /// was first), averaged over the instances it has a kernel in that are
+    /// not big events; `None` when there are none.
     pub mean_lateness_ms_excluding_big: Vec<Option<f64>>,
 }
 
@@ -226,7 +232,7 @@ impl GroupSkew {
 /// Whether every kernel of the instance lies inside the window.
 /// (on the reference clock).
 pub fn instance_in_window(g: &Group, k: usize, w: Window) -> bool {
-    g.instance_times(k).iter().all(|&(s, e)| w.contains(s, e))
+    g.members(k).all(|(_, _, (s, e))| w.contains(s, e))
 }
 
 /// Skew of every group, over instances wholly inside `w`.
@@ -257,7 +263,7 @@ fn group_skew(
     let n = g.devices.len();
     let instances: Vec<InstanceSkew> = (0..g.instances())
         .filter(|&k| instance_in_window(g, k, w))
-        .map(|k| instance_skew(p, g, k))
+        .filter_map(|k| instance_skew(p, g, k))
         .collect();
     let mut out = GroupSkew {
         group: gi,
@@ -269,7 +275,7 @@ fn group_skew(
             .fold(0, i64::saturating_add),
         baseline_ns: instances
             .iter()
-            .map(|i| i.baseline_ns.saturating_mul(n as i64))
+            .map(|i| i.baseline_ns.saturating_mul(i.ranks as i64))
             .fold(0, i64::saturating_add),
         big_threshold_ns,
         big_events: Vec::new(),
@@ -281,12 +287,13 @@ fn group_skew(
         instances: Vec::new(),
     };
     let mut lateness_sum = vec![0i64; n];
-    let mut small = 0usize;
+    // Per device: the small instances it has a kernel in.
+    let mut small = vec![0usize; n];
     for inst in &instances {
         out.late_counts[inst.late] += 1;
         out.early_counts[inst.early] += 1;
         if inst.start_skew_ns > big_threshold_ns {
-            out.big_excess_ns = out.big_excess_ns.saturating_add(inst.excess_ns(n));
+            out.big_excess_ns = out.big_excess_ns.saturating_add(inst.excess_ns());
             let (step, offset) = step_of(p, g, inst, steps, clock);
             out.big_events.push(BigEvent {
                 instance: inst.clone(),
@@ -295,21 +302,18 @@ fn group_skew(
                 late_host: late_host(p, g, inst),
             });
         } else {
-            out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns(n));
-            small += 1;
-            let times = g.instance_times(inst.index);
-            for (d, sum) in lateness_sum.iter_mut().enumerate() {
-                *sum = sum.saturating_add(times[d].0.saturating_sub(inst.earliest_start));
+            out.other_excess_ns = out.other_excess_ns.saturating_add(inst.excess_ns());
+            for (d, _, span) in g.members(inst.index) {
+                small[d] += 1;
+                lateness_sum[d] =
+                    lateness_sum[d].saturating_add(span.0.saturating_sub(inst.earliest_start));
             }
         }
     }
-    if small > 0 {
-        for (mean, sum) in out
-            .mean_lateness_ms_excluding_big
-            .iter_mut()
-            .zip(&lateness_sum)
-        {
-            *mean = Some(*sum as f64 / small as f64 / 1e6);
+    for d in 0..n {
+        if small[d] > 0 {
+            out.mean_lateness_ms_excluding_big[d] =
+                Some(lateness_sum[d] as f64 / small[d] as f64 / 1e6);
         }
     }
     out.instances = instances;
@@ -326,7 +330,9 @@ fn step_of(
     steps: &Steps,
     clock: &Alignment,
 ) -> (Option<usize>, Option<i64>) {
-    let row = g.instance_rows(inst.index)[inst.late] as usize;
+    let Some(row) = g.row(inst.index, inst.late) else {
+        return (None, None);
+    };
     let process = p.lanes[p.gpu.lane(row) as usize].process;
     let at = match p.gpu.launch(row) {
         NONE => inst.earliest_start,

@@ -21,9 +21,10 @@ pub struct StragglerMap {
     /// Per instance: its start skew is above the big-event threshold.
     pub big: Vec<bool>,
     /// Rank-major: rank `r`, column `c` at `r * instances.len() + c`;
-    /// start − the instance's earliest start, ≥ 0.
+    /// start − the instance's earliest start, ≥ 0 ([`NOT_CAPTURED`] where
+    /// the rank's capture does not cover the instance).
     pub lateness_ns: Vec<i64>,
-    /// Per rank: mean and largest lateness over every column.
+    /// Per rank: mean and largest lateness over the columns it has.
     pub mean_ns: Vec<f64>,
     pub max_ns: Vec<i64>,
     /// Per rank: columns where it started last (ties: lowest device).
@@ -41,22 +42,26 @@ impl StragglerMap {
         self.instances.len()
     }
 
-    /// The lateness of rank `r` (row) at column `c`.
-    pub fn at(&self, r: usize, c: usize) -> i64 {
-        self.lateness_ns[r * self.instances.len() + c]
+    /// The lateness of rank `r` (row) at column `c`; `None` where its
+    /// capture does not cover the instance.
+    pub fn at(&self, r: usize, c: usize) -> Option<i64> {
+        let ns = self.lateness_ns[r * self.instances.len() + c];
+        (ns != NOT_CAPTURED).then_some(ns)
     }
 
     /// One rank's row.
-    pub fn row(&self, r: usize) -> &[i64] {
-        let n = self.instances.len();
-        &self.lateness_ns[r * n..(r + 1) * n]
+    pub fn row(&self, r: usize) -> impl Iterator<Item = Option<i64>> + '_ {
+        (0..self.instances.len()).map(move |c| self.at(r, c))
     }
 }
 
+/// A cell of a rank whose capture does not cover the instance.
+const NOT_CAPTURED: i64 = i64::MIN;
+
 /// The start of rank `d` in instance `inst`, on the clock
 /// [`InstanceSkew::earliest_start`] is on (the reference clock).
-fn rank_start(g: &Group, inst: &InstanceSkew, d: usize) -> i64 {
-    g.instance_times(inst.index)[d].0
+fn rank_start(g: &Group, inst: &InstanceSkew, d: usize) -> Option<i64> {
+    g.span(inst.index, d).map(|s| s.0)
 }
 
 /// The matrix of group `g` over the instances of its skew `s`.
@@ -69,27 +74,31 @@ pub fn straggler_map(g: &Group, s: &GroupSkew) -> StragglerMap {
         for d in 0..ranks {
             // Never negative: the earliest start is the minimum (saturating
             // maths keeps extreme timestamps from wrapping).
-            lateness_ns[d * cols + c] = rank_start(g, inst, d)
-                .saturating_sub(inst.earliest_start)
-                .max(0);
+            lateness_ns[d * cols + c] = rank_start(g, inst, d).map_or(NOT_CAPTURED, |t| {
+                t.saturating_sub(inst.earliest_start).max(0)
+            });
         }
         if ranks > 0 {
             late_count[inst.late] += 1;
         }
     }
-    let row = |d: usize| &lateness_ns[d * cols..(d + 1) * cols];
+    let row = |d: usize| {
+        lateness_ns[d * cols..(d + 1) * cols]
+            .iter()
+            .copied()
+            .filter(|&x| x != NOT_CAPTURED)
+    };
     let mean_ns: Vec<f64> = (0..ranks)
         .map(|d| {
-            if cols == 0 {
+            let n = row(d).count();
+            if n == 0 {
                 0.0
             } else {
-                row(d).iter().map(|&x| x as f64).sum::<f64>() / cols as f64
+                row(d).map(|x| x as f64).sum::<f64>() / n as f64
             }
         })
         .collect();
-    let max_ns: Vec<i64> = (0..ranks)
-        .map(|d| row(d).iter().copied().max().unwrap_or(0))
-        .collect();
+    let max_ns: Vec<i64> = (0..ranks).map(|d| row(d).max().unwrap_or(0)).collect();
     StragglerMap {
         group: s.group,
         devices: g.devices.clone(),
@@ -138,6 +147,7 @@ mod tests {
         InstanceSkew {
             index,
             op: crate::analysis::nccl_name::CollOp::AllReduce,
+            ranks: 4,
             earliest_start: earliest,
             start_skew_ns: skew,
             end_skew_ns: 0,

@@ -52,15 +52,28 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 .iter()
                 .map(|c| c.sentence(p))
                 .collect();
-            let mismatches: Vec<Value> = g
-                .mismatch
+            let desync = g.desync.as_ref().map(|d| {
+                let ops: serde_json::Map<String, Value> = d
+                    .ops
+                    .iter()
+                    .map(|(op, on)| {
+                        let devs: Vec<_> = on.iter().map(|&i| g.devices[i]).collect();
+                        (op.name().to_string(), json::devices(p, &devs))
+                    })
+                    .collect();
+                json!({"instance": d.instance, "ops": ops})
+            });
+            let captured: Vec<Value> = g
+                .devices
                 .iter()
-                .map(|mm| {
+                .zip(&g.captured)
+                .map(|(&d, c)| {
                     json!({
-                        "position": mm.position,
-                        "device": json::device(p, mm.device),
-                        "expected": mm.expected.map(|o| o.name()),
-                        "found": mm.found.map(|o| o.name()),
+                        "device": json::device(p, d),
+                        "first": c.first,
+                        "last": c.last,
+                        "placed_by": c.basis.name(),
+                        "confirmed": c.basis.confirmed(),
                     })
                 })
                 .collect();
@@ -69,8 +82,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 .iter()
                 .map(|e| {
                     let i = &e.instance;
-                    let rows = g.instance_rows(i.index);
-                    let late_row = rows[i.late] as usize;
+                    let late_row = g.row(i.index, i.late).unwrap_or(0);
                     json!({
                         "instance": i.index + 1,
                         "op": i.op.name(),
@@ -96,8 +108,10 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "match_verified": g.method.verified(),
                 "devices": json::devices(p, &g.devices),
                 "instances": s.instances.len(),
-                "sequence_consistent": g.sequence_consistent,
-                "mismatches": mismatches,
+                "sequence_length": g.instances(),
+                "sequence_consistent": g.sequence_consistent(),
+                "desync": desync,
+                "captured": captured,
                 "end_aligned": g.end_aligned,
                 "note": notes.first(),
                 "notes": notes,
@@ -158,8 +172,8 @@ fn is_big(s: &GroupSkew, i: &InstanceSkew) -> bool {
 /// Duration of the late rank's kernel of instance `i`.
 fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> i64 {
     let p = cx.profile;
-    let row = g.instance_rows(i.index)[i.late] as usize;
-    p.gpu.end(row).saturating_sub(p.gpu.start(row))
+    g.row(i.index, i.late)
+        .map_or(0, |row| p.gpu.end(row).saturating_sub(p.gpu.start(row)))
 }
 
 /// The cells an instance row starts with, in the instance list and the
@@ -189,7 +203,9 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
         "early_device": json::device(p, g.devices[i.early]),
         "late_duration_ms": json::ms(late_duration_ns(cx, g, i)),
         "max_duration_ms": json::ms(i.max_duration_ns),
-        "excess_ms": json::ms(i.excess_ns(g.devices.len())),
+        "excess_ms": json::ms(i.excess_ns()),
+        "ranks": i.ranks,
+        "missing": json::devices(p, &g.missing(i.index).iter().map(|&d| g.devices[d]).collect::<Vec<_>>()),
         "big": is_big(s, i),
         "resolvable": i.resolvable,
     })
@@ -219,7 +235,7 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
     .shorten(4, Keep::Middle);
     for i in &s.instances {
         let mut row = instance_cells(cx, g, i);
-        row.push(table::ms(i.excess_ns(g.devices.len())));
+        row.push(table::ms(i.excess_ns()));
         row.push(if is_big(s, i) { "yes" } else { "no" }.into());
         t.row(row);
     }
@@ -275,7 +291,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             },
             g.devices.len().to_string(),
             s.instances.len().to_string(),
-            if g.sequence_consistent {
+            if g.sequence_consistent() {
                 "yes".into()
             } else {
                 "NO".into()

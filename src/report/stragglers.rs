@@ -29,7 +29,8 @@ fn maps(cx: &Context) -> Vec<(StragglerMap, Vec<usize>)> {
 }
 
 /// `{"groups": [{group, ranks, instances, lateness_ms}]}`; `lateness_ms`
-/// has one row per rank (in `ranks` order), one value per instance.
+/// has one row per rank (in `ranks` order), one value per instance (null
+/// where the rank's capture does not cover it).
 pub fn to_json(cx: &Context, m: &Matching) -> Value {
     let p = cx.profile;
     let groups: Vec<Value> = maps(cx)
@@ -41,7 +42,7 @@ pub fn to_json(cx: &Context, m: &Matching) -> Value {
                 "instances": map.instances.iter().map(|k| k + 1).collect::<Vec<_>>(),
                 "lateness_ms": rows
                     .iter()
-                    .map(|&r| map.row(r).iter().map(|&ns| json::ms(ns)).collect::<Vec<_>>())
+                    .map(|&r| map.row(r).map(|ns| ns.map(json::ms)).collect::<Vec<_>>())
                     .collect::<Vec<_>>(),
             })
         })
@@ -60,7 +61,8 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One row per (group, instance, rank), instances in time order.
+/// One row per (group, instance, rank), instances in time order; an empty
+/// lateness where the rank's capture does not cover the instance.
 pub fn to_csv(cx: &Context, m: &Matching) -> String {
     let p = cx.profile;
     let mut out = String::from("group,instance,rank,lateness_ms\n");
@@ -72,7 +74,10 @@ pub fn to_csv(cx: &Context, m: &Matching) -> String {
             .collect();
         for (c, k) in map.instances.iter().enumerate() {
             for (label, &r) in labels.iter().zip(&rows) {
-                out += &format!("{key},{},{label},{}\n", k + 1, json::ms(map.at(r, c)));
+                let ms = map
+                    .at(r, c)
+                    .map_or(String::new(), |ns| json::ms(ns).to_string());
+                out += &format!("{key},{},{label},{ms}\n", k + 1);
             }
         }
     }

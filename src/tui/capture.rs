@@ -180,9 +180,9 @@ impl Capture {
     pub fn selection_span(&self) -> Option<(i64, i64)> {
         let l = self.data.as_ref()?;
         if let Some((g, k)) = self.facts.instance {
-            let times = l.analysis.matching.groups[g].instance_times(k);
-            let a = times.iter().map(|t| t.0).min()?;
-            let b = times.iter().map(|t| t.1).max()?;
+            let group = &l.analysis.matching.groups[g];
+            let a = group.members(k).map(|m| m.2.0).min()?;
+            let b = group.members(k).map(|m| m.2.1).max()?;
             return Some((a, b));
         }
         self.selection.map(|e| time::event_span(l, e))

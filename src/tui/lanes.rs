@@ -276,19 +276,31 @@ fn device_rows(
     }
 }
 
-/// Focus mode: only the selected group's streams, latest arriver first.
+/// Focus mode: only the selected group's streams, latest arriver first;
+/// ranks whose capture lacks the instance last.
 pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
     let g = &a.matching.groups[group];
     // Arrival offsets compare files: on the reference clock.
-    let times = g.instance_times(instance);
-    let earliest = times.iter().map(|t| t.0).min().unwrap_or(0);
+    let start = |d: usize| g.span(instance, d).map(|s| s.0);
+    let earliest = g.members(instance).map(|m| m.2.0).min().unwrap_or(0);
     let mut order: Vec<usize> = (0..g.devices.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(times[d].0), d));
+    order.sort_by_key(|&d| (start(d).is_none(), std::cmp::Reverse(start(d)), d));
     let mut out = Vec::with_capacity(order.len() + 1);
     for (i, d) in order.into_iter().enumerate() {
-        let row = g.instance_rows(instance)[d] as usize;
-        let late_ms = (times[d].0 - earliest) as f64 / 1e6;
         let lane = &p.lanes[g.lanes[d] as usize];
+        let (Some(row), Some(at)) = (g.row(instance, d), start(d)) else {
+            out.push(LaneRow {
+                kind: LaneKind::Stream(g.lanes[d]),
+                label: format!(
+                    "{} S{} not captured",
+                    p.device_label(lane.device).tag(),
+                    lane.stream
+                ),
+                collapsible: false,
+            });
+            continue;
+        };
+        let late_ms = (at - earliest) as f64 / 1e6;
         // No kind word: every focus row is one of the group's streams,
         // and the arrival offset is what must fit.
         out.push(LaneRow {

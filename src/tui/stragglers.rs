@@ -107,9 +107,10 @@ impl StragglerView {
             .position(|x| matches!(x, MapRow::Host { host: h, .. } if *h == host))
     }
 
-    /// The lateness drawn in a cell, and the rank it is of (a collapsed
-    /// host shows its latest rank; an expanded host header, nothing).
-    pub fn cell(&self, row: usize, col: usize) -> Option<(i64, usize)> {
+    /// The lateness drawn in a cell (`None`: the rank's capture does not
+    /// cover the instance), and the rank it is of (a collapsed host shows
+    /// its latest rank; an expanded host header, nothing).
+    pub fn cell(&self, row: usize, col: usize) -> Option<(Option<i64>, usize)> {
         match self.rows.get(row)? {
             MapRow::Rank(r) => Some((self.map.at(*r, col), *r)),
             MapRow::Host { host, ranks } => {
@@ -262,8 +263,8 @@ mod tests {
         v.toggle_collapse();
         assert_eq!(ranks(&v), ["h0", "0", "1", "h1"]);
         assert_eq!(v.row, 3, "the cursor is on the collapsed host");
-        assert_eq!(v.cell(3, 0), Some((9, 2)));
-        assert_eq!(v.cell(3, 2), Some((9, 3)));
+        assert_eq!(v.cell(3, 0), Some((Some(9), 2)));
+        assert_eq!(v.cell(3, 2), Some((Some(9), 3)));
         assert_eq!(v.target(), Some((2, 3)));
         // An expanded header draws nothing, and opens on its latest rank.
         assert_eq!(v.cell(0, 0), None);

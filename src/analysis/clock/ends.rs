@@ -14,26 +14,29 @@ use crate::profile::Profile;
 
 /// A matched instance seen across domains: its GPU rows, each with its
 /// file (found once: every fit reads them per domain).
-struct Inst<'a> {
+struct Inst {
     /// Its place in [`instances`].
     index: usize,
-    raw: &'a [u32],
+    /// The GPU rows of the ranks that have it.
+    raw: Vec<u32>,
     /// (file, GPU row) of each rank.
     rows: Vec<(usize, usize)>,
 }
 
-fn instances<'a>(p: &Profile, m: &'a Matching) -> Vec<Inst<'a>> {
+fn instances(p: &Profile, m: &Matching) -> Vec<Inst> {
     m.groups
         .iter()
-        .flat_map(|g| (0..g.instances()).map(move |k| g.instance_rows(k)))
+        .flat_map(|g| {
+            (0..g.instances()).map(move |k| g.members(k).map(|(_, r, _)| r as u32).collect())
+        })
         .enumerate()
-        .map(|(index, raw)| Inst {
+        .map(|(index, raw): (usize, Vec<u32>)| Inst {
             index,
-            raw,
             rows: raw
                 .iter()
                 .map(|&r| (p.gpu.file(r as usize), r as usize))
                 .collect(),
+            raw,
         })
         .collect()
 }
@@ -44,7 +47,10 @@ fn instances<'a>(p: &Profile, m: &'a Matching) -> Vec<Inst<'a>> {
 pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment {
     let mut a = utc.clone();
     let insts = instances(p, m);
-    let cross: Vec<&Inst> = insts.iter().filter(|i| a.spans_domains(p, i.raw)).collect();
+    let cross: Vec<&Inst> = insts
+        .iter()
+        .filter(|i| a.spans_domains(p, &i.raw))
+        .collect();
     if !a.several_domains() {
         return with_residuals(p, a, m);
     }
@@ -314,7 +320,7 @@ fn residuals_over(
     let several = a.several_domains();
     let mut per_file: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
     for inst in &insts {
-        if (several && !a.spans_domains(p, inst.raw)) || !used(inst.index) {
+        if (several && !a.spans_domains(p, &inst.raw)) || !used(inst.index) {
             continue;
         }
         let Some(all) = median_of(&inst.rows, |_| true, |f, r| a.to_reference(f, p.gpu.end(r)))

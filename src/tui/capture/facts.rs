@@ -40,7 +40,20 @@ impl Facts {
         };
         let (p, a) = (&l.profile, &l.analysis);
         let group = &a.matching.groups[g];
-        let skew = stored_skew(l, g, k).unwrap_or_else(|| instance_skew(p, group, k));
+        let Some(skew) = stored_skew(l, g, k).or_else(|| instance_skew(p, group, k)) else {
+            // One rank's capture alone covers it: nothing to compare.
+            return Facts {
+                instance,
+                status: format!(
+                    "{} · instance {}/{} · {} · only one rank captured it",
+                    group.key,
+                    k + 1,
+                    group.instances(),
+                    group.ops[k]
+                ),
+                ..Facts::default()
+            };
+        };
         // A big event's late launch is explained by the launch analysis.
         let late = a
             .launch
@@ -79,11 +92,12 @@ impl Facts {
 }
 
 /// The rank (index into the group's devices) that started instance `k`
-/// of group `g` last.
-pub fn late_rank(l: &Loaded, g: usize, k: usize) -> usize {
-    match stored_skew(l, g, k) {
-        Some(s) => s.late,
-        None => instance_skew(&l.profile, &l.analysis.matching.groups[g], k).late,
+/// of group `g` last; with one rank alone in it, that one.
+pub fn late_rank(l: &Loaded, g: usize, k: usize) -> Option<usize> {
+    let group = &l.analysis.matching.groups[g];
+    match stored_skew(l, g, k).or_else(|| instance_skew(&l.profile, group, k)) {
+        Some(s) => Some(s.late),
+        None => group.members(k).next().map(|m| m.0),
     }
 }
 

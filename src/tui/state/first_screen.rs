@@ -32,7 +32,7 @@ pub fn big_events_notice(l: &Loaded, key: &str) -> Option<String> {
     let e = l.big_events.iter().rev().max_by_key(|e| e.skew_ns)?;
     let p = &l.profile;
     let group = &l.analysis.matching.groups[e.group];
-    let late = late_rank(l, e.group, e.instance);
+    let late = late_rank(l, e.group, e.instance)?;
     let n = l.big_events.len();
     let press = if key.is_empty() {
         String::new()

@@ -121,8 +121,8 @@ fn late_kernel(l: &Loaded, g: usize, k: usize) -> Option<EventRef> {
     if k >= group.instances() {
         return None;
     }
-    let late = crate::tui::capture::facts::late_rank(l, g, k);
-    Some(EventRef::Gpu(group.instance_rows(k)[late] as usize))
+    let late = crate::tui::capture::facts::late_rank(l, g, k)?;
+    Some(EventRef::Gpu(group.row(k, late)?))
 }
 
 /// The collective instance a GPU event belongs to, if it is matched.

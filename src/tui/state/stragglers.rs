@@ -51,9 +51,9 @@ impl App {
             let col = v.map.instances.iter().position(|&i| i == k);
             let rank = match c.selection {
                 Some(EventRef::Gpu(r)) => l.analysis.matching.groups[g]
-                    .instance_rows(k)
-                    .iter()
-                    .position(|&x| x as usize == r),
+                    .members(k)
+                    .find(|m| m.1 == r)
+                    .map(|m| m.0),
                 _ => None,
             };
             if let Some(c) = col {
@@ -99,9 +99,12 @@ impl App {
             return;
         };
         let g = v.map_or(0, |v| v.map.group);
-        let row = l.analysis.matching.groups[g].instance_rows(k)[r];
+        let Some(row) = l.analysis.matching.groups[g].row(k, r) else {
+            self.say("this rank's capture does not cover the instance");
+            return;
+        };
         self.capture.jump = Some(JumpSource::Group(g));
-        self.go(Target::Event(EventRef::Gpu(row as usize)), true);
+        self.go(Target::Event(EventRef::Gpu(row)), true);
     }
 
     /// A click on the map: the cell under the pointer gets the cursor, then

@@ -53,6 +53,9 @@ fn ms2(ns: f64) -> String {
     }
 }
 
+/// A cell whose rank's capture does not cover the instance: not lateness.
+const NOT_CAPTURED: char = '-';
+
 fn glyph(level: usize) -> char {
     if level == 0 { FIRST } else { GLYPHS[level - 1] }
 }
@@ -70,7 +73,7 @@ fn cell_style(theme: &Theme, level: usize) -> Style {
 
 /// The legend: each glyph with the lateness it stands for; the
 /// definition first when there is room.
-fn legend(top: i64, theme: &Theme, width: u16) -> Line<'static> {
+fn legend(top: i64, partial: bool, theme: &Theme, width: u16) -> Line<'static> {
     let long = " lateness (start − the instance's first start), ms: ";
     let short = " lateness, ms: ";
     let mut spans = vec![Span::styled(long, theme.heading())];
@@ -82,6 +85,12 @@ fn legend(top: i64, theme: &Theme, width: u16) -> Line<'static> {
                 cell_style(theme, i),
             ));
         }
+    }
+    if partial {
+        spans.push(Span::styled(
+            format!("{NOT_CAPTURED}not captured "),
+            theme.dim(),
+        ));
     }
     let mut line = Line::from(spans);
     if line.width() > width as usize {
@@ -169,7 +178,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
     v.cols_scroll.show(v.col);
 
     let buf = f.buffer_mut();
-    let legend = legend(v.map.max_all_ns, theme, main.width);
+    let partial = (0..v.map.ranks()).any(|r| v.map.row(r).any(|c| c.is_none()));
+    let legend = legend(v.map.max_all_ns, partial, theme, main.width);
     buf.set_line(main.x, main.y, &legend, main.width);
     ruler(buf, main, cells, &v, theme);
     rows(buf, main.x, lw, cells, &v, l, theme);
@@ -232,10 +242,11 @@ fn rows(
                 break;
             };
             let (ch, mut style) = match v.cell(row, c) {
-                Some((ns, _)) => {
+                Some((Some(ns), _)) => {
                     let lv = level(ns, top);
                     (glyph(lv), cell_style(theme, lv))
                 }
+                Some((None, _)) => (NOT_CAPTURED, theme.dim()),
                 None => (' ', Style::default()),
             };
             if row == v.row && c == v.col {
@@ -253,19 +264,21 @@ fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'st
     let group = &l.analysis.matching.groups[v.map.group];
     let what = match (v.map.instances.get(v.col), v.target()) {
         (Some(&k), Some((_, r))) => {
-            let ns = v.map.at(r, v.col);
             let big = if v.map.big[v.col] {
                 " · big event"
             } else {
                 ""
             };
+            let when = match v.map.at(r, v.col) {
+                Some(ns) => format!("+{}", short_duration(ns)),
+                None => "not captured".into(),
+            };
             format!(
-                " {} instance {}/{} · {} +{}{big}",
+                " {} instance {}/{} · {} {when}{big}",
                 group.key,
                 k + 1,
                 group.instances(),
                 p.device_label(v.map.devices[r]).tag(),
-                short_duration(ns)
             )
         }
         _ => String::new(),

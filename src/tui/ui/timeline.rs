@@ -130,7 +130,8 @@ fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'stat
         return Vec::new();
     };
     // On the reference clock, as the view.
-    let times = l.analysis.matching.groups[g].instance_times(k);
+    let group = &l.analysis.matching.groups[g];
+    let times: Vec<(i64, i64)> = group.members(k).map(|m| m.2).collect();
     let first = times.iter().map(|t| t.0).min().unwrap_or(0);
     let last = times.iter().map(|t| t.0).max().unwrap_or(0);
     let end = times.iter().map(|t| t.1).max().unwrap_or(0);
@@ -219,9 +220,8 @@ fn draw_ruler(
 fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
     if let Some((g, k)) = app.capture.instance() {
         return l.analysis.matching.groups[g]
-            .instance_rows(k)
-            .iter()
-            .map(|&r| EventRef::Gpu(r as usize))
+            .members(k)
+            .map(|m| EventRef::Gpu(m.1))
             .collect();
     }
     app.capture.selection.into_iter().collect()

@@ -57,7 +57,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     };
     let p = &l.profile;
     let group = &l.analysis.matching.groups[g];
-    let rows = group.instance_rows(k);
+    // The ranks that have the instance (the others' captures lack it).
+    let present: Vec<(usize, usize, (i64, i64))> = group.members(k).collect();
     let mut out = PanelLines::one(Line::styled(
         format!(
             "{} · instance {}/{} · {}",
@@ -70,8 +71,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     ));
 
     // Times compared across files are on the reference clock.
-    let times = group.instance_times(k);
-    let starts: Vec<i64> = times.iter().map(|t| t.0).collect();
+    let starts: Vec<i64> = present.iter().map(|m| m.2.0).collect();
     let parts = rank_order(&starts);
     let many = parts.len() > 1;
     let figures = Line::from(format!(
@@ -98,14 +98,14 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     for (name, order) in parts {
         if let Some(name) = name {
             out.push(Line::styled(
-                format!("{name} ({} of {} ranks)", order.len(), rows.len()),
+                format!("{name} ({} of {} ranks)", order.len(), present.len()),
                 theme.heading(),
             ));
         }
-        for d in order {
-            let r = rows[d] as usize;
-            let off = times[d].0.saturating_sub(inst.earliest_start);
-            let dur = times[d].1.saturating_sub(times[d].0);
+        for i in order {
+            let (d, r, span) = present[i];
+            let off = span.0.saturating_sub(inst.earliest_start);
+            let dur = span.1.saturating_sub(span.0);
             let late = d == inst.late;
             let text = format!(
                 "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
@@ -126,6 +126,20 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     }
     if !many {
         out.push(figures);
+    }
+    let lacking: Vec<String> = group
+        .missing(k)
+        .into_iter()
+        .map(|d| shown_tag(p, group.devices[d]))
+        .collect();
+    if !lacking.is_empty() {
+        out.push(Line::styled(
+            format!(
+                "not captured: {} (their captures do not cover this instance)",
+                lacking.join(" ")
+            ),
+            theme.warning(),
+        ));
     }
     if let Some(gs) = l.analysis.skews.iter().find(|s| s.group == g) {
         let f = |s: Option<crate::analysis::stats::Spread>| {
