@@ -35,6 +35,9 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
         "reference": p.files.first().map(|f| f.path.display().to_string()),
         "warning": a.warning(),
         "files": files,
+        // Ranks whose capture covers part of a group's sequence: the clock
+        // fit pairs only the instances they have.
+        "captured": super::captures::to_json(cx, &cx.analysis.matching),
     })
 }
 
@@ -89,8 +92,10 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     if let Some(w) = a.warning() {
         out += &cx.note(&format!("! {w}"));
     }
+
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");
     out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event), ppm the fitted drift; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used");
+    out += &super::captures::to_text(cx, &cx.analysis.matching);
     out
 }
 

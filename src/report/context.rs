@@ -3,6 +3,7 @@
 
 use super::fit;
 use crate::analysis::clock::Alignment;
+use crate::analysis::matching::Group;
 use crate::analysis::{Analysis, Settings, Window};
 use crate::profile::{DevId, Profile};
 
@@ -51,6 +52,11 @@ impl Context<'_> {
             .devices
             .as_ref()
             .is_none_or(|ds| ds.contains(&d))
+    }
+
+    /// Whether `--device` lets a group be printed: any of its devices shown.
+    pub fn shows_group(&self, g: &Group) -> bool {
+        g.devices.iter().any(|&d| self.shows(d))
     }
 
     /// The width text fits: `None` with `--wide`.

@@ -1,6 +1,7 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
 mod anomalies;
+mod captures;
 mod clock;
 mod context;
 pub mod diff;

@@ -28,11 +28,6 @@ fn per_device<T: Into<Value> + Copy>(cx: &Context, devices: &[DevId], v: &[T]) -
     Value::Object(m)
 }
 
-/// Whether `--device` lets a group be printed: any of its devices shown.
-fn shows_group(cx: &Context, g: &Group) -> bool {
-    g.devices.iter().any(|&d| cx.shows(d))
-}
-
 /// Devices that had a CUDA context but recorded no GPU activity (in the
 /// whole capture, whatever the window).
 fn missing_devices(cx: &Context) -> Vec<DevId> {
@@ -45,7 +40,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
     let missing = missing_devices(cx);
     let groups: Vec<Value> = skews
         .iter()
-        .filter(|s| shows_group(cx, &m.groups[s.group]))
+        .filter(|s| cx.shows_group(&m.groups[s.group]))
         .map(|s| {
             let g = &m.groups[s.group];
             let notes: Vec<String> = group_caveats(p, g, &missing)
@@ -280,7 +275,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
         s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
     };
-    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+    for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
         t.row(vec![
             g.key.clone(),
@@ -319,7 +314,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     out += &figures.render(cx.cols());
     // Missing devices concern every group: said once, below.
     let missing = missing_devices(cx);
-    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+    for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
         for c in group_caveats(p, g, &missing) {
             if !matches!(c, Caveat::MissingDevices(_)) {
@@ -327,9 +322,10 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             }
         }
     }
+    out += &super::captures::to_text(cx, m);
     for s in skews
         .iter()
-        .filter(|s| shows_group(cx, &m.groups[s.group]) && !s.big_events.is_empty())
+        .filter(|s| cx.shows_group(&m.groups[s.group]) && !s.big_events.is_empty())
     {
         let g = &m.groups[s.group];
         out += &format!(
@@ -383,11 +379,11 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         }
     }
     if cx.options.instances {
-        for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+        for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
             out += &instances_text(cx, &m.groups[s.group], s);
         }
     }
-    for s in skews.iter().filter(|s| shows_group(cx, &m.groups[s.group])) {
+    for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
         out += &format!("\nLate and early arrivals in {}\n", safe(&g.key));
         out += &cx.note("mean_late_ms: start − the instance's earliest start, 0 when first, averaged over the instances that are not big events");
