@@ -392,7 +392,7 @@ fn unfinished_rows_come_back_from_the_cache() {
     }));
     let fresh = load_with(&path, &plan);
     let out = rankline::profile::load(
-        &rankline::profile::files(&[path.clone()]),
+        &rankline::profile::files(std::slice::from_ref(&path)),
         &plan,
         &mut |_, _, _| {},
     );
@@ -438,7 +438,7 @@ fn an_os_runtime_table_without_its_name_column_is_an_error_naming_the_file() {
         )
         .unwrap();
     let out = rankline::profile::load(
-        &rankline::profile::files(&[path.clone()]),
+        &rankline::profile::files(std::slice::from_ref(&path)),
         &LoadPlan::default(),
         &mut |_, _, _| {},
     );
