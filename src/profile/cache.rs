@@ -60,6 +60,8 @@ struct Directory {
     lanes: Vec<Lane>,
     runtime_by_thread: Vec<Range<usize>>,
     nvtx_by_thread: Vec<Range<usize>>,
+    osrt_by_thread: Vec<Range<usize>>,
+    samples_by_thread: Vec<Range<usize>>,
     nccl_api: NcclApiRanges,
     nccl_ops: NcclOperations,
     columns: Vec<ColumnAt>,
@@ -67,7 +69,7 @@ struct Directory {
 
 /// The large columns in file order, as (name, bytes).
 pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
-    let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
+    let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
     let shape = CACHE_NAMES
         .into_iter()
         .zip(g.details.shape.columns())
@@ -84,6 +86,7 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("gpu.details.long_name", g.details.long_name.as_bytes()),
         ("gpu.details.bytes", g.details.bytes.as_bytes()),
         ("gpu.details.graph_node", g.details.graph_node.as_bytes()),
+        ("gpu.unfinished", g.unfinished.as_bytes()),
         ("runtime.start", r.start.as_bytes()),
         ("runtime.end", r.end.as_bytes()),
         ("runtime.thread", r.thread.as_bytes()),
@@ -98,6 +101,13 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("nvtx.kind", n.kind.as_bytes()),
         ("nvtx.domain", n.domain.as_bytes()),
         ("nvtx.depth", n.depth.as_bytes()),
+        ("osrt.start", o.start.as_bytes()),
+        ("osrt.end", o.end.as_bytes()),
+        ("osrt.thread", o.thread.as_bytes()),
+        ("osrt.name", o.name.as_bytes()),
+        ("samples.start", c.start.as_bytes()),
+        ("samples.thread", c.thread.as_bytes()),
+        ("samples.leaf", c.leaf.as_bytes()),
     ];
     out.extend(shape);
     out
@@ -197,6 +207,8 @@ fn store_limited(
         lanes: p.lanes.clone(),
         runtime_by_thread: p.runtime_by_thread.clone(),
         nvtx_by_thread: p.nvtx_by_thread.clone(),
+        osrt_by_thread: p.osrt_by_thread.clone(),
+        samples_by_thread: p.samples_by_thread.clone(),
         nccl_api: p.nccl_api.clone(),
         nccl_ops: p.nccl_ops.clone(),
         columns: at,
@@ -415,6 +427,7 @@ fn decode_checked(
                 LaunchShape::from_columns(cols.try_into().map_err(|_| "launch shape".to_string())?)
             },
         },
+        unfinished: load!("gpu.unfinished"),
     };
     let runtime = RuntimeCalls {
         start: load!("runtime.start"),
@@ -434,6 +447,17 @@ fn decode_checked(
         domain: load!("nvtx.domain"),
         depth: load!("nvtx.depth"),
     };
+    let osrt = OsrtCalls {
+        start: load!("osrt.start"),
+        end: load!("osrt.end"),
+        thread: load!("osrt.thread"),
+        name: load!("osrt.name"),
+    };
+    let samples = CpuSamples {
+        start: load!("samples.start"),
+        thread: load!("samples.thread"),
+        leaf: load!("samples.leaf"),
+    };
     let mut strings = Interner::default();
     for (i, s) in d.strings.iter().enumerate() {
         if strings.intern(s) as usize != i {
@@ -452,10 +476,14 @@ fn decode_checked(
         gpu,
         runtime,
         nvtx,
+        osrt,
+        samples,
         nccl_api: d.nccl_api,
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
+        osrt_by_thread: d.osrt_by_thread,
+        samples_by_thread: d.samples_by_thread,
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

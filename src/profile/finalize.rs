@@ -59,10 +59,16 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
 pub fn finalize(p: &mut FileProfile) {
     let nthreads = p.threads.len();
     let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
+    let (osrt, samples) = (&mut p.osrt, &mut p.samples);
     // GPU rows on one core, CPU rows on the other.
-    let (rt_ranges, nvtx_ranges) = std::thread::scope(|s| {
+    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges) = std::thread::scope(|s| {
         let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
-        let ranges = (sort_runtime(runtime, nthreads), sort_nvtx(nvtx, nthreads));
+        let ranges = (
+            sort_runtime(runtime, nthreads),
+            sort_nvtx(nvtx, nthreads),
+            sort_osrt(osrt, nthreads),
+            sort_samples(samples, nthreads),
+        );
         if let Err(e) = gpu_done.join() {
             std::panic::resume_unwind(e);
         }
@@ -70,6 +76,8 @@ pub fn finalize(p: &mut FileProfile) {
     });
     p.runtime_by_thread = rt_ranges;
     p.nvtx_by_thread = nvtx_ranges;
+    p.osrt_by_thread = osrt_ranges;
+    p.samples_by_thread = sample_ranges;
     // A process with activity on a device has a context there, whether or
     // not the export's context tables say so (the 2026 windows lack them).
     for l in &p.lanes {
@@ -100,6 +108,7 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
         correlation,
         launch,
         detail,
+        unfinished,
         ..
     } = g;
     std::thread::scope(|s| {
@@ -112,10 +121,47 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
         permute(name, perm);
         permute(launch, perm);
         permute(detail, perm);
+        renumber(unfinished, perm);
     });
     for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
         lanes[lane].rows = rows;
     }
+}
+
+/// `rows` (ascending row numbers before `perm` reordered the table) as
+/// the numbers of the same rows after it, ascending: one pass, no inverse
+/// permutation (the list is short, the table is not).
+fn renumber(rows: &mut Col<u32>, perm: &[u32]) {
+    if rows.is_empty() {
+        return;
+    }
+    let old: &[u32] = rows;
+    let out: Col<u32> = perm
+        .iter()
+        .enumerate()
+        .filter(|&(_, i)| old.binary_search(i).is_ok())
+        .map(|(j, _)| j as u32)
+        .collect();
+    *rows = out;
+}
+
+fn sort_osrt(o: &mut OsrtCalls, nthreads: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &o.start;
+    let perm = grouped_order(&o.thread, nthreads, |a, b| start[a].cmp(&start[b]));
+    permute(&mut o.start, &perm);
+    permute(&mut o.end, &perm);
+    permute(&mut o.thread, &perm);
+    permute(&mut o.name, &perm);
+    group_ranges(&o.thread, nthreads)
+}
+
+fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &c.start;
+    let perm = grouped_order(&c.thread, nthreads, |a, b| start[a].cmp(&start[b]));
+    permute(&mut c.start, &perm);
+    permute(&mut c.thread, &perm);
+    permute(&mut c.leaf, &perm);
+    group_ranges(&c.thread, nthreads)
 }
 
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
@@ -246,6 +292,14 @@ mod tests {
     fn group_ranges_cover_sorted_keys() {
         let r = group_ranges(&[0, 0, 2, 2, 2, 3], 5);
         assert_eq!(r, vec![0..2, 0..0, 2..5, 5..6, 0..0]);
+    }
+
+    #[test]
+    fn renumber_follows_the_rows_through_a_permutation() {
+        // Rows 0 and 3 of the old order are at 2 and 0 of the new one.
+        let mut rows: Col<u32> = vec![0, 3].into();
+        renumber(&mut rows, &[3, 1, 0, 2]);
+        assert_eq!(&rows[..], &[0, 2]);
     }
 
     #[test]

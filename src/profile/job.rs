@@ -7,7 +7,7 @@
 use super::identity;
 use super::intern::{Interner, Sym};
 use super::model::*;
-use super::views::{GpuRows, NvtxRows, Part, Parts, RuntimeRows};
+use super::views::{GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -28,12 +28,20 @@ pub struct Profile {
     pub gpu: GpuRows,
     pub runtime: RuntimeRows,
     pub nvtx: NvtxRows,
+    /// OS runtime calls (empty for files without `OSRT_API`).
+    pub osrt: OsrtRows,
+    /// CPU samples (empty for files without `COMPOSITE_EVENTS`).
+    pub samples: SampleRows,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.
     pub nvtx_by_thread: Vec<Range<usize>>,
+    /// Rows of `osrt` per thread.
+    pub osrt_by_thread: Vec<Range<usize>>,
+    /// Rows of `samples` per thread.
+    pub samples_by_thread: Vec<Range<usize>>,
     /// Host and device names, derived once all files are in (identity.rs).
     pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
@@ -53,12 +61,14 @@ impl Profile {
     pub fn of_files(files: Vec<FileProfile>) -> Profile {
         let mut p = Profile::default();
         let mut parts = Vec::with_capacity(files.len());
-        let (mut gpu_base, mut runtime_base, mut nvtx_base) = (0, 0, 0);
+        let mut bases = Bases::default();
         for one in files {
-            let part = p.add(one, gpu_base, runtime_base, nvtx_base);
-            gpu_base += part.file.gpu.len();
-            runtime_base += part.file.runtime.len();
-            nvtx_base += part.file.nvtx.len();
+            let part = p.add(one, bases);
+            bases.gpu += part.file.gpu.len();
+            bases.runtime += part.file.runtime.len();
+            bases.nvtx += part.file.nvtx.len();
+            bases.osrt += part.file.osrt.len();
+            bases.samples += part.file.samples.len();
             parts.push(part);
         }
         p.contexts.sort();
@@ -67,19 +77,22 @@ impl Profile {
         p.gpu = GpuRows::new(p.parts.clone());
         p.runtime = RuntimeRows::new(p.parts.clone());
         p.nvtx = NvtxRows::new(p.parts.clone());
+        p.osrt = OsrtRows::new(p.parts.clone());
+        p.samples = SampleRows::new(p.parts.clone());
         p.labels = Labels::of(&p.files, &p.hosts, &p.devices);
         p
     }
 
     /// Adds one file's tables, numbered after those already in; returns
     /// its part.
-    fn add(
-        &mut self,
-        one: FileProfile,
-        gpu_base: usize,
-        runtime_base: usize,
-        nvtx_base: usize,
-    ) -> Part {
+    fn add(&mut self, one: FileProfile, bases: Bases) -> Part {
+        let Bases {
+            gpu: gpu_base,
+            runtime: runtime_base,
+            nvtx: nvtx_base,
+            osrt: osrt_base,
+            samples: samples_base,
+        } = bases;
         let file = self.files.len() as u32;
         // The first file's strings are interned first, in order: its ids
         // stay as they are.
@@ -130,6 +143,10 @@ impl Profile {
             .extend(one.runtime_by_thread.iter().map(|r| shift(r, runtime_base)));
         self.nvtx_by_thread
             .extend(one.nvtx_by_thread.iter().map(|r| shift(r, nvtx_base)));
+        self.osrt_by_thread
+            .extend(one.osrt_by_thread.iter().map(|r| shift(r, osrt_base)));
+        self.samples_by_thread
+            .extend(one.samples_by_thread.iter().map(|r| shift(r, samples_base)));
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
@@ -146,6 +163,8 @@ impl Profile {
             gpu_base,
             runtime_base,
             nvtx_base,
+            osrt_base,
+            samples_base,
             lane_base,
             thread_base,
             syms: (!identity).then(|| syms.into()),
@@ -209,6 +228,16 @@ impl Profile {
             .filter_map(FileProfile::span)
             .reduce(|(a, b), (x, y)| (a.min(x), b.max(y)))
     }
+}
+
+/// The capture's numbers of one file's first row of each table.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bases {
+    gpu: usize,
+    runtime: usize,
+    nvtx: usize,
+    osrt: usize,
+    samples: usize,
 }
 
 /// How hosts and devices are named and found by name.

@@ -16,7 +16,7 @@ pub use wal::{note_wal, wal_title, wal_warning};
 use super::ids::decode;
 use super::model::*;
 use super::open::{FileStamp, LoadError, Schema};
-use super::raw::{self, RawNvtx};
+use super::raw::{self, RawFrames, RawNvtx, RawSamples};
 use super::rows::{StringIds, int, text};
 use rusqlite::Connection;
 use rustc_hash::FxHashMap;
@@ -58,6 +58,9 @@ struct State<'p> {
     progress: &'p mut ProgressFn<'p>,
     /// Counting found rows that only a full read gives what they say.
     rows_needed: bool,
+    /// Rows of `p.osrt` still open when the capture stopped (unsorted
+    /// order): they end at the capture's end once it is known.
+    osrt_open: Vec<u32>,
 }
 
 /// Loads one export, its large tables read as `plan` says. `file_index`
@@ -149,6 +152,7 @@ fn read_file(
         details: DetailIds::default(),
         progress,
         rows_needed: false,
+        osrt_open: Vec::new(),
     };
     st.run(&db, source, limits, plan)?;
     if st.rows_needed {
@@ -232,6 +236,8 @@ impl State<'_> {
             boot_ns,
             rank,
             world_size,
+            capture_start_ns: None,
+            capture_end_ns: None,
             host_index: 0,
             wal: None,
         });
@@ -245,9 +251,30 @@ impl State<'_> {
         self.read_large_tables(db, source, limits, plan)?;
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
+        let (start, end) = capture_bounds(session.window, self.p.event_bounds());
+        self.p.files[0].capture_start_ns = start;
+        self.p.files[0].capture_end_ns = end;
+        if let Some(end) = end {
+            self.end_unfinished(end);
+        }
         let span = self.p.span();
         self.p.files[0].timebase = session.timebase(span);
         Ok(())
+    }
+
+    /// Ends the GPU activity and OS runtime calls still running when the
+    /// capture stopped at its end (`end`), never before their start.
+    fn end_unfinished(&mut self, end: i64) {
+        let g = &mut self.p.gpu;
+        for &i in g.unfinished.iter() {
+            let i = i as usize;
+            g.end[i] = end.max(g.start[i]);
+        }
+        let o = &mut self.p.osrt;
+        for &i in &self.osrt_open {
+            let i = i as usize;
+            o.end[i] = end.max(o.start[i]);
+        }
     }
 
     /// A file's rank belongs to its GPU when its processes used one GPU
@@ -597,8 +624,12 @@ impl State<'_> {
         let hints = ranges::TABLES
             .iter()
             .map(|&table| match plan.reads(table) && !plan.counts(table) {
-                true => raw::row_hint(&db.conn, schema, path, table.name(), db.file_bytes),
-                false => Ok(0),
+                // A sample's frames number many times its leaf frames,
+                // which are no more than the samples.
+                true if !matches!(table, ranges::Table::LeafFrames) => {
+                    raw::row_hint(&db.conn, schema, path, table.name(), db.file_bytes)
+                }
+                _ => Ok(0),
             })
             .collect::<Result<Vec<usize>, LoadError>>()?;
         let rows = hints
@@ -608,6 +639,7 @@ impl State<'_> {
         memory::check(rows, limits).map_err(|m| LoadError::new(path, m))?;
         let jobs = ranges::jobs(&db.conn, schema, &hints, plan);
         let mut nvtx = RawNvtx::default();
+        let (mut samples, mut frames) = (RawSamples::default(), RawFrames::default());
         let mut counted = counts::Counted::default();
         ranges::read_all(source, schema, path, &jobs, plan, |d| match d {
             ranges::Delivery::Progress(stage, rows) => {
@@ -618,9 +650,14 @@ impl State<'_> {
             // NVTX domain names may come after the ranges that use them:
             // converted once all is read.
             ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(*n),
+            ranges::Delivery::Chunk(ranges::Chunk::Osrt(o)) => self.add_osrt(*o),
+            // Joined once both are read.
+            ranges::Delivery::Chunk(ranges::Chunk::Samples(s)) => samples.append(*s),
+            ranges::Delivery::Chunk(ranges::Chunk::LeafFrames(f)) => frames.append(*f),
             ranges::Delivery::Chunk(ranges::Chunk::Counted(c)) => counted.append(*c),
         })?;
         self.add_nvtx(nvtx);
+        self.add_samples(samples, frames);
         // NVTX payloads may name NCCL communicators, which the clock's
         // matching reads from loaded rows: such a file is read whole.
         self.rows_needed = counted.nvtx_payloads;
@@ -691,6 +728,23 @@ struct SessionClock {
     system_clock_ns: Option<i64>,
     /// `ANALYSIS_DETAILS` [startTime, stopTime].
     window: Option<(i64, i64)>,
+}
+
+/// The capture's first and last instants: the `ANALYSIS_DETAILS` window
+/// widened to the events' bounds. A window disjoint from the events is on
+/// another clock (seen in real exports) and not used; a reversed one is
+/// damaged and not used either.
+fn capture_bounds(
+    window: Option<(i64, i64)>,
+    events: Option<(i64, i64)>,
+) -> (Option<i64>, Option<i64>) {
+    let window = window.filter(|&(a, b)| a <= b);
+    match (window, events) {
+        (Some((a, b)), Some((lo, hi))) if a <= hi && lo <= b => (Some(a.min(lo)), Some(b.max(hi))),
+        (_, Some((lo, hi))) => (Some(lo), Some(hi)),
+        (Some((a, b)), None) => (Some(a), Some(b)),
+        (None, None) => (None, None),
+    }
 }
 
 /// Timestamps at or above this are UTC ns since the epoch (2001-09-09).

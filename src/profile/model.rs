@@ -63,6 +63,20 @@ pub struct FileInfo {
     /// The job's world size in the capture environment, when recorded.
     #[serde(default)]
     pub world_size: Option<u32>,
+    /// The capture's first instant, in the file's own time: the earlier of
+    /// `ANALYSIS_DETAILS.startTime` and the first event of the tables read
+    /// (GPU activity, runtime calls, NVTX, OS runtime calls, CPU samples).
+    /// The window counts only when it overlaps the events: some exports
+    /// give it on another clock (nsys 2023.1, 2025.5 session-relative
+    /// exports whose window lies seconds after every event).
+    #[serde(default)]
+    pub capture_start_ns: Option<i64>,
+    /// The capture's last instant, in the file's own time: the later of
+    /// `ANALYSIS_DETAILS.stopTime` (as for `capture_start_ns`) and the last
+    /// event end of the tables read. Unfinished GPU activity and open OS
+    /// runtime calls end here.
+    #[serde(default)]
+    pub capture_end_ns: Option<i64>,
     /// Index into [`super::Profile::hosts`] (0 in a [`FileProfile`]).
     #[serde(default)]
     pub host_index: u32,
@@ -211,6 +225,10 @@ pub struct GpuActivity {
     /// launch configuration.
     pub detail: Col<u32>,
     pub details: GpuDetails,
+    /// Rows whose `end` the export left NULL (still running when the
+    /// capture stopped), ascending; they end at the file's
+    /// `capture_end_ns`. Rare: a list, not a column.
+    pub unfinished: Col<u32>,
 }
 
 /// `graph_node` value of activity not launched from a CUDA graph.
@@ -239,6 +257,11 @@ impl GpuActivity {
     pub fn shape(&self, r: usize) -> Shape {
         self.details.shape.row(self.detail[r] as usize)
     }
+    /// Whether row `r` was still running when the capture stopped (its
+    /// end is the capture's end, not one the export gives).
+    pub fn is_unfinished(&self, r: usize) -> bool {
+        self.unfinished.binary_search(&(r as u32)).is_ok()
+    }
 }
 
 /// Runtime/driver API call class.
@@ -265,6 +288,35 @@ pub struct RuntimeCalls {
 }
 
 rows_by_start!(RuntimeCalls);
+
+/// OS runtime library calls (`OSRT_API`: `read`, `pthread_mutex_lock`,
+/// `ioctl`…), sorted by (thread, start).
+#[derive(Debug, Default, Clone)]
+pub struct OsrtCalls {
+    pub start: Col<i64>,
+    /// The file's `capture_end_ns` for a call still open when the capture
+    /// stopped (never before the start).
+    pub end: Col<i64>,
+    pub thread: Col<ThreadId>,
+    /// Function name (Sym 0 when the export names none).
+    pub name: Col<Sym>,
+}
+
+rows_by_start!(OsrtCalls);
+
+/// CPU samples (`COMPOSITE_EVENTS`, with the leaf frame of each one's
+/// call stack from `SAMPLING_CALLCHAINS`), sorted by (thread, start).
+#[derive(Debug, Default, Clone)]
+pub struct CpuSamples {
+    /// When the sample was taken.
+    pub start: Col<i64>,
+    pub thread: Col<ThreadId>,
+    /// Symbol of the leaf frame (`stackDepth` 0); Sym 0 when the sample
+    /// has no call stack.
+    pub leaf: Col<Sym>,
+}
+
+rows_by_start!(CpuSamples);
 
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -344,12 +396,21 @@ pub struct FileProfile {
     pub gpu: GpuActivity,
     pub runtime: RuntimeCalls,
     pub nvtx: Nvtx,
+    /// Empty when the export has no `OSRT_API` (or the read was partial).
+    pub osrt: OsrtCalls,
+    /// Empty when the export has no `COMPOSITE_EVENTS` (or the read was
+    /// partial).
+    pub samples: CpuSamples,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
     pub runtime_by_thread: Vec<Range<usize>>,
     /// Rows of `nvtx` per thread.
     pub nvtx_by_thread: Vec<Range<usize>>,
+    /// Rows of `osrt` per thread.
+    pub osrt_by_thread: Vec<Range<usize>>,
+    /// Rows of `samples` per thread.
+    pub samples_by_thread: Vec<Range<usize>>,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,
@@ -418,7 +479,38 @@ impl FileProfile {
         self.threads[t as usize].process
     }
 
-    /// Time span of all loaded or counted events (GPU and CPU), if any.
+    /// The file's OS runtime calls on thread `t` (its own id), by start.
+    pub fn osrt_of_thread(&self, t: ThreadId) -> Range<usize> {
+        self.osrt_by_thread.get(t as usize).cloned().unwrap_or(0..0)
+    }
+
+    /// The file's CPU samples on thread `t` (its own id), by start.
+    pub fn samples_of_thread(&self, t: ThreadId) -> Range<usize> {
+        self.samples_by_thread
+            .get(t as usize)
+            .cloned()
+            .unwrap_or(0..0)
+    }
+
+    /// First start and last end of every loaded or counted event, OS
+    /// runtime calls and CPU samples included (a sample ends where it
+    /// starts), if any: what the capture's bounds cover.
+    pub fn event_bounds(&self) -> Option<(i64, i64)> {
+        let mut bounds = self.span();
+        let cols: [(&[i64], &[i64]); 2] = [
+            (&self.osrt.start, &self.osrt.end),
+            (&self.samples.start, &self.samples.start),
+        ];
+        for (starts, ends) in cols {
+            if let (Some(&lo), Some(&hi)) = (starts.iter().min(), ends.iter().max()) {
+                bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        }
+        bounds
+    }
+
+    /// Time span of all loaded or counted events (GPU activity, runtime
+    /// calls, NVTX), if any.
     pub fn span(&self) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 3] = [
             (&self.gpu.start, &self.gpu.end),

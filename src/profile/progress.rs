@@ -14,6 +14,10 @@ pub enum Stage {
     Memset,
     Runtime,
     Nvtx,
+    /// OS runtime API calls.
+    Osrt,
+    /// CPU samples and their leaf frames.
+    Samples,
     Linking,
     Cache,
     WritingCache,
@@ -31,6 +35,8 @@ impl Stage {
             Stage::Memset => "reading memset",
             Stage::Runtime => "reading runtime calls",
             Stage::Nvtx => "reading NVTX",
+            Stage::Osrt => "reading OS runtime calls",
+            Stage::Samples => "reading CPU samples",
             Stage::Linking => "sorting and linking",
             Stage::Cache => "reading cache",
             Stage::WritingCache => "writing cache",

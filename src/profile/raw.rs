@@ -9,7 +9,10 @@ use super::intern::Interner;
 use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
-use super::spec::{self, GpuColumn as G, NvtxColumn as N, RuntimeColumn as R, StringColumn};
+use super::spec::{
+    self, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O, RuntimeColumn as R,
+    SampleColumn as S, StringColumn,
+};
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
 use rusqlite::Connection;
@@ -67,6 +70,10 @@ pub struct RawGpu {
     pub copy_kind: Vec<i64>,
     /// Memcpy and memset; 0 when NULL or negative.
     pub bytes: Vec<u64>,
+    /// Rows (of these) whose `end` is NULL: still running when the capture
+    /// stopped. Their `end` holds their start until the capture's end is
+    /// known.
+    pub unfinished: Vec<u32>,
     pub texts: Interner,
 }
 
@@ -125,6 +132,65 @@ impl RawRuntime {
         reserve(&mut self.global_tid, n);
         reserve(&mut self.correlation, n);
         reserve(&mut self.name, n);
+    }
+}
+
+/// OS runtime API rows.
+#[derive(Default)]
+pub struct RawOsrt {
+    pub start: Vec<i64>,
+    /// The start for an open call (see `unfinished`).
+    pub end: Vec<i64>,
+    pub global_tid: Vec<i64>,
+    pub name: Vec<i64>,
+    /// Rows (of these) whose `end` is NULL: calls still open when the
+    /// capture stopped.
+    pub unfinished: Vec<u32>,
+}
+
+impl RawOsrt {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.start, n);
+        reserve(&mut self.end, n);
+        reserve(&mut self.global_tid, n);
+        reserve(&mut self.name, n);
+    }
+}
+
+/// CPU sampling events (`COMPOSITE_EVENTS`).
+#[derive(Default)]
+pub struct RawSamples {
+    pub id: Vec<i64>,
+    pub start: Vec<i64>,
+    pub global_tid: Vec<i64>,
+}
+
+impl RawSamples {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.id, n);
+        reserve(&mut self.start, n);
+        reserve(&mut self.global_tid, n);
+    }
+
+    pub fn append(&mut self, mut other: RawSamples) {
+        self.id.append(&mut other.id);
+        self.start.append(&mut other.start);
+        self.global_tid.append(&mut other.global_tid);
+    }
+}
+
+/// Leaf frames of the samples' call stacks: (sample id, StringIds id of
+/// the symbol).
+#[derive(Default)]
+pub struct RawFrames {
+    pub id: Vec<i64>,
+    pub symbol: Vec<i64>,
+}
+
+impl RawFrames {
+    pub fn append(&mut self, mut other: RawFrames) {
+        self.id.append(&mut other.id);
+        self.symbol.append(&mut other.symbol);
     }
 }
 
@@ -316,16 +382,23 @@ pub fn read_gpu(
     let mut g = RawGpu::default();
     g.reserve(rows_hint, kind, shaped);
     scan(conn, schema, path, read, rows, stage, report, |r| {
-        let (Some(start), Some(end), Some(dev), Some(stream)) = (
-            r.int(G::Start),
-            r.int(G::End),
-            r.int(G::DeviceId),
-            r.int(G::StreamId),
-        ) else {
+        let (Some(start), Some(dev), Some(stream)) =
+            (r.int(G::Start), r.int(G::DeviceId), r.int(G::StreamId))
+        else {
             return Ok(());
         };
+        let end = match r.value(G::End) {
+            ValueRef::Null => {
+                g.unfinished.push(g.start.len() as u32);
+                start
+            }
+            _ => match r.int(G::End) {
+                Some(end) => end.max(start),
+                None => return Ok(()),
+            },
+        };
         g.start.push(start);
-        g.end.push(end.max(start));
+        g.end.push(end);
         g.device.push(dev as u32);
         g.context
             .push(r.int(G::ContextId).map_or(NONE, |c| c as u32));
@@ -406,6 +479,106 @@ pub fn read_runtime(
             t.correlation
                 .push(r.int(R::CorrelationId).map_or(0, |c| c as u32));
             t.name.push(r.int(R::NameId).unwrap_or(NO_NAME));
+            Ok(())
+        },
+    )?;
+    Ok(t)
+}
+
+/// Reads `rows` of the OS runtime API table. A call without a start or a
+/// thread is skipped; one whose end is NULL is open (`unfinished`).
+pub fn read_osrt(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawOsrt, LoadError> {
+    let mut t = RawOsrt::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::OSRT);
+    scan(conn, schema, path, &read, rows, Stage::Osrt, report, |r| {
+        let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
+            return Ok(());
+        };
+        let end = match r.value(O::End) {
+            ValueRef::Null => {
+                t.unfinished.push(t.start.len() as u32);
+                start
+            }
+            _ => match r.int(O::End) {
+                Some(end) => end.max(start),
+                None => return Ok(()),
+            },
+        };
+        t.start.push(start);
+        t.end.push(end);
+        t.global_tid.push(global_tid);
+        t.name.push(r.int(O::NameId).unwrap_or(NO_NAME));
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the CPU sampling events; one without a time or a
+/// thread is skipped.
+pub fn read_samples(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawSamples, LoadError> {
+    let mut t = RawSamples::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::SAMPLES);
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        Stage::Samples,
+        report,
+        |r| {
+            if let (Some(id), Some(start), Some(global_tid)) =
+                (r.int(S::Id), r.int(S::Start), r.int(S::GlobalTid))
+            {
+                t.id.push(id);
+                t.start.push(start);
+                t.global_tid.push(global_tid);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(t)
+}
+
+/// Reads `rows` of the samples' leaf frames (`stackDepth` 0).
+pub fn read_leaf_frames(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    report: &mut Report<'_>,
+) -> Result<RawFrames, LoadError> {
+    let mut t = RawFrames::default();
+    let read = Selection::only(&spec::LEAF_FRAMES, F::set(&[F::Id, F::Symbol]));
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        Stage::Samples,
+        report,
+        |r| {
+            if let (Some(id), Some(symbol)) = (r.int(F::Id), r.int(F::Symbol)) {
+                t.id.push(id);
+                t.symbol.push(symbol);
+            }
             Ok(())
         },
     )?;

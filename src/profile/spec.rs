@@ -197,14 +197,66 @@ pub const STRINGS: TableSpec<StringColumn> = TableSpec {
     filter: "",
 };
 
+columns! {
+    /// The columns of the OS runtime API table (`--trace osrt`).
+    pub enum OsrtColumn {
+        Start = "start" (required),
+        End = "end" (required),
+        GlobalTid = "globalTid" (required),
+        NameId = "nameId" (required),
+    }
+}
+
+pub const OSRT: TableSpec<OsrtColumn> = TableSpec {
+    table: "OSRT_API",
+    columns: OsrtColumn::ALL,
+    filter: "",
+};
+
+columns! {
+    /// The columns of the CPU sampling events (`--sample`).
+    pub enum SampleColumn {
+        Id = "id" (required),
+        Start = "start" (required),
+        GlobalTid = "globalTid" (required),
+    }
+}
+
+pub const SAMPLES: TableSpec<SampleColumn> = TableSpec {
+    table: "COMPOSITE_EVENTS",
+    columns: SampleColumn::ALL,
+    filter: "",
+};
+
+columns! {
+    /// The columns of the samples' call stacks; only leaf frames are read.
+    pub enum FrameColumn {
+        Id = "id" (required),
+        Symbol = "symbol" (required),
+        StackDepth = "stackDepth" (required),
+    }
+}
+
+/// The leaf frame (`stackDepth` 0) of each sample's call stack.
+pub const LEAF_FRAMES: TableSpec<FrameColumn> = TableSpec {
+    table: "SAMPLING_CALLCHAINS",
+    // `stackDepth` is declared so that a table without it is refused; the
+    // loader selects `id` and `symbol` only.
+    columns: FrameColumn::ALL,
+    filter: "WHERE stackDepth = 0",
+};
+
 /// Every large table the loader reads.
-pub const LOADED: [LoadedTable; 6] = [
+pub const LOADED: [LoadedTable; 9] = [
     STRINGS.loaded(),
     KERNEL.loaded(),
     MEMCPY.loaded(),
     MEMSET.loaded(),
     RUNTIME.loaded(),
     NVTX.loaded(),
+    OSRT.loaded(),
+    SAMPLES.loaded(),
+    LEAF_FRAMES.loaded(),
 ];
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub(super) struct Part {
     pub(super) gpu_base: usize,
     pub(super) runtime_base: usize,
     pub(super) nvtx_base: usize,
+    /// … its first OS runtime call and CPU sample.
+    pub(super) osrt_base: usize,
+    pub(super) samples_base: usize,
     pub(super) lane_base: LaneId,
     pub(super) thread_base: ThreadId,
     /// The file's string ids as the capture's; `None` when they are the
@@ -91,9 +94,14 @@ macro_rules! value {
 }
 
 /// Rows of one table of every file: how many, which part holds a row, and
-/// the start and end columns of runs that lie in one file.
+/// the start and end columns of runs that lie in one file (the start only,
+/// for a table of instants).
 macro_rules! rows_of {
     ($rows:ident, $table:ident, $base:ident) => {
+        rows_of!($rows, $table, $base, instants);
+        ends_of!($rows, $table);
+    };
+    ($rows:ident, $table:ident, $base:ident, instants) => {
         impl $rows {
             pub(super) fn new(parts: Parts) -> $rows {
                 let len = parts.files().map(|f| f.$table.len()).sum();
@@ -128,7 +136,6 @@ macro_rules! rows_of {
             }
 
             value!(start: $table.start -> i64);
-            value!(end: $table.end -> i64);
 
             /// The starts of `rows`, which lie in one file (a lane's or a
             /// thread's rows do); cut at that file's last row.
@@ -140,15 +147,6 @@ macro_rules! rows_of {
                 }
             }
 
-            /// The ends of `rows`, which lie in one file.
-            #[inline]
-            pub fn ends(&self, rows: Range<usize>) -> &[i64] {
-                match self.local(rows) {
-                    Some((part, local)) => &part.file.$table.end[local],
-                    None => &[],
-                }
-            }
-
             fn local(&self, rows: Range<usize>) -> Option<(&Part, Range<usize>)> {
                 if rows.is_empty() || rows.start >= self.len {
                     return None;
@@ -156,6 +154,24 @@ macro_rules! rows_of {
                 let (part, lo) = self.at(rows.start);
                 let hi = (lo + rows.len()).min(part.file.$table.len());
                 Some((part, lo..hi))
+            }
+        }
+    };
+}
+
+/// The end column of a table whose rows have one (see [`rows_of`]).
+macro_rules! ends_of {
+    ($rows:ident, $table:ident) => {
+        impl $rows {
+            value!(end: $table.end -> i64);
+
+            /// The ends of `rows`, which lie in one file.
+            #[inline]
+            pub fn ends(&self, rows: Range<usize>) -> &[i64] {
+                match self.local(rows) {
+                    Some((part, local)) => &part.file.$table.end[local],
+                    None => &[],
+                }
             }
 
             /// Each file's start and end columns, in file order.
@@ -261,6 +277,25 @@ impl GpuRows {
         let (part, i) = self.at(r);
         part.file.gpu.shape(i)
     }
+
+    /// Whether the row was still running when its file's capture stopped
+    /// (it ends at that file's `capture_end_ns`).
+    #[inline]
+    pub fn is_unfinished(&self, r: usize) -> bool {
+        let (part, i) = self.at(r);
+        part.file.gpu.is_unfinished(i)
+    }
+
+    /// The rows still running when their file's capture stopped, ascending.
+    pub fn unfinished(&self) -> impl Iterator<Item = usize> + '_ {
+        self.parts.parts.iter().flat_map(|p| {
+            p.file
+                .gpu
+                .unfinished
+                .iter()
+                .map(|&i| i as usize + p.gpu_base)
+        })
+    }
 }
 
 /// CUDA runtime and driver calls of every file: a thread's calls are one
@@ -340,5 +375,61 @@ impl NvtxRows {
     #[inline]
     pub fn is_range(&self, r: usize) -> bool {
         self.kind(r) != NvtxKind::Mark
+    }
+}
+
+/// OS runtime calls of every file: a thread's calls are one run of one
+/// file's rows, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct OsrtRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(OsrtRows, osrt, osrt_base);
+
+impl OsrtRows {
+    #[inline]
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.osrt.thread[i] + part.thread_base
+    }
+
+    /// Function name.
+    #[inline]
+    pub fn name(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.osrt.name[i])
+    }
+}
+
+/// CPU samples of every file: a thread's samples are one run of one file's
+/// rows, sorted by time (`start`; a sample has no end).
+#[derive(Debug, Clone, Default)]
+pub struct SampleRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(SampleRows, samples, samples_base, instants);
+
+impl SampleRows {
+    #[inline]
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.samples.thread[i] + part.thread_base
+    }
+
+    /// Symbol of the sample's leaf frame (Sym 0 when it has none).
+    #[inline]
+    pub fn leaf(&self, r: usize) -> Sym {
+        let (part, i) = self.at(r);
+        part.sym(part.file.samples.leaf[i])
     }
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 /// range is ordered, tiles its table and holds only its own rows, and the
 /// columns of one table have one length.
 pub fn consistent(p: &FileProfile) -> Result<(), String> {
-    let (g, r, n) = (&p.gpu, &p.runtime, &p.nvtx);
+    let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[
         g.start.len(),
@@ -38,6 +38,8 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             n.domain.len(),
             n.depth.len(),
         ])
+        && same(&[o.start.len(), o.end.len(), o.thread.len(), o.name.len()])
+        && same(&[c.start.len(), c.thread.len(), c.leaf.len()])
         && same(&[
             p.nccl_api.thread.len(),
             p.nccl_api.start.len(),
@@ -62,13 +64,19 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && r.thread
             .iter()
             .chain(n.thread.iter())
+            .chain(o.thread.iter())
+            .chain(c.thread.iter())
             .all(below(p.threads.len()))
+        && g.unfinished.iter().all(below(g.len()))
+        && g.unfinished.is_sorted_by(|a, b| a < b)
         && g.name
             .iter()
             .chain(g.details.long_name.iter())
             .chain(r.name.iter())
             .chain(n.name.iter())
             .chain(n.domain.iter())
+            .chain(o.name.iter())
+            .chain(c.leaf.iter())
             .all(strings)
         && p.processes
             .iter()
@@ -95,8 +103,12 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let groups = grouped(&lane_rows, &g.lane, &g.start, g.len())
         && grouped(&p.runtime_by_thread, &r.thread, &r.start, r.len())
         && grouped(&p.nvtx_by_thread, &n.thread, &n.start, n.len())
+        && grouped(&p.osrt_by_thread, &o.thread, &o.start, o.len())
+        && grouped(&p.samples_by_thread, &c.thread, &c.start, c.len())
         && p.runtime_by_thread.len() == p.threads.len()
-        && p.nvtx_by_thread.len() == p.threads.len();
+        && p.nvtx_by_thread.len() == p.threads.len()
+        && p.osrt_by_thread.len() == p.threads.len()
+        && p.samples_by_thread.len() == p.threads.len();
     if !groups {
         return Err("row ranges out of order or out of range (corrupted)".into());
     }
@@ -105,6 +117,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
     if !(ordered(&g.start, &g.end)
         && ordered(&r.start, &r.end)
         && ordered(&n.start, &n.end)
+        && ordered(&o.start, &o.end)
         && ordered(&p_api.start, &p_api.end))
     {
         return Err("an event ends before it starts (corrupted)".into());

@@ -6,7 +6,9 @@ use super::counts::Counted;
 use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
-use crate::profile::raw::{NO_COPY_KIND, NO_NAME, RawGpu, RawNvtx, RawRuntime};
+use crate::profile::raw::{
+    NO_COPY_KIND, NO_NAME, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples,
+};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
@@ -124,6 +126,10 @@ impl State<'_> {
             })
             .collect();
         let out = &mut self.p.gpu;
+        let base = out.start.len() as u32;
+        for &i in &g.unfinished {
+            out.unfinished.push(base + i);
+        }
         out.start.append(&mut std::mem::take(&mut g.start).into());
         out.end.append(&mut std::mem::take(&mut g.end).into());
         out.lane.append(&mut lanes.into());
@@ -193,6 +199,88 @@ impl State<'_> {
             .append(&mut std::mem::take(&mut t.correlation).into());
         rt.class.append(&mut class.into());
         rt.is_launch.append(&mut launches.into());
+    }
+
+    /// The thread of each of `global_tids`, looked up once per run of one.
+    fn threads_of(&mut self, global_tids: &[i64]) -> Vec<ThreadId> {
+        let mut last: Option<(i64, ThreadId)> = None;
+        global_tids
+            .iter()
+            .map(|&g| match last {
+                Some((lg, t)) if lg == g => t,
+                _ => {
+                    let t = self.thread(g);
+                    last = Some((g, t));
+                    t
+                }
+            })
+            .collect()
+    }
+
+    /// A StringIds id's Sym, remembered per id (names repeat).
+    fn id_sym(&self, names: &mut FxHashMap<i64, Sym>, id: i64) -> Sym {
+        *names
+            .entry(id)
+            .or_insert_with(|| self.ids.get(id).unwrap_or(0))
+    }
+
+    pub(super) fn add_osrt(&mut self, mut t: RawOsrt) {
+        let threads = self.threads_of(&t.global_tid);
+        let mut names = FxHashMap::default();
+        let syms: Vec<Sym> = t
+            .name
+            .iter()
+            .map(|&id| self.id_sym(&mut names, id))
+            .collect();
+        let out = &mut self.p.osrt;
+        let base = out.start.len() as u32;
+        self.osrt_open
+            .extend(t.unfinished.iter().map(|&i| base + i));
+        out.start.append(&mut std::mem::take(&mut t.start).into());
+        out.end.append(&mut std::mem::take(&mut t.end).into());
+        out.thread.append(&mut threads.into());
+        out.name.append(&mut syms.into());
+    }
+
+    /// Adds the samples, each with its leaf frame's symbol (found by
+    /// sample id; Sym 0 for a sample without one).
+    pub(super) fn add_samples(&mut self, s: RawSamples, mut frames: RawFrames) {
+        if s.start.is_empty() {
+            return;
+        }
+        // Exports store frames in sample order; sorted here otherwise.
+        if !frames.id.is_sorted() {
+            let mut order: Vec<u32> = (0..frames.id.len() as u32).collect();
+            order.sort_by_key(|&i| frames.id[i as usize]);
+            frames = RawFrames {
+                id: order.iter().map(|&i| frames.id[i as usize]).collect(),
+                symbol: order.iter().map(|&i| frames.symbol[i as usize]).collect(),
+            };
+        }
+        let threads = self.threads_of(&s.global_tid);
+        let mut names = FxHashMap::default();
+        // Samples come in id order too: the next frame is tried first.
+        let mut next = 0usize;
+        let leaves: Vec<Sym> =
+            s.id.iter()
+                .map(|&id| {
+                    let at = match frames.id.get(next) {
+                        Some(&f) if f == id => Some(next),
+                        _ => frames.id.binary_search(&id).ok(),
+                    };
+                    match at {
+                        Some(k) => {
+                            next = k + 1;
+                            self.id_sym(&mut names, frames.symbol[k])
+                        }
+                        None => 0,
+                    }
+                })
+                .collect();
+        let out = &mut self.p.samples;
+        out.start.append(&mut s.start.into());
+        out.thread.append(&mut threads.into());
+        out.leaf.append(&mut leaves.into());
     }
 
     pub(super) fn add_nvtx(&mut self, n: RawNvtx) {

@@ -9,7 +9,9 @@ use super::source::{Need, Source, open_source};
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
-use crate::profile::raw::{self, RawGpu, RawNvtx, RawRuntime, Rows, Selection};
+use crate::profile::raw::{
+    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, Rows, Selection,
+};
 use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
@@ -30,13 +32,19 @@ pub struct ReadPlan {
 
 impl ReadPlan {
     /// Whether `table` is read at all under this plan.
+    /// OS runtime calls and CPU samples only in a full read: nothing but
+    /// the model (the timeline) shows them.
     pub fn reads(&self, table: Table) -> bool {
-        self.need != Need::Gpu || matches!(table, Table::Gpu(_))
+        match table {
+            Table::Gpu(_) => true,
+            Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
+            Table::Osrt | Table::Samples | Table::LeafFrames => self.need == Need::All,
+        }
     }
 
     /// Whether `table`'s rows are counted, not loaded (see `counts.rs`).
     pub fn counts(&self, table: Table) -> bool {
-        self.need == Need::Counts && !matches!(table, Table::Gpu(_))
+        self.need == Need::Counts && matches!(table, Table::Runtime | Table::Nvtx)
     }
 }
 
@@ -60,6 +68,10 @@ pub enum Table {
     Gpu(GpuKind),
     Runtime,
     Nvtx,
+    Osrt,
+    Samples,
+    /// The samples' leaf frames (joined to the samples once both are read).
+    LeafFrames,
 }
 
 impl Table {
@@ -69,6 +81,9 @@ impl Table {
             Table::Gpu(kind) => gpu_table(kind).table,
             Table::Runtime => spec::RUNTIME.table,
             Table::Nvtx => spec::NVTX.table,
+            Table::Osrt => spec::OSRT.table,
+            Table::Samples => spec::SAMPLES.table,
+            Table::LeafFrames => spec::LEAF_FRAMES.table,
         }
     }
 }
@@ -82,12 +97,15 @@ fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
 }
 
 /// The large tables in the order they are converted.
-pub const TABLES: [Table; 5] = [
+pub const TABLES: [Table; 8] = [
     Table::Gpu(GpuKind::Kernel),
     Table::Gpu(GpuKind::Memcpy),
     Table::Gpu(GpuKind::Memset),
     Table::Runtime,
     Table::Nvtx,
+    Table::Osrt,
+    Table::Samples,
+    Table::LeafFrames,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -104,6 +122,9 @@ pub enum Chunk {
     Gpu(GpuKind, Box<RawGpu>),
     Runtime(Box<RawRuntime>),
     Nvtx(Box<RawNvtx>),
+    Osrt(Box<RawOsrt>),
+    Samples(Box<RawSamples>),
+    LeafFrames(Box<RawFrames>),
     /// Runtime or NVTX rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
@@ -212,6 +233,15 @@ fn read(
             conn, schema, path, job.rows, job.hint, report,
         )?)),
         Table::Nvtx => Chunk::Nvtx(Box::new(raw::read_nvtx(
+            conn, schema, path, job.rows, report,
+        )?)),
+        Table::Osrt => Chunk::Osrt(Box::new(raw::read_osrt(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::Samples => Chunk::Samples(Box::new(raw::read_samples(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::LeafFrames => Chunk::LeafFrames(Box::new(raw::read_leaf_frames(
             conn, schema, path, job.rows, report,
         )?)),
     })
