@@ -242,11 +242,25 @@ pub fn write_tables(tx: &Transaction, c: &FileClock, cap: &Capture) -> rusqlite:
 /// Writes `p` (already on its own clock) with its clock tables; prints its size like the
 /// single-file fixtures.
 pub fn write_file(root: &std::path::Path, p: &Profile, c: &FileClock, cap: &Capture) {
+    write_file_with(root, p, c, cap, &|_, _| Ok(()));
+}
+
+/// `write_file`, plus the rows `extra` writes after the clock tables (same transaction).
+pub fn write_file_with(
+    root: &std::path::Path,
+    p: &Profile,
+    c: &FileClock,
+    cap: &Capture,
+    extra: crate::writer::Extra,
+) {
     let path = root.join(&p.path);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).expect("cannot create the scenario directory");
     }
-    let hook = |tx: &Transaction, _: &mut Strings| write_tables(tx, c, cap);
+    let hook = |tx: &Transaction, st: &mut Strings| {
+        write_tables(tx, c, cap)?;
+        extra(tx, st)
+    };
     let counts = crate::writer::write_with(p, &path, &hook)
         .unwrap_or_else(|e| panic!("writing {}: {e}", p.path));
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

@@ -307,3 +307,79 @@ pub const CLOCK_TABLES: &[(&str, &str)] = &[
 )"#,
     ),
 ];
+
+/// Tables only the hang scenario writes (hang.rs): the OS runtime trace and CPU sampling of
+/// the nsys 2025.5 export, with callchains.
+pub const OSRT_TABLES: &[(&str, &str)] = &[
+    // from the nsys 2025 export
+    (
+        "OSRT_API",
+        r#"CREATE TABLE OSRT_API (
+    -- OS runtime libraries traced to gather information about low-level userspace APIs.
+
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    eventClass                  INTEGER   NOT NULL,                    -- REFERENCES ENUM_NSYS_EVENT_CLASS(id)
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    nameId                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
+    returnValue                 INTEGER   NOT NULL,                    -- Return value of the function call.
+    nestingLevel                INTEGER,                               -- Zero-base index of the nesting level.
+    callchainId                 INTEGER   NOT NULL,                    -- REFERENCES OSRT_CALLCHAINS(id)
+    argumentsId                 INTEGER   NOT NULL                     -- REFERENCES OSRT_ARGUMENTS(id) -- Experimental.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "OSRT_CALLCHAINS",
+        r#"CREATE TABLE OSRT_CALLCHAINS (
+    -- Callchains attached to OSRT events, depending on selected profiling settings.
+
+    id                          INTEGER   NOT NULL,                    -- Part of PRIMARY KEY (id, stackDepth).
+    symbol                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
+    module                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Module name
+    kernelMode                  INTEGER,                               -- True if kernel mode.
+    thumbCode                   INTEGER,                               -- True if thumb code.
+    unresolved                  INTEGER,                               -- True if the symbol was not resolved.
+    specialEntry                INTEGER,                               -- True if artifical entry added during processing callchain.
+    originalIP                  INTEGER,                               -- Instruction pointer value.
+    unwindMethod                INTEGER,                               -- REFERENCES ENUM_STACK_UNWIND_METHOD(id)
+    stackDepth                  INTEGER   NOT NULL,                    -- Zero-base index of the given function in call stack.
+
+    PRIMARY KEY (id, stackDepth)
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "COMPOSITE_EVENTS",
+        r#"CREATE TABLE COMPOSITE_EVENTS (
+    -- Thread sampling events.
+
+    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- ID of the composite event.
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    cpu                         INTEGER,                               -- ID of CPU this thread was running on.
+    threadState                 INTEGER,                               -- REFERENCES ENUM_SAMPLING_THREAD_STATE(id)
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    cpuCycles                   INTEGER   NOT NULL                     -- Value of Performance Monitoring Unit (PMU) counter.
+)"#,
+    ),
+    // from the nsys 2025 export
+    (
+        "SAMPLING_CALLCHAINS",
+        r#"CREATE TABLE SAMPLING_CALLCHAINS (
+    -- Callchain entries obtained from composite events, used to construct function table views.
+
+    id                          INTEGER   NOT NULL,                    -- REFERENCES COMPOSITE_EVENTS(id)
+    symbol                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
+    module                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Module name
+    kernelMode                  INTEGER,                               -- True if kernel mode.
+    thumbCode                   INTEGER,                               -- True if thumb code.
+    unresolved                  INTEGER,                               -- True if the symbol was not resolved.
+    specialEntry                INTEGER,                               -- True if artifical entry added during processing callchain.
+    originalIP                  INTEGER,                               -- Instruction pointer value.
+    unwindMethod                INTEGER,                               -- REFERENCES ENUM_STACK_UNWIND_METHOD(id)
+    stackDepth                  INTEGER   NOT NULL,                    -- Zero-base index of the given function in call stack.
+
+    PRIMARY KEY (id, stackDepth)
+)"#,
+    ),
+];

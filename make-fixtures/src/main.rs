@@ -12,10 +12,14 @@
 
 mod assemble;
 mod clock;
+mod crash;
 mod ddl;
+mod desync;
 mod diff_pairs;
 mod ends_disagree;
 mod extras;
+mod hang;
+mod job;
 mod megatron;
 mod model;
 mod multinode;
@@ -27,9 +31,11 @@ mod scale;
 mod scale_nodes;
 mod scale_step;
 mod sim;
+mod staggered;
 mod stats;
 mod truth_basic;
 mod truth_clock;
+mod truth_faults;
 mod truth_skew;
 mod two_node;
 mod writer;
@@ -173,6 +179,7 @@ fn fixtures() {
     }
 
     multi_file();
+    failures();
 }
 
 /// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,
@@ -217,4 +224,40 @@ fn multi_file() {
         }
         save(&format!("{name}.truth.json"), &t);
     }
+}
+
+/// The failure scenarios of issue 20 (job.rs): staggered captures, a hang, a crash, a desync;
+/// one directory of exports each and `<name>.truth.json` beside it (truth_faults.rs describes
+/// its fields).
+fn failures() {
+    type Build = fn(&mut rng::Rng) -> (Vec<truth_clock::File>, Value);
+    type Cap = fn(usize) -> clock::Capture;
+    let scenarios: [(&str, Build, Cap, u64); 3] = [
+        (
+            "staggered",
+            staggered::build,
+            staggered::capture,
+            0x5EED_0030,
+        ),
+        ("crash", crash::build, crash::capture, 0x5EED_0031),
+        ("desync", desync::build, desync::capture, 0x5EED_0032),
+    ];
+    for (name, build, capture, seed) in scenarios {
+        let (mut files, t) = build(&mut rng::Rng::new(seed));
+        for (i, f) in files.iter_mut().enumerate() {
+            f.clock.apply(&mut f.profile);
+            clock::write_file(&root(), &f.profile, &f.clock, &capture(i));
+        }
+        save(&format!("{name}.truth.json"), &t);
+    }
+
+    let (mut files, cpu, t) = hang::build(&mut rng::Rng::new(0x5EED_0033));
+    for (i, (f, cpu)) in files.iter_mut().zip(&cpu).enumerate() {
+        f.clock.apply(&mut f.profile);
+        let c = f.clock;
+        let extra =
+            |tx: &rusqlite::Transaction, st: &mut writer::Strings| hang::write_cpu(tx, st, cpu, &c);
+        clock::write_file_with(&root(), &f.profile, &f.clock, &hang::capture(i), &extra);
+    }
+    save("hang.truth.json", &t);
 }

@@ -66,39 +66,44 @@ impl Sim {
     /// HtoD batch copy and a memset on each rank's compute stream, from time `g`.
     pub fn step_start(&mut self, g: i64, rng: &mut Rng, phase: Option<Phase>) {
         for r in 0..self.ranks.len() {
-            let rk = self.ranks[r];
-            let s = self.compute_stream[r];
-            let t0 = g.max(self.ready[r]) + rng.us(0.0, 50.0);
-            let t1 = t0 + rng.us(150.0, 200.0);
-            let m = Memcpy {
-                pid: rk.pid,
-                device: rk.device,
-                context_id: rk.context_id,
-                stream: s,
-                start: t0,
-                end: t1,
-                bytes: 4 << 20,
-                copy_kind: 1,
-                corr: 0,
-            };
-            let l = launch_memcpy(rng);
-            self.plans[r].op(Op::Memcpy(m), Some(l), phase);
-            let t2 = t1 + rng.us(3.0, 8.0);
-            let t3 = t2 + rng.us(20.0, 40.0);
-            let m = Memset {
-                pid: rk.pid,
-                device: rk.device,
-                context_id: rk.context_id,
-                stream: s,
-                start: t2,
-                end: t3,
-                bytes: 32 << 20,
-                corr: 0,
-            };
-            let l = launch_memset(rng);
-            self.plans[r].op(Op::Memset(m), Some(l), phase);
-            self.ready[r] = t3;
+            self.step_start_for(r, g, rng, phase);
         }
+    }
+
+    /// `step_start` for rank `r` only.
+    pub fn step_start_for(&mut self, r: usize, g: i64, rng: &mut Rng, phase: Option<Phase>) {
+        let rk = self.ranks[r];
+        let s = self.compute_stream[r];
+        let t0 = g.max(self.ready[r]) + rng.us(0.0, 50.0);
+        let t1 = t0 + rng.us(150.0, 200.0);
+        let m = Memcpy {
+            pid: rk.pid,
+            device: rk.device,
+            context_id: rk.context_id,
+            stream: s,
+            start: t0,
+            end: t1,
+            bytes: 4 << 20,
+            copy_kind: 1,
+            corr: 0,
+        };
+        let l = launch_memcpy(rng);
+        self.plans[r].op(Op::Memcpy(m), Some(l), phase);
+        let t2 = t1 + rng.us(3.0, 8.0);
+        let t3 = t2 + rng.us(20.0, 40.0);
+        let m = Memset {
+            pid: rk.pid,
+            device: rk.device,
+            context_id: rk.context_id,
+            stream: s,
+            start: t2,
+            end: t3,
+            bytes: 32 << 20,
+            corr: 0,
+        };
+        let l = launch_memset(rng);
+        self.plans[r].op(Op::Memset(m), Some(l), phase);
+        self.ready[r] = t3;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -157,32 +162,55 @@ impl Sim {
     pub fn step_end(&mut self, rng: &mut Rng, phase: Option<Phase>, after: &[i64]) -> i64 {
         let mut last = 0;
         for (r, &after) in after.iter().enumerate() {
-            let rk = self.ranks[r];
-            let t0 = self.ready[r].max(after) + rng.us(5.0, 15.0);
-            let t1 = t0 + rng.us(2.0, 4.0);
-            let m = Memcpy {
-                pid: rk.pid,
-                device: rk.device,
-                context_id: rk.context_id,
-                stream: self.compute_stream[r],
-                start: t0,
-                end: t1,
-                bytes: 4,
-                copy_kind: 2,
-                corr: 0,
-            };
-            let l = launch_memcpy(rng);
-            self.plans[r].op(Op::Memcpy(m), Some(l), phase);
-            let sync_end = t1 + rng.us(8.0, 15.0);
-            self.plans[r].sync(
-                t0 + 1,
-                "cudaStreamSynchronize_v3020",
-                sync_end,
-                phase.map(|p| Phase { sub: None, ..p }),
-            );
-            self.ready[r] = t1;
-            last = last.max(sync_end);
+            last = last.max(self.step_end_for(r, after, rng, phase));
         }
         last
+    }
+
+    /// `step_end` for rank `r` only; returns its sync's end.
+    pub fn step_end_for(
+        &mut self,
+        r: usize,
+        after: i64,
+        rng: &mut Rng,
+        phase: Option<Phase>,
+    ) -> i64 {
+        let (t0, t1) = self.loss_copy(r, after, rng, phase);
+        let sync_end = t1 + rng.us(8.0, 15.0);
+        self.plans[r].sync(
+            t0 + 1,
+            "cudaStreamSynchronize_v3020",
+            sync_end,
+            phase.map(|p| Phase { sub: None, ..p }),
+        );
+        sync_end
+    }
+
+    /// The loss copy of `step_end` alone (DtoH on the compute stream); returns its (start, end).
+    pub fn loss_copy(
+        &mut self,
+        r: usize,
+        after: i64,
+        rng: &mut Rng,
+        phase: Option<Phase>,
+    ) -> (i64, i64) {
+        let rk = self.ranks[r];
+        let t0 = self.ready[r].max(after) + rng.us(5.0, 15.0);
+        let t1 = t0 + rng.us(2.0, 4.0);
+        let m = Memcpy {
+            pid: rk.pid,
+            device: rk.device,
+            context_id: rk.context_id,
+            stream: self.compute_stream[r],
+            start: t0,
+            end: t1,
+            bytes: 4,
+            copy_kind: 2,
+            corr: 0,
+        };
+        let l = launch_memcpy(rng);
+        self.plans[r].op(Op::Memcpy(m), Some(l), phase);
+        self.ready[r] = t1;
+        (t0, t1)
     }
 }

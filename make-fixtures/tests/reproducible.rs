@@ -45,6 +45,14 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
         "diff/no_big_skew.truth.json",
         "diff/slow_gemm.truth.json",
         "diff/fewer_devices.truth.json",
+        "staggered/rank7.sqlite",
+        "hang/node1.sqlite",
+        "crash/rank3.sqlite",
+        "desync/node1.sqlite",
+        "staggered.truth.json",
+        "hang.truth.json",
+        "crash.truth.json",
+        "desync.truth.json",
     ] {
         assert!(names.iter().any(|n| n == multi), "{multi} not written");
     }
