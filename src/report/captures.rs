@@ -4,7 +4,7 @@
 
 use super::context::Context;
 use super::json;
-use crate::analysis::matching::{Group, Matching};
+use crate::analysis::matching::{Basis, Group, Matching};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
@@ -45,8 +45,16 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
                     c.last
                 )
             };
-            if guessed {
-                line += &format!(" (placed by {}, not confirmed)", c.basis.name());
+            match (&g.desync, c.basis) {
+                // Its prefix is paired; where it departs is the group's desync.
+                (Some(d), Basis::Desync) => {
+                    line += &format!(
+                        " (its ops depart from the others' at instance {})",
+                        d.instance
+                    )
+                }
+                _ if guessed => line += &format!(" (placed by {}, not confirmed)", c.basis.name()),
+                _ => {}
             }
             out += &cx.note(&safe(&line));
         }
