@@ -6,7 +6,8 @@
 //! Exit codes (the README lists them): 0 success; 1 an input could not be
 //! read or analysed, also when other inputs succeeded; 2 usage error (a bad
 //! keymap file included: it is configuration, not input); 3 `diff
-//! --fail-on-regression`: a watched figure grew too much; 128+N ended by
+//! --fail-on-regression`: a watched figure grew too much, or `report
+//! --fail-on-behind`: ranks are behind in a hang; 128+N ended by
 //! signal N.
 
 mod args;
@@ -154,6 +155,7 @@ enum SectionArg {
     Anomalies,
     Stragglers,
     Clock,
+    Behind,
     All,
 }
 
@@ -198,6 +200,9 @@ struct ReportArgs {
     /// skew: list every instance of each group (JSON: `instance_list`)
     #[arg(long)]
     instances: bool,
+    /// behind: exit 3 when ranks are behind in a hang (for watchdog scripts)
+    #[arg(long)]
+    fail_on_behind: bool,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -481,6 +486,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Anomalies => vec![Section::Anomalies],
         SectionArg::Stragglers => vec![Section::Stragglers],
         SectionArg::Clock => vec![Section::Clock],
+        SectionArg::Behind => vec![Section::Behind],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {
@@ -561,6 +567,9 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     let out = report::render_with(&profile, &sections, &options, &analysis);
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    if args.fail_on_behind && report::any_behind(&profile, &analysis) {
+        return ExitCode::from(3);
+    }
     if errors.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -223,6 +223,23 @@ impl Alignment {
         )
     }
 
+    /// Start of an OS runtime call.
+    pub fn osrt_start(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(p.thread_file(p.osrt.thread(row)), p.osrt.start(row))
+    }
+
+    /// Time of a CPU sample.
+    pub fn sample_time(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(p.thread_file(p.samples.thread(row)), p.samples.start(row))
+    }
+
+    /// When file `file`'s capture ended (its `capture_end_ns`).
+    pub fn capture_end(&self, p: &Profile, file: usize) -> Option<i64> {
+        p.files[file]
+            .capture_end_ns
+            .map(|t| self.to_reference(file, t))
+    }
+
     /// Start and end of an NVTX range (or a mark).
     pub fn nvtx_span(&self, p: &Profile, row: usize) -> (i64, i64) {
         let f = p.thread_file(p.nvtx.thread(row));

@@ -2,6 +2,7 @@
 //! here runs SQL or prints.
 
 pub mod anomalies;
+pub mod behind;
 pub mod caveats;
 pub mod clock;
 pub mod completeness;

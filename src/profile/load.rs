@@ -251,7 +251,8 @@ impl State<'_> {
         self.read_large_tables(db, source, limits, plan)?;
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
-        let (start, end) = capture_bounds(session.window, self.p.event_bounds());
+        let events = self.p.event_bounds();
+        let (start, end) = capture_bounds(session.window_on(events), events);
         self.p.files[0].capture_start_ns = start;
         self.p.files[0].capture_end_ns = end;
         if let Some(end) = end {
@@ -751,6 +752,27 @@ fn capture_bounds(
 const UTC_EPOCH_MIN_NS: i64 = 1_000_000_000_000_000_000;
 
 impl SessionClock {
+    /// The `ANALYSIS_DETAILS` window on the events' clock. A
+    /// session-relative export can give it on the boot clock, starting at
+    /// `systemClockNs` (the boot-clock reading at the session start, which
+    /// is timestamp 0): when the window as recorded misses the events and
+    /// shifted back by `systemClockNs` it overlaps them, it is shifted.
+    /// Otherwise it stays as recorded (and [`capture_bounds`] drops it if
+    /// it misses the events).
+    fn window_on(&self, events: Option<(i64, i64)>) -> Option<(i64, i64)> {
+        let (a, b) = self.window?;
+        let overlaps = |(a, b): (i64, i64)| events.is_some_and(|(lo, hi)| a <= hi && lo <= b);
+        match self.system_clock_ns {
+            Some(boot)
+                if !overlaps((a, b))
+                    && overlaps((a.saturating_sub(boot), b.saturating_sub(boot))) =>
+            {
+                Some((a.saturating_sub(boot), b.saturating_sub(boot)))
+            }
+            _ => Some((a, b)),
+        }
+    }
+
     /// The timebase of a file whose events span `span`: only its data
     /// decides (a 2024.5 or 2026.1 export can record `systemClockNs` and
     /// still count from the session start).

@@ -70,6 +70,11 @@ impl Context<'_> {
         fit::wrap(text, "  ", self.cols())
     }
 
+    /// A note `depth` levels under another (two spaces each).
+    pub fn note_in(&self, depth: usize, text: &str) -> String {
+        fit::wrap(text, &"  ".repeat(depth + 1), self.cols())
+    }
+
     pub fn filter_devices(&self, ds: &[DevId]) -> Vec<DevId> {
         ds.iter().copied().filter(|&d| self.shows(d)).collect()
     }

@@ -1,6 +1,7 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
 mod anomalies;
+mod behind;
 mod captures;
 mod clock;
 mod context;
@@ -35,10 +36,11 @@ pub enum Section {
     Anomalies,
     Stragglers,
     Clock,
+    Behind,
 }
 
 impl Section {
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 9] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -46,6 +48,7 @@ impl Section {
         Section::Skew,
         Section::Launch,
         Section::Anomalies,
+        Section::Behind,
         Section::Stragglers,
     ];
 
@@ -67,6 +70,8 @@ impl Section {
             Section::Launch => &[Stage::Launch],
             Section::Anomalies => &[Stage::Anomalies],
             Section::Stragglers => &[Stage::Skew],
+            // Derived from the matching on the aligned clocks.
+            Section::Behind => &[Stage::Skew],
         }
     }
 
@@ -85,6 +90,7 @@ impl Section {
             Section::Anomalies => "anomalies",
             Section::Stragglers => "stragglers",
             Section::Clock => "clock",
+            Section::Behind => "behind",
         }
     }
 }
@@ -129,6 +135,11 @@ pub fn need(sections: &[Section], window: Window) -> Need {
         (Section::Summary, Need::Gpu | Need::Counts) if window.is_all() => Need::Counts,
         _ => Need::All,
     })
+}
+
+/// Whether some group has ranks behind in a hang (`--fail-on-behind`).
+pub fn any_behind(p: &Profile, a: &Analysis) -> bool {
+    crate::analysis::behind::find(p, &a.matching, &a.clock).any_behind()
 }
 
 /// Renders `sections` from analyses already computed: by [`render`], or
@@ -188,6 +199,10 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
                     &|| anomalies::to_json(&cx, matching, r, rows, events),
                     &|| anomalies::to_text(&cx, matching, r, rows, events),
                 )
+            }
+            Section::Behind => {
+                let b = crate::analysis::behind::find(p, matching, cx.clock);
+                emit(&|| behind::to_json(&cx, &b), &|| behind::to_text(&cx, &b))
             }
             Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching), &|| {
                 if options.format == Format::Csv {

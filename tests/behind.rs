@@ -1,0 +1,199 @@
+//! `report behind` against the generator's truth: the hang's last complete
+//! instance, divergence, waiting and behind ranks with what the behind rank
+//! was last seen doing; early stops and a crash said apart from a hang;
+//! ranks of the world size with no file; `--fail-on-behind`.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Issue 10's tolerance on a recovered clock (ms), in ns.
+const ALIGN_TOL_NS: f64 = 20_000.0;
+
+fn truth(name: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(format!("fixtures/{name}.truth.json")))
+        .expect("truth file");
+    serde_json::from_str(&text).expect("truth json")
+}
+
+fn paths(name: &str) -> Vec<String> {
+    sqlite_files(&root().join("fixtures").join(name))
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+fn behind(name: &str, extra: &[&str]) -> std::process::Output {
+    let files = paths(name);
+    let mut args = vec!["report", "behind", "--no-cache"];
+    args.extend(extra);
+    args.extend(files.iter().map(String::as_str));
+    rankline(&args)
+}
+
+fn behind_json(name: &str) -> Value {
+    let o = behind(name, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("json")
+}
+
+/// Truth ranks → the report's device keys (`host:gpu`), via `captured`.
+fn keys(t: &Value, ranks: &Value) -> BTreeSet<String> {
+    ranks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let c = t["captured"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["rank"] == *r)
+                .expect("rank in truth");
+            format!("{}:{}", c["host"].as_str().unwrap(), c["gpu_id"])
+        })
+        .collect()
+}
+
+fn set(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `cudaStreamSynchronize_v3020` as rankline names it (version dropped).
+fn unversioned(name: &str) -> &str {
+    match name.rfind("_v") {
+        Some(i) if name[i + 2..].chars().all(|c| c.is_ascii_digit()) => &name[..i],
+        _ => name,
+    }
+}
+
+#[test]
+fn the_hang_names_who_waits_and_who_is_behind() {
+    let t = truth("hang");
+    let want = &t["behind"];
+    let v = behind_json("hang");
+    assert_eq!(v["hang"], true);
+    let g = &v["groups"][0];
+    assert_eq!(g["hang"], true);
+    assert_eq!(g["last_complete"], want["last_complete"]);
+    assert_eq!(g["diverges_at"], want["diverges_at"]);
+    assert_eq!(set(&g["waiting"]), keys(&t, &want["waiting"]));
+    assert_eq!(set(&g["behind"]), keys(&t, &want["behind"]));
+    let since = g["waiting_since_ns"].as_f64().unwrap();
+    let true_since = want["waiting_since_ns"].as_f64().unwrap();
+    assert!(
+        (since - true_since).abs() <= ALIGN_TOL_NS,
+        "{since} vs {true_since}"
+    );
+    // What the behind rank was last seen doing.
+    let rank = want["behind"][0].to_string();
+    let seen = &want["last_seen"][&rank];
+    let key = keys(&t, &want["behind"]).into_iter().next().unwrap();
+    let got = &g["last_seen"][&key];
+    assert_eq!(
+        got["cuda_call"].as_str(),
+        Some(unversioned(seen["cuda_call"].as_str().unwrap()))
+    );
+    for f in ["nvtx", "osrt", "frame"] {
+        assert_eq!(got[f], seen[f], "{f}");
+    }
+    let at = got["at_ns"].as_f64().unwrap();
+    let true_at = seen["at_ns"].as_f64().unwrap();
+    assert!((at - true_at).abs() <= ALIGN_TOL_NS, "{at} vs {true_at}");
+    assert_eq!(g["stopped_early"], serde_json::json!([]));
+}
+
+#[test]
+fn fail_on_behind_exits_3_on_a_hang_only() {
+    let o = behind("hang", &["--fail-on-behind"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("HANG at instance 9 (AllGather)"), "{text}");
+    assert!(
+        text.contains("hang01:2: last CUDA call cudaStreamSynchronize"),
+        "{text}"
+    );
+    assert_eq!(behind("hang", &[]).status.code(), Some(0));
+    for name in ["staggered", "crash", "desync", "per_rank"] {
+        let o = behind(name, &["--fail-on-behind"]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn an_early_stop_and_a_crash_are_not_a_hang() {
+    for (name, rank) in [("staggered", 6), ("crash", 2)] {
+        let t = truth(name);
+        let v = behind_json(name);
+        assert_eq!(v["hang"], false, "{name}");
+        let g = &v["groups"][0];
+        assert_eq!(g["behind"], serde_json::json!([]), "{name}");
+        let c = t["captured"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["rank"] == rank)
+            .unwrap();
+        let stopped = &g["stopped_early"];
+        assert_eq!(stopped.as_array().unwrap().len(), 1, "{name}: {stopped}");
+        let s = &stopped[0];
+        assert_eq!(
+            s["device"].as_str(),
+            keys(&t, &serde_json::json!([rank]))
+                .iter()
+                .next()
+                .map(String::as_str)
+        );
+        assert_eq!(s["last"], c["last"], "{name}");
+        let before = t["sequence_length"].as_u64().unwrap() - c["last"].as_u64().unwrap();
+        assert_eq!(s["instances_before_end"].as_u64(), Some(before), "{name}");
+        let end = s["capture_end_ns"].as_f64().unwrap();
+        let file = t["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["ranks"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&serde_json::json!(rank))
+            })
+            .unwrap();
+        let true_end = file["capture_end_ns"].as_f64().unwrap();
+        assert!(
+            (end - true_end).abs() <= ALIGN_TOL_NS,
+            "{name}: {end} vs {true_end}"
+        );
+    }
+    if let Some(early) = truth("staggered")["early_stop"].as_array() {
+        assert_eq!(early[0]["instances_before_end"], 4);
+    }
+    let text = stdout(&behind("staggered", &[]));
+    assert!(
+        text.contains("stg01:2 r6: capture ends 4 instances before the others'"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ranks_of_the_world_with_no_file_are_never_captured() {
+    let v = behind_json("per_rank");
+    assert_eq!(v["world_size"], 5);
+    assert_eq!(v["never_captured"], serde_json::json!([4]));
+    assert_eq!(v["hang"], false);
+}
+
+#[test]
+fn report_all_has_the_behind_section() {
+    let files = paths("hang");
+    let mut args = vec!["report", "all", "--format", "json", "--no-cache"];
+    args.extend(files.iter().map(String::as_str));
+    let v = json(&args);
+    assert_eq!(v["behind"]["groups"][0]["diverges_at"], 9);
+}
