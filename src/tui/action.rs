@@ -95,6 +95,7 @@ actions! {
     NextBigEvent = "next_big_event",
     PrevBigEvent = "prev_big_event",
     BigEventList = "big_event_list",
+    BehindList = "behind_list",
     FocusMode = "focus_mode",
     PanelSkew = "panel_skew",
     PanelLaunch = "panel_launch",

@@ -3,6 +3,7 @@
 
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
+use crate::analysis::behind::{self, Behind};
 use crate::analysis::diff::Diff;
 use crate::analysis::launch::{Verdict, explain_late};
 use crate::analysis::nccl_name::CollOp;
@@ -59,6 +60,8 @@ pub struct Loaded {
     /// The [`TOP_SKEWS`] instances of all groups with the largest start
     /// skew, whatever the threshold; largest first.
     pub top_skews: Vec<SkewRow>,
+    /// Who is behind (hangs, early stops), derived once from the matching.
+    pub behind: Behind,
     /// First and last time of any event (computed once: it scans everything).
     pub span: Option<(i64, i64)>,
     /// The cross-rank analyses are done.
@@ -79,6 +82,7 @@ impl Loaded {
             entries: Vec::new(),
             big_events: Vec::new(),
             top_skews: Vec::new(),
+            behind: Behind::default(),
             span,
             complete: false,
         }
@@ -130,6 +134,7 @@ impl Loaded {
             .collect();
         big_events.sort_by_key(|e| (e.start, e.group, e.instance));
         let top_skews = top_skews(&profile, &analysis);
+        let behind = behind::find(&profile, &analysis.matching, &analysis.clock);
         // The analyses' scratch memory, freed by now, would otherwise stay
         // with the process for as long as the timeline is open.
         crate::profile::give_back_freed();
@@ -140,6 +145,7 @@ impl Loaded {
             entries,
             big_events,
             top_skews,
+            behind,
             span,
             complete: true,
         }

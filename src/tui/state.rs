@@ -59,6 +59,8 @@ pub enum Overlay {
     },
     /// The largest start skews (`b`).
     BigEvents(Pick),
+    /// Who is behind (`W`).
+    Behind(Pick),
     /// The session's messages (`!`).
     Messages(Scroll),
     GotoTime {
@@ -174,7 +176,7 @@ impl App {
                 Screen::Stragglers => Mode::Stragglers,
             },
             Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
-            Overlay::BigEvents(_) | Overlay::Messages(_) => Mode::Panel,
+            Overlay::BigEvents(_) | Overlay::Behind(_) | Overlay::Messages(_) => Mode::Panel,
             Overlay::Help(_) | Overlay::Legend => Mode::Help,
         }
     }
@@ -390,6 +392,7 @@ impl App {
             }
             Overlay::Finder { query, pick } => self.apply_finder(a, query, pick),
             Overlay::BigEvents(pick) => self.apply_big_list(a, pick),
+            Overlay::Behind(pick) => self.apply_behind_list(a, pick),
             Overlay::Messages(scroll) => self.apply_messages(a, scroll),
             Overlay::GotoTime { input } => match a {
                 Action::Accept => {

@@ -33,6 +33,9 @@ pub struct StragglerView {
     /// records what fits.
     pub rows_scroll: Scroll,
     pub cols_scroll: Scroll,
+    /// Per rank: the first instance (0-based) it never launched while the
+    /// others waited in it (it is behind in a hang), if any.
+    pub never: Vec<Option<usize>>,
 }
 
 impl StragglerView {
@@ -47,6 +50,7 @@ impl StragglerView {
             col: 0,
             rows_scroll: Scroll::default(),
             cols_scroll: Scroll::default(),
+            never: Vec::new(),
         };
         v.rebuild_rows();
         // On the first rank, not its host's header.
@@ -125,6 +129,24 @@ impl StragglerView {
                     .map(|(ns, r)| (ns, r.0))
             }
         }
+    }
+
+    /// Rank `r` never launched column `col`'s instance: it is behind there
+    /// (a cell without lateness that is not a capture's edge).
+    pub fn never_launched(&self, r: usize, col: usize) -> bool {
+        let Some(&k) = self.map.instances.get(col) else {
+            return false;
+        };
+        self.never
+            .get(r)
+            .copied()
+            .flatten()
+            .is_some_and(|from| k >= from)
+    }
+
+    /// Whether any rank is behind (the legend says what its cells mean).
+    pub fn any_never(&self) -> bool {
+        self.never.iter().any(Option::is_some)
     }
 
     /// What Enter on the cursor cell opens: (0-based instance, rank).

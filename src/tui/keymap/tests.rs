@@ -188,6 +188,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, NextBigEvent, &["]"]),
         (Mode::Timeline, PrevBigEvent, &["["]),
         (Mode::Timeline, BigEventList, &["b"]),
+        (Mode::Timeline, BehindList, &["W"]),
         (Mode::Timeline, FocusMode, &["F"]),
         (Mode::Timeline, PanelSkew, &["1"]),
         (Mode::Timeline, PanelLaunch, &["2"]),

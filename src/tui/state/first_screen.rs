@@ -16,6 +16,15 @@ impl App {
             .messages
             .worst()
             .is_some_and(|w| w >= crate::tui::messages::Level::Warn);
+        // A hang is the answer a hung job's owner opened the capture for:
+        // said first, whatever else is.
+        if let Some(notice) =
+            hang_notice(l, &self.keymap.keys_for(Mode::Timeline, Action::BehindList))
+        {
+            self.messages
+                .answer(crate::tui::messages::Level::Warn, notice);
+            return;
+        }
         if self.messages.answered().is_none() && !load_trouble {
             let key = self.keymap.keys_for(Mode::Timeline, Action::BigEventList);
             if let Some(notice) = big_events_notice(l, &key) {
@@ -23,6 +32,39 @@ impl App {
             }
         }
     }
+}
+
+/// `hang: s16 #9 AllGather, 7 waiting, behind hang01:2 — press W`, or
+/// `None` when no rank is behind.
+pub fn hang_notice(l: &Loaded, key: &str) -> Option<String> {
+    let x = l.behind.groups.iter().find(|x| x.is_hang())?;
+    let g = &l.analysis.matching.groups[x.group];
+    let p = &l.profile;
+    let behind: Vec<String> = x
+        .behind
+        .iter()
+        .take(4)
+        .map(|&d| p.device_label(g.devices[d]).tag())
+        .collect();
+    let more = x.behind.len().saturating_sub(behind.len());
+    let press = if key.is_empty() {
+        String::new()
+    } else {
+        format!(" — press {key}")
+    };
+    Some(format!(
+        "hang: {} #{} {}, {} waiting, behind {}{}{press}",
+        g.key,
+        x.diverges_at,
+        g.ops.get(x.diverges_at - 1).map_or("?", |o| o.name()),
+        x.waiting.len(),
+        behind.join(" "),
+        if more > 0 {
+            format!(" +{more}")
+        } else {
+            String::new()
+        },
+    ))
 }
 
 /// `4 big-skew events, worst s20:145 late D4 +46.6 ms — press b`, or

@@ -1,8 +1,9 @@
 //! The lists that open over the timeline and are not finders: the largest
 //! start skews (`b`, sortable with `s`) and the session's messages (`!`).
 
-use super::{App, Overlay};
+use super::{App, JumpSource, Overlay, Pick};
 use crate::tui::action::Action;
+use crate::tui::behind;
 use crate::tui::data::{Loaded, SkewRow};
 use crate::tui::scroll::Scroll;
 
@@ -14,6 +15,28 @@ impl App {
             rows.sort_by_key(|r| (r.start, r.group, r.instance));
         }
         rows
+    }
+
+    /// `W`: Up and Down move over the rows, Enter opens a row's instance.
+    pub(super) fn apply_behind_list(&mut self, a: Action, mut pick: Pick) {
+        let Some(l) = self.data() else { return };
+        let rows = behind::rows(&l.profile, &l.analysis.matching, &l.behind);
+        match a {
+            Action::Up | Action::Down => {
+                pick.step(if a == Action::Up { -1 } else { 1 }, rows.len());
+                self.overlay = Overlay::Behind(pick);
+            }
+            Action::Cancel => self.overlay = Overlay::None,
+            Action::Accept => match rows.get(pick.selected).and_then(|r| r.target) {
+                Some((g, k)) => {
+                    self.overlay = Overlay::None;
+                    self.capture.jump = Some(JumpSource::Group(g));
+                    self.go_instance(g, k);
+                }
+                None => self.overlay = Overlay::Behind(pick),
+            },
+            _ => self.overlay = Overlay::Behind(pick),
+        }
     }
 
     /// `!`: the session's messages (saying so when there are none).

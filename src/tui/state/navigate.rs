@@ -27,6 +27,7 @@ impl App {
             Action::NextBigEvent
                 | Action::PrevBigEvent
                 | Action::BigEventList
+                | Action::BehindList
                 | Action::OpenFinder
                 | Action::FocusMode
                 | Action::StragglerMap
@@ -105,6 +106,7 @@ impl App {
             Action::PrevOccurrence => self.step_occurrence(&l, false),
             Action::NextBigEvent => self.step_big(&l, true),
             Action::PrevBigEvent => self.step_big(&l, false),
+            Action::BehindList => self.overlay = Overlay::Behind(Pick::default()),
             Action::BigEventList => {
                 if l.top_skews.is_empty() {
                     self.say("no collective matched across ranks in this capture");

@@ -43,7 +43,12 @@ impl App {
                 .map(|&d| l.profile.devices[d as usize].host)
                 .collect();
             let map = straggler_map(group, skew);
-            c.straggler = Some(StragglerView::new(std::sync::Arc::new(map), hosts));
+            let never = (0..map.ranks())
+                .map(|r| crate::tui::behind::never_launched_from(&l.behind, g, r))
+                .collect();
+            let mut view = StragglerView::new(std::sync::Arc::new(map), hosts);
+            view.never = never;
+            c.straggler = Some(view);
         }
         if let (Some(v), Some((sg, k))) = (c.straggler.as_mut(), c.facts.instance)
             && sg == g

@@ -6,6 +6,7 @@ use super::text::visible;
 use super::theme::Theme;
 use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
+use crate::tui::behind::{self, Tone};
 use crate::tui::data::Loaded;
 use crate::tui::finder;
 use crate::tui::index::Cat;
@@ -58,6 +59,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .data
             .as_ref()
             .map(|l| big_events(f, area, app, l, theme, *pick)),
+        Overlay::Behind(pick) => app
+            .capture
+            .data
+            .as_ref()
+            .map(|l| behind_list(f, area, l, theme, *pick)),
         Overlay::Messages(scroll) => Some(messages(f, area, app, theme, *scroll)),
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
@@ -78,7 +84,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     if let Some(fitted) = shown {
         match &mut app.overlay {
             Overlay::Help(s) | Overlay::Messages(s) => *s = fitted,
-            Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) => pick.scroll = fitted,
+            Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) | Overlay::Behind(pick) => {
+                pick.scroll = fitted
+            }
             _ => {}
         }
     }
@@ -260,6 +268,43 @@ fn big_events(
             app.keymap.keys_for(Mode::Panel, Action::SortList)
         ),
         lines,
+    );
+    scroll
+}
+
+/// Who is behind (`W`): a row per finding, wrapped, the cursor row
+/// reversed; returns what it showed.
+fn behind_list(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, pick: Pick) -> Scroll {
+    let rows = behind::rows(&l.profile, &l.analysis.matching, &l.behind);
+    let width = 100.min(area.width);
+    let room = usize::from(width.saturating_sub(2)).max(8);
+    let mut lines: Vec<Line> = Vec::new();
+    // Line index of each row's first line, for the scroll.
+    let mut first = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let style = match r.tone {
+            _ if i == pick.selected => theme.cursor_label(),
+            Tone::Hang => theme.warning(),
+            Tone::Note => Style::default(),
+            Tone::Quiet => theme.dim(),
+        };
+        first.push(lines.len());
+        lines.extend(wrap(Line::styled(r.text.clone(), style), room));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let r = centered(area, width, height);
+    let mut scroll = pick.scroll;
+    let visible = usize::from(height.saturating_sub(2));
+    scroll.fit(lines.len(), visible);
+    if let Some(&at) = first.get(pick.selected) {
+        scroll.show(at);
+    }
+    let shown: Vec<Line> = lines.into_iter().skip(scroll.top).take(visible).collect();
+    popup(
+        f,
+        r,
+        "who is behind (Enter opens the instance, Esc closes)",
+        shown,
     );
     scroll
 }

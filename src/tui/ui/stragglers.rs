@@ -55,6 +55,9 @@ fn ms2(ns: f64) -> String {
 
 /// A cell whose rank's capture does not cover the instance: not lateness.
 const NOT_CAPTURED: char = '-';
+/// A cell of a rank that never launched the instance while the others
+/// waited in it (behind, in a hang): not lateness, and not a capture edge.
+const NEVER_LAUNCHED: char = '×';
 
 fn glyph(level: usize) -> char {
     if level == 0 { FIRST } else { GLYPHS[level - 1] }
@@ -73,7 +76,7 @@ fn cell_style(theme: &Theme, level: usize) -> Style {
 
 /// The legend: each glyph with the lateness it stands for; the
 /// definition first when there is room.
-fn legend(top: i64, partial: bool, theme: &Theme, width: u16) -> Line<'static> {
+fn legend(top: i64, partial: bool, never: bool, theme: &Theme, width: u16) -> Line<'static> {
     let long = " lateness (start − the instance's first start), ms: ";
     let short = " lateness, ms: ";
     let mut spans = vec![Span::styled(long, theme.heading())];
@@ -90,6 +93,12 @@ fn legend(top: i64, partial: bool, theme: &Theme, width: u16) -> Line<'static> {
         spans.push(Span::styled(
             format!("{NOT_CAPTURED}not captured "),
             theme.dim(),
+        ));
+    }
+    if never {
+        spans.push(Span::styled(
+            format!("{NEVER_LAUNCHED}never launched (behind) "),
+            theme.warning(),
         ));
     }
     let mut line = Line::from(spans);
@@ -179,7 +188,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
 
     let buf = f.buffer_mut();
     let partial = (0..v.map.ranks()).any(|r| v.map.row(r).any(|c| c.is_none()));
-    let legend = legend(v.map.max_all_ns, partial, theme, main.width);
+    let legend = legend(v.map.max_all_ns, partial, v.any_never(), theme, main.width);
     buf.set_line(main.x, main.y, &legend, main.width);
     ruler(buf, main, cells, &v, theme);
     rows(buf, main.x, lw, cells, &v, l, theme);
@@ -246,6 +255,7 @@ fn rows(
                     let lv = level(ns, top);
                     (glyph(lv), cell_style(theme, lv))
                 }
+                Some((None, r)) if v.never_launched(r, c) => (NEVER_LAUNCHED, theme.warning()),
                 Some((None, _)) => (NOT_CAPTURED, theme.dim()),
                 None => (' ', Style::default()),
             };
@@ -271,6 +281,7 @@ fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'st
             };
             let when = match v.map.at(r, v.col) {
                 Some(ns) => format!("+{}", short_duration(ns)),
+                None if v.never_launched(r, v.col) => "never launched: behind".into(),
                 None => "not captured".into(),
             };
             format!(

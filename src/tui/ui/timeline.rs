@@ -67,6 +67,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
     draw_ruler(buf, area, app, l, &geo, &markers, theme);
     let selected = selected_rows(app, l);
     let late_lane = late_lane(app, l);
+    let absent = absent_marks(app, l, &geo);
     let rows_h = (area.height - RULER_ROWS) as usize;
     for (i, row) in app
         .capture
@@ -108,6 +109,14 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         };
         put_str(buf, area.x, y, max, &format!("{shown:<max$}"), style);
         draw_row(buf, y, &geo, app, l, row.kind, &selected, &markers, theme);
+        if let Some((c, text)) = absent
+            .iter()
+            .find(|(k, ..)| *k == row.kind)
+            .map(|(_, c, t)| (*c, *t))
+        {
+            let room = geo.width.saturating_sub(c);
+            put_str(buf, geo.x0 + c as u16, y, room, text, theme.warning());
+        }
         if i == app.capture.lanes.cursor {
             // The cursor: the time under it is what Enter selects.
             let x = geo.x0 + (width / 2) as u16;
@@ -122,6 +131,38 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
             }
         }
     }
+}
+
+/// The stream lanes of the selected instance's ranks that lack it, with
+/// the column of its earliest start and what to say there: the rank never
+/// launched it (behind, in a hang) or its capture does not cover it.
+fn absent_marks(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(LaneKind, usize, &'static str)> {
+    let Some((g, k)) = app.capture.instance() else {
+        return Vec::new();
+    };
+    let group = &l.analysis.matching.groups[g];
+    let Some(col) = group
+        .members(k)
+        .map(|m| m.2.0)
+        .min()
+        .and_then(|t| geo.col(t))
+    else {
+        return Vec::new();
+    };
+    group
+        .missing(k)
+        .into_iter()
+        .map(|d| {
+            let behind = crate::tui::behind::never_launched_from(&l.behind, g, d)
+                .is_some_and(|from| k >= from);
+            let text = if behind {
+                "× never launched (behind)"
+            } else {
+                "∅ not captured"
+            };
+            (LaneKind::Stream(group.lanes[d]), col, text)
+        })
+        .collect()
 }
 
 /// Columns of the selected instance's earliest start, latest start and end.

@@ -127,11 +127,24 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     if !many {
         out.push(figures);
     }
-    let lacking: Vec<String> = group
-        .missing(k)
-        .into_iter()
-        .map(|d| shown_tag(p, group.devices[d]))
-        .collect();
+    // A rank behind in a hang never launched it; the others' captures do
+    // not cover it.
+    let (never, lacking): (Vec<usize>, Vec<usize>) = group.missing(k).into_iter().partition(|&d| {
+        crate::tui::behind::never_launched_from(&l.behind, g, d).is_some_and(|from| k >= from)
+    });
+    let tags = |ds: &[usize]| -> Vec<String> {
+        ds.iter().map(|&d| shown_tag(p, group.devices[d])).collect()
+    };
+    if !never.is_empty() {
+        out.push(Line::styled(
+            format!(
+                "never launched: {} (behind: the others wait in it; W lists who is behind)",
+                tags(&never).join(" ")
+            ),
+            theme.warning(),
+        ));
+    }
+    let lacking = tags(&lacking);
     if !lacking.is_empty() {
         out.push(Line::styled(
             format!(
