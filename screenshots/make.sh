@@ -54,3 +54,13 @@ shot 14-straggler-map-8gpu 160 48 "H"
 BASE=fixtures/diff/slow_gemm.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 15-diff-panel 160 48 "6"
 BASE=fixtures/diff/slow_gemm.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 16-diff-panel-focused-80x24 80 24 "6" "p" "j" "j" "j" "j" "j" "j"
 BASE=fixtures/diff/no_big_skew.sqlite EXTRA="--baseline fixtures/megatron_tp8.sqlite" shot 17-baseline-shown 160 48 "B"
+# A hung job (issue 20): the first screen says so, W lists who is behind,
+# Enter opens the instance the others wait in (the behind rank's lane
+# marked), the skew panel and the straggler map name it.
+BASE=fixtures/hang READY=S16 shot 20-hang-first-view 160 48
+BASE=fixtures/hang READY=S16 shot 21-who-is-behind 160 48 "W"
+BASE=fixtures/hang READY=S16 shot 22-hang-divergence-skew 160 48 "W" $'\r' "1"
+BASE=fixtures/hang READY=S16 shot 23-hang-straggler-map 160 48 "H"
+BASE=fixtures/hang READY=S16 shot 24-who-is-behind-80x24 80 24 "W"
+# Per-rank captures starting at different collectives: placed, not lost.
+BASE=fixtures/staggered READY=S16 shot 25-staggered-straggler-map 160 48 "H"
