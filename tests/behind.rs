@@ -197,3 +197,29 @@ fn report_all_has_the_behind_section() {
     let v = json(&args);
     assert_eq!(v["behind"]["groups"][0]["diverges_at"], 9);
 }
+
+#[test]
+fn an_instance_still_running_at_capture_end_has_no_end_skew() {
+    let files = paths("hang");
+    let mut args = vec![
+        "report",
+        "skew",
+        "--format",
+        "json",
+        "--instances",
+        "--no-cache",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let g = &json(&args)["groups"][0];
+    let list = g["instance_list"].as_array().unwrap();
+    for i in list {
+        assert_eq!(i["unfinished"], i["instance"] == 9, "{i}");
+    }
+    // The group's end figures are over the finished instances only.
+    let finished_max = list
+        .iter()
+        .filter(|i| i["unfinished"] == false)
+        .map(|i| i["end_skew_ms"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(g["end_skew_ms"]["max"].as_f64(), Some(finished_max));
+}

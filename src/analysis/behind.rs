@@ -143,7 +143,7 @@ fn never_captured(p: &Profile, world: Option<u32>) -> Vec<u32> {
 
 /// Whether GPU row `r` was still running when its file's capture ended:
 /// its end was missing, or at or past the capture end.
-fn unfinished(p: &Profile, r: usize) -> bool {
+pub fn still_running(p: &Profile, r: usize) -> bool {
     if p.gpu.is_unfinished(r) {
         return true;
     }
@@ -164,7 +164,7 @@ fn group_behind(p: &Profile, clock: &Alignment, index: usize, g: &Group) -> Opti
     // The first instance some rank whose capture had begun did not finish.
     let started = |k: usize, d: usize| g.captured[d].first <= k + 1;
     let k = (0..n).find(|&k| {
-        (0..devs).any(|d| started(k, d) && g.row(k, d).is_none_or(|r| unfinished(p, r)))
+        (0..devs).any(|d| started(k, d) && g.row(k, d).is_none_or(|r| still_running(p, r)))
     })?;
     let ends: Vec<Option<i64>> = g.lanes.iter().map(|&l| capture_end(p, clock, l)).collect();
     let earliest = |k: usize| g.members(k).map(|(_, _, s)| s.0).min();
@@ -172,7 +172,7 @@ fn group_behind(p: &Profile, clock: &Alignment, index: usize, g: &Group) -> Opti
     let mut behind = Vec::new();
     for d in (0..devs).filter(|&d| started(k, d)) {
         match g.row(k, d) {
-            Some(r) if unfinished(p, r) => waiting.push(d),
+            Some(r) if still_running(p, r) => waiting.push(d),
             Some(_) => {}
             // Recorded while the others were in it, and never launched it.
             None if ends[d]

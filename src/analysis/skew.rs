@@ -36,6 +36,11 @@ pub struct InstanceSkew {
     pub max_duration_ns: i64,
     /// The start skew exceeds the clock error between the ranks' files.
     pub resolvable: bool,
+    /// Some rank's kernel was still running when its capture ended: its
+    /// end is the capture's, so the end skew says nothing (and is left out
+    /// of the group's end figures).
+    #[serde(default)]
+    pub unfinished: bool,
 }
 
 impl InstanceSkew {
@@ -48,8 +53,11 @@ impl InstanceSkew {
 
 /// Computes one instance's figures over the devices that have it; `None`
 /// with fewer than two.
-pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> Option<InstanceSkew> {
+pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> Option<InstanceSkew> {
     let m: Vec<(usize, (i64, i64))> = g.members(index).map(|(d, _, s)| (d, s)).collect();
+    let unfinished = g
+        .members(index)
+        .any(|(_, r, _)| super::behind::still_running(p, r));
     if m.len() < 2 {
         return None;
     }
@@ -78,6 +86,7 @@ pub fn instance_skew(_p: &Profile, g: &Group, index: usize) -> Option<InstanceSk
         baseline_ns: m.iter().map(|x| dur(x.1)).min().unwrap_or(0),
         total_ns: m.iter().map(|x| dur(x.1)).fold(0, i64::saturating_add),
         max_duration_ns: m.iter().map(|x| dur(x.1)).max().unwrap_or(0),
+        unfinished,
         resolvable: start_skew > g.clocks.map_or(0, |c| c.uncertainty_ns),
     })
 }
@@ -268,7 +277,12 @@ fn group_skew(
     let mut out = GroupSkew {
         group: gi,
         start_skew_ms: Spread::of(instances.iter().map(|i| i.start_skew_ns as f64 / 1e6)),
-        end_skew_ms: Spread::of(instances.iter().map(|i| i.end_skew_ns as f64 / 1e6)),
+        end_skew_ms: Spread::of(
+            instances
+                .iter()
+                .filter(|i| !i.unfinished)
+                .map(|i| i.end_skew_ns as f64 / 1e6),
+        ),
         nccl_total_ns: instances
             .iter()
             .map(|i| i.total_ns)

@@ -157,6 +157,7 @@ mod tests {
             total_ns: 0,
             max_duration_ns: 0,
             resolvable: true,
+            unfinished: false,
         }
     }
 

@@ -203,6 +203,7 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
         "missing": json::devices(p, &g.missing(i.index).iter().map(|&d| g.devices[d]).collect::<Vec<_>>()),
         "big": is_big(s, i),
         "resolvable": i.resolvable,
+        "unfinished": i.unfinished,
     })
 }
 

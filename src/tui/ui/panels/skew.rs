@@ -74,11 +74,19 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     let starts: Vec<i64> = present.iter().map(|m| m.2.0).collect();
     let parts = rank_order(&starts);
     let many = parts.len() > 1;
-    let figures = Line::from(format!(
-        "start skew {} ms · end skew {} ms",
-        ms(inst.start_skew_ns),
-        ms(inst.end_skew_ns)
-    ));
+    let figures = Line::from(if inst.unfinished {
+        // Ends at the capture's end say nothing about the collective.
+        format!(
+            "start skew {} ms · still running at capture end (no end skew)",
+            ms(inst.start_skew_ns)
+        )
+    } else {
+        format!(
+            "start skew {} ms · end skew {} ms",
+            ms(inst.start_skew_ns),
+            ms(inst.end_skew_ns)
+        )
+    });
     if many {
         // Hundreds of ranks: the answer before the list, not below it.
         out.push(figures.clone());
