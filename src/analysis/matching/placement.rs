@@ -267,7 +267,7 @@ impl Candidate {
 fn place_one(tracks: &[Track], t: usize, offset: &[Option<i64>], c: &Consensus) -> Found {
     let me = &tracks[t];
     let m = me.ops.len() as i64;
-    let guess = nearest_in_time(tracks, t, offset);
+    let (guess, same_clock) = nearest_in_time(tracks, t, offset);
     // Offsets overlapping the placed ops at all.
     let (lo, hi) = (c.lo - m + 1, c.hi() - 1);
     // A far offset can agree over a sliver of a repetitive sequence: an
@@ -295,12 +295,14 @@ fn place_one(tracks: &[Track], t: usize, offset: &[Option<i64>], c: &Consensus) 
     // wide scan within a budget.
     let mut found: Vec<(i64, Option<usize>)> = Vec::new();
     let mut d = 0;
-    // The guess is only as good as the clock (UTC stamps can be off by
-    // several collectives), so the scan goes on past the first agreeing
-    // offset: a periodic schedule agrees a period away, and only ends or
-    // time can tell which.
+    // Across clocks the guess is only as good as the UTC stamps (off by
+    // several collectives at times), so the scan goes on past the first
+    // agreeing offset: a periodic schedule agrees a period away, and only
+    // ends or time can tell which. On one clock the guess is where the
+    // rank is: the near offsets suffice once one agrees.
+    let enough = if same_clock { 1 } else { MAX_AGREEING };
     let agreeing = |f: &[(i64, Option<usize>)]| f.iter().filter(|f| f.1.is_none()).count();
-    while d as usize <= WIDE_BUDGET / 2 && (d <= NEAR || agreeing(&found) < MAX_AGREEING) {
+    while d as usize <= WIDE_BUDGET / 2 && (d <= NEAR || agreeing(&found) < enough) {
         if guess - d < lo && guess + d > hi {
             break;
         }
@@ -440,8 +442,9 @@ fn score(
     };
     let other = &tracks[x];
     let step = overlap.div_ceil(END_SAMPLES).max(1);
-    let mut end_diff = Vec::new();
-    let mut start_dist = Vec::new();
+    let samples = overlap.div_ceil(step);
+    let mut end_diff = Vec::with_capacity(samples);
+    let mut start_dist = Vec::with_capacity(samples);
     for k in (0..overlap).step_by(step) {
         let i = (lo as usize) + k;
         let j = (i as i64 + shift) as usize;
@@ -457,7 +460,8 @@ fn score(
 
 /// The offset that puts track `t`'s first kernel (or the anchor's first
 /// kernel, when `t` starts before it) next to the nearest one in time.
-fn nearest_in_time(tracks: &[Track], t: usize, offset: &[Option<i64>]) -> i64 {
+/// Whether that kernel is on the same clock is the second value.
+fn nearest_in_time(tracks: &[Track], t: usize, offset: &[Option<i64>]) -> (i64, bool) {
     let me = &tracks[t];
     // Against the longest placed track, one on the same clock first.
     let Some((x, ox)) = (0..tracks.len())
@@ -471,17 +475,19 @@ fn nearest_in_time(tracks: &[Track], t: usize, offset: &[Option<i64>]) -> i64 {
             )
         })
     else {
-        return 0;
+        return (0, false);
     };
+    let same = tracks[x].domain == me.domain;
     let other = &tracks[x];
     let (Some(mine), Some(theirs)) = (me.spans.first(), other.spans.first()) else {
-        return ox;
+        return (ox, same);
     };
-    if mine.0 >= theirs.0 {
+    let guess = if mine.0 >= theirs.0 {
         ox + nearest(other.spans, mine.0) as i64
     } else {
         ox - nearest(me.spans, theirs.0) as i64
-    }
+    };
+    (guess, same)
 }
 
 /// Index of the span starting nearest `t` (spans in start order).
