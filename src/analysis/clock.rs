@@ -228,6 +228,15 @@ impl Alignment {
         self.to_reference(p.thread_file(p.osrt.thread(row)), p.osrt.start(row))
     }
 
+    /// Start and end of an OS runtime call.
+    pub fn osrt_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = p.thread_file(p.osrt.thread(row));
+        (
+            self.to_reference(f, p.osrt.start(row)),
+            self.to_reference(f, p.osrt.end(row)),
+        )
+    }
+
     /// Time of a CPU sample.
     pub fn sample_time(&self, p: &Profile, row: usize) -> i64 {
         self.to_reference(p.thread_file(p.samples.thread(row)), p.samples.start(row))

@@ -46,6 +46,39 @@ pub fn intersection_len(a: &[Span], b: &[Span]) -> i64 {
     len
 }
 
+/// `a` without `b`: both sorted, disjoint unions; so is the result.
+pub fn subtract(a: &[Span], b: &[Span]) -> Vec<Span> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0;
+    for &(mut lo, hi) in a {
+        // Skip the parts of `b` wholly before this span.
+        while j < b.len() && b[j].1 <= lo {
+            j += 1;
+        }
+        let mut k = j;
+        while k < b.len() && b[k].0 < hi {
+            if b[k].0 > lo {
+                out.push((lo, b[k].0));
+            }
+            lo = lo.max(b[k].1);
+            k += 1;
+        }
+        if lo < hi {
+            out.push((lo, hi));
+        }
+    }
+    out
+}
+
+/// The parts of a sorted, disjoint union inside `w`.
+pub fn clip(spans: &[Span], w: Span) -> Vec<Span> {
+    spans
+        .iter()
+        .map(|&(a, b)| (a.max(w.0), b.min(w.1)))
+        .filter(|s| s.1 > s.0)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +99,16 @@ mod tests {
         assert_eq!(intersection_len(&a, &b), 5 + 5 + 2);
         assert_eq!(intersection_len(&a, &[]), 0);
         assert_eq!(intersection_len(&[(0, 5)], &[(5, 9)]), 0);
+    }
+
+    #[test]
+    fn subtract_leaves_what_the_other_does_not_cover() {
+        let a = [(0, 10), (20, 30)];
+        let b = [(2, 4), (8, 22), (25, 26), (40, 50)];
+        assert_eq!(subtract(&a, &b), vec![(0, 2), (4, 8), (22, 25), (26, 30)]);
+        assert_eq!(subtract(&a, &[]), a.to_vec());
+        assert_eq!(subtract(&a, &[(-5, 100)]), vec![]);
+        assert_eq!(clip(&a, (5, 25)), vec![(5, 10), (20, 25)]);
     }
 
     #[test]

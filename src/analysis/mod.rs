@@ -1,6 +1,7 @@
 //! `analysis`: pure functions over the [`crate::profile::Profile`]. Nothing
 //! here runs SQL or prints.
 
+pub mod account;
 pub mod anomalies;
 pub mod behind;
 pub mod caveats;
@@ -22,6 +23,7 @@ pub mod stats;
 pub mod steps;
 pub mod stored;
 pub mod stragglers;
+pub mod thread_account;
 pub mod window;
 
 pub use pipeline::Analysis;

@@ -1,0 +1,67 @@
+//! The CPU account's split on a real thread (issue 21's core): the hung
+//! rank of `fixtures/hang/` sits in an open `cudaStreamSynchronize`, with
+//! an OS `pthread_cond_wait` inside it and an NVTX `optimizer_step` around
+//! it. Every nanosecond of a window goes to one explanation, the sync call
+//! first, and the shares add up to the window exactly.
+
+use rankline::analysis::account::CpuKind;
+use rankline::analysis::thread_account::thread_account;
+use rankline::analysis::{Settings, pipeline};
+use rankline::profile::{LoadPlan, Profile};
+use std::path::PathBuf;
+
+fn hang() -> Profile {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hang");
+    let files = vec![dir.join("node0.sqlite"), dir.join("node1.sqlite")];
+    let out = rankline::profile::load(
+        &rankline::profile::files(&files),
+        &LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    out.profile
+}
+
+#[test]
+fn the_hung_ranks_wait_goes_to_its_sync_call_then_its_nvtx_range() {
+    let p = hang();
+    let a = pipeline::analyze(&p, &Settings::default(), &mut |_| {});
+    let name = |s| p.strings.get(s);
+    // The thread whose last CUDA call is the open cudaStreamSynchronize.
+    let (thread, sync) = (0..p.threads.len())
+        .filter_map(|t| {
+            let r = p.runtime_by_thread.get(t)?.clone().last()?;
+            (name(p.runtime.name(r)) == "cudaStreamSynchronize").then_some((t as u32, r))
+        })
+        .next()
+        .expect("the hung thread");
+    let (sync_start, sync_end) = a.clock.runtime_span(&p, sync);
+    let file = p.thread_file(thread);
+    let end = a.clock.capture_end(&p, file).unwrap();
+    assert_eq!(sync_end, end, "the open call ends at the capture end");
+    // 1 ms before the sync: the range is open, some CUDA calls ran.
+    let window = (sync_start - 1_000_000, end);
+    let s = thread_account(&p, &a.clock, thread, window);
+    let shares: i64 = s.shares.iter().map(|x| x.ns()).sum();
+    assert_eq!(shares + s.unaccounted_ns(), window.1 - window.0);
+    let sync_share = &s.shares[0];
+    assert_eq!(sync_share.kind, CpuKind::CudaSync);
+    assert_eq!(name(sync_share.label), "cudaStreamSynchronize");
+    assert_eq!(sync_share.ns(), end - sync_start);
+    // The OS wait inside the sync is the sync's, not counted again.
+    assert!(s.shares.iter().all(|x| x.kind != CpuKind::Osrt), "{s:?}");
+    // Before it, what no call covers is the open NVTX range's.
+    let nvtx: Vec<_> = s
+        .shares
+        .iter()
+        .filter(|x| x.kind == CpuKind::Nvtx)
+        .collect();
+    assert!(
+        nvtx.iter().any(|x| name(x.label) == "optimizer_step"),
+        "{s:?}"
+    );
+    // The account over the sync alone: all of it, nothing unaccounted.
+    let s = thread_account(&p, &a.clock, thread, (sync_start, end));
+    assert_eq!(s.shares.len(), 1);
+    assert_eq!(s.unaccounted_ns(), 0);
+}
