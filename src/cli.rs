@@ -156,6 +156,7 @@ enum SectionArg {
     Stragglers,
     Clock,
     Behind,
+    Why,
     All,
 }
 
@@ -487,6 +488,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Stragglers => vec![Section::Stragglers],
         SectionArg::Clock => vec![Section::Clock],
         SectionArg::Behind => vec![Section::Behind],
+        SectionArg::Why => vec![Section::Why],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {

@@ -24,6 +24,7 @@ pub mod steps;
 pub mod stored;
 pub mod stragglers;
 pub mod thread_account;
+pub mod why;
 pub mod window;
 
 pub use pipeline::Analysis;

@@ -138,6 +138,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         return out;
     }
     out += "\nWhy the late rank was late (big events)\n";
+    out += &cx.note("`rankline report why` accounts for each late rank's delay, part by part");
     let mut t = Table::new(&[
         "group",
         "instance",

@@ -15,6 +15,7 @@ mod skew;
 mod stragglers;
 pub(crate) mod summary;
 pub mod table;
+mod why;
 
 use crate::analysis::Analysis;
 use crate::analysis::pipeline::{self, Stage, Stages};
@@ -37,16 +38,18 @@ pub enum Section {
     Stragglers,
     Clock,
     Behind,
+    Why,
 }
 
 impl Section {
-    pub const ALL: [Section; 9] = [
+    pub const ALL: [Section; 10] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
         Section::Overlap,
         Section::Skew,
         Section::Launch,
+        Section::Why,
         Section::Anomalies,
         Section::Behind,
         Section::Stragglers,
@@ -72,6 +75,8 @@ impl Section {
             Section::Stragglers => &[Stage::Skew],
             // Derived from the matching on the aligned clocks.
             Section::Behind => &[Stage::Skew],
+            // The big events' late ranks, from the skew stage.
+            Section::Why => &[Stage::Skew],
         }
     }
 
@@ -91,6 +96,7 @@ impl Section {
             Section::Stragglers => "stragglers",
             Section::Clock => "clock",
             Section::Behind => "behind",
+            Section::Why => "why",
         }
     }
 }
@@ -200,6 +206,7 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
                     &|| anomalies::to_text(&cx, matching, r, rows, events),
                 )
             }
+            Section::Why => emit(&|| why::to_json(&cx), &|| why::to_text(&cx)),
             Section::Behind => {
                 let b = crate::analysis::behind::find(p, matching, cx.clock);
                 emit(&|| behind::to_json(&cx, &b), &|| behind::to_text(&cx, &b))

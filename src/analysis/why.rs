@@ -1,0 +1,219 @@
+//! Why the late rank was late (issue 21, first part): its lateness split
+//! into a CPU part (its launch call ended after the earliest peer started)
+//! and a GPU part (issued in time, started late), the CPU part accounted
+//! for by what its launching thread recorded over exactly that window
+//! ([`super::thread_account`]), the GPU part by the work ahead of it on its
+//! own stream; and what the capture did not record, with the nsys option
+//! that records it.
+//!
+//! lateness = kernel start − earliest peer's start = cpu + gpu, where
+//! cpu = max(0, launch-call end − earliest peer's start) and
+//! gpu = kernel start − max(launch-call end, earliest peer's start) (a few
+//! µs negative when a kernel starts before its launch call returns: kept
+//! signed), all on the reference clock.
+
+use super::account::Split;
+use super::clock::Alignment;
+use super::matching::Matching;
+use super::skew::{GroupSkew, InstanceSkew};
+use super::thread_account::thread_account;
+use crate::profile::{DevId, LaneId, NO_GRAPH, NONE, Profile, Sym, ThreadId};
+
+/// What a capture did not record that the account would use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// No OS runtime calls (`--trace=osrt`).
+    Osrt,
+    /// No scheduling events (`--cpuctxsw=process-tree`).
+    Sched,
+    /// No CPU samples (`--sample=process-tree`).
+    Samples,
+    /// The kernel has no launch call in the capture.
+    LaunchCall,
+    /// Launched from a CUDA graph: the launch call is the graph's.
+    Graph,
+}
+
+impl Missing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Missing::Osrt => "osrt",
+            Missing::Sched => "sched",
+            Missing::Samples => "samples",
+            Missing::LaunchCall => "launch-call",
+            Missing::Graph => "graph",
+        }
+    }
+
+    /// What to say, with the nsys option that records it.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Missing::Osrt => "no OS runtime calls recorded (nsys --trace=osrt)",
+            Missing::Sched => {
+                "no scheduling events read (nsys --cpuctxsw=process-tree; rankline does not read SCHED_EVENTS yet)"
+            }
+            Missing::Samples => "no CPU samples recorded (nsys --sample=process-tree)",
+            Missing::LaunchCall => "the kernel's launch call is not in the capture",
+            Missing::Graph => "launched from a CUDA graph: the launch call is the graph's",
+        }
+    }
+}
+
+/// One link of the GPU chain: work that held the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// The GPU row (kernel, copy or set) ahead of it on its stream.
+    pub row: usize,
+    pub lane: LaneId,
+    /// Its whole span on the reference clock (not clipped to the GPU part).
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// How much of the GPU part it covers.
+    pub held_ns: i64,
+}
+
+/// The account of one instance's late rank.
+#[derive(Debug, Clone)]
+pub struct Why {
+    pub group: usize,
+    /// 0-based.
+    pub instance: usize,
+    pub device: DevId,
+    /// The late kernel's GPU row.
+    pub row: usize,
+    pub lateness_ns: i64,
+    pub cpu_ns: i64,
+    pub gpu_ns: i64,
+    /// The launching thread, and its time over [earliest peer's start,
+    /// launch-call end] split (empty when the CPU part is 0).
+    pub thread: Option<ThreadId>,
+    pub cpu: Option<Split<Sym>>,
+    /// The work ahead on its stream that ran into the GPU part.
+    pub gpu_chain: Vec<Link>,
+    pub missing: Vec<Missing>,
+    /// The CPU/GPU split is larger than the clock error between the files.
+    pub resolvable: bool,
+}
+
+impl Why {
+    /// CPU time nothing recorded explains.
+    pub fn unaccounted_ns(&self) -> i64 {
+        self.cpu.as_ref().map_or(0, |s| s.unaccounted_ns())
+    }
+}
+
+/// The account of every big event's late rank, in the skew stage's order.
+pub fn big_events(p: &Profile, clock: &Alignment, m: &Matching, skews: &[GroupSkew]) -> Vec<Why> {
+    skews
+        .iter()
+        .flat_map(|gs| {
+            gs.big_events
+                .iter()
+                .map(move |e| why_late(p, clock, m, gs.group, &e.instance))
+        })
+        .collect()
+}
+
+pub fn why_late(
+    p: &Profile,
+    clock: &Alignment,
+    m: &Matching,
+    group: usize,
+    inst: &InstanceSkew,
+) -> Why {
+    let g = &m.groups[group];
+    let members: Vec<(usize, usize, (i64, i64))> = g.members(inst.index).collect();
+    let (row, start) = members
+        .iter()
+        .find(|x| x.0 == inst.late)
+        .map_or((0, inst.earliest_start), |x| (x.1, x.2.0));
+    let peer = members
+        .iter()
+        .filter(|x| x.0 != inst.late)
+        .min_by_key(|x| (x.2.0, x.0));
+    let earliest = peer.map_or(start, |x| x.2.0);
+    let lateness = start.saturating_sub(earliest);
+    let mut missing = recorded_gaps(p, clock.row_file(p, row));
+    let call = p.gpu.launch(row);
+    let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
+    if from_graph {
+        missing.push(Missing::Graph);
+    }
+    let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
+    let mut issued = earliest;
+    if call == NONE {
+        missing.push(Missing::LaunchCall);
+    } else if !from_graph {
+        let call = call as usize;
+        let end = clock.runtime_span(p, call).1;
+        let error = peer.map_or(0, |x| {
+            clock.uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, x.1))
+        });
+        resolvable = end.saturating_sub(earliest).unsigned_abs() > error.unsigned_abs();
+        cpu_ns = end.saturating_sub(earliest).max(0);
+        issued = end.max(earliest);
+        let t = p.runtime.thread(call);
+        thread = Some(t);
+        cpu = Some(thread_account(p, clock, t, (earliest, earliest + cpu_ns)));
+    }
+    let gpu_ns = start.saturating_sub(issued);
+    Why {
+        group,
+        instance: inst.index,
+        device: g.devices[inst.late],
+        row,
+        lateness_ns: lateness,
+        cpu_ns,
+        gpu_ns,
+        thread,
+        cpu,
+        gpu_chain: if gpu_ns > 0 {
+            stream_ahead(p, clock, row, issued, start)
+        } else {
+            Vec::new()
+        },
+        missing,
+        resolvable,
+    }
+}
+
+/// The work ahead of `row` on its own stream that was still running after
+/// `issued` (when the kernel could have started): what held it there.
+fn stream_ahead(p: &Profile, clock: &Alignment, row: usize, issued: i64, start: i64) -> Vec<Link> {
+    let lane = p.gpu.lane(row);
+    let rows = &p.lanes[lane as usize].rows;
+    if row == 0 || row <= rows.start {
+        return Vec::new();
+    }
+    let prev = row - 1;
+    let (start_ns, end_ns) = clock.gpu_span(p, prev);
+    if end_ns <= issued {
+        return Vec::new();
+    }
+    vec![Link {
+        row: prev,
+        lane,
+        start_ns,
+        end_ns,
+        held_ns: end_ns
+            .min(start)
+            .saturating_sub(start_ns.max(issued))
+            .max(0),
+    }]
+}
+
+/// What file `f` did not record (or rankline does not read) of the tables
+/// the CPU account uses.
+fn recorded_gaps(p: &Profile, f: usize) -> Vec<Missing> {
+    let has = |t: &str| p.files[f].tables.iter().any(|x| x == t);
+    let mut out = Vec::new();
+    if !has("OSRT_API") {
+        out.push(Missing::Osrt);
+    }
+    // SCHED_EVENTS is not read yet: off-CPU time is never explained.
+    out.push(Missing::Sched);
+    if !has("COMPOSITE_EVENTS") {
+        out.push(Missing::Samples);
+    }
+    out
+}
