@@ -65,3 +65,73 @@ fn the_hung_ranks_wait_goes_to_its_sync_call_then_its_nvtx_range() {
     assert_eq!(s.shares.len(), 1);
     assert_eq!(s.unaccounted_ns(), 0);
 }
+
+/// On a real export with OS runtime calls (nsys 2023.2, read in place):
+/// the busiest thread's time over its CUDA calls' span, against plain SQL
+/// over CUPTI_ACTIVITY_KIND_RUNTIME and OSRT_API. CUDA calls take their
+/// union; OS calls what the CUDA calls leave; everything adds up.
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn a_real_threads_split_equals_sql() {
+    use rankline::analysis::intervals::{clip, subtract, total, union};
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/real-profiles/nsys2023_2_cutlass_osrt.sqlite");
+    let out = rankline::profile::load(
+        &rankline::profile::files(std::slice::from_ref(&path)),
+        &LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let p = out.profile;
+    let a = pipeline::analyze(&p, &Settings::default(), &mut |_| {});
+    let c = rankline::profile::open_readonly(&path).unwrap();
+    // The thread with the most OS runtime calls, and its CUDA calls' span.
+    let (gtid, lo, hi): (i64, i64, i64) = c
+        .query_row(
+            "SELECT r.globalTid, min(r.start), max(r.end) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+             WHERE r.globalTid = (SELECT globalTid FROM OSRT_API GROUP BY globalTid
+                                  ORDER BY count(*) DESC LIMIT 1)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let spans = |sql: &str| -> Vec<(i64, i64)> {
+        let mut st = c.prepare(sql).unwrap();
+        st.query_map([gtid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let cuda = clip(
+        &union(spans(
+            "SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid = ?1",
+        )),
+        (lo, hi),
+    );
+    let osrt = clip(
+        &union(spans(
+            "SELECT start, end FROM OSRT_API WHERE globalTid = ?1",
+        )),
+        (lo, hi),
+    );
+    let (pid, tid) = (((gtid >> 24) & 0xFF_FFFF) as u32, (gtid & 0xFF_FFFF) as u32);
+    let thread = (0..p.threads.len())
+        .find(|&t| {
+            let th = &p.threads[t];
+            th.tid == tid && p.processes[th.process as usize].pid == pid
+        })
+        .expect("the thread") as u32;
+    let s = thread_account(&p, &a.clock, thread, (lo, hi));
+    let of = |k: CpuKind| -> i64 {
+        s.shares
+            .iter()
+            .filter(|x| x.kind == k)
+            .map(|x| x.ns())
+            .sum()
+    };
+    assert_eq!(of(CpuKind::CudaSync) + of(CpuKind::CudaCall), total(&cuda));
+    assert_eq!(of(CpuKind::Osrt), total(&subtract(&osrt, &cuda)));
+    assert!(of(CpuKind::Osrt) > 0, "{s:?}");
+    let shares: i64 = s.shares.iter().map(|x| x.ns()).sum();
+    assert_eq!(shares + s.unaccounted_ns(), hi - lo);
+}
