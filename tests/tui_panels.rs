@@ -95,7 +95,7 @@ fn says_more(terminal: &Terminal<TestBackend>, app: &App, k: PanelKind) -> bool 
 }
 
 #[test]
-fn at_80x24_the_launch_panel_alone_shows_its_last_fact() {
+fn at_80x24_the_launch_panel_alone_scrolls_to_its_last_fact() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "2");
     let (inner, _) = panel(&app, PanelKind::Launch);
@@ -103,6 +103,17 @@ fn at_80x24_the_launch_panel_alone_shows_its_last_fact() {
     assert!(text.contains("late rank D2: cpu-late"), "{text}");
     assert!(
         text.contains("after the first peer's kernel started"),
+        "{text}"
+    );
+    // The account follows, below the fold: the box says so, and `}`
+    // scrolls to its last fact.
+    assert!(says_more(&t, &app, PanelKind::Launch), "{}", screen(&t));
+    press(&mut app, &mut t, "}}}}}}}}}}");
+    let (inner, _) = panel(&app, PanelKind::Launch);
+    let text = rows(&t, inner).join("\n");
+    assert!(text.contains("delay 31.89 ms = CPU 31.78 ms"), "{text}");
+    assert!(
+        text.contains("not recorded: osrt, sched, samples"),
         "{text}"
     );
     assert!(!says_more(&t, &app, PanelKind::Launch), "{}", screen(&t));

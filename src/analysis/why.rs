@@ -73,7 +73,7 @@ pub struct Link {
 }
 
 /// The account of one instance's late rank.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Why {
     pub group: usize,
     /// 0-based.

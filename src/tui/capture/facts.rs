@@ -5,6 +5,7 @@
 
 use crate::analysis::launch::{LateLaunch, explain_late};
 use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host};
+use crate::analysis::why::{Why, why_late};
 use crate::tui::data::Loaded;
 use crate::tui::selection::EventRef;
 use crate::tui::timescale::{format_duration, short_duration};
@@ -21,6 +22,8 @@ pub struct Facts {
     pub late: Option<LateLaunch>,
     /// One host's ranks all arrived after the others'.
     pub late_host: Option<LateHost>,
+    /// The late rank's delay, accounted part by part.
+    pub account: Option<Why>,
     /// The selection in one line: the answer with every panel closed.
     pub status: String,
 }
@@ -81,11 +84,13 @@ impl Facts {
             who,
             late.verdict.name()
         );
+        let account = Some(why_late(p, &a.clock, &a.matching, g, &skew));
         Facts {
             instance,
             skew: Some(skew),
             late: Some(late),
             late_host: host,
+            account,
             status,
         }
     }

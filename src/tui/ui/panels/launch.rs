@@ -134,7 +134,68 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         }
         Verdict::Unknown => out.push("  no launch call, or a CUDA graph: cannot tell"),
     }
+    if let Some(w) = &app.capture.facts.account {
+        account_lines(&mut out, l, w, theme);
+    }
     out
+}
+
+/// The late rank's delay part by part: the CPU part's explanations,
+/// largest first, what nothing explains, the work ahead on its stream, and
+/// what the capture did not record.
+fn account_lines(out: &mut PanelLines, l: &Loaded, w: &crate::analysis::why::Why, theme: &Theme) {
+    let p = &l.profile;
+    out.push(Line::styled(
+        format!(
+            "delay {} = CPU {} + GPU {}",
+            format_duration(w.lateness_ns),
+            format_duration(w.cpu_ns),
+            format_duration(w.gpu_ns)
+        ),
+        theme.heading(),
+    ));
+    if let Some(s) = &w.cpu {
+        let mut shares: Vec<_> = s.shares.iter().collect();
+        shares.sort_by_key(|x| std::cmp::Reverse(x.ns()));
+        for x in shares {
+            out.push(format!(
+                "  {:<9} {:>9}  {}",
+                x.kind.name(),
+                format_duration(x.ns()),
+                crate::text_safe::escape_controls(p.strings.get(x.label))
+            ));
+        }
+        if s.unaccounted_ns() > 0 {
+            out.push(format!(
+                "  {:<9} {:>9}  nothing recorded explains it",
+                "unacc.",
+                format_duration(s.unaccounted_ns())
+            ));
+        }
+    }
+    for link in &w.gpu_chain {
+        out.push_to(
+            format!(
+                "  {:<9} {:>9}  behind {} (S{}, ran {})",
+                "stream",
+                format_duration(link.held_ns),
+                crate::text_safe::escape_controls(p.strings.get(p.gpu.name(link.row))),
+                p.lanes[link.lane as usize].stream,
+                format_duration(link.end_ns - link.start_ns)
+            ),
+            Some(EventRef::Gpu(link.row)),
+        );
+    }
+    if !w.missing.is_empty() {
+        let names: Vec<&str> = w.missing.iter().map(|m| m.name()).collect();
+        out.push(Line::styled(
+            format!(
+                "  not recorded: {} (report why names the nsys options)",
+                names.join(", ")
+            ),
+            theme.dim(),
+        ));
+    }
 }
 
 #[cfg(test)]
