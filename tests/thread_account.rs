@@ -135,3 +135,46 @@ fn a_real_threads_split_equals_sql() {
     let shares: i64 = s.shares.iter().map(|x| x.ns()).sum();
     assert_eq!(shares + s.unaccounted_ns(), hi - lo);
 }
+
+/// Every step-end `cudaStreamSynchronize` of the Megatron fixture waited
+/// for the GPU work of its process that ended last while it ran: checked
+/// against a scan of every GPU row of that process.
+#[test]
+fn a_sync_call_names_the_work_it_waited_for() {
+    use rankline::analysis::why::waited_for;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+    let out = rankline::profile::load(
+        &rankline::profile::files(&[path]),
+        &LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    let p = out.profile;
+    let a = pipeline::analyze(&p, &Settings::default(), &mut |_| {});
+    let mut checked = 0;
+    for r in 0..p.runtime.len() {
+        if p.strings.get(p.runtime.name(r)) != "cudaStreamSynchronize" {
+            continue;
+        }
+        let t = p.runtime.thread(r);
+        let (s, e) = a.clock.runtime_span(&p, r);
+        let got: Vec<_> = waited_for(&p, &a.clock, t, (s, e))
+            .into_iter()
+            .filter(|w| w.call == r)
+            .collect();
+        let process = p.threads[t as usize].process;
+        let want = (0..p.gpu.len())
+            .filter(|&g| p.lanes[p.gpu.lane(g) as usize].process == process)
+            .map(|g| (g, a.clock.gpu_span(&p, g)))
+            .filter(|&(_, (gs, ge))| ge >= s && ge <= e && gs < ge)
+            .max_by_key(|&(g, (_, ge))| (ge, std::cmp::Reverse(g)));
+        match want {
+            Some((g, _)) => {
+                assert_eq!(got.len(), 1, "sync {r}");
+                assert_eq!(got[0].row, g, "sync {r}");
+                checked += 1;
+            }
+            None => assert!(got.is_empty(), "sync {r}: {got:?}"),
+        }
+    }
+    assert!(checked >= 30, "{checked} of 40 syncs waited for something");
+}

@@ -72,6 +72,20 @@ pub struct Link {
     pub held_ns: i64,
 }
 
+/// What a synchronising call waited for: the GPU work of its process that
+/// ended last while the call ran (the call returns after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waited {
+    /// The sync call (a runtime row) and its name.
+    pub call: usize,
+    pub name: Sym,
+    /// The GPU row, its stream lane and its whole span (reference clock).
+    pub row: usize,
+    pub lane: LaneId,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
 /// The account of one instance's late rank.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Why {
@@ -90,6 +104,8 @@ pub struct Why {
     pub cpu: Option<Split<Sym>>,
     /// The work ahead on its stream that ran into the GPU part.
     pub gpu_chain: Vec<Link>,
+    /// For each sync call in the CPU part, what it waited for.
+    pub waits: Vec<Waited>,
     pub missing: Vec<Missing>,
     /// The CPU/GPU split is larger than the clock error between the files.
     pub resolvable: bool,
@@ -140,6 +156,7 @@ pub fn why_late(
         missing.push(Missing::Graph);
     }
     let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
+    let mut waits = Vec::new();
     let mut issued = earliest;
     if call == NONE {
         missing.push(Missing::LaunchCall);
@@ -155,6 +172,7 @@ pub fn why_late(
         let t = p.runtime.thread(call);
         thread = Some(t);
         cpu = Some(thread_account(p, clock, t, (earliest, earliest + cpu_ns)));
+        waits = waited_for(p, clock, t, (earliest, earliest + cpu_ns));
     }
     let gpu_ns = start.saturating_sub(issued);
     Why {
@@ -172,9 +190,60 @@ pub fn why_late(
         } else {
             Vec::new()
         },
+        waits,
         missing,
         resolvable,
     }
+}
+
+/// For each sync call of `thread` overlapping `window`, the GPU work of
+/// its process that ended last while the call ran.
+pub fn waited_for(
+    p: &Profile,
+    clock: &Alignment,
+    thread: ThreadId,
+    window: (i64, i64),
+) -> Vec<Waited> {
+    let Some(rows) = p.runtime_by_thread.get(thread as usize) else {
+        return Vec::new();
+    };
+    let process = p.threads[thread as usize].process;
+    let lanes: Vec<LaneId> = (0..p.lanes.len() as LaneId)
+        .filter(|&l| p.lanes[l as usize].process == process)
+        .collect();
+    let mut out = Vec::new();
+    for r in rows.clone() {
+        let (s, e) = clock.runtime_span(p, r);
+        if s >= window.1 {
+            break;
+        }
+        let name = p.runtime.name(r);
+        if e <= window.0 || !super::account::is_sync_call(p.strings.get(name)) {
+            continue;
+        }
+        let w = super::window::Window { start: s, end: e };
+        let last = lanes
+            .iter()
+            .flat_map(|&l| {
+                clock
+                    .lane_rows(p, l, w, 0)
+                    .map(move |(i, a, b)| (l, i, a, b))
+            })
+            .filter(|&(_, _, a, b)| b >= s && b <= e && a < b)
+            .max_by_key(|&(_, i, _, b)| (b, std::cmp::Reverse(i)));
+        if let Some((lane, row, _, _)) = last {
+            let (start_ns, end_ns) = clock.gpu_span(p, row);
+            out.push(Waited {
+                call: r,
+                name,
+                row,
+                lane,
+                start_ns,
+                end_ns,
+            });
+        }
+    }
+    out
 }
 
 /// The work ahead of `row` on its own stream that was still running after

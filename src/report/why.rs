@@ -6,6 +6,7 @@
 
 use super::context::Context;
 use super::json;
+use crate::analysis::account::CpuKind;
 use crate::analysis::launch::preceding_kernel;
 use crate::analysis::why::{Why, big_events};
 use crate::text_safe::escape_controls as safe;
@@ -37,7 +38,18 @@ fn why_json(cx: &Context, w: &Why) -> Value {
                     "ms": ms(x.ns()),
                     "start_ns": x.spans.first().map(|s| s.0),
                     "end_ns": x.spans.last().map(|s| s.1),
-                    "detail": Value::Null,
+                    "detail": w
+                        .waits
+                        .iter()
+                        .rev()
+                        .find(|v| x.kind == CpuKind::CudaSync && v.name == x.label)
+                        .map_or(Value::Null, |v| json!({
+                            "waited_for": p.strings.get(p.gpu.name(v.row)),
+                            "stream": p.lanes[v.lane as usize].stream,
+                            "start_ns": v.start_ns,
+                            "end_ns": v.end_ns,
+                            "ms": ms(v.end_ns - v.start_ns),
+                        })),
                 })
             })
             .collect()
@@ -171,7 +183,18 @@ pub fn to_text(cx: &Context) -> String {
             let mut shares: Vec<_> = s.shares.iter().collect();
             shares.sort_by_key(|x| std::cmp::Reverse(x.ns()));
             for x in shares {
-                out += &part_line(cx, x.kind.name(), x.ns(), &safe(p.strings.get(x.label)));
+                let mut what = safe(p.strings.get(x.label)).into_owned();
+                if x.kind == CpuKind::CudaSync
+                    && let Some(v) = w.waits.iter().rev().find(|v| v.name == x.label)
+                {
+                    what += &format!(
+                        ", returned after {} on S{} ended (it ran {:.3} ms)",
+                        safe(p.strings.get(p.gpu.name(v.row))),
+                        p.lanes[v.lane as usize].stream,
+                        ms(v.end_ns - v.start_ns)
+                    );
+                }
+                out += &part_line(cx, x.kind.name(), x.ns(), &what);
             }
             if s.unaccounted_ns() > 0 {
                 out += &part_line(
