@@ -210,16 +210,7 @@ pub fn explain_late(
     inst: &InstanceSkew,
 ) -> LateLaunch {
     let g = &m.groups[group];
-    let members: Vec<(usize, usize, (i64, i64))> = g.members(inst.index).collect();
-    let (row, start) = members
-        .iter()
-        .find(|m| m.0 == inst.late)
-        .map_or((0, inst.earliest_start), |m| (m.1, m.2.0));
-    // The earliest other rank (ties: the lowest device), of those that have it.
-    let peer = members
-        .iter()
-        .filter(|m| m.0 != inst.late)
-        .min_by_key(|m| (m.2.0, m.0));
+    let (row, start, peer) = late_and_first_peer(g, inst);
     let earliest_other = peer.map_or(start, |m| m.2.0);
     let call = p.gpu.launch(row);
     let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
@@ -258,6 +249,30 @@ pub fn explain_late(
         from_graph,
         preceding: preceding_kernel(p, clock, row),
     }
+}
+
+/// A rank's kernel in an instance: (device index, GPU row, span on the
+/// reference clock).
+pub type Member = (usize, usize, (i64, i64));
+
+/// An instance's late rank's kernel (GPU row, start) and the earliest
+/// other rank of those that have it (ties: the lowest device), all on the
+/// reference clock.
+pub fn late_and_first_peer(
+    g: &super::matching::Group,
+    inst: &InstanceSkew,
+) -> (usize, i64, Option<Member>) {
+    let members: Vec<Member> = g.members(inst.index).collect();
+    let (row, start) = members
+        .iter()
+        .find(|m| m.0 == inst.late)
+        .map_or((0, inst.earliest_start), |m| (m.1, m.2.0));
+    let peer = members
+        .iter()
+        .filter(|m| m.0 != inst.late)
+        .min_by_key(|m| (m.2.0, m.0))
+        .copied();
+    (row, start, peer)
 }
 
 /// The last kernel on another stream of the same device that ended within

@@ -138,15 +138,7 @@ pub fn why_late(
     inst: &InstanceSkew,
 ) -> Why {
     let g = &m.groups[group];
-    let members: Vec<(usize, usize, (i64, i64))> = g.members(inst.index).collect();
-    let (row, start) = members
-        .iter()
-        .find(|x| x.0 == inst.late)
-        .map_or((0, inst.earliest_start), |x| (x.1, x.2.0));
-    let peer = members
-        .iter()
-        .filter(|x| x.0 != inst.late)
-        .min_by_key(|x| (x.2.0, x.0));
+    let (row, start, peer) = super::launch::late_and_first_peer(g, inst);
     let earliest = peer.map_or(start, |x| x.2.0);
     let lateness = start.saturating_sub(earliest);
     let mut missing = recorded_gaps(p, clock.row_file(p, row));
