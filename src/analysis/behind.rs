@@ -168,6 +168,7 @@ fn group_behind(p: &Profile, clock: &Alignment, index: usize, g: &Group) -> Opti
     })?;
     let ends: Vec<Option<i64>> = g.lanes.iter().map(|&l| capture_end(p, clock, l)).collect();
     let earliest = |k: usize| g.members(k).map(|(_, _, s)| s.0).min();
+    let first_start = earliest(k);
     let mut waiting = Vec::new();
     let mut behind = Vec::new();
     for d in (0..devs).filter(|&d| started(k, d)) {
@@ -176,7 +177,7 @@ fn group_behind(p: &Profile, clock: &Alignment, index: usize, g: &Group) -> Opti
             Some(_) => {}
             // Recorded while the others were in it, and never launched it.
             None if ends[d]
-                .zip(earliest(k))
+                .zip(first_start)
                 .is_some_and(|(end, start)| end >= start) =>
             {
                 behind.push(d)
@@ -277,10 +278,7 @@ pub fn last_seen(p: &Profile, clock: &Alignment, lane: LaneId) -> LastSeen {
                     name: p.nvtx.name(r),
                     at_ns: clock.nvtx_span(p, r).0,
                 };
-                seen.nvtx = match seen.nvtx {
-                    Some(a) if a.at_ns >= s.at_ns => Some(a),
-                    _ => Some(s),
-                };
+                seen.nvtx = later(seen.nvtx, s);
             }
         }
     }

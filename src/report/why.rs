@@ -96,17 +96,12 @@ fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
             *out.entry("unaccounted").or_insert(0) += s.unaccounted_ns();
         }
         if w.gpu_ns > 0 {
-            let held: i64 = w.gpu_chain.iter().map(|l| l.held_ns).sum::<i64>();
-            let key = if w.gpu_chain.is_empty() {
-                "gpu-unexplained"
+            let (key, ns) = if w.gpu_chain.is_empty() {
+                ("gpu-unexplained", w.gpu_ns)
             } else {
-                "stream"
+                ("stream", w.gpu_chain.iter().map(|l| l.held_ns).sum())
             };
-            *out.entry(key).or_insert(0) += if w.gpu_chain.is_empty() {
-                w.gpu_ns
-            } else {
-                held
-            };
+            *out.entry(key).or_insert(0) += ns;
         }
     }
     out
