@@ -383,3 +383,66 @@ pub const OSRT_TABLES: &[(&str, &str)] = &[
 )"#,
     ),
 ];
+
+/// Scheduling, CUDA synchronisation and CUDA event tables (issue 21's why fixture and the
+/// scale profile's `--cpu` option), as the real exports declare them.
+pub const SYNC_SCHED_TABLES: &[(&str, &str)] = &[
+    // from the nsys 2025 export
+    (
+        "SCHED_EVENTS",
+        r#"CREATE TABLE SCHED_EVENTS (
+    -- Thread scheduling events.
+
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    cpu                         INTEGER   NOT NULL,                    -- ID of CPU this thread was scheduled in or out.
+    isSchedIn                   INTEGER   NOT NULL,                    -- 0 if thread was scheduled out, non-zero otherwise.
+    globalTid                   INTEGER,                               -- Serialized GlobalId.
+    threadState                 INTEGER,                               -- REFERENCES ENUM_SAMPLING_THREAD_STATE(id)
+    threadBlock                 INTEGER                                -- REFERENCES ENUM_SCHEDULING_THREAD_BLOCK(id)
+)"#,
+    ),
+    // from the nsys 2026 export
+    (
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
+    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- Correlation ID of the synchronization API to which this result is associated.
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    deprecatedSyncType          INTEGER,                               -- Deprecated, use syncType instead. For older report, REFERENCES ENUM_CUPTI_SYNC_TYPE(id)
+    syncType                    INTEGER   NOT NULL,                    -- REFERENCES ENUM_CUPTI_SYNC_TYPE(id)
+    eventId                     INTEGER   NOT NULL,                    -- Event ID for which the synchronization API is called.
+    eventSyncId                 INTEGER                                -- CUDA Event Sync ID to link the synchronization API to associated event record API.
+)"#,
+    ),
+    // from the nsys 2026 export
+    (
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+        r#"CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (
+    timestamp                   INTEGER,                               -- The device-side CUDA Event completion timestamp. 0 if not collected.
+    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
+    contextId                   INTEGER   NOT NULL,                    -- Context ID.
+    greenContextId              INTEGER,                               -- Green context ID.
+    streamId                    INTEGER   NOT NULL,                    -- Stream ID.
+    correlationId               INTEGER,                               -- Correlation ID of the event record API to which this result is associated.
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    eventId                     INTEGER   NOT NULL,                    -- Event ID for which the event record API is called.
+    eventSyncId                 INTEGER                                -- CUDA Event Sync ID to link event record API to related synchronization APIs.
+)"#,
+    ),
+    // from the nsys 2026 export
+    (
+        "ENUM_CUPTI_SYNC_TYPE",
+        r#"CREATE TABLE ENUM_CUPTI_SYNC_TYPE (
+    -- CUPTI synchronization type labels
+
+    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- Enum numerical value.
+    name                        TEXT,                                  -- Enum symbol name.
+    label                       TEXT                                   -- Enum human name.
+)"#,
+    ),
+];
