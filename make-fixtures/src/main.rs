@@ -38,6 +38,7 @@ mod truth_clock;
 mod truth_faults;
 mod truth_skew;
 mod two_node;
+mod why;
 mod writer;
 
 use std::path::PathBuf;
@@ -180,6 +181,13 @@ fn fixtures() {
 
     multi_file();
     failures();
+
+    let (why, t, extra) = why::build();
+    let path = root().join(why::PATH);
+    writer::write_with(&why, &path, &extra)
+        .unwrap_or_else(|e| panic!("writing {}: {e}", why::PATH));
+    println!("{}", why::PATH);
+    save("why.truth.json", &t);
 }
 
 /// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,
