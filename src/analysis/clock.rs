@@ -242,6 +242,11 @@ impl Alignment {
         self.to_reference(p.thread_file(p.samples.thread(row)), p.samples.start(row))
     }
 
+    /// When a thread was scheduled in or out of a CPU.
+    pub fn sched_time(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(p.thread_file(p.sched.thread(row)), p.sched.start(row))
+    }
+
     /// When file `file`'s capture ended (its `capture_end_ns`).
     pub fn capture_end(&self, p: &Profile, file: usize) -> Option<i64> {
         p.files[file]

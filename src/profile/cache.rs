@@ -62,6 +62,7 @@ struct Directory {
     nvtx_by_thread: Vec<Range<usize>>,
     osrt_by_thread: Vec<Range<usize>>,
     samples_by_thread: Vec<Range<usize>>,
+    sched_by_thread: Vec<Range<usize>>,
     nccl_api: NcclApiRanges,
     nccl_ops: NcclOperations,
     columns: Vec<ColumnAt>,
@@ -70,6 +71,7 @@ struct Directory {
 /// The large columns in file order, as (name, bytes).
 pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
+    let s = &p.sched;
     let shape = CACHE_NAMES
         .into_iter()
         .zip(g.details.shape.columns())
@@ -108,6 +110,10 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("samples.start", c.start.as_bytes()),
         ("samples.thread", c.thread.as_bytes()),
         ("samples.leaf", c.leaf.as_bytes()),
+        ("sched.start", s.start.as_bytes()),
+        ("sched.thread", s.thread.as_bytes()),
+        ("sched.cpu", s.cpu.as_bytes()),
+        ("sched.sched_in", s.sched_in.as_bytes()),
     ];
     out.extend(shape);
     out
@@ -209,6 +215,7 @@ fn store_limited(
         nvtx_by_thread: p.nvtx_by_thread.clone(),
         osrt_by_thread: p.osrt_by_thread.clone(),
         samples_by_thread: p.samples_by_thread.clone(),
+        sched_by_thread: p.sched_by_thread.clone(),
         nccl_api: p.nccl_api.clone(),
         nccl_ops: p.nccl_ops.clone(),
         columns: at,
@@ -458,6 +465,12 @@ fn decode_checked(
         thread: load!("samples.thread"),
         leaf: load!("samples.leaf"),
     };
+    let sched = SchedEvents {
+        start: load!("sched.start"),
+        thread: load!("sched.thread"),
+        cpu: load!("sched.cpu"),
+        sched_in: load!("sched.sched_in"),
+    };
     let mut strings = Interner::default();
     for (i, s) in d.strings.iter().enumerate() {
         if strings.intern(s) as usize != i {
@@ -478,12 +491,14 @@ fn decode_checked(
         nvtx,
         osrt,
         samples,
+        sched,
         nccl_api: d.nccl_api,
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
         osrt_by_thread: d.osrt_by_thread,
         samples_by_thread: d.samples_by_thread,
+        sched_by_thread: d.sched_by_thread,
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

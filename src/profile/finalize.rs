@@ -59,25 +59,28 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
 pub fn finalize(p: &mut FileProfile) {
     let nthreads = p.threads.len();
     let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
-    let (osrt, samples) = (&mut p.osrt, &mut p.samples);
+    let (osrt, samples, sched) = (&mut p.osrt, &mut p.samples, &mut p.sched);
     // GPU rows on one core, CPU rows on the other.
-    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges) = std::thread::scope(|s| {
-        let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
-        let ranges = (
-            sort_runtime(runtime, nthreads),
-            sort_nvtx(nvtx, nthreads),
-            sort_osrt(osrt, nthreads),
-            sort_samples(samples, nthreads),
-        );
-        if let Err(e) = gpu_done.join() {
-            std::panic::resume_unwind(e);
-        }
-        ranges
-    });
+    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges, sched_ranges) =
+        std::thread::scope(|s| {
+            let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
+            let ranges = (
+                sort_runtime(runtime, nthreads),
+                sort_nvtx(nvtx, nthreads),
+                sort_osrt(osrt, nthreads),
+                sort_samples(samples, nthreads),
+                sort_sched(sched, nthreads),
+            );
+            if let Err(e) = gpu_done.join() {
+                std::panic::resume_unwind(e);
+            }
+            ranges
+        });
     p.runtime_by_thread = rt_ranges;
     p.nvtx_by_thread = nvtx_ranges;
     p.osrt_by_thread = osrt_ranges;
     p.samples_by_thread = sample_ranges;
+    p.sched_by_thread = sched_ranges;
     // A process with activity on a device has a context there, whether or
     // not the export's context tables say so (the 2026 windows lack them).
     for l in &p.lanes {
@@ -162,6 +165,18 @@ fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
     permute(&mut c.thread, &perm);
     permute(&mut c.leaf, &perm);
     group_ranges(&c.thread, nthreads)
+}
+
+/// By (thread, start); `grouped_order` is stable, so events of one
+/// instant keep the export's order (an out and the next in may share one).
+fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &e.start;
+    let perm = grouped_order(&e.thread, nthreads, |a, b| start[a].cmp(&start[b]));
+    permute(&mut e.start, &perm);
+    permute(&mut e.thread, &perm);
+    permute(&mut e.cpu, &perm);
+    permute(&mut e.sched_in, &perm);
+    group_ranges(&e.thread, nthreads)
 }
 
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {

@@ -7,7 +7,7 @@
 use super::identity;
 use super::intern::{Interner, Sym};
 use super::model::*;
-use super::views::{GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows};
+use super::views::{GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -32,6 +32,9 @@ pub struct Profile {
     pub osrt: OsrtRows,
     /// CPU samples (empty for files without `COMPOSITE_EVENTS`).
     pub samples: SampleRows,
+    /// Threads scheduled in and out (empty for files without
+    /// `SCHED_EVENTS`).
+    pub sched: SchedRows,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -42,6 +45,8 @@ pub struct Profile {
     pub osrt_by_thread: Vec<Range<usize>>,
     /// Rows of `samples` per thread.
     pub samples_by_thread: Vec<Range<usize>>,
+    /// Rows of `sched` per thread.
+    pub sched_by_thread: Vec<Range<usize>>,
     /// Host and device names, derived once all files are in (identity.rs).
     pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
@@ -69,6 +74,7 @@ impl Profile {
             bases.nvtx += part.file.nvtx.len();
             bases.osrt += part.file.osrt.len();
             bases.samples += part.file.samples.len();
+            bases.sched += part.file.sched.len();
             parts.push(part);
         }
         p.contexts.sort();
@@ -79,6 +85,7 @@ impl Profile {
         p.nvtx = NvtxRows::new(p.parts.clone());
         p.osrt = OsrtRows::new(p.parts.clone());
         p.samples = SampleRows::new(p.parts.clone());
+        p.sched = SchedRows::new(p.parts.clone());
         p.labels = Labels::of(&p.files, &p.hosts, &p.devices);
         p
     }
@@ -92,6 +99,7 @@ impl Profile {
             nvtx: nvtx_base,
             osrt: osrt_base,
             samples: samples_base,
+            sched: sched_base,
         } = bases;
         let file = self.files.len() as u32;
         // The first file's strings are interned first, in order: its ids
@@ -147,6 +155,8 @@ impl Profile {
             .extend(one.osrt_by_thread.iter().map(|r| shift(r, osrt_base)));
         self.samples_by_thread
             .extend(one.samples_by_thread.iter().map(|r| shift(r, samples_base)));
+        self.sched_by_thread
+            .extend(one.sched_by_thread.iter().map(|r| shift(r, sched_base)));
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
@@ -165,6 +175,7 @@ impl Profile {
             nvtx_base,
             osrt_base,
             samples_base,
+            sched_base,
             lane_base,
             thread_base,
             syms: (!identity).then(|| syms.into()),
@@ -238,6 +249,7 @@ struct Bases {
     nvtx: usize,
     osrt: usize,
     samples: usize,
+    sched: usize,
 }
 
 /// How hosts and devices are named and found by name.

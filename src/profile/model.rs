@@ -318,6 +318,22 @@ pub struct CpuSamples {
 
 rows_by_start!(CpuSamples);
 
+/// Threads scheduled in and out of a CPU (`SCHED_EVENTS`, nsys
+/// `--cpuctxsw`), sorted by (thread, start); rows of one start keep the
+/// export's order.
+#[derive(Debug, Default, Clone)]
+pub struct SchedEvents {
+    /// When the thread was scheduled in or out.
+    pub start: Col<i64>,
+    pub thread: Col<ThreadId>,
+    /// The CPU (`u16::MAX` for a larger id).
+    pub cpu: Col<u16>,
+    /// Scheduled in (`isSchedIn` non-zero), else out.
+    pub sched_in: Col<bool>,
+}
+
+rows_by_start!(SchedEvents);
+
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -401,6 +417,9 @@ pub struct FileProfile {
     /// Empty when the export has no `COMPOSITE_EVENTS` (or the read was
     /// partial).
     pub samples: CpuSamples,
+    /// Empty when the export has no `SCHED_EVENTS` (or the read was
+    /// partial).
+    pub sched: SchedEvents,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -411,6 +430,8 @@ pub struct FileProfile {
     pub osrt_by_thread: Vec<Range<usize>>,
     /// Rows of `samples` per thread.
     pub samples_by_thread: Vec<Range<usize>>,
+    /// Rows of `sched` per thread.
+    pub sched_by_thread: Vec<Range<usize>>,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,
@@ -492,9 +513,20 @@ impl FileProfile {
             .unwrap_or(0..0)
     }
 
+    /// The file's scheduling events of thread `t` (its own id), by start.
+    pub fn sched_of_thread(&self, t: ThreadId) -> Range<usize> {
+        self.sched_by_thread
+            .get(t as usize)
+            .cloned()
+            .unwrap_or(0..0)
+    }
+
     /// First start and last end of every loaded or counted event, OS
     /// runtime calls and CPU samples included (a sample ends where it
-    /// starts), if any: what the capture's bounds cover.
+    /// starts), if any: what the capture's bounds cover. Scheduling
+    /// events are not: in the real exports they run from before the first
+    /// CUDA or OS runtime call to after the last, and counting them would
+    /// move every such capture's bounds.
     pub fn event_bounds(&self) -> Option<(i64, i64)> {
         let mut bounds = self.span();
         let cols: [(&[i64], &[i64]); 2] = [

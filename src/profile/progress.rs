@@ -18,6 +18,8 @@ pub enum Stage {
     Osrt,
     /// CPU samples and their leaf frames.
     Samples,
+    /// Thread scheduling events.
+    Sched,
     Linking,
     Cache,
     WritingCache,
@@ -37,6 +39,7 @@ impl Stage {
             Stage::Nvtx => "reading NVTX",
             Stage::Osrt => "reading OS runtime calls",
             Stage::Samples => "reading CPU samples",
+            Stage::Sched => "reading thread scheduling",
             Stage::Linking => "sorting and linking",
             Stage::Cache => "reading cache",
             Stage::WritingCache => "writing cache",

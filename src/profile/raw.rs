@@ -11,7 +11,7 @@ use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
 use super::spec::{
     self, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O, RuntimeColumn as R,
-    SampleColumn as S, StringColumn,
+    SampleColumn as S, SchedColumn as Sc, StringColumn,
 };
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
@@ -154,6 +154,25 @@ impl RawOsrt {
         reserve(&mut self.end, n);
         reserve(&mut self.global_tid, n);
         reserve(&mut self.name, n);
+    }
+}
+
+/// Thread scheduling events (`SCHED_EVENTS`).
+#[derive(Default)]
+pub struct RawSched {
+    pub start: Vec<i64>,
+    pub global_tid: Vec<i64>,
+    /// Saturated to `u16`.
+    pub cpu: Vec<u16>,
+    pub sched_in: Vec<bool>,
+}
+
+impl RawSched {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.start, n);
+        reserve(&mut self.global_tid, n);
+        reserve(&mut self.cpu, n);
+        reserve(&mut self.sched_in, n);
     }
 }
 
@@ -516,6 +535,37 @@ pub fn read_osrt(
         t.end.push(end);
         t.global_tid.push(global_tid);
         t.name.push(r.int(O::NameId).unwrap_or(NO_NAME));
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the thread scheduling events; one without a time, a
+/// CPU, a direction or a thread is skipped. A CPU past `u16` reads as
+/// `u16::MAX` (a negative one as 0).
+pub fn read_sched(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawSched, LoadError> {
+    let mut t = RawSched::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::SCHED);
+    scan(conn, schema, path, &read, rows, Stage::Sched, report, |r| {
+        if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
+            r.int(Sc::Start),
+            r.int(Sc::Cpu),
+            r.int(Sc::IsSchedIn),
+            r.int(Sc::GlobalTid),
+        ) {
+            t.start.push(start);
+            t.global_tid.push(global_tid);
+            t.cpu.push(cpu.clamp(0, u16::MAX as i64) as u16);
+            t.sched_in.push(sched_in != 0);
+        }
         Ok(())
     })?;
     Ok(t)

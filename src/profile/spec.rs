@@ -246,8 +246,26 @@ pub const LEAF_FRAMES: TableSpec<FrameColumn> = TableSpec {
     filter: "WHERE stackDepth = 0",
 };
 
+columns! {
+    /// The columns of the thread scheduling events (`--cpuctxsw`). Newer
+    /// exports add `threadState` and `threadBlock`, not read.
+    pub enum SchedColumn {
+        Start = "start" (required),
+        Cpu = "cpu" (required),
+        IsSchedIn = "isSchedIn" (required),
+        /// NULL in some rows: those are skipped.
+        GlobalTid = "globalTid" (required),
+    }
+}
+
+pub const SCHED: TableSpec<SchedColumn> = TableSpec {
+    table: "SCHED_EVENTS",
+    columns: SchedColumn::ALL,
+    filter: "",
+};
+
 /// Every large table the loader reads.
-pub const LOADED: [LoadedTable; 9] = [
+pub const LOADED: [LoadedTable; 10] = [
     STRINGS.loaded(),
     KERNEL.loaded(),
     MEMCPY.loaded(),
@@ -257,6 +275,7 @@ pub const LOADED: [LoadedTable; 9] = [
     OSRT.loaded(),
     SAMPLES.loaded(),
     LEAF_FRAMES.loaded(),
+    SCHED.loaded(),
 ];
 
 #[cfg(test)]

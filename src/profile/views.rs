@@ -23,6 +23,8 @@ pub(super) struct Part {
     /// … its first OS runtime call and CPU sample.
     pub(super) osrt_base: usize,
     pub(super) samples_base: usize,
+    /// … its first scheduling event.
+    pub(super) sched_base: usize,
     pub(super) lane_base: LaneId,
     pub(super) thread_base: ThreadId,
     /// The file's string ids as the capture's; `None` when they are the
@@ -431,5 +433,36 @@ impl SampleRows {
     pub fn leaf(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.samples.leaf[i])
+    }
+}
+
+/// Threads scheduled in and out of CPUs in every file: a thread's events
+/// are one run of one file's rows, sorted by time (`start`; an event has
+/// no end).
+#[derive(Debug, Clone, Default)]
+pub struct SchedRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(SchedRows, sched, sched_base, instants);
+
+impl SchedRows {
+    value!(
+        /// The CPU (`u16::MAX` for a larger id).
+        cpu: sched.cpu -> u16
+    );
+    value!(
+        /// Scheduled in, else out.
+        sched_in: sched.sched_in -> bool
+    );
+
+    #[inline]
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.sched.thread[i] + part.thread_base
     }
 }

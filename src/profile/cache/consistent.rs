@@ -10,6 +10,7 @@ use std::ops::Range;
 /// columns of one table have one length.
 pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
+    let s = &p.sched;
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[
         g.start.len(),
@@ -40,6 +41,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         ])
         && same(&[o.start.len(), o.end.len(), o.thread.len(), o.name.len()])
         && same(&[c.start.len(), c.thread.len(), c.leaf.len()])
+        && same(&[s.start.len(), s.thread.len(), s.cpu.len(), s.sched_in.len()])
         && same(&[
             p.nccl_api.thread.len(),
             p.nccl_api.start.len(),
@@ -66,6 +68,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             .chain(n.thread.iter())
             .chain(o.thread.iter())
             .chain(c.thread.iter())
+            .chain(s.thread.iter())
             .all(below(p.threads.len()))
         && g.unfinished.iter().all(below(g.len()))
         && g.unfinished.is_sorted_by(|a, b| a < b)
@@ -105,10 +108,12 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && grouped(&p.nvtx_by_thread, &n.thread, &n.start, n.len())
         && grouped(&p.osrt_by_thread, &o.thread, &o.start, o.len())
         && grouped(&p.samples_by_thread, &c.thread, &c.start, c.len())
+        && grouped(&p.sched_by_thread, &s.thread, &s.start, s.len())
         && p.runtime_by_thread.len() == p.threads.len()
         && p.nvtx_by_thread.len() == p.threads.len()
         && p.osrt_by_thread.len() == p.threads.len()
-        && p.samples_by_thread.len() == p.threads.len();
+        && p.samples_by_thread.len() == p.threads.len()
+        && p.sched_by_thread.len() == p.threads.len();
     if !groups {
         return Err("row ranges out of order or out of range (corrupted)".into());
     }

@@ -7,7 +7,7 @@ use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
 use crate::profile::raw::{
-    NO_COPY_KIND, NO_NAME, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples,
+    NO_COPY_KIND, NO_NAME, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched,
 };
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -240,6 +240,15 @@ impl State<'_> {
         out.end.append(&mut std::mem::take(&mut t.end).into());
         out.thread.append(&mut threads.into());
         out.name.append(&mut syms.into());
+    }
+
+    pub(super) fn add_sched(&mut self, t: RawSched) {
+        let threads = self.threads_of(&t.global_tid);
+        let out = &mut self.p.sched;
+        out.start.append(&mut t.start.into());
+        out.thread.append(&mut threads.into());
+        out.cpu.append(&mut t.cpu.into());
+        out.sched_in.append(&mut t.sched_in.into());
     }
 
     /// Adds the samples, each with its leaf frame's symbol (found by

@@ -10,7 +10,7 @@ use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{
-    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, Rows, Selection,
+    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched, Rows, Selection,
 };
 use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
@@ -32,13 +32,15 @@ pub struct ReadPlan {
 
 impl ReadPlan {
     /// Whether `table` is read at all under this plan.
-    /// OS runtime calls and CPU samples only in a full read: nothing but
-    /// the model (the timeline) shows them.
+    /// OS runtime calls, CPU samples and thread scheduling only in a
+    /// full read: nothing but the model (the timeline) shows them.
     pub fn reads(&self, table: Table) -> bool {
         match table {
             Table::Gpu(_) => true,
             Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
-            Table::Osrt | Table::Samples | Table::LeafFrames => self.need == Need::All,
+            Table::Osrt | Table::Samples | Table::LeafFrames | Table::Sched => {
+                self.need == Need::All
+            }
         }
     }
 
@@ -72,6 +74,7 @@ pub enum Table {
     Samples,
     /// The samples' leaf frames (joined to the samples once both are read).
     LeafFrames,
+    Sched,
 }
 
 impl Table {
@@ -84,6 +87,7 @@ impl Table {
             Table::Osrt => spec::OSRT.table,
             Table::Samples => spec::SAMPLES.table,
             Table::LeafFrames => spec::LEAF_FRAMES.table,
+            Table::Sched => spec::SCHED.table,
         }
     }
 }
@@ -97,7 +101,7 @@ fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
 }
 
 /// The large tables in the order they are converted.
-pub const TABLES: [Table; 8] = [
+pub const TABLES: [Table; 9] = [
     Table::Gpu(GpuKind::Kernel),
     Table::Gpu(GpuKind::Memcpy),
     Table::Gpu(GpuKind::Memset),
@@ -106,6 +110,7 @@ pub const TABLES: [Table; 8] = [
     Table::Osrt,
     Table::Samples,
     Table::LeafFrames,
+    Table::Sched,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -125,6 +130,7 @@ pub enum Chunk {
     Osrt(Box<RawOsrt>),
     Samples(Box<RawSamples>),
     LeafFrames(Box<RawFrames>),
+    Sched(Box<RawSched>),
     /// Runtime or NVTX rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
@@ -243,6 +249,9 @@ fn read(
         )?)),
         Table::LeafFrames => Chunk::LeafFrames(Box::new(raw::read_leaf_frames(
             conn, schema, path, job.rows, report,
+        )?)),
+        Table::Sched => Chunk::Sched(Box::new(raw::read_sched(
+            conn, schema, path, job.rows, job.hint, report,
         )?)),
     })
 }
