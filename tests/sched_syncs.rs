@@ -5,7 +5,8 @@
 
 mod common;
 use common::*;
-use rankline::profile::{CacheDir, LoadPlan, Need, Profile};
+use rankline::profile::names::strip_api_version;
+use rankline::profile::{CacheDir, LoadPlan, NONE, Need, Profile, Sym};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,140 @@ fn pid_tid(g: i64) -> (u32, u32) {
 fn thread_key(p: &Profile, t: u32) -> (u32, u32) {
     let th = &p.threads[t as usize];
     (p.processes[th.process as usize].pid, th.tid)
+}
+
+fn name(p: &Profile, s: Sym) -> String {
+    p.strings.get(s).to_string()
+}
+
+/// The real exports with `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`.
+const SYNC_FILES: [&str; 8] = [
+    "nsys2022_1_dlprof_altered.sqlite",
+    "nsys2023_1_tensorrt_nvtx_domain.sqlite",
+    "nsys2023_2_cutlass_osrt.sqlite",
+    "nsys2023_3_wsl_no_kernels.sqlite",
+    "nsys2024_6_fuser_matmul.sqlite",
+    "nsys2025_5_single_kernel_osrt.sqlite",
+    "nsys2026_2gpu_h100_nvtx.sqlite",
+    "nsys2026_2gpu_nccl_sendrecv.sqlite",
+];
+
+/// `EXISTS` a GPU row (kernel, copy, set) of `alias`'s process, context
+/// and stream, over the GPU tables `c` has; `0` when it has none.
+fn gpu_row_exists(c: &Connection, alias: &str) -> String {
+    let has = |t: &str| one(c, &format!("SELECT count(*) FROM {t}")).is_some();
+    let tables: Vec<String> = [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ]
+    .into_iter()
+    .filter(|t| has(t))
+    .map(|t| {
+        format!(
+            "EXISTS (SELECT 1 FROM {t} g WHERE (g.globalPid >> 24) & 16777215 = ({alias}.globalPid >> 24) & 16777215
+               AND g.contextId = {alias}.contextId AND g.streamId = {alias}.streamId)"
+        )
+    })
+    .collect();
+    if tables.is_empty() {
+        "0".to_string()
+    } else {
+        tables.join(" OR ")
+    }
+}
+
+/// The name of the runtime/driver call of `alias`'s process and
+/// correlation id (`''` when none), asserting there is at most one.
+fn call_name_sql(alias: &str) -> String {
+    format!(
+        "(SELECT coalesce(max(v.value), '') || CASE WHEN count(*) > 1 THEN ' (ambiguous)' ELSE '' END
+          FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds v ON v.id = r.nameId
+          WHERE r.correlationId = {alias}.correlationId
+            AND (r.globalTid >> 24) & 16777215 = ({alias}.globalPid >> 24) & 16777215)"
+    )
+}
+
+/// One sync record: (start, end, eventId, syncType, its call's name
+/// without the `_v<N>` suffix, whether a GPU row ran on its stream).
+type Sync = (i64, i64, u32, u8, String, bool);
+
+/// Per pid, its sync records in (start, rowid) order.
+fn syncs_by_sql(c: &Connection) -> BTreeMap<u32, Vec<Sync>> {
+    let q = format!(
+        "SELECT s.globalPid, s.start, s.end, s.eventId, s.syncType, {}, {}
+         FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s WHERE s.globalPid IS NOT NULL
+         ORDER BY (s.globalPid >> 24) & 16777215, s.start, s.rowid",
+        call_name_sql("s"),
+        gpu_row_exists(c, "s")
+    );
+    let mut st = c.prepare(&q).unwrap();
+    let mut out: BTreeMap<u32, Vec<Sync>> = BTreeMap::new();
+    let rows = st
+        .query_map([], |r| {
+            let name: String = r.get(5)?;
+            Ok((
+                pid_tid(r.get(0)?).0,
+                (
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)? as u32,
+                    r.get::<_, i64>(4)? as u8,
+                    strip_api_version(&name).to_string(),
+                    r.get::<_, i64>(6)? != 0,
+                ),
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (pid, sync) = row.unwrap();
+        out.entry(pid).or_default().push(sync);
+    }
+    out
+}
+
+/// The name of runtime row `call` ([`NONE`]: `""`), checked to be a call
+/// of process `process`.
+fn call_name(p: &Profile, call: u32, process: u32) -> String {
+    if call == NONE {
+        return String::new();
+    }
+    let call = call as usize;
+    assert_eq!(p.thread_process(p.runtime.thread(call)), process);
+    name(p, p.runtime.name(call))
+}
+
+fn syncs_by_model(p: &Profile) -> BTreeMap<u32, Vec<Sync>> {
+    let mut out = BTreeMap::new();
+    for (pr, rows) in p.syncs_by_process.iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let y = &p.syncs;
+        assert!(y.starts(rows.clone()).is_sorted());
+        let v: Vec<Sync> = rows
+            .clone()
+            .map(|r| {
+                assert_eq!(y.process(r), pr as u32);
+                let lane = y.lane(r);
+                if lane != NONE {
+                    let l = &p.lanes[lane as usize];
+                    assert_eq!((l.process, l.stream), (pr as u32, y.stream(r)));
+                    assert_eq!(y.device(r), l.device);
+                }
+                (
+                    y.start(r),
+                    y.end(r),
+                    y.event(r),
+                    y.sync_type(r),
+                    call_name(p, y.call(r), pr as u32),
+                    lane != NONE,
+                )
+            })
+            .collect();
+        out.insert(p.processes[pr].pid, v);
+    }
+    out
 }
 
 /// One value of `q`, `None` when it has none or its table is missing.
@@ -204,6 +339,160 @@ fn several_files_number_their_scheduling_events_in_file_order() {
     );
     for (t, rows) in p.sched_by_thread.iter().enumerate() {
         assert!(rows.clone().all(|r| p.sched.thread(r) == t as u32));
+    }
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn sync_records_and_their_calls_equal_sql_per_process() {
+    let mut linked = 0;
+    for f in SYNC_FILES {
+        let path = real_profiles().join(f);
+        let p = load(&path);
+        let c = sql(&path);
+        let want = syncs_by_sql(&c);
+        let total: usize = want.values().map(Vec::len).sum();
+        assert!(total > 0, "{f}");
+        assert_eq!(p.syncs.len(), total, "{f}");
+        assert_eq!(p.syncs_by_process.len(), p.processes.len(), "{f}");
+        let got = syncs_by_model(&p);
+        assert_eq!(got, want, "{f}");
+        assert!(
+            want.values().flatten().all(|s| !s.4.contains("ambiguous")),
+            "{f}"
+        );
+        linked += want.values().flatten().filter(|s| !s.4.is_empty()).count();
+    }
+    // Nearly every record has its call (one 2023.1 record has none).
+    assert!(linked > 700, "{linked}");
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn sync_types_are_kept_as_recorded_even_where_they_are_wrong() {
+    // nsys 2022.1 records cudaEventSynchronize (and cudaEventQuery) with
+    // syncType 2, cudaStreamWaitEvent with 3; 2026.2 the reverse; 2024.6 a
+    // cudaStreamSynchronize with 2. The records keep what was recorded.
+    let kinds = |f: &str| -> Vec<(u8, String)> {
+        let p = load(&real_profiles().join(f));
+        let mut v: Vec<(u8, String)> = (0..p.syncs.len())
+            .map(|r| {
+                let process = p.syncs.process(r);
+                (
+                    p.syncs.sync_type(r),
+                    call_name(&p, p.syncs.call(r), process),
+                )
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let pairs = |v: &[(u8, &str)]| -> Vec<(u8, String)> {
+        v.iter().map(|&(t, n)| (t, n.to_string())).collect()
+    };
+    assert_eq!(
+        kinds(SYNC_FILES[0]),
+        pairs(&[
+            (1, "cudaDeviceSynchronize"),
+            (2, "cudaEventQuery"),
+            (2, "cudaEventSynchronize"),
+            (3, "cudaStreamSynchronize"),
+            (3, "cudaStreamWaitEvent"),
+        ])
+    );
+    assert_eq!(
+        kinds(SYNC_FILES[7]),
+        pairs(&[
+            (1, "cudaEventQuery"),
+            (2, "cudaStreamWaitEvent"),
+            (3, "cudaStreamSynchronize"),
+        ])
+    );
+    assert_eq!(kinds(SYNC_FILES[4]), pairs(&[(2, "cudaStreamSynchronize")]));
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn a_sync_record_is_on_its_processs_gpu_whatever_device_it_names() {
+    // nsys 2026.2 records deviceId 0 on every sync of the process whose
+    // kernels all ran on GPU 1: the records of a process are on the GPU of
+    // its kernels, streams without kernels included.
+    for f in [SYNC_FILES[6], SYNC_FILES[7]] {
+        let path = real_profiles().join(f);
+        let p = load(&path);
+        let c = sql(&path);
+        let mut st = c
+            .prepare(
+                "SELECT DISTINCT (globalPid >> 24) & 16777215, deviceId
+                 FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1",
+            )
+            .unwrap();
+        let gpus: Vec<(u32, u32)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(gpus.len(), 2, "{f}: one GPU per process");
+        assert!(
+            one(
+                &c,
+                "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE deviceId != 0"
+            ) == Some(0),
+            "{f}"
+        );
+        let mut got: Vec<(u32, u32)> = (0..p.syncs.len())
+            .map(|r| {
+                let pid = p.processes[p.syncs.process(r) as usize].pid;
+                (pid, p.devices[p.syncs.device(r) as usize].id)
+            })
+            .collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, gpus, "{f}");
+    }
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn several_files_number_their_sync_records_in_file_order() {
+    let a = real_profiles().join(SYNC_FILES[6]);
+    let b = real_profiles().join(SYNC_FILES[7]);
+    let (pa, pb) = (load(&a), load(&b));
+    let out = rankline::profile::load(
+        &rankline::profile::files(&[a, b]),
+        &LoadPlan::default(),
+        &mut |_, _, _| {},
+    );
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let p = out.profile;
+    assert_eq!(p.syncs.len(), pa.syncs.len() + pb.syncs.len());
+    assert_eq!(p.syncs_by_process.len(), p.processes.len());
+    // The second file's records, as that file alone gives them, on its
+    // processes, lanes, devices and calls.
+    let shown = |p: &Profile, r: usize| {
+        let y = &p.syncs;
+        let lane = y.lane(r);
+        (
+            y.start(r),
+            y.end(r),
+            p.processes[y.process(r) as usize].pid,
+            call_name(p, y.call(r), y.process(r)),
+            (lane != NONE).then(|| p.lanes[lane as usize].stream),
+            p.devices.get(y.device(r) as usize).map(|d| d.id),
+        )
+    };
+    let base = pa.syncs.len();
+    for r in 0..pb.syncs.len() {
+        assert_eq!(shown(&p, base + r), shown(&pb, r), "row {r}");
+        assert_eq!(p.process_file(p.syncs.process(base + r)), 1);
+    }
+    for r in 0..pa.syncs.len() {
+        assert_eq!(shown(&p, r), shown(&pa, r), "row {r}");
+    }
+    assert!((0..pb.syncs.len()).any(|r| pb.syncs.lane(r) != NONE));
+    for (pr, rows) in p.syncs_by_process.iter().enumerate() {
+        assert!(rows.clone().all(|r| p.syncs.process(r) == pr as u32));
     }
 }
 

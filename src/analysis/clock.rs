@@ -247,6 +247,16 @@ impl Alignment {
         self.to_reference(p.thread_file(p.sched.thread(row)), p.sched.start(row))
     }
 
+    /// Start and end of a CUDA synchronization record (on its process's
+    /// file's clock, mapped).
+    pub fn sync_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = p.process_file(p.syncs.process(row));
+        (
+            self.to_reference(f, p.syncs.start(row)),
+            self.to_reference(f, p.syncs.end(row)),
+        )
+    }
+
     /// When file `file`'s capture ended (its `capture_end_ns`).
     pub fn capture_end(&self, p: &Profile, file: usize) -> Option<i64> {
         p.files[file]

@@ -63,6 +63,7 @@ struct Directory {
     osrt_by_thread: Vec<Range<usize>>,
     samples_by_thread: Vec<Range<usize>>,
     sched_by_thread: Vec<Range<usize>>,
+    syncs_by_process: Vec<Range<usize>>,
     nccl_api: NcclApiRanges,
     nccl_ops: NcclOperations,
     columns: Vec<ColumnAt>,
@@ -71,7 +72,7 @@ struct Directory {
 /// The large columns in file order, as (name, bytes).
 pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
-    let s = &p.sched;
+    let (s, y) = (&p.sched, &p.syncs);
     let shape = CACHE_NAMES
         .into_iter()
         .zip(g.details.shape.columns())
@@ -114,6 +115,16 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("sched.thread", s.thread.as_bytes()),
         ("sched.cpu", s.cpu.as_bytes()),
         ("sched.sched_in", s.sched_in.as_bytes()),
+        ("syncs.start", y.start.as_bytes()),
+        ("syncs.end", y.end.as_bytes()),
+        ("syncs.process", y.process.as_bytes()),
+        ("syncs.device", y.device.as_bytes()),
+        ("syncs.stream", y.stream.as_bytes()),
+        ("syncs.lane", y.lane.as_bytes()),
+        ("syncs.sync_type", y.sync_type.as_bytes()),
+        ("syncs.event", y.event.as_bytes()),
+        ("syncs.correlation", y.correlation.as_bytes()),
+        ("syncs.call", y.call.as_bytes()),
     ];
     out.extend(shape);
     out
@@ -216,6 +227,7 @@ fn store_limited(
         osrt_by_thread: p.osrt_by_thread.clone(),
         samples_by_thread: p.samples_by_thread.clone(),
         sched_by_thread: p.sched_by_thread.clone(),
+        syncs_by_process: p.syncs_by_process.clone(),
         nccl_api: p.nccl_api.clone(),
         nccl_ops: p.nccl_ops.clone(),
         columns: at,
@@ -471,6 +483,18 @@ fn decode_checked(
         cpu: load!("sched.cpu"),
         sched_in: load!("sched.sched_in"),
     };
+    let syncs = CudaSyncs {
+        start: load!("syncs.start"),
+        end: load!("syncs.end"),
+        process: load!("syncs.process"),
+        device: load!("syncs.device"),
+        stream: load!("syncs.stream"),
+        lane: load!("syncs.lane"),
+        sync_type: load!("syncs.sync_type"),
+        event: load!("syncs.event"),
+        correlation: load!("syncs.correlation"),
+        call: load!("syncs.call"),
+    };
     let mut strings = Interner::default();
     for (i, s) in d.strings.iter().enumerate() {
         if strings.intern(s) as usize != i {
@@ -492,6 +516,7 @@ fn decode_checked(
         osrt,
         samples,
         sched,
+        syncs,
         nccl_api: d.nccl_api,
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
@@ -499,6 +524,7 @@ fn decode_checked(
         osrt_by_thread: d.osrt_by_thread,
         samples_by_thread: d.samples_by_thread,
         sched_by_thread: d.sched_by_thread,
+        syncs_by_process: d.syncs_by_process,
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

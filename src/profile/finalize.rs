@@ -81,6 +81,7 @@ pub fn finalize(p: &mut FileProfile) {
     p.osrt_by_thread = osrt_ranges;
     p.samples_by_thread = sample_ranges;
     p.sched_by_thread = sched_ranges;
+    p.syncs_by_process = sort_syncs(&mut p.syncs, p.processes.len());
     // A process with activity on a device has a context there, whether or
     // not the export's context tables say so (the 2026 windows lack them).
     for l in &p.lanes {
@@ -92,7 +93,14 @@ pub fn finalize(p: &mut FileProfile) {
     }
     p.contexts.sort();
     p.contexts.dedup();
-    link_launches(p);
+    let calls = call_index(p);
+    link_launches(p, &calls);
+    link_calls(
+        &calls,
+        &p.syncs.process,
+        &p.syncs.correlation,
+        &mut p.syncs.call,
+    );
 }
 
 fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
@@ -179,6 +187,35 @@ fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
     group_ranges(&e.thread, nthreads)
 }
 
+/// By (process, start), stable.
+fn sort_syncs(y: &mut CudaSyncs, nproc: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &y.start;
+    let perm = grouped_order(&y.process, nproc, |a, b| start[a].cmp(&start[b]));
+    let CudaSyncs {
+        start,
+        end,
+        process,
+        device,
+        stream,
+        lane,
+        sync_type,
+        event,
+        correlation,
+        call,
+    } = y;
+    permute(start, &perm);
+    permute(end, &perm);
+    permute(process, &perm);
+    permute(device, &perm);
+    permute(stream, &perm);
+    permute(lane, &perm);
+    permute(sync_type, &perm);
+    permute(event, &perm);
+    permute(correlation, &perm);
+    permute(call, &perm);
+    group_ranges(&y.process, nproc)
+}
+
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &r.start;
     let perm = grouped_order(&r.thread, nthreads, |a, b| start[a].cmp(&start[b]));
@@ -244,7 +281,8 @@ impl CallIndex {
     }
 }
 
-fn link_launches(p: &mut FileProfile) {
+/// Each process's runtime/driver calls by correlation id.
+fn call_index(p: &FileProfile) -> Vec<CallIndex> {
     let r = &p.runtime;
     let nproc = p.processes.len();
     let mut max = vec![0u32; nproc];
@@ -287,6 +325,11 @@ fn link_launches(p: &mut FileProfile) {
             }
         }
     }
+    index
+}
+
+/// GPU rows' launch calls, lane by lane.
+fn link_launches(p: &mut FileProfile, index: &[CallIndex]) {
     let g = &mut p.gpu;
     for lane in &p.lanes {
         let ix = &index[lane.process as usize];
@@ -296,6 +339,17 @@ fn link_launches(p: &mut FileProfile) {
                 g.launch[i] = ix.get(c);
             }
         }
+    }
+}
+
+/// `call[i]`: the call of `process[i]` with correlation id
+/// `correlation[i]`, or [`NONE`] (id 0 is no id).
+fn link_calls(index: &[CallIndex], process: &[ProcId], correlation: &[u32], call: &mut [u32]) {
+    for ((&pr, &c), call) in process.iter().zip(correlation).zip(call) {
+        *call = match index.get(pr as usize) {
+            Some(ix) if c != 0 => ix.get(c),
+            _ => NONE,
+        };
     }
 }
 

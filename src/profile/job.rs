@@ -7,7 +7,9 @@
 use super::identity;
 use super::intern::{Interner, Sym};
 use super::model::*;
-use super::views::{GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows};
+use super::views::{
+    GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows, SyncRows,
+};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -35,6 +37,9 @@ pub struct Profile {
     /// Threads scheduled in and out (empty for files without
     /// `SCHED_EVENTS`).
     pub sched: SchedRows,
+    /// CUDA synchronization records (empty for files without
+    /// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`).
+    pub syncs: SyncRows,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -47,6 +52,8 @@ pub struct Profile {
     pub samples_by_thread: Vec<Range<usize>>,
     /// Rows of `sched` per thread.
     pub sched_by_thread: Vec<Range<usize>>,
+    /// Rows of `syncs` per process.
+    pub syncs_by_process: Vec<Range<usize>>,
     /// Host and device names, derived once all files are in (identity.rs).
     pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
@@ -75,6 +82,7 @@ impl Profile {
             bases.osrt += part.file.osrt.len();
             bases.samples += part.file.samples.len();
             bases.sched += part.file.sched.len();
+            bases.syncs += part.file.syncs.len();
             parts.push(part);
         }
         p.contexts.sort();
@@ -86,6 +94,7 @@ impl Profile {
         p.osrt = OsrtRows::new(p.parts.clone());
         p.samples = SampleRows::new(p.parts.clone());
         p.sched = SchedRows::new(p.parts.clone());
+        p.syncs = SyncRows::new(p.parts.clone());
         p.labels = Labels::of(&p.files, &p.hosts, &p.devices);
         p
     }
@@ -100,6 +109,7 @@ impl Profile {
             osrt: osrt_base,
             samples: samples_base,
             sched: sched_base,
+            syncs: syncs_base,
         } = bases;
         let file = self.files.len() as u32;
         // The first file's strings are interned first, in order: its ids
@@ -157,6 +167,8 @@ impl Profile {
             .extend(one.samples_by_thread.iter().map(|r| shift(r, samples_base)));
         self.sched_by_thread
             .extend(one.sched_by_thread.iter().map(|r| shift(r, sched_base)));
+        self.syncs_by_process
+            .extend(one.syncs_by_process.iter().map(|r| shift(r, syncs_base)));
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
@@ -176,8 +188,11 @@ impl Profile {
             osrt_base,
             samples_base,
             sched_base,
+            syncs_base,
             lane_base,
             thread_base,
+            proc_base,
+            devices: devices.into(),
             syms: (!identity).then(|| syms.into()),
         }
     }
@@ -221,6 +236,11 @@ impl Profile {
         self.threads[t as usize].process
     }
 
+    /// The file a process's events come from.
+    pub fn process_file(&self, pr: ProcId) -> usize {
+        self.processes[pr as usize].file as usize
+    }
+
     /// The file a thread's events come from.
     pub fn thread_file(&self, t: ThreadId) -> usize {
         self.processes[self.thread_process(t) as usize].file as usize
@@ -250,6 +270,7 @@ struct Bases {
     osrt: usize,
     samples: usize,
     sched: usize,
+    syncs: usize,
 }
 
 /// How hosts and devices are named and found by name.

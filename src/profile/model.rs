@@ -334,6 +334,45 @@ pub struct SchedEvents {
 
 rows_by_start!(SchedEvents);
 
+/// CUDA synchronization records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`:
+/// a stream, event, context or device sync call's wait), sorted by
+/// (process, start); rows of one start keep the export's order.
+#[derive(Debug, Default, Clone)]
+pub struct CudaSyncs {
+    pub start: Col<i64>,
+    /// Never before the start.
+    pub end: Col<i64>,
+    pub process: Col<ProcId>,
+    /// The GPU: its lane's, else its context's, else the one its
+    /// `deviceId` names (mapped as GPU rows' are), else [`NONE`] (no
+    /// device is made for a sync). The recorded `deviceId` comes last: nsys
+    /// 2026.2 records 0 for a process whose work all ran on GPU 1.
+    pub device: Col<DevId>,
+    /// `streamId` as recorded (saturated).
+    pub stream: Col<u32>,
+    /// The lane of (process, context, stream) when GPU rows made one, else
+    /// [`NONE`] (no lane is made for a sync).
+    pub lane: Col<LaneId>,
+    /// `syncType` as recorded (saturated), not interpreted here: nsys
+    /// 2022.1 and 2024.5 exports record wrong ones; what a sync waited for
+    /// is decided from its call's name.
+    pub sync_type: Col<u8>,
+    /// `eventId` as recorded (saturated); [`NO_EVENT`] when the sync waited
+    /// for no event.
+    pub event: Col<u32>,
+    /// 0 when the export gives none.
+    pub correlation: Col<u32>,
+    /// The runtime/driver call (a row of `runtime`) of the same process and
+    /// correlation id, linked as GPU rows are to their launches; [`NONE`]
+    /// when absent.
+    pub call: Col<u32>,
+}
+
+/// `eventId` of a sync record that waited for no event.
+pub const NO_EVENT: u32 = u32::MAX;
+
+rows_by_start!(CudaSyncs);
+
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -420,6 +459,9 @@ pub struct FileProfile {
     /// Empty when the export has no `SCHED_EVENTS` (or the read was
     /// partial).
     pub sched: SchedEvents,
+    /// Empty when the export has no `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`
+    /// (or the read was partial).
+    pub syncs: CudaSyncs,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -432,6 +474,8 @@ pub struct FileProfile {
     pub samples_by_thread: Vec<Range<usize>>,
     /// Rows of `sched` per thread.
     pub sched_by_thread: Vec<Range<usize>>,
+    /// Rows of `syncs` per process.
+    pub syncs_by_process: Vec<Range<usize>>,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,

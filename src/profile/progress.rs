@@ -20,6 +20,8 @@ pub enum Stage {
     Samples,
     /// Thread scheduling events.
     Sched,
+    /// CUDA synchronization records.
+    Syncs,
     Linking,
     Cache,
     WritingCache,
@@ -40,6 +42,7 @@ impl Stage {
             Stage::Osrt => "reading OS runtime calls",
             Stage::Samples => "reading CPU samples",
             Stage::Sched => "reading thread scheduling",
+            Stage::Syncs => "reading CUDA synchronization",
             Stage::Linking => "sorting and linking",
             Stage::Cache => "reading cache",
             Stage::WritingCache => "writing cache",

@@ -11,7 +11,7 @@ use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
 use super::spec::{
     self, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O, RuntimeColumn as R,
-    SampleColumn as S, SchedColumn as Sc, StringColumn,
+    SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
 };
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
@@ -174,6 +174,52 @@ impl RawSched {
         reserve(&mut self.cpu, n);
         reserve(&mut self.sched_in, n);
     }
+}
+
+/// CUDA synchronization records.
+#[derive(Default)]
+pub struct RawSyncs {
+    pub start: Vec<i64>,
+    /// Never before the start.
+    pub end: Vec<i64>,
+    /// Plain pid.
+    pub pid: Vec<u32>,
+    /// The CUDA ordinal the process saw.
+    pub device: Vec<u32>,
+    pub context: Vec<u32>,
+    pub stream: Vec<u32>,
+    /// 0 when NULL.
+    pub correlation: Vec<u32>,
+    /// `syncType` as recorded, saturated.
+    pub sync_type: Vec<u8>,
+    /// `eventId` as recorded, saturated.
+    pub event: Vec<u32>,
+}
+
+impl RawSyncs {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.start, n);
+        reserve(&mut self.end, n);
+        reserve(&mut self.pid, n);
+        reserve(&mut self.device, n);
+        reserve(&mut self.context, n);
+        reserve(&mut self.stream, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.sync_type, n);
+        reserve(&mut self.event, n);
+    }
+}
+
+/// `v` as a `u32`, saturated (a damaged file's id stays an id no row has,
+/// never wraps onto another).
+pub(crate) fn sat_u32(v: i64) -> u32 {
+    v.clamp(0, u32::MAX as i64) as u32
+}
+
+/// A correlation id as the GPU and runtime rows read theirs, so that
+/// links by it are theirs; 0 (none) when NULL.
+fn correlation(v: Option<i64>) -> u32 {
+    v.map_or(0, |c| c as u32)
 }
 
 /// CPU sampling events (`COMPOSITE_EVENTS`).
@@ -566,6 +612,50 @@ pub fn read_sched(
             t.cpu.push(cpu.clamp(0, u16::MAX as i64) as u16);
             t.sched_in.push(sched_in != 0);
         }
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the CUDA synchronization records. One without a
+/// process (`globalPid` NULL) or a value its table declares NOT NULL is
+/// skipped; `syncType` is kept as recorded (real exports record wrong ones:
+/// what a sync waited for is decided from its call's name).
+pub fn read_syncs(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawSyncs, LoadError> {
+    let mut t = RawSyncs::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::SYNCS);
+    scan(conn, schema, path, &read, rows, Stage::Syncs, report, |r| {
+        let (Some(start), Some(end), Some(global_pid)) =
+            (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
+        else {
+            return Ok(());
+        };
+        let (Some(device), Some(context), Some(stream), Some(sync_type), Some(event)) = (
+            r.int(Sy::DeviceId),
+            r.int(Sy::ContextId),
+            r.int(Sy::StreamId),
+            r.int(Sy::SyncType),
+            r.int(Sy::EventId),
+        ) else {
+            return Ok(());
+        };
+        t.start.push(start);
+        t.end.push(end.max(start));
+        t.pid.push(decode(global_pid).pid);
+        t.device.push(sat_u32(device));
+        t.context.push(sat_u32(context));
+        t.stream.push(sat_u32(stream));
+        t.correlation.push(correlation(r.int(Sy::CorrelationId)));
+        t.sync_type.push(sync_type.clamp(0, u8::MAX as i64) as u8);
+        t.event.push(sat_u32(event));
         Ok(())
     })?;
     Ok(t)

@@ -264,8 +264,30 @@ pub const SCHED: TableSpec<SchedColumn> = TableSpec {
     filter: "",
 };
 
+columns! {
+    /// The columns of the CUDA synchronization records. Newer exports add
+    /// `greenContextId`, `deprecatedSyncType` and `eventSyncId`, not read.
+    pub enum SyncColumn {
+        Start = "start" (required),
+        End = "end" (required),
+        DeviceId = "deviceId" (required),
+        ContextId = "contextId" (required),
+        StreamId = "streamId" (required),
+        CorrelationId = "correlationId",
+        GlobalPid = "globalPid",
+        SyncType = "syncType" (required),
+        EventId = "eventId" (required),
+    }
+}
+
+pub const SYNCS: TableSpec<SyncColumn> = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    columns: SyncColumn::ALL,
+    filter: "",
+};
+
 /// Every large table the loader reads.
-pub const LOADED: [LoadedTable; 10] = [
+pub const LOADED: [LoadedTable; 11] = [
     STRINGS.loaded(),
     KERNEL.loaded(),
     MEMCPY.loaded(),
@@ -276,6 +298,7 @@ pub const LOADED: [LoadedTable; 10] = [
     SAMPLES.loaded(),
     LEAF_FRAMES.loaded(),
     SCHED.loaded(),
+    SYNCS.loaded(),
 ];
 
 #[cfg(test)]

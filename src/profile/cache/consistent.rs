@@ -10,7 +10,7 @@ use std::ops::Range;
 /// columns of one table have one length.
 pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
-    let s = &p.sched;
+    let (s, y) = (&p.sched, &p.syncs);
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[
         g.start.len(),
@@ -43,6 +43,18 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && same(&[c.start.len(), c.thread.len(), c.leaf.len()])
         && same(&[s.start.len(), s.thread.len(), s.cpu.len(), s.sched_in.len()])
         && same(&[
+            y.start.len(),
+            y.end.len(),
+            y.process.len(),
+            y.device.len(),
+            y.stream.len(),
+            y.lane.len(),
+            y.sync_type.len(),
+            y.event.len(),
+            y.correlation.len(),
+            y.call.len(),
+        ])
+        && same(&[
             p.nccl_api.thread.len(),
             p.nccl_api.start.len(),
             p.nccl_api.end.len(),
@@ -58,6 +70,8 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
     }
     let below = |n: usize| move |&i: &u32| (i as usize) < n;
     let strings = below(p.strings.len());
+    // A link column's ids: in range, or none.
+    let below_or_none = |n: usize| move |&i: &u32| i == NONE || (i as usize) < n;
     let ids = g.lane.iter().all(below(p.lanes.len()))
         && g.detail.iter().all(below(g.details.len()))
         && g.launch
@@ -98,7 +112,11 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             (l.device as usize) < p.devices.len() && (l.process as usize) < p.processes.len()
         })
         && p.nccl_api.thread.iter().all(below(p.threads.len()))
-        && p.nccl_ops.process.iter().all(below(p.processes.len()));
+        && p.nccl_ops.process.iter().all(below(p.processes.len()))
+        && y.process.iter().all(below(p.processes.len()))
+        && y.device.iter().all(below_or_none(p.devices.len()))
+        && y.lane.iter().all(below_or_none(p.lanes.len()))
+        && y.call.iter().all(below_or_none(r.len()));
     if !ids {
         return Err("an id out of range (corrupted)".into());
     }
@@ -109,11 +127,13 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && grouped(&p.osrt_by_thread, &o.thread, &o.start, o.len())
         && grouped(&p.samples_by_thread, &c.thread, &c.start, c.len())
         && grouped(&p.sched_by_thread, &s.thread, &s.start, s.len())
+        && grouped(&p.syncs_by_process, &y.process, &y.start, y.len())
         && p.runtime_by_thread.len() == p.threads.len()
         && p.nvtx_by_thread.len() == p.threads.len()
         && p.osrt_by_thread.len() == p.threads.len()
         && p.samples_by_thread.len() == p.threads.len()
-        && p.sched_by_thread.len() == p.threads.len();
+        && p.sched_by_thread.len() == p.threads.len()
+        && p.syncs_by_process.len() == p.processes.len();
     if !groups {
         return Err("row ranges out of order or out of range (corrupted)".into());
     }
@@ -123,6 +143,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && ordered(&r.start, &r.end)
         && ordered(&n.start, &n.end)
         && ordered(&o.start, &o.end)
+        && ordered(&y.start, &y.end)
         && ordered(&p_api.start, &p_api.end))
     {
         return Err("an event ends before it starts (corrupted)".into());

@@ -10,7 +10,8 @@ use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{
-    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched, Rows, Selection,
+    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched, RawSyncs, Rows,
+    Selection,
 };
 use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
@@ -38,7 +39,7 @@ impl ReadPlan {
         match table {
             Table::Gpu(_) => true,
             Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
-            Table::Osrt | Table::Samples | Table::LeafFrames | Table::Sched => {
+            Table::Osrt | Table::Samples | Table::LeafFrames | Table::Sched | Table::Syncs => {
                 self.need == Need::All
             }
         }
@@ -75,6 +76,9 @@ pub enum Table {
     /// The samples' leaf frames (joined to the samples once both are read).
     LeafFrames,
     Sched,
+    /// CUDA synchronization records: after the GPU tables, whose lanes
+    /// they find.
+    Syncs,
 }
 
 impl Table {
@@ -88,6 +92,7 @@ impl Table {
             Table::Samples => spec::SAMPLES.table,
             Table::LeafFrames => spec::LEAF_FRAMES.table,
             Table::Sched => spec::SCHED.table,
+            Table::Syncs => spec::SYNCS.table,
         }
     }
 }
@@ -101,7 +106,7 @@ fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
 }
 
 /// The large tables in the order they are converted.
-pub const TABLES: [Table; 9] = [
+pub const TABLES: [Table; 10] = [
     Table::Gpu(GpuKind::Kernel),
     Table::Gpu(GpuKind::Memcpy),
     Table::Gpu(GpuKind::Memset),
@@ -111,6 +116,7 @@ pub const TABLES: [Table; 9] = [
     Table::Samples,
     Table::LeafFrames,
     Table::Sched,
+    Table::Syncs,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -131,6 +137,7 @@ pub enum Chunk {
     Samples(Box<RawSamples>),
     LeafFrames(Box<RawFrames>),
     Sched(Box<RawSched>),
+    Syncs(Box<RawSyncs>),
     /// Runtime or NVTX rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
@@ -251,6 +258,9 @@ fn read(
             conn, schema, path, job.rows, report,
         )?)),
         Table::Sched => Chunk::Sched(Box::new(raw::read_sched(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::Syncs => Chunk::Syncs(Box::new(raw::read_syncs(
             conn, schema, path, job.rows, job.hint, report,
         )?)),
     })
