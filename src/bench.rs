@@ -58,9 +58,9 @@ fn events(p: &Profile) -> usize {
 }
 
 /// The rows read of the tables only a full read reads: OS runtime calls,
-/// CPU samples, scheduling events, CUDA sync records.
+/// CPU samples, scheduling events, CUDA sync and event records.
 fn other_rows(p: &Profile) -> usize {
-    p.osrt.len() + p.samples.len() + p.sched.len() + p.syncs.len()
+    p.osrt.len() + p.samples.len() + p.sched.len() + p.syncs.len() + p.cuda_events.len()
 }
 
 /// Runs the benchmark: the `sqlite3` baseline here, then each measured
@@ -500,7 +500,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         rate_line(open)
     );
     println!(
-        "  model: {} GPU rows, {} runtime calls, {} NVTX, {} other rows read (OS runtime, samples, scheduling, CUDA syncs) = {n} events",
+        "  model: {} GPU rows, {} runtime calls, {} NVTX, {} other rows read (OS runtime, samples, scheduling, CUDA syncs and events) = {n} events",
         p.gpu.len(),
         p.runtime.len(),
         p.nvtx.len(),

@@ -496,6 +496,136 @@ fn several_files_number_their_sync_records_in_file_order() {
     }
 }
 
+/// The real exports with `CUPTI_ACTIVITY_KIND_CUDA_EVENT`, and its rows.
+const EVENT_FILES: [(&str, usize); 5] = [
+    ("nsys2022_1_dlprof_altered.sqlite", 59),
+    ("nsys2023_2_cutlass_osrt.sqlite", 2),
+    ("nsys2023_3_wsl_no_kernels.sqlite", 2),
+    ("nsys2026_2gpu_h100_nvtx.sqlite", 0),
+    ("nsys2026_2gpu_nccl_sendrecv.sqlite", 0),
+];
+
+/// One event record: (eventId, streamId, its call's name without the
+/// `_v<N>` suffix, its call's start, timestamp, whether a GPU row ran on
+/// its stream).
+type Event = (u32, u32, String, Option<i64>, i64, bool);
+
+/// Per pid, its event records in (eventId, start of the call (records
+/// without one first), rowid) order.
+fn events_by_sql(c: &Connection) -> BTreeMap<u32, Vec<Event>> {
+    let has_timestamp = c
+        .prepare("SELECT timestamp FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT")
+        .is_ok();
+    let timestamp = if has_timestamp {
+        "coalesce(e.timestamp, 0)"
+    } else {
+        "0"
+    };
+    let call_start = "(SELECT min(r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+          WHERE r.correlationId = e.correlationId
+            AND (r.globalTid >> 24) & 16777215 = (e.globalPid >> 24) & 16777215)";
+    let q = format!(
+        "SELECT e.globalPid, e.eventId, e.streamId, {}, {call_start}, {timestamp}, {}
+         FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT e WHERE e.globalPid IS NOT NULL
+         ORDER BY (e.globalPid >> 24) & 16777215, e.eventId, {call_start} IS NOT NULL,
+           {call_start}, e.rowid",
+        call_name_sql("e"),
+        gpu_row_exists(c, "e")
+    );
+    let mut st = c.prepare(&q).unwrap();
+    let mut out: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
+    let rows = st
+        .query_map([], |r| {
+            let name: String = r.get(3)?;
+            Ok((
+                pid_tid(r.get(0)?).0,
+                (
+                    r.get::<_, i64>(1)? as u32,
+                    r.get::<_, i64>(2)? as u32,
+                    strip_api_version(&name).to_string(),
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)? != 0,
+                ),
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (pid, e) = row.unwrap();
+        out.entry(pid).or_default().push(e);
+    }
+    out
+}
+
+fn events_by_model(p: &Profile) -> BTreeMap<u32, Vec<Event>> {
+    let mut out = BTreeMap::new();
+    let e = &p.cuda_events;
+    for (pr, rows) in p.cuda_events_by_process.iter().enumerate() {
+        if rows.is_empty() {
+            continue;
+        }
+        let v: Vec<Event> = rows
+            .clone()
+            .map(|r| {
+                assert_eq!(e.process(r), pr as u32);
+                let lane = e.lane(r);
+                if lane != NONE {
+                    let l = &p.lanes[lane as usize];
+                    assert_eq!((l.process, l.stream), (pr as u32, e.stream(r)));
+                    assert_eq!(e.device(r), l.device);
+                }
+                let call = e.call(r);
+                (
+                    e.event(r),
+                    e.stream(r),
+                    call_name(p, call, pr as u32),
+                    (call != NONE).then(|| p.runtime.start(call as usize)),
+                    e.timestamp(r),
+                    lane != NONE,
+                )
+            })
+            .collect();
+        out.insert(p.processes[pr].pid, v);
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn event_records_and_their_record_calls_equal_sql_per_process() {
+    for (f, rows) in EVENT_FILES {
+        let path = real_profiles().join(f);
+        let p = load(&path);
+        let c = sql(&path);
+        assert_eq!(
+            one(&c, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT"),
+            Some(rows as i64),
+            "{f}"
+        );
+        let want = events_by_sql(&c);
+        assert_eq!(want.values().map(Vec::len).sum::<usize>(), rows, "{f}");
+        assert_eq!(p.cuda_events.len(), rows, "{f}");
+        assert_eq!(p.cuda_events_by_process.len(), p.processes.len(), "{f}");
+        assert_eq!(events_by_model(&p), want, "{f}");
+        // Each has its call, a cudaEventRecord (cuEventRecord in the
+        // driver-API capture).
+        for e in want.values().flatten() {
+            assert!(
+                ["cudaEventRecord", "cuEventRecord"].contains(&e.2.as_str()),
+                "{f}: {e:?}"
+            );
+        }
+    }
+    // The 2022.1 records: 15 events, most recorded more than once.
+    let p = load(&real_profiles().join(EVENT_FILES[0].0));
+    let mut ids: Vec<u32> = (0..p.cuda_events.len())
+        .map(|r| p.cuda_events.event(r))
+        .collect();
+    assert!(ids.is_sorted());
+    ids.dedup();
+    assert_eq!(ids.len(), 15);
+}
+
 /// A small export of the tables of this file, columns as nsys 2025.5
 /// declares them, with `rest` run after the DDL.
 fn small_export(dir: &Path, rest: &str) -> PathBuf {
@@ -541,4 +671,162 @@ fn scheduling_events_keep_file_order_at_one_instant_and_saturate_the_cpu() {
         ]
     );
     assert_eq!(got[&(100, 102)], [(30, 2, true)]);
+}
+
+/// Sync and event records of pid 100 (thread 101) around one kernel on
+/// stream 7: records on stream 9 (no GPU row there), records without a
+/// call or a process, values out of range, events recorded twice (their
+/// calls in the file in the other order). Columns as nsys declares them
+/// (2022.1 syncs, 2026.2 events with `timestamp`).
+fn stream_export(dir: &Path) -> PathBuf {
+    small_export(
+        dir,
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+           deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+           correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+           shortName INTEGER NOT NULL);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+           eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
+           nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL,
+           end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+           streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+           syncType INTEGER NOT NULL, eventId INTEGER NOT NULL);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (timestamp INTEGER,
+           deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
+           streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+           eventId INTEGER NOT NULL, eventSyncId INTEGER);
+         INSERT INTO StringIds VALUES (1, 'gemm'), (2, 'cudaStreamSynchronize_v3020'),
+           (3, 'cudaEventRecord_v3020'), (4, 'cudaEventSynchronize_v3020');
+         INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 3, 1, 7, 1, 1677721600, 1, 1);
+         INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+           (300, 400, 0, 1677721701, 10, 2, 0, NULL),
+           (500, 510, 0, 1677721701, 11, 3, 0, NULL),
+           (450, 460, 0, 1677721701, 12, 3, 0, NULL),
+           (600, 700, 0, 1677721701, 13, 4, 0, NULL);
+         INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES
+           (310, 390, 3, 1, 7, 10, 1677721600, 3, 4294967295),
+           (610, 605, 0, 1, 9, 13, 1677721600, 300, 5),
+           (10, 20, 3, 1, 7, NULL, 1677721600, 1, 4294967295),
+           (30, 40, 3, 1, 7, 10, NULL, 1, 4294967295);
+         INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES
+           (NULL, 3, 1, NULL, 7, 11, 1677721600, 5, NULL),
+           (480, 0, 1, NULL, 9, 12, 1677721600, 5, NULL),
+           (0, 3, 1, NULL, 7, 99, 1677721600, 5, NULL),
+           (700, 3, 1, NULL, 7, 11, NULL, 6, NULL),
+           (0, 3, 1, NULL, 7, NULL, 1677721600, 99999999999, NULL);",
+    )
+}
+
+#[test]
+fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
+    use rankline::analysis::clock::Alignment;
+    let dir = temp_dir("sched_syncs_small_streams");
+    let p = load(&stream_export(&dir));
+    let stream7 = p.gpu.lane(0);
+    let gpu = p.lanes[stream7 as usize].device;
+    assert_eq!(p.devices[gpu as usize].id, 3);
+    // Syncs by start; the one without a process is skipped.
+    let y = &p.syncs;
+    let got: Vec<_> = (0..y.len())
+        .map(|r| {
+            (
+                (y.start(r), y.end(r)),
+                (y.sync_type(r), y.event(r), y.stream(r)),
+                call_name(&p, y.call(r), y.process(r)),
+                (y.lane(r), y.device(r)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ((10, 20), (1, u32::MAX, 7), String::new(), (stream7, gpu)),
+            (
+                (310, 390),
+                (3, u32::MAX, 7),
+                "cudaStreamSynchronize".into(),
+                (stream7, gpu)
+            ),
+            // Ends no earlier than it starts; syncType saturated; no lane on
+            // stream 9, its GPU its context's (not the device 0 it names).
+            (
+                (610, 610),
+                (255, 5, 9),
+                "cudaEventSynchronize".into(),
+                (NONE, gpu)
+            ),
+        ]
+    );
+    assert_eq!(p.syncs_by_process, [0..3]);
+    // Events by (event, start of the call; none first); the one without a
+    // process is skipped; an eventId past u32 saturates.
+    let e = &p.cuda_events;
+    let got: Vec<_> = (0..e.len())
+        .map(|r| {
+            let call = e.call(r);
+            (
+                e.event(r),
+                (call != NONE).then(|| p.runtime.start(call as usize)),
+                e.timestamp(r),
+                (e.lane(r), e.device(r)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (5, None, 0, (stream7, gpu)),
+            (5, Some(450), 480, (NONE, gpu)),
+            (5, Some(500), 0, (stream7, gpu)),
+            (u32::MAX, None, 0, (stream7, gpu)),
+        ]
+    );
+    assert_eq!(call_name(&p, e.call(1), e.process(1)), "cudaEventRecord");
+    assert_eq!(p.cuda_events_by_process, [0..4]);
+    // One file: its times are the reference clock's; a timestamp of 0 was
+    // not collected.
+    let clock = Alignment::default();
+    assert_eq!(clock.sync_span(&p, 2), (610, 610));
+    assert_eq!(clock.cuda_event_time(&p, 1), Some(480));
+    assert_eq!(clock.cuda_event_time(&p, 0), None);
+    // Nothing was made for the records: one lane, the GPU of the kernel.
+    assert_eq!((p.lanes.len(), p.devices.len()), (1, 1));
+}
+
+#[test]
+fn sync_and_event_records_come_back_from_the_cache() {
+    let dir = temp_dir("sched_syncs_small_streams_cache");
+    let path = stream_export(&dir);
+    let plan = LoadPlan::cached(Some(&CacheDir {
+        dir: dir.join("cache"),
+        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
+    }));
+    let fresh = load_with(&path, &plan);
+    let out = rankline::profile::load(
+        &rankline::profile::files(std::slice::from_ref(&path)),
+        &plan,
+        &mut |_, _, _| {},
+    );
+    assert!(
+        out.errors.is_empty() && out.notes.is_empty(),
+        "{:?}",
+        out.notes
+    );
+    assert!(matches!(
+        out.cache_use[..],
+        [rankline::profile::CacheUse::Opened(_)]
+    ));
+    let cached = out.profile;
+    assert_eq!(syncs_by_model(&cached), syncs_by_model(&fresh));
+    assert_eq!(events_by_model(&cached), events_by_model(&fresh));
+    assert_eq!(cached.syncs.len(), 3);
+    assert_eq!(cached.cuda_events.len(), 4);
+    let devices = |p: &Profile| {
+        (0..p.syncs.len())
+            .map(|r| p.syncs.device(r))
+            .chain((0..p.cuda_events.len()).map(|r| p.cuda_events.device(r)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(devices(&cached), devices(&fresh));
 }

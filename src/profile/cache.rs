@@ -64,6 +64,7 @@ struct Directory {
     samples_by_thread: Vec<Range<usize>>,
     sched_by_thread: Vec<Range<usize>>,
     syncs_by_process: Vec<Range<usize>>,
+    cuda_events_by_process: Vec<Range<usize>>,
     nccl_api: NcclApiRanges,
     nccl_ops: NcclOperations,
     columns: Vec<ColumnAt>,
@@ -72,7 +73,7 @@ struct Directory {
 /// The large columns in file order, as (name, bytes).
 pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
-    let (s, y) = (&p.sched, &p.syncs);
+    let (s, y, e) = (&p.sched, &p.syncs, &p.cuda_events);
     let shape = CACHE_NAMES
         .into_iter()
         .zip(g.details.shape.columns())
@@ -125,6 +126,14 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("syncs.event", y.event.as_bytes()),
         ("syncs.correlation", y.correlation.as_bytes()),
         ("syncs.call", y.call.as_bytes()),
+        ("cuda_events.process", e.process.as_bytes()),
+        ("cuda_events.device", e.device.as_bytes()),
+        ("cuda_events.stream", e.stream.as_bytes()),
+        ("cuda_events.lane", e.lane.as_bytes()),
+        ("cuda_events.event", e.event.as_bytes()),
+        ("cuda_events.correlation", e.correlation.as_bytes()),
+        ("cuda_events.call", e.call.as_bytes()),
+        ("cuda_events.timestamp", e.timestamp.as_bytes()),
     ];
     out.extend(shape);
     out
@@ -228,6 +237,7 @@ fn store_limited(
         samples_by_thread: p.samples_by_thread.clone(),
         sched_by_thread: p.sched_by_thread.clone(),
         syncs_by_process: p.syncs_by_process.clone(),
+        cuda_events_by_process: p.cuda_events_by_process.clone(),
         nccl_api: p.nccl_api.clone(),
         nccl_ops: p.nccl_ops.clone(),
         columns: at,
@@ -495,6 +505,16 @@ fn decode_checked(
         correlation: load!("syncs.correlation"),
         call: load!("syncs.call"),
     };
+    let cuda_events = CudaEvents {
+        process: load!("cuda_events.process"),
+        device: load!("cuda_events.device"),
+        stream: load!("cuda_events.stream"),
+        lane: load!("cuda_events.lane"),
+        event: load!("cuda_events.event"),
+        correlation: load!("cuda_events.correlation"),
+        call: load!("cuda_events.call"),
+        timestamp: load!("cuda_events.timestamp"),
+    };
     let mut strings = Interner::default();
     for (i, s) in d.strings.iter().enumerate() {
         if strings.intern(s) as usize != i {
@@ -517,6 +537,7 @@ fn decode_checked(
         samples,
         sched,
         syncs,
+        cuda_events,
         nccl_api: d.nccl_api,
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
@@ -525,6 +546,7 @@ fn decode_checked(
         samples_by_thread: d.samples_by_thread,
         sched_by_thread: d.sched_by_thread,
         syncs_by_process: d.syncs_by_process,
+        cuda_events_by_process: d.cuda_events_by_process,
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

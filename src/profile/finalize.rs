@@ -95,12 +95,12 @@ pub fn finalize(p: &mut FileProfile) {
     p.contexts.dedup();
     let calls = call_index(p);
     link_launches(p, &calls);
-    link_calls(
-        &calls,
-        &p.syncs.process,
-        &p.syncs.correlation,
-        &mut p.syncs.call,
-    );
+    let y = &mut p.syncs;
+    link_calls(&calls, &y.process, &y.correlation, &mut y.call);
+    // Sorted once linked: by their calls' starts.
+    let e = &mut p.cuda_events;
+    link_calls(&calls, &e.process, &e.correlation, &mut e.call);
+    p.cuda_events_by_process = sort_cuda_events(e, &p.runtime.start, p.processes.len());
 }
 
 fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
@@ -214,6 +214,37 @@ fn sort_syncs(y: &mut CudaSyncs, nproc: usize) -> Vec<Range<usize>> {
     permute(correlation, &perm);
     permute(call, &perm);
     group_ranges(&y.process, nproc)
+}
+
+/// By (process, event, start of the record's call), stable: records
+/// without a call first. `call_start` is the runtime calls' starts (the
+/// calls already linked).
+fn sort_cuda_events(e: &mut CudaEvents, call_start: &[i64], nproc: usize) -> Vec<Range<usize>> {
+    let (event, call): (&[u32], &[u32]) = (&e.event, &e.call);
+    let key = |i: usize| {
+        let start = call_start.get(call[i] as usize).copied();
+        (event[i], start.is_some(), start.unwrap_or(0))
+    };
+    let perm = grouped_order(&e.process, nproc, |a, b| key(a).cmp(&key(b)));
+    let CudaEvents {
+        process,
+        device,
+        stream,
+        lane,
+        event,
+        correlation,
+        call,
+        timestamp,
+    } = e;
+    permute(process, &perm);
+    permute(device, &perm);
+    permute(stream, &perm);
+    permute(lane, &perm);
+    permute(event, &perm);
+    permute(correlation, &perm);
+    permute(call, &perm);
+    permute(timestamp, &perm);
+    group_ranges(&e.process, nproc)
 }
 
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {

@@ -8,7 +8,8 @@ use super::identity;
 use super::intern::{Interner, Sym};
 use super::model::*;
 use super::views::{
-    GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows, SyncRows,
+    CudaEventRows, GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows,
+    SyncRows,
 };
 use std::ops::Range;
 use std::sync::Arc;
@@ -40,6 +41,9 @@ pub struct Profile {
     /// CUDA synchronization records (empty for files without
     /// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`).
     pub syncs: SyncRows,
+    /// CUDA event records (empty for files without
+    /// `CUPTI_ACTIVITY_KIND_CUDA_EVENT`).
+    pub cuda_events: CudaEventRows,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -54,6 +58,8 @@ pub struct Profile {
     pub sched_by_thread: Vec<Range<usize>>,
     /// Rows of `syncs` per process.
     pub syncs_by_process: Vec<Range<usize>>,
+    /// Rows of `cuda_events` per process.
+    pub cuda_events_by_process: Vec<Range<usize>>,
     /// Host and device names, derived once all files are in (identity.rs).
     pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
@@ -83,6 +89,7 @@ impl Profile {
             bases.samples += part.file.samples.len();
             bases.sched += part.file.sched.len();
             bases.syncs += part.file.syncs.len();
+            bases.cuda_events += part.file.cuda_events.len();
             parts.push(part);
         }
         p.contexts.sort();
@@ -95,6 +102,7 @@ impl Profile {
         p.samples = SampleRows::new(p.parts.clone());
         p.sched = SchedRows::new(p.parts.clone());
         p.syncs = SyncRows::new(p.parts.clone());
+        p.cuda_events = CudaEventRows::new(p.parts.clone());
         p.labels = Labels::of(&p.files, &p.hosts, &p.devices);
         p
     }
@@ -110,6 +118,7 @@ impl Profile {
             samples: samples_base,
             sched: sched_base,
             syncs: syncs_base,
+            cuda_events: cuda_events_base,
         } = bases;
         let file = self.files.len() as u32;
         // The first file's strings are interned first, in order: its ids
@@ -169,6 +178,11 @@ impl Profile {
             .extend(one.sched_by_thread.iter().map(|r| shift(r, sched_base)));
         self.syncs_by_process
             .extend(one.syncs_by_process.iter().map(|r| shift(r, syncs_base)));
+        self.cuda_events_by_process.extend(
+            one.cuda_events_by_process
+                .iter()
+                .map(|r| shift(r, cuda_events_base)),
+        );
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
@@ -189,6 +203,7 @@ impl Profile {
             samples_base,
             sched_base,
             syncs_base,
+            cuda_events_base,
             lane_base,
             thread_base,
             proc_base,
@@ -271,6 +286,7 @@ struct Bases {
     samples: usize,
     sched: usize,
     syncs: usize,
+    cuda_events: usize,
 }
 
 /// How hosts and devices are named and found by name.

@@ -23,15 +23,19 @@ pub type LaneId = u32;
 /// "No such row" in the `u32` link columns.
 pub const NONE: u32 = u32::MAX;
 
-/// `len` and `is_empty` of a columnar table (its `start` column).
+/// `len` and `is_empty` of a columnar table (its `start` column, or the
+/// one named for a table without one).
 macro_rules! rows_by_start {
     ($t:ty) => {
+        rows_by_start!($t, start);
+    };
+    ($t:ty, $col:ident) => {
         impl $t {
             pub fn len(&self) -> usize {
-                self.start.len()
+                self.$col.len()
             }
             pub fn is_empty(&self) -> bool {
-                self.start.is_empty()
+                self.$col.is_empty()
             }
         }
     };
@@ -373,6 +377,33 @@ pub const NO_EVENT: u32 = u32::MAX;
 
 rows_by_start!(CudaSyncs);
 
+/// CUDA event records (`CUPTI_ACTIVITY_KIND_CUDA_EVENT`: a
+/// `cudaEventRecord` on a stream), sorted by (process, event, start of the
+/// record's call): rows without a call first, then in the export's order.
+#[derive(Debug, Default, Clone)]
+pub struct CudaEvents {
+    pub process: Col<ProcId>,
+    /// The GPU, found as a sync record's is (see [`CudaSyncs::device`]).
+    pub device: Col<DevId>,
+    /// `streamId` as recorded (saturated).
+    pub stream: Col<u32>,
+    /// The lane of (process, context, stream) when GPU rows made one, else
+    /// [`NONE`].
+    pub lane: Col<LaneId>,
+    /// `eventId` as recorded (saturated).
+    pub event: Col<u32>,
+    /// 0 when the export gives none.
+    pub correlation: Col<u32>,
+    /// The `cudaEventRecord` call (a row of `runtime`) of the same process
+    /// and correlation id; [`NONE`] when absent.
+    pub call: Col<u32>,
+    /// The device-side completion time; 0 when not collected (exports
+    /// before 2026.2 have no such column).
+    pub timestamp: Col<i64>,
+}
+
+rows_by_start!(CudaEvents, process);
+
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -462,6 +493,9 @@ pub struct FileProfile {
     /// Empty when the export has no `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`
     /// (or the read was partial).
     pub syncs: CudaSyncs,
+    /// Empty when the export has no `CUPTI_ACTIVITY_KIND_CUDA_EVENT` (or
+    /// the read was partial).
+    pub cuda_events: CudaEvents,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -476,6 +510,8 @@ pub struct FileProfile {
     pub sched_by_thread: Vec<Range<usize>>,
     /// Rows of `syncs` per process.
     pub syncs_by_process: Vec<Range<usize>>,
+    /// Rows of `cuda_events` per process.
+    pub cuda_events_by_process: Vec<Range<usize>>,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,

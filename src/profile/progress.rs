@@ -22,6 +22,8 @@ pub enum Stage {
     Sched,
     /// CUDA synchronization records.
     Syncs,
+    /// CUDA event records.
+    CudaEvents,
     Linking,
     Cache,
     WritingCache,
@@ -43,6 +45,7 @@ impl Stage {
             Stage::Samples => "reading CPU samples",
             Stage::Sched => "reading thread scheduling",
             Stage::Syncs => "reading CUDA synchronization",
+            Stage::CudaEvents => "reading CUDA events",
             Stage::Linking => "sorting and linking",
             Stage::Cache => "reading cache",
             Stage::WritingCache => "writing cache",

@@ -10,8 +10,8 @@ use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
 use super::spec::{
-    self, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O, RuntimeColumn as R,
-    SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
+    self, CudaEventColumn as E, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O,
+    RuntimeColumn as R, SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
 };
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
@@ -207,6 +207,35 @@ impl RawSyncs {
         reserve(&mut self.correlation, n);
         reserve(&mut self.sync_type, n);
         reserve(&mut self.event, n);
+    }
+}
+
+/// CUDA event records.
+#[derive(Default)]
+pub struct RawCudaEvents {
+    /// Plain pid.
+    pub pid: Vec<u32>,
+    /// The CUDA ordinal the process saw.
+    pub device: Vec<u32>,
+    pub context: Vec<u32>,
+    pub stream: Vec<u32>,
+    /// 0 when NULL.
+    pub correlation: Vec<u32>,
+    /// `eventId` as recorded, saturated.
+    pub event: Vec<u32>,
+    /// 0 when not collected (NULL, or an export without the column).
+    pub timestamp: Vec<i64>,
+}
+
+impl RawCudaEvents {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.pid, n);
+        reserve(&mut self.device, n);
+        reserve(&mut self.context, n);
+        reserve(&mut self.stream, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.event, n);
+        reserve(&mut self.timestamp, n);
     }
 }
 
@@ -658,6 +687,49 @@ pub fn read_syncs(
         t.event.push(sat_u32(event));
         Ok(())
     })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the CUDA event records. One without a process
+/// (`globalPid` NULL) or a value its table declares NOT NULL is skipped.
+pub fn read_cuda_events(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawCudaEvents, LoadError> {
+    let mut t = RawCudaEvents::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::CUDA_EVENTS);
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        Stage::CudaEvents,
+        report,
+        |r| {
+            if let (Some(global_pid), Some(device), Some(context), Some(stream), Some(event)) = (
+                r.int(E::GlobalPid),
+                r.int(E::DeviceId),
+                r.int(E::ContextId),
+                r.int(E::StreamId),
+                r.int(E::EventId),
+            ) {
+                t.pid.push(decode(global_pid).pid);
+                t.device.push(sat_u32(device));
+                t.context.push(sat_u32(context));
+                t.stream.push(sat_u32(stream));
+                t.correlation.push(correlation(r.int(E::CorrelationId)));
+                t.event.push(sat_u32(event));
+                t.timestamp.push(r.int(E::Timestamp).unwrap_or(0));
+            }
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 

@@ -286,8 +286,31 @@ pub const SYNCS: TableSpec<SyncColumn> = TableSpec {
     filter: "",
 };
 
+columns! {
+    /// The columns of the CUDA event records (`cudaEventRecord`, by
+    /// stream). Newer exports add `greenContextId` and `eventSyncId`, not
+    /// read.
+    pub enum CudaEventColumn {
+        DeviceId = "deviceId" (required),
+        ContextId = "contextId" (required),
+        StreamId = "streamId" (required),
+        CorrelationId = "correlationId",
+        GlobalPid = "globalPid",
+        EventId = "eventId" (required),
+        /// The device-side completion time: only in newer exports (2026.2),
+        /// 0 when not collected.
+        Timestamp = "timestamp",
+    }
+}
+
+pub const CUDA_EVENTS: TableSpec<CudaEventColumn> = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+    columns: CudaEventColumn::ALL,
+    filter: "",
+};
+
 /// Every large table the loader reads.
-pub const LOADED: [LoadedTable; 11] = [
+pub const LOADED: [LoadedTable; 12] = [
     STRINGS.loaded(),
     KERNEL.loaded(),
     MEMCPY.loaded(),
@@ -299,6 +322,7 @@ pub const LOADED: [LoadedTable; 11] = [
     LEAF_FRAMES.loaded(),
     SCHED.loaded(),
     SYNCS.loaded(),
+    CUDA_EVENTS.loaded(),
 ];
 
 #[cfg(test)]

@@ -23,9 +23,10 @@ pub(super) struct Part {
     /// … its first OS runtime call and CPU sample.
     pub(super) osrt_base: usize,
     pub(super) samples_base: usize,
-    /// … its first scheduling event and CUDA sync record.
+    /// … its first scheduling event, CUDA sync and event record.
     pub(super) sched_base: usize,
     pub(super) syncs_base: usize,
+    pub(super) cuda_events_base: usize,
     pub(super) lane_base: LaneId,
     pub(super) thread_base: ThreadId,
     pub(super) proc_base: ProcId,
@@ -126,13 +127,17 @@ macro_rules! value {
 
 /// Rows of one table of every file: how many, which part holds a row, and
 /// the start and end columns of runs that lie in one file (the start only,
-/// for a table of instants).
+/// for a table of instants; neither, for a table without times).
 macro_rules! rows_of {
     ($rows:ident, $table:ident, $base:ident) => {
         rows_of!($rows, $table, $base, instants);
         ends_of!($rows, $table);
     };
     ($rows:ident, $table:ident, $base:ident, instants) => {
+        rows_of!($rows, $table, $base, untimed);
+        starts_of!($rows, $table);
+    };
+    ($rows:ident, $table:ident, $base:ident, untimed) => {
         impl $rows {
             pub(super) fn new(parts: Parts) -> $rows {
                 let len = parts.files().map(|f| f.$table.len()).sum();
@@ -165,7 +170,14 @@ macro_rules! rows_of {
                 }
                 self.parts.find(r, |p| p.$base)
             }
+        }
+    };
+}
 
+/// The start column of a table whose rows have one (see [`rows_of`]).
+macro_rules! starts_of {
+    ($rows:ident, $table:ident) => {
+        impl $rows {
             value!(start: $table.start -> i64);
 
             /// The starts of `rows`, which lie in one file (a lane's or a
@@ -548,5 +560,65 @@ impl SyncRows {
     pub fn call(&self, r: usize) -> u32 {
         let (part, i) = self.at(r);
         part.call(part.file.syncs.call[i])
+    }
+}
+
+/// CUDA event records of every file: a process's records are one run of
+/// one file's rows, sorted by (event, start of the record's call; records
+/// without a call first). A record has no time of its own but its
+/// `timestamp`, when collected.
+#[derive(Debug, Clone, Default)]
+pub struct CudaEventRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(CudaEventRows, cuda_events, cuda_events_base, untimed);
+
+impl CudaEventRows {
+    value!(
+        /// `streamId` as recorded.
+        stream: cuda_events.stream -> u32
+    );
+    value!(
+        /// `eventId` as recorded.
+        event: cuda_events.event -> u32
+    );
+    value!(correlation: cuda_events.correlation -> u32);
+    value!(
+        /// The device-side completion time on its file's clock; 0 when not
+        /// collected.
+        timestamp: cuda_events.timestamp -> i64
+    );
+
+    #[inline]
+    pub fn process(&self, r: usize) -> ProcId {
+        let (part, i) = self.at(r);
+        part.file.cuda_events.process[i] + part.proc_base
+    }
+
+    /// The GPU, or [`NONE`] when no table of its export names it.
+    #[inline]
+    pub fn device(&self, r: usize) -> DevId {
+        let (part, i) = self.at(r);
+        part.device(part.file.cuda_events.device[i])
+    }
+
+    /// The lane of its process, context and stream, or [`NONE`] when no
+    /// GPU row ran there.
+    #[inline]
+    pub fn lane(&self, r: usize) -> LaneId {
+        let (part, i) = self.at(r);
+        part.lane(part.file.cuda_events.lane[i])
+    }
+
+    /// The `cudaEventRecord` call (a row of [`RuntimeRows`]), or [`NONE`].
+    #[inline]
+    pub fn call(&self, r: usize) -> u32 {
+        let (part, i) = self.at(r);
+        part.call(part.file.cuda_events.call[i])
     }
 }

@@ -10,7 +10,7 @@ use std::ops::Range;
 /// columns of one table have one length.
 pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
-    let (s, y) = (&p.sched, &p.syncs);
+    let (s, y, e) = (&p.sched, &p.syncs, &p.cuda_events);
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[
         g.start.len(),
@@ -53,6 +53,16 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             y.event.len(),
             y.correlation.len(),
             y.call.len(),
+        ])
+        && same(&[
+            e.process.len(),
+            e.device.len(),
+            e.stream.len(),
+            e.lane.len(),
+            e.event.len(),
+            e.correlation.len(),
+            e.call.len(),
+            e.timestamp.len(),
         ])
         && same(&[
             p.nccl_api.thread.len(),
@@ -116,7 +126,11 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && y.process.iter().all(below(p.processes.len()))
         && y.device.iter().all(below_or_none(p.devices.len()))
         && y.lane.iter().all(below_or_none(p.lanes.len()))
-        && y.call.iter().all(below_or_none(r.len()));
+        && y.call.iter().all(below_or_none(r.len()))
+        && e.process.iter().all(below(p.processes.len()))
+        && e.device.iter().all(below_or_none(p.devices.len()))
+        && e.lane.iter().all(below_or_none(p.lanes.len()))
+        && e.call.iter().all(below_or_none(r.len()));
     if !ids {
         return Err("an id out of range (corrupted)".into());
     }
@@ -128,12 +142,24 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && grouped(&p.samples_by_thread, &c.thread, &c.start, c.len())
         && grouped(&p.sched_by_thread, &s.thread, &s.start, s.len())
         && grouped(&p.syncs_by_process, &y.process, &y.start, y.len())
+        && tiled(&p.cuda_events_by_process, &e.process, e.len(), |rows| {
+            // By (event, start of its call), those without a call first;
+            // the calls are in range (checked above).
+            let key = |i: usize| {
+                let call = r.start.get(e.call[i] as usize);
+                (e.event[i], call.is_some(), call.copied().unwrap_or(0))
+            };
+            rows.clone()
+                .zip(rows.skip(1))
+                .all(|(a, b)| key(a) <= key(b))
+        })
         && p.runtime_by_thread.len() == p.threads.len()
         && p.nvtx_by_thread.len() == p.threads.len()
         && p.osrt_by_thread.len() == p.threads.len()
         && p.samples_by_thread.len() == p.threads.len()
         && p.sched_by_thread.len() == p.threads.len()
-        && p.syncs_by_process.len() == p.processes.len();
+        && p.syncs_by_process.len() == p.processes.len()
+        && p.cuda_events_by_process.len() == p.processes.len();
     if !groups {
         return Err("row ranges out of order or out of range (corrupted)".into());
     }
@@ -155,6 +181,19 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
 /// order, every row of range `k` has group id `k`, and starts do not
 /// decrease inside one. (An empty group's range is `0..0`.)
 fn grouped(ranges: &[Range<usize>], group: &[u32], start: &[i64], len: usize) -> bool {
+    tiled(ranges, group, len, |rows| {
+        start.get(rows).is_some_and(<[i64]>::is_sorted)
+    })
+}
+
+/// Whether the non-empty `ranges` tile `0..len` in order, every row of
+/// range `k` has group id `k`, and `in_order` holds of each range.
+fn tiled(
+    ranges: &[Range<usize>],
+    group: &[u32],
+    len: usize,
+    in_order: impl Fn(Range<usize>) -> bool,
+) -> bool {
     let mut next = 0usize;
     for (k, rows) in ranges.iter().enumerate() {
         if rows.end < rows.start || rows.end > len {
@@ -166,10 +205,10 @@ fn grouped(ranges: &[Range<usize>], group: &[u32], start: &[i64], len: usize) ->
         if rows.start != next {
             return false;
         }
-        let (Some(ids), Some(starts)) = (group.get(rows.clone()), start.get(rows.clone())) else {
+        let Some(ids) = group.get(rows.clone()) else {
             return false;
         };
-        if !ids.iter().all(|&id| id as usize == k) || !starts.is_sorted() {
+        if !ids.iter().all(|&id| id as usize == k) || !in_order(rows.clone()) {
             return false;
         }
         next = rows.end;

@@ -7,8 +7,8 @@ use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
 use crate::profile::raw::{
-    NO_COPY_KIND, NO_NAME, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched,
-    RawSyncs,
+    NO_COPY_KIND, NO_NAME, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime,
+    RawSamples, RawSched, RawSyncs,
 };
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -360,6 +360,34 @@ impl State<'_> {
         out.event.append(&mut t.event.into());
         out.correlation.append(&mut t.correlation.into());
         out.call.append(&mut vec![NONE; n].into());
+    }
+
+    pub(super) fn add_cuda_events(&mut self, t: RawCudaEvents) {
+        let n = t.pid.len();
+        let (mut process, mut device, mut lane) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut streams = self.streams();
+        for i in 0..n {
+            let (pr, dev, l) = self.stream_of(
+                &mut streams,
+                (t.pid[i], t.device[i], t.context[i], t.stream[i]),
+            );
+            process.push(pr);
+            device.push(dev);
+            lane.push(l);
+        }
+        let out = &mut self.p.cuda_events;
+        out.process.append(&mut process.into());
+        out.device.append(&mut device.into());
+        out.stream.append(&mut t.stream.into());
+        out.lane.append(&mut lane.into());
+        out.event.append(&mut t.event.into());
+        out.correlation.append(&mut t.correlation.into());
+        out.call.append(&mut vec![NONE; n].into());
+        out.timestamp.append(&mut t.timestamp.into());
     }
 
     /// Adds the samples, each with its leaf frame's symbol (found by

@@ -10,8 +10,8 @@ use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{
-    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched, RawSyncs, Rows,
-    Selection,
+    self, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched,
+    RawSyncs, Rows, Selection,
 };
 use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
@@ -39,9 +39,12 @@ impl ReadPlan {
         match table {
             Table::Gpu(_) => true,
             Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
-            Table::Osrt | Table::Samples | Table::LeafFrames | Table::Sched | Table::Syncs => {
-                self.need == Need::All
-            }
+            Table::Osrt
+            | Table::Samples
+            | Table::LeafFrames
+            | Table::Sched
+            | Table::Syncs
+            | Table::CudaEvents => self.need == Need::All,
         }
     }
 
@@ -76,9 +79,10 @@ pub enum Table {
     /// The samples' leaf frames (joined to the samples once both are read).
     LeafFrames,
     Sched,
-    /// CUDA synchronization records: after the GPU tables, whose lanes
-    /// they find.
+    /// CUDA synchronization and event records: after the GPU tables,
+    /// whose lanes they find.
     Syncs,
+    CudaEvents,
 }
 
 impl Table {
@@ -93,6 +97,7 @@ impl Table {
             Table::LeafFrames => spec::LEAF_FRAMES.table,
             Table::Sched => spec::SCHED.table,
             Table::Syncs => spec::SYNCS.table,
+            Table::CudaEvents => spec::CUDA_EVENTS.table,
         }
     }
 }
@@ -106,7 +111,7 @@ fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
 }
 
 /// The large tables in the order they are converted.
-pub const TABLES: [Table; 10] = [
+pub const TABLES: [Table; 11] = [
     Table::Gpu(GpuKind::Kernel),
     Table::Gpu(GpuKind::Memcpy),
     Table::Gpu(GpuKind::Memset),
@@ -117,6 +122,7 @@ pub const TABLES: [Table; 10] = [
     Table::LeafFrames,
     Table::Sched,
     Table::Syncs,
+    Table::CudaEvents,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -138,6 +144,7 @@ pub enum Chunk {
     LeafFrames(Box<RawFrames>),
     Sched(Box<RawSched>),
     Syncs(Box<RawSyncs>),
+    CudaEvents(Box<RawCudaEvents>),
     /// Runtime or NVTX rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
@@ -261,6 +268,9 @@ fn read(
             conn, schema, path, job.rows, job.hint, report,
         )?)),
         Table::Syncs => Chunk::Syncs(Box::new(raw::read_syncs(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::CudaEvents => Chunk::CudaEvents(Box::new(raw::read_cuda_events(
             conn, schema, path, job.rows, job.hint, report,
         )?)),
     })
