@@ -51,8 +51,16 @@ fn frame_time(loaded: &Arc<Loaded>, view: View, frames: u32) -> Duration {
     t0.elapsed() / frames
 }
 
+/// Every row read, for the bytes-per-row figure: the GPU activity, runtime
+/// calls and NVTX events, and [`other_rows`].
 fn events(p: &Profile) -> usize {
-    p.gpu.len() + p.runtime.len() + p.nvtx.len()
+    p.gpu.len() + p.runtime.len() + p.nvtx.len() + other_rows(p)
+}
+
+/// The rows read of the tables only a full read reads: OS runtime calls,
+/// CPU samples, scheduling events, CUDA sync and event records.
+fn other_rows(p: &Profile) -> usize {
+    p.osrt.len() + p.samples.len() + p.sched.len() + p.syncs.len() + p.cuda_events.len()
 }
 
 /// Runs the benchmark: the `sqlite3` baseline here, then each measured
@@ -492,10 +500,11 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         rate_line(open)
     );
     println!(
-        "  model: {} GPU rows, {} runtime calls, {} NVTX = {n} events",
+        "  model: {} GPU rows, {} runtime calls, {} NVTX, {} other rows read (OS runtime, samples, scheduling, CUDA syncs and events) = {n} events",
         p.gpu.len(),
         p.runtime.len(),
-        p.nvtx.len()
+        p.nvtx.len(),
+        other_rows(&p)
     );
     let t0 = Instant::now();
     let model = p.file_models().next().ok_or("no file loaded")?;

@@ -242,6 +242,30 @@ impl Alignment {
         self.to_reference(p.thread_file(p.samples.thread(row)), p.samples.start(row))
     }
 
+    /// When a thread was scheduled in or out of a CPU.
+    pub fn sched_time(&self, p: &Profile, row: usize) -> i64 {
+        self.to_reference(p.thread_file(p.sched.thread(row)), p.sched.start(row))
+    }
+
+    /// Start and end of a CUDA synchronization record (on its process's
+    /// file's clock, mapped).
+    pub fn sync_span(&self, p: &Profile, row: usize) -> (i64, i64) {
+        let f = p.process_file(p.syncs.process(row));
+        (
+            self.to_reference(f, p.syncs.start(row)),
+            self.to_reference(f, p.syncs.end(row)),
+        )
+    }
+
+    /// When a CUDA event record's event completed on the device, when its
+    /// export collected that (`None` for a timestamp of 0).
+    pub fn cuda_event_time(&self, p: &Profile, row: usize) -> Option<i64> {
+        match p.cuda_events.timestamp(row) {
+            0 => None,
+            t => Some(self.to_reference(p.process_file(p.cuda_events.process(row)), t)),
+        }
+    }
+
     /// When file `file`'s capture ended (its `capture_end_ns`).
     pub fn capture_end(&self, p: &Profile, file: usize) -> Option<i64> {
         p.files[file]
@@ -650,5 +674,99 @@ mod tests {
         // 7.5 ppm over an hour: 27 ms.
         let hour = a.to_reference(0, t0 + 3_600_000_000_000) - (t0 + 3_600_000_000_000);
         assert_eq!(hour - a.to_reference(0, t0) + t0, 27_000_000);
+    }
+
+    /// A file of one thread of pid `pid` with one scheduling event at `t`,
+    /// one sync record over `t..t + 5` and one event record completed at
+    /// `t + 7`.
+    fn cpu_file(pid: u32, t: i64) -> crate::profile::FileProfile {
+        use crate::profile::*;
+        let mut p = FileProfile::default();
+        p.hosts.push(format!("host{pid}"));
+        p.files.push(FileInfo {
+            path: format!("{pid}.sqlite").into(),
+            nsys_version: None,
+            schema_version: None,
+            host: None,
+            tables: Vec::new(),
+            utc_start_ns: None,
+            system_clock_ns: None,
+            timebase: Timebase::SessionRelative,
+            boot_ns: None,
+            capture_start_ns: None,
+            capture_end_ns: None,
+            rank: None,
+            world_size: None,
+            host_index: 0,
+            wal: None,
+        });
+        p.processes.push(Process {
+            file: 0,
+            pid,
+            name: 0,
+        });
+        p.threads.push(Thread {
+            process: 0,
+            tid: pid + 1,
+            name: 0,
+        });
+        let s = &mut p.sched;
+        (s.start, s.thread, s.cpu, s.sched_in) = (
+            vec![t].into(),
+            vec![0].into(),
+            vec![1].into(),
+            vec![true].into(),
+        );
+        p.sched_by_thread = vec![0..1];
+        let y = &mut p.syncs;
+        (y.start, y.end, y.process, y.device) = (
+            vec![t].into(),
+            vec![t + 5].into(),
+            vec![0].into(),
+            vec![NONE].into(),
+        );
+        (y.stream, y.lane, y.sync_type, y.event) = (
+            vec![7].into(),
+            vec![NONE].into(),
+            vec![3].into(),
+            vec![NO_EVENT].into(),
+        );
+        (y.correlation, y.call) = (vec![0].into(), vec![NONE].into());
+        p.syncs_by_process = vec![0..1];
+        let e = &mut p.cuda_events;
+        (e.process, e.device, e.stream, e.lane) = (
+            vec![0].into(),
+            vec![NONE].into(),
+            vec![7].into(),
+            vec![NONE].into(),
+        );
+        (e.event, e.correlation, e.call, e.timestamp) = (
+            vec![2].into(),
+            vec![0].into(),
+            vec![NONE].into(),
+            vec![t + 7].into(),
+        );
+        p.cuda_events_by_process = vec![0..1];
+        p
+    }
+
+    #[test]
+    fn scheduling_sync_and_event_times_are_mapped_by_their_own_file() {
+        let p = Profile::of_files(vec![cpu_file(10, 100), cpu_file(20, 100)]);
+        let mut a = clock(0.0, 0.0, 0);
+        let mut second = a.files[0].clone();
+        second.offset_ns = 1000.0;
+        a.files.push(second);
+        assert_eq!((a.sched_time(&p, 0), a.sched_time(&p, 1)), (100, 1100));
+        assert_eq!(
+            (a.sync_span(&p, 0), a.sync_span(&p, 1)),
+            ((100, 105), (1100, 1105))
+        );
+        assert_eq!(
+            (a.cuda_event_time(&p, 0), a.cuda_event_time(&p, 1)),
+            (Some(107), Some(1107))
+        );
+        assert_eq!(p.processes[p.syncs.process(1) as usize].pid, 20);
+        assert_eq!(p.processes[p.cuda_events.process(1) as usize].pid, 20);
     }
 }

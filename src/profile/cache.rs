@@ -62,6 +62,9 @@ struct Directory {
     nvtx_by_thread: Vec<Range<usize>>,
     osrt_by_thread: Vec<Range<usize>>,
     samples_by_thread: Vec<Range<usize>>,
+    sched_by_thread: Vec<Range<usize>>,
+    syncs_by_process: Vec<Range<usize>>,
+    cuda_events_by_process: Vec<Range<usize>>,
     nccl_api: NcclApiRanges,
     nccl_ops: NcclOperations,
     columns: Vec<ColumnAt>,
@@ -70,6 +73,7 @@ struct Directory {
 /// The large columns in file order, as (name, bytes).
 pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
+    let (s, y, e) = (&p.sched, &p.syncs, &p.cuda_events);
     let shape = CACHE_NAMES
         .into_iter()
         .zip(g.details.shape.columns())
@@ -108,6 +112,28 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("samples.start", c.start.as_bytes()),
         ("samples.thread", c.thread.as_bytes()),
         ("samples.leaf", c.leaf.as_bytes()),
+        ("sched.start", s.start.as_bytes()),
+        ("sched.thread", s.thread.as_bytes()),
+        ("sched.cpu", s.cpu.as_bytes()),
+        ("sched.sched_in", s.sched_in.as_bytes()),
+        ("syncs.start", y.start.as_bytes()),
+        ("syncs.end", y.end.as_bytes()),
+        ("syncs.process", y.process.as_bytes()),
+        ("syncs.device", y.device.as_bytes()),
+        ("syncs.stream", y.stream.as_bytes()),
+        ("syncs.lane", y.lane.as_bytes()),
+        ("syncs.sync_type", y.sync_type.as_bytes()),
+        ("syncs.event", y.event.as_bytes()),
+        ("syncs.correlation", y.correlation.as_bytes()),
+        ("syncs.call", y.call.as_bytes()),
+        ("cuda_events.process", e.process.as_bytes()),
+        ("cuda_events.device", e.device.as_bytes()),
+        ("cuda_events.stream", e.stream.as_bytes()),
+        ("cuda_events.lane", e.lane.as_bytes()),
+        ("cuda_events.event", e.event.as_bytes()),
+        ("cuda_events.correlation", e.correlation.as_bytes()),
+        ("cuda_events.call", e.call.as_bytes()),
+        ("cuda_events.timestamp", e.timestamp.as_bytes()),
     ];
     out.extend(shape);
     out
@@ -209,6 +235,9 @@ fn store_limited(
         nvtx_by_thread: p.nvtx_by_thread.clone(),
         osrt_by_thread: p.osrt_by_thread.clone(),
         samples_by_thread: p.samples_by_thread.clone(),
+        sched_by_thread: p.sched_by_thread.clone(),
+        syncs_by_process: p.syncs_by_process.clone(),
+        cuda_events_by_process: p.cuda_events_by_process.clone(),
         nccl_api: p.nccl_api.clone(),
         nccl_ops: p.nccl_ops.clone(),
         columns: at,
@@ -458,6 +487,34 @@ fn decode_checked(
         thread: load!("samples.thread"),
         leaf: load!("samples.leaf"),
     };
+    let sched = SchedEvents {
+        start: load!("sched.start"),
+        thread: load!("sched.thread"),
+        cpu: load!("sched.cpu"),
+        sched_in: load!("sched.sched_in"),
+    };
+    let syncs = CudaSyncs {
+        start: load!("syncs.start"),
+        end: load!("syncs.end"),
+        process: load!("syncs.process"),
+        device: load!("syncs.device"),
+        stream: load!("syncs.stream"),
+        lane: load!("syncs.lane"),
+        sync_type: load!("syncs.sync_type"),
+        event: load!("syncs.event"),
+        correlation: load!("syncs.correlation"),
+        call: load!("syncs.call"),
+    };
+    let cuda_events = CudaEvents {
+        process: load!("cuda_events.process"),
+        device: load!("cuda_events.device"),
+        stream: load!("cuda_events.stream"),
+        lane: load!("cuda_events.lane"),
+        event: load!("cuda_events.event"),
+        correlation: load!("cuda_events.correlation"),
+        call: load!("cuda_events.call"),
+        timestamp: load!("cuda_events.timestamp"),
+    };
     let mut strings = Interner::default();
     for (i, s) in d.strings.iter().enumerate() {
         if strings.intern(s) as usize != i {
@@ -478,12 +535,18 @@ fn decode_checked(
         nvtx,
         osrt,
         samples,
+        sched,
+        syncs,
+        cuda_events,
         nccl_api: d.nccl_api,
         nccl_ops: d.nccl_ops,
         runtime_by_thread: d.runtime_by_thread,
         nvtx_by_thread: d.nvtx_by_thread,
         osrt_by_thread: d.osrt_by_thread,
         samples_by_thread: d.samples_by_thread,
+        sched_by_thread: d.sched_by_thread,
+        syncs_by_process: d.syncs_by_process,
+        cuda_events_by_process: d.cuda_events_by_process,
         cpu_counts: Default::default(),
     };
     consistent::consistent(&p)?;

@@ -59,25 +59,29 @@ fn group_ranges(keys: &[u32], n: usize) -> Vec<Range<usize>> {
 pub fn finalize(p: &mut FileProfile) {
     let nthreads = p.threads.len();
     let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
-    let (osrt, samples) = (&mut p.osrt, &mut p.samples);
+    let (osrt, samples, sched) = (&mut p.osrt, &mut p.samples, &mut p.sched);
     // GPU rows on one core, CPU rows on the other.
-    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges) = std::thread::scope(|s| {
-        let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
-        let ranges = (
-            sort_runtime(runtime, nthreads),
-            sort_nvtx(nvtx, nthreads),
-            sort_osrt(osrt, nthreads),
-            sort_samples(samples, nthreads),
-        );
-        if let Err(e) = gpu_done.join() {
-            std::panic::resume_unwind(e);
-        }
-        ranges
-    });
+    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges, sched_ranges) =
+        std::thread::scope(|s| {
+            let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
+            let ranges = (
+                sort_runtime(runtime, nthreads),
+                sort_nvtx(nvtx, nthreads),
+                sort_osrt(osrt, nthreads),
+                sort_samples(samples, nthreads),
+                sort_sched(sched, nthreads),
+            );
+            if let Err(e) = gpu_done.join() {
+                std::panic::resume_unwind(e);
+            }
+            ranges
+        });
     p.runtime_by_thread = rt_ranges;
     p.nvtx_by_thread = nvtx_ranges;
     p.osrt_by_thread = osrt_ranges;
     p.samples_by_thread = sample_ranges;
+    p.sched_by_thread = sched_ranges;
+    p.syncs_by_process = sort_syncs(&mut p.syncs, p.processes.len());
     // A process with activity on a device has a context there, whether or
     // not the export's context tables say so (the 2026 windows lack them).
     for l in &p.lanes {
@@ -89,7 +93,14 @@ pub fn finalize(p: &mut FileProfile) {
     }
     p.contexts.sort();
     p.contexts.dedup();
-    link_launches(p);
+    let calls = call_index(p);
+    link_launches(p, &calls);
+    let y = &mut p.syncs;
+    link_calls(&calls, &y.process, &y.correlation, &mut y.call);
+    // Sorted once linked: by their calls' starts.
+    let e = &mut p.cuda_events;
+    link_calls(&calls, &e.process, &e.correlation, &mut e.call);
+    p.cuda_events_by_process = sort_cuda_events(e, &p.runtime.start, p.processes.len());
 }
 
 fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
@@ -164,6 +175,78 @@ fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
     group_ranges(&c.thread, nthreads)
 }
 
+/// By (thread, start); `grouped_order` is stable, so events of one
+/// instant keep the export's order (an out and the next in may share one).
+fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &e.start;
+    let perm = grouped_order(&e.thread, nthreads, |a, b| start[a].cmp(&start[b]));
+    permute(&mut e.start, &perm);
+    permute(&mut e.thread, &perm);
+    permute(&mut e.cpu, &perm);
+    permute(&mut e.sched_in, &perm);
+    group_ranges(&e.thread, nthreads)
+}
+
+/// By (process, start), stable.
+fn sort_syncs(y: &mut CudaSyncs, nproc: usize) -> Vec<Range<usize>> {
+    let start: &[i64] = &y.start;
+    let perm = grouped_order(&y.process, nproc, |a, b| start[a].cmp(&start[b]));
+    let CudaSyncs {
+        start,
+        end,
+        process,
+        device,
+        stream,
+        lane,
+        sync_type,
+        event,
+        correlation,
+        call,
+    } = y;
+    permute(start, &perm);
+    permute(end, &perm);
+    permute(process, &perm);
+    permute(device, &perm);
+    permute(stream, &perm);
+    permute(lane, &perm);
+    permute(sync_type, &perm);
+    permute(event, &perm);
+    permute(correlation, &perm);
+    permute(call, &perm);
+    group_ranges(&y.process, nproc)
+}
+
+/// By (process, event, start of the record's call), stable: records
+/// without a call first. `call_start` is the runtime calls' starts (the
+/// calls already linked).
+fn sort_cuda_events(e: &mut CudaEvents, call_start: &[i64], nproc: usize) -> Vec<Range<usize>> {
+    let (event, call): (&[u32], &[u32]) = (&e.event, &e.call);
+    let key = |i: usize| {
+        let start = call_start.get(call[i] as usize).copied();
+        (event[i], start.is_some(), start.unwrap_or(0))
+    };
+    let perm = grouped_order(&e.process, nproc, |a, b| key(a).cmp(&key(b)));
+    let CudaEvents {
+        process,
+        device,
+        stream,
+        lane,
+        event,
+        correlation,
+        call,
+        timestamp,
+    } = e;
+    permute(process, &perm);
+    permute(device, &perm);
+    permute(stream, &perm);
+    permute(lane, &perm);
+    permute(event, &perm);
+    permute(correlation, &perm);
+    permute(call, &perm);
+    permute(timestamp, &perm);
+    group_ranges(&e.process, nproc)
+}
+
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &r.start;
     let perm = grouped_order(&r.thread, nthreads, |a, b| start[a].cmp(&start[b]));
@@ -229,7 +312,8 @@ impl CallIndex {
     }
 }
 
-fn link_launches(p: &mut FileProfile) {
+/// Each process's runtime/driver calls by correlation id.
+fn call_index(p: &FileProfile) -> Vec<CallIndex> {
     let r = &p.runtime;
     let nproc = p.processes.len();
     let mut max = vec![0u32; nproc];
@@ -272,6 +356,11 @@ fn link_launches(p: &mut FileProfile) {
             }
         }
     }
+    index
+}
+
+/// GPU rows' launch calls, lane by lane.
+fn link_launches(p: &mut FileProfile, index: &[CallIndex]) {
     let g = &mut p.gpu;
     for lane in &p.lanes {
         let ix = &index[lane.process as usize];
@@ -281,6 +370,17 @@ fn link_launches(p: &mut FileProfile) {
                 g.launch[i] = ix.get(c);
             }
         }
+    }
+}
+
+/// `call[i]`: the call of `process[i]` with correlation id
+/// `correlation[i]`, or [`NONE`] (id 0 is no id).
+fn link_calls(index: &[CallIndex], process: &[ProcId], correlation: &[u32], call: &mut [u32]) {
+    for ((&pr, &c), call) in process.iter().zip(correlation).zip(call) {
+        *call = match index.get(pr as usize) {
+            Some(ix) if c != 0 => ix.get(c),
+            _ => NONE,
+        };
     }
 }
 

@@ -7,7 +7,10 @@
 use super::identity;
 use super::intern::{Interner, Sym};
 use super::model::*;
-use super::views::{GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows};
+use super::views::{
+    CudaEventRows, GpuRows, NvtxRows, OsrtRows, Part, Parts, RuntimeRows, SampleRows, SchedRows,
+    SyncRows,
+};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -32,6 +35,15 @@ pub struct Profile {
     pub osrt: OsrtRows,
     /// CPU samples (empty for files without `COMPOSITE_EVENTS`).
     pub samples: SampleRows,
+    /// Threads scheduled in and out (empty for files without
+    /// `SCHED_EVENTS`).
+    pub sched: SchedRows,
+    /// CUDA synchronization records (empty for files without
+    /// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`).
+    pub syncs: SyncRows,
+    /// CUDA event records (empty for files without
+    /// `CUPTI_ACTIVITY_KIND_CUDA_EVENT`).
+    pub cuda_events: CudaEventRows,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -42,6 +54,12 @@ pub struct Profile {
     pub osrt_by_thread: Vec<Range<usize>>,
     /// Rows of `samples` per thread.
     pub samples_by_thread: Vec<Range<usize>>,
+    /// Rows of `sched` per thread.
+    pub sched_by_thread: Vec<Range<usize>>,
+    /// Rows of `syncs` per process.
+    pub syncs_by_process: Vec<Range<usize>>,
+    /// Rows of `cuda_events` per process.
+    pub cuda_events_by_process: Vec<Range<usize>>,
     /// Host and device names, derived once all files are in (identity.rs).
     pub labels: Labels,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
@@ -69,6 +87,9 @@ impl Profile {
             bases.nvtx += part.file.nvtx.len();
             bases.osrt += part.file.osrt.len();
             bases.samples += part.file.samples.len();
+            bases.sched += part.file.sched.len();
+            bases.syncs += part.file.syncs.len();
+            bases.cuda_events += part.file.cuda_events.len();
             parts.push(part);
         }
         p.contexts.sort();
@@ -79,6 +100,9 @@ impl Profile {
         p.nvtx = NvtxRows::new(p.parts.clone());
         p.osrt = OsrtRows::new(p.parts.clone());
         p.samples = SampleRows::new(p.parts.clone());
+        p.sched = SchedRows::new(p.parts.clone());
+        p.syncs = SyncRows::new(p.parts.clone());
+        p.cuda_events = CudaEventRows::new(p.parts.clone());
         p.labels = Labels::of(&p.files, &p.hosts, &p.devices);
         p
     }
@@ -92,6 +116,9 @@ impl Profile {
             nvtx: nvtx_base,
             osrt: osrt_base,
             samples: samples_base,
+            sched: sched_base,
+            syncs: syncs_base,
+            cuda_events: cuda_events_base,
         } = bases;
         let file = self.files.len() as u32;
         // The first file's strings are interned first, in order: its ids
@@ -147,6 +174,15 @@ impl Profile {
             .extend(one.osrt_by_thread.iter().map(|r| shift(r, osrt_base)));
         self.samples_by_thread
             .extend(one.samples_by_thread.iter().map(|r| shift(r, samples_base)));
+        self.sched_by_thread
+            .extend(one.sched_by_thread.iter().map(|r| shift(r, sched_base)));
+        self.syncs_by_process
+            .extend(one.syncs_by_process.iter().map(|r| shift(r, syncs_base)));
+        self.cuda_events_by_process.extend(
+            one.cuda_events_by_process
+                .iter()
+                .map(|r| shift(r, cuda_events_base)),
+        );
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
@@ -165,8 +201,13 @@ impl Profile {
             nvtx_base,
             osrt_base,
             samples_base,
+            sched_base,
+            syncs_base,
+            cuda_events_base,
             lane_base,
             thread_base,
+            proc_base,
+            devices: devices.into(),
             syms: (!identity).then(|| syms.into()),
         }
     }
@@ -210,6 +251,11 @@ impl Profile {
         self.threads[t as usize].process
     }
 
+    /// The file a process's events come from.
+    pub fn process_file(&self, pr: ProcId) -> usize {
+        self.processes[pr as usize].file as usize
+    }
+
     /// The file a thread's events come from.
     pub fn thread_file(&self, t: ThreadId) -> usize {
         self.processes[self.thread_process(t) as usize].file as usize
@@ -238,6 +284,9 @@ struct Bases {
     nvtx: usize,
     osrt: usize,
     samples: usize,
+    sched: usize,
+    syncs: usize,
+    cuda_events: usize,
 }
 
 /// How hosts and devices are named and found by name.

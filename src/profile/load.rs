@@ -652,6 +652,10 @@ impl State<'_> {
             // converted once all is read.
             ranges::Delivery::Chunk(ranges::Chunk::Nvtx(n)) => nvtx.append(*n),
             ranges::Delivery::Chunk(ranges::Chunk::Osrt(o)) => self.add_osrt(*o),
+            ranges::Delivery::Chunk(ranges::Chunk::Sched(s)) => self.add_sched(*s),
+            // After every GPU chunk (table order): the lanes are known.
+            ranges::Delivery::Chunk(ranges::Chunk::Syncs(s)) => self.add_syncs(*s),
+            ranges::Delivery::Chunk(ranges::Chunk::CudaEvents(e)) => self.add_cuda_events(*e),
             // Joined once both are read.
             ranges::Delivery::Chunk(ranges::Chunk::Samples(s)) => samples.append(*s),
             ranges::Delivery::Chunk(ranges::Chunk::LeafFrames(f)) => frames.append(*f),

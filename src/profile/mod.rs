@@ -36,7 +36,9 @@ pub use load::memory::give_back_freed;
 pub use load::{Need, ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
-pub use views::{GpuRows, NvtxRows, OsrtRows, RuntimeRows, SampleRows};
+pub use views::{
+    CudaEventRows, GpuRows, NvtxRows, OsrtRows, RuntimeRows, SampleRows, SchedRows, SyncRows,
+};
 
 use std::path::PathBuf;
 

@@ -23,15 +23,19 @@ pub type LaneId = u32;
 /// "No such row" in the `u32` link columns.
 pub const NONE: u32 = u32::MAX;
 
-/// `len` and `is_empty` of a columnar table (its `start` column).
+/// `len` and `is_empty` of a columnar table (its `start` column, or the
+/// one named for a table without one).
 macro_rules! rows_by_start {
     ($t:ty) => {
+        rows_by_start!($t, start);
+    };
+    ($t:ty, $col:ident) => {
         impl $t {
             pub fn len(&self) -> usize {
-                self.start.len()
+                self.$col.len()
             }
             pub fn is_empty(&self) -> bool {
-                self.start.is_empty()
+                self.$col.is_empty()
             }
         }
     };
@@ -318,6 +322,88 @@ pub struct CpuSamples {
 
 rows_by_start!(CpuSamples);
 
+/// Threads scheduled in and out of a CPU (`SCHED_EVENTS`, nsys
+/// `--cpuctxsw`), sorted by (thread, start); rows of one start keep the
+/// export's order.
+#[derive(Debug, Default, Clone)]
+pub struct SchedEvents {
+    /// When the thread was scheduled in or out.
+    pub start: Col<i64>,
+    pub thread: Col<ThreadId>,
+    /// The CPU (`u16::MAX` for a larger id).
+    pub cpu: Col<u16>,
+    /// Scheduled in (`isSchedIn` non-zero), else out.
+    pub sched_in: Col<bool>,
+}
+
+rows_by_start!(SchedEvents);
+
+/// CUDA synchronization records (`CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`:
+/// a stream, event, context or device sync call's wait), sorted by
+/// (process, start); rows of one start keep the export's order.
+#[derive(Debug, Default, Clone)]
+pub struct CudaSyncs {
+    pub start: Col<i64>,
+    /// Never before the start.
+    pub end: Col<i64>,
+    pub process: Col<ProcId>,
+    /// The GPU: its lane's, else its context's, else the one its
+    /// `deviceId` names (mapped as GPU rows' are), else [`NONE`] (no
+    /// device is made for a sync). The recorded `deviceId` comes last: nsys
+    /// 2026.2 records 0 for a process whose work all ran on GPU 1.
+    pub device: Col<DevId>,
+    /// `streamId` as recorded (saturated).
+    pub stream: Col<u32>,
+    /// The lane of (process, context, stream) when GPU rows made one, else
+    /// [`NONE`] (no lane is made for a sync).
+    pub lane: Col<LaneId>,
+    /// `syncType` as recorded (saturated), not interpreted here: nsys
+    /// 2022.1 and 2024.5 exports record wrong ones; what a sync waited for
+    /// is decided from its call's name.
+    pub sync_type: Col<u8>,
+    /// `eventId` as recorded (saturated); [`NO_EVENT`] when the sync waited
+    /// for no event.
+    pub event: Col<u32>,
+    /// 0 when the export gives none.
+    pub correlation: Col<u32>,
+    /// The runtime/driver call (a row of `runtime`) of the same process and
+    /// correlation id, linked as GPU rows are to their launches; [`NONE`]
+    /// when absent.
+    pub call: Col<u32>,
+}
+
+/// `eventId` of a sync record that waited for no event.
+pub const NO_EVENT: u32 = u32::MAX;
+
+rows_by_start!(CudaSyncs);
+
+/// CUDA event records (`CUPTI_ACTIVITY_KIND_CUDA_EVENT`: a
+/// `cudaEventRecord` on a stream), sorted by (process, event, start of the
+/// record's call): rows without a call first, then in the export's order.
+#[derive(Debug, Default, Clone)]
+pub struct CudaEvents {
+    pub process: Col<ProcId>,
+    /// The GPU, found as a sync record's is (see [`CudaSyncs::device`]).
+    pub device: Col<DevId>,
+    /// `streamId` as recorded (saturated).
+    pub stream: Col<u32>,
+    /// The lane of (process, context, stream) when GPU rows made one, else
+    /// [`NONE`].
+    pub lane: Col<LaneId>,
+    /// `eventId` as recorded (saturated).
+    pub event: Col<u32>,
+    /// 0 when the export gives none.
+    pub correlation: Col<u32>,
+    /// The `cudaEventRecord` call (a row of `runtime`) of the same process
+    /// and correlation id; [`NONE`] when absent.
+    pub call: Col<u32>,
+    /// The device-side completion time; 0 when not collected (exports
+    /// before 2026.2 have no such column).
+    pub timestamp: Col<i64>,
+}
+
+rows_by_start!(CudaEvents, process);
+
 /// NVTX event kinds rankline keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
@@ -401,6 +487,15 @@ pub struct FileProfile {
     /// Empty when the export has no `COMPOSITE_EVENTS` (or the read was
     /// partial).
     pub samples: CpuSamples,
+    /// Empty when the export has no `SCHED_EVENTS` (or the read was
+    /// partial).
+    pub sched: SchedEvents,
+    /// Empty when the export has no `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`
+    /// (or the read was partial).
+    pub syncs: CudaSyncs,
+    /// Empty when the export has no `CUPTI_ACTIVITY_KIND_CUDA_EVENT` (or
+    /// the read was partial).
+    pub cuda_events: CudaEvents,
     pub nccl_api: NcclApiRanges,
     pub nccl_ops: NcclOperations,
     /// Rows of `runtime` per thread: `runtime_by_thread[t]` is a range.
@@ -411,6 +506,12 @@ pub struct FileProfile {
     pub osrt_by_thread: Vec<Range<usize>>,
     /// Rows of `samples` per thread.
     pub samples_by_thread: Vec<Range<usize>>,
+    /// Rows of `sched` per thread.
+    pub sched_by_thread: Vec<Range<usize>>,
+    /// Rows of `syncs` per process.
+    pub syncs_by_process: Vec<Range<usize>>,
+    /// Rows of `cuda_events` per process.
+    pub cuda_events_by_process: Vec<Range<usize>>,
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,
@@ -492,9 +593,20 @@ impl FileProfile {
             .unwrap_or(0..0)
     }
 
+    /// The file's scheduling events of thread `t` (its own id), by start.
+    pub fn sched_of_thread(&self, t: ThreadId) -> Range<usize> {
+        self.sched_by_thread
+            .get(t as usize)
+            .cloned()
+            .unwrap_or(0..0)
+    }
+
     /// First start and last end of every loaded or counted event, OS
     /// runtime calls and CPU samples included (a sample ends where it
-    /// starts), if any: what the capture's bounds cover.
+    /// starts), if any: what the capture's bounds cover. Scheduling
+    /// events are not: in the real exports they run from before the first
+    /// CUDA or OS runtime call to after the last, and counting them would
+    /// move every such capture's bounds.
     pub fn event_bounds(&self) -> Option<(i64, i64)> {
         let mut bounds = self.span();
         let cols: [(&[i64], &[i64]); 2] = [

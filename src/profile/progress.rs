@@ -18,6 +18,12 @@ pub enum Stage {
     Osrt,
     /// CPU samples and their leaf frames.
     Samples,
+    /// Thread scheduling events.
+    Sched,
+    /// CUDA synchronization records.
+    Syncs,
+    /// CUDA event records.
+    CudaEvents,
     Linking,
     Cache,
     WritingCache,
@@ -37,6 +43,9 @@ impl Stage {
             Stage::Nvtx => "reading NVTX",
             Stage::Osrt => "reading OS runtime calls",
             Stage::Samples => "reading CPU samples",
+            Stage::Sched => "reading thread scheduling",
+            Stage::Syncs => "reading CUDA synchronization",
+            Stage::CudaEvents => "reading CUDA events",
             Stage::Linking => "sorting and linking",
             Stage::Cache => "reading cache",
             Stage::WritingCache => "writing cache",

@@ -10,8 +10,8 @@ use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
 use super::progress::Stage;
 use super::spec::{
-    self, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O, RuntimeColumn as R,
-    SampleColumn as S, StringColumn,
+    self, CudaEventColumn as E, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O,
+    RuntimeColumn as R, SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
 };
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
 use query::{Query, Row};
@@ -155,6 +155,100 @@ impl RawOsrt {
         reserve(&mut self.global_tid, n);
         reserve(&mut self.name, n);
     }
+}
+
+/// Thread scheduling events (`SCHED_EVENTS`).
+#[derive(Default)]
+pub struct RawSched {
+    pub start: Vec<i64>,
+    pub global_tid: Vec<i64>,
+    /// Saturated to `u16`.
+    pub cpu: Vec<u16>,
+    pub sched_in: Vec<bool>,
+}
+
+impl RawSched {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.start, n);
+        reserve(&mut self.global_tid, n);
+        reserve(&mut self.cpu, n);
+        reserve(&mut self.sched_in, n);
+    }
+}
+
+/// CUDA synchronization records.
+#[derive(Default)]
+pub struct RawSyncs {
+    pub start: Vec<i64>,
+    /// Never before the start.
+    pub end: Vec<i64>,
+    /// Plain pid.
+    pub pid: Vec<u32>,
+    /// The CUDA ordinal the process saw.
+    pub device: Vec<u32>,
+    pub context: Vec<u32>,
+    pub stream: Vec<u32>,
+    /// 0 when NULL.
+    pub correlation: Vec<u32>,
+    /// `syncType` as recorded, saturated.
+    pub sync_type: Vec<u8>,
+    /// `eventId` as recorded, saturated.
+    pub event: Vec<u32>,
+}
+
+impl RawSyncs {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.start, n);
+        reserve(&mut self.end, n);
+        reserve(&mut self.pid, n);
+        reserve(&mut self.device, n);
+        reserve(&mut self.context, n);
+        reserve(&mut self.stream, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.sync_type, n);
+        reserve(&mut self.event, n);
+    }
+}
+
+/// CUDA event records.
+#[derive(Default)]
+pub struct RawCudaEvents {
+    /// Plain pid.
+    pub pid: Vec<u32>,
+    /// The CUDA ordinal the process saw.
+    pub device: Vec<u32>,
+    pub context: Vec<u32>,
+    pub stream: Vec<u32>,
+    /// 0 when NULL.
+    pub correlation: Vec<u32>,
+    /// `eventId` as recorded, saturated.
+    pub event: Vec<u32>,
+    /// 0 when not collected (NULL, or an export without the column).
+    pub timestamp: Vec<i64>,
+}
+
+impl RawCudaEvents {
+    fn reserve(&mut self, n: usize) {
+        reserve(&mut self.pid, n);
+        reserve(&mut self.device, n);
+        reserve(&mut self.context, n);
+        reserve(&mut self.stream, n);
+        reserve(&mut self.correlation, n);
+        reserve(&mut self.event, n);
+        reserve(&mut self.timestamp, n);
+    }
+}
+
+/// `v` as a `u32`, saturated (a damaged file's id stays an id no row has,
+/// never wraps onto another).
+pub(crate) fn sat_u32(v: i64) -> u32 {
+    v.clamp(0, u32::MAX as i64) as u32
+}
+
+/// A correlation id as the GPU and runtime rows read theirs, so that
+/// links by it are theirs; 0 (none) when NULL.
+fn correlation(v: Option<i64>) -> u32 {
+    v.map_or(0, |c| c as u32)
 }
 
 /// CPU sampling events (`COMPOSITE_EVENTS`).
@@ -518,6 +612,124 @@ pub fn read_osrt(
         t.name.push(r.int(O::NameId).unwrap_or(NO_NAME));
         Ok(())
     })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the thread scheduling events; one without a time, a
+/// CPU, a direction or a thread is skipped. A CPU past `u16` reads as
+/// `u16::MAX` (a negative one as 0).
+pub fn read_sched(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawSched, LoadError> {
+    let mut t = RawSched::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::SCHED);
+    scan(conn, schema, path, &read, rows, Stage::Sched, report, |r| {
+        if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
+            r.int(Sc::Start),
+            r.int(Sc::Cpu),
+            r.int(Sc::IsSchedIn),
+            r.int(Sc::GlobalTid),
+        ) {
+            t.start.push(start);
+            t.global_tid.push(global_tid);
+            t.cpu.push(cpu.clamp(0, u16::MAX as i64) as u16);
+            t.sched_in.push(sched_in != 0);
+        }
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the CUDA synchronization records. One without a
+/// process (`globalPid` NULL) or a value its table declares NOT NULL is
+/// skipped; `syncType` is kept as recorded (real exports record wrong ones:
+/// what a sync waited for is decided from its call's name).
+pub fn read_syncs(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawSyncs, LoadError> {
+    let mut t = RawSyncs::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::SYNCS);
+    scan(conn, schema, path, &read, rows, Stage::Syncs, report, |r| {
+        let (Some(start), Some(end), Some(global_pid)) =
+            (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
+        else {
+            return Ok(());
+        };
+        let (Some(device), Some(context), Some(stream), Some(sync_type), Some(event)) = (
+            r.int(Sy::DeviceId),
+            r.int(Sy::ContextId),
+            r.int(Sy::StreamId),
+            r.int(Sy::SyncType),
+            r.int(Sy::EventId),
+        ) else {
+            return Ok(());
+        };
+        t.start.push(start);
+        t.end.push(end.max(start));
+        t.pid.push(decode(global_pid).pid);
+        t.device.push(sat_u32(device));
+        t.context.push(sat_u32(context));
+        t.stream.push(sat_u32(stream));
+        t.correlation.push(correlation(r.int(Sy::CorrelationId)));
+        t.sync_type.push(sync_type.clamp(0, u8::MAX as i64) as u8);
+        t.event.push(sat_u32(event));
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Reads `rows` of the CUDA event records. One without a process
+/// (`globalPid` NULL) or a value its table declares NOT NULL is skipped.
+pub fn read_cuda_events(
+    conn: &Connection,
+    schema: &Schema,
+    path: &Path,
+    rows: Rows,
+    rows_hint: usize,
+    report: &mut Report<'_>,
+) -> Result<RawCudaEvents, LoadError> {
+    let mut t = RawCudaEvents::default();
+    t.reserve(rows_hint);
+    let read = Selection::all(&spec::CUDA_EVENTS);
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        Stage::CudaEvents,
+        report,
+        |r| {
+            if let (Some(global_pid), Some(device), Some(context), Some(stream), Some(event)) = (
+                r.int(E::GlobalPid),
+                r.int(E::DeviceId),
+                r.int(E::ContextId),
+                r.int(E::StreamId),
+                r.int(E::EventId),
+            ) {
+                t.pid.push(decode(global_pid).pid);
+                t.device.push(sat_u32(device));
+                t.context.push(sat_u32(context));
+                t.stream.push(sat_u32(stream));
+                t.correlation.push(correlation(r.int(E::CorrelationId)));
+                t.event.push(sat_u32(event));
+                t.timestamp.push(r.int(E::Timestamp).unwrap_or(0));
+            }
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 

@@ -246,8 +246,71 @@ pub const LEAF_FRAMES: TableSpec<FrameColumn> = TableSpec {
     filter: "WHERE stackDepth = 0",
 };
 
+columns! {
+    /// The columns of the thread scheduling events (`--cpuctxsw`). Newer
+    /// exports add `threadState` and `threadBlock`, not read.
+    pub enum SchedColumn {
+        Start = "start" (required),
+        Cpu = "cpu" (required),
+        IsSchedIn = "isSchedIn" (required),
+        /// NULL in some rows: those are skipped.
+        GlobalTid = "globalTid" (required),
+    }
+}
+
+pub const SCHED: TableSpec<SchedColumn> = TableSpec {
+    table: "SCHED_EVENTS",
+    columns: SchedColumn::ALL,
+    filter: "",
+};
+
+columns! {
+    /// The columns of the CUDA synchronization records. Newer exports add
+    /// `greenContextId`, `deprecatedSyncType` and `eventSyncId`, not read.
+    pub enum SyncColumn {
+        Start = "start" (required),
+        End = "end" (required),
+        DeviceId = "deviceId" (required),
+        ContextId = "contextId" (required),
+        StreamId = "streamId" (required),
+        CorrelationId = "correlationId",
+        GlobalPid = "globalPid",
+        SyncType = "syncType" (required),
+        EventId = "eventId" (required),
+    }
+}
+
+pub const SYNCS: TableSpec<SyncColumn> = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    columns: SyncColumn::ALL,
+    filter: "",
+};
+
+columns! {
+    /// The columns of the CUDA event records (`cudaEventRecord`, by
+    /// stream). Newer exports add `greenContextId` and `eventSyncId`, not
+    /// read.
+    pub enum CudaEventColumn {
+        DeviceId = "deviceId" (required),
+        ContextId = "contextId" (required),
+        StreamId = "streamId" (required),
+        CorrelationId = "correlationId",
+        GlobalPid = "globalPid",
+        EventId = "eventId" (required),
+        /// The device-side completion time: only in newer exports (2026.2),
+        /// 0 when not collected.
+        Timestamp = "timestamp",
+    }
+}
+
+pub const CUDA_EVENTS: TableSpec<CudaEventColumn> = TableSpec {
+    table: "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+    columns: CudaEventColumn::ALL,
+    filter: "",
+};
+
 /// Every large table the loader reads.
-pub const LOADED: [LoadedTable; 9] = [
+pub const LOADED: [LoadedTable; 12] = [
     STRINGS.loaded(),
     KERNEL.loaded(),
     MEMCPY.loaded(),
@@ -257,6 +320,9 @@ pub const LOADED: [LoadedTable; 9] = [
     OSRT.loaded(),
     SAMPLES.loaded(),
     LEAF_FRAMES.loaded(),
+    SCHED.loaded(),
+    SYNCS.loaded(),
+    CUDA_EVENTS.loaded(),
 ];
 
 #[cfg(test)]

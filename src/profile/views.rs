@@ -23,8 +23,16 @@ pub(super) struct Part {
     /// … its first OS runtime call and CPU sample.
     pub(super) osrt_base: usize,
     pub(super) samples_base: usize,
+    /// … its first scheduling event, CUDA sync and event record.
+    pub(super) sched_base: usize,
+    pub(super) syncs_base: usize,
+    pub(super) cuda_events_base: usize,
     pub(super) lane_base: LaneId,
     pub(super) thread_base: ThreadId,
+    pub(super) proc_base: ProcId,
+    /// The capture's device of each of the file's (GPUs of one UUID
+    /// merge across files).
+    pub(super) devices: Arc<[DevId]>,
     /// The file's string ids as the capture's; `None` when they are the
     /// same (the first file's strings are the capture's first strings).
     pub(super) syms: Option<Arc<[Sym]>>,
@@ -36,6 +44,30 @@ impl Part {
         match &self.syms {
             None => s,
             Some(map) => map.get(s as usize).copied().unwrap_or(0),
+        }
+    }
+
+    /// The capture's device of the file's device `d` ([`NONE`] stays).
+    #[inline]
+    fn device(&self, d: DevId) -> DevId {
+        self.devices.get(d as usize).copied().unwrap_or(NONE)
+    }
+
+    /// The capture's lane of the file's lane `l` ([`NONE`] stays).
+    #[inline]
+    fn lane(&self, l: LaneId) -> LaneId {
+        match l {
+            NONE => NONE,
+            l => l.saturating_add(self.lane_base),
+        }
+    }
+
+    /// The capture's runtime row of the file's row `c` ([`NONE`] stays).
+    #[inline]
+    fn call(&self, c: u32) -> u32 {
+        match c {
+            NONE => NONE,
+            c => c.saturating_add(self.runtime_base as u32),
         }
     }
 }
@@ -95,13 +127,17 @@ macro_rules! value {
 
 /// Rows of one table of every file: how many, which part holds a row, and
 /// the start and end columns of runs that lie in one file (the start only,
-/// for a table of instants).
+/// for a table of instants; neither, for a table without times).
 macro_rules! rows_of {
     ($rows:ident, $table:ident, $base:ident) => {
         rows_of!($rows, $table, $base, instants);
         ends_of!($rows, $table);
     };
     ($rows:ident, $table:ident, $base:ident, instants) => {
+        rows_of!($rows, $table, $base, untimed);
+        starts_of!($rows, $table);
+    };
+    ($rows:ident, $table:ident, $base:ident, untimed) => {
         impl $rows {
             pub(super) fn new(parts: Parts) -> $rows {
                 let len = parts.files().map(|f| f.$table.len()).sum();
@@ -134,7 +170,14 @@ macro_rules! rows_of {
                 }
                 self.parts.find(r, |p| p.$base)
             }
+        }
+    };
+}
 
+/// The start column of a table whose rows have one (see [`rows_of`]).
+macro_rules! starts_of {
+    ($rows:ident, $table:ident) => {
+        impl $rows {
             value!(start: $table.start -> i64);
 
             /// The starts of `rows`, which lie in one file (a lane's or a
@@ -220,10 +263,7 @@ impl GpuRows {
     #[inline]
     pub fn launch(&self, r: usize) -> u32 {
         let (part, i) = self.at(r);
-        match part.file.gpu.launch[i] {
-            NONE => NONE,
-            call => call.saturating_add(part.runtime_base as u32),
-        }
+        part.call(part.file.gpu.launch[i])
     }
 
     /// The file the row comes from (its index in the capture's files).
@@ -431,5 +471,154 @@ impl SampleRows {
     pub fn leaf(&self, r: usize) -> Sym {
         let (part, i) = self.at(r);
         part.sym(part.file.samples.leaf[i])
+    }
+}
+
+/// Threads scheduled in and out of CPUs in every file: a thread's events
+/// are one run of one file's rows, sorted by time (`start`; an event has
+/// no end).
+#[derive(Debug, Clone, Default)]
+pub struct SchedRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(SchedRows, sched, sched_base, instants);
+
+impl SchedRows {
+    value!(
+        /// The CPU (`u16::MAX` for a larger id).
+        cpu: sched.cpu -> u16
+    );
+    value!(
+        /// Scheduled in, else out.
+        sched_in: sched.sched_in -> bool
+    );
+
+    #[inline]
+    pub fn thread(&self, r: usize) -> ThreadId {
+        let (part, i) = self.at(r);
+        part.file.sched.thread[i] + part.thread_base
+    }
+}
+
+/// CUDA synchronization records of every file: a process's records are one
+/// run of one file's rows, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct SyncRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(SyncRows, syncs, syncs_base);
+
+impl SyncRows {
+    value!(
+        /// `streamId` as recorded.
+        stream: syncs.stream -> u32
+    );
+    value!(
+        /// `syncType` as recorded, not interpreted (see
+        /// [`CudaSyncs::sync_type`]).
+        sync_type: syncs.sync_type -> u8
+    );
+    value!(
+        /// `eventId` as recorded ([`NO_EVENT`]: none).
+        event: syncs.event -> u32
+    );
+    value!(correlation: syncs.correlation -> u32);
+
+    #[inline]
+    pub fn process(&self, r: usize) -> ProcId {
+        let (part, i) = self.at(r);
+        part.file.syncs.process[i] + part.proc_base
+    }
+
+    /// The GPU, or [`NONE`] when no table of its export names it.
+    #[inline]
+    pub fn device(&self, r: usize) -> DevId {
+        let (part, i) = self.at(r);
+        part.device(part.file.syncs.device[i])
+    }
+
+    /// The lane of its process, context and stream, or [`NONE`] when no
+    /// GPU row ran there.
+    #[inline]
+    pub fn lane(&self, r: usize) -> LaneId {
+        let (part, i) = self.at(r);
+        part.lane(part.file.syncs.lane[i])
+    }
+
+    /// The sync call (a row of [`RuntimeRows`]), or [`NONE`].
+    #[inline]
+    pub fn call(&self, r: usize) -> u32 {
+        let (part, i) = self.at(r);
+        part.call(part.file.syncs.call[i])
+    }
+}
+
+/// CUDA event records of every file: a process's records are one run of
+/// one file's rows, sorted by (event, start of the record's call; records
+/// without a call first). A record has no time of its own but its
+/// `timestamp`, when collected.
+#[derive(Debug, Clone, Default)]
+pub struct CudaEventRows {
+    parts: Parts,
+    len: usize,
+    /// The first file's part and its rows.
+    head: Option<Part>,
+    head_len: usize,
+}
+
+rows_of!(CudaEventRows, cuda_events, cuda_events_base, untimed);
+
+impl CudaEventRows {
+    value!(
+        /// `streamId` as recorded.
+        stream: cuda_events.stream -> u32
+    );
+    value!(
+        /// `eventId` as recorded.
+        event: cuda_events.event -> u32
+    );
+    value!(correlation: cuda_events.correlation -> u32);
+    value!(
+        /// The device-side completion time on its file's clock; 0 when not
+        /// collected.
+        timestamp: cuda_events.timestamp -> i64
+    );
+
+    #[inline]
+    pub fn process(&self, r: usize) -> ProcId {
+        let (part, i) = self.at(r);
+        part.file.cuda_events.process[i] + part.proc_base
+    }
+
+    /// The GPU, or [`NONE`] when no table of its export names it.
+    #[inline]
+    pub fn device(&self, r: usize) -> DevId {
+        let (part, i) = self.at(r);
+        part.device(part.file.cuda_events.device[i])
+    }
+
+    /// The lane of its process, context and stream, or [`NONE`] when no
+    /// GPU row ran there.
+    #[inline]
+    pub fn lane(&self, r: usize) -> LaneId {
+        let (part, i) = self.at(r);
+        part.lane(part.file.cuda_events.lane[i])
+    }
+
+    /// The `cudaEventRecord` call (a row of [`RuntimeRows`]), or [`NONE`].
+    #[inline]
+    pub fn call(&self, r: usize) -> u32 {
+        let (part, i) = self.at(r);
+        part.call(part.file.cuda_events.call[i])
     }
 }

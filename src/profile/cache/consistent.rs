@@ -10,6 +10,7 @@ use std::ops::Range;
 /// columns of one table have one length.
 pub fn consistent(p: &FileProfile) -> Result<(), String> {
     let (g, r, n, o, c) = (&p.gpu, &p.runtime, &p.nvtx, &p.osrt, &p.samples);
+    let (s, y, e) = (&p.sched, &p.syncs, &p.cuda_events);
     let same = |lens: &[usize]| lens.windows(2).all(|w| w[0] == w[1]);
     let lengths = same(&[
         g.start.len(),
@@ -40,6 +41,29 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         ])
         && same(&[o.start.len(), o.end.len(), o.thread.len(), o.name.len()])
         && same(&[c.start.len(), c.thread.len(), c.leaf.len()])
+        && same(&[s.start.len(), s.thread.len(), s.cpu.len(), s.sched_in.len()])
+        && same(&[
+            y.start.len(),
+            y.end.len(),
+            y.process.len(),
+            y.device.len(),
+            y.stream.len(),
+            y.lane.len(),
+            y.sync_type.len(),
+            y.event.len(),
+            y.correlation.len(),
+            y.call.len(),
+        ])
+        && same(&[
+            e.process.len(),
+            e.device.len(),
+            e.stream.len(),
+            e.lane.len(),
+            e.event.len(),
+            e.correlation.len(),
+            e.call.len(),
+            e.timestamp.len(),
+        ])
         && same(&[
             p.nccl_api.thread.len(),
             p.nccl_api.start.len(),
@@ -56,6 +80,8 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
     }
     let below = |n: usize| move |&i: &u32| (i as usize) < n;
     let strings = below(p.strings.len());
+    // A link column's ids: in range, or none.
+    let below_or_none = |n: usize| move |&i: &u32| i == NONE || (i as usize) < n;
     let ids = g.lane.iter().all(below(p.lanes.len()))
         && g.detail.iter().all(below(g.details.len()))
         && g.launch
@@ -66,6 +92,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             .chain(n.thread.iter())
             .chain(o.thread.iter())
             .chain(c.thread.iter())
+            .chain(s.thread.iter())
             .all(below(p.threads.len()))
         && g.unfinished.iter().all(below(g.len()))
         && g.unfinished.is_sorted_by(|a, b| a < b)
@@ -95,7 +122,15 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             (l.device as usize) < p.devices.len() && (l.process as usize) < p.processes.len()
         })
         && p.nccl_api.thread.iter().all(below(p.threads.len()))
-        && p.nccl_ops.process.iter().all(below(p.processes.len()));
+        && p.nccl_ops.process.iter().all(below(p.processes.len()))
+        && y.process.iter().all(below(p.processes.len()))
+        && y.device.iter().all(below_or_none(p.devices.len()))
+        && y.lane.iter().all(below_or_none(p.lanes.len()))
+        && y.call.iter().all(below_or_none(r.len()))
+        && e.process.iter().all(below(p.processes.len()))
+        && e.device.iter().all(below_or_none(p.devices.len()))
+        && e.lane.iter().all(below_or_none(p.lanes.len()))
+        && e.call.iter().all(below_or_none(r.len()));
     if !ids {
         return Err("an id out of range (corrupted)".into());
     }
@@ -105,10 +140,26 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && grouped(&p.nvtx_by_thread, &n.thread, &n.start, n.len())
         && grouped(&p.osrt_by_thread, &o.thread, &o.start, o.len())
         && grouped(&p.samples_by_thread, &c.thread, &c.start, c.len())
+        && grouped(&p.sched_by_thread, &s.thread, &s.start, s.len())
+        && grouped(&p.syncs_by_process, &y.process, &y.start, y.len())
+        && tiled(&p.cuda_events_by_process, &e.process, e.len(), |rows| {
+            // By (event, start of its call), those without a call first;
+            // the calls are in range (checked above).
+            let key = |i: usize| {
+                let call = r.start.get(e.call[i] as usize);
+                (e.event[i], call.is_some(), call.copied().unwrap_or(0))
+            };
+            rows.clone()
+                .zip(rows.skip(1))
+                .all(|(a, b)| key(a) <= key(b))
+        })
         && p.runtime_by_thread.len() == p.threads.len()
         && p.nvtx_by_thread.len() == p.threads.len()
         && p.osrt_by_thread.len() == p.threads.len()
-        && p.samples_by_thread.len() == p.threads.len();
+        && p.samples_by_thread.len() == p.threads.len()
+        && p.sched_by_thread.len() == p.threads.len()
+        && p.syncs_by_process.len() == p.processes.len()
+        && p.cuda_events_by_process.len() == p.processes.len();
     if !groups {
         return Err("row ranges out of order or out of range (corrupted)".into());
     }
@@ -118,6 +169,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
         && ordered(&r.start, &r.end)
         && ordered(&n.start, &n.end)
         && ordered(&o.start, &o.end)
+        && ordered(&y.start, &y.end)
         && ordered(&p_api.start, &p_api.end))
     {
         return Err("an event ends before it starts (corrupted)".into());
@@ -129,6 +181,19 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
 /// order, every row of range `k` has group id `k`, and starts do not
 /// decrease inside one. (An empty group's range is `0..0`.)
 fn grouped(ranges: &[Range<usize>], group: &[u32], start: &[i64], len: usize) -> bool {
+    tiled(ranges, group, len, |rows| {
+        start.get(rows).is_some_and(<[i64]>::is_sorted)
+    })
+}
+
+/// Whether the non-empty `ranges` tile `0..len` in order, every row of
+/// range `k` has group id `k`, and `in_order` holds of each range.
+fn tiled(
+    ranges: &[Range<usize>],
+    group: &[u32],
+    len: usize,
+    in_order: impl Fn(Range<usize>) -> bool,
+) -> bool {
     let mut next = 0usize;
     for (k, rows) in ranges.iter().enumerate() {
         if rows.end < rows.start || rows.end > len {
@@ -140,10 +205,10 @@ fn grouped(ranges: &[Range<usize>], group: &[u32], start: &[i64], len: usize) ->
         if rows.start != next {
             return false;
         }
-        let (Some(ids), Some(starts)) = (group.get(rows.clone()), start.get(rows.clone())) else {
+        let Some(ids) = group.get(rows.clone()) else {
             return false;
         };
-        if !ids.iter().all(|&id| id as usize == k) || !starts.is_sorted() {
+        if !ids.iter().all(|&id| id as usize == k) || !in_order(rows.clone()) {
             return false;
         }
         next = rows.end;

@@ -7,10 +7,25 @@ use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
 use crate::profile::raw::{
-    NO_COPY_KIND, NO_NAME, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples,
+    NO_COPY_KIND, NO_NAME, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime,
+    RawSamples, RawSched, RawSyncs,
 };
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
+
+/// A row's raw (pid, CUDA device, context, stream).
+type RawStream = (u32, u32, u32, u32);
+/// Its process, known device and known lane.
+type StreamIds = (ProcId, DevId, LaneId);
+
+/// See [`State::streams`].
+struct Streams {
+    /// (process, context) → the GPU its lanes, or else the export's
+    /// context tables, place it on.
+    context_device: FxHashMap<(ProcId, u32), DevId>,
+    /// The previous row's key and ids (rows of one stream come in runs).
+    last: Option<(RawStream, StreamIds)>,
+}
 
 impl State<'_> {
     /// A name from a raw name column (StringIds id or reader-local text);
@@ -240,6 +255,139 @@ impl State<'_> {
         out.end.append(&mut std::mem::take(&mut t.end).into());
         out.thread.append(&mut threads.into());
         out.name.append(&mut syms.into());
+    }
+
+    pub(super) fn add_sched(&mut self, t: RawSched) {
+        let threads = self.threads_of(&t.global_tid);
+        let out = &mut self.p.sched;
+        out.start.append(&mut t.start.into());
+        out.thread.append(&mut threads.into());
+        out.cpu.append(&mut t.cpu.into());
+        out.sched_in.append(&mut t.sched_in.into());
+    }
+
+    /// The model's device of CUDA ordinal `cuda_id` of process `pid`, as
+    /// GPU rows map it, or [`NONE`] when no table named that GPU: rows
+    /// that only refer to GPU work never add a device.
+    fn known_device(&self, pid: u32, cuda_id: u32) -> DevId {
+        self.devices
+            .get(&self.gpu_of(pid, cuda_id))
+            .copied()
+            .unwrap_or(NONE)
+    }
+
+    /// The lane of (process, context, stream) if GPU rows made one, else
+    /// [`NONE`]: rows that only refer to a stream never add a lane.
+    fn known_lane(&self, process: ProcId, context: u32, stream: u32) -> LaneId {
+        self.lanes
+            .get(&(process, context, stream))
+            .copied()
+            .unwrap_or(NONE)
+    }
+
+    /// What finds the streams of rows that refer to one (sync and event
+    /// records), once the GPU rows are in.
+    fn streams(&self) -> Streams {
+        let mut context_device = FxHashMap::default();
+        for l in &self.p.lanes {
+            context_device
+                .entry((l.process, l.context))
+                .or_insert(l.device);
+        }
+        for c in self.p.contexts.iter().filter(|c| c.context != NONE) {
+            context_device
+                .entry((c.process, c.context))
+                .or_insert(c.device);
+        }
+        Streams {
+            context_device,
+            last: None,
+        }
+    }
+
+    /// The process, device and lane of a row's raw (pid, CUDA device,
+    /// context, stream). The device is its lane's, else its context's (as
+    /// GPU rows or the export's context tables place it), else the one the
+    /// row names if known: the row's own `deviceId` is trusted last, since
+    /// nsys 2026.2 records device 0 on the syncs of a process whose kernels
+    /// all ran on GPU 1.
+    fn stream_of(&mut self, s: &mut Streams, key: RawStream) -> StreamIds {
+        if let Some((k, v)) = s.last
+            && k == key
+        {
+            return v;
+        }
+        let (pid, cuda_id, context, stream) = key;
+        let process = self.process(pid);
+        let lane = self.known_lane(process, context, stream);
+        let device = match lane {
+            NONE => match s.context_device.get(&(process, context)) {
+                Some(&d) => d,
+                None => self.known_device(pid, cuda_id),
+            },
+            l => self.p.lanes[l as usize].device,
+        };
+        let v = (process, device, lane);
+        s.last = Some((key, v));
+        v
+    }
+
+    pub(super) fn add_syncs(&mut self, t: RawSyncs) {
+        let n = t.start.len();
+        let (mut process, mut device, mut lane) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut streams = self.streams();
+        for i in 0..n {
+            let (pr, dev, l) = self.stream_of(
+                &mut streams,
+                (t.pid[i], t.device[i], t.context[i], t.stream[i]),
+            );
+            process.push(pr);
+            device.push(dev);
+            lane.push(l);
+        }
+        let out = &mut self.p.syncs;
+        out.start.append(&mut t.start.into());
+        out.end.append(&mut t.end.into());
+        out.process.append(&mut process.into());
+        out.device.append(&mut device.into());
+        out.stream.append(&mut t.stream.into());
+        out.lane.append(&mut lane.into());
+        out.sync_type.append(&mut t.sync_type.into());
+        out.event.append(&mut t.event.into());
+        out.correlation.append(&mut t.correlation.into());
+        out.call.append(&mut vec![NONE; n].into());
+    }
+
+    pub(super) fn add_cuda_events(&mut self, t: RawCudaEvents) {
+        let n = t.pid.len();
+        let (mut process, mut device, mut lane) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut streams = self.streams();
+        for i in 0..n {
+            let (pr, dev, l) = self.stream_of(
+                &mut streams,
+                (t.pid[i], t.device[i], t.context[i], t.stream[i]),
+            );
+            process.push(pr);
+            device.push(dev);
+            lane.push(l);
+        }
+        let out = &mut self.p.cuda_events;
+        out.process.append(&mut process.into());
+        out.device.append(&mut device.into());
+        out.stream.append(&mut t.stream.into());
+        out.lane.append(&mut lane.into());
+        out.event.append(&mut t.event.into());
+        out.correlation.append(&mut t.correlation.into());
+        out.call.append(&mut vec![NONE; n].into());
+        out.timestamp.append(&mut t.timestamp.into());
     }
 
     /// Adds the samples, each with its leaf frame's symbol (found by

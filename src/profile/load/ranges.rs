@@ -10,7 +10,8 @@ use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{
-    self, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, Rows, Selection,
+    self, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched,
+    RawSyncs, Rows, Selection,
 };
 use crate::profile::spec::{self, GpuColumn, TableSpec};
 use rusqlite::Connection;
@@ -32,13 +33,18 @@ pub struct ReadPlan {
 
 impl ReadPlan {
     /// Whether `table` is read at all under this plan.
-    /// OS runtime calls and CPU samples only in a full read: nothing but
-    /// the model (the timeline) shows them.
+    /// OS runtime calls, CPU samples and thread scheduling only in a
+    /// full read: nothing but the model (the timeline) shows them.
     pub fn reads(&self, table: Table) -> bool {
         match table {
             Table::Gpu(_) => true,
             Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
-            Table::Osrt | Table::Samples | Table::LeafFrames => self.need == Need::All,
+            Table::Osrt
+            | Table::Samples
+            | Table::LeafFrames
+            | Table::Sched
+            | Table::Syncs
+            | Table::CudaEvents => self.need == Need::All,
         }
     }
 
@@ -72,6 +78,11 @@ pub enum Table {
     Samples,
     /// The samples' leaf frames (joined to the samples once both are read).
     LeafFrames,
+    Sched,
+    /// CUDA synchronization and event records: after the GPU tables,
+    /// whose lanes they find.
+    Syncs,
+    CudaEvents,
 }
 
 impl Table {
@@ -84,6 +95,9 @@ impl Table {
             Table::Osrt => spec::OSRT.table,
             Table::Samples => spec::SAMPLES.table,
             Table::LeafFrames => spec::LEAF_FRAMES.table,
+            Table::Sched => spec::SCHED.table,
+            Table::Syncs => spec::SYNCS.table,
+            Table::CudaEvents => spec::CUDA_EVENTS.table,
         }
     }
 }
@@ -97,7 +111,7 @@ fn gpu_table(kind: GpuKind) -> &'static TableSpec<GpuColumn> {
 }
 
 /// The large tables in the order they are converted.
-pub const TABLES: [Table; 8] = [
+pub const TABLES: [Table; 11] = [
     Table::Gpu(GpuKind::Kernel),
     Table::Gpu(GpuKind::Memcpy),
     Table::Gpu(GpuKind::Memset),
@@ -106,6 +120,9 @@ pub const TABLES: [Table; 8] = [
     Table::Osrt,
     Table::Samples,
     Table::LeafFrames,
+    Table::Sched,
+    Table::Syncs,
+    Table::CudaEvents,
 ];
 
 /// One range of one table ([`TABLES`] index).
@@ -125,6 +142,9 @@ pub enum Chunk {
     Osrt(Box<RawOsrt>),
     Samples(Box<RawSamples>),
     LeafFrames(Box<RawFrames>),
+    Sched(Box<RawSched>),
+    Syncs(Box<RawSyncs>),
+    CudaEvents(Box<RawCudaEvents>),
     /// Runtime or NVTX rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
@@ -243,6 +263,15 @@ fn read(
         )?)),
         Table::LeafFrames => Chunk::LeafFrames(Box::new(raw::read_leaf_frames(
             conn, schema, path, job.rows, report,
+        )?)),
+        Table::Sched => Chunk::Sched(Box::new(raw::read_sched(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::Syncs => Chunk::Syncs(Box::new(raw::read_syncs(
+            conn, schema, path, job.rows, job.hint, report,
+        )?)),
+        Table::CudaEvents => Chunk::CudaEvents(Box::new(raw::read_cuda_events(
+            conn, schema, path, job.rows, job.hint, report,
         )?)),
     })
 }

@@ -23,8 +23,12 @@ fn contents(p: &FileProfile) -> (String, Vec<(&'static str, Vec<u8>)>) {
             &p.lanes,
             &p.nccl_api,
             &p.nccl_ops,
-            (&p.runtime_by_thread, &p.nvtx_by_thread),
-            (&p.osrt_by_thread, &p.samples_by_thread),
+            (&p.runtime_by_thread, &p.nvtx_by_thread, &p.osrt_by_thread),
+            (
+                &p.samples_by_thread,
+                &p.sched_by_thread,
+                &p.syncs_by_process
+            ),
         )
     );
     let columns = crate::profile::cache::columns(p)
