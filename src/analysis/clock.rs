@@ -717,7 +717,7 @@ mod tests {
             vec![1].into(),
             vec![true].into(),
         );
-        p.sched_by_thread = vec![0..1];
+        p.sched_by_thread = std::iter::once(0..1).collect();
         let y = &mut p.syncs;
         (y.start, y.end, y.process, y.device) = (
             vec![t].into(),
@@ -732,7 +732,7 @@ mod tests {
             vec![NO_EVENT].into(),
         );
         (y.correlation, y.call) = (vec![0].into(), vec![NONE].into());
-        p.syncs_by_process = vec![0..1];
+        p.syncs_by_process = std::iter::once(0..1).collect();
         let e = &mut p.cuda_events;
         (e.process, e.device, e.stream, e.lane) = (
             vec![0].into(),
@@ -746,7 +746,7 @@ mod tests {
             vec![NONE].into(),
             vec![t + 7].into(),
         );
-        p.cuda_events_by_process = vec![0..1];
+        p.cuda_events_by_process = std::iter::once(0..1).collect();
         p
     }
 
