@@ -7,7 +7,10 @@ pub mod behind;
 pub mod caveats;
 pub mod clock;
 pub mod completeness;
+pub mod cpu_state;
+pub mod cuda_sync;
 pub mod diff;
+pub mod gpu_chain;
 pub mod intervals;
 pub mod kernel_class;
 pub mod launch;
@@ -25,6 +28,7 @@ pub mod stored;
 pub mod stragglers;
 pub mod thread_account;
 pub mod why;
+pub mod why_words;
 pub mod window;
 
 pub use pipeline::Analysis;

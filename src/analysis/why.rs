@@ -3,8 +3,9 @@
 //! and a GPU part (issued in time, started late), the CPU part accounted
 //! for by what its launching thread recorded over exactly that window
 //! ([`super::thread_account`]), the GPU part by the work ahead of it on its
-//! own stream; and what the capture did not record, with the nsys option
-//! that records it.
+//! own stream or the work a stream-wait-event's event followed
+//! ([`super::gpu_chain`]); and what the capture did not record, with the
+//! nsys option that records it.
 //!
 //! lateness = kernel start − earliest peer's start = cpu + gpu, where
 //! cpu = max(0, launch-call end − earliest peer's start) and
@@ -14,6 +15,7 @@
 
 use super::account::Split;
 use super::clock::Alignment;
+use super::cpu_state::{self, OffCpu, OnCpu};
 use super::matching::Matching;
 use super::skew::{GroupSkew, InstanceSkew};
 use super::thread_account::thread_account;
@@ -28,6 +30,9 @@ pub enum Missing {
     Sched,
     /// No CPU samples (`--sample=process-tree`).
     Samples,
+    /// No stream-wait-event records to follow (synchronisation or CUDA
+    /// event tables absent).
+    Syncs,
     /// The kernel has no launch call in the capture.
     LaunchCall,
     /// Launched from a CUDA graph: the launch call is the graph's.
@@ -40,6 +45,7 @@ impl Missing {
             Missing::Osrt => "osrt",
             Missing::Sched => "sched",
             Missing::Samples => "samples",
+            Missing::Syncs => "syncs",
             Missing::LaunchCall => "launch-call",
             Missing::Graph => "graph",
         }
@@ -49,8 +55,9 @@ impl Missing {
     pub fn sentence(self) -> &'static str {
         match self {
             Missing::Osrt => "no OS runtime calls recorded (nsys --trace=osrt)",
-            Missing::Sched => {
-                "no scheduling events read (nsys --cpuctxsw=process-tree; rankline does not read SCHED_EVENTS yet)"
+            Missing::Sched => "no scheduling events recorded (nsys --cpuctxsw=process-tree)",
+            Missing::Syncs => {
+                "no CUDA event records to follow a stream's waits (nsys --cuda-event-trace=true)"
             }
             Missing::Samples => "no CPU samples recorded (nsys --sample=process-tree)",
             Missing::LaunchCall => "the kernel's launch call is not in the capture",
@@ -59,18 +66,7 @@ impl Missing {
     }
 }
 
-/// One link of the GPU chain: work that held the kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Link {
-    /// The GPU row (kernel, copy or set) ahead of it on its stream.
-    pub row: usize,
-    pub lane: LaneId,
-    /// Its whole span on the reference clock (not clipped to the GPU part).
-    pub start_ns: i64,
-    pub end_ns: i64,
-    /// How much of the GPU part it covers.
-    pub held_ns: i64,
-}
+pub use super::gpu_chain::{Link, LinkKind};
 
 /// What a synchronising call waited for: the GPU work of its process that
 /// ended last while the call ran (the call returns after it).
@@ -102,10 +98,15 @@ pub struct Why {
     /// launch-call end] split (empty when the CPU part is 0).
     pub thread: Option<ThreadId>,
     pub cpu: Option<Split<Sym>>,
-    /// The work ahead on its stream that ran into the GPU part.
+    /// What held it over the GPU part: the work ahead on its stream or an
+    /// event wait's work, back to work that was not waiting.
     pub gpu_chain: Vec<Link>,
     /// For each sync call in the CPU part, what it waited for.
     pub waits: Vec<Waited>,
+    /// The CPU part's descheduled spans, with who ran meanwhile.
+    pub off_cpu: Vec<OffCpu>,
+    /// What CPU samples say of the CPU part.
+    pub on_cpu: Option<OnCpu>,
     pub missing: Vec<Missing>,
     /// The CPU/GPU split is larger than the clock error between the files.
     pub resolvable: bool,
@@ -115,6 +116,11 @@ impl Why {
     /// CPU time nothing recorded explains.
     pub fn unaccounted_ns(&self) -> i64 {
         self.cpu.as_ref().map_or(0, |s| s.unaccounted_ns())
+    }
+
+    /// GPU time the chain does not cover (never negative).
+    pub fn gpu_unexplained_ns(&self) -> i64 {
+        (self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)).max(0)
     }
 }
 
@@ -148,7 +154,7 @@ pub fn why_late(
         missing.push(Missing::Graph);
     }
     let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
-    let mut waits = Vec::new();
+    let (mut waits, mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new(), None);
     let mut issued = earliest;
     if call == NONE {
         missing.push(Missing::LaunchCall);
@@ -163,8 +169,11 @@ pub fn why_late(
         issued = end.max(earliest);
         let t = p.runtime.thread(call);
         thread = Some(t);
-        cpu = Some(thread_account(p, clock, t, (earliest, earliest + cpu_ns)));
-        waits = waited_for(p, clock, t, (earliest, earliest + cpu_ns));
+        let window = (earliest, earliest + cpu_ns);
+        cpu = Some(thread_account(p, clock, t, window));
+        waits = waited_for(p, clock, t, window);
+        off_cpu = cpu_state::off_cpu(p, clock, t, window);
+        on_cpu = cpu_state::on_cpu(p, clock, t, window);
     }
     let gpu_ns = start.saturating_sub(issued);
     Why {
@@ -178,11 +187,13 @@ pub fn why_late(
         thread,
         cpu,
         gpu_chain: if gpu_ns > 0 {
-            stream_ahead(p, clock, row, issued, start)
+            super::gpu_chain::chain(p, clock, row, (issued, start))
         } else {
             Vec::new()
         },
         waits,
+        off_cpu,
+        on_cpu,
         missing,
         resolvable,
     }
@@ -238,31 +249,6 @@ pub fn waited_for(
     out
 }
 
-/// The work ahead of `row` on its own stream that was still running after
-/// `issued` (when the kernel could have started): what held it there.
-fn stream_ahead(p: &Profile, clock: &Alignment, row: usize, issued: i64, start: i64) -> Vec<Link> {
-    let lane = p.gpu.lane(row);
-    let rows = &p.lanes[lane as usize].rows;
-    if row == 0 || row <= rows.start {
-        return Vec::new();
-    }
-    let prev = row - 1;
-    let (start_ns, end_ns) = clock.gpu_span(p, prev);
-    if end_ns <= issued {
-        return Vec::new();
-    }
-    vec![Link {
-        row: prev,
-        lane,
-        start_ns,
-        end_ns,
-        held_ns: end_ns
-            .min(start)
-            .saturating_sub(start_ns.max(issued))
-            .max(0),
-    }]
-}
-
 /// What file `f` did not record (or rankline does not read) of the tables
 /// the CPU account uses.
 fn recorded_gaps(p: &Profile, f: usize) -> Vec<Missing> {
@@ -271,10 +257,14 @@ fn recorded_gaps(p: &Profile, f: usize) -> Vec<Missing> {
     if !has("OSRT_API") {
         out.push(Missing::Osrt);
     }
-    // SCHED_EVENTS is not read yet: off-CPU time is never explained.
-    out.push(Missing::Sched);
+    if !has("SCHED_EVENTS") {
+        out.push(Missing::Sched);
+    }
     if !has("COMPOSITE_EVENTS") {
         out.push(Missing::Samples);
+    }
+    if !has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") || !has("CUPTI_ACTIVITY_KIND_CUDA_EVENT") {
+        out.push(Missing::Syncs);
     }
     out
 }

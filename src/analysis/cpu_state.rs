@@ -1,0 +1,243 @@
+//! What the scheduler and the sampler saw of one thread over a window: the
+//! spans it was descheduled (SCHED_EVENTS: out until the next in), and the
+//! spans CPU samples show it running, named by the frame most of those
+//! samples share. Both feed the CPU account ([`super::thread_account`]).
+
+use super::clock::Alignment;
+use super::intervals::{self, Span};
+use crate::profile::{Profile, Sym, ThreadId};
+
+/// A span the thread was descheduled, and who ran on its CPU meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffCpu {
+    /// Clipped to the window asked about.
+    pub span: Span,
+    /// The CPU it was scheduled out of.
+    pub cpu: u16,
+    /// Threads of the same file scheduled in on that CPU during the span
+    /// (first few, in order), when the export recorded them.
+    pub ran: Vec<ThreadId>,
+}
+
+/// How many threads that ran meanwhile an off-CPU span names.
+const RAN_NAMED: usize = 4;
+
+/// The thread's descheduled spans overlapping `window` (reference clock).
+/// A switch out with no switch back in the capture lasts to the window's
+/// end; a first switch in with no switch out before it says nothing about
+/// the time before (the capture may have started then).
+pub fn off_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Vec<OffCpu> {
+    let Some(rows) = p.sched_by_thread.get(thread as usize).cloned() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut left: Option<(i64, u16)> = None;
+    for r in rows {
+        let t = clock.sched_time(p, r);
+        if p.sched.sched_in(r) {
+            if let Some((a, cpu)) = left.take() {
+                push_clipped(&mut out, (a, t), cpu, window);
+            }
+            if t >= window.1 {
+                break;
+            }
+        } else if left.is_none() {
+            left = Some((t, p.sched.cpu(r)));
+        }
+    }
+    if let Some((a, cpu)) = left {
+        push_clipped(&mut out, (a, window.1), cpu, window);
+    }
+    for o in &mut out {
+        o.ran = ran_meanwhile(p, clock, thread, o.cpu, o.span);
+    }
+    out
+}
+
+fn push_clipped(out: &mut Vec<OffCpu>, span: Span, cpu: u16, window: Span) {
+    let s = (span.0.max(window.0), span.1.min(window.1));
+    if s.1 > s.0 {
+        out.push(OffCpu {
+            span: s,
+            cpu,
+            ran: Vec::new(),
+        });
+    }
+}
+
+/// Threads of `thread`'s file scheduled in on `cpu` during `span`.
+fn ran_meanwhile(
+    p: &Profile,
+    clock: &Alignment,
+    thread: ThreadId,
+    cpu: u16,
+    span: Span,
+) -> Vec<ThreadId> {
+    let file = p.thread_file(thread);
+    let mut ran = Vec::new();
+    for (t, rows) in p.sched_by_thread.iter().enumerate() {
+        let t = t as ThreadId;
+        if t == thread || p.thread_file(t) != file || ran.len() >= RAN_NAMED {
+            continue;
+        }
+        let seen = rows.clone().any(|r| {
+            p.sched.sched_in(r) && p.sched.cpu(r) == cpu && {
+                let at = clock.sched_time(p, r);
+                at >= span.0 && at < span.1
+            }
+        });
+        if seen {
+            ran.push(t);
+        }
+    }
+    ran
+}
+
+/// What the samples say of a thread over a window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnCpu {
+    /// Each sample stands for half the sampling period either side of it;
+    /// these are the union of those, clipped to the window.
+    pub spans: Vec<Span>,
+    /// The innermost user-mode frame more than half of the samples share
+    /// (else the one most share); Sym 0 when they have no call stacks.
+    pub frame: Sym,
+    /// Samples whose span meets the window.
+    pub samples: usize,
+    /// The thread's sampling period (median gap between all its samples, as
+    /// the timeline's sample track takes it).
+    pub period_ns: i64,
+}
+
+/// The sampling period assumed when a thread has too few samples to tell
+/// (nsys samples at 1 kHz by default), and the longest gap taken for one:
+/// a longer one is the thread idle, not sampled slowly.
+const DEFAULT_PERIOD_NS: i64 = 1_000_000;
+const MAX_PERIOD_NS: i64 = 10_000_000;
+
+/// The thread's samples around `window`, if any meet it.
+pub fn on_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Option<OnCpu> {
+    let rows = p.samples_by_thread.get(thread as usize)?.clone();
+    let times: Vec<(usize, i64)> = rows.map(|r| (r, clock.sample_time(p, r))).collect();
+    let period = period_of(&times);
+    let h = period / 2;
+    let near: Vec<usize> = times
+        .iter()
+        .filter(|&&(_, t)| t + h > window.0 && t - h < window.1)
+        .map(|&(r, _)| r)
+        .collect();
+    if near.is_empty() {
+        return None;
+    }
+    let spans = intervals::clip(
+        &intervals::union(
+            near.iter()
+                .map(|&r| {
+                    let t = clock.sample_time(p, r);
+                    (t - h, t + h)
+                })
+                .collect(),
+        ),
+        window,
+    );
+    let stacks: Vec<Vec<Sym>> = near.iter().map(|&r| frames(p, r)).collect();
+    Some(OnCpu {
+        spans,
+        frame: majority_frame(&stacks).unwrap_or(0),
+        samples: near.len(),
+        period_ns: period,
+    })
+}
+
+/// Sample `r`'s user-mode frames, innermost first.
+pub fn frames(p: &Profile, r: usize) -> Vec<Sym> {
+    let leaf = p.samples.leaf(r);
+    if leaf == 0 { Vec::new() } else { vec![leaf] }
+}
+
+fn period_of(times: &[(usize, i64)]) -> i64 {
+    period_of_times(&times.iter().map(|t| t.1).collect::<Vec<_>>())
+}
+
+/// A thread's sampling period from its sample times (sorted): the median
+/// gap, gaps longer than [`MAX_PERIOD_NS`] (idle) left out.
+pub fn period_of_times(times: &[i64]) -> i64 {
+    let mut gaps: Vec<i64> = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&g| g > 0 && g <= MAX_PERIOD_NS)
+        .collect();
+    if gaps.is_empty() {
+        return DEFAULT_PERIOD_NS;
+    }
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2]
+}
+
+/// The innermost frame (lowest mean depth) that more than half of the
+/// stacks hold; when none does, the frame most hold. Stacks list frames
+/// innermost first; a frame counts once per stack.
+pub fn majority_frame(stacks: &[Vec<Sym>]) -> Option<Sym> {
+    let mut seen: rustc_hash::FxHashMap<Sym, (usize, usize)> = Default::default();
+    for s in stacks {
+        for (d, &f) in s.iter().enumerate() {
+            if s[..d].contains(&f) {
+                continue;
+            }
+            let e = seen.entry(f).or_default();
+            e.0 += 1;
+            e.1 += d;
+        }
+    }
+    let n = stacks.len();
+    // (not a majority, mean depth, fewer holders, sym): the least wins
+    seen.into_iter()
+        .min_by(|&(fa, (ca, da)), &(fb, (cb, db))| {
+            let key = |c: usize, d: usize| {
+                (
+                    2 * c <= n,
+                    if 2 * c > n { d as f64 / c as f64 } else { 0.0 },
+                )
+            };
+            let (ma, xa) = key(ca, da);
+            let (mb, xb) = key(cb, db);
+            ma.cmp(&mb)
+                .then(xa.total_cmp(&xb))
+                .then(cb.cmp(&ca))
+                .then(fa.cmp(&fb))
+        })
+        .map(|(f, _)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_innermost_majority_frame_names_the_samples() {
+        // leaves differ; frame 9 is in every stack one deep, 1 and 2 outer
+        let stacks = vec![
+            vec![5, 9, 1, 2],
+            vec![6, 9, 1, 2],
+            vec![7, 9, 1, 2],
+            vec![9, 1, 2],
+        ];
+        assert_eq!(majority_frame(&stacks), Some(9));
+        // a leaf most share wins over the frames above it
+        let stacks = vec![vec![5, 9, 1], vec![5, 9, 1], vec![6, 9, 1]];
+        assert_eq!(majority_frame(&stacks), Some(5));
+        // no majority: the frame most hold
+        let stacks = vec![vec![5, 8], vec![6, 8], vec![7, 9], vec![3, 4]];
+        assert_eq!(majority_frame(&stacks), Some(8));
+        assert_eq!(majority_frame(&[vec![], vec![]]), None);
+    }
+
+    #[test]
+    fn a_thread_sampled_at_1_khz_has_a_1_ms_period() {
+        let times: Vec<(usize, i64)> = (0..20).map(|i| (i, i as i64 * 1_000_000)).collect();
+        assert_eq!(period_of(&times), 1_000_000);
+        // a long idle gap is not a period
+        let times = vec![(0, 0), (1, 50_000_000)];
+        assert_eq!(period_of(&times), DEFAULT_PERIOD_NS);
+    }
+}

@@ -1,0 +1,191 @@
+//! The words of the "why" account, shared by `report why` and the
+//! timeline's launch panel and `b` list so that all three say the same:
+//! what names each part, what it waited for, and the largest cause in a
+//! few characters. Plain strings; callers escape names for the terminal.
+
+use super::account::{CpuKind, Share};
+use super::gpu_chain::{Link, LinkKind};
+use super::why::Why;
+use crate::profile::{Profile, Sym};
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// A GPU row's name and stream, e.g. "sm90_xmma_gemm… on S7".
+fn work(p: &Profile, row: usize) -> String {
+    format!(
+        "{} on S{}",
+        p.strings.get(p.gpu.name(row)),
+        p.lanes[p.gpu.lane(row) as usize].stream
+    )
+}
+
+/// A thread's name, else its tid.
+pub fn thread_name(p: &Profile, t: crate::profile::ThreadId) -> String {
+    let th = &p.threads[t as usize];
+    match p.strings.get(th.name) {
+        "" => format!("T{}", th.tid),
+        n => format!("{n} (T{})", th.tid),
+    }
+}
+
+/// What names a CPU share: the call, the OS function, "descheduled", or
+/// the frame the samples share.
+pub fn share_name(p: &Profile, kind: CpuKind, label: Sym) -> String {
+    match (kind, p.strings.get(label)) {
+        (CpuKind::OffCpu, _) => "descheduled".into(),
+        (CpuKind::OnCpu, "") => "on-CPU (samples without call stacks)".into(),
+        (_, "") => "(unnamed)".into(),
+        (_, name) => name.into(),
+    }
+}
+
+/// A CPU share of `w`'s account in a sentence: its name, and for a sync
+/// what it returned after, for off-CPU where and who ran, for on-CPU how
+/// many samples.
+pub fn share_text(p: &Profile, w: &Why, x: &Share<Sym>) -> String {
+    let mut s = share_name(p, x.kind, x.label);
+    match x.kind {
+        CpuKind::CudaSync => {
+            if let Some(v) = w.waits.iter().rev().find(|v| v.name == x.label) {
+                s += &format!(
+                    ", returned after {} ended (it ran {:.3} ms)",
+                    work(p, v.row),
+                    ms(v.end_ns - v.start_ns)
+                );
+            }
+        }
+        CpuKind::OffCpu => {
+            let cpus: Vec<String> = dedup(w.off_cpu.iter().map(|o| o.cpu.to_string()));
+            let ran: Vec<String> = dedup(
+                w.off_cpu
+                    .iter()
+                    .flat_map(|o| o.ran.iter().map(|&t| thread_name(p, t))),
+            );
+            s += &format!(" from CPU {}", cpus.join(", "));
+            if !ran.is_empty() {
+                s += &format!("; ran there meanwhile: {}", ran.join(", "));
+            }
+        }
+        CpuKind::OnCpu => {
+            if let Some(on) = &w.on_cpu {
+                s += &format!(
+                    " ({} samples, every {:.1} ms)",
+                    on.samples,
+                    ms(on.period_ns)
+                );
+            }
+        }
+        _ => {}
+    }
+    s
+}
+
+fn dedup(it: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
+/// A chain link in a sentence.
+pub fn link_text(p: &Profile, l: &Link) -> String {
+    let what = match l.kind {
+        LinkKind::Stream => format!("queued behind {}", work(p, l.row)),
+        LinkKind::EventWait => format!(
+            "waited on event {} recorded after {}",
+            l.event.map_or("?".into(), |e| e.to_string()),
+            work(p, l.row)
+        ),
+    };
+    let mut s = format!(
+        "{what} (it ran {:.3} ms, {:.6}–{:.6} s)",
+        ms(l.end_ns - l.start_ns),
+        l.start_ns as f64 / 1e9,
+        l.end_ns as f64 / 1e9
+    );
+    if let Some(late) = &l.late_launch {
+        s += &format!(
+            "; its own launch call, on {}, ended {:.3} ms into the wait",
+            thread_name(p, late.thread),
+            ms(late.split.window.1 - late.split.window.0)
+        );
+    }
+    s
+}
+
+/// The largest part of `w`'s delay in a few words, for the `b` list:
+/// "sync", "osrt", "off-cpu", "on-cpu", "nvtx", "call", "queued: S7 gemm",
+/// "event: S24 gemm", "unaccounted", "gpu: ?".
+pub fn largest_cause(p: &Profile, w: &Why) -> String {
+    let mut best: Option<(i64, String)> = None;
+    let mut offer = |ns: i64, what: String| {
+        if ns > 0 && best.as_ref().is_none_or(|b| ns > b.0) {
+            best = Some((ns, what));
+        }
+    };
+    if let Some(s) = &w.cpu {
+        for x in &s.shares {
+            let short = match x.kind {
+                CpuKind::CudaSync => "sync",
+                CpuKind::CudaCall => "call",
+                other => other.name(),
+            };
+            offer(x.ns(), short.into());
+        }
+        offer(s.unaccounted_ns(), "unaccounted".into());
+    }
+    for l in &w.gpu_chain {
+        let tag = match l.kind {
+            LinkKind::Stream => "queued",
+            LinkKind::EventWait => "event",
+        };
+        offer(
+            l.held_ns,
+            format!(
+                "{tag}: S{} {}",
+                p.lanes[l.lane as usize].stream,
+                brief(p.strings.get(p.gpu.name(l.row)))
+            ),
+        );
+    }
+    offer(
+        w.gpu_ns - super::gpu_chain::held_ns(&w.gpu_chain),
+        "gpu: ?".into(),
+    );
+    best.map_or_else(|| "-".into(), |b| b.1)
+}
+
+/// A kernel name's gist: "gemm" for GEMMs, else its first word, cut.
+fn brief(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("gemm") {
+        return "gemm".into();
+    }
+    let word: String = name
+        .trim_start_matches("void ")
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let mut w: String = word.chars().take(14).collect();
+    if word.chars().count() > 14 {
+        w.push('…');
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brief;
+
+    #[test]
+    fn kernel_gists_are_short() {
+        assert_eq!(brief("sm90_xmma_gemm_bf16bf16_bf16f32"), "gemm");
+        assert_eq!(brief("vectorized_elementwise_kernel"), "vectorized_ele…");
+        assert_eq!(brief("ncclDevKernel_AllReduce"), "ncclDevKernel_…");
+    }
+}
