@@ -1,17 +1,23 @@
 //! The `why` section: per big event, the late rank's lateness split into
 //! its CPU part (what the launching thread did instead of launching, every
-//! nanosecond to one explanation) and its GPU part (the work ahead of it on
-//! its stream), with what the capture did not record; then the causes by
-//! kind over all big events.
+//! nanosecond to one explanation) and its GPU part (the chain of work that
+//! held it: ahead on its stream, or behind an event it waited on), with
+//! what the capture did not record; then the causes by kind over all big
+//! events.
 
 use super::context::Context;
 use super::json;
-use crate::analysis::account::CpuKind;
+use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::preceding_kernel;
 use crate::analysis::why::{Why, big_events};
+use crate::analysis::why_words as words;
+use crate::profile::Sym;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+
+/// GPU time left unexplained that is worth a line of its own.
+const GPU_LATENCY_NS: i64 = 20_000;
 
 fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
@@ -25,47 +31,82 @@ fn accounts(cx: &Context) -> Vec<Why> {
         .collect()
 }
 
+fn parts_json(cx: &Context, w: &Why, s: &Split<Sym>) -> Vec<Value> {
+    let p = cx.profile;
+    s.shares
+        .iter()
+        .map(|x| {
+            json!({
+                "kind": x.kind.name(),
+                "name": words::share_name(p, x.kind, x.label),
+                "ms": ms(x.ns()),
+                "start_ns": x.spans.first().map(|s| s.0),
+                "end_ns": x.spans.last().map(|s| s.1),
+                "detail": detail_json(cx, w, x),
+            })
+        })
+        .collect()
+}
+
+fn detail_json(cx: &Context, w: &Why, x: &Share<Sym>) -> Value {
+    let p = cx.profile;
+    match x.kind {
+        CpuKind::CudaSync => {
+            w.waits
+                .iter()
+                .rev()
+                .find(|v| v.name == x.label)
+                .map_or(Value::Null, |v| {
+                    json!({"waited_for": {
+                        "name": p.strings.get(p.gpu.name(v.row)),
+                        "stream": p.lanes[v.lane as usize].stream,
+                        "start_ns": v.start_ns,
+                        "end_ns": v.end_ns,
+                        "ms": ms(v.end_ns - v.start_ns),
+                    }})
+                })
+        }
+        CpuKind::OffCpu => json!({
+            "spans": w.off_cpu.iter().map(|o| json!({
+                "start_ns": o.span.0,
+                "end_ns": o.span.1,
+                "cpu": o.cpu,
+                "ran_meanwhile": o.ran.iter().map(|&t| words::thread_name(p, t)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+        CpuKind::OnCpu => w.on_cpu.as_ref().map_or(Value::Null, |on| {
+            json!({
+                "frame": p.strings.get(on.frame),
+                "samples": on.samples,
+                "period_ms": ms(on.period_ns),
+            })
+        }),
+        _ => Value::Null,
+    }
+}
+
 fn why_json(cx: &Context, w: &Why) -> Value {
     let p = cx.profile;
     let g = &cx.analysis.matching.groups[w.group];
-    let parts: Vec<Value> = w.cpu.as_ref().map_or(Vec::new(), |s| {
-        s.shares
-            .iter()
-            .map(|x| {
-                json!({
-                    "kind": x.kind.name(),
-                    "name": p.strings.get(x.label),
-                    "ms": ms(x.ns()),
-                    "start_ns": x.spans.first().map(|s| s.0),
-                    "end_ns": x.spans.last().map(|s| s.1),
-                    "detail": w
-                        .waits
-                        .iter()
-                        .rev()
-                        .find(|v| x.kind == CpuKind::CudaSync && v.name == x.label)
-                        .map_or(Value::Null, |v| json!({
-                            "waited_for": p.strings.get(p.gpu.name(v.row)),
-                            "stream": p.lanes[v.lane as usize].stream,
-                            "start_ns": v.start_ns,
-                            "end_ns": v.end_ns,
-                            "ms": ms(v.end_ns - v.start_ns),
-                        })),
-                })
-            })
-            .collect()
-    });
     let chain: Vec<Value> = w
         .gpu_chain
         .iter()
         .map(|l| {
             json!({
-                "kind": "stream",
+                "kind": l.kind.name(),
                 "lane": p.lanes[l.lane as usize].stream,
                 "name": p.strings.get(p.gpu.name(l.row)),
                 "start_ns": l.start_ns,
                 "end_ns": l.end_ns,
                 "ms": ms(l.end_ns - l.start_ns),
-                "waits_on": Value::Null,
+                "held_ms": ms(l.held_ns),
+                "event": l.event,
+                "waits_on": l.waits_on,
+                "late_launch": l.late_launch.as_ref().map(|late| json!({
+                    "thread": words::thread_name(p, late.thread),
+                    "cpu_parts": parts_json(cx, w, &late.split),
+                    "unaccounted_ms": ms(late.split.unaccounted_ns()),
+                })),
             })
         })
         .collect();
@@ -77,15 +118,17 @@ fn why_json(cx: &Context, w: &Why) -> Value {
         "cpu_ms": ms(w.cpu_ns),
         "gpu_ms": ms(w.gpu_ns),
         "resolvable": w.resolvable,
-        "cpu_parts": parts,
+        "cpu_parts": w.cpu.as_ref().map_or(Vec::new(), |s| parts_json(cx, w, s)),
         "gpu_chain": chain,
+        "gpu_unexplained_ms": ms(w.gpu_unexplained_ns()),
         "unaccounted_ms": ms(w.unaccounted_ns()),
+        "largest": words::largest_cause(p, w),
         "missing": w.missing.iter().map(|m| m.name()).collect::<Vec<_>>(),
     })
 }
 
 /// Time per cause kind over all accounts: the CPU parts by kind, the
-/// stream links, and what nothing explains.
+/// chain links by kind, and what nothing explains.
 fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
     let mut out = BTreeMap::new();
     for w in ws {
@@ -95,13 +138,11 @@ fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
             }
             *out.entry("unaccounted").or_insert(0) += s.unaccounted_ns();
         }
-        if w.gpu_ns > 0 {
-            let (key, ns) = if w.gpu_chain.is_empty() {
-                ("gpu-unexplained", w.gpu_ns)
-            } else {
-                ("stream", w.gpu_chain.iter().map(|l| l.held_ns).sum())
-            };
-            *out.entry(key).or_insert(0) += ns;
+        for l in &w.gpu_chain {
+            *out.entry(l.kind.name()).or_insert(0) += l.held_ns;
+        }
+        if w.gpu_unexplained_ns() > 0 {
+            *out.entry("gpu-unexplained").or_insert(0) += w.gpu_unexplained_ns();
         }
     }
     out
@@ -178,18 +219,8 @@ pub fn to_text(cx: &Context) -> String {
             let mut shares: Vec<_> = s.shares.iter().collect();
             shares.sort_by_key(|x| std::cmp::Reverse(x.ns()));
             for x in shares {
-                let mut what = safe(p.strings.get(x.label)).into_owned();
-                if x.kind == CpuKind::CudaSync
-                    && let Some(v) = w.waits.iter().rev().find(|v| v.name == x.label)
-                {
-                    what += &format!(
-                        ", returned after {} on S{} ended (it ran {:.3} ms)",
-                        safe(p.strings.get(p.gpu.name(v.row))),
-                        p.lanes[v.lane as usize].stream,
-                        ms(v.end_ns - v.start_ns)
-                    );
-                }
-                out += &part_line(cx, x.kind.name(), x.ns(), &what);
+                let what = words::share_text(p, w, x);
+                out += &part_line(cx, x.kind.name(), x.ns(), &safe(&what));
             }
             if s.unaccounted_ns() > 0 {
                 out += &part_line(
@@ -201,37 +232,28 @@ pub fn to_text(cx: &Context) -> String {
             }
         }
         for l in &w.gpu_chain {
-            out += &part_line(
-                cx,
-                "stream",
-                l.held_ns,
-                &format!(
-                    "queued behind {} on S{} (it ran {:.3} ms, {:.6}–{:.6} s)",
-                    safe(p.strings.get(p.gpu.name(l.row))),
-                    p.lanes[l.lane as usize].stream,
-                    ms(l.end_ns - l.start_ns),
-                    l.start_ns as f64 / 1e9,
-                    l.end_ns as f64 / 1e9,
-                ),
-            );
+            out += &part_line(cx, l.kind.name(), l.held_ns, &safe(&words::link_text(p, l)));
         }
-        if w.gpu_ns > 0 && w.gpu_chain.is_empty() {
-            let meanwhile = preceding_kernel(p, &cx.analysis.clock, w.row).map(|k| {
-                let (a, b) = cx.analysis.clock.gpu_span(p, k.row);
-                format!(
-                    "; meanwhile the device ran {} on S{} ({:.3} ms, ended {:.3} ms before it started: competes, not proven to block)",
-                    safe(p.strings.get(p.gpu.name(k.row))),
-                    p.lanes[k.lane as usize].stream,
-                    ms(b - a),
-                    ms(k.gap_ns),
-                )
-            });
+        // A few µs between a launch and its start are the GPU's own latency.
+        if w.gpu_unexplained_ns() > GPU_LATENCY_NS {
+            let meanwhile = preceding_kernel(p, &cx.analysis.clock, w.row)
+                .filter(|k| !w.gpu_chain.iter().any(|l| l.row == k.row))
+                .map(|k| {
+                    let (a, b) = cx.analysis.clock.gpu_span(p, k.row);
+                    format!(
+                        "; meanwhile the device ran {} on S{} ({:.3} ms, ended {:.3} ms before it started: competes, not proven to block)",
+                        safe(p.strings.get(p.gpu.name(k.row))),
+                        p.lanes[k.lane as usize].stream,
+                        ms(b - a),
+                        ms(k.gap_ns),
+                    )
+                });
             out += &part_line(
                 cx,
                 "gpu",
-                w.gpu_ns,
+                w.gpu_unexplained_ns(),
                 &format!(
-                    "started late with its own stream idle: not explained yet (stream-wait-event syncs are not read){}",
+                    "started late with nothing recorded ahead of it on its stream or in an event it waited on{}",
                     meanwhile.unwrap_or_default()
                 ),
             );
