@@ -80,7 +80,17 @@ fn w_lists_who_is_behind_and_enter_opens_the_divergence() {
     let (g, k) = app.capture.instance().expect("an instance is selected");
     let l = app.capture.data.clone().unwrap();
     assert_eq!((l.analysis.matching.groups[g].key.as_str(), k), ("s16", 8));
-    // The behind rank's stream is marked where the instance starts.
+    // The behind rank's stream is marked where the instance starts (the
+    // cursor put on it: the threads' CPU rows push it below the screen).
+    let at = app
+        .capture
+        .lanes
+        .rows
+        .iter()
+        .position(|r| r.label.starts_with("hang01:2 S16 NCCL"))
+        .expect("the behind rank's NCCL row");
+    app.capture.lanes.put_cursor(at);
+    t.draw(|f| ui::draw(f, &mut app)).unwrap();
     let s = screen(&t);
     let lane = s
         .lines()

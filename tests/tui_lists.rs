@@ -194,7 +194,10 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     let mut app = fixture_app();
     let (mut terminal, s) = screen(&mut app, 160, 48, "b");
     assert!(
-        s.contains("group") && s.contains("instance") && s.contains("verdict"),
+        s.contains("group")
+            && s.contains("inst")
+            && s.contains("verdict")
+            && s.contains("largest cause"),
         "{s}"
     );
     let header = s.lines().find(|l| l.contains("verdict")).unwrap();
@@ -204,7 +207,23 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(cols, ["group", "instance", "op", "skew", "late", "verdict"]);
+    assert_eq!(
+        cols,
+        [
+            "group", "inst", "op", "skew", "late", "verdict", "largest", "cause"
+        ]
+    );
+    // The largest cause comes from each late rank's account: the Megatron
+    // fixture's D4 spent its delay in the forward NVTX range; D3's wait is
+    // on the GPU with no sync records to follow.
+    let row = |inst: &str| {
+        s.lines()
+            .find(|l| l.contains(&format!(" {inst} ")) && l.contains("s20"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("145").contains("nvtx"), "{s}");
+    assert!(row("100").contains("gpu: ?"), "{s}");
     let rows = listed(&s);
     assert_eq!(rows.len(), 20, "{s}");
     // Largest first; the worst of the fixture on top.

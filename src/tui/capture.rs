@@ -145,7 +145,14 @@ impl Capture {
     pub fn rebuild_rows(&mut self) {
         let Some(l) = self.data() else { return };
         self.lanes.rows = match (self.lanes.focus, self.facts.instance) {
-            (true, Some((g, k))) => lanes::focus(&l.profile, &l.analysis, g, k),
+            (true, Some((g, k))) => lanes::focus(
+                &l.profile,
+                &l.analysis,
+                &l.index,
+                g,
+                k,
+                self.facts.account.as_ref(),
+            ),
             _ => lanes::build(&l.profile, &l.analysis, &l.index, &self.lanes.collapsed),
         };
         let cursor = self.lanes.cursor;

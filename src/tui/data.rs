@@ -10,6 +10,8 @@ use crate::analysis::nccl_name::CollOp;
 use crate::analysis::pipeline::{self, Stages};
 use crate::analysis::skew::{GroupSkew, InstanceSkew};
 use crate::analysis::stored;
+use crate::analysis::why::why_late;
+use crate::analysis::why_words;
 use crate::analysis::{Analysis, Settings, Window};
 use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
 use std::sync::Arc;
@@ -38,6 +40,9 @@ pub struct SkewRow {
     /// The device that started last.
     pub late: DevId,
     pub verdict: Verdict,
+    /// The largest part of the late rank's delay in a few words ("sync",
+    /// "queued: S7 gemm"…), from its account.
+    pub cause: String,
     /// Above the big-skew threshold (`--big-skew-ms`).
     pub big: bool,
 }
@@ -163,7 +168,7 @@ impl Loaded {
 }
 
 /// The instances with the largest start skew over every group, each with
-/// its late rank's verdict.
+/// its late rank's verdict and largest cause.
 fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
     let mut all: Vec<(&GroupSkew, &InstanceSkew)> = a
         .skews
@@ -190,6 +195,10 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
                 op: i.op,
                 late: g.devices[i.late],
                 verdict: explain_late(p, &a.clock, &a.matching, gs.group, i).verdict,
+                cause: why_words::largest_cause(
+                    p,
+                    &why_late(p, &a.clock, &a.matching, gs.group, i),
+                ),
                 big: i.start_skew_ns > gs.big_threshold_ns,
             }
         })

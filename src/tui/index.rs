@@ -24,10 +24,16 @@ pub enum Cat {
     Api,
     Launch,
     Nvtx,
+    /// An OS runtime call (`--trace=osrt`).
+    Osrt,
+    /// The thread descheduled (sched events).
+    OffCpu,
+    /// A CPU sample: the thread running there.
+    Sample,
 }
 
 impl Cat {
-    pub const ALL: [Cat; 14] = [
+    pub const ALL: [Cat; 17] = [
         Cat::Compute,
         Cat::Memcpy,
         Cat::Memset,
@@ -42,6 +48,9 @@ impl Cat {
         Cat::Api,
         Cat::Launch,
         Cat::Nvtx,
+        Cat::Osrt,
+        Cat::OffCpu,
+        Cat::Sample,
     ];
 
     pub fn from_u8(v: u8) -> Cat {
@@ -81,6 +90,9 @@ impl Cat {
             Cat::Api => "CUDA API call",
             Cat::Launch => "launch call",
             Cat::Nvtx => "NVTX range",
+            Cat::Osrt => "OS runtime call",
+            Cat::OffCpu => "thread descheduled (off-CPU)",
+            Cat::Sample => "CPU sample (density: thread on-CPU)",
         }
     }
 }
@@ -131,6 +143,116 @@ pub struct NvtxTrack {
     rows: Vec<u32>,
 }
 
+/// What a thread's CPU track shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CpuTrackKind {
+    /// OS runtime calls (rows of `Profile::osrt`).
+    Osrt,
+    /// Descheduled spans, switch out to switch in (rows: the switch out).
+    OffCpu,
+    /// CPU samples, each half a sampling period either side (rows of
+    /// `Profile::samples`).
+    Samples,
+}
+
+/// One CPU thread's OS runtime calls, descheduled spans or samples.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CpuTrack {
+    pub thread: ThreadId,
+    pub kind: CpuTrackKind,
+    #[serde(with = "crate::binary::packed")]
+    start: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
+    end: Vec<i64>,
+    #[serde(with = "crate::binary::packed")]
+    cat: Vec<u8>,
+    summary: Summary,
+    #[serde(with = "crate::binary::packed")]
+    rows: Vec<u32>,
+}
+
+impl CpuTrack {
+    fn new(thread: ThreadId, kind: CpuTrackKind, events: Vec<(i64, i64, u32)>) -> CpuTrack {
+        let cat = match kind {
+            CpuTrackKind::Osrt => Cat::Osrt,
+            CpuTrackKind::OffCpu => Cat::OffCpu,
+            CpuTrackKind::Samples => Cat::Sample,
+        } as u8;
+        let start: Vec<i64> = events.iter().map(|e| e.0).collect();
+        let end: Vec<i64> = events.iter().map(|e| e.1).collect();
+        let cat = vec![cat; events.len()];
+        CpuTrack {
+            thread,
+            kind,
+            summary: summarize(&start, &end, &cat),
+            cat,
+            start,
+            end,
+            rows: events.iter().map(|e| e.2).collect(),
+        }
+    }
+
+    fn fits(&self, p: &Profile) -> bool {
+        let n = self.rows.len();
+        let rows = match self.kind {
+            CpuTrackKind::Osrt => p.osrt.len(),
+            CpuTrackKind::OffCpu => p.sched.len(),
+            CpuTrackKind::Samples => p.samples.len(),
+        };
+        (self.thread as usize) < p.threads.len()
+            && self.start.len() == n
+            && self.end.len() == n
+            && self.cat.len() == n
+            && self.rows.iter().all(|&r| (r as usize) < rows)
+            && self.summary.fits(n)
+    }
+}
+
+/// The CPU tracks of thread `t` (file clock, as every track): its OS
+/// runtime calls, its descheduled spans (a switch out with no switch back
+/// lasts to the capture's end) and its samples.
+fn cpu_tracks(p: &Profile, t: ThreadId) -> Vec<CpuTrack> {
+    let ti = t as usize;
+    let mut out = Vec::new();
+    let osrt: Vec<(i64, i64, u32)> = p.osrt_by_thread[ti]
+        .clone()
+        .map(|r| (p.osrt.start(r), p.osrt.end(r), r as u32))
+        .collect();
+    if !osrt.is_empty() {
+        out.push(CpuTrack::new(t, CpuTrackKind::Osrt, osrt));
+    }
+    let file_end = p.files[p.thread_file(t)].capture_end_ns;
+    let mut off = Vec::new();
+    let mut left: Option<(i64, u32)> = None;
+    for r in p.sched_by_thread.get(ti).cloned().unwrap_or(0..0) {
+        let at = p.sched.start(r);
+        if p.sched.sched_in(r) {
+            if let Some((a, row)) = left.take() {
+                off.push((a, at.max(a), row));
+            }
+        } else if left.is_none() {
+            left = Some((at, r as u32));
+        }
+    }
+    if let Some((a, row)) = left {
+        off.push((a, file_end.unwrap_or(a).max(a), row));
+    }
+    if !off.is_empty() {
+        out.push(CpuTrack::new(t, CpuTrackKind::OffCpu, off));
+    }
+    let rows = p.samples_by_thread.get(ti).cloned().unwrap_or(0..0);
+    let times: Vec<i64> = rows.clone().map(|r| p.samples.start(r)).collect();
+    if !times.is_empty() {
+        let h = crate::analysis::cpu_state::period_of_times(&times) / 2;
+        let samples = rows
+            .zip(&times)
+            .map(|(r, &at)| (at.saturating_sub(h), at.saturating_add(h), r as u32))
+            .collect();
+        out.push(CpuTrack::new(t, CpuTrackKind::Samples, samples));
+    }
+    out
+}
+
 /// Per-event categories and per-track prefix sums.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RenderIndex {
@@ -148,6 +270,9 @@ pub struct RenderIndex {
     pub lane_has_compute: Vec<bool>,
     /// Thread → its NVTX tracks, depth order, start/end ranges last.
     pub nvtx_of_thread: Vec<Vec<usize>>,
+    /// OS runtime, off-CPU and sample tracks, and each thread's.
+    pub cpu_tracks: Vec<CpuTrack>,
+    pub cpu_of_thread: Vec<Vec<usize>>,
 }
 
 /// Rows per block of a [`Summary`].
@@ -293,6 +418,14 @@ impl RenderIndex {
                 });
             }
         }
+        let mut cpu_tracks_all = Vec::new();
+        let mut cpu_of_thread = vec![Vec::new(); p.threads.len()];
+        for (t, mine) in cpu_of_thread.iter_mut().enumerate() {
+            for tr in cpu_tracks(p, t as ThreadId) {
+                mine.push(cpu_tracks_all.len());
+                cpu_tracks_all.push(tr);
+            }
+        }
         let lane_has = |pred: &dyn Fn(u8) -> bool| -> Vec<bool> {
             p.lanes
                 .iter()
@@ -312,6 +445,8 @@ impl RenderIndex {
             rt_summary,
             nvtx_tracks,
             nvtx_of_thread,
+            cpu_tracks: cpu_tracks_all,
+            cpu_of_thread,
         }
     }
 
@@ -363,6 +498,13 @@ impl RenderIndex {
             ]
             .iter()
             .all(|v| v.len() == lanes)
+            && self.cpu_tracks.iter().all(|t| t.fits(p))
+            && self.cpu_of_thread.len() == p.threads.len()
+            && self
+                .cpu_of_thread
+                .iter()
+                .flatten()
+                .all(|&t| t < self.cpu_tracks.len())
             && self.nvtx_of_thread.len() == p.threads.len()
             && self
                 .nvtx_of_thread
@@ -392,6 +534,18 @@ impl RenderIndex {
             summary: &self.rt_summary[thread],
             first: rows.start,
             rows: None,
+        }
+    }
+
+    pub fn cpu_track(&self, track: usize) -> Track<'_> {
+        let t = &self.cpu_tracks[track];
+        Track {
+            start: &t.start,
+            end: &t.end,
+            cat: &t.cat,
+            summary: &t.summary,
+            first: 0,
+            rows: Some(&t.rows),
         }
     }
 

@@ -4,10 +4,11 @@
 //! several hosts, each host's devices sit under a host header (host →
 //! device → stream) that collapses the whole host.
 
-use super::index::RenderIndex;
+use super::index::{CpuTrackKind, RenderIndex};
 use super::selection::EventRef;
 use crate::analysis::Analysis;
 use crate::analysis::completeness::device_order;
+use crate::analysis::why::Why;
 use crate::profile::{DevId, LaneId, NONE, ProcId, Profile, ThreadId};
 use std::collections::HashSet;
 
@@ -26,6 +27,9 @@ pub enum LaneKind {
     Api(ThreadId),
     /// An NVTX track (index into `RenderIndex::nvtx_tracks`).
     Nvtx(usize),
+    /// A thread's OS runtime calls, descheduled spans or CPU samples
+    /// (index into `RenderIndex::cpu_tracks`).
+    Cpu(usize),
 }
 
 /// One row of the timeline.
@@ -104,7 +108,13 @@ fn thread_rows(
 ) {
     let has_api = !p.runtime_by_thread[t as usize].is_empty();
     let tracks = &idx.nvtx_of_thread[t as usize];
-    if !has_api && tracks.is_empty() {
+    let cpu = &idx.cpu_of_thread[t as usize];
+    // A thread with only scheduling events (any thread of the machine)
+    // gets no rows of its own.
+    let only_sched = cpu
+        .iter()
+        .all(|&c| idx.cpu_tracks[c].kind == CpuTrackKind::OffCpu);
+    if !has_api && tracks.is_empty() && only_sched {
         return;
     }
     let th = &p.threads[t as usize];
@@ -112,7 +122,7 @@ fn thread_rows(
     out.push(LaneRow {
         kind: LaneKind::Api(t),
         label: format!("{name} API"),
-        collapsible: !tracks.is_empty(),
+        collapsible: !tracks.is_empty() || !cpu.is_empty(),
     });
     if collapsed.contains(&LaneKind::Api(t)) {
         return;
@@ -125,6 +135,13 @@ fn thread_rows(
         out.push(LaneRow {
             kind: LaneKind::Nvtx(tr),
             label,
+            collapsible: false,
+        });
+    }
+    for &c in cpu {
+        out.push(LaneRow {
+            kind: LaneKind::Cpu(c),
+            label: format!("{name} {}", cpu_word(idx, c)),
             collapsible: false,
         });
     }
@@ -277,8 +294,18 @@ fn device_rows(
 }
 
 /// Focus mode: only the selected group's streams, latest arriver first;
-/// ranks whose capture lacks the instance last.
-pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<LaneRow> {
+/// ranks whose capture lacks the instance last. Below the latest arriver,
+/// what its account names: its launching thread's API and CPU rows, and
+/// every stream a link of its GPU chain (or the work a sync waited for) is
+/// on.
+pub fn focus(
+    p: &Profile,
+    a: &Analysis,
+    idx: &RenderIndex,
+    group: usize,
+    instance: usize,
+    why: Option<&Why>,
+) -> Vec<LaneRow> {
     let g = &a.matching.groups[group];
     // Arrival offsets compare files: on the reference clock.
     let start = |d: usize| g.span(instance, d).map(|s| s.0);
@@ -317,18 +344,69 @@ pub fn focus(p: &Profile, a: &Analysis, group: usize, instance: usize) -> Vec<La
         let call = p.gpu.launch(row);
         if i == 0 && call != NONE {
             let t = p.runtime.thread(call as usize);
+            let name = format!(
+                "{} T{}",
+                p.device_label(lane.device).tag(),
+                p.threads[t as usize].tid
+            );
             out.push(LaneRow {
                 kind: LaneKind::Api(t),
-                label: format!(
-                    "{} T{} API",
-                    p.device_label(lane.device).tag(),
-                    p.threads[t as usize].tid
-                ),
+                label: format!("{name} API"),
+                collapsible: false,
+            });
+            for &c in &idx.cpu_of_thread[t as usize] {
+                out.push(LaneRow {
+                    kind: LaneKind::Cpu(c),
+                    label: format!("{name} {}", cpu_word(idx, c)),
+                    collapsible: false,
+                });
+            }
+        }
+        if i == 0
+            && let Some(w) = why.filter(|w| w.row == row)
+        {
+            chain_rows(p, w, &mut out);
+        }
+    }
+    out
+}
+
+/// The streams and threads the account's links are on, each once, not
+/// already shown.
+fn chain_rows(p: &Profile, w: &Why, out: &mut Vec<LaneRow>) {
+    let gpu = w
+        .gpu_chain
+        .iter()
+        .map(|l| (l.lane, l.kind.name()))
+        .chain(w.waits.iter().map(|v| (v.lane, "waited for")));
+    for (lane, why) in gpu {
+        if out.iter().any(|r| r.kind == LaneKind::Stream(lane)) {
+            continue;
+        }
+        let l = &p.lanes[lane as usize];
+        out.push(LaneRow {
+            kind: LaneKind::Stream(lane),
+            label: format!("{} S{} {why}", p.device_label(l.device).tag(), l.stream),
+            collapsible: false,
+        });
+    }
+    for late in w.gpu_chain.iter().filter_map(|l| l.late_launch.as_ref()) {
+        if !out.iter().any(|r| r.kind == LaneKind::Api(late.thread)) {
+            out.push(LaneRow {
+                kind: LaneKind::Api(late.thread),
+                label: format!("T{} API (link)", p.threads[late.thread as usize].tid),
                 collapsible: false,
             });
         }
     }
-    out
+}
+
+fn cpu_word(idx: &RenderIndex, c: usize) -> &'static str {
+    match idx.cpu_tracks[c].kind {
+        CpuTrackKind::Osrt => "OS",
+        CpuTrackKind::OffCpu => "off-CPU",
+        CpuTrackKind::Samples => "samples",
+    }
 }
 
 /// Whether row `kind` shows event `e` (a device row shows all its GPU
@@ -346,13 +424,40 @@ pub fn event_on_row(p: &Profile, idx: &RenderIndex, kind: LaneKind, e: EventRef)
             .nvtx_track(tr)
             .rows
             .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
+        (LaneKind::Cpu(tr), e) => cpu_row_of(idx, tr, e),
         _ => false,
     }
+}
+
+/// Whether CPU track `tr` holds event `e` (its rows are sorted).
+fn cpu_row_of(idx: &RenderIndex, tr: usize, e: EventRef) -> bool {
+    let t = &idx.cpu_tracks[tr];
+    let r = match (t.kind, e) {
+        (CpuTrackKind::Osrt, EventRef::Osrt(r))
+        | (CpuTrackKind::OffCpu, EventRef::Sched(r))
+        | (CpuTrackKind::Samples, EventRef::Sample(r)) => r,
+        _ => return false,
+    };
+    idx.cpu_track(tr)
+        .rows
+        .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok())
+}
+
+/// The CPU row of thread `t` holding `e`, else its API row.
+fn cpu_row(idx: &RenderIndex, t: ThreadId, e: EventRef) -> LaneKind {
+    idx.cpu_of_thread[t as usize]
+        .iter()
+        .copied()
+        .find(|&tr| cpu_row_of(idx, tr, e))
+        .map_or(LaneKind::Api(t), LaneKind::Cpu)
 }
 
 /// The row an event lives on.
 pub fn row_of_event(p: &Profile, idx: &RenderIndex, e: EventRef) -> LaneKind {
     match e {
+        EventRef::Osrt(r) => cpu_row(idx, p.osrt.thread(r), e),
+        EventRef::Sched(r) => cpu_row(idx, p.sched.thread(r), e),
+        EventRef::Sample(r) => cpu_row(idx, p.samples.thread(r), e),
         EventRef::Gpu(r) => LaneKind::Stream(p.gpu.lane(r)),
         EventRef::Api(r) => LaneKind::Api(p.runtime.thread(r)),
         EventRef::Nvtx(r) => {
@@ -379,6 +484,9 @@ pub fn hidden_by(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Vec<LaneKind
     if let LaneKind::Nvtx(tr) = kind {
         out.push(LaneKind::Api(idx.nvtx_tracks[tr].thread));
     }
+    if let LaneKind::Cpu(tr) = kind {
+        out.push(LaneKind::Api(idx.cpu_tracks[tr].thread));
+    }
     out
 }
 
@@ -388,6 +496,7 @@ pub fn row_process(p: &Profile, idx: &RenderIndex, kind: LaneKind) -> Option<Pro
         LaneKind::Stream(l) => Some(p.lanes[l as usize].process),
         LaneKind::Api(t) => Some(p.threads[t as usize].process),
         LaneKind::Nvtx(tr) => Some(p.threads[idx.nvtx_tracks[tr].thread as usize].process),
+        LaneKind::Cpu(tr) => Some(p.threads[idx.cpu_tracks[tr].thread as usize].process),
         _ => None,
     }
 }

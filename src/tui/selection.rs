@@ -11,6 +11,12 @@ pub enum EventRef {
     Gpu(usize),
     Api(usize),
     Nvtx(usize),
+    /// An OS runtime call (row of `Profile::osrt`).
+    Osrt(usize),
+    /// A descheduled span, by its switch out (row of `Profile::sched`).
+    Sched(usize),
+    /// A CPU sample (row of `Profile::samples`).
+    Sample(usize),
 }
 
 /// The full-screen view: the timeline (with its panels) or the map.

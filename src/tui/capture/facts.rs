@@ -139,6 +139,25 @@ fn event_status(l: &Loaded, selection: Option<EventRef>) -> String {
             p.threads[p.nvtx.thread(r) as usize].tid,
             format_duration(p.nvtx.end(r).saturating_sub(p.nvtx.start(r)))
         ),
+        Some(EventRef::Osrt(r)) => format!(
+            "OS {} · T{} · {}",
+            p.strings.get(p.osrt.name(r)),
+            p.threads[p.osrt.thread(r) as usize].tid,
+            format_duration(p.osrt.end(r).saturating_sub(p.osrt.start(r)))
+        ),
+        Some(e @ (EventRef::Sched(_) | EventRef::Sample(_))) => {
+            let (a, b) = crate::tui::capture::time::event_span(l, e);
+            let (what, t) = match e {
+                EventRef::Sched(r) => ("descheduled", p.sched.thread(r)),
+                EventRef::Sample(r) => ("CPU sample", p.samples.thread(r)),
+                _ => ("", 0),
+            };
+            format!(
+                "{what} · T{} · {}",
+                p.threads[t as usize].tid,
+                format_duration(b.saturating_sub(a))
+            )
+        }
         None => String::new(),
     }
 }

@@ -5,7 +5,7 @@
 //! with the view and the cell width as values.
 
 use crate::tui::data::Loaded;
-use crate::tui::index::Track;
+use crate::tui::index::{CpuTrackKind, Track};
 use crate::tui::lanes::LaneKind;
 use crate::tui::selection::EventRef;
 use crate::tui::timescale::View;
@@ -27,6 +27,14 @@ pub fn track(l: &Loaded, kind: LaneKind) -> Option<(Track<'_>, MakeEvent)> {
         LaneKind::Stream(lane) => Some((l.index.gpu_track(p, lane as usize), EventRef::Gpu)),
         LaneKind::Api(t) => Some((l.index.api_track(p, t as usize), EventRef::Api)),
         LaneKind::Nvtx(tr) => Some((l.index.nvtx_track(tr), EventRef::Nvtx)),
+        LaneKind::Cpu(tr) => Some((
+            l.index.cpu_track(tr),
+            match l.index.cpu_tracks[tr].kind {
+                CpuTrackKind::Osrt => EventRef::Osrt,
+                CpuTrackKind::OffCpu => EventRef::Sched,
+                CpuTrackKind::Samples => EventRef::Sample,
+            },
+        )),
         _ => None,
     }
 }
@@ -45,6 +53,7 @@ pub fn row_file(l: &Loaded, kind: LaneKind) -> usize {
         LaneKind::Stream(lane) => p.lane_file(lane),
         LaneKind::Api(t) => p.thread_file(t),
         LaneKind::Nvtx(tr) => p.thread_file(l.index.nvtx_tracks[tr].thread),
+        LaneKind::Cpu(tr) => p.thread_file(l.index.cpu_tracks[tr].thread),
         LaneKind::Device(d) | LaneKind::Missing(d) => first_lane(&|x| x.device == d),
         LaneKind::Host(h) => first_lane(&|x| p.devices[x.device as usize].host == h),
     }
@@ -57,6 +66,9 @@ pub fn event_file(l: &Loaded, e: EventRef) -> usize {
         EventRef::Gpu(r) => p.lane_file(p.gpu.lane(r)),
         EventRef::Api(r) => p.thread_file(p.runtime.thread(r)),
         EventRef::Nvtx(r) => p.thread_file(p.nvtx.thread(r)),
+        EventRef::Osrt(r) => p.thread_file(p.osrt.thread(r)),
+        EventRef::Sched(r) => p.thread_file(p.sched.thread(r)),
+        EventRef::Sample(r) => p.thread_file(p.samples.thread(r)),
     }
 }
 
@@ -67,7 +79,35 @@ pub fn event_span(l: &Loaded, e: EventRef) -> (i64, i64) {
         EventRef::Gpu(r) => clock.gpu_span(p, r),
         EventRef::Api(r) => clock.runtime_span(p, r),
         EventRef::Nvtx(r) => clock.nvtx_span(p, r),
+        EventRef::Osrt(r) => clock.osrt_span(p, r),
+        // Drawn spans (a switch out to its switch in; half a period around
+        // a sample) are the track's: read them there.
+        EventRef::Sched(_) | EventRef::Sample(_) => {
+            let f = event_file(l, e);
+            let (a, b) = drawn(l, e);
+            (clock.to_reference(f, a), clock.to_reference(f, b))
+        }
     }
+}
+
+/// A descheduled span or a sample as its CPU track draws it (its file's
+/// clock): from the switch out to the switch in, half a sampling period
+/// either side of the sample. Its track's rows are sorted: found by
+/// binary search.
+fn drawn(l: &Loaded, e: EventRef) -> (i64, i64) {
+    let p = &l.profile;
+    let (row, at) = match e {
+        EventRef::Sched(r) => (r, p.sched.start(r)),
+        EventRef::Sample(r) => (r, p.samples.start(r)),
+        _ => return (0, 0),
+    };
+    let kind = crate::tui::lanes::row_of_event(p, &l.index, e);
+    track(l, kind)
+        .and_then(|(t, _)| {
+            let k = t.rows?.binary_search(&(row as u32)).ok()?;
+            Some((t.start[k], t.end[k]))
+        })
+        .unwrap_or((at, at))
 }
 
 /// A reference-clock time as row `kind`'s file sees it.
@@ -165,5 +205,7 @@ fn raw_start(l: &Loaded, e: EventRef) -> i64 {
         EventRef::Gpu(r) => p.gpu.start(r),
         EventRef::Api(r) => p.runtime.start(r),
         EventRef::Nvtx(r) => p.nvtx.start(r),
+        EventRef::Osrt(r) => p.osrt.start(r),
+        EventRef::Sched(_) | EventRef::Sample(_) => drawn(l, e).0,
     }
 }

@@ -17,6 +17,9 @@ impl App {
             EventRef::Gpu(r) => p.gpu.name(r),
             EventRef::Api(r) => p.runtime.name(r),
             EventRef::Nvtx(r) => p.nvtx.name(r),
+            EventRef::Osrt(r) => p.osrt.name(r),
+            EventRef::Sched(_) => return Some("descheduled".into()),
+            EventRef::Sample(r) => p.samples.leaf(r),
         };
         Some(p.strings.get(name).to_string())
     }

@@ -150,6 +150,19 @@ fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
         Span::styled("◀", theme.late_label()),
         Span::raw(" the late rank's lane"),
     ]));
+    lines.push(Line::from(vec![
+        Span::styled("◇", theme.marker()),
+        Span::raw(" the stream waits on an event here (stream-wait-event);"),
+    ]));
+    lines.push(Line::from(
+        "  the launch panel's event-wait link (Enter) goes to the work it followed",
+    ));
+    lines.push(Line::from(
+        "CPU rows per thread: OS (OS runtime calls), off-CPU (descheduled),",
+    ));
+    lines.push(Line::from(
+        "  samples (density of CPU samples; the innermost frame when zoomed in)",
+    ));
     let r = centered(area, 72, lines.len() as u16 + 2);
     popup(f, r, "legend", lines);
 }
@@ -215,23 +228,40 @@ fn big_events(
 ) -> Scroll {
     let selected = pick.selected;
     let p = &l.profile;
-    let row = |mark: &str, group: &str, inst: &str, op: &str, skew: &str, late: &str, v: &str| {
-        format!("{mark:<2}{group:<16} {inst:>8} {op:<14} {skew:>10} {late:<6} {v}")
+    let row = |mark: &str,
+               group: &str,
+               inst: &str,
+               op: &str,
+               skew: &str,
+               late: &str,
+               v: &str,
+               cause: &str| {
+        format!("{mark:<2}{group:<10} {inst:>5} {op:<13} {skew:>9} {late:<5} {v:<14} {cause}")
     };
     let mut lines = vec![Line::styled(
-        row("", "group", "instance", "op", "skew", "late", "verdict"),
+        row(
+            "",
+            "group",
+            "inst",
+            "op",
+            "skew",
+            "late",
+            "verdict",
+            "largest cause",
+        ),
         theme.heading(),
     )];
     for (i, r) in app.big_list(l).iter().enumerate() {
         let g = &l.analysis.matching.groups[r.group];
         let text = row(
             if r.big { "●" } else { "" },
-            &escape_controls(&g.key).chars().take(16).collect::<String>(),
+            &escape_controls(&g.key).chars().take(10).collect::<String>(),
             &(r.instance + 1).to_string(),
             r.op.name(),
             &format_duration(r.skew_ns),
             &escape_controls(&p.device_label(r.late).tag()),
             r.verdict.name(),
+            &escape_controls(&r.cause),
         );
         let style = if i == selected {
             theme.cursor_label()
@@ -256,7 +286,7 @@ fn big_events(
     } else {
         "largest first"
     };
-    let r = centered(area, 80, lines.len() as u16 + 2);
+    let r = centered(area, 96, lines.len() as u16 + 2);
     let mut scroll = pick.scroll;
     scroll.fit(l.top_skews.len(), l.top_skews.len());
     popup(

@@ -28,6 +28,9 @@ fn color(cat: Cat) -> Color {
         Cat::Api => 110,
         Cat::Launch => 75,
         Cat::Nvtx => 150,
+        Cat::Osrt => 180,
+        Cat::OffCpu => 240,
+        Cat::Sample => 114,
     })
 }
 
@@ -85,6 +88,12 @@ impl Theme {
             Cat::Nvtx => (
                 if full { '▓' } else { eighth(busy) },
                 Style::default().add_modifier(Modifier::DIM),
+            ),
+            Cat::Osrt => (if full { '≈' } else { '~' }, Style::default()),
+            Cat::OffCpu => ('_', Style::default().add_modifier(Modifier::DIM)),
+            Cat::Sample => (
+                eighth(busy),
+                Style::default().add_modifier(Modifier::ITALIC),
             ),
             _ => (eighth(busy), Style::default()),
         }

@@ -6,7 +6,7 @@ use super::theme::Theme;
 use crate::text_safe::escape_controls;
 use crate::tui::capture::time::{event_span, row_view};
 use crate::tui::data::Loaded;
-use crate::tui::index::{Cat, Track};
+use crate::tui::index::{Cat, CpuTrackKind, Track};
 use crate::tui::lanes::{LaneKind, event_on_row};
 use crate::tui::state::{App, EventRef, Ruler};
 use crate::tui::timescale::{format_abs, format_offset, tick_step};
@@ -281,6 +281,15 @@ fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
         LaneKind::Stream(_) => p.gpu.name(row),
         LaneKind::Api(_) => p.runtime.name(row),
         LaneKind::Nvtx(_) => p.nvtx.name(row),
+        LaneKind::Cpu(tr) => match l.index.cpu_tracks[tr].kind {
+            CpuTrackKind::Osrt => p.osrt.name(row),
+            CpuTrackKind::OffCpu => return "off-CPU".into(),
+            // The innermost user-mode frame: what the thread ran there.
+            CpuTrackKind::Samples => crate::analysis::cpu_state::frames(p, row)
+                .first()
+                .copied()
+                .unwrap_or(p.samples.leaf(row)),
+        },
         _ => return String::new(),
     };
     p.strings.get(sym).to_string()
@@ -358,7 +367,25 @@ fn draw_row(
             let t = l.index.nvtx_track(tr);
             (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
+        LaneKind::Cpu(tr) => {
+            let t = l.index.cpu_track(tr);
+            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
+        }
     };
+    // A stream's waits on events (stream-wait-event syncs), where it has
+    // nothing of its own to draw.
+    let mut waits = vec![false; geo.width];
+    if let LaneKind::Stream(lane) = kind {
+        let w = (
+            geo.t0 as i64,
+            (geo.t0 + geo.ns_per_cell * geo.width as f64) as i64,
+        );
+        for (_, t) in crate::analysis::cuda_sync::waits_on_lane(p, &l.analysis.clock, lane, w) {
+            if let Some(c) = geo.col(t) {
+                waits[c] = true;
+            }
+        }
+    }
     // Columns of selected events on this row, even if they are too small to
     // dominate a cell.
     let mut sel_cols = vec![false; geo.width];
@@ -390,6 +417,10 @@ fn draw_row(
         };
         if ch == ' ' && markers.iter().any(|m| m.0 == c) {
             ch = '┊';
+            style = theme.marker();
+        }
+        if ch == ' ' && waits.get(c).copied().unwrap_or(false) {
+            ch = '◇';
             style = theme.marker();
         }
         if sel_cols[c] {

@@ -106,6 +106,30 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             p.nvtx.end(r),
             p.nvtx.thread(r),
         ),
+        EventRef::Osrt(r) => cpu_event(
+            p,
+            "OS runtime · ",
+            p.osrt.name(r),
+            p.osrt.start(r),
+            p.osrt.end(r),
+            p.osrt.thread(r),
+        ),
+        EventRef::Sched(r) => {
+            let mut x = cpu_event(p, "", 0, 0, 0, p.sched.thread(r));
+            x.0 = format!("descheduled from CPU {}", p.sched.cpu(r));
+            x.5 = p.sched.start(r);
+            x
+        }
+        EventRef::Sample(r) => {
+            let mut x = cpu_event(p, "sample · ", 0, 0, 0, p.samples.thread(r));
+            let frames = crate::analysis::cpu_state::frames(p, r);
+            x.0 = match frames.first() {
+                Some(&f) => format!("on-CPU in {}", p.strings.get(f)),
+                None => "on-CPU (no user-mode frame)".into(),
+            };
+            x.5 = p.samples.start(r);
+            x
+        }
     };
     // Shown on the reference clock, as the timeline.
     let (start, end) = crate::tui::capture::time::event_span(l, e);
@@ -127,6 +151,15 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     if let EventRef::Gpu(r) = e {
         for line in super::super::launch_config::lines(p, r) {
             out.push(line);
+        }
+    }
+    if let EventRef::Sample(r) = e {
+        // The sample's user-mode stack, innermost first, as recorded.
+        for &f in &crate::analysis::cpu_state::frames(p, r) {
+            out.push(format!(
+                "  {}",
+                crate::text_safe::escape_controls(p.strings.get(f))
+            ));
         }
     }
     out

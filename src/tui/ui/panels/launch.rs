@@ -3,8 +3,13 @@
 //! once, and only the cause that matches the verdict.
 
 use super::lines::{PanelLines, secs};
+use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::{Verdict, before_return};
-use crate::profile::NONE;
+use crate::analysis::thread_account::{Source, source_of};
+use crate::analysis::why::Why;
+use crate::analysis::why_words as words;
+use crate::profile::{NONE, Sym, ThreadId};
+use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
@@ -140,10 +145,70 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     out
 }
 
+/// Where Enter on a part of the account goes.
+fn target(l: &Loaded, thread: ThreadId, x: &Share<Sym>) -> Option<EventRef> {
+    let at = x.spans.first()?.0;
+    let a = &l.analysis;
+    match source_of(&l.profile, &a.clock, thread, x.kind, x.label, at)? {
+        Source::Call(r) => Some(EventRef::Api(r)),
+        Source::Nvtx(r) => Some(EventRef::Nvtx(r)),
+        Source::Osrt(r) => Some(EventRef::Osrt(r)),
+        Source::Sched(r) => Some(EventRef::Sched(r)),
+        Source::Sample(r) => Some(EventRef::Sample(r)),
+    }
+}
+
+/// One row per share of a thread's split, largest first, each going to
+/// what it came from; then what nothing explains.
+fn split_lines(
+    out: &mut PanelLines,
+    l: &Loaded,
+    w: &Why,
+    thread: ThreadId,
+    s: &Split<Sym>,
+    indent: &str,
+) {
+    let p = &l.profile;
+    let mut shares: Vec<_> = s.shares.iter().collect();
+    shares.sort_by_key(|x| std::cmp::Reverse(x.ns()));
+    for x in shares {
+        out.push_to(
+            format!(
+                "{indent}{:<9} {:>9}  {}",
+                x.kind.name(),
+                format_duration(x.ns()),
+                escape_controls(&words::share_text(p, w, x))
+            ),
+            target(l, thread, x),
+        );
+        if x.kind == CpuKind::CudaSync
+            && let Some(v) = w.waits.iter().rev().find(|v| v.name == x.label)
+        {
+            out.push_to(
+                format!(
+                    "{indent}{:<9} {:>9}  ↳ waited for {} (S{})",
+                    "",
+                    "",
+                    escape_controls(p.strings.get(p.gpu.name(v.row))),
+                    p.lanes[v.lane as usize].stream
+                ),
+                Some(EventRef::Gpu(v.row)),
+            );
+        }
+    }
+    if s.unaccounted_ns() > 0 {
+        out.push(format!(
+            "{indent}{:<9} {:>9}  nothing recorded explains it",
+            "unacc.",
+            format_duration(s.unaccounted_ns())
+        ));
+    }
+}
+
 /// The late rank's delay part by part: the CPU part's explanations,
-/// largest first, what nothing explains, the work ahead on its stream, and
-/// what the capture did not record.
-fn account_lines(out: &mut PanelLines, l: &Loaded, w: &crate::analysis::why::Why, theme: &Theme) {
+/// largest first, what nothing explains, the chain of GPU work that held
+/// it, and what the capture did not record. Enter on a part goes there.
+fn account_lines(out: &mut PanelLines, l: &Loaded, w: &Why, theme: &Theme) {
     let p = &l.profile;
     out.push(Line::styled(
         format!(
@@ -154,37 +219,29 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, w: &crate::analysis::why::Why
         ),
         theme.heading(),
     ));
-    if let Some(s) = &w.cpu {
-        let mut shares: Vec<_> = s.shares.iter().collect();
-        shares.sort_by_key(|x| std::cmp::Reverse(x.ns()));
-        for x in shares {
-            out.push(format!(
-                "  {:<9} {:>9}  {}",
-                x.kind.name(),
-                format_duration(x.ns()),
-                crate::text_safe::escape_controls(p.strings.get(x.label))
-            ));
-        }
-        if s.unaccounted_ns() > 0 {
-            out.push(format!(
-                "  {:<9} {:>9}  nothing recorded explains it",
-                "unacc.",
-                format_duration(s.unaccounted_ns())
-            ));
-        }
+    if let (Some(s), Some(t)) = (&w.cpu, w.thread) {
+        split_lines(out, l, w, t, s, "  ");
     }
     for link in &w.gpu_chain {
         out.push_to(
             format!(
-                "  {:<9} {:>9}  behind {} (S{}, ran {})",
-                "stream",
+                "  {:<9} {:>9}  {}",
+                link.kind.name(),
                 format_duration(link.held_ns),
-                crate::text_safe::escape_controls(p.strings.get(p.gpu.name(link.row))),
-                p.lanes[link.lane as usize].stream,
-                format_duration(link.end_ns - link.start_ns)
+                escape_controls(&words::link_text(p, link))
             ),
             Some(EventRef::Gpu(link.row)),
         );
+        if let Some(late) = &link.late_launch {
+            split_lines(out, l, w, late.thread, &late.split, "    ");
+        }
+    }
+    if w.gpu_unexplained_ns() > 20_000 {
+        out.push(format!(
+            "  {:<9} {:>9}  nothing recorded held it on the GPU",
+            "gpu ?",
+            format_duration(w.gpu_unexplained_ns())
+        ));
     }
     if !w.missing.is_empty() {
         let names: Vec<&str> = w.missing.iter().map(|m| m.name()).collect();
