@@ -8,6 +8,17 @@
 //! the event wait/record around each NCCL launch, and NCCL-watchdog `cudaEventQuery` calls.
 //! NVTX ranges (push/pop, main thread) are kept in order train_step, phases, layers,
 //! sub-layers, op ranges, as the budget allows.
+//!
+//! `--cpu` adds the CUDA synchronization and event rows of the stream synchronize and the
+//! event wait/record calls (scale_cpu.rs, scale_sync.rs), which `--cpu` turns on by default
+//! (one synchronize per step, a wait and a record around every NCCL launch, every
+//! memcpy/memset launched by a call). Without `--cpu` the file is the same, byte for byte, as
+//! before the option existed.
+
+#[path = "scale_cpu.rs"]
+mod cpu;
+#[path = "scale_sync.rs"]
+mod sync;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
@@ -28,7 +39,10 @@ options of scale (counts accept 1_000_000, 1000000, 1m, 500k):
   --devices D   devices, one process each (default 8, at most 64)
   --runtime M   runtime API calls in total, M >= N (default N: one launch call per kernel)
   --nvtx R      NVTX push/pop ranges in total (default N / 5)
-  --out PATH    output file (default target/scale/scale_<N>.sqlite; never under fixtures/)
+  --out PATH    output file (default target/scale/scale_<N>.sqlite, with --cpu
+                scale_<N>_cpu.sqlite; never under fixtures/)
+  --cpu         add CUDA synchronization/event rows (--runtime then defaults to the calls
+                those rows need: N plus, per step, memory ops, 1 sync, 2 per NCCL launch)
        make-fixtures scale-nodes [options]  one file per node, each on its own clock
 options of scale-nodes:
   --files N     files (nodes), named node00.sqlite ... (default 64)
@@ -73,6 +87,7 @@ pub struct Args {
     pub runtime: Option<u64>,
     pub nvtx: Option<u64>,
     pub out: Option<PathBuf>,
+    pub cpu: bool,
 }
 
 /// `1_000_000`, `1000000`, `1m`, `1M`, `500k`.
@@ -123,6 +138,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         runtime: None,
         nvtx: None,
         out: None,
+        cpu: false,
     };
     each_flag(args, |flag, value| {
         match flag {
@@ -131,6 +147,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "--runtime" => a.runtime = Some(count(&value()?)?),
             "--nvtx" => a.nvtx = Some(count(&value()?)?),
             "--out" => a.out = Some(PathBuf::from(value()?)),
+            "--cpu" => a.cpu = true,
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         Ok(())
@@ -202,9 +219,11 @@ pub fn resolve(p: &Path) -> Result<PathBuf, String> {
 fn out_path(a: &Args, root: &Path) -> Result<PathBuf, String> {
     let out = match &a.out {
         Some(p) => p.clone(),
-        None => root
-            .join("target/scale")
-            .join(format!("scale_{}.sqlite", label(a.kernels))),
+        None => root.join("target/scale").join(format!(
+            "scale_{}{}.sqlite",
+            label(a.kernels),
+            if a.cpu { "_cpu" } else { "" }
+        )),
     };
     let resolved = resolve(&out)?;
     let fixtures = resolve(&root.join("fixtures"))?;
@@ -265,6 +284,8 @@ struct Plan {
     /// [device][step] NVTX ranges and extra (non-kernel-launch) runtime calls.
     nvtx: Vec<Vec<u64>>,
     extra: Vec<Vec<u64>>,
+    /// Runtime calls in total.
+    calls: u64,
 }
 
 fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
@@ -314,6 +335,26 @@ fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
                 .collect(),
         );
     }
+    if a.cpu && a.runtime.is_none() {
+        // every step: its memory ops' calls, a synchronize, a wait and a record per NCCL launch
+        let need = |len: usize| {
+            tpl.pos[..len]
+                .iter()
+                .map(|p| match p.op {
+                    Op::Kernel(_) if p.stream != COMPUTE => 2,
+                    Op::Kernel(_) => 0,
+                    _ => 1,
+                })
+                .sum::<u64>()
+                + 1
+        };
+        let (full, last) = (need(tpl.pos.len()), need(last_len));
+        let per: Vec<u64> = (0..steps)
+            .map(|s| if s + 1 == steps { last } else { full })
+            .collect();
+        extra = vec![per; d as usize];
+    }
+    let calls = a.kernels + extra.iter().flatten().sum::<u64>();
     Ok(Plan {
         devices: d as usize,
         steps,
@@ -321,6 +362,7 @@ fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
         tail: (0..d).map(|i| i < a.kernels % d).collect(),
         nvtx,
         extra,
+        calls,
     })
 }
 
@@ -1039,6 +1081,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let targets = targets(a.devices);
     let mut st = Strings::default();
     let totals;
+    let mut cpu_counts = vec![];
     {
         writer::write_targets(&tx, &targets, &mut st).map_err(sql)?;
         let kstatic = specs
@@ -1102,6 +1145,9 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
             last = Some(sim.totals);
         }
         totals = last.unwrap();
+        if a.cpu {
+            cpu_counts = cpu::write(&tx, &tpl, &specs, &plan, t0).map_err(sql)?;
+        }
     }
     tx.commit().map_err(sql)?;
     drop(conn);
@@ -1109,10 +1155,10 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
 
     assert_eq!(totals.kernels, a.kernels);
-    assert_eq!(totals.calls, a.runtime.unwrap_or(a.kernels));
+    assert_eq!(totals.calls, plan.calls);
     assert_eq!(totals.nvtx, a.nvtx.unwrap_or(a.kernels / 5));
     let contexts = a.devices as usize;
-    let counts = [
+    let mut counts = vec![
         ("StringIds", st.rows.len() as u64),
         ("PROCESSES", targets.processes.len() as u64),
         (
@@ -1133,6 +1179,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
         ("CUPTI_ACTIVITY_KIND_RUNTIME", totals.calls),
         ("NVTX_EVENTS", totals.nvtx),
     ];
+    counts.extend(cpu_counts);
     println!(
         "{} ({:.1} MiB, {} bytes) in {:.1} s",
         shown.display(),
