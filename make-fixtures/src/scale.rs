@@ -9,14 +9,17 @@
 //! NVTX ranges (push/pop, main thread) are kept in order train_step, phases, layers,
 //! sub-layers, op ranges, as the budget allows.
 //!
-//! `--cpu` adds the CUDA synchronization and event rows of the stream synchronize and the
-//! event wait/record calls (scale_cpu.rs, scale_sync.rs), which `--cpu` turns on by default
-//! (one synchronize per step, a wait and a record around every NCCL launch, every
-//! memcpy/memset launched by a call). Without `--cpu` the file is the same, byte for byte, as
-//! before the option existed.
+//! `--cpu` adds the CPU side of the same run (scale_cpu.rs, scale_frames.rs, scale_sync.rs):
+//! OS runtime calls, thread scheduling, CPU samples at 1 kHz with their callchains, and the
+//! CUDA synchronization and event rows of the stream synchronize and the event wait/record
+//! calls, which `--cpu` turns on by default (one synchronize per step, a wait and a record
+//! around every NCCL launch, every memcpy/memset launched by a call). Without `--cpu` the file
+//! is the same, byte for byte, as before the option existed.
 
 #[path = "scale_cpu.rs"]
 mod cpu;
+#[path = "scale_frames.rs"]
+mod frames;
 #[path = "scale_sync.rs"]
 mod sync;
 
@@ -41,7 +44,8 @@ options of scale (counts accept 1_000_000, 1000000, 1m, 500k):
   --nvtx R      NVTX push/pop ranges in total (default N / 5)
   --out PATH    output file (default target/scale/scale_<N>.sqlite, with --cpu
                 scale_<N>_cpu.sqlite; never under fixtures/)
-  --cpu         add CUDA synchronization/event rows (--runtime then defaults to the calls
+  --cpu         add OS runtime calls, scheduling, 1 kHz CPU samples with callchains, and
+                CUDA synchronization/event rows (--runtime then defaults to the calls
                 those rows need: N plus, per step, memory ops, 1 sync, 2 per NCCL launch)
        make-fixtures scale-nodes [options]  one file per node, each on its own clock
 options of scale-nodes:
@@ -1003,8 +1007,9 @@ impl Stmts<'_> {
     }
 }
 
-/// GPUs, processes, threads, contexts and streams.
-fn targets(devices: u32) -> Profile {
+/// GPUs, processes, threads, contexts and streams (with `cpu`, two helper threads more per
+/// process: cpu::PROXY_TID and cpu::PIN_TID).
+fn targets(devices: u32, cpu: bool) -> Profile {
     let mut p = Profile {
         path: String::new(),
         host: HOST.into(),
@@ -1025,16 +1030,17 @@ fn targets(devices: u32) -> Profile {
     ));
     for d in 0..devices {
         let pid = PID0 + d;
-        let th = threads(
-            pid,
-            &[
-                (0, "python3"),
-                (14, "pt_autograd_0"),
-                (WATCHDOG_TID, "pt_nccl_watchdg"),
-                (31, "cuda-EvtHandlr"),
-                (40, "pt_data_worker"),
-            ],
-        );
+        let mut names = vec![
+            (0, "python3"),
+            (14, "pt_autograd_0"),
+            (WATCHDOG_TID, "pt_nccl_watchdg"),
+            (31, "cuda-EvtHandlr"),
+            (40, "pt_data_worker"),
+        ];
+        if cpu {
+            names.extend(cpu::HELPERS);
+        }
+        let th = threads(pid, &names);
         let ctx = Context {
             device: d,
             context_id: d + 1,
@@ -1078,7 +1084,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let sql = |e: rusqlite::Error| format!("writing {}: {e}", path.display());
     let mut conn = writer::create(&path, PRAGMAS).map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
-    let targets = targets(a.devices);
+    let targets = targets(a.devices, a.cpu);
     let mut st = Strings::default();
     let totals;
     let mut cpu_counts = vec![];
@@ -1110,6 +1116,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
                 }
             })
             .collect();
+        let cpu_ids = a.cpu.then(|| cpu::Ids::new(&mut st, &specs));
         writer::write_strings(&tx, &st).map_err(sql)?;
         let pids: Vec<u32> = (0..a.devices).map(|d| PID0 + d).collect();
         let mut out = Stmts {
@@ -1145,8 +1152,8 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
             last = Some(sim.totals);
         }
         totals = last.unwrap();
-        if a.cpu {
-            cpu_counts = cpu::write(&tx, &tpl, &specs, &plan, t0).map_err(sql)?;
+        if let Some(ids) = &cpu_ids {
+            cpu_counts = cpu::write(&tx, ids, &tpl, &specs, &plan, t0).map_err(sql)?;
         }
     }
     tx.commit().map_err(sql)?;
