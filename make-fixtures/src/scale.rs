@@ -9,8 +9,10 @@
 //! NVTX ranges (push/pop, main thread) are kept in order train_step, phases, layers,
 //! sub-layers, op ranges, as the budget allows.
 //!
-//! `--cpu` adds the CPU side of the same run (scale_cpu.rs, scale_frames.rs, scale_sync.rs):
-//! OS runtime calls, thread scheduling, CPU samples at 1 kHz with their callchains, and the
+//! `--cpu` adds the CPU side of the same run (threads in scale_cpu.rs, callchains in
+//! scale_frames.rs and scale_symbols.rs, the passes in scale_cpu_tables.rs, CUDA rows in
+//! scale_sync.rs): OS runtime calls, thread scheduling, CPU samples at 1 kHz of each thread's
+//! on-CPU time with their callchains, and the
 //! CUDA synchronization and event rows of the stream synchronize and the event wait/record
 //! calls, which `--cpu` turns on by default (one synchronize per step, a wait and a record
 //! around every NCCL launch, every memcpy/memset launched by a call). Without `--cpu` the file
