@@ -4,8 +4,10 @@
 //! computed by an independent oracle over the generator's own event lists.
 //!
 //! `cargo make-fixtures scale [--kernels N] [--devices D] [--runtime M]
-//! [--nvtx R] [--out PATH]` writes one large profile for benchmarks instead (default 10 M
-//! kernels on 8 devices into `target/scale/scale_10m.sqlite`; see scale.rs).
+//! [--nvtx R] [--out PATH] [--cpu]` writes one large profile for benchmarks instead (default
+//! 10 M kernels on 8 devices into `target/scale/scale_10m.sqlite`; see scale.rs); `--cpu` adds
+//! the run's CPU side (OS runtime calls, scheduling, 1 kHz samples with callchains) and its
+//! CUDA synchronization and event rows, into `scale_10m_cpu.sqlite` (see scale_cpu.rs).
 //! `make-fixtures scale-nodes [--files N] [--gpus G] [--kernels K] [--out DIR]` writes one file
 //! per node, each on its own clock (default 64 × 8 GPUs, about 1 M kernels, into
 //! `target/scale/nodes/`; see scale_nodes.rs).

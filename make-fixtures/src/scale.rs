@@ -8,6 +8,22 @@
 //! the event wait/record around each NCCL launch, and NCCL-watchdog `cudaEventQuery` calls.
 //! NVTX ranges (push/pop, main thread) are kept in order train_step, phases, layers,
 //! sub-layers, op ranges, as the budget allows.
+//!
+//! `--cpu` adds the CPU side of the same run (threads in scale_cpu.rs, callchains in
+//! scale_frames.rs and scale_symbols.rs, the passes in scale_cpu_tables.rs, CUDA rows in
+//! scale_sync.rs): OS runtime calls, thread scheduling, CPU samples at 1 kHz of each thread's
+//! on-CPU time with their callchains, and the
+//! CUDA synchronization and event rows of the stream synchronize and the event wait/record
+//! calls, which `--cpu` turns on by default (one synchronize per step, a wait and a record
+//! around every NCCL launch, every memcpy/memset launched by a call). Without `--cpu` the file
+//! is the same, byte for byte, as before the option existed.
+
+#[path = "scale_cpu.rs"]
+mod cpu;
+#[path = "scale_frames.rs"]
+mod frames;
+#[path = "scale_sync.rs"]
+mod sync;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
@@ -28,7 +44,11 @@ options of scale (counts accept 1_000_000, 1000000, 1m, 500k):
   --devices D   devices, one process each (default 8, at most 64)
   --runtime M   runtime API calls in total, M >= N (default N: one launch call per kernel)
   --nvtx R      NVTX push/pop ranges in total (default N / 5)
-  --out PATH    output file (default target/scale/scale_<N>.sqlite; never under fixtures/)
+  --out PATH    output file (default target/scale/scale_<N>.sqlite, with --cpu
+                scale_<N>_cpu.sqlite; never under fixtures/)
+  --cpu         add OS runtime calls, scheduling, 1 kHz CPU samples with callchains, and
+                CUDA synchronization/event rows (--runtime then defaults to the calls
+                those rows need: N plus, per step, memory ops, 1 sync, 2 per NCCL launch)
        make-fixtures scale-nodes [options]  one file per node, each on its own clock
 options of scale-nodes:
   --files N     files (nodes), named node00.sqlite ... (default 64)
@@ -73,6 +93,7 @@ pub struct Args {
     pub runtime: Option<u64>,
     pub nvtx: Option<u64>,
     pub out: Option<PathBuf>,
+    pub cpu: bool,
 }
 
 /// `1_000_000`, `1000000`, `1m`, `1M`, `500k`.
@@ -123,6 +144,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         runtime: None,
         nvtx: None,
         out: None,
+        cpu: false,
     };
     each_flag(args, |flag, value| {
         match flag {
@@ -131,6 +153,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "--runtime" => a.runtime = Some(count(&value()?)?),
             "--nvtx" => a.nvtx = Some(count(&value()?)?),
             "--out" => a.out = Some(PathBuf::from(value()?)),
+            "--cpu" => a.cpu = true,
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         Ok(())
@@ -202,9 +225,11 @@ pub fn resolve(p: &Path) -> Result<PathBuf, String> {
 fn out_path(a: &Args, root: &Path) -> Result<PathBuf, String> {
     let out = match &a.out {
         Some(p) => p.clone(),
-        None => root
-            .join("target/scale")
-            .join(format!("scale_{}.sqlite", label(a.kernels))),
+        None => root.join("target/scale").join(format!(
+            "scale_{}{}.sqlite",
+            label(a.kernels),
+            if a.cpu { "_cpu" } else { "" }
+        )),
     };
     let resolved = resolve(&out)?;
     let fixtures = resolve(&root.join("fixtures"))?;
@@ -265,6 +290,8 @@ struct Plan {
     /// [device][step] NVTX ranges and extra (non-kernel-launch) runtime calls.
     nvtx: Vec<Vec<u64>>,
     extra: Vec<Vec<u64>>,
+    /// Runtime calls in total.
+    calls: u64,
 }
 
 fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
@@ -314,6 +341,26 @@ fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
                 .collect(),
         );
     }
+    if a.cpu && a.runtime.is_none() {
+        // every step: its memory ops' calls, a synchronize, a wait and a record per NCCL launch
+        let need = |len: usize| {
+            tpl.pos[..len]
+                .iter()
+                .map(|p| match p.op {
+                    Op::Kernel(_) if p.stream != COMPUTE => 2,
+                    Op::Kernel(_) => 0,
+                    _ => 1,
+                })
+                .sum::<u64>()
+                + 1
+        };
+        let (full, last) = (need(tpl.pos.len()), need(last_len));
+        let per: Vec<u64> = (0..steps)
+            .map(|s| if s + 1 == steps { last } else { full })
+            .collect();
+        extra = vec![per; d as usize];
+    }
+    let calls = a.kernels + extra.iter().flatten().sum::<u64>();
     Ok(Plan {
         devices: d as usize,
         steps,
@@ -321,6 +368,7 @@ fn plan(a: &Args, tpl: &Template) -> Result<Plan, String> {
         tail: (0..d).map(|i| i < a.kernels % d).collect(),
         nvtx,
         extra,
+        calls,
     })
 }
 
@@ -961,8 +1009,9 @@ impl Stmts<'_> {
     }
 }
 
-/// GPUs, processes, threads, contexts and streams.
-fn targets(devices: u32) -> Profile {
+/// GPUs, processes, threads, contexts and streams (with `cpu`, two helper threads more per
+/// process: cpu::PROXY_TID and cpu::PIN_TID).
+fn targets(devices: u32, cpu: bool) -> Profile {
     let mut p = Profile {
         path: String::new(),
         host: HOST.into(),
@@ -983,16 +1032,17 @@ fn targets(devices: u32) -> Profile {
     ));
     for d in 0..devices {
         let pid = PID0 + d;
-        let th = threads(
-            pid,
-            &[
-                (0, "python3"),
-                (14, "pt_autograd_0"),
-                (WATCHDOG_TID, "pt_nccl_watchdg"),
-                (31, "cuda-EvtHandlr"),
-                (40, "pt_data_worker"),
-            ],
-        );
+        let mut names = vec![
+            (0, "python3"),
+            (14, "pt_autograd_0"),
+            (WATCHDOG_TID, "pt_nccl_watchdg"),
+            (31, "cuda-EvtHandlr"),
+            (40, "pt_data_worker"),
+        ];
+        if cpu {
+            names.extend(cpu::HELPERS);
+        }
+        let th = threads(pid, &names);
         let ctx = Context {
             device: d,
             context_id: d + 1,
@@ -1036,9 +1086,10 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let sql = |e: rusqlite::Error| format!("writing {}: {e}", path.display());
     let mut conn = writer::create(&path, PRAGMAS).map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
-    let targets = targets(a.devices);
+    let targets = targets(a.devices, a.cpu);
     let mut st = Strings::default();
     let totals;
+    let mut cpu_counts = vec![];
     {
         writer::write_targets(&tx, &targets, &mut st).map_err(sql)?;
         let kstatic = specs
@@ -1067,6 +1118,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
                 }
             })
             .collect();
+        let cpu_ids = a.cpu.then(|| cpu::Ids::new(&mut st, &specs));
         writer::write_strings(&tx, &st).map_err(sql)?;
         let pids: Vec<u32> = (0..a.devices).map(|d| PID0 + d).collect();
         let mut out = Stmts {
@@ -1102,6 +1154,9 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
             last = Some(sim.totals);
         }
         totals = last.unwrap();
+        if let Some(ids) = &cpu_ids {
+            cpu_counts = cpu::write(&tx, ids, &tpl, &specs, &plan, t0).map_err(sql)?;
+        }
     }
     tx.commit().map_err(sql)?;
     drop(conn);
@@ -1109,10 +1164,10 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
 
     assert_eq!(totals.kernels, a.kernels);
-    assert_eq!(totals.calls, a.runtime.unwrap_or(a.kernels));
+    assert_eq!(totals.calls, plan.calls);
     assert_eq!(totals.nvtx, a.nvtx.unwrap_or(a.kernels / 5));
     let contexts = a.devices as usize;
-    let counts = [
+    let mut counts = vec![
         ("StringIds", st.rows.len() as u64),
         ("PROCESSES", targets.processes.len() as u64),
         (
@@ -1133,6 +1188,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
         ("CUPTI_ACTIVITY_KIND_RUNTIME", totals.calls),
         ("NVTX_EVENTS", totals.nvtx),
     ];
+    counts.extend(cpu_counts);
     println!(
         "{} ({:.1} MiB, {} bytes) in {:.1} s",
         shown.display(),
