@@ -175,3 +175,30 @@ fn the_text_tells_each_story_in_a_line_or_two() {
         assert!(line.chars().count() <= 100, "{line}");
     }
 }
+
+#[test]
+fn a_kernel_queued_for_ms_after_a_launch_µs_late_is_gpu_side() {
+    // Ranks 5 and 6 launched 9 and 12 µs after the first peer started and
+    // then waited 25 and 33 ms on the GPU: the verdict follows the larger
+    // part, as the account does.
+    let v = json(&["report", "launch", FIXTURE, "--format", "json"]);
+    let got: Vec<(i64, String)> = v["late_instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["instance"].as_i64().unwrap(),
+                x["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (inst, want) in [
+        (2, "cpu-late"),
+        (5, "cpu-late"),
+        (6, "gpu-side"),
+        (7, "gpu-side"),
+    ] {
+        assert!(got.contains(&(inst, want.to_string())), "{inst}: {got:?}");
+    }
+}

@@ -227,7 +227,10 @@ pub fn explain_late(
             Verdict::Unknown
         } else if !resolvable {
             Verdict::NotResolvable
-        } else if signed > 0 {
+        } else if signed > 0 && signed > start.saturating_sub(end.max(earliest_other)) {
+            // Late on the CPU when that is where most of the lateness is:
+            // a call ending µs after the first peer started, its kernel
+            // then queued for ms, was held on the GPU.
             Verdict::CpuLate
         } else {
             Verdict::GpuSide
