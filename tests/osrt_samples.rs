@@ -100,10 +100,15 @@ fn osrt_by_model(p: &Profile) -> BTreeMap<(u32, u32), (usize, Call, Call)> {
 fn samples_by_sql(c: &Connection) -> Vec<(u32, u32, i64, String)> {
     let mut st = c
         .prepare(
-            "SELECT e.globalTid, e.start, coalesce(s.value, '')
+            "SELECT e.globalTid, e.start, coalesce((
+                 SELECT group_concat(v, '|') FROM (
+                     SELECT coalesce(s.value, '') AS v
+                     FROM SAMPLING_CALLCHAINS f
+                     LEFT JOIN StringIds s ON s.id = f.symbol
+                     WHERE f.id = e.id AND f.stackDepth < 12
+                       AND coalesce(f.kernelMode, 0) = 0
+                     ORDER BY f.stackDepth LIMIT 8)), '')
              FROM COMPOSITE_EVENTS e
-             LEFT JOIN SAMPLING_CALLCHAINS f ON f.id = e.id AND f.stackDepth = 0
-             LEFT JOIN StringIds s ON s.id = f.symbol
              WHERE e.globalTid IS NOT NULL",
         )
         .unwrap();
@@ -126,7 +131,8 @@ fn samples_by_model(p: &Profile) -> Vec<(u32, u32, i64, String)> {
         for r in rows.clone() {
             assert_eq!(p.samples.thread(r), t as u32);
             let (pid, tid) = thread_key(p, t as u32);
-            v.push((pid, tid, p.samples.start(r), name(p, p.samples.leaf(r))));
+            let frames: Vec<String> = p.samples.frames(r).map(|f| name(p, f)).collect();
+            v.push((pid, tid, p.samples.start(r), frames.join("|")));
         }
     }
     v.sort();
@@ -188,7 +194,7 @@ fn os_runtime_calls_equal_sql_per_thread() {
 
 #[test]
 #[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
-fn cpu_samples_and_their_leaf_symbols_equal_sql() {
+fn cpu_samples_and_their_innermost_user_frames_equal_sql() {
     for f in [SINGLE_KERNEL, CUTLASS] {
         let path = real_profiles().join(f);
         let p = load(&path);
@@ -202,6 +208,10 @@ fn cpu_samples_and_their_leaf_symbols_equal_sql() {
             assert_eq!(got[k], want[k], "{f}: sample {k}");
             assert!(!got[k].3.is_empty(), "{f}: sample {k} has no leaf");
         }
+        assert!(
+            got.iter().any(|g| g.3.contains('|')),
+            "{f}: frames above the leaf"
+        );
         assert_eq!(got, want, "{f}");
     }
 }
@@ -449,4 +459,54 @@ fn an_os_runtime_table_without_its_name_column_is_an_error_naming_the_file() {
         e.problem.contains("OSRT_API lacks its column nameId"),
         "{e}"
     );
+}
+
+/// Callchain rows in no order the exports use (depths shuffled, samples
+/// interleaved, kernel-mode frames inside): each sample still gets its
+/// user-mode frames innermost first, at most 8, and a sample without a
+/// call stack none.
+#[test]
+fn a_samples_frames_are_put_in_depth_order_and_kernel_frames_left_out() {
+    let dir = temp_dir("osrt_samples_callchains");
+    let path = unfinished_export(&dir, Some((0, 1000)));
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch(
+        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL,
+           cpu INTEGER, threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+         CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL,
+           module INTEGER NOT NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER,
+           specialEntry INTEGER, originalIP INTEGER, unwindMethod INTEGER,
+           stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));
+         INSERT INTO StringIds VALUES (10, 'syscall'), (11, 'leaf'), (12, 'loop'),
+           (13, 'main'), (14, 'f4'), (15, 'f5'), (16, 'f6'), (17, 'f7'), (18, 'f8'),
+           (19, 'f9');
+         INSERT INTO COMPOSITE_EVENTS VALUES (1, 100, 0, 1, 1677721701, 1),
+           (2, 200, 0, 1, 1677721701, 1), (3, 300, 0, 1, 1677721701, 1);",
+    )
+    .unwrap();
+    // sample 1: kernel frame at depth 0, then leaf, loop, main (rows
+    // shuffled, sample 2's rows between them); sample 2: eleven user
+    // frames deep; sample 3: no call stack.
+    let mut rows: Vec<(i64, i64, i64, i64)> = vec![(1, 13, 0, 3), (1, 10, 1, 0)];
+    rows.extend((0..11).rev().map(|d| (2, 11 + d.min(8), 0, d)));
+    rows.extend([(1, 12, 0, 2), (1, 11, 0, 1)]);
+    for (id, sym, kernel, depth) in rows {
+        c.execute(
+            "INSERT INTO SAMPLING_CALLCHAINS VALUES (?1, ?2, 0, ?3, 0, 0, NULL, 0, 7, ?4)",
+            (id, sym, kernel, depth),
+        )
+        .unwrap();
+    }
+    drop(c);
+    let p = load(&path);
+    let frames = |r: usize| -> Vec<String> { p.samples.frames(r).map(|f| name(&p, f)).collect() };
+    assert_eq!(p.samples.len(), 3);
+    assert_eq!(frames(0), ["leaf", "loop", "main"]);
+    assert_eq!(name(&p, p.samples.leaf(0)), "leaf");
+    assert_eq!(
+        frames(1),
+        ["leaf", "loop", "main", "f4", "f5", "f6", "f7", "f8"]
+    );
+    assert!(frames(2).is_empty());
+    assert_eq!(p.samples.leaf(2), Sym::default());
 }

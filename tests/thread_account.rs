@@ -320,7 +320,7 @@ fn a_real_threads_sched_and_samples_split_equals_sql() {
                  JOIN SAMPLING_CALLCHAINS cc ON cc.id = e.id
                  JOIN StringIds s ON s.id = cc.symbol
                  WHERE e.globalTid = ?1 AND e.start + ?2 > ?3 AND e.start - ?2 < ?4
-                   AND coalesce(cc.kernelMode, 0) = 0 AND cc.stackDepth < 24
+                   AND coalesce(cc.kernelMode, 0) = 0 AND cc.stackDepth < 12
                  ORDER BY e.id, cc.stackDepth",
             )
             .unwrap();
@@ -353,6 +353,7 @@ fn a_real_threads_sched_and_samples_split_equals_sql() {
             .unwrap();
         let n = n as usize;
         let mut best: Option<(f64, String)> = None;
+        let mut most: (usize, Vec<String>) = (0, Vec::new());
         let mut names: Vec<&String> = stacks.iter().flatten().collect();
         names.sort();
         names.dedup();
@@ -361,6 +362,12 @@ fn a_real_threads_sched_and_samples_split_equals_sql() {
                 .iter()
                 .filter_map(|s| s.iter().position(|x| x == f))
                 .collect();
+            if depths.len() > most.0 {
+                most = (depths.len(), Vec::new());
+            }
+            if depths.len() == most.0 {
+                most.1.push(f.clone());
+            }
             if 2 * depths.len() > n {
                 let mean = depths.iter().sum::<usize>() as f64 / depths.len() as f64;
                 if best.as_ref().is_none_or(|b| mean < b.0) {
@@ -369,8 +376,11 @@ fn a_real_threads_sched_and_samples_split_equals_sql() {
             }
         }
         let on_share = s.shares.iter().find(|x| x.kind == CpuKind::OnCpu).unwrap();
-        if let Some((_, frame)) = best {
-            assert_eq!(p.strings.get(on_share.label), frame, "{name}");
+        let label = p.strings.get(on_share.label).to_string();
+        match best {
+            Some((_, frame)) => assert_eq!(label, frame, "{name}"),
+            // no majority: one of the frames most samples hold
+            None => assert!(most.1.contains(&label), "{name}: {label} of {most:?}"),
         }
     }
     assert!(off_seen > 0, "no descheduled time in either window");

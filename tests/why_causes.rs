@@ -177,7 +177,7 @@ fn the_text_tells_each_story_in_a_line_or_two() {
 }
 
 #[test]
-fn a_kernel_queued_for_ms_after_a_launch_µs_late_is_gpu_side() {
+fn a_kernel_queued_for_ms_after_a_launch_us_late_is_gpu_side() {
     // Ranks 5 and 6 launched 9 and 12 µs after the first peer started and
     // then waited 25 and 33 ms on the GPU: the verdict follows the larger
     // part, as the account does.

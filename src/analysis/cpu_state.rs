@@ -151,8 +151,7 @@ pub fn on_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) ->
 
 /// Sample `r`'s user-mode frames, innermost first.
 pub fn frames(p: &Profile, r: usize) -> Vec<Sym> {
-    let leaf = p.samples.leaf(r);
-    if leaf == 0 { Vec::new() } else { vec![leaf] }
+    p.samples.frames(r).collect()
 }
 
 fn period_of(times: &[(usize, i64)]) -> i64 {

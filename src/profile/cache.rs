@@ -111,7 +111,9 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("osrt.name", o.name.as_bytes()),
         ("samples.start", c.start.as_bytes()),
         ("samples.thread", c.thread.as_bytes()),
-        ("samples.leaf", c.leaf.as_bytes()),
+        ("samples.frames_at", c.frames_at.as_bytes()),
+        ("samples.frames_len", c.frames_len.as_bytes()),
+        ("samples.frames", c.frames.as_bytes()),
         ("sched.start", s.start.as_bytes()),
         ("sched.thread", s.thread.as_bytes()),
         ("sched.cpu", s.cpu.as_bytes()),
@@ -485,7 +487,9 @@ fn decode_checked(
     let samples = CpuSamples {
         start: load!("samples.start"),
         thread: load!("samples.thread"),
-        leaf: load!("samples.leaf"),
+        frames_at: load!("samples.frames_at"),
+        frames_len: load!("samples.frames_len"),
+        frames: load!("samples.frames"),
     };
     let sched = SchedEvents {
         start: load!("sched.start"),

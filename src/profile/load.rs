@@ -625,9 +625,10 @@ impl State<'_> {
         let hints = ranges::TABLES
             .iter()
             .map(|&table| match plan.reads(table) && !plan.counts(table) {
-                // A sample's frames number many times its leaf frames,
-                // which are no more than the samples.
-                true if !matches!(table, ranges::Table::LeafFrames) => {
+                // A table's hint sizes its reads; the frames are read in
+                // full whatever it says (12 rows of a deep stack, 1 of a
+                // shallow one) and are joined to the samples, not kept.
+                true if !matches!(table, ranges::Table::Frames) => {
                     raw::row_hint(&db.conn, schema, path, table.name(), db.file_bytes)
                 }
                 _ => Ok(0),
@@ -658,7 +659,7 @@ impl State<'_> {
             ranges::Delivery::Chunk(ranges::Chunk::CudaEvents(e)) => self.add_cuda_events(*e),
             // Joined once both are read.
             ranges::Delivery::Chunk(ranges::Chunk::Samples(s)) => samples.append(*s),
-            ranges::Delivery::Chunk(ranges::Chunk::LeafFrames(f)) => frames.append(*f),
+            ranges::Delivery::Chunk(ranges::Chunk::Frames(f)) => frames.append(*f),
             ranges::Delivery::Chunk(ranges::Chunk::Counted(c)) => counted.append(*c),
         })?;
         self.add_nvtx(nvtx);

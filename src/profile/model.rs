@@ -308,16 +308,35 @@ pub struct OsrtCalls {
 
 rows_by_start!(OsrtCalls);
 
-/// CPU samples (`COMPOSITE_EVENTS`, with the leaf frame of each one's
-/// call stack from `SAMPLING_CALLCHAINS`), sorted by (thread, start).
+/// How many user-mode frames of a sample's call stack are kept: enough
+/// for the frame most of a span's samples share (a loop a few calls above
+/// the leaves), not the whole stack.
+pub const MAX_FRAMES: usize = 8;
+
+/// CPU samples (`COMPOSITE_EVENTS`, with the innermost user-mode frames of
+/// each one's call stack from `SAMPLING_CALLCHAINS`), sorted by (thread,
+/// start).
 #[derive(Debug, Default, Clone)]
 pub struct CpuSamples {
     /// When the sample was taken.
     pub start: Col<i64>,
     pub thread: Col<ThreadId>,
-    /// Symbol of the leaf frame (`stackDepth` 0); Sym 0 when the sample
-    /// has no call stack.
-    pub leaf: Col<Sym>,
+    /// Where the sample's frames start in `frames`.
+    pub frames_at: Col<u32>,
+    /// How many frames it has (at most [`MAX_FRAMES`]; 0 without a call
+    /// stack).
+    pub frames_len: Col<u8>,
+    /// Every sample's user-mode frames, innermost first, in the export's
+    /// sample order (sorting the samples leaves them in place).
+    pub frames: Col<Sym>,
+}
+
+impl CpuSamples {
+    /// Sample `r`'s user-mode frames, innermost first.
+    pub fn frames_of(&self, r: usize) -> &[Sym] {
+        let at = self.frames_at[r] as usize;
+        &self.frames[at..at + self.frames_len[r] as usize]
+    }
 }
 
 rows_by_start!(CpuSamples);

@@ -273,17 +273,20 @@ impl RawSamples {
     }
 }
 
-/// Leaf frames of the samples' call stacks: (sample id, StringIds id of
-/// the symbol).
+/// User-mode frames of the samples' call stacks: (sample id, depth,
+/// StringIds id of the symbol), in the export's order.
 #[derive(Default)]
 pub struct RawFrames {
     pub id: Vec<i64>,
+    /// `stackDepth`, below [`spec::FRAMES`]' limit.
+    pub depth: Vec<u8>,
     pub symbol: Vec<i64>,
 }
 
 impl RawFrames {
     pub fn append(&mut self, mut other: RawFrames) {
         self.id.append(&mut other.id);
+        self.depth.append(&mut other.depth);
         self.symbol.append(&mut other.symbol);
     }
 }
@@ -768,8 +771,9 @@ pub fn read_samples(
     Ok(t)
 }
 
-/// Reads `rows` of the samples' leaf frames (`stackDepth` 0).
-pub fn read_leaf_frames(
+/// Reads `rows` of the samples' innermost frames ([`spec::FRAMES`]),
+/// keeping the user-mode ones (`kernelMode` 0 or NULL).
+pub fn read_frames(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
@@ -777,7 +781,7 @@ pub fn read_leaf_frames(
     report: &mut Report<'_>,
 ) -> Result<RawFrames, LoadError> {
     let mut t = RawFrames::default();
-    let read = Selection::only(&spec::LEAF_FRAMES, F::set(&[F::Id, F::Symbol]));
+    let read = Selection::all(&spec::FRAMES);
     scan(
         conn,
         schema,
@@ -787,9 +791,18 @@ pub fn read_leaf_frames(
         Stage::Samples,
         report,
         |r| {
-            if let (Some(id), Some(symbol)) = (r.int(F::Id), r.int(F::Symbol)) {
-                t.id.push(id);
-                t.symbol.push(symbol);
+            if r.int(F::KernelMode).is_some_and(|k| k != 0) {
+                return Ok(());
+            }
+            if let (Some(id), Some(depth), Some(symbol)) =
+                (r.int(F::Id), r.int(F::StackDepth), r.int(F::Symbol))
+            {
+                // the filter bounds the depth; a negative one is not a frame
+                if let Ok(depth) = u8::try_from(depth) {
+                    t.id.push(id);
+                    t.depth.push(depth);
+                    t.symbol.push(symbol);
+                }
             }
             Ok(())
         },

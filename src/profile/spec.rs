@@ -229,21 +229,24 @@ pub const SAMPLES: TableSpec<SampleColumn> = TableSpec {
 };
 
 columns! {
-    /// The columns of the samples' call stacks; only leaf frames are read.
+    /// The columns of the samples' call stacks; only the innermost frames
+    /// are read.
     pub enum FrameColumn {
         Id = "id" (required),
         Symbol = "symbol" (required),
         StackDepth = "stackDepth" (required),
+        /// NULL or absent reads as user mode.
+        KernelMode = "kernelMode",
     }
 }
 
-/// The leaf frame (`stackDepth` 0) of each sample's call stack.
-pub const LEAF_FRAMES: TableSpec<FrameColumn> = TableSpec {
+/// The innermost frames of each sample's call stack: enough to hold
+/// [`MAX_FRAMES`](crate::profile::model::MAX_FRAMES) user-mode frames
+/// under the few kernel-mode ones a sample taken in a system call has.
+pub const FRAMES: TableSpec<FrameColumn> = TableSpec {
     table: "SAMPLING_CALLCHAINS",
-    // `stackDepth` is declared so that a table without it is refused; the
-    // loader selects `id` and `symbol` only.
     columns: FrameColumn::ALL,
-    filter: "WHERE stackDepth = 0",
+    filter: "WHERE stackDepth < 12",
 };
 
 columns! {
@@ -319,7 +322,7 @@ pub const LOADED: [LoadedTable; 12] = [
     NVTX.loaded(),
     OSRT.loaded(),
     SAMPLES.loaded(),
-    LEAF_FRAMES.loaded(),
+    FRAMES.loaded(),
     SCHED.loaded(),
     SYNCS.loaded(),
     CUDA_EVENTS.loaded(),

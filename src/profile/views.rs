@@ -466,11 +466,22 @@ impl SampleRows {
         part.file.samples.thread[i] + part.thread_base
     }
 
-    /// Symbol of the sample's leaf frame (Sym 0 when it has none).
+    /// Symbol of the sample's innermost user-mode frame (Sym 0 when it has
+    /// no call stack).
     #[inline]
     pub fn leaf(&self, r: usize) -> Sym {
+        self.frames(r).next().unwrap_or(0)
+    }
+
+    /// The sample's user-mode frames, innermost first (at most
+    /// [`MAX_FRAMES`](crate::profile::MAX_FRAMES)).
+    pub fn frames(&self, r: usize) -> impl ExactSizeIterator<Item = Sym> + '_ {
         let (part, i) = self.at(r);
-        part.sym(part.file.samples.leaf[i])
+        part.file
+            .samples
+            .frames_of(i)
+            .iter()
+            .map(move |&f| part.sym(f))
     }
 }
 

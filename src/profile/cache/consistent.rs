@@ -40,7 +40,18 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             n.depth.len(),
         ])
         && same(&[o.start.len(), o.end.len(), o.thread.len(), o.name.len()])
-        && same(&[c.start.len(), c.thread.len(), c.leaf.len()])
+        && same(&[
+            c.start.len(),
+            c.thread.len(),
+            c.frames_at.len(),
+            c.frames_len.len(),
+        ])
+        && c.frames_at
+            .iter()
+            .zip(c.frames_len.iter())
+            .all(|(&at, &n)| {
+                n as usize <= MAX_FRAMES && at as usize + n as usize <= c.frames.len()
+            })
         && same(&[s.start.len(), s.thread.len(), s.cpu.len(), s.sched_in.len()])
         && same(&[
             y.start.len(),
@@ -103,7 +114,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             .chain(n.name.iter())
             .chain(n.domain.iter())
             .chain(o.name.iter())
-            .chain(c.leaf.iter())
+            .chain(c.frames.iter())
             .all(strings)
         && p.processes
             .iter()

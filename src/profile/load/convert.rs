@@ -390,45 +390,60 @@ impl State<'_> {
         out.timestamp.append(&mut t.timestamp.into());
     }
 
-    /// Adds the samples, each with its leaf frame's symbol (found by
-    /// sample id; Sym 0 for a sample without one).
+    /// Adds the samples, each with its innermost [`MAX_FRAMES`] user-mode
+    /// frames (found by sample id, in depth order; none for a sample
+    /// without a call stack).
     pub(super) fn add_samples(&mut self, s: RawSamples, mut frames: RawFrames) {
         if s.start.is_empty() {
             return;
         }
-        // Exports store frames in sample order; sorted here otherwise.
-        if !frames.id.is_sorted() {
+        // Exports store frames in sample order, depth by depth; sorted
+        // here otherwise.
+        let key = |f: &RawFrames, i: usize| (f.id[i], f.depth[i]);
+        if !(1..frames.id.len()).all(|i| key(&frames, i - 1) <= key(&frames, i)) {
             let mut order: Vec<u32> = (0..frames.id.len() as u32).collect();
-            order.sort_by_key(|&i| frames.id[i as usize]);
+            order.sort_by_key(|&i| key(&frames, i as usize));
+            let pick = |v: &[i64]| order.iter().map(|&i| v[i as usize]).collect();
             frames = RawFrames {
-                id: order.iter().map(|&i| frames.id[i as usize]).collect(),
-                symbol: order.iter().map(|&i| frames.symbol[i as usize]).collect(),
+                id: pick(&frames.id),
+                symbol: pick(&frames.symbol),
+                depth: order.iter().map(|&i| frames.depth[i as usize]).collect(),
             };
         }
         let threads = self.threads_of(&s.global_tid);
         let mut names = FxHashMap::default();
+        let base = self.p.samples.frames.len();
+        let mut flat: Vec<Sym> = Vec::new();
+        let (mut at, mut len) = (
+            Vec::with_capacity(s.id.len()),
+            Vec::with_capacity(s.id.len()),
+        );
         // Samples come in id order too: the next frame is tried first.
         let mut next = 0usize;
-        let leaves: Vec<Sym> =
-            s.id.iter()
-                .map(|&id| {
-                    let at = match frames.id.get(next) {
-                        Some(&f) if f == id => Some(next),
-                        _ => frames.id.binary_search(&id).ok(),
-                    };
-                    match at {
-                        Some(k) => {
-                            next = k + 1;
-                            self.id_sym(&mut names, frames.symbol[k])
-                        }
-                        None => 0,
-                    }
-                })
-                .collect();
+        for &id in &s.id {
+            let first = match frames.id.get(next) {
+                Some(&f) if f == id => next,
+                _ => frames.id.partition_point(|&f| f < id),
+            };
+            let run = frames.id[first..].iter().take_while(|&&f| f == id).count();
+            next = first + run;
+            // past u32 offsets (over 500 M samples) a sample keeps none
+            let (offset, kept) = match u32::try_from(base + flat.len() + MAX_FRAMES) {
+                Ok(_) => ((base + flat.len()) as u32, run.min(MAX_FRAMES)),
+                Err(_) => (0, 0),
+            };
+            at.push(offset);
+            len.push(kept as u8);
+            for k in first..first + kept {
+                flat.push(self.id_sym(&mut names, frames.symbol[k]));
+            }
+        }
         let out = &mut self.p.samples;
         out.start.append(&mut s.start.into());
         out.thread.append(&mut threads.into());
-        out.leaf.append(&mut leaves.into());
+        out.frames_at.append(&mut at.into());
+        out.frames_len.append(&mut len.into());
+        out.frames.append(&mut flat.into());
     }
 
     pub(super) fn add_nvtx(&mut self, n: RawNvtx) {

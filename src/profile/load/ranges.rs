@@ -41,7 +41,7 @@ impl ReadPlan {
             Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
             Table::Osrt
             | Table::Samples
-            | Table::LeafFrames
+            | Table::Frames
             | Table::Sched
             | Table::Syncs
             | Table::CudaEvents => self.need == Need::All,
@@ -76,8 +76,8 @@ pub enum Table {
     Nvtx,
     Osrt,
     Samples,
-    /// The samples' leaf frames (joined to the samples once both are read).
-    LeafFrames,
+    /// The samples' innermost frames (joined to the samples once both are read).
+    Frames,
     Sched,
     /// CUDA synchronization and event records: after the GPU tables,
     /// whose lanes they find.
@@ -94,7 +94,7 @@ impl Table {
             Table::Nvtx => spec::NVTX.table,
             Table::Osrt => spec::OSRT.table,
             Table::Samples => spec::SAMPLES.table,
-            Table::LeafFrames => spec::LEAF_FRAMES.table,
+            Table::Frames => spec::FRAMES.table,
             Table::Sched => spec::SCHED.table,
             Table::Syncs => spec::SYNCS.table,
             Table::CudaEvents => spec::CUDA_EVENTS.table,
@@ -119,7 +119,7 @@ pub const TABLES: [Table; 11] = [
     Table::Nvtx,
     Table::Osrt,
     Table::Samples,
-    Table::LeafFrames,
+    Table::Frames,
     Table::Sched,
     Table::Syncs,
     Table::CudaEvents,
@@ -141,7 +141,7 @@ pub enum Chunk {
     Nvtx(Box<RawNvtx>),
     Osrt(Box<RawOsrt>),
     Samples(Box<RawSamples>),
-    LeafFrames(Box<RawFrames>),
+    Frames(Box<RawFrames>),
     Sched(Box<RawSched>),
     Syncs(Box<RawSyncs>),
     CudaEvents(Box<RawCudaEvents>),
@@ -261,7 +261,7 @@ fn read(
         Table::Samples => Chunk::Samples(Box::new(raw::read_samples(
             conn, schema, path, job.rows, job.hint, report,
         )?)),
-        Table::LeafFrames => Chunk::LeafFrames(Box::new(raw::read_leaf_frames(
+        Table::Frames => Chunk::Frames(Box::new(raw::read_frames(
             conn, schema, path, job.rows, report,
         )?)),
         Table::Sched => Chunk::Sched(Box::new(raw::read_sched(

@@ -285,10 +285,7 @@ fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
             CpuTrackKind::Osrt => p.osrt.name(row),
             CpuTrackKind::OffCpu => return "off-CPU".into(),
             // The innermost user-mode frame: what the thread ran there.
-            CpuTrackKind::Samples => crate::analysis::cpu_state::frames(p, row)
-                .first()
-                .copied()
-                .unwrap_or(p.samples.leaf(row)),
+            CpuTrackKind::Samples => p.samples.leaf(row),
         },
         _ => return String::new(),
     };

@@ -154,7 +154,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         }
     }
     if let EventRef::Sample(r) = e {
-        // The sample's user-mode stack, innermost first, as recorded.
+        // The innermost user-mode frames the loader keeps, innermost first.
         for &f in &crate::analysis::cpu_state::frames(p, r) {
             out.push(format!(
                 "  {}",
