@@ -57,6 +57,19 @@ fn events(p: &Profile) -> usize {
     p.gpu.len() + p.runtime.len() + p.nvtx.len() + other_rows(p)
 }
 
+/// Resident memory per event (a row the model keeps) and per row read:
+/// the samples' call-stack rows are read too, and kept as a few frames.
+fn memory_line(when: &str, bytes: u64, events: usize, file: &Path) {
+    let read = events as u64 + shell::frame_rows(file);
+    println!(
+        "  resident memory {when}, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event; {:.1} bytes per row read ({read} rows: the events and {} call-stack rows)",
+        bytes as f64 / (1 << 20) as f64,
+        bytes as f64 / events.max(1) as f64,
+        bytes as f64 / read.max(1) as f64,
+        read - events as u64,
+    );
+}
+
 /// The rows read of the tables only a full read reads: OS runtime calls,
 /// CPU samples, scheduling events, CUDA sync and event records.
 fn other_rows(p: &Profile) -> usize {
@@ -487,11 +500,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
             secs(stored_time)
         );
         let rss1 = rss().unwrap_or(0);
-        println!(
-            "  resident memory after reopen, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
-            rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
-            rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
-        );
+        memory_line("after reopen", rss1.saturating_sub(rss0), n, file);
         return frames(&loaded);
     }
     println!(
@@ -547,11 +556,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
     );
     println!("{READY_MARK} {}", (open + ready).as_secs_f64());
     let rss1 = rss().unwrap_or(0);
-    println!(
-        "  resident memory after first open, ready to draw (analyses and render index included): {:.1} MiB = {:.1} bytes per event",
-        rss1.saturating_sub(rss0) as f64 / (1 << 20) as f64,
-        rss1.saturating_sub(rss0) as f64 / n.max(1) as f64
-    );
+    memory_line("after first open", rss1.saturating_sub(rss0), n, file);
     println!(
         "  matching + skew: {} ({groups} groups, {instances} instances)",
         secs(matching)

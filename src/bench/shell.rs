@@ -65,6 +65,21 @@ pub fn sqlite3_baseline(file: &Path) -> Result<(u64, Duration), String> {
     Ok((rows, time))
 }
 
+/// The call-stack rows the loader reads and joins to the samples without
+/// keeping them as rows ([`spec::FRAMES`]); 0 without the table.
+pub fn frame_rows(file: &Path) -> u64 {
+    let Ok(conn) = profile::open_readonly(file) else {
+        return 0;
+    };
+    let sql = format!(
+        "SELECT count(*) FROM \"{}\" {}",
+        spec::FRAMES.table,
+        spec::FRAMES.filter
+    );
+    conn.query_row(&sql, [], |r| r.get::<_, i64>(0))
+        .map_or(0, |n| n.max(0) as u64)
+}
+
 /// The `sqlite3` shell running `sql` on `file` opened exactly as the
 /// loader opens it: read-only and immutable, so that it takes no locks and
 /// creates no `-shm` or `-wal` beside a WAL-mode input.

@@ -111,9 +111,9 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("osrt.name", o.name.as_bytes()),
         ("samples.start", c.start.as_bytes()),
         ("samples.thread", c.thread.as_bytes()),
-        ("samples.frames_at", c.frames_at.as_bytes()),
-        ("samples.frames_len", c.frames_len.as_bytes()),
-        ("samples.frames", c.frames.as_bytes()),
+        ("samples.stack", c.stack.as_bytes()),
+        ("samples.stack_at", c.stack_at.as_bytes()),
+        ("samples.stack_frames", c.stack_frames.as_bytes()),
         ("sched.start", s.start.as_bytes()),
         ("sched.thread", s.thread.as_bytes()),
         ("sched.cpu", s.cpu.as_bytes()),
@@ -487,9 +487,9 @@ fn decode_checked(
     let samples = CpuSamples {
         start: load!("samples.start"),
         thread: load!("samples.thread"),
-        frames_at: load!("samples.frames_at"),
-        frames_len: load!("samples.frames_len"),
-        frames: load!("samples.frames"),
+        stack: load!("samples.stack"),
+        stack_at: load!("samples.stack_at"),
+        stack_frames: load!("samples.stack_frames"),
     };
     let sched = SchedEvents {
         start: load!("sched.start"),

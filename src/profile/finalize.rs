@@ -171,8 +171,7 @@ fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
     let perm = grouped_order(&c.thread, nthreads, |a, b| start[a].cmp(&start[b]));
     permute(&mut c.start, &perm);
     permute(&mut c.thread, &perm);
-    permute(&mut c.frames_at, &perm);
-    permute(&mut c.frames_len, &perm);
+    permute(&mut c.stack, &perm);
     group_ranges(&c.thread, nthreads)
 }
 

@@ -321,21 +321,22 @@ pub struct CpuSamples {
     /// When the sample was taken.
     pub start: Col<i64>,
     pub thread: Col<ThreadId>,
-    /// Where the sample's frames start in `frames`.
-    pub frames_at: Col<u32>,
-    /// How many frames it has (at most [`MAX_FRAMES`]; 0 without a call
-    /// stack).
-    pub frames_len: Col<u8>,
-    /// Every sample's user-mode frames, innermost first, in the export's
-    /// sample order (sorting the samples leaves them in place).
-    pub frames: Col<Sym>,
+    /// The sample's stack: its innermost user-mode frames (at most
+    /// [`MAX_FRAMES`]), interned as strings are (stack 0 is the empty one,
+    /// a sample without a call stack): a loop's samples share a few.
+    pub stack: Col<u32>,
+    /// Where stack `s`'s frames start in `stack_frames` (one more entry
+    /// than stacks: stack `s` ends where `s + 1` starts).
+    pub stack_at: Col<u32>,
+    /// Every stack's frames, innermost first.
+    pub stack_frames: Col<Sym>,
 }
 
 impl CpuSamples {
     /// Sample `r`'s user-mode frames, innermost first.
     pub fn frames_of(&self, r: usize) -> &[Sym] {
-        let at = self.frames_at[r] as usize;
-        &self.frames[at..at + self.frames_len[r] as usize]
+        let s = self.stack[r] as usize;
+        &self.stack_frames[self.stack_at[s] as usize..self.stack_at[s + 1] as usize]
     }
 }
 

@@ -40,18 +40,8 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             n.depth.len(),
         ])
         && same(&[o.start.len(), o.end.len(), o.thread.len(), o.name.len()])
-        && same(&[
-            c.start.len(),
-            c.thread.len(),
-            c.frames_at.len(),
-            c.frames_len.len(),
-        ])
-        && c.frames_at
-            .iter()
-            .zip(c.frames_len.iter())
-            .all(|(&at, &n)| {
-                n as usize <= MAX_FRAMES && at as usize + n as usize <= c.frames.len()
-            })
+        && same(&[c.start.len(), c.thread.len(), c.stack.len()])
+        && stacks_consistent(c)
         && same(&[s.start.len(), s.thread.len(), s.cpu.len(), s.sched_in.len()])
         && same(&[
             y.start.len(),
@@ -114,7 +104,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             .chain(n.name.iter())
             .chain(n.domain.iter())
             .chain(o.name.iter())
-            .chain(c.frames.iter())
+            .chain(c.stack_frames.iter())
             .all(strings)
         && p.processes
             .iter()
@@ -225,4 +215,21 @@ fn tiled(
         next = rows.end;
     }
     next == len
+}
+
+/// Every sample's stack is one of the stacks, and the stacks' offsets run
+/// from 0 to the end of their frames in steps of at most [`MAX_FRAMES`]
+/// (no stacks at all in a file without samples).
+fn stacks_consistent(c: &CpuSamples) -> bool {
+    if c.stack_at.is_empty() {
+        return c.stack.is_empty() && c.stack_frames.is_empty();
+    }
+    c.stack.iter().all(|&s| (s as usize) + 1 < c.stack_at.len())
+        && c.stack_at[0] == 0
+        && c.stack_at
+            .last()
+            .is_some_and(|&a| a as usize == c.stack_frames.len())
+        && c.stack_at
+            .windows(2)
+            .all(|w| w[0] <= w[1] && (w[1] - w[0]) as usize <= MAX_FRAMES)
 }

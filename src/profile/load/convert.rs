@@ -412,12 +412,17 @@ impl State<'_> {
         }
         let threads = self.threads_of(&s.global_tid);
         let mut names = FxHashMap::default();
-        let base = self.p.samples.frames.len();
-        let mut flat: Vec<Sym> = Vec::new();
-        let (mut at, mut len) = (
-            Vec::with_capacity(s.id.len()),
-            Vec::with_capacity(s.id.len()),
+        let out = &mut self.p.samples;
+        let (mut at, mut flat) = (
+            std::mem::take(&mut out.stack_at).to_vec(),
+            std::mem::take(&mut out.stack_frames).to_vec(),
         );
+        if at.is_empty() {
+            at.extend([0, 0]); // stack 0: no frames
+        }
+        let mut stacks: FxHashMap<Vec<Sym>, u32> = FxHashMap::default();
+        let mut ids = Vec::with_capacity(s.id.len());
+        let mut stack: Vec<Sym> = Vec::with_capacity(MAX_FRAMES);
         // Samples come in id order too: the next frame is tried first.
         let mut next = 0usize;
         for &id in &s.id {
@@ -427,23 +432,37 @@ impl State<'_> {
             };
             let run = frames.id[first..].iter().take_while(|&&f| f == id).count();
             next = first + run;
-            // past u32 offsets (over 500 M samples) a sample keeps none
-            let (offset, kept) = match u32::try_from(base + flat.len() + MAX_FRAMES) {
-                Ok(_) => ((base + flat.len()) as u32, run.min(MAX_FRAMES)),
-                Err(_) => (0, 0),
-            };
-            at.push(offset);
-            len.push(kept as u8);
-            for k in first..first + kept {
-                flat.push(self.id_sym(&mut names, frames.symbol[k]));
+            stack.clear();
+            for k in first..first + run.min(MAX_FRAMES) {
+                stack.push(self.id_sym(&mut names, frames.symbol[k]));
             }
+            if stack.is_empty() {
+                ids.push(0);
+                continue;
+            }
+            let known = stacks.get(&stack).copied();
+            let s = known.unwrap_or_else(|| {
+                // past u32 offsets (over 500 M distinct stacks) a sample
+                // keeps none
+                let (Ok(s), Ok(end)) = (
+                    u32::try_from(at.len() - 1),
+                    u32::try_from(flat.len() + stack.len()),
+                ) else {
+                    return 0;
+                };
+                flat.extend_from_slice(&stack);
+                at.push(end);
+                stacks.insert(stack.clone(), s);
+                s
+            });
+            ids.push(s);
         }
         let out = &mut self.p.samples;
         out.start.append(&mut s.start.into());
         out.thread.append(&mut threads.into());
-        out.frames_at.append(&mut at.into());
-        out.frames_len.append(&mut len.into());
-        out.frames.append(&mut flat.into());
+        out.stack.append(&mut ids.into());
+        out.stack_at = at.into();
+        out.stack_frames = flat.into();
     }
 
     pub(super) fn add_nvtx(&mut self, n: RawNvtx) {
