@@ -6,6 +6,7 @@ mod counts;
 pub mod memory;
 pub mod ranges;
 mod source;
+mod stacks;
 mod wal;
 
 pub use super::progress::{ProgressFn, Stage};
@@ -16,7 +17,7 @@ pub use wal::{note_wal, wal_title, wal_warning};
 use super::ids::decode;
 use super::model::*;
 use super::open::{FileStamp, LoadError, Schema};
-use super::raw::{self, RawFrames, RawNvtx, RawSamples};
+use super::raw::{self, RawNvtx, RawSamples};
 use super::rows::{StringIds, int, text};
 use rusqlite::Connection;
 use rustc_hash::FxHashMap;
@@ -641,7 +642,8 @@ impl State<'_> {
         memory::check(rows, limits).map_err(|m| LoadError::new(path, m))?;
         let jobs = ranges::jobs(&db.conn, schema, &hints, plan);
         let mut nvtx = RawNvtx::default();
-        let (mut samples, mut frames) = (RawSamples::default(), RawFrames::default());
+        let (mut samples, mut stacks) = (RawSamples::default(), stacks::Stacks::default());
+        let mut names = rustc_hash::FxHashMap::default();
         let mut counted = counts::Counted::default();
         ranges::read_all(source, schema, path, &jobs, plan, |d| match d {
             ranges::Delivery::Progress(stage, rows) => {
@@ -659,11 +661,14 @@ impl State<'_> {
             ranges::Delivery::Chunk(ranges::Chunk::CudaEvents(e)) => self.add_cuda_events(*e),
             // Joined once both are read.
             ranges::Delivery::Chunk(ranges::Chunk::Samples(s)) => samples.append(*s),
-            ranges::Delivery::Chunk(ranges::Chunk::Frames(f)) => frames.append(*f),
+            ranges::Delivery::Chunk(ranges::Chunk::Frames(f)) => {
+                stacks.add(*f, &mut |id| self.id_sym(&mut names, id))
+            }
             ranges::Delivery::Chunk(ranges::Chunk::Counted(c)) => counted.append(*c),
         })?;
         self.add_nvtx(nvtx);
-        self.add_samples(samples, frames);
+        let joined = stacks.join(&samples.id, &mut |id| self.id_sym(&mut names, id));
+        self.add_samples(samples, joined);
         // NVTX payloads may name NCCL communicators, which the clock's
         // matching reads from loaded rows: such a file is read whole.
         self.rows_needed = counted.nvtx_payloads;

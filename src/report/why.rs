@@ -268,11 +268,11 @@ pub fn to_text(cx: &Context) -> String {
             out += &cx.note(&format!("· {}", m.sentence()));
         }
     }
-    out += "\nCauses over all big events\n";
-    for (k, ns) in causes(&ws) {
-        if ns != 0 {
-            out += &part_line(cx, k, ns, "");
-        }
+    out += "\nCauses over all big events, largest first\n";
+    let mut by_size: Vec<(&str, i64)> = causes(&ws).into_iter().filter(|c| c.1 != 0).collect();
+    by_size.sort_by_key(|&(k, ns)| (std::cmp::Reverse(ns), k));
+    for (k, ns) in by_size {
+        out += &part_line(cx, k, ns, "");
     }
     out += &cx.note("CPU parts are interval unions over [earliest peer's start, launch-call end] on the launching thread, each nanosecond to the first of: sync CUDA call, other CUDA call, OS runtime call, off-CPU, on-CPU, innermost NVTX range; sums over events are not wall time");
     out

@@ -7,8 +7,8 @@ use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
 use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
 use crate::profile::raw::{
-    NO_COPY_KIND, NO_NAME, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime,
-    RawSamples, RawSched, RawSyncs,
+    NO_COPY_KIND, NO_NAME, RawCudaEvents, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples,
+    RawSched, RawSyncs,
 };
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -233,7 +233,7 @@ impl State<'_> {
     }
 
     /// A StringIds id's Sym, remembered per id (names repeat).
-    fn id_sym(&self, names: &mut FxHashMap<i64, Sym>, id: i64) -> Sym {
+    pub(super) fn id_sym(&self, names: &mut FxHashMap<i64, Sym>, id: i64) -> Sym {
         *names
             .entry(id)
             .or_insert_with(|| self.ids.get(id).unwrap_or(0))
@@ -390,79 +390,18 @@ impl State<'_> {
         out.timestamp.append(&mut t.timestamp.into());
     }
 
-    /// Adds the samples, each with its innermost [`MAX_FRAMES`] user-mode
-    /// frames (found by sample id, in depth order; none for a sample
-    /// without a call stack).
-    pub(super) fn add_samples(&mut self, s: RawSamples, mut frames: RawFrames) {
+    /// Adds the samples with their stacks ([`super::stacks`]).
+    pub(super) fn add_samples(&mut self, s: RawSamples, stacks: super::stacks::Joined) {
         if s.start.is_empty() {
             return;
         }
-        // Exports store frames in sample order, depth by depth; sorted
-        // here otherwise.
-        let key = |f: &RawFrames, i: usize| (f.id[i], f.depth[i]);
-        if !(1..frames.id.len()).all(|i| key(&frames, i - 1) <= key(&frames, i)) {
-            let mut order: Vec<u32> = (0..frames.id.len() as u32).collect();
-            order.sort_by_key(|&i| key(&frames, i as usize));
-            let pick = |v: &[i64]| order.iter().map(|&i| v[i as usize]).collect();
-            frames = RawFrames {
-                id: pick(&frames.id),
-                symbol: pick(&frames.symbol),
-                depth: order.iter().map(|&i| frames.depth[i as usize]).collect(),
-            };
-        }
         let threads = self.threads_of(&s.global_tid);
-        let mut names = FxHashMap::default();
-        let out = &mut self.p.samples;
-        let (mut at, mut flat) = (
-            std::mem::take(&mut out.stack_at).to_vec(),
-            std::mem::take(&mut out.stack_frames).to_vec(),
-        );
-        if at.is_empty() {
-            at.extend([0, 0]); // stack 0: no frames
-        }
-        let mut stacks: FxHashMap<Vec<Sym>, u32> = FxHashMap::default();
-        let mut ids = Vec::with_capacity(s.id.len());
-        let mut stack: Vec<Sym> = Vec::with_capacity(MAX_FRAMES);
-        // Samples come in id order too: the next frame is tried first.
-        let mut next = 0usize;
-        for &id in &s.id {
-            let first = match frames.id.get(next) {
-                Some(&f) if f == id => next,
-                _ => frames.id.partition_point(|&f| f < id),
-            };
-            let run = frames.id[first..].iter().take_while(|&&f| f == id).count();
-            next = first + run;
-            stack.clear();
-            for k in first..first + run.min(MAX_FRAMES) {
-                stack.push(self.id_sym(&mut names, frames.symbol[k]));
-            }
-            if stack.is_empty() {
-                ids.push(0);
-                continue;
-            }
-            let known = stacks.get(&stack).copied();
-            let s = known.unwrap_or_else(|| {
-                // past u32 offsets (over 500 M distinct stacks) a sample
-                // keeps none
-                let (Ok(s), Ok(end)) = (
-                    u32::try_from(at.len() - 1),
-                    u32::try_from(flat.len() + stack.len()),
-                ) else {
-                    return 0;
-                };
-                flat.extend_from_slice(&stack);
-                at.push(end);
-                stacks.insert(stack.clone(), s);
-                s
-            });
-            ids.push(s);
-        }
         let out = &mut self.p.samples;
         out.start.append(&mut s.start.into());
         out.thread.append(&mut threads.into());
-        out.stack.append(&mut ids.into());
-        out.stack_at = at.into();
-        out.stack_frames = flat.into();
+        out.stack.append(&mut stacks.stack.into());
+        out.stack_at = stacks.at.into();
+        out.stack_frames = stacks.frames.into();
     }
 
     pub(super) fn add_nvtx(&mut self, n: RawNvtx) {
