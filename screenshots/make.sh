@@ -64,3 +64,12 @@ BASE=fixtures/hang READY=S16 shot 23-hang-straggler-map 160 48 "H"
 BASE=fixtures/hang READY=S16 shot 24-who-is-behind-80x24 80 24 "W"
 # Per-rank captures starting at different collectives: placed, not lost.
 BASE=fixtures/staggered READY=S16 shot 25-staggered-straggler-map 160 48 "H"
+# The why, whole (issue 21): seven planted causes; the b list's largest
+# cause, the launch panel's account of an off-CPU + OS wait, of an
+# event-wait chain, and focus mode with the chain's streams and the late
+# thread's CPU rows.
+BASE=fixtures/why.sqlite READY=S20 shot 26-why-largest-causes 160 48 "b"
+BASE=fixtures/why.sqlite READY=S20 shot 27-why-descheduled 160 48 "]" "]" "]" "2"
+BASE=fixtures/why.sqlite READY=S20 shot 28-why-event-wait-chain 160 48 "]" "]" "]" "]" "]" "]" "2"
+BASE=fixtures/why.sqlite READY=S20 shot 29-why-focus-chain 160 48 "]" "]" "]" "]" "]" "]" "F"
+BASE=fixtures/why.sqlite READY=S20 shot 30-why-on-cpu-80x24 80 24 "]" "]" "]" "]" "2"

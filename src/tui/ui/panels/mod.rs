@@ -198,7 +198,8 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     } else if target {
         let keys = |a| app.keymap.keys_for(Mode::Timeline, a);
         format!(
-            " ▸{} {}{} ",
+            // "{}" alone reads as a placeholder: say what the keys do
+            " ▸{} · {}/{} scroll ",
             r.kind.name(),
             keys(Action::PanelScrollUp),
             keys(Action::PanelScrollDown)
