@@ -47,7 +47,8 @@ fn assert_recovered(clock: &Value, shifted: &Path, t0: i64, tolerance_ms: f64) {
     let f = &clock["files"][1];
     let (first, last) = (gpu_start(shifted), gpu_end(shifted));
     let offset = f["offset_ms"].as_f64().unwrap() * 1e6;
-    let drift = f["drift_ppm"].as_f64().unwrap() * 1e-6;
+    // null when not fitted
+    let drift = f["drift_ppm"].as_f64().unwrap_or(0.0) * 1e-6;
     for t in [first, last] {
         let mapped = t as f64 + offset + drift * (t - first) as f64;
         let err_ms = (mapped - true_time(t, t0)).abs() / 1e6;
@@ -315,21 +316,25 @@ fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
 
 #[test]
 #[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
-fn ends_without_collectives_across_clocks_fall_back_to_utc_and_say_so() {
+fn two_captures_days_apart_are_not_put_on_one_clock() {
+    // Two unrelated exports, 329 days apart: not one job's clocks. The
+    // reference's side stays; the other is left out of cross-file figures
+    // rather than shifted by 329 days.
     let dir = real_profiles();
     let a = dir.join("nsys2024_6_fuser_matmul.sqlite");
     let b = dir.join("nsys2023_2_cutlass_osrt.sqlite");
     let v = report(&[], &[&a, &b]);
     let clock = &v["summary"]["clock"];
-    assert_eq!(clock["method"], "utc", "{clock:#}");
-    assert_eq!(clock["files"][1]["method"], "utc");
+    let other = &clock["files"][1];
+    assert_eq!(other["isolated"], true, "{clock:#}");
+    assert_eq!(clock["files"][0]["isolated"], false, "{clock:#}");
+    let why = other["refused"].as_str().unwrap();
+    assert!(why.contains("329.1 days from the other files'"), "{why}");
+    assert_eq!(other["offset_ms"].as_f64(), Some(0.0));
     let w = v["summary"]["warnings"].to_string();
-    assert!(w.contains("no collective spans two clock domains"), "{w}");
-    // Each shifted by its UTC stamp (UTC of timestamp 0 in both).
-    let off = clock["files"][1]["offset_ms"].as_f64().unwrap();
-    assert_eq!(
-        off,
-        (1_705_446_034_890_745_579i64 - 1_733_877_925_987_393_218) as f64 / 1e6
+    assert!(
+        w.contains("clock refused for nsys2023_2_cutlass_osrt.sqlite"),
+        "{w}"
     );
 }
 

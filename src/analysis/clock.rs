@@ -81,6 +81,9 @@ const KEEP_FLOOR_NS: f64 = 20_000.0;
 pub const DRIFT_MIN_SPAN_NS: f64 = 10e9;
 /// ... and at least this many instances.
 const DRIFT_MIN_INSTANCES: usize = 10;
+/// A fitted drift beyond this (ppm) is not a clock's: crystals drift by
+/// tens of ppm; a file whose timestamps are scaled fits thousands.
+pub const MAX_DRIFT_PPM: f64 = 500.0;
 /// Boot instants of one host's files within this (ns) mean one clock.
 const SAME_BOOT_NS: i64 = 1_000_000;
 
@@ -108,6 +111,12 @@ pub struct FileClock {
     /// How far (ms, p90) the domain's per-instance end offsets stray from
     /// the best fit, when that is why ends were refused.
     disagreement_ms: Option<f64>,
+    /// Its clock data cannot be right (a UTC stamp before 2000 or days
+    /// from the others', a drift no crystal has): `refused` says why, and
+    /// the file is left out of every cross-file figure (its devices form
+    /// their own groups).
+    #[serde(default)]
+    isolated: bool,
 }
 
 /// How one file was aligned, as reports and views show it.
@@ -123,6 +132,8 @@ pub struct FileMapping {
     pub residual_ms: Option<Spread>,
     pub instances_used: usize,
     pub refused: Option<String>,
+    /// Left out of cross-file figures: its clock data cannot be right.
+    pub isolated: bool,
 }
 
 /// Every file's mapping to the reference clock (file 0). The one place
@@ -426,7 +437,40 @@ impl Alignment {
             residual_ms: c.residual_ms,
             instances_used: c.instances_used,
             refused: c.refused.clone(),
+            isolated: c.isolated,
         })
+    }
+
+    /// Whether file `file` is left out of cross-file figures (its clock
+    /// data cannot be right).
+    pub fn isolated(&self, file: usize) -> bool {
+        self.files.get(file).is_some_and(|c| c.isolated)
+    }
+
+    /// Leaves the files of domain `dom` out of cross-file figures, for
+    /// `why`, and says so in the warning.
+    pub(super) fn isolate(&mut self, p: &Profile, dom: usize, why: &str) {
+        let mut names = Vec::new();
+        for (i, c) in self.files.iter_mut().enumerate() {
+            if c.domain == dom {
+                c.isolated = true;
+                c.refused = Some(why.to_string());
+                names.push(file_name(p, i));
+            }
+        }
+        let line = format!(
+            "clock refused for {}: {why}; left out of cross-file figures (its devices form their own groups)",
+            names.join(", ")
+        );
+        self.warn(line);
+    }
+
+    /// Adds `line` to what is said once about the alignment.
+    pub(super) fn warn(&mut self, line: String) {
+        self.warning = Some(match self.warning.take() {
+            Some(w) => format!("{w}; {line}"),
+            None => line,
+        });
     }
 
     /// How file `file` was aligned.
@@ -565,6 +609,7 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
             instances_used: 0,
             refused: None,
             disagreement_ms: None,
+            isolated: false,
         });
     }
     let mut a = Alignment {
@@ -575,7 +620,19 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     if mode == AlignMode::None {
         return a;
     }
-    let ref_utc = p.files.first().and_then(|f| f.utc_shift_ns());
+    let bad = bad_utc_stamps(p);
+    for (&i, why) in &bad {
+        // a domain's shift is its first file's: judged by it
+        if a.files[i].domain == i && a.several_domains() {
+            a.isolate(p, i, why);
+        }
+    }
+    // Shifts are taken against the reference's UTC stamp, or when that
+    // cannot be right, the first one that can (the reference is then
+    // left out).
+    let anchor = (0..p.files.len())
+        .find(|&i| !a.files[i].isolated)
+        .and_then(|i| p.files[a.files[i].domain].utc_shift_ns());
     let mut missing_utc = Vec::new();
     for i in 0..a.files.len() {
         let domain = a.files[i].domain;
@@ -587,14 +644,15 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
         } else {
             c.method = ClockMethod::Utc;
             // Files of one domain share the shift of its first file.
-            match (ref_utc, p.files[domain].utc_shift_ns()) {
+            match (anchor, p.files[domain].utc_shift_ns()) {
+                _ if c.isolated => {}
                 (Some(r), Some(u)) => c.offset_ns = u.saturating_sub(r) as f64,
                 _ => missing_utc.push(i),
             }
         }
     }
     if !missing_utc.is_empty() {
-        a.warning = Some(format!(
+        a.warn(format!(
             "{} file(s) record no UTC start time: their clocks are not shifted",
             missing_utc.len()
         ));
@@ -605,6 +663,68 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
         ClockMethod::SameHost
     };
     a
+}
+
+/// The earliest UTC stamp taken as real (2000-01-01), and how far a
+/// domain's stamp may lie from the others' median.
+const UTC_MIN_NS: i64 = 946_684_800_000_000_000;
+const UTC_APART_NS: i64 = 86_400_000_000_000;
+
+/// Domains whose UTC stamp (their first file's) cannot be right, with the
+/// reason: before 2000, or a day or more from the median of the others'.
+fn bad_utc_stamps(p: &Profile) -> std::collections::BTreeMap<usize, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let stamps: Vec<(usize, i64)> = p
+        .files
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.utc_start_ns.map(|u| (i, u)))
+        .collect();
+    let plausible: Vec<f64> = stamps
+        .iter()
+        .filter(|s| s.1 >= UTC_MIN_NS)
+        .map(|s| s.1 as f64)
+        .collect();
+    let far = |u: i64, c: f64| (u as f64 - c).abs() >= UTC_APART_NS as f64;
+    let mut consensus = (!plausible.is_empty()).then(|| median(plausible.clone()));
+    // No majority (e.g. two files days apart): the reference's side stays.
+    if let Some(c) = consensus
+        && plausible.iter().all(|&u| far(u as i64, c))
+    {
+        consensus = stamps
+            .iter()
+            .find(|s| s.1 >= UTC_MIN_NS)
+            .map(|s| s.1 as f64);
+    }
+    for (i, u) in stamps {
+        let why = if u < UTC_MIN_NS {
+            Some(format!("its UTC start stamp ({u} ns) is before 2000"))
+        } else {
+            consensus
+                .filter(|&c| far(u, c))
+                .map(|c| u as f64 - c)
+                .map(|d| {
+                    format!(
+                        "its UTC start stamp is {:.1} days from the other files'",
+                        d.abs() / UTC_APART_NS as f64
+                    )
+                })
+        };
+        if let Some(why) = why {
+            out.insert(i, why);
+        }
+    }
+    out
+}
+
+/// The file's name for a line (its path's last part).
+fn file_name(p: &Profile, i: usize) -> String {
+    p.files.get(i).map_or_else(String::new, |f| {
+        f.path.file_name().map_or_else(
+            || f.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    })
 }
 
 /// One host, both on its boot clock, booted at the same instant.
@@ -657,6 +777,7 @@ mod tests {
                 instances_used: 0,
                 refused: None,
                 disagreement_ms: None,
+                isolated: false,
             }],
             warning: None,
         }

@@ -251,7 +251,10 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
     let keys = OpKeys::read(p, classes);
     let mut groups = Vec::new();
     let mut unpaired = unpaired;
-    for mut members in clusters {
+    let clusters = clusters
+        .into_iter()
+        .flat_map(|c| split_by_clock(p, clock, c));
+    for (mut members, refused) in clusters {
         members.sort_by_key(|s| order[&s.device]);
         let base = group_key(&members);
         let mut parts = split_by_communicator(members, &keys);
@@ -274,6 +277,11 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
                         Some("split by NCCL communicator id (NVTX payload, unverified)".into());
                 }
             }
+            if let Some(why) = &refused {
+                for g in &mut built {
+                    g.note = Some(why.clone());
+                }
+            }
             groups.extend(built);
         }
     }
@@ -289,6 +297,36 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
     };
     m.index_rows();
     m
+}
+
+/// A file whose clock data cannot be right ([`Alignment::isolated`]) is
+/// left out of cross-file figures: its streams form groups of their own
+/// (one per clock domain), with the reason as their note.
+fn split_by_clock(
+    p: &Profile,
+    clock: &Alignment,
+    members: Vec<Seq>,
+) -> Vec<(Vec<Seq>, Option<String>)> {
+    let file = |s: &Seq| p.processes[p.lanes[s.lane as usize].process as usize].file as usize;
+    if !members.iter().any(|s| clock.isolated(file(s))) {
+        return vec![(members, None)];
+    }
+    let mut parts: BTreeMap<Option<usize>, Vec<Seq>> = BTreeMap::new();
+    for s in members {
+        let f = file(&s);
+        let key = clock.isolated(f).then(|| clock.domain(f));
+        parts.entry(key).or_default().push(s);
+    }
+    parts
+        .into_iter()
+        .map(|(key, part)| {
+            let note = key.map(|_| {
+                "its own group: this file's clock data cannot be right (report clock says why)"
+                    .to_string()
+            });
+            (part, note)
+        })
+        .collect()
 }
 
 /// Streams sharing an id but belonging to different communicators (known

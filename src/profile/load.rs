@@ -730,6 +730,35 @@ mod tests {
             .expect("fits");
         assert!(!p.gpu.is_empty());
     }
+
+    #[test]
+    fn events_at_the_boot_reading_are_on_the_boot_clock_without_a_window() {
+        let boot = 3_600_000_000_000; // booted an hour before the session
+        let clock = |system_clock_ns, window| SessionClock {
+            utc_epoch_ns: Some(1_780_000_000_000_000_000),
+            system_clock_ns,
+            window,
+        };
+        let at = |lo: i64| Some((lo, lo + 5_000_000_000));
+        assert_eq!(
+            clock(Some(boot), None).timebase(at(boot + 2_000_000_000)),
+            Timebase::BootClock
+        );
+        // from the session start: near 0, far below the boot reading
+        assert_eq!(
+            clock(Some(boot), None).timebase(at(2_000_000_000)),
+            Timebase::SessionRelative
+        );
+        // a host booted 30 s before: not decisive
+        assert_eq!(
+            clock(Some(30_000_000_000), None).timebase(at(31_000_000_000)),
+            Timebase::SessionRelative
+        );
+        assert_eq!(
+            clock(None, None).timebase(at(boot)),
+            Timebase::SessionRelative
+        );
+    }
 }
 
 /// What `TARGET_INFO_SESSION_START_TIME` and `ANALYSIS_DETAILS` say.
@@ -795,7 +824,25 @@ impl SessionClock {
         }
         match (self.system_clock_ns, self.window) {
             (Some(_), Some((start, stop))) if start <= lo && hi <= stop => Timebase::BootClock,
+            // Without a window, events starting at the boot-clock reading
+            // of the session start (not near 0) are on the boot clock.
+            (Some(boot), None) if boot >= BOOT_MIN_NS && on_boot_clock(lo, boot) => {
+                Timebase::BootClock
+            }
             _ => Timebase::SessionRelative,
         }
     }
+}
+
+/// A `systemClockNs` below this could be a session-relative time as well
+/// (a host booted a minute before the capture): not decisive.
+const BOOT_MIN_NS: i64 = 60_000_000_000;
+
+/// The first event no more than 10 s before the session start's boot-clock
+/// reading `boot` and no more than a day after it: on the boot clock
+/// (session-relative events start near 0, far below a boot reading).
+fn on_boot_clock(first_event: i64, boot: i64) -> bool {
+    const BEFORE: i64 = 10_000_000_000;
+    const AFTER: i64 = 86_400_000_000_000;
+    first_event >= boot.saturating_sub(BEFORE) && first_event <= boot.saturating_add(AFTER)
 }

@@ -22,11 +22,13 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "timebase": c.timebase.name(),
                 "method": c.method.name(),
                 "offset_ms": c.offset_ms,
-                "drift_ppm": c.ppm,
+                // null when not fitted: 0.0 would claim a perfect clock
+                "drift_ppm": if c.drift_fitted { json!(c.ppm) } else { Value::Null },
                 "drift_fitted": c.drift_fitted,
                 "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
                 "instances_used": c.instances_used,
                 "refused": c.refused,
+                "isolated": c.isolated,
             })
         })
         .collect();
@@ -82,8 +84,13 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     out += &t.render(cx.cols());
     for (c, f) in a.mappings().zip(&p.files) {
         if let Some(why) = &c.refused {
+            let what = if c.isolated {
+                "left out of cross-file figures"
+            } else {
+                "kept on UTC"
+            };
             out += &cx.note(&format!(
-                "! {}: kept on UTC: {}",
+                "! {}: {what}: {}",
                 escape_controls(&f.path.display().to_string()),
                 why
             ));
@@ -94,7 +101,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     }
 
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");
-    out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event), ppm the fitted drift; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used");
+    out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event): offset and ppm are the correction applied, the opposite of how far the file's clock runs ahead (a clock running 5 ppm fast gets ppm −5); ppm - = not fitted; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used; used = those instances (for the reference file: the instances it shares with the other files)");
     out += &super::captures::to_text(cx, &cx.analysis.matching);
     out
 }

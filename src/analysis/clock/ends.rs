@@ -5,8 +5,8 @@
 
 use super::fit::{LineFit, median, robust_line};
 use super::{
-    Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_END_MAD_NS,
-    MIN_INSTANCES,
+    Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_DRIFT_PPM,
+    MAX_END_MAD_NS, MIN_INSTANCES,
 };
 use crate::analysis::matching::Matching;
 use crate::analysis::stats::{Spread, percentile_select};
@@ -55,9 +55,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
         return with_residuals(p, a, m);
     }
     if cross.is_empty() {
-        a.warning = Some(
-            "--align ends: no collective spans two clock domains, so clocks stay on UTC".into(),
-        );
+        a.warn("--align ends: no collective spans two clock domains, so clocks stay on UTC".into());
         return with_residuals(p, a, m);
     }
     let domains: Vec<usize> = {
@@ -70,7 +68,17 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     // collective across nodes (or a rank leaving late), so no residual.
     let mut rejected = vec![false; insts.len()];
     for &dom in domains.iter().filter(|&&d| d != 0) {
+        if a.files.iter().any(|c| c.domain == dom && c.isolated) {
+            continue;
+        }
         let result = fit_domain(p, &a, &cross, dom);
+        if let Err(Refusal {
+            why, isolate: true, ..
+        }) = &result
+        {
+            a.isolate(p, dom, why);
+            continue;
+        }
         if let Ok(fit) = &result {
             for &k in &fit.rejected {
                 rejected[k] = true;
@@ -87,9 +95,9 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
                     c.offset_ns = f.offset + f.slope * (c.t0 - t0) as f64;
                     c.instances_used = f.kept;
                 }
-                Err((why, ms)) => {
-                    c.refused = Some(why.clone());
-                    c.disagreement_ms = *ms;
+                Err(r) => {
+                    c.refused = Some(r.why.clone());
+                    c.disagreement_ms = r.disagreement_ms;
                 }
             }
         }
@@ -97,7 +105,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     a.method = if a
         .files
         .iter()
-        .all(|c| c.domain == 0 || c.method == ClockMethod::CollectiveEnds)
+        .all(|c| c.domain == 0 || c.isolated || c.method == ClockMethod::CollectiveEnds)
     {
         ClockMethod::CollectiveEnds
     } else {
@@ -129,6 +137,27 @@ struct DomainFit {
     rejected: Vec<usize>,
 }
 
+/// Why a domain's ends were not used.
+struct Refusal {
+    why: String,
+    /// How far (ms, p90) its ends stray from the best fit, when that is
+    /// why.
+    disagreement_ms: Option<f64>,
+    /// The fit says its clock data cannot be right: left out of cross-file
+    /// figures, not kept on UTC.
+    isolate: bool,
+}
+
+impl Refusal {
+    fn kept_on_utc(why: String, disagreement_ms: Option<f64>) -> Self {
+        Refusal {
+            why,
+            disagreement_ms,
+            isolate: false,
+        }
+    }
+}
+
 /// Fits domain `dom` against the reference domain: the offset (and drift)
 /// mapping its raw ends onto the reference's; `Err` says why not.
 fn fit_domain(
@@ -136,7 +165,7 @@ fn fit_domain(
     a: &Alignment,
     cross: &[&Inst],
     dom: usize,
-) -> Result<DomainFit, (String, Option<f64>)> {
+) -> Result<DomainFit, Refusal> {
     let t0 = a
         .files
         .iter()
@@ -161,7 +190,7 @@ fn fit_domain(
         }
     }
     if xs.len() < MIN_INSTANCES {
-        return Err((
+        return Err(Refusal::kept_on_utc(
             format!(
                 "{} collective(s) shared with the reference (needs {MIN_INSTANCES})",
                 xs.len()
@@ -172,7 +201,19 @@ fn fit_domain(
     let span =
         xs.iter().copied().fold(f64::MIN, f64::max) - xs.iter().copied().fold(f64::MAX, f64::min);
     let fit_drift = span >= DRIFT_MIN_SPAN_NS && xs.len() >= DRIFT_MIN_INSTANCES;
-    let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS).ok_or(("no fit".into(), None))?;
+    let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS)
+        .ok_or_else(|| Refusal::kept_on_utc("no fit".into(), None))?;
+    let ppm = f.slope * 1e6;
+    if ppm.abs() > MAX_DRIFT_PPM {
+        return Err(Refusal {
+            why: format!(
+                "its timestamps drift {ppm:.0} ppm against the reference's over {} collectives (real clocks drift by tens; the bound is ±{MAX_DRIFT_PPM:.0})",
+                xs.len()
+            ),
+            disagreement_ms: None,
+            isolate: true,
+        });
+    }
     if f.mad_all > MAX_END_MAD_NS || f.kept < MIN_INSTANCES {
         let mut off: Vec<f64> = xs
             .iter()
@@ -180,7 +221,7 @@ fn fit_domain(
             .map(|(x, y)| (y - f.offset - f.slope * x).abs())
             .collect();
         let p90 = percentile_select(&mut off, 90.0);
-        return Err((
+        return Err(Refusal::kept_on_utc(
             format!(
                 "ends disagree by {:.1} ms (p90 over {} instances, {} agreeing; needs {MIN_INSTANCES} agreeing and a median deviation ≤ {} ms)",
                 p90 / 1e6,
@@ -232,7 +273,7 @@ fn fit_domain(
         })
         .count();
     if impossible > 0 {
-        return Err((
+        return Err(Refusal::kept_on_utc(
             format!(
                 "aligning ends would put a rank's end before the last rank's start in {impossible} instance(s)"
             ),
