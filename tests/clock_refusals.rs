@@ -205,3 +205,79 @@ fn drift_is_null_in_json_when_not_fitted() {
         assert!(f["drift_ppm"].is_null(), "{f:#}");
     }
 }
+
+#[test]
+fn one_line_per_reason_names_every_file_it_covers() {
+    let dir = temp_dir("clock_refusals_two_zero");
+    for n in 0..4 {
+        let f = format!("node{n}.sqlite");
+        let dst = copy(&root().join("fixtures/multinode").join(&f), &dir, &f);
+        if n == 1 || n == 2 {
+            Connection::open(&dst)
+                .unwrap()
+                .execute(
+                    "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 0",
+                    [],
+                )
+                .unwrap();
+        }
+    }
+    let out = text(&["report", "clock", "--no-cache", dir.to_str().unwrap()]);
+    let unwrapped = out.replace("\n    ", " ");
+    assert!(
+        unwrapped.contains(
+            "! 2 files left out of cross-file figures (node1.sqlite, node2.sqlite): its UTC start stamp (0 ns) is before 2000"
+        ),
+        "{out}"
+    );
+    assert_eq!(out.matches("is before 2000").count(), 1, "{out}");
+    // the title says so, with the figure of the files kept
+    assert!(
+        out.starts_with("Clock alignment: collective ends, residual p50 "),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with("2 file(s) left out: clock data cannot be right")
+    );
+}
+
+#[test]
+fn the_title_gives_a_figure_and_a_reason_not_a_bare_utc_only() {
+    let out = text(&[
+        "report",
+        "clock",
+        "--no-cache",
+        "--align",
+        "utc",
+        root().join("fixtures/multinode").to_str().unwrap(),
+    ]);
+    let title = out.lines().next().unwrap();
+    assert!(
+        title.starts_with(
+            "Clock alignment: UTC only (ends not asked for: --align utc; residual p90 "
+        ),
+        "{title}"
+    );
+}
+
+#[test]
+fn report_clock_has_a_rank_column_and_keeps_file_names_whole() {
+    let out = text(&[
+        "report",
+        "clock",
+        "--no-cache",
+        root().join("fixtures/per_rank").to_str().unwrap(),
+    ]);
+    let header = out.lines().nth(1).unwrap();
+    assert!(header.trim_start().starts_with("rank  file"), "{out}");
+    for r in 0..4 {
+        let row = out
+            .lines()
+            .find(|l| l.contains(&format!("rank{r}.sqlite")))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(row.trim_start().starts_with(&r.to_string()), "{row}");
+    }
+}

@@ -296,7 +296,11 @@ fn disagreeing_ends_are_refused_and_utc_is_kept() {
         out.contains("Clock alignment: UTC only (ends disagree by "),
         "{out}"
     );
-    assert!(out.contains("kept on UTC: ends disagree by "), "{out}");
+    // one line per reason, naming the files it covers
+    assert!(
+        out.contains("! 1 file kept on UTC (node1.sqlite): ends disagree by "),
+        "{out}"
+    );
 }
 
 /// `--align utc`: each file carries its UTC stamp's error, and a skew

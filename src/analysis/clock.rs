@@ -459,7 +459,7 @@ impl Alignment {
             }
         }
         let line = format!(
-            "clock refused for {}: {why}; left out of cross-file figures (its devices form their own groups)",
+            "clock refused for {}: {why} — left out of cross-file figures (its devices form their own groups)",
             names.join(", ")
         );
         self.warn(line);
@@ -556,6 +556,15 @@ impl Alignment {
     /// How the clocks were aligned, in a few words (the report's clock
     /// section and the timeline title say it).
     pub fn describe(&self) -> String {
+        let left_out = self.files.iter().filter(|c| c.isolated).count();
+        let method = self.describe_method();
+        match left_out {
+            0 => method,
+            n => format!("{method}; {n} file(s) left out: clock data cannot be right"),
+        }
+    }
+
+    fn describe_method(&self) -> String {
         match self.method {
             ClockMethod::None => "none (raw timestamps)".into(),
             ClockMethod::Reference | ClockMethod::SameHost => "one clock (same host)".into(),
@@ -563,15 +572,35 @@ impl Alignment {
                 Some(r) => format!("collective ends, residual p50 {}", short_ms(r)),
                 None => "collective ends".into(),
             },
-            ClockMethod::Utc => match self
-                .files
-                .iter()
-                .filter_map(|c| c.disagreement_ms)
-                .reduce(f64::max)
-            {
-                Some(r) => format!("UTC only (ends disagree by {})", short_ms(r)),
-                None => "UTC only".into(),
-            },
+            ClockMethod::Utc => {
+                // A figure and the reason, never a bare "UTC only".
+                let mut why = Vec::new();
+                let on_utc = || {
+                    self.files
+                        .iter()
+                        .filter(|c| c.method == ClockMethod::Utc && !c.isolated)
+                };
+                if on_utc().next().is_none() {
+                    return "the reference's clock only".into();
+                }
+                if let Some(r) = on_utc().filter_map(|c| c.disagreement_ms).reduce(f64::max) {
+                    why.push(format!("ends disagree by {}", short_ms(r)));
+                } else if let Some(r) = on_utc().find_map(|c| c.refused.as_deref()) {
+                    why.push(r.split(';').next().unwrap_or(r).to_string());
+                } else {
+                    why.push("ends not asked for: --align utc".into());
+                }
+                if let Some(r) = on_utc()
+                    .filter_map(|c| c.residual_ms.map(|s| s.p90))
+                    .reduce(f64::max)
+                {
+                    why.push(format!("residual p90 {}", short_ms(r)));
+                }
+                match why.is_empty() {
+                    true => "UTC only".into(),
+                    false => format!("UTC only ({})", why.join("; ")),
+                }
+            }
         }
     }
 }

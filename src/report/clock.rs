@@ -46,7 +46,12 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
 pub fn to_text(cx: &Context, a: &Alignment) -> String {
     let p = cx.profile;
     let mut out = format!("Clock alignment: {}\n", a.describe());
+    // A rank column when ranks are recorded; file names shortened from
+    // the middle, so that a rank or host in the name stays visible (the
+    // full paths are in the JSON).
+    let ranks = p.files.iter().any(|f| f.rank.is_some());
     let mut t = Table::new(&[
+        if ranks { "rank" } else { "#" },
         "file",
         "host",
         "timebase",
@@ -57,14 +62,23 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
         "used",
         "refused",
     ])
-    .shorten(0, Keep::End)
-    .shorten(1, Keep::Start);
-    for (c, f) in a.mappings().zip(&p.files) {
+    .shorten(1, Keep::Middle)
+    .shorten(2, Keep::Start);
+    for (i, (c, f)) in a.mappings().zip(&p.files).enumerate() {
         t.row(vec![
-            f.path.display().to_string(),
+            match (ranks, f.rank) {
+                (true, Some(r)) => r.to_string(),
+                (true, None) => "-".into(),
+                (false, _) => i.to_string(),
+            },
+            f.path.file_name().map_or_else(
+                || f.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
             f.host.clone().unwrap_or_else(|| "-".into()),
             short_timebase(c.timebase).into(),
             match c.method {
+                _ if c.isolated => "left out",
                 ClockMethod::CollectiveEnds => "ends",
                 m => m.name(),
             }
@@ -78,26 +92,52 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             c.residual_ms
                 .map_or_else(|| "-".into(), |s| format!("{:.3}/{:.3}", s.p50, s.p90)),
             c.instances_used.to_string(),
-            if c.refused.is_some() { "yes" } else { "-" }.into(),
+            match (&c.refused, c.isolated) {
+                (Some(_), true) => "left out",
+                (Some(_), false) => "yes",
+                (None, _) => "-",
+            }
+            .into(),
         ]);
     }
     out += &t.render(cx.cols());
+    // One line per reason, with the files it covers.
+    let mut reasons: Vec<((&str, String), Vec<String>)> = Vec::new();
     for (c, f) in a.mappings().zip(&p.files) {
-        if let Some(why) = &c.refused {
+        if let Some(why) = c.refused {
             let what = if c.isolated {
                 "left out of cross-file figures"
             } else {
                 "kept on UTC"
             };
-            out += &cx.note(&format!(
-                "! {}: {what}: {}",
-                escape_controls(&f.path.display().to_string()),
-                why
-            ));
+            let name = f.path.file_name().map_or_else(
+                || f.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            match reasons.iter_mut().find(|r| r.0 == (what, why.clone())) {
+                Some(r) => r.1.push(name),
+                None => reasons.push(((what, why), vec![name])),
+            }
         }
     }
+    for ((what, why), names) in reasons {
+        let files = match names.len() {
+            1 => "1 file".to_string(),
+            n => format!("{n} files"),
+        };
+        out += &cx.note(&escape_controls(&format!(
+            "! {files} {what} ({}): {why}",
+            names.join(", ")
+        )));
+    }
+    // (the refusals were said above, file by file)
     if let Some(w) = a.warning() {
-        out += &cx.note(&format!("! {w}"));
+        for part in w
+            .split("; ")
+            .filter(|x| !x.starts_with("clock refused for "))
+        {
+            out += &cx.note(&format!("! {part}"));
+        }
     }
 
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");

@@ -56,6 +56,13 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     }
     if cross.is_empty() {
         a.warn("--align ends: no collective spans two clock domains, so clocks stay on UTC".into());
+        for c in a
+            .files
+            .iter_mut()
+            .filter(|c| c.domain != 0 && c.refused.is_none())
+        {
+            c.refused = Some("no collective spans two clock domains".into());
+        }
         return with_residuals(p, a, m);
     }
     let domains: Vec<usize> = {
@@ -190,13 +197,18 @@ fn fit_domain(
         }
     }
     if xs.len() < MIN_INSTANCES {
-        return Err(Refusal::kept_on_utc(
-            format!(
-                "{} collective(s) shared with the reference (needs {MIN_INSTANCES})",
-                xs.len()
-            ),
-            None,
-        ));
+        let count = format!(
+            "only {} collective(s) shared with the reference (needs {MIN_INSTANCES})",
+            xs.len()
+        );
+        // The few there are may already disagree: that decides, with its
+        // figure; the count rule is said beside it.
+        return Err(match few_disagree(&xs, &ys) {
+            Some((apart_ms, why)) => {
+                Refusal::kept_on_utc(format!("{why}; {count}"), Some(apart_ms))
+            }
+            None => Refusal::kept_on_utc(count, None),
+        });
     }
     let span =
         xs.iter().copied().fold(f64::MIN, f64::max) - xs.iter().copied().fold(f64::MAX, f64::min);
@@ -289,6 +301,42 @@ fn fit_domain(
         t0,
         rejected,
     })
+}
+
+/// When the offsets implied by a few shared collectives lie further apart
+/// than any accepted fit allows: how far (ms), and the sentence.
+fn few_disagree(xs: &[f64], ys: &[f64]) -> Option<(f64, String)> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let (lo, hi) = ys
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &y| (a.min(y), b.max(y)));
+    let apart = hi - lo;
+    if apart <= 2.0 * MAX_END_MAD_NS {
+        return None;
+    }
+    let (x0, x1) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let over = x1 - x0;
+    let ppm = if over > 0.0 {
+        format!(
+            " (≈ {:.0} ppm over {:.1} s)",
+            apart / over * 1e6,
+            over / 1e9
+        )
+    } else {
+        String::new()
+    };
+    Some((
+        apart / 1e6,
+        format!(
+            "the {} shared collectives imply offsets {:.1} ms apart{ppm}: their ends disagree",
+            xs.len(),
+            apart / 1e6
+        ),
+    ))
 }
 
 /// Fewest instances in each arrival direction for [`arrival_bias`] to act.
@@ -388,4 +436,25 @@ fn residuals_over(
         c.residual_ms = Spread::of(v);
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_few_shared_collectives_that_disagree_say_so_with_their_figure() {
+        // two collectives 2 s apart implying offsets 6.1 ms apart
+        let xs = [0.0, 2e9];
+        let ys = [1e6, 7.1e6];
+        let (ms, why) = few_disagree(&xs, &ys).expect("they disagree");
+        assert!((ms - 6.1).abs() < 1e-9);
+        assert_eq!(
+            why,
+            "the 2 shared collectives imply offsets 6.1 ms apart (≈ 3050 ppm over 2.0 s): their ends disagree"
+        );
+        // within what a fit accepts: only the count rule is said
+        assert!(few_disagree(&xs, &[1e6, 1.3e6]).is_none());
+        assert!(few_disagree(&xs[..1], &ys[..1]).is_none());
+    }
 }
