@@ -128,7 +128,10 @@ fn csv_has_one_row_per_instance_and_rank_with_the_json_values() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let mut lines = out.lines();
-    assert_eq!(lines.next(), Some("group,instance,rank,lateness_ms"));
+    assert_eq!(
+        lines.next(),
+        Some("group,instance,rank,lateness_ms,clock_uncertainty_ms")
+    );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let v = json(&[
         "report",
@@ -153,6 +156,7 @@ fn csv_has_one_row_per_instance_and_rank_with_the_json_values() {
         assert_eq!(r[1], (c + 1).to_string());
         assert_eq!(r[2], groups[0]["ranks"][rank].to_string());
         assert!(near(r[3].parse().unwrap(), m[rank][c]), "{r:?}");
+        assert_eq!(r[4], "0", "one clock: {r:?}");
     }
 }
 
@@ -184,4 +188,64 @@ fn csv_for_another_section_is_a_one_line_usage_error() {
         assert!(err.starts_with("rankline: --format csv"), "{err}");
         assert!(stdout(&o).is_empty());
     }
+}
+
+/// The clock line travels with the figures: text, JSON and CSV say how far
+/// the clocks between the ranks' hosts can be trusted (fixtures/per_rank,
+/// 2 hosts, `--align utc`: the clocks agree to 3.372 ms, residual p90).
+#[test]
+fn stragglers_carry_the_clock_line_in_every_format() {
+    let dir = root().join("fixtures/per_rank");
+    let d = dir.to_str().unwrap();
+    let args = |f: &'static str| {
+        [
+            "report",
+            "stragglers",
+            "--no-cache",
+            "--align",
+            "utc",
+            "--format",
+            f,
+            d,
+        ]
+    };
+    let v = json(&args("json"));
+    let g = &v["groups"][0];
+    let notes = g["notes"].to_string();
+    assert!(
+        notes.contains("clocks aligned by UTC only (residual p90 3.372 ms)"),
+        "{notes}"
+    );
+    let err = g["clock_uncertainty_ms"].as_f64().unwrap();
+    assert!((err - 3.372).abs() < 0.001, "{err}");
+    let csv = text(&args("csv"));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("group,instance,rank,lateness_ms,clock_uncertainty_ms")
+    );
+    let last: f64 = lines
+        .next()
+        .unwrap()
+        .rsplit(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(last, err);
+    let out = text(&args("text")).replace("\n    ", " ");
+    assert!(
+        out.contains("clocks aligned by UTC only (residual p90 3.372 ms)"),
+        "{out}"
+    );
+    // one clock: no error to carry
+    let one = json(&[
+        "report",
+        "stragglers",
+        "--no-cache",
+        "--format",
+        "json",
+        MEGATRON,
+    ]);
+    assert_eq!(one["groups"][0]["clock_uncertainty_ms"].as_f64(), Some(0.0));
 }

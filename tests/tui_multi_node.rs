@@ -18,19 +18,30 @@ use ratatui::backend::TestBackend;
 use std::path::PathBuf;
 
 fn open() -> (App, Terminal<TestBackend>) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/multinode");
+    open_with("multinode", &Settings::default(), 200, 60)
+}
+
+fn open_with(
+    fixture: &str,
+    settings: &Settings,
+    cols: u16,
+    rows: u16,
+) -> (App, Terminal<TestBackend>) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(fixture);
     let files = expand_inputs(&[dir]).expect("the directory's files");
     assert_eq!(files.len(), 4);
     let sources: Vec<Source> = files.into_iter().map(Source::File).collect();
     let mut app = App::new(Keymap::default_keymap(), false);
     let mut msgs = Vec::new();
-    data::load(&sources, None, &Settings::default(), &mut |m| msgs.push(m));
+    data::load(&sources, None, settings, &mut |m| msgs.push(m));
     for m in msgs {
         if !matches!(m, LoadMsg::Progress { .. }) {
             app.on_load(m);
         }
     }
-    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut terminal = Terminal::new(TestBackend::new(cols, rows)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, terminal)
 }
@@ -124,4 +135,53 @@ fn the_straggler_map_groups_16_ranks_under_4_hosts() {
     assert!(v.map.max_all_ns < 40_000_000, "{}", v.map.max_all_ns);
     let s = screen(&terminal);
     assert!(s.contains("node02"), "{s}");
+}
+
+fn key(app: &mut App, c: char) {
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+}
+
+/// On UTC-only clocks (`--align utc`, fixtures/per_rank: 4 ranks on 2
+/// hosts, clocks agreeing to 3.4 ms) the map's legend offers no step finer
+/// than the clock error: smaller lateness is drawn `~`, "not resolvable";
+/// the title says how far the clocks can be trusted.
+#[test]
+fn on_utc_only_clocks_the_map_draws_no_step_finer_than_the_clock_error() {
+    let settings = Settings {
+        align: rankline::analysis::clock::AlignMode::Utc,
+        ..Settings::default()
+    };
+    let (mut app, mut terminal) = open_with("per_rank", &settings, 160, 48);
+    key(&mut app, 'H');
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = screen(&terminal);
+    assert!(s.contains("~≤3.4 not resolvable (clocks)"), "{s}");
+    assert!(
+        !s.contains("≤0."),
+        "no step finer than the clock error: {s}"
+    );
+    assert!(
+        s.contains("clocks: UTC only (ends not asked for: --align utc; residual p90"),
+        "{s}"
+    );
+    insta::assert_snapshot!("straggler_map_utc_only", s);
+}
+
+/// The launch panel of a late rank on another host, on UTC-only clocks.
+#[test]
+fn on_utc_only_clocks_the_launch_panel_says_how_far_the_clocks_can_be_trusted() {
+    let settings = Settings {
+        align: rankline::analysis::clock::AlignMode::Utc,
+        ..Settings::default()
+    };
+    let (mut app, mut terminal) = open_with("per_rank", &settings, 160, 48);
+    key(&mut app, ']');
+    key(&mut app, '2');
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = screen(&terminal);
+    assert!(
+        s.contains("across hosts: their clocks agree to ±3.37 ms"),
+        "{s}"
+    );
+    insta::assert_snapshot!("launch_panel_utc_only", s);
 }

@@ -526,6 +526,12 @@ impl Alignment {
             .unwrap_or(0)
     }
 
+    /// The clock error (ns) between the files of two GPU rows: a time
+    /// difference between them smaller than this is not resolvable.
+    pub fn rows_error_ns(&self, p: &Profile, a: usize, b: usize) -> i64 {
+        self.uncertainty_between_ns(self.row_file(p, a), self.row_file(p, b))
+    }
+
     /// Whether ends may confirm or split pairings between these files:
     /// they share a clock, or both were refined from ends.
     pub fn ends_trusted(&self, a: usize, b: usize) -> bool {

@@ -87,6 +87,10 @@ pub struct LateLaunch {
     /// The comparison holds beyond the clock error between the two files
     /// (always on one clock).
     pub resolvable: bool,
+    /// The clock error (ns) between the late rank's file and its first
+    /// peer's: 0 on one clock.
+    #[serde(default)]
+    pub clock_error_ns: i64,
     pub from_graph: bool,
     pub preceding: Option<Preceding>,
 }
@@ -216,12 +220,10 @@ pub fn explain_late(
     let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
     let (mut api, mut end_to_start, mut delay) = (None, None, None);
     let (mut verdict, mut resolvable) = (Verdict::Unknown, true);
+    let error = peer.map_or(0, |m| clock.rows_error_ns(p, row, m.1));
     if call != NONE {
         let end = clock.runtime_span(p, call as usize).1;
         let signed = end.saturating_sub(earliest_other);
-        let error = peer.map_or(0, |m| {
-            clock.uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, m.1))
-        });
         resolvable = signed.unsigned_abs() > error.unsigned_abs();
         verdict = if from_graph {
             Verdict::Unknown
@@ -249,6 +251,7 @@ pub fn explain_late(
         cpu_delay_ns: delay,
         verdict,
         resolvable,
+        clock_error_ns: error,
         from_graph,
         preceding: preceding_kernel(p, clock, row),
     }

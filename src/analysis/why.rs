@@ -110,6 +110,9 @@ pub struct Why {
     pub missing: Vec<Missing>,
     /// The CPU/GPU split is larger than the clock error between the files.
     pub resolvable: bool,
+    /// The clock error (ns) between the late rank's file and its first
+    /// peer's: 0 on one clock.
+    pub clock_error_ns: i64,
 }
 
 impl Why {
@@ -156,14 +159,12 @@ pub fn why_late(
     let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
     let (mut waits, mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new(), None);
     let mut issued = earliest;
+    let error = peer.map_or(0, |x| clock.rows_error_ns(p, row, x.1));
     if call == NONE {
         missing.push(Missing::LaunchCall);
     } else if !from_graph {
         let call = call as usize;
         let end = clock.runtime_span(p, call).1;
-        let error = peer.map_or(0, |x| {
-            clock.uncertainty_between_ns(clock.row_file(p, row), clock.row_file(p, x.1))
-        });
         resolvable = end.saturating_sub(earliest).unsigned_abs() > error.unsigned_abs();
         cpu_ns = end.saturating_sub(earliest).max(0);
         issued = end.max(earliest);
@@ -196,6 +197,7 @@ pub fn why_late(
         on_cpu,
         missing,
         resolvable,
+        clock_error_ns: error,
     }
 }
 

@@ -49,6 +49,8 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
                 "cpu_delay_ms": x.cpu_delay_ns.map(json::ms),
                 "verdict": x.verdict.name(),
                 "resolvable": x.resolvable,
+                // 0 on one clock; else a delay below it is not resolvable
+                "clock_error_ms": x.clock_error_ns as f64 / 1e6,
                 "from_graph": x.from_graph,
                 "preceding_kernel": preceding,
             })
@@ -146,11 +148,12 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         "verdict",
         "api_end→start_ms",
         "cpu_delay_ms",
+        "clock_err_ms",
         "api",
     ])
     .shorten(0, Keep::Start)
     .shorten(2, Keep::Middle)
-    .shorten(6, Keep::Start);
+    .shorten(7, Keep::Start);
     // The kernel ahead on the late device has a long name: a table of its own.
     let mut behind = Table::new(&["group", "instance", "stream", "gap_ms", "queued_behind"])
         .shorten(0, Keep::Start)
@@ -182,12 +185,19 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
             x.verdict.name().into(),
             x.api_end_to_start_ns.map_or("-".into(), table::ms),
             x.cpu_delay_ns.map_or("-".into(), table::ms),
+            match x.clock_error_ns {
+                0 => "-".into(),
+                ns => table::ms(ns),
+            },
             x.api.map_or("-".into(), |s| p.strings.get(s).to_string()),
         ]);
     }
     out += &t.render(cx.cols());
     out += &early_notes;
     out += &cx.note("cpu-late: the launch call ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call, or a CUDA graph");
+    if late.iter().any(|x| x.clock_error_ns > 0) {
+        out += &cx.note("clock_err_ms: the late rank and its first peer are on two hosts' clocks, which agree to within this (- = one clock); a delay below it is not resolvable");
+    }
     if late.iter().any(|x| !x.resolvable) {
         out += &cx.note("not-resolvable: the launch call and the peer's start are on two hosts' clocks, aligned less closely than the delay between them (cpu_delay_ms keeps its sign); times on the reference clock, see `report clock`");
     }

@@ -30,7 +30,7 @@ fn per_device<T: Into<Value> + Copy>(cx: &Context, devices: &[DevId], v: &[T]) -
 
 /// Devices that had a CUDA context but recorded no GPU activity (in the
 /// whole capture, whatever the window).
-fn missing_devices(cx: &Context) -> Vec<DevId> {
+pub(super) fn missing_devices(cx: &Context) -> Vec<DevId> {
     let all = crate::analysis::Window::ALL;
     crate::analysis::completeness::completeness(cx.profile, cx.clock, all).missing
 }

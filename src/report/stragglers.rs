@@ -5,7 +5,8 @@
 use super::context::Context;
 use super::json;
 use super::table::{self, Table};
-use crate::analysis::matching::Matching;
+use crate::analysis::caveats::group_caveats;
+use crate::analysis::matching::{Group, Matching};
 use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
@@ -28,7 +29,26 @@ fn maps(cx: &Context) -> Vec<(StragglerMap, Vec<usize>)> {
         .collect()
 }
 
-/// `{"groups": [{group, ranks, instances, lateness_ms}]}`; `lateness_ms`
+/// The group's caveats as sentences (the clock line among them), as
+/// `report skew` gives them.
+fn notes(cx: &Context, g: &Group) -> Vec<String> {
+    let missing = super::skew::missing_devices(cx);
+    group_caveats(cx.profile, g, &missing)
+        .iter()
+        .map(|c| c.sentence(cx.profile))
+        .collect()
+}
+
+/// The clock error (ms) under which a lateness of the group is not
+/// resolvable: 0 on one clock.
+fn uncertainty_ms(g: &Group) -> f64 {
+    g.clocks
+        .as_ref()
+        .map_or(0.0, |c| c.uncertainty_ns as f64 / 1e6)
+}
+
+/// `{"groups": [{group, ranks, instances, lateness_ms, notes,
+/// clock_uncertainty_ms}]}`; `lateness_ms`
 /// has one row per rank (in `ranks` order), one value per instance (null
 /// where the rank's capture does not cover it).
 pub fn to_json(cx: &Context, m: &Matching) -> Value {
@@ -36,8 +56,11 @@ pub fn to_json(cx: &Context, m: &Matching) -> Value {
     let groups: Vec<Value> = maps(cx)
         .iter()
         .map(|(map, rows)| {
+            let g = &m.groups[map.group];
             json!({
-                "group": m.groups[map.group].key,
+                "group": g.key,
+                "notes": notes(cx, g),
+                "clock_uncertainty_ms": uncertainty_ms(g),
                 "ranks": rows.iter().map(|&r| json::device(p, map.devices[r])).collect::<Vec<_>>(),
                 "instances": map.instances.iter().map(|k| k + 1).collect::<Vec<_>>(),
                 "lateness_ms": rows
@@ -62,12 +85,14 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One row per (group, instance, rank), instances in time order; an empty
-/// lateness where the rank's capture does not cover the instance.
+/// lateness where the rank's capture does not cover the instance. Each row
+/// carries its group's clock error: a lateness below it is not resolvable.
 pub fn to_csv(cx: &Context, m: &Matching) -> String {
     let p = cx.profile;
-    let mut out = String::from("group,instance,rank,lateness_ms\n");
+    let mut out = String::from("group,instance,rank,lateness_ms,clock_uncertainty_ms\n");
     for (map, rows) in maps(cx) {
         let key = csv_field(&m.groups[map.group].key);
+        let clock = uncertainty_ms(&m.groups[map.group]);
         let labels: Vec<String> = rows
             .iter()
             .map(|&r| csv_field(&p.device_label(map.devices[r]).to_string()))
@@ -77,7 +102,7 @@ pub fn to_csv(cx: &Context, m: &Matching) -> String {
                 let ms = map
                     .at(r, c)
                     .map_or(String::new(), |ns| json::ms(ns).to_string());
-                out += &format!("{key},{},{label},{ms}\n", k + 1);
+                out += &format!("{key},{},{label},{ms},{clock}\n", k + 1);
             }
         }
     }
@@ -120,6 +145,9 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
             ]);
         }
         out += &t.render(cx.cols());
+        for n in notes(cx, &m.groups[map.group]) {
+            out += &cx.note(&safe(&n));
+        }
     }
     out += &cx.note(
         "late: start − the instance's earliest start (0 when first), over every instance, big events included",

@@ -118,6 +118,7 @@ fn why_json(cx: &Context, w: &Why) -> Value {
         "cpu_ms": ms(w.cpu_ns),
         "gpu_ms": ms(w.gpu_ns),
         "resolvable": w.resolvable,
+        "clock_error_ms": ms(w.clock_error_ns),
         "cpu_parts": w.cpu.as_ref().map_or(Vec::new(), |s| parts_json(cx, w, s)),
         "gpu_chain": chain,
         "gpu_unexplained_ms": ms(w.gpu_unexplained_ns()),
@@ -209,10 +210,13 @@ pub fn to_text(cx: &Context) -> String {
                 "launched in time"
             },
             ms(w.gpu_ns),
-            if w.resolvable {
-                ""
-            } else {
-                " (not resolvable: within the clock error)"
+            match (w.resolvable, w.clock_error_ns) {
+                (_, 0) => String::new(),
+                (true, e) => format!(" (across hosts, clocks agree to ±{:.3} ms)", ms(e)),
+                (false, e) => format!(
+                    " (not resolvable: within the ±{:.3} ms clock error between the hosts)",
+                    ms(e)
+                ),
             }
         ));
         if let Some(s) = &w.cpu {

@@ -53,6 +53,21 @@ fn ms2(ns: f64) -> String {
     }
 }
 
+/// A lateness under the group's clock error (ranks on clocks aligned only
+/// as well as that): not resolvable, drawn apart from the scale.
+const NOT_RESOLVABLE: char = '~';
+
+/// The glyph and level of lateness `ns` on a scale topped by `top`, a
+/// lateness within `floor` (the clock error; 0 on one clock) not
+/// resolvable: `None` for the level.
+fn cell_level(ns: i64, top: i64, floor: i64) -> Option<usize> {
+    if ns > 0 && ns <= floor {
+        None
+    } else {
+        Some(level(ns, top))
+    }
+}
+
 /// A cell whose rank's capture does not cover the instance: not lateness.
 const NOT_CAPTURED: char = '-';
 /// A cell of a rank that never launched the instance while the others
@@ -75,14 +90,31 @@ fn cell_style(theme: &Theme, level: usize) -> Style {
 }
 
 /// The legend: each glyph with the lateness it stands for; the
-/// definition first when there is room.
-fn legend(top: i64, partial: bool, never: bool, theme: &Theme, width: u16) -> Line<'static> {
+/// definition first when there is room. No step finer than the clock
+/// error `floor` is offered: below it, "not resolvable".
+fn legend(
+    top: i64,
+    floor: i64,
+    partial: bool,
+    never: bool,
+    theme: &Theme,
+    width: u16,
+) -> Line<'static> {
     let long = " lateness (start − the instance's first start), ms: ";
     let short = " lateness, ms: ";
     let mut spans = vec![Span::styled(long, theme.heading())];
     spans.push(Span::styled(format!("{FIRST}0 "), theme.dim()));
+    if floor > 0 {
+        spans.push(Span::styled(
+            format!(
+                "{NOT_RESOLVABLE}≤{} not resolvable (clocks) ",
+                ms2(floor as f64)
+            ),
+            theme.dim(),
+        ));
+    }
     if top > 0 {
-        for i in 1..=8 {
+        for i in (1..=8).filter(|&i| level_top(i, top) > floor as f64) {
             spans.push(Span::styled(
                 format!("{}≤{} ", glyph(i), ms2(level_top(i, top))),
                 cell_style(theme, i),
@@ -106,6 +138,14 @@ fn legend(top: i64, partial: bool, never: bool, theme: &Theme, width: u16) -> Li
         line.spans[0].content = short.into();
     }
     line
+}
+
+/// The group's clock error (ns): 0 on one clock.
+fn clock_floor(g: &crate::analysis::matching::Group) -> i64 {
+    g.clocks
+        .as_ref()
+        .filter(|c| c.domains > 1)
+        .map_or(0, |c| c.uncertainty_ns)
 }
 
 /// The label of a map row.
@@ -157,8 +197,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         ..area
     };
     let group = &l.analysis.matching.groups[v.map.group];
+    let clocks = match &group.clocks {
+        Some(c) if c.domains > 1 => format!(" · clocks: {}", l.analysis.clock.describe()),
+        _ => String::new(),
+    };
     let head = format!(
-        " rankline · straggler map · {}: {} ranks × {} instances · {}",
+        " rankline · straggler map · {}: {} ranks × {} instances · {}{clocks}",
         group.key,
         v.map.ranks(),
         v.map.columns(),
@@ -188,7 +232,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
 
     let buf = f.buffer_mut();
     let partial = (0..v.map.ranks()).any(|r| v.map.row(r).any(|c| c.is_none()));
-    let legend = legend(v.map.max_all_ns, partial, v.any_never(), theme, main.width);
+    let floor = clock_floor(group);
+    let legend = legend(
+        v.map.max_all_ns,
+        floor,
+        partial,
+        v.any_never(),
+        theme,
+        main.width,
+    );
     buf.set_line(main.x, main.y, &legend, main.width);
     ruler(buf, main, cells, &v, theme);
     rows(buf, main.x, lw, cells, &v, l, theme);
@@ -231,6 +283,7 @@ fn rows(
     theme: &Theme,
 ) {
     let top = v.map.max_all_ns;
+    let floor = clock_floor(&l.analysis.matching.groups[v.map.group]);
     for y in 0..cells.height {
         let Some(row) = v.rows_scroll.row_at(y as usize) else {
             break;
@@ -251,10 +304,10 @@ fn rows(
                 break;
             };
             let (ch, mut style) = match v.cell(row, c) {
-                Some((Some(ns), _)) => {
-                    let lv = level(ns, top);
-                    (glyph(lv), cell_style(theme, lv))
-                }
+                Some((Some(ns), _)) => match cell_level(ns, top, floor) {
+                    Some(lv) => (glyph(lv), cell_style(theme, lv)),
+                    None => (NOT_RESOLVABLE, theme.dim()),
+                },
                 Some((None, r)) if v.never_launched(r, c) => (NEVER_LAUNCHED, theme.warning()),
                 Some((None, _)) => (NOT_CAPTURED, theme.dim()),
                 None => (' ', Style::default()),
@@ -325,5 +378,25 @@ mod tests {
         assert_eq!(level(5, 0), 0);
         assert_eq!(ms2(level_top(1, top)), "0.50");
         assert_eq!(ms2(level_top(8, top)), "64");
+    }
+
+    #[test]
+    fn a_lateness_within_the_clock_error_is_not_resolvable() {
+        let top = 40_000_000;
+        let floor = 5_500_000;
+        assert_eq!(cell_level(0, top, floor), Some(0));
+        assert_eq!(cell_level(5_000_000, top, floor), None);
+        assert_eq!(cell_level(6_000_000, top, floor), Some(6));
+        assert_eq!(cell_level(5_000_000, top, 0), Some(5));
+        // no legend step finer than the floor
+        let theme = Theme { no_color: true };
+        let text: String = legend(top, floor, false, false, &theme, 200)
+            .spans
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect();
+        assert!(text.contains("~≤5.5 not resolvable (clocks)"), "{text}");
+        assert!(!text.contains("≤0.31"), "{text}");
+        assert!(text.contains("█≤40"), "{text}");
     }
 }

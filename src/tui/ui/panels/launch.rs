@@ -139,6 +139,16 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         }
         Verdict::Unknown => out.push("  no launch call, or a CUDA graph: cannot tell"),
     }
+    // Two hosts' clocks compared: how far they can be trusted.
+    if why.clock_error_ns > 0 {
+        out.push(Line::styled(
+            format!(
+                "  across hosts: their clocks agree to ±{} (report clock)",
+                format_duration(why.clock_error_ns)
+            ),
+            theme.dim(),
+        ));
+    }
     if let Some(w) = &app.capture.facts.account {
         account_lines(&mut out, l, w, theme);
     }
