@@ -249,3 +249,30 @@ fn stragglers_carry_the_clock_line_in_every_format() {
     ]);
     assert_eq!(one["groups"][0]["clock_uncertainty_ms"].as_f64(), Some(0.0));
 }
+
+/// Ends that spread while every rank's place is confirmed: the pairing
+/// holds, and the note says by how much the ends spread, not that the
+/// pairing is in doubt.
+#[test]
+fn confirmed_pairings_say_how_far_the_ends_spread() {
+    let dir = root().join("fixtures/per_rank");
+    let v = json(&[
+        "report",
+        "skew",
+        "--no-cache",
+        "--align",
+        "utc",
+        "--format",
+        "json",
+        dir.to_str().unwrap(),
+    ]);
+    let g = &v["groups"][0];
+    let notes = g["notes"].to_string();
+    let p90 = g["end_skew_ms"]["p90"].as_f64().unwrap();
+    assert!(p90 >= 1.0, "{p90}");
+    assert!(
+        notes.contains(&format!("ends spread by {p90:.3} ms (p90 end skew)")),
+        "{notes}"
+    );
+    assert!(!notes.contains("the pairing is not confirmed"), "{notes}");
+}

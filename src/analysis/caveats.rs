@@ -23,8 +23,14 @@ pub enum Caveat {
     PartialCaptures(Vec<(DevId, usize, usize)>, usize),
     /// Devices whose place in the sequence is not confirmed.
     Unconfirmed(Vec<DevId>),
-    /// p90 end skew of 1 ms or more: the pairing is not confirmed.
-    EndsNotAligned,
+    /// p90 end skew of 1 ms or more. When every rank's place in the
+    /// sequence is confirmed (ops or ends agree at one offset only), the
+    /// pairing holds and the ends merely spread by this much (ms, p90);
+    /// otherwise the pairing is not confirmed.
+    EndsNotAligned {
+        confirmed: bool,
+        p90_ms: Option<f64>,
+    },
     /// The group's devices are on several clocks (of these hosts), aligned
     /// as said.
     HostClocks(Vec<String>, GroupClocks),
@@ -83,7 +89,13 @@ impl Caveat {
                     labels.join(" ")
                 )
             }
-            Caveat::EndsNotAligned => {
+            Caveat::EndsNotAligned {
+                confirmed: true,
+                p90_ms: Some(ms),
+            } => format!(
+                "ends spread by {ms:.3} ms (p90 end skew): every rank's place in the sequence is confirmed, so the pairing holds"
+            ),
+            Caveat::EndsNotAligned { .. } => {
                 "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
             }
             Caveat::HostClocks(hosts, c) => {
@@ -131,7 +143,13 @@ impl Caveat {
 
 /// Every caveat that applies to `g`, why it stands apart first. `missing`:
 /// devices that had a CUDA context but recorded no GPU activity.
-pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
+/// `end_p90_ms` is the group's p90 end skew, when measured.
+pub fn group_caveats(
+    p: &Profile,
+    g: &Group,
+    missing: &[DevId],
+    end_p90_ms: Option<f64>,
+) -> Vec<Caveat> {
     let mut out = Vec::new();
     if let Some(note) = &g.note {
         out.push(Caveat::Origin(note.clone()));
@@ -161,11 +179,15 @@ pub fn group_caveats(p: &Profile, g: &Group, missing: &[DevId]) -> Vec<Caveat> {
         })
         .map(|(&d, _)| d)
         .collect();
+    let confirmed = unconfirmed.is_empty() && g.captured.iter().all(|c| c.basis.confirmed());
     if !unconfirmed.is_empty() {
         out.push(Caveat::Unconfirmed(unconfirmed));
     }
     if !g.end_aligned {
-        out.push(Caveat::EndsNotAligned);
+        out.push(Caveat::EndsNotAligned {
+            confirmed,
+            p90_ms: end_p90_ms,
+        });
     }
     let hosts: BTreeSet<&str> = g
         .devices

@@ -43,7 +43,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
         .filter(|s| cx.shows_group(&m.groups[s.group]))
         .map(|s| {
             let g = &m.groups[s.group];
-            let notes: Vec<String> = group_caveats(p, g, &missing)
+            let notes: Vec<String> = group_caveats(p, g, &missing, s.end_skew_ms.map(|x| x.p90))
                 .iter()
                 .map(|c| c.sentence(p))
                 .collect();
@@ -317,7 +317,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     let missing = missing_devices(cx);
     for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
-        for c in group_caveats(p, g, &missing) {
+        for c in group_caveats(p, g, &missing, s.end_skew_ms.map(|x| x.p90)) {
             if !matches!(c, Caveat::MissingDevices(_)) {
                 out += &cx.note(&format!("! {}: {}", safe(&g.key), safe(&c.sentence(p))));
             }

@@ -33,7 +33,13 @@ fn maps(cx: &Context) -> Vec<(StragglerMap, Vec<usize>)> {
 /// `report skew` gives them.
 fn notes(cx: &Context, g: &Group) -> Vec<String> {
     let missing = super::skew::missing_devices(cx);
-    group_caveats(cx.profile, g, &missing)
+    let end_p90 = cx
+        .analysis
+        .skews
+        .iter()
+        .find(|s| std::ptr::eq(&cx.analysis.matching.groups[s.group], g))
+        .and_then(|s| s.end_skew_ms.map(|x| x.p90));
+    group_caveats(cx.profile, g, &missing, end_p90)
         .iter()
         .map(|c| c.sentence(cx.profile))
         .collect()
