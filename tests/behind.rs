@@ -223,3 +223,21 @@ fn an_instance_still_running_at_capture_end_has_no_end_skew() {
         .fold(0.0, f64::max);
     assert_eq!(g["end_skew_ms"]["max"].as_f64(), Some(finished_max));
 }
+
+/// Times compared across hosts say how far the hosts' clocks agree, in
+/// text and JSON; the hang's 2 nodes were aligned by collective ends.
+#[test]
+fn behind_says_how_far_the_hosts_clocks_agree() {
+    let v = behind_json("hang");
+    let g = &v["groups"][0];
+    let err = g["clock_error_ms"].as_f64().unwrap();
+    assert!(err > 0.0 && err < 0.1, "{err}");
+    let o = behind("hang", &[]);
+    let out = stdout(&o).replace("\n    ", " ");
+    assert!(
+        out.contains(&format!(
+            "times compared across 2 clocks aligned by collective-ends, which agree to ±{err:.3} ms"
+        )),
+        "{out}"
+    );
+}
