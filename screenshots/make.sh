@@ -73,3 +73,8 @@ BASE=fixtures/why.sqlite READY=S20 shot 27-why-descheduled 160 48 "]" "]" "]" "2
 BASE=fixtures/why.sqlite READY=S20 shot 28-why-event-wait-chain 160 48 "]" "]" "]" "]" "]" "]" "2"
 BASE=fixtures/why.sqlite READY=S20 shot 29-why-focus-chain 160 48 "]" "]" "]" "]" "]" "]" "F"
 BASE=fixtures/why.sqlite READY=S20 shot 30-why-on-cpu-80x24 80 24 "]" "]" "]" "]" "2"
+# Clocks that can be trusted only so far (issue 22): per-rank captures on
+# two hosts aligned by UTC alone; the map draws no step finer than the
+# clocks' agreement, the launch panel says how far they agree.
+BASE="--align utc fixtures/per_rank" READY=S16 shot 31-straggler-map-utc-only 160 48 "H"
+BASE="--align utc fixtures/per_rank" READY=S16 shot 32-launch-across-hosts-utc-only 160 48 "]" "2"
