@@ -185,3 +185,21 @@ fn on_utc_only_clocks_the_launch_panel_says_how_far_the_clocks_can_be_trusted() 
     );
     insta::assert_snapshot!("launch_panel_utc_only", s);
 }
+
+/// At 80 columns the map's title keeps whole words: the clock words are
+/// left out when they do not fit, never cut (the legend still says what is
+/// not resolvable).
+#[test]
+fn at_80_columns_the_maps_title_drops_the_clock_words_whole() {
+    let settings = Settings {
+        align: rankline::analysis::clock::AlignMode::Utc,
+        ..Settings::default()
+    };
+    let (mut app, mut terminal) = open_with("per_rank", &settings, 80, 24);
+    key(&mut app, 'H');
+    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = screen(&terminal);
+    let title = s.lines().next().unwrap();
+    assert!(title.ends_with("group order"), "{title}");
+    assert!(s.contains("~≤3.4 not resolvable (clocks)"), "{s}");
+}

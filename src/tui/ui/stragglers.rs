@@ -140,6 +140,21 @@ fn legend(
     line
 }
 
+/// The title's words on the group's clocks, when they are several: the
+/// alignment in full when it fits in `room` columns, else the agreement
+/// alone (the legend's "not resolvable" step says the rest).
+fn clock_words(g: &crate::analysis::matching::Group, l: &Loaded, room: usize) -> String {
+    if clock_floor(g) == 0 && g.clocks.as_ref().is_none_or(|c| c.domains < 2) {
+        return String::new();
+    }
+    let full = format!(" · clocks: {}", l.analysis.clock.describe());
+    let short = format!(" · clocks agree ±{} ms", ms2(clock_floor(g) as f64));
+    [full, short]
+        .into_iter()
+        .find(|w| Line::from(w.as_str()).width() <= room)
+        .unwrap_or_default()
+}
+
 /// The group's clock error (ns): 0 on one clock.
 fn clock_floor(g: &crate::analysis::matching::Group) -> i64 {
     g.clocks
@@ -197,12 +212,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         ..area
     };
     let group = &l.analysis.matching.groups[v.map.group];
-    let clocks = match &group.clocks {
-        Some(c) if c.domains > 1 => format!(" · clocks: {}", l.analysis.clock.describe()),
-        _ => String::new(),
-    };
     let head = format!(
-        " rankline · straggler map · {}: {} ranks × {} instances · {}{clocks}",
+        " rankline · straggler map · {}: {} ranks × {} instances · {}",
         group.key,
         v.map.ranks(),
         v.map.columns(),
@@ -212,6 +223,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
             "group order"
         }
     );
+    let room = (title.width as usize).saturating_sub(Line::from(head.as_str()).width());
+    let head = head + &clock_words(group, l, room);
     f.render_widget(
         Paragraph::new(visible(Line::from(head))).style(theme.bar()),
         title,
