@@ -332,23 +332,35 @@ impl State<'_> {
         v
     }
 
-    pub(super) fn add_syncs(&mut self, t: RawSyncs) {
-        let n = t.start.len();
-        let (mut process, mut device, mut lane) = (
+    /// The process, device and lane columns of rows naming (pid, CUDA
+    /// device, context, stream) ([`Self::stream_of`] for each).
+    fn stream_columns(
+        &mut self,
+        pid: &[u32],
+        device: &[u32],
+        context: &[u32],
+        stream: &[u32],
+    ) -> (Vec<ProcId>, Vec<DevId>, Vec<LaneId>) {
+        let n = pid.len();
+        let mut out = (
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
         let mut streams = self.streams();
         for i in 0..n {
-            let (pr, dev, l) = self.stream_of(
-                &mut streams,
-                (t.pid[i], t.device[i], t.context[i], t.stream[i]),
-            );
-            process.push(pr);
-            device.push(dev);
-            lane.push(l);
+            let (pr, dev, l) =
+                self.stream_of(&mut streams, (pid[i], device[i], context[i], stream[i]));
+            out.0.push(pr);
+            out.1.push(dev);
+            out.2.push(l);
         }
+        out
+    }
+
+    pub(super) fn add_syncs(&mut self, t: RawSyncs) {
+        let n = t.start.len();
+        let (process, device, lane) = self.stream_columns(&t.pid, &t.device, &t.context, &t.stream);
         let out = &mut self.p.syncs;
         out.start.append(&mut t.start.into());
         out.end.append(&mut t.end.into());
@@ -364,21 +376,7 @@ impl State<'_> {
 
     pub(super) fn add_cuda_events(&mut self, t: RawCudaEvents) {
         let n = t.pid.len();
-        let (mut process, mut device, mut lane) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut streams = self.streams();
-        for i in 0..n {
-            let (pr, dev, l) = self.stream_of(
-                &mut streams,
-                (t.pid[i], t.device[i], t.context[i], t.stream[i]),
-            );
-            process.push(pr);
-            device.push(dev);
-            lane.push(l);
-        }
+        let (process, device, lane) = self.stream_columns(&t.pid, &t.device, &t.context, &t.stream);
         let out = &mut self.p.cuda_events;
         out.process.append(&mut process.into());
         out.device.append(&mut device.into());
