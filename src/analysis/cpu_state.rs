@@ -22,31 +22,46 @@ pub struct OffCpu {
 /// How many threads that ran meanwhile an off-CPU span names.
 const RAN_NAMED: usize = 4;
 
-/// The thread's descheduled spans overlapping `window` (reference clock).
-/// A switch out with no switch back in the capture lasts to the window's
-/// end; a first switch in with no switch out before it says nothing about
-/// the time before (the capture may have started then).
-pub fn off_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Vec<OffCpu> {
-    let Some(rows) = p.sched_by_thread.get(thread as usize).cloned() else {
-        return Vec::new();
-    };
+/// A thread's descheduled spans as its scheduling rows: (the switch out,
+/// the next switch in; `None` when the capture holds none after it). A
+/// first switch in with no switch out before it says nothing about the
+/// time before (the capture may have started then). One reading for the
+/// account and the timeline's off-CPU track.
+pub fn descheduled_rows(p: &Profile, thread: ThreadId) -> Vec<(usize, Option<usize>)> {
     let mut out = Vec::new();
-    let mut left: Option<(i64, u16)> = None;
-    for r in rows {
-        let t = clock.sched_time(p, r);
+    let mut left: Option<usize> = None;
+    for r in p
+        .sched_by_thread
+        .get(thread as usize)
+        .cloned()
+        .unwrap_or(0..0)
+    {
         if p.sched.sched_in(r) {
-            if let Some((a, cpu)) = left.take() {
-                push_clipped(&mut out, (a, t), cpu, window);
-            }
-            if t >= window.1 {
-                break;
+            if let Some(out_row) = left.take() {
+                out.push((out_row, Some(r)));
             }
         } else if left.is_none() {
-            left = Some((t, p.sched.cpu(r)));
+            left = Some(r);
         }
     }
-    if let Some((a, cpu)) = left {
-        push_clipped(&mut out, (a, window.1), cpu, window);
+    if let Some(out_row) = left {
+        out.push((out_row, None));
+    }
+    out
+}
+
+/// The thread's descheduled spans overlapping `window` (reference clock);
+/// a switch out with no switch back in the capture lasts to the window's
+/// end.
+pub fn off_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Vec<OffCpu> {
+    let mut out = Vec::new();
+    for (left, back) in descheduled_rows(p, thread) {
+        let a = clock.sched_time(p, left);
+        if a >= window.1 {
+            break;
+        }
+        let b = back.map_or(window.1, |r| clock.sched_time(p, r));
+        push_clipped(&mut out, (a, b), p.sched.cpu(left), window);
     }
     for o in &mut out {
         o.ran = ran_meanwhile(p, clock, thread, o.cpu, o.span);

@@ -222,21 +222,14 @@ fn cpu_tracks(p: &Profile, t: ThreadId) -> Vec<CpuTrack> {
         out.push(CpuTrack::new(t, CpuTrackKind::Osrt, osrt));
     }
     let file_end = p.files[p.thread_file(t)].capture_end_ns;
-    let mut off = Vec::new();
-    let mut left: Option<(i64, u32)> = None;
-    for r in p.sched_by_thread.get(ti).cloned().unwrap_or(0..0) {
-        let at = p.sched.start(r);
-        if p.sched.sched_in(r) {
-            if let Some((a, row)) = left.take() {
-                off.push((a, at.max(a), row));
-            }
-        } else if left.is_none() {
-            left = Some((at, r as u32));
-        }
-    }
-    if let Some((a, row)) = left {
-        off.push((a, file_end.unwrap_or(a).max(a), row));
-    }
+    let off: Vec<(i64, i64, u32)> = crate::analysis::cpu_state::descheduled_rows(p, t)
+        .into_iter()
+        .map(|(left, back)| {
+            let a = p.sched.start(left);
+            let b = back.map_or(file_end.unwrap_or(a), |r| p.sched.start(r));
+            (a, b.max(a), left as u32)
+        })
+        .collect();
     if !off.is_empty() {
         out.push(CpuTrack::new(t, CpuTrackKind::OffCpu, off));
     }
