@@ -103,6 +103,12 @@ pub struct GroupClocks {
 }
 
 impl Group {
+    /// The clock error (ns) between its devices' clocks: a time difference
+    /// between them below it is not resolvable; 0 on one clock.
+    pub fn clock_error_ns(&self) -> i64 {
+        self.clocks.as_ref().map_or(0, |c| c.uncertainty_ns)
+    }
+
     /// Whether this group's ids and rows can be those of `p` (a stored
     /// group is checked before use): every device, stream and GPU row
     /// exists, and each instance has one slot and time per device.

@@ -65,16 +65,8 @@ fn group_json(cx: &Context, g: &Group, b: &GroupBehind) -> Value {
         "last_seen": last_seen,
         "stopped_early": stopped,
         // 0 on one clock; else times compared across hosts agree to this
-        "clock_error_ms": clock_error_ns(g) as f64 / 1e6,
+        "clock_error_ms": g.clock_error_ns() as f64 / 1e6,
     })
-}
-
-/// The clock error (ns) between the group's hosts: 0 on one clock.
-fn clock_error_ns(g: &Group) -> i64 {
-    g.clocks
-        .as_ref()
-        .filter(|c| c.domains > 1)
-        .map_or(0, |c| c.uncertainty_ns)
 }
 
 pub fn to_json(cx: &Context, b: &Behind) -> Value {
@@ -193,7 +185,7 @@ fn group_text(cx: &Context, g: &Group, b: &GroupBehind) -> String {
             );
         }
     }
-    if let Some(c) = g.clocks.as_ref().filter(|c| c.domains > 1) {
+    if let Some(c) = &g.clocks {
         out += &cx.note_in(
             1,
             &format!(

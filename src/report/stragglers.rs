@@ -8,6 +8,7 @@ use super::table::{self, Table};
 use crate::analysis::caveats::group_caveats;
 use crate::analysis::matching::{Group, Matching};
 use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
+use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
@@ -29,28 +30,30 @@ fn maps(cx: &Context) -> Vec<(StragglerMap, Vec<usize>)> {
         .collect()
 }
 
-/// The group's caveats as sentences (the clock line among them), as
-/// `report skew` gives them.
-fn notes(cx: &Context, g: &Group) -> Vec<String> {
-    let missing = super::skew::missing_devices(cx);
+/// Group `group`'s caveats as sentences (the clock line among them), as
+/// `report skew` gives them; `missing` as [`super::skew::missing_devices`].
+fn notes(cx: &Context, group: usize, missing: &[DevId]) -> Vec<String> {
     let end_p90 = cx
         .analysis
         .skews
         .iter()
-        .find(|s| std::ptr::eq(&cx.analysis.matching.groups[s.group], g))
+        .find(|s| s.group == group)
         .and_then(|s| s.end_skew_ms.map(|x| x.p90));
-    group_caveats(cx.profile, g, &missing, end_p90)
-        .iter()
-        .map(|c| c.sentence(cx.profile))
-        .collect()
+    group_caveats(
+        cx.profile,
+        &cx.analysis.matching.groups[group],
+        missing,
+        end_p90,
+    )
+    .iter()
+    .map(|c| c.sentence(cx.profile))
+    .collect()
 }
 
 /// The clock error (ms) under which a lateness of the group is not
 /// resolvable: 0 on one clock.
 fn uncertainty_ms(g: &Group) -> f64 {
-    g.clocks
-        .as_ref()
-        .map_or(0.0, |c| c.uncertainty_ns as f64 / 1e6)
+    g.clock_error_ns() as f64 / 1e6
 }
 
 /// `{"groups": [{group, ranks, instances, lateness_ms, notes,
@@ -59,13 +62,14 @@ fn uncertainty_ms(g: &Group) -> f64 {
 /// where the rank's capture does not cover it).
 pub fn to_json(cx: &Context, m: &Matching) -> Value {
     let p = cx.profile;
+    let missing = super::skew::missing_devices(cx);
     let groups: Vec<Value> = maps(cx)
         .iter()
         .map(|(map, rows)| {
             let g = &m.groups[map.group];
             json!({
                 "group": g.key,
-                "notes": notes(cx, g),
+                "notes": notes(cx, map.group, &missing),
                 "clock_uncertainty_ms": uncertainty_ms(g),
                 "ranks": rows.iter().map(|&r| json::device(p, map.devices[r])).collect::<Vec<_>>(),
                 "instances": map.instances.iter().map(|k| k + 1).collect::<Vec<_>>(),
@@ -123,6 +127,7 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
         "Stragglers: how late each rank starts (per-instance matrix: --format json|csv)\n",
     );
     let all = maps(cx);
+    let missing = super::skew::missing_devices(cx);
     if all.is_empty() {
         out += if cx.no_gpu_activity {
             "  nothing to analyse: no GPU activity was recorded\n"
@@ -151,7 +156,7 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
             ]);
         }
         out += &t.render(cx.cols());
-        for n in notes(cx, &m.groups[map.group]) {
+        for n in notes(cx, map.group, &missing) {
             out += &cx.note(&safe(&n));
         }
     }

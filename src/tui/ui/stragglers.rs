@@ -144,23 +144,15 @@ fn legend(
 /// alignment in full when it fits in `room` columns, else the agreement
 /// alone (the legend's "not resolvable" step says the rest).
 fn clock_words(g: &crate::analysis::matching::Group, l: &Loaded, room: usize) -> String {
-    if clock_floor(g) == 0 && g.clocks.as_ref().is_none_or(|c| c.domains < 2) {
+    if g.clocks.is_none() {
         return String::new();
     }
     let full = format!(" · clocks: {}", l.analysis.clock.describe());
-    let short = format!(" · clocks agree ±{} ms", ms2(clock_floor(g) as f64));
+    let short = format!(" · clocks agree ±{} ms", ms2(g.clock_error_ns() as f64));
     [full, short]
         .into_iter()
         .find(|w| Line::from(w.as_str()).width() <= room)
         .unwrap_or_default()
-}
-
-/// The group's clock error (ns): 0 on one clock.
-fn clock_floor(g: &crate::analysis::matching::Group) -> i64 {
-    g.clocks
-        .as_ref()
-        .filter(|c| c.domains > 1)
-        .map_or(0, |c| c.uncertainty_ns)
 }
 
 /// The label of a map row.
@@ -245,7 +237,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
 
     let buf = f.buffer_mut();
     let partial = (0..v.map.ranks()).any(|r| v.map.row(r).any(|c| c.is_none()));
-    let floor = clock_floor(group);
+    let floor = group.clock_error_ns();
     let legend = legend(
         v.map.max_all_ns,
         floor,
@@ -296,7 +288,7 @@ fn rows(
     theme: &Theme,
 ) {
     let top = v.map.max_all_ns;
-    let floor = clock_floor(&l.analysis.matching.groups[v.map.group]);
+    let floor = l.analysis.matching.groups[v.map.group].clock_error_ns();
     for y in 0..cells.height {
         let Some(row) = v.rows_scroll.row_at(y as usize) else {
             break;
