@@ -144,7 +144,7 @@ pub struct Alignment {
     method: ClockMethod,
     files: Vec<FileClock>,
     /// Said once (e.g. `ends` asked for without cross-domain collectives).
-    warning: Option<String>,
+    warnings: Vec<String>,
 }
 
 impl Default for Alignment {
@@ -152,7 +152,7 @@ impl Default for Alignment {
         Alignment {
             method: ClockMethod::None,
             files: Vec::new(),
-            warning: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -416,9 +416,31 @@ impl Alignment {
         self.method
     }
 
-    /// Said once about the alignment, when something is.
-    pub fn warning(&self) -> Option<&str> {
-        self.warning.as_deref()
+    /// Said once about the alignment (e.g. `ends` asked for without
+    /// cross-domain collectives), in the order it was found.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// [`Self::warnings`], then one line per reason files were left out
+    /// of cross-file figures, naming them (of `p`, the profile aligned).
+    pub fn said(&self, p: &Profile) -> Vec<String> {
+        let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+        for (i, c) in self.files.iter().enumerate().filter(|(_, c)| c.isolated) {
+            let why = c.refused.as_deref().unwrap_or_default();
+            let name = p.files.get(i).map_or_else(String::new, |f| f.name());
+            match reasons.iter_mut().find(|r| r.0 == why) {
+                Some(r) => r.1.push(name),
+                None => reasons.push((why, vec![name])),
+            }
+        }
+        let left_out = reasons.into_iter().map(|(why, names)| {
+            format!(
+                "clock refused for {}: {why} — left out of cross-file figures (its devices form their own groups)",
+                names.join(", ")
+            )
+        });
+        self.warnings.iter().cloned().chain(left_out).collect()
     }
 
     /// Files aligned (one per loaded file).
@@ -448,29 +470,17 @@ impl Alignment {
     }
 
     /// Leaves the files of domain `dom` out of cross-file figures, for
-    /// `why`, and says so in the warning.
-    pub(super) fn isolate(&mut self, p: &Profile, dom: usize, why: &str) {
-        let mut names = Vec::new();
-        for (i, c) in self.files.iter_mut().enumerate() {
-            if c.domain == dom {
-                c.isolated = true;
-                c.refused = Some(why.to_string());
-                names.push(file_name(p, i));
-            }
+    /// `why` ([`Self::said`] says so).
+    pub(super) fn isolate(&mut self, dom: usize, why: &str) {
+        for c in self.files.iter_mut().filter(|c| c.domain == dom) {
+            c.isolated = true;
+            c.refused = Some(why.to_string());
         }
-        let line = format!(
-            "clock refused for {}: {why} — left out of cross-file figures (its devices form their own groups)",
-            names.join(", ")
-        );
-        self.warn(line);
     }
 
     /// Adds `line` to what is said once about the alignment.
     pub(super) fn warn(&mut self, line: String) {
-        self.warning = Some(match self.warning.take() {
-            Some(w) => format!("{w}; {line}"),
-            None => line,
-        });
+        self.warnings.push(line);
     }
 
     /// How file `file` was aligned.
@@ -650,7 +660,7 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     let mut a = Alignment {
         method: ClockMethod::None,
         files,
-        warning: None,
+        warnings: Vec::new(),
     };
     if mode == AlignMode::None {
         return a;
@@ -659,7 +669,7 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     for (&i, why) in &bad {
         // a domain's shift is its first file's: judged by it
         if a.files[i].domain == i && a.several_domains() {
-            a.isolate(p, i, why);
+            a.isolate(i, why);
         }
     }
     // Shifts are taken against the reference's UTC stamp, or when that
@@ -752,16 +762,6 @@ fn bad_utc_stamps(p: &Profile) -> std::collections::BTreeMap<usize, String> {
     out
 }
 
-/// The file's name for a line (its path's last part).
-fn file_name(p: &Profile, i: usize) -> String {
-    p.files.get(i).map_or_else(String::new, |f| {
-        f.path.file_name().map_or_else(
-            || f.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    })
-}
-
 /// One host, both on its boot clock, booted at the same instant.
 fn same_clock(a: &crate::profile::FileInfo, b: &crate::profile::FileInfo) -> bool {
     a.host.is_some()
@@ -814,7 +814,7 @@ mod tests {
                 disagreement_ms: None,
                 isolated: false,
             }],
-            warning: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -125,7 +125,21 @@ impl Timebase {
     }
 }
 
+/// A file's name for a line or a cell: its last path component (the
+/// whole path when it has none).
+pub fn file_label(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 impl FileInfo {
+    /// The file's name for a line or a cell ([`file_label`]).
+    pub fn name(&self) -> String {
+        file_label(&self.path)
+    }
+
     /// What to add to this file's timestamps to get UTC ns since the
     /// epoch, when the file says.
     pub fn utc_shift_ns(&self) -> Option<i64> {

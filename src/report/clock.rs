@@ -35,7 +35,8 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
     json!({
         "method": a.method().name(),
         "reference": p.files.first().map(|f| f.path.display().to_string()),
-        "warning": a.warning(),
+        // one string, as before the lines were kept apart
+        "warning": Some(a.said(p).join("; ")).filter(|w| !w.is_empty()),
         "files": files,
         // Ranks whose capture covers part of a group's sequence: the clock
         // fit pairs only the instances they have.
@@ -71,10 +72,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
                 (true, None) => "-".into(),
                 (false, _) => i.to_string(),
             },
-            f.path.file_name().map_or_else(
-                || f.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
+            f.name(),
             f.host.clone().unwrap_or_else(|| "-".into()),
             short_timebase(c.timebase).into(),
             match c.method {
@@ -110,10 +108,7 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             } else {
                 "kept on UTC"
             };
-            let name = f.path.file_name().map_or_else(
-                || f.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
+            let name = f.name();
             match reasons.iter_mut().find(|r| r.0 == (what, why.clone())) {
                 Some(r) => r.1.push(name),
                 None => reasons.push(((what, why), vec![name])),
@@ -130,14 +125,9 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             names.join(", ")
         )));
     }
-    // (the refusals were said above, file by file)
-    if let Some(w) = a.warning() {
-        for part in w
-            .split("; ")
-            .filter(|x| !x.starts_with("clock refused for "))
-        {
-            out += &cx.note(&format!("! {part}"));
-        }
+    // (the files left out were said above, with the other refusals)
+    for w in a.warnings() {
+        out += &cx.note(&format!("! {w}"));
     }
 
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");

@@ -191,6 +191,6 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
 /// The capture's warnings, the clock alignment's among them.
 fn warnings(cx: &Context, c: &Completeness) -> Vec<String> {
     let mut w = c.warnings.clone();
-    w.extend(cx.clock.warning().map(str::to_string));
+    w.extend(cx.clock.said(cx.profile));
     w
 }

@@ -83,7 +83,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
             why, isolate: true, ..
         }) = &result
         {
-            a.isolate(p, dom, why);
+            a.isolate(dom, why);
             continue;
         }
         if let Ok(fit) = &result {

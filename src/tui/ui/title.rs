@@ -44,16 +44,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             });
         }
     }
-    let files: Vec<String> = p
-        .files
-        .iter()
-        .map(|f| {
-            f.path.file_name().map_or_else(
-                || f.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
+    let files: Vec<String> = p.files.iter().map(|f| f.name()).collect();
     items.push(Item {
         text: format!("  ·  {}", files.join(", ")),
         keep: 0,

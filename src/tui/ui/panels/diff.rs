@@ -260,12 +260,7 @@ fn worst_instance(s: &SkewPair, baseline_shown: bool) -> Option<PanelTarget> {
 
 /// `name` or `name +3`: the first file and how many more.
 fn files(files: &[PathBuf]) -> String {
-    let name = |f: &PathBuf| {
-        f.file_name().map_or_else(
-            || f.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    };
+    let name = |f: &PathBuf| crate::profile::file_label(f);
     match files {
         [] => "-".into(),
         [one] => name(one),

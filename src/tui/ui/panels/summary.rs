@@ -33,12 +33,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.warning(),
         ));
     }
-    for w in c
-        .warnings
-        .iter()
-        .map(String::as_str)
-        .chain(l.analysis.clock.warning())
-    {
+    for w in c.warnings.iter().chain(&l.analysis.clock.said(&l.profile)) {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
     let dev = app
