@@ -396,23 +396,7 @@ fn without_a_window_the_capture_ends_at_the_last_event() {
 fn unfinished_rows_come_back_from_the_cache() {
     let dir = temp_dir("osrt_samples_unfinished_cache");
     let path = unfinished_export(&dir, Some((0, 1000)));
-    let plan = LoadPlan::cached(Some(&CacheDir {
-        dir: dir.join("cache"),
-        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
-    }));
-    let fresh = load_with(&path, &plan);
-    let out = rankline::profile::load(
-        &rankline::profile::files(std::slice::from_ref(&path)),
-        &plan,
-        &mut |_, _, _| {},
-    );
-    assert!(
-        out.errors.is_empty() && out.notes.is_empty(),
-        "{:?}",
-        out.notes
-    );
-    assert!(!out.cache_use.is_empty());
-    let cached = out.profile;
+    let (fresh, cached) = fresh_then_cached(&path, dir.join("cache"));
     let rows = |p: &Profile| p.gpu.unfinished().collect::<Vec<_>>();
     assert_eq!(rows(&cached), rows(&fresh));
     assert_eq!(cached.files[0].capture_end_ns, Some(1000));

@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use rankline::profile::names::strip_api_version;
-use rankline::profile::{CacheDir, LoadPlan, NONE, Need, Profile, Sym};
+use rankline::profile::{LoadPlan, NONE, Need, Profile, Sym};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -291,26 +291,7 @@ fn a_partial_read_reads_no_scheduling_events() {
 #[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
 fn scheduling_events_come_back_from_the_cache() {
     let path = real_profiles().join(SCHED_FILES[3].0);
-    let plan = LoadPlan::cached(Some(&CacheDir {
-        dir: temp_dir("sched_syncs_cache"),
-        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
-    }));
-    let fresh = load_with(&path, &plan);
-    let out = rankline::profile::load(
-        &rankline::profile::files(std::slice::from_ref(&path)),
-        &plan,
-        &mut |_, _, _| {},
-    );
-    assert!(
-        out.errors.is_empty() && out.notes.is_empty(),
-        "{:?}",
-        out.notes
-    );
-    assert!(matches!(
-        out.cache_use[..],
-        [rankline::profile::CacheUse::Opened(_)]
-    ));
-    let cached = out.profile;
+    let (fresh, cached) = fresh_then_cached(&path, temp_dir("sched_syncs_cache"));
     assert!(!cached.sched.is_empty());
     assert_eq!(sched_by_model(&cached), sched_by_model(&fresh));
 }
@@ -800,26 +781,7 @@ fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
 fn sync_and_event_records_come_back_from_the_cache() {
     let dir = temp_dir("sched_syncs_small_streams_cache");
     let path = stream_export(&dir);
-    let plan = LoadPlan::cached(Some(&CacheDir {
-        dir: dir.join("cache"),
-        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
-    }));
-    let fresh = load_with(&path, &plan);
-    let out = rankline::profile::load(
-        &rankline::profile::files(std::slice::from_ref(&path)),
-        &plan,
-        &mut |_, _, _| {},
-    );
-    assert!(
-        out.errors.is_empty() && out.notes.is_empty(),
-        "{:?}",
-        out.notes
-    );
-    assert!(matches!(
-        out.cache_use[..],
-        [rankline::profile::CacheUse::Opened(_)]
-    ));
-    let cached = out.profile;
+    let (fresh, cached) = fresh_then_cached(&path, dir.join("cache"));
     assert_eq!(syncs_by_model(&cached), syncs_by_model(&fresh));
     assert_eq!(events_by_model(&cached), events_by_model(&fresh));
     assert_eq!(cached.syncs.len(), 3);

@@ -10,16 +10,19 @@ use rankline::analysis::{Settings, pipeline};
 use rankline::profile::{LoadPlan, Profile};
 use std::path::PathBuf;
 
-fn hang() -> Profile {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hang");
-    let files = vec![dir.join("node0.sqlite"), dir.join("node1.sqlite")];
+fn load(files: &[PathBuf]) -> Profile {
     let out = rankline::profile::load(
-        &rankline::profile::files(&files),
+        &rankline::profile::files(files),
         &LoadPlan::default(),
         &mut |_, _, _| {},
     );
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     out.profile
+}
+
+fn hang() -> Profile {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hang");
+    load(&[dir.join("node0.sqlite"), dir.join("node1.sqlite")])
 }
 
 #[test]
@@ -84,13 +87,7 @@ fn a_real_threads_split_equals_sql() {
     use rankline::analysis::intervals::{clip, subtract, total, union};
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/real-profiles/nsys2023_2_cutlass_osrt.sqlite");
-    let out = rankline::profile::load(
-        &rankline::profile::files(std::slice::from_ref(&path)),
-        &LoadPlan::default(),
-        &mut |_, _, _| {},
-    );
-    assert!(out.errors.is_empty(), "{:?}", out.errors);
-    let p = out.profile;
+    let p = load(std::slice::from_ref(&path));
     let a = pipeline::analyze(&p, &Settings::default(), &mut |_| {});
     let c = rankline::profile::open_readonly(&path).unwrap();
     // The thread with the most OS runtime calls, and its CUDA calls' span.
@@ -207,13 +204,7 @@ fn a_real_threads_sched_and_samples_split_equals_sql() {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/real-profiles")
             .join(name);
-        let out = rankline::profile::load(
-            &rankline::profile::files(std::slice::from_ref(&path)),
-            &LoadPlan::default(),
-            &mut |_, _, _| {},
-        );
-        assert!(out.errors.is_empty(), "{:?}", out.errors);
-        let p = out.profile;
+        let p = load(std::slice::from_ref(&path));
         let a = pipeline::analyze(&p, &Settings::default(), &mut |_| {});
         let c = rankline::profile::open_readonly(&path).unwrap();
         let (gtid, lo, hi): (i64, i64, i64) = c

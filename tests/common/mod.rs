@@ -119,3 +119,33 @@ pub fn assert_parts_sum_to_span(d: &serde_json::Value) {
         assert!(d[k].as_f64().unwrap() >= 0.0, "{k}: {d}");
     }
 }
+
+/// `path` read fresh, writing its cache entry under `cache`, then
+/// reopened from that entry with no error or note: (fresh, cached).
+pub fn fresh_then_cached(
+    path: &Path,
+    cache: PathBuf,
+) -> (rankline::profile::Profile, rankline::profile::Profile) {
+    use rankline::profile::{CacheDir, CacheUse, LoadPlan};
+    let plan = LoadPlan::cached(Some(&CacheDir {
+        dir: cache,
+        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
+    }));
+    let load = || {
+        rankline::profile::load(
+            &rankline::profile::files(std::slice::from_ref(&path.to_path_buf())),
+            &plan,
+            &mut |_, _, _| {},
+        )
+    };
+    let fresh = load();
+    assert!(fresh.errors.is_empty(), "{:?}", fresh.errors);
+    let out = load();
+    assert!(
+        out.errors.is_empty() && out.notes.is_empty(),
+        "{:?}",
+        out.notes
+    );
+    assert!(matches!(out.cache_use[..], [CacheUse::Opened(_)]));
+    (fresh.profile, out.profile)
+}
