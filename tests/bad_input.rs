@@ -20,7 +20,9 @@ fn make_nsys_like(path: &Path, rows: usize) {
     {
         let mut st = tx.prepare("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, 0, 1, 7, ?3, 16777216, 1, 1)").unwrap();
         for i in 0..rows as i64 {
-            st.execute((i * 1000, i * 1000 + 500, i)).unwrap();
+            // from 1 µs: an event at timestamp 0 cannot be right
+            st.execute(((i + 1) * 1000, (i + 1) * 1000 + 500, i))
+                .unwrap();
         }
     }
     tx.commit().unwrap();

@@ -4,7 +4,9 @@
 //! and say why when the ends disagree.
 
 mod common;
-use common::split::{Mapping, UTC0, copy, gpu_end, gpu_start, keep_pids, set_session, shift};
+use common::split::{
+    Mapping, UTC0, copy, gpu_end, gpu_start, keep_pids, set_host, set_session, shift,
+};
 use common::*;
 use rusqlite::Connection;
 use serde_json::Value;
@@ -374,6 +376,8 @@ fn communicators_sharing_a_stream_id_across_refined_clocks_split_by_ends() {
     let dir = temp_dir("clock_shared_stream");
     let a = copy(&src, &dir, "a.sqlite");
     let b = copy(&src, &dir, "b.sqlite");
+    // another host: one host's files would share its UTC clock
+    set_host(&b, "dgx-c04");
     keep_pids(&a, &[6101, 6103]);
     keep_pids(&b, &[6102, 6104]);
     let t0 = gpu_start(&b);

@@ -429,7 +429,10 @@ fn a_launch_delay_inside_the_clock_residual_is_not_resolvable() {
             assert!(delay >= 0.0, "{x}");
         }
     }
-    assert!(undecided > 0 && decided > 0, "{launch}");
+    // Ends up to 9 ms apart: the residual (their spread plus the 3.6 ms
+    // clock error) leaves every 3–5 ms delay undecided.
+    assert!(undecided > 0, "{launch}");
+    assert!(decided == 0 || residual < 4.0, "{launch}");
     // Clocks aligned from collective ends to a µs decide every verdict.
     let one = launch_1ms(MULTINODE);
     assert!(

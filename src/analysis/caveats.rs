@@ -32,8 +32,9 @@ pub enum Caveat {
         p90_ms: Option<f64>,
     },
     /// The group's devices are on several clocks (of these hosts), aligned
-    /// as said.
-    HostClocks(Vec<String>, GroupClocks),
+    /// as said; whether every rank's place in the sequence is confirmed
+    /// without the ends (on UTC only, the ends cannot confirm it).
+    HostClocks(Vec<String>, GroupClocks, bool),
     /// Devices with a CUDA context but no GPU activity (whole capture): a
     /// rank of this group may be missing.
     MissingDevices(Vec<DevId>),
@@ -98,7 +99,7 @@ impl Caveat {
             Caveat::EndsNotAligned { .. } => {
                 "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
             }
-            Caveat::HostClocks(hosts, c) => {
+            Caveat::HostClocks(hosts, c, confirmed) => {
                 let on = if hosts.len() > 1 {
                     format!("devices on {} hosts ({})", hosts.len(), hosts.join(", "))
                 } else {
@@ -110,7 +111,12 @@ impl Caveat {
                         "{on}, clocks aligned by collective ends (residual p90 {residual:.3} ms): smaller skews are not resolvable"
                     ),
                     ClockMethod::Utc => format!(
-                        "{on}, clocks aligned by UTC only (residual p90 {residual:.3} ms): smaller skews are not resolvable, and the ends could not confirm the pairing"
+                        "{on}, clocks aligned by UTC only (residual p90 {residual:.3} ms: the ends' own spread plus the clock error): smaller skews are not resolvable{}",
+                        if *confirmed {
+                            ""
+                        } else {
+                            ", and the ends could not confirm the pairing"
+                        }
                     ),
                     _ => format!(
                         "{on} whose clocks are not aligned: start and end skews include the clock offset"
@@ -198,6 +204,7 @@ pub fn group_caveats(
         out.push(Caveat::HostClocks(
             hosts.into_iter().map(String::from).collect(),
             c,
+            confirmed,
         ));
     }
     if !missing.is_empty() {

@@ -84,8 +84,6 @@ const DRIFT_MIN_INSTANCES: usize = 10;
 /// A fitted drift beyond this (ppm) is not a clock's: crystals drift by
 /// tens of ppm; a file whose timestamps are scaled fits thousands.
 pub const MAX_DRIFT_PPM: f64 = 500.0;
-/// Boot instants of one host's files within this (ns) mean one clock.
-const SAME_BOOT_NS: i64 = 1_000_000;
 
 /// One file's mapping to the reference clock:
 /// `t_ref = t + offset_ns + drift_ppm·10⁻⁶·(t − t0)`. Its fields are the
@@ -95,6 +93,20 @@ const SAME_BOOT_NS: i64 = 1_000_000;
 pub struct FileClock {
     /// Files sharing a clock share a domain (index of its first file).
     domain: usize,
+    /// What to add to the file's timestamps to get its domain's first
+    /// file's (0 for that file): files of one host differ by their
+    /// session starts, known exactly on one boot clock.
+    #[serde(default)]
+    host_shift_ns: i64,
+    /// How the file shares its domain's clock, when it is not the
+    /// domain's first file.
+    #[serde(default)]
+    host_link: Option<HostLink>,
+    /// |median aligned end of the file's ranks − median aligned end of its
+    /// host's other files' ranks| (ms) over the instances they share: how
+    /// well the files of one host agree.
+    #[serde(default)]
+    host_agreement_ms: Option<Spread>,
     timebase: Timebase,
     method: ClockMethod,
     offset_ns: f64,
@@ -119,9 +131,35 @@ pub struct FileClock {
     isolated: bool,
 }
 
+/// How a file shares the clock of an earlier file of its host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum HostLink {
+    /// Both record the host's boot instant (`systemClockNs`) and it is
+    /// the same: one boot clock, their session starts known exactly.
+    BootClock,
+    /// The host's system UTC clock stamped both session starts.
+    UtcClock,
+}
+
+impl HostLink {
+    pub fn name(self) -> &'static str {
+        match self {
+            HostLink::BootClock => "boot-clock",
+            HostLink::UtcClock => "utc-clock",
+        }
+    }
+}
+
 /// How one file was aligned, as reports and views show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileMapping {
+    /// The first file of its clock domain (itself when it is).
+    pub domain: usize,
+    /// How it shares that file's clock, when it is another file of its
+    /// host.
+    pub host_link: Option<HostLink>,
+    /// How well its ranks' ends agree with the rest of its host's (ms).
+    pub host_agreement_ms: Option<Spread>,
     pub timebase: Timebase,
     pub method: ClockMethod,
     /// What is added to the file's timestamps at its first event (ms).
@@ -451,6 +489,9 @@ impl Alignment {
     /// How each file was aligned, in file order.
     pub fn mappings(&self) -> impl Iterator<Item = FileMapping> + '_ {
         self.files.iter().map(|c| FileMapping {
+            domain: c.domain,
+            host_link: c.host_link,
+            host_agreement_ms: c.host_agreement_ms,
             timebase: c.timebase,
             method: c.method,
             offset_ms: c.offset_ns / 1e6,
@@ -461,6 +502,14 @@ impl Alignment {
             refused: c.refused.clone(),
             isolated: c.isolated,
         })
+    }
+
+    /// `t` of file `file` on its domain's clock (its domain's first
+    /// file's timestamps), before any shift between domains.
+    pub(super) fn on_domain_clock(&self, file: usize, t: i64) -> i64 {
+        self.files
+            .get(file)
+            .map_or(t, |c| t.saturating_add(c.host_shift_ns))
     }
 
     /// Whether file `file` is left out of cross-file figures (its clock
@@ -622,7 +671,7 @@ impl Alignment {
 }
 
 /// A duration given in ms, in µs below 1 ms.
-fn short_ms(ms: f64) -> String {
+pub fn short_ms(ms: f64) -> String {
     if ms < 0.0005 {
         // "0 µs" would claim a perfect fit.
         "< 1 µs".to_string()
@@ -639,11 +688,19 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     let t0s = file_starts(p);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
     for (i, f) in p.files.iter().enumerate() {
-        let domain = (0..i)
-            .find(|&j| same_clock(&p.files[j], f))
-            .map_or(i, |j| files[j].domain);
+        // The first earlier domain of the file's host it shares a clock with.
+        let link = (0..i)
+            .filter(|&j| files[j].domain == j)
+            .find_map(|j| host_clock(&p.files[j], f).map(|l| (j, l)));
+        let (domain, host_shift_ns, host_link) = match link {
+            Some((j, (shift, how))) => (j, shift, Some(how)),
+            None => (i, 0, None),
+        };
         files.push(FileClock {
             domain,
+            host_shift_ns,
+            host_link,
+            host_agreement_ms: None,
             timebase: f.timebase,
             method: ClockMethod::None,
             offset_ns: 0.0,
@@ -682,16 +739,19 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     for i in 0..a.files.len() {
         let domain = a.files[i].domain;
         let c = &mut a.files[i];
+        // Files of one domain share the shift of its first file, each
+        // from its own session start.
+        let host = c.host_shift_ns as f64;
         if i == 0 {
             c.method = ClockMethod::Reference;
         } else if domain == 0 {
             c.method = ClockMethod::SameHost;
+            c.offset_ns = host;
         } else {
             c.method = ClockMethod::Utc;
-            // Files of one domain share the shift of its first file.
             match (anchor, p.files[domain].utc_shift_ns()) {
                 _ if c.isolated => {}
-                (Some(r), Some(u)) => c.offset_ns = u.saturating_sub(r) as f64,
+                (Some(r), Some(u)) => c.offset_ns = u.saturating_sub(r) as f64 + host,
                 _ => missing_utc.push(i),
             }
         }
@@ -762,14 +822,30 @@ fn bad_utc_stamps(p: &Profile) -> std::collections::BTreeMap<usize, String> {
     out
 }
 
-/// One host, both on its boot clock, booted at the same instant.
-fn same_clock(a: &crate::profile::FileInfo, b: &crate::profile::FileInfo) -> bool {
-    a.host.is_some()
-        && a.host == b.host
-        && match (a.boot_instant_ns(), b.boot_instant_ns()) {
-            (Some(x), Some(y)) => x.abs_diff(y) <= SAME_BOOT_NS.unsigned_abs(),
-            _ => false,
-        }
+/// Whether file `f` shares the clock of `first` (an earlier file, the
+/// first of its domain): both name one host and one boot of it. Then what
+/// to add to `f`'s timestamps to get `first`'s, and how it is known.
+fn host_clock(
+    first: &crate::profile::FileInfo,
+    f: &crate::profile::FileInfo,
+) -> Option<(i64, HostLink)> {
+    // host_index tells boots of one name apart where they are recorded
+    if first.host.is_none() || first.host != f.host || first.host_index != f.host_index {
+        return None;
+    }
+    let boots = first.boot_ns.zip(f.boot_ns);
+    if let Some((x, y)) = boots
+        && crate::profile::identity::same_boot(Some(x), Some(y))
+        && let (Some(a), Some(b)) = (first.to_boot_clock_ns(), f.to_boot_clock_ns())
+    {
+        return Some((b.saturating_sub(a), HostLink::BootClock));
+    }
+    if boots.is_some() {
+        // two boots of one host: two clocks
+        return None;
+    }
+    let (a, b) = (first.utc_shift_ns()?, f.utc_shift_ns()?);
+    Some((b.saturating_sub(a), HostLink::UtcClock))
 }
 
 /// The earliest GPU event of each file (0 without one).
@@ -802,6 +878,9 @@ mod tests {
             method: ClockMethod::CollectiveEnds,
             files: vec![FileClock {
                 domain: 1,
+                host_shift_ns: 0,
+                host_link: None,
+                host_agreement_ms: None,
                 timebase: Timebase::UtcEpoch,
                 method: ClockMethod::CollectiveEnds,
                 offset_ns,
@@ -854,6 +933,7 @@ mod tests {
             rank: None,
             world_size: None,
             host_index: 0,
+            suspect_events: Default::default(),
             wal: None,
         });
         p.processes.push(Process {

@@ -7,6 +7,7 @@ pub mod memory;
 pub mod ranges;
 mod source;
 mod stacks;
+mod suspect;
 mod wal;
 
 pub use super::progress::{ProgressFn, Stage};
@@ -240,6 +241,7 @@ impl State<'_> {
             capture_start_ns: None,
             capture_end_ns: None,
             host_index: 0,
+            suspect_events: Default::default(),
             wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
@@ -249,7 +251,14 @@ impl State<'_> {
         self.read_threads(db)?;
         self.read_gpus(db)?;
         self.read_contexts(db)?;
-        self.read_large_tables(db, source, limits, plan)?;
+        let candidates = suspect::Candidates::new(session.window, session.system_clock_ns);
+        let counted = self.read_large_tables(db, source, limits, plan, &candidates)?;
+        // Before anything reads the rows' times: bounds, timebase, sorting.
+        let window = session.window_on(self.p.event_bounds());
+        let (mut suspects, judged_by) = suspect::leave_out(&mut self.p, window, &candidates);
+        suspects.add(&counted.runtime_suspect[judged_by]);
+        self.p.files[0].suspect_events = suspects;
+        self.add_counts(counted, judged_by);
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
         let events = self.p.event_bounds();
@@ -621,7 +630,8 @@ impl State<'_> {
         source: &Source,
         limits: &[memory::Limit],
         plan: &ReadPlan,
-    ) -> Result<(), LoadError> {
+        candidates: &suspect::Candidates,
+    ) -> Result<counts::Counted, LoadError> {
         let (schema, path) = (&db.schema, db.path);
         let hints = ranges::TABLES
             .iter()
@@ -645,7 +655,7 @@ impl State<'_> {
         let (mut samples, mut stacks) = (RawSamples::default(), stacks::Stacks::default());
         let mut names = rustc_hash::FxHashMap::default();
         let mut counted = counts::Counted::default();
-        ranges::read_all(source, schema, path, &jobs, plan, |d| match d {
+        ranges::read_all(source, schema, path, &jobs, plan, candidates, |d| match d {
             ranges::Delivery::Progress(stage, rows) => {
                 (self.progress)(self.file_index, stage, rows)
             }
@@ -672,8 +682,7 @@ impl State<'_> {
         // NVTX payloads may name NCCL communicators, which the clock's
         // matching reads from loaded rows: such a file is read whole.
         self.rows_needed = counted.nvtx_payloads;
-        self.add_counts(counted);
-        Ok(())
+        Ok(counted)
     }
 
     /// UNVERIFIED shape (see [`NcclOperations`]).

@@ -88,11 +88,61 @@ pub struct FileInfo {
     pub system_clock_ns: Option<i64>,
     /// What the file's timestamps count from (decided from its data).
     pub timebase: Timebase,
+    /// Events left out because their times cannot be right.
+    #[serde(default)]
+    pub suspect_events: SuspectEvents,
     /// A non-empty write-ahead log found beside the file when it was
     /// opened: rows in it were not read. Looked for at every open, so
     /// never cached.
     #[serde(skip)]
     pub wal: Option<PathBuf>,
+}
+
+/// GPU activity and CUDA API calls of a file whose times cannot be right,
+/// by the first reason each fails (NCCL's own profiler has shipped such
+/// timestamps): left out of the model, so that no figure uses them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SuspectEvents {
+    pub end_before_start: u64,
+    pub zero_timestamp: u64,
+    /// Longer than the capture's recorded window.
+    pub longer_than_capture: u64,
+    /// Wholly before or after the capture's recorded window.
+    pub outside_capture: u64,
+}
+
+impl SuspectEvents {
+    pub fn total(&self) -> u64 {
+        self.end_before_start
+            .saturating_add(self.zero_timestamp)
+            .saturating_add(self.longer_than_capture)
+            .saturating_add(self.outside_capture)
+    }
+
+    pub fn add(&mut self, o: &SuspectEvents) {
+        self.end_before_start = self.end_before_start.saturating_add(o.end_before_start);
+        self.zero_timestamp = self.zero_timestamp.saturating_add(o.zero_timestamp);
+        self.longer_than_capture = self
+            .longer_than_capture
+            .saturating_add(o.longer_than_capture);
+        self.outside_capture = self.outside_capture.saturating_add(o.outside_capture);
+    }
+
+    /// `2 end before start, 1 outside the capture window`: the nonzero
+    /// counts, in words.
+    pub fn describe(&self) -> String {
+        [
+            (self.end_before_start, "end before start"),
+            (self.zero_timestamp, "zero timestamp"),
+            (self.longer_than_capture, "longer than the capture"),
+            (self.outside_capture, "outside the capture window"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
 }
 
 /// What a file's timestamps count from.
@@ -150,12 +200,28 @@ impl FileInfo {
         }
     }
 
-    /// UTC of the host's boot (timestamp 0 of a boot clock), for files on
-    /// one: files of one host agreeing on it share a clock.
-    pub fn boot_instant_ns(&self) -> Option<i64> {
+    /// The line said about the events left out of this file, when any
+    /// were (names escaped by the caller).
+    pub fn suspect_warning(&self) -> Option<String> {
+        let s = &self.suspect_events;
+        (s.total() > 0).then(|| {
+            format!(
+                "{}: {} GPU event(s) or CUDA call(s) left out, their times cannot be right ({})",
+                self.name(),
+                s.total(),
+                s.describe()
+            )
+        })
+    }
+
+    /// What to add to this file's timestamps to get its host's boot
+    /// clock, when the file records where it sits on it.
+    pub fn to_boot_clock_ns(&self) -> Option<i64> {
         match self.timebase {
-            Timebase::BootClock => self.utc_shift_ns(),
-            _ => None,
+            Timebase::BootClock => Some(0),
+            // timestamp 0 is the boot-clock reading `systemClockNs`
+            Timebase::SessionRelative => self.system_clock_ns,
+            Timebase::UtcEpoch => self.boot_ns.map(|b| b.saturating_neg()),
         }
     }
 }

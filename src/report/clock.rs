@@ -4,7 +4,7 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::table::Table;
-use crate::analysis::clock::{Alignment, ClockMethod};
+use crate::analysis::clock::{Alignment, ClockMethod, HostLink, short_ms};
 use crate::profile::Timebase;
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
@@ -27,6 +27,12 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "drift_fitted": c.drift_fitted,
                 "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
                 "instances_used": c.instances_used,
+                // another file of its host: one clock with that file
+                "host_clock": c.host_link.map(|l| json!({
+                    "shared_with": p.files[c.domain].path.display().to_string(),
+                    "via": l.name(),
+                })),
+                "host_agreement_ms": c.host_agreement_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
                 "refused": c.refused,
                 "isolated": c.isolated,
             })
@@ -125,14 +131,61 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             names.join(", ")
         )));
     }
+    out += &host_lines(cx, a);
     // (the files left out were said above, with the other refusals)
     for w in a.warnings() {
         out += &cx.note(&format!("! {w}"));
     }
 
     out += &cx.note("timebase: epoch = UTC ns, boot = the host's boot clock, session = ns from the session start; method ends = collective ends");
-    out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event): offset and ppm are the correction applied, the opposite of how far the file's clock runs ahead (a clock running 5 ppm fast gets ppm −5); ppm - = not fitted; resid_ms = p50/p90 of |median end of the file's ranks − median end of the instance| over the instances used; used = those instances (for the reference file: the instances it shares with the other files)");
+    out += &cx.note("t_ref = t_file + offset_ms·10⁶ + ppm·10⁻⁶·(t_file − the file's first event): offset and ppm are the correction applied, the opposite of how far the file's clock runs ahead (a clock running 5 ppm fast gets ppm −5); ppm - = not fitted; resid_ms = p50/p90 of |median end of the host's ranks − median end of the other hosts' ranks| over the instances used (the collective's own end spread plus the clock error between hosts); used = those instances");
     out += &super::captures::to_text(cx, &cx.analysis.matching);
+    out
+}
+
+/// One line per host whose files share its clock: how they are tied, and
+/// how well their ranks' ends agree (apart from the error between hosts).
+fn host_lines(cx: &Context, a: &Alignment) -> String {
+    let p = cx.profile;
+    let maps: Vec<_> = a.mappings().collect();
+    let mut out = String::new();
+    for (d, first) in maps.iter().enumerate().filter(|(d, c)| c.domain == *d) {
+        let mates: Vec<usize> = (0..maps.len())
+            .filter(|&f| maps[f].domain == d && f != d)
+            .collect();
+        if mates.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = std::iter::once(d)
+            .chain(mates.iter().copied())
+            .map(|f| p.files[f].name())
+            .collect();
+        let exact = mates
+            .iter()
+            .all(|&f| maps[f].host_link == Some(HostLink::BootClock));
+        let tie = if exact {
+            "one boot clock: their session starts are known exactly (systemClockNs)"
+        } else {
+            "one system UTC clock: their session starts as its stamps give them"
+        };
+        let agree = std::iter::once(first)
+            .chain(mates.iter().map(|&f| &maps[f]))
+            .filter_map(|c| c.host_agreement_ms.map(|s| (s.p90, c.instances_used)))
+            .reduce(|x, y| (x.0.max(y.0), x.1.max(y.1)));
+        let agree = match agree {
+            Some((ms, _)) => format!(
+                "; their ranks' ends agree within {} (p90, apart from the error between hosts)",
+                short_ms(ms)
+            ),
+            None => String::new(),
+        };
+        let host = p.files[d].host.as_deref().unwrap_or("-");
+        out += &cx.note(&escape_controls(&format!(
+            "{} files of {host} share its clock ({}): {tie}{agree}",
+            names.len(),
+            names.join(", ")
+        )));
+    }
     out
 }
 

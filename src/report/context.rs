@@ -59,6 +59,28 @@ impl Context<'_> {
         g.devices.iter().any(|&d| self.shows(d))
     }
 
+    /// Events of every file left out because their times cannot be right.
+    pub fn suspect_events(&self) -> crate::profile::SuspectEvents {
+        let mut all = crate::profile::SuspectEvents::default();
+        for f in &self.profile.files {
+            all.add(&f.suspect_events);
+        }
+        all
+    }
+
+    /// The line a section whose figures left suspect events out says, when
+    /// it left any out.
+    pub fn suspect_note(&self) -> String {
+        let s = self.suspect_events();
+        match s.total() {
+            0 => String::new(),
+            n => self.note(&format!(
+                "! {n} GPU event(s) or CUDA call(s) whose times cannot be right were left out ({}): report summary lists them per file",
+                s.describe()
+            )),
+        }
+    }
+
     /// The width text fits: `None` with `--wide`.
     pub fn cols(&self) -> Option<usize> {
         (!self.options.wide).then_some(fit::TEXT_WIDTH)

@@ -62,6 +62,7 @@ pub fn to_json(cx: &Context, m: &Matching, l: &LaunchReport) -> Value {
         "graph_kernels": l.graph_kernels,
         "devices": devices,
         "late_instances": late,
+        "suspect_events_left_out": cx.suspect_events().total(),
     })
 }
 
@@ -69,6 +70,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
     let p = cx.profile;
     let mut out =
         String::from("Launch correlation (kernel ↔ launch call by process and correlation id)\n");
+    out += &cx.suspect_note();
     let total = l.kernels_with_launch + l.kernels_without_launch;
     if total == 0 {
         out += "  nothing to analyse: no kernels were recorded\n";

@@ -21,7 +21,10 @@ pub fn to_json(cx: &Context, devs: &[DeviceOverlap]) -> Value {
             Value::Object(v)
         })
         .collect();
-    json!({ "devices": devices })
+    json!({
+        "devices": devices,
+        "suspect_events_left_out": cx.suspect_events().total(),
+    })
 }
 
 /// A device's figures, without the device (`diff` names it once for two).
@@ -68,6 +71,7 @@ pub fn figure_cells(d: &DeviceOverlap) -> Vec<String> {
 pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     let p = cx.profile;
     let mut out = String::from("Compute/NCCL overlap per device\n");
+    out += &cx.suspect_note();
     out += &cx.note(
         "interval unions; compute = every non-communication kernel; compute_ms, nccl_ms: only that runs; both_ms: compute and NCCL at once; copy_ms: a memcpy or memset runs and no kernel does; idle_ms: nothing runs; hidden_% = share of NCCL time under compute",
     );

@@ -156,7 +156,11 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
             json!({"device": json::device(p, lane.device), "stream": lane.stream})
         })
         .collect();
-    json!({"groups": groups, "unpaired_streams": unpaired})
+    json!({
+        "groups": groups,
+        "unpaired_streams": unpaired,
+        "suspect_events_left_out": cx.suspect_events().total(),
+    })
 }
 
 /// Whether instance `i` of `s` is one of its big events.
@@ -242,6 +246,7 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
 pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     let p = cx.profile;
     let mut out = String::from("Cross-rank skew of matched collectives\n");
+    out += &cx.suspect_note();
     if skews.is_empty() {
         out += if cx.no_gpu_activity {
             "  nothing to analyse: no GPU activity was recorded\n"

@@ -6,6 +6,7 @@ use super::json;
 use super::table::Table;
 use crate::analysis::completeness::Completeness;
 use crate::profile::inputs::is_nsys_report;
+use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
 
 pub fn to_json(cx: &Context, c: &Completeness) -> Value {
@@ -23,6 +24,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "host": f.host,
                 "rank": f.rank,
                 "world_size": f.world_size,
+                // left out of every figure: their times cannot be right
+                "suspect_events": f.suspect_events,
             })
         })
         .collect();
@@ -101,6 +104,9 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
         ]);
     }
     out += &files.render(cx.cols());
+    for line in p.files.iter().filter_map(|f| f.suspect_warning()) {
+        out += &cx.note(&escape_controls(&format!("! {line}")));
+    }
     // A report's nsys version is that of the user's nsys, which rankline ran.
     for f in p.files.iter().filter(|f| is_nsys_report(&f.path)) {
         let name = f.path.file_name().unwrap_or(f.path.as_os_str());

@@ -246,6 +246,9 @@ impl App {
                         self.messages
                             .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
                     }
+                    if let Some(line) = f.suspect_warning() {
+                        self.messages.push(Level::Warn, line);
+                    }
                 }
                 self.set_data(loaded);
             }

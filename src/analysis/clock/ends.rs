@@ -97,9 +97,11 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
                     c.method = ClockMethod::CollectiveEnds;
                     c.drift_ppm = f.slope * 1e6;
                     c.drift_fitted = f.slope != 0.0;
-                    // The line is in the domain's raw time from its t0;
+                    // The line is in the domain's clock from its t0;
                     // each file counts drift from its own t0.
-                    c.offset_ns = f.offset + f.slope * (c.t0 - t0) as f64;
+                    let host = c.host_shift_ns;
+                    c.offset_ns =
+                        host as f64 + f.offset + f.slope * (c.t0.saturating_add(host) - t0) as f64;
                     c.instances_used = f.kept;
                 }
                 Err(r) => {
@@ -176,15 +178,20 @@ fn fit_domain(
     let t0 = a
         .files
         .iter()
-        .filter(|c| c.domain == dom)
-        .map(|c| c.t0)
+        .enumerate()
+        .filter(|(_, c)| c.domain == dom)
+        .map(|(f, c)| a.on_domain_clock(f, c.t0))
         .min()
         .unwrap_or(0);
     let mut xs = Vec::new();
     let mut ys = Vec::new();
     let mut used = Vec::new();
     for inst in cross {
-        let mine = median_of(&inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.end(r));
+        let mine = median_of(
+            &inst.rows,
+            |f| a.domain(f) == dom,
+            |f, r| a.on_domain_clock(f, p.gpu.end(r)),
+        );
         let reference = median_of(
             &inst.rows,
             |f| a.domain(f) == 0,
@@ -250,6 +257,7 @@ fn fit_domain(
     // last rank started it (beyond the fit's own noise).
     let map = |file: usize, t: i64| -> f64 {
         if a.domain(file) == dom {
+            let t = a.on_domain_clock(file, t);
             let x = (t - t0) as f64;
             t as f64 + f.offset + f.slope * x
         } else {
@@ -369,7 +377,11 @@ fn arrival_bias(
         if residual.abs() > tolerance {
             continue;
         }
-        let mine = median_of(&inst.rows, |f| a.domain(f) == dom, |_, r| p.gpu.start(r));
+        let mine = median_of(
+            &inst.rows,
+            |f| a.domain(f) == dom,
+            |f, r| a.on_domain_clock(f, p.gpu.start(r)),
+        );
         let reference = median_of(
             &inst.rows,
             |f| a.domain(f) == 0,
@@ -390,50 +402,64 @@ fn arrival_bias(
     (median(mine_last) + median(reference_last)) / 2.0
 }
 
-/// Adds each file's residual: over the instances holding it (cross-domain
-/// ones when there are any), |median aligned end of its ranks − median
-/// aligned end of the instance|.
+/// Adds each file's residual and host agreement ([`residuals_over`]).
 pub fn with_residuals(p: &Profile, a: Alignment, m: &Matching) -> Alignment {
     residuals_over(p, a, m, &|_| true)
 }
 
-/// [`with_residuals`] over the instances (numbered as by [`instances`])
-/// that pass `used`.
+/// Over the instances (numbered as by [`instances`]) that pass `used`,
+/// each file's residual: |median aligned end of its domain's ranks −
+/// median aligned end of the other domains' ranks| (the collective's own
+/// end spread plus the clock error between hosts; compared with the whole
+/// instance, a host's own ranks would pull the median toward it and hide
+/// half the error of two hosts); and within a domain of several files,
+/// how far each file's ranks end from its other files' ranks.
 fn residuals_over(
     p: &Profile,
     mut a: Alignment,
     m: &Matching,
     used: &dyn Fn(usize) -> bool,
 ) -> Alignment {
-    let insts = instances(p, m);
-    let several = a.several_domains();
-    let mut per_file: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
-    for inst in &insts {
-        if (several && !a.spans_domains(p, &inst.raw)) || !used(inst.index) {
-            continue;
-        }
-        let Some(all) = median_of(&inst.rows, |_| true, |f, r| a.to_reference(f, p.gpu.end(r)))
-        else {
-            continue;
-        };
+    let mut across: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
+    let mut within: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
+    let end = |f: usize, r: usize| a.to_reference(f, p.gpu.end(r));
+    for inst in instances(p, m).iter().filter(|i| used(i.index)) {
         let mut files: Vec<usize> = inst.rows.iter().map(|&(f, _)| f).collect();
         files.sort_unstable();
         files.dedup();
-        for f in files {
-            if let Some(mine) = median_of(
-                &inst.rows,
-                |x| x == f,
-                |x, r| a.to_reference(x, p.gpu.end(r)),
-            ) {
-                per_file[f].push((mine - all).abs() / 1e6);
+        let mut domains: Vec<usize> = files.iter().map(|&f| a.domain(f)).collect();
+        domains.sort_unstable();
+        domains.dedup();
+        for &d in &domains {
+            let mine = || files.iter().copied().filter(|&f| a.domain(f) == d);
+            let Some(host) = median_of(&inst.rows, |f| a.domain(f) == d, end) else {
+                continue;
+            };
+            if domains.len() > 1
+                && let Some(others) = median_of(&inst.rows, |f| a.domain(f) != d, end)
+            {
+                for f in mine() {
+                    across[f].push((host - others).abs() / 1e6);
+                }
+            }
+            if mine().nth(1).is_some() {
+                for f in mine() {
+                    let own = median_of(&inst.rows, |x| x == f, end);
+                    let rest = median_of(&inst.rows, |x| x != f && a.domain(x) == d, end);
+                    if let (Some(own), Some(rest)) = (own, rest) {
+                        within[f].push((own - rest).abs() / 1e6);
+                    }
+                }
             }
         }
     }
-    for (c, v) in a.files.iter_mut().zip(per_file) {
+    let several = a.several_domains();
+    for ((c, across), within) in a.files.iter_mut().zip(across).zip(within) {
         if c.method != ClockMethod::CollectiveEnds {
-            c.instances_used = v.len();
+            c.instances_used = if several { across.len() } else { within.len() };
         }
-        c.residual_ms = Spread::of(v);
+        c.residual_ms = Spread::of(across);
+        c.host_agreement_ms = Spread::of(within);
     }
     a
 }

@@ -482,9 +482,12 @@ impl State<'_> {
     /// Gives the threads of rows counted, not loaded (see `counts.rs`), as
     /// a load of the rows would make them (in another order), and their
     /// counts per process.
-    pub(super) fn add_counts(&mut self, c: Counted) {
+    /// Adds the counted rows, the calls as judged by candidate window
+    /// `judged_by` (see `suspect::Candidates`).
+    pub(super) fn add_counts(&mut self, c: Counted, judged_by: usize) {
         let mut counts = std::mem::take(&mut self.p.cpu_counts);
-        for (g, t) in c.runtime {
+        let runtime = c.runtime.into_iter().nth(judged_by).unwrap_or_default();
+        for (g, t) in runtime {
             let process = self.process_of_thread(g);
             CpuCounts::add(&mut counts.runtime_calls, process, t.rows);
             if let Some(span) = t.span {

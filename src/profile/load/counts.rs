@@ -15,6 +15,8 @@
 //! `scale_1m.sqlite` against 0.25 s for a plain scan, which made a summary
 //! read that way slower than loading everything.
 
+use super::suspect::{self, Candidates};
+use crate::profile::model::SuspectEvents;
 use crate::profile::open::{LoadError, Schema};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{self, Rows, Selection};
@@ -46,7 +48,10 @@ impl Tally {
 /// counted, per globalTid.
 #[derive(Debug, Default)]
 pub struct Counted {
-    pub runtime: BTreeMap<i64, Tally>,
+    /// Per candidate window ([`Candidates`]): the calls a load would keep
+    /// once the window is known, and those it would leave out.
+    pub runtime: [BTreeMap<i64, Tally>; 3],
+    pub runtime_suspect: [SuspectEvents; 3],
     /// Also the threads of NVTX rows a load reads but does not keep
     /// (domain creations): a load makes their threads all the same.
     pub nvtx: BTreeMap<i64, Tally>,
@@ -57,10 +62,12 @@ pub struct Counted {
 
 impl Counted {
     pub fn append(&mut self, other: Counted) {
-        for (mine, theirs) in [
-            (&mut self.runtime, other.runtime),
-            (&mut self.nvtx, other.nvtx),
-        ] {
+        let [r0, r1, r2] = other.runtime;
+        let [m0, m1, m2] = &mut self.runtime;
+        for (s, o) in self.runtime_suspect.iter_mut().zip(&other.runtime_suspect) {
+            s.add(o);
+        }
+        for (mine, theirs) in [(m0, r0), (m1, r1), (m2, r2), (&mut self.nvtx, other.nvtx)] {
             for (g, t) in theirs {
                 mine.entry(g).or_default().add(t.rows, t.span);
             }
@@ -103,18 +110,19 @@ impl Tallies {
 }
 
 /// Counts `rows` of the runtime/driver API table. A call is kept when its
-/// start, end and globalTid read as integers; it spans start to
-/// max(end, start).
+/// start, end and globalTid read as integers and its times can be right
+/// (`suspect.rs`, against each candidate window); it spans start to end.
 pub fn runtime(
     conn: &Connection,
     schema: &Schema,
     path: &Path,
     rows: Rows,
+    candidates: &Candidates,
     report: &mut raw::Report<'_>,
 ) -> Result<Counted, LoadError> {
     let mut out = Counted::default();
     let read = Selection::only(&spec::RUNTIME, raw::CALL_COLUMNS);
-    let mut tallies = Tallies::default();
+    let mut tallies: [Tallies; 3] = Default::default();
     raw::scan(
         conn,
         schema,
@@ -125,12 +133,17 @@ pub fn runtime(
         report,
         |r| {
             if let Some(c) = raw::kept_call(&r) {
-                tallies.add(c.global_tid, 1, Some((c.start, c.end)));
+                for (k, w) in candidates.0.iter().enumerate() {
+                    match suspect::judge(c.start, c.end, *w) {
+                        Some(why) => suspect::count(&mut out.runtime_suspect[k], why),
+                        None => tallies[k].add(c.global_tid, 1, Some((c.start, c.end))),
+                    }
+                }
             }
             Ok(())
         },
     )?;
-    out.runtime = tallies.finish();
+    out.runtime = tallies.map(Tallies::finish);
     Ok(out)
 }
 

@@ -6,6 +6,7 @@
 
 use super::counts::{self, Counted};
 use super::source::{Need, Source, open_source};
+use super::suspect::Candidates;
 use crate::profile::model::GpuKind;
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
@@ -220,11 +221,12 @@ fn read(
     path: &Path,
     job: &Job,
     need: Need,
+    candidates: &Candidates,
     report: &mut raw::Report<'_>,
 ) -> Result<Chunk, LoadError> {
     Ok(match TABLES[job.table] {
         Table::Runtime if need == Need::Counts => Chunk::Counted(Box::new(counts::runtime(
-            conn, schema, path, job.rows, report,
+            conn, schema, path, job.rows, candidates, report,
         )?)),
         Table::Nvtx if need == Need::Counts => Chunk::Counted(Box::new(counts::nvtx(
             conn, schema, path, job.rows, report,
@@ -299,6 +301,7 @@ pub fn read_all(
     path: &Path,
     jobs: &[Job],
     plan: &ReadPlan,
+    candidates: &Candidates,
     mut on: impl FnMut(Delivery),
 ) -> Result<(), LoadError> {
     let next = AtomicUsize::new(0);
@@ -321,7 +324,8 @@ pub fn read_all(
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
-                        let chunk = read(&conn, schema, path, job, plan.need, &mut report);
+                        let chunk =
+                            read(&conn, schema, path, job, plan.need, candidates, &mut report);
                         if chunk.is_err() {
                             stop.store(true, Ordering::Relaxed);
                         }

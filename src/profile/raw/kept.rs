@@ -8,7 +8,8 @@ use crate::profile::spec::{ColumnSet, NvtxColumn as N, RuntimeColumn as R};
 /// A runtime call the loader keeps (see [`kept_call`]).
 pub(crate) struct KeptCall {
     pub start: i64,
-    /// Never before the start.
+    /// As recorded: one before the start is left out of a load
+    /// (`load/suspect.rs`), and counted as ending at its start.
     pub end: i64,
     pub global_tid: i64,
 }
@@ -23,7 +24,7 @@ pub(crate) fn kept_call(r: &NamedRow<R>) -> Option<KeptCall> {
     match (r.int(R::Start), r.int(R::End), r.int(R::GlobalTid)) {
         (Some(start), Some(end), Some(global_tid)) => Some(KeptCall {
             start,
-            end: end.max(start),
+            end,
             global_tid,
         }),
         _ => None,

@@ -1,0 +1,178 @@
+//! GPU activity and CUDA API calls whose times cannot be right (end before
+//! start, a zero timestamp, longer than the capture, wholly outside it):
+//! counted per file and left out before the rows are sorted, so that no
+//! figure, span or clock fit uses them.
+
+use crate::profile::model::{FileProfile, SuspectEvents};
+
+/// The share of events that may fall outside a recorded window for it to
+/// be this data's capture window (a window on another clock, seen in real
+/// exports, misses most of them; damaged timestamps are a few).
+const WINDOW_MISS_SHARE: f64 = 0.01;
+
+/// The windows a file's events may be on, before its events say which:
+/// none, `ANALYSIS_DETAILS` as recorded, and shifted back by
+/// `systemClockNs` (see `SessionClock::window_on`). Calls only counted
+/// (`report summary`) are judged against each, and the one the loaded GPU
+/// activity keeps to is taken.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Candidates(pub [Option<(i64, i64)>; 3]);
+
+impl Candidates {
+    pub fn new(recorded: Option<(i64, i64)>, system_clock_ns: Option<i64>) -> Self {
+        let shifted = recorded
+            .zip(system_clock_ns)
+            .map(|((a, b), s)| (a.saturating_sub(s), b.saturating_sub(s)));
+        Candidates([None, recorded, shifted])
+    }
+
+    /// Which candidate `w` is (0 when none is).
+    fn index(&self, w: Option<(i64, i64)>) -> usize {
+        (1..3).find(|&i| w.is_some() && self.0[i] == w).unwrap_or(0)
+    }
+}
+
+/// Why a row's times cannot be right, when they cannot: 0 end before
+/// start, 1 a zero timestamp, 2 longer than `window`, 3 wholly outside it.
+pub fn judge(start: i64, end: i64, window: Option<(i64, i64)>) -> Option<usize> {
+    if start == 0 || end == 0 {
+        return Some(1);
+    }
+    if end < start {
+        return Some(0);
+    }
+    let (a, b) = window?;
+    if end.saturating_sub(start) > b.saturating_sub(a) {
+        return Some(2);
+    }
+    (end < a || start > b).then_some(3)
+}
+
+pub fn count(s: &mut SuspectEvents, why: usize) {
+    let c = match why {
+        0 => &mut s.end_before_start,
+        1 => &mut s.zero_timestamp,
+        2 => &mut s.longer_than_capture,
+        _ => &mut s.outside_capture,
+    };
+    *c = c.saturating_add(1);
+}
+
+/// `window`, when the GPU activity keeps to it: no more than
+/// [`WINDOW_MISS_SHARE`] of its rows wholly outside (GPU rows only: they
+/// are read under every plan, so a count and a load judge alike).
+fn trusted_window(p: &FileProfile, window: Option<(i64, i64)>) -> Option<(i64, i64)> {
+    let (a, b) = window.filter(|&(a, b)| a < b)?;
+    let g = &p.gpu;
+    let out = g
+        .start
+        .iter()
+        .zip(g.end.iter())
+        .filter(|&(&s, &e)| e < a || s > b)
+        .count();
+    let n = g.start.len();
+    (n > 0 && (out as f64) <= WINDOW_MISS_SHARE * n as f64).then_some((a, b))
+}
+
+/// Leaves out of `p` (one file, before [`crate::profile::finalize`]) its
+/// GPU rows and runtime calls whose times cannot be right, and returns how
+/// many, by reason, and which of `candidates` judged them (for the calls
+/// only counted). `window`: the capture's recorded window on the events'
+/// clock, when the export has one.
+pub fn leave_out(
+    p: &mut FileProfile,
+    window: Option<(i64, i64)>,
+    candidates: &Candidates,
+) -> (SuspectEvents, usize) {
+    let window = trusted_window(p, window);
+    let judged_by = candidates.index(window);
+    let mut s = SuspectEvents::default();
+    let g = &p.gpu;
+    let gpu_keep: Vec<bool> = (0..g.start.len())
+        .map(|i| match judge(g.start[i], g.end[i], window) {
+            Some(why) => {
+                count(&mut s, why);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let r = &p.runtime;
+    let call_keep: Vec<bool> = (0..r.start.len())
+        .map(|i| match judge(r.start[i], r.end[i], window) {
+            Some(why) => {
+                count(&mut s, why);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    if s.total() == 0 {
+        return (s, judged_by);
+    }
+    let g = &mut p.gpu;
+    let kept = |keep: &[bool]| -> Vec<u32> {
+        (0..keep.len() as u32)
+            .filter(|&i| keep[i as usize])
+            .collect()
+    };
+    let rows = kept(&gpu_keep);
+    select(&mut g.start, &rows);
+    select(&mut g.end, &rows);
+    select(&mut g.lane, &rows);
+    select(&mut g.name, &rows);
+    select(&mut g.correlation, &rows);
+    select(&mut g.launch, &rows);
+    select(&mut g.detail, &rows);
+    // unfinished rows by their new numbers
+    let mut new_index = vec![u32::MAX; gpu_keep.len()];
+    for (j, &i) in rows.iter().enumerate() {
+        new_index[i as usize] = j as u32;
+    }
+    let unfinished: Vec<u32> = g
+        .unfinished
+        .iter()
+        .map(|&i| new_index[i as usize])
+        .filter(|&j| j != u32::MAX)
+        .collect();
+    g.unfinished = unfinished.into();
+    let calls = kept(&call_keep);
+    let r = &mut p.runtime;
+    select(&mut r.start, &calls);
+    select(&mut r.end, &calls);
+    select(&mut r.thread, &calls);
+    select(&mut r.name, &calls);
+    select(&mut r.correlation, &calls);
+    select(&mut r.class, &calls);
+    select(&mut r.is_launch, &calls);
+    (s, judged_by)
+}
+
+fn select<T: Copy, C>(col: &mut C, rows: &[u32])
+where
+    C: std::ops::Deref<Target = [T]> + FromIterator<T>,
+{
+    let out: C = rows.iter().map(|&i| col[i as usize]).collect();
+    *col = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_row_counts_once_by_its_first_reason() {
+        let w = Some((100, 1_000));
+        assert_eq!(judge(200, 300, w), None);
+        assert_eq!(judge(0, 300, w), Some(1));
+        assert_eq!(judge(300, 200, w), Some(0));
+        assert_eq!(judge(150, 5_000, w), Some(2));
+        assert_eq!(judge(2_000, 2_100, w), Some(3));
+        assert_eq!(judge(10, 50, w), Some(3));
+        // running at the capture's start or stop: inside
+        assert_eq!(judge(50, 150, w), None);
+        assert_eq!(judge(950, 1_050, w), None);
+        // without a window only the timestamps themselves are judged
+        assert_eq!(judge(2_000, 9_000, None), None);
+    }
+}
