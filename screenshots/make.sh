@@ -77,4 +77,4 @@ BASE=fixtures/why.sqlite READY=S20 shot 30-why-on-cpu-80x24 80 24 "]" "]" "]" "]
 # two hosts aligned by UTC alone; the map draws no step finer than the
 # clocks' agreement, the launch panel says how far they agree.
 BASE="--align utc fixtures/per_rank" READY=S16 shot 31-straggler-map-utc-only 160 48 "H"
-BASE="--align utc fixtures/per_rank" READY=S16 shot 32-launch-across-hosts-utc-only 160 48 "]" "2"
+BASE="--align utc fixtures/per_rank" READY=S16 shot 32-launch-across-hosts-utc-only 160 48 "]" "]" "2"
