@@ -87,36 +87,24 @@ pub fn leave_out(
     let window = trusted_window(p, window);
     let judged_by = candidates.index(window);
     let mut s = SuspectEvents::default();
-    let g = &p.gpu;
-    let gpu_keep: Vec<bool> = (0..g.start.len())
-        .map(|i| match judge(g.start[i], g.end[i], window) {
-            Some(why) => {
-                count(&mut s, why);
-                false
-            }
-            None => true,
-        })
-        .collect();
-    let r = &p.runtime;
-    let call_keep: Vec<bool> = (0..r.start.len())
-        .map(|i| match judge(r.start[i], r.end[i], window) {
-            Some(why) => {
-                count(&mut s, why);
-                false
-            }
-            None => true,
-        })
-        .collect();
+    // Counted first, allocating nothing: almost every file has none.
+    let (g, r) = (&p.gpu, &p.runtime);
+    let times = g.start.iter().zip(g.end.iter());
+    for (&a, &b) in times.chain(r.start.iter().zip(r.end.iter())) {
+        if let Some(why) = judge(a, b, window) {
+            count(&mut s, why);
+        }
+    }
     if s.total() == 0 {
         return (s, judged_by);
     }
-    let g = &mut p.gpu;
-    let kept = |keep: &[bool]| -> Vec<u32> {
-        (0..keep.len() as u32)
-            .filter(|&i| keep[i as usize])
+    let kept = |starts: &[i64], ends: &[i64]| -> Vec<u32> {
+        (0..starts.len() as u32)
+            .filter(|&i| judge(starts[i as usize], ends[i as usize], window).is_none())
             .collect()
     };
-    let rows = kept(&gpu_keep);
+    let g = &mut p.gpu;
+    let (rows, old_len) = (kept(&g.start, &g.end), g.start.len());
     select(&mut g.start, &rows);
     select(&mut g.end, &rows);
     select(&mut g.lane, &rows);
@@ -125,7 +113,7 @@ pub fn leave_out(
     select(&mut g.launch, &rows);
     select(&mut g.detail, &rows);
     // unfinished rows by their new numbers
-    let mut new_index = vec![u32::MAX; gpu_keep.len()];
+    let mut new_index = vec![u32::MAX; old_len];
     for (j, &i) in rows.iter().enumerate() {
         new_index[i as usize] = j as u32;
     }
@@ -136,7 +124,7 @@ pub fn leave_out(
         .filter(|&j| j != u32::MAX)
         .collect();
     g.unfinished = unfinished.into();
-    let calls = kept(&call_keep);
+    let calls = kept(&p.runtime.start, &p.runtime.end);
     let r = &mut p.runtime;
     select(&mut r.start, &calls);
     select(&mut r.end, &calls);
@@ -174,5 +162,35 @@ mod tests {
         assert_eq!(judge(950, 1_050, w), None);
         // without a window only the timestamps themselves are judged
         assert_eq!(judge(2_000, 9_000, None), None);
+    }
+
+    #[test]
+    fn rows_left_out_take_their_columns_and_unfinished_numbers_with_them() {
+        let mut p = FileProfile::default();
+        let g = &mut p.gpu;
+        g.start = vec![10, 20, 30, 40].into();
+        g.end = vec![15, 19, 35, 40].into();
+        g.lane = vec![0, 1, 2, 3].into();
+        g.name = vec![0, 1, 2, 3].into();
+        g.correlation = vec![5, 6, 7, 8].into();
+        g.launch = vec![0; 4].into();
+        g.detail = vec![0; 4].into();
+        // rows 1 (left out) and 3 ran on when the capture stopped
+        g.unfinished = vec![1, 3].into();
+        let r = &mut p.runtime;
+        r.start = vec![0, 12].into();
+        r.end = vec![3, 13].into();
+        r.thread = vec![0, 1].into();
+        r.name = vec![0, 0].into();
+        r.correlation = vec![5, 6].into();
+        r.class = vec![Default::default(); 2].into();
+        r.is_launch = vec![true, true].into();
+        let (s, _) = leave_out(&mut p, None, &Candidates::default());
+        assert_eq!((s.end_before_start, s.zero_timestamp, s.total()), (1, 1, 2));
+        assert_eq!(&p.gpu.start[..], &[10, 30, 40]);
+        assert_eq!(&p.gpu.correlation[..], &[5, 7, 8]);
+        assert_eq!(&p.gpu.unfinished[..], &[2]);
+        assert_eq!(&p.runtime.start[..], &[12]);
+        assert_eq!(&p.runtime.thread[..], &[1]);
     }
 }
