@@ -15,7 +15,7 @@ fn truth() -> Value {
 }
 
 fn clock(align: &str, files: &[PathBuf]) -> Value {
-    let mut args = vec![
+    let args = [
         "report",
         "clock",
         "--format",
@@ -24,16 +24,12 @@ fn clock(align: &str, files: &[PathBuf]) -> Value {
         "--align",
         align,
     ];
-    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    args.extend(paths.iter().map(String::as_str));
-    json(&args)
+    json_on(&args, files)
 }
 
 fn clock_text(align: &str, files: &[PathBuf]) -> String {
-    let mut args = vec!["report", "clock", "--no-cache", "--align", align];
-    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    args.extend(paths.iter().map(String::as_str));
-    text(&args).replace("\n    ", " ")
+    let args = ["report", "clock", "--no-cache", "--align", align];
+    text_on(&args, files).replace("\n    ", " ")
 }
 
 fn per_rank() -> Vec<PathBuf> {

@@ -39,10 +39,10 @@ const DAMAGE: [(&str, i64, &str); 4] = [
 ];
 
 fn run(section: &str, files: &[PathBuf]) -> Value {
-    let mut args = vec!["report", section, "--format", "json", "--no-cache"];
-    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    args.extend(paths.iter().map(String::as_str));
-    json(&args)
+    json_on(
+        &["report", section, "--format", "json", "--no-cache"],
+        files,
+    )
 }
 
 #[test]
@@ -88,10 +88,7 @@ fn suspect_events_are_counted_and_left_out_of_skew_launch_and_overlap() {
         assert_eq!(files[i]["suspect_events"]["end_before_start"], 0);
         assert_eq!(files[i]["suspect_events"]["outside_capture"], 0);
     }
-    let mut args = vec!["report", "summary", "--no-cache"];
-    let paths: Vec<String> = damaged.iter().map(|p| p.display().to_string()).collect();
-    args.extend(paths.iter().map(String::as_str));
-    let out = text(&args).replace("\n    ", " ");
+    let out = text_on(&["report", "summary", "--no-cache"], &damaged).replace("\n    ", " ");
     assert!(
         out.contains("! rank2.sqlite: 4 GPU event(s) or CUDA call(s) left out, their times cannot be right (1 end before start, 1 zero timestamp, 1 longer than the capture, 1 outside the capture window)"),
         "{out}"
@@ -111,9 +108,7 @@ fn suspect_events_are_counted_and_left_out_of_skew_launch_and_overlap() {
             strip(&want, &deleted_dir),
             "{section}"
         );
-        let mut args = vec!["report", section, "--no-cache"];
-        args.extend(paths.iter().map(String::as_str));
-        let out = text(&args).replace("\n    ", " ");
+        let out = text_on(&["report", section, "--no-cache"], &damaged).replace("\n    ", " ");
         assert!(
             out.contains(&format!(
                 "! {n} GPU event(s) or CUDA call(s) whose times cannot be right were left out"

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::ops::Range;
 
-fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
+pub(crate) fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
     let src: &[T] = v;
     let out: Col<T> = perm.iter().map(|&i| src[i as usize]).collect();
     *v = out;
@@ -142,7 +142,7 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
 /// `rows` (ascending row numbers before `perm` reordered the table) as
 /// the numbers of the same rows after it, ascending: one pass, no inverse
 /// permutation (the list is short, the table is not).
-fn renumber(rows: &mut Col<u32>, perm: &[u32]) {
+pub(crate) fn renumber(rows: &mut Col<u32>, perm: &[u32]) {
     if rows.is_empty() {
         return;
     }

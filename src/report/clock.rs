@@ -170,15 +170,14 @@ fn host_lines(cx: &Context, a: &Alignment) -> String {
         };
         let agree = std::iter::once(first)
             .chain(mates.iter().map(|&f| &maps[f]))
-            .filter_map(|c| c.host_agreement_ms.map(|s| (s.p90, c.instances_used)))
-            .reduce(|x, y| (x.0.max(y.0), x.1.max(y.1)));
-        let agree = match agree {
-            Some((ms, _)) => format!(
-                "; their ranks' ends agree within {} (p90, apart from the error between hosts)",
-                short_ms(ms)
-            ),
-            None => String::new(),
-        };
+            .filter_map(|c| c.host_agreement_ms.map(|s| s.p90))
+            .reduce(f64::max)
+            .map_or_else(String::new, |ms| {
+                format!(
+                    "; their ranks' ends agree within {} (p90, apart from the error between hosts)",
+                    short_ms(ms)
+                )
+            });
         let host = p.files[d].host.as_deref().unwrap_or("-");
         out += &cx.note(&escape_controls(&format!(
             "{} files of {host} share its clock ({}): {tie}{agree}",

@@ -30,6 +30,23 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&text(args)).expect("json")
 }
 
+/// `args` followed by the paths of `files`.
+pub fn args_on(args: &[&str], files: &[PathBuf]) -> Vec<String> {
+    let paths = files.iter().map(|p| p.display().to_string());
+    args.iter().map(|a| a.to_string()).chain(paths).collect()
+}
+
+/// [`text`] of `args` on `files`.
+pub fn text_on(args: &[&str], files: &[PathBuf]) -> String {
+    let all = args_on(args, files);
+    text(&all.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// [`json`] of `args` on `files`.
+pub fn json_on(args: &[&str], files: &[PathBuf]) -> serde_json::Value {
+    serde_json::from_str(&text_on(args, files)).expect("json")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -3,6 +3,7 @@
 //! counted per file and left out before the rows are sorted, so that no
 //! figure, span or clock fit uses them.
 
+use crate::profile::finalize::{permute, renumber};
 use crate::profile::model::{FileProfile, SuspectEvents};
 
 /// The share of events that may fall outside a recorded window for it to
@@ -103,45 +104,27 @@ pub fn leave_out(
             .filter(|&i| judge(starts[i as usize], ends[i as usize], window).is_none())
             .collect()
     };
+    // The kept rows in their order: finalize's permutation, shorter.
     let g = &mut p.gpu;
-    let (rows, old_len) = (kept(&g.start, &g.end), g.start.len());
-    select(&mut g.start, &rows);
-    select(&mut g.end, &rows);
-    select(&mut g.lane, &rows);
-    select(&mut g.name, &rows);
-    select(&mut g.correlation, &rows);
-    select(&mut g.launch, &rows);
-    select(&mut g.detail, &rows);
-    // unfinished rows by their new numbers
-    let mut new_index = vec![u32::MAX; old_len];
-    for (j, &i) in rows.iter().enumerate() {
-        new_index[i as usize] = j as u32;
-    }
-    let unfinished: Vec<u32> = g
-        .unfinished
-        .iter()
-        .map(|&i| new_index[i as usize])
-        .filter(|&j| j != u32::MAX)
-        .collect();
-    g.unfinished = unfinished.into();
+    let rows = kept(&g.start, &g.end);
+    permute(&mut g.start, &rows);
+    permute(&mut g.end, &rows);
+    permute(&mut g.lane, &rows);
+    permute(&mut g.name, &rows);
+    permute(&mut g.correlation, &rows);
+    permute(&mut g.launch, &rows);
+    permute(&mut g.detail, &rows);
+    renumber(&mut g.unfinished, &rows);
     let calls = kept(&p.runtime.start, &p.runtime.end);
     let r = &mut p.runtime;
-    select(&mut r.start, &calls);
-    select(&mut r.end, &calls);
-    select(&mut r.thread, &calls);
-    select(&mut r.name, &calls);
-    select(&mut r.correlation, &calls);
-    select(&mut r.class, &calls);
-    select(&mut r.is_launch, &calls);
+    permute(&mut r.start, &calls);
+    permute(&mut r.end, &calls);
+    permute(&mut r.thread, &calls);
+    permute(&mut r.name, &calls);
+    permute(&mut r.correlation, &calls);
+    permute(&mut r.class, &calls);
+    permute(&mut r.is_launch, &calls);
     (s, judged_by)
-}
-
-fn select<T: Copy, C>(col: &mut C, rows: &[u32])
-where
-    C: std::ops::Deref<Target = [T]> + FromIterator<T>,
-{
-    let out: C = rows.iter().map(|&i| col[i as usize]).collect();
-    *col = out;
 }
 
 #[cfg(test)]
