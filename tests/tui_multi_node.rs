@@ -137,6 +137,15 @@ fn the_straggler_map_groups_16_ranks_under_4_hosts() {
     assert!(s.contains("node02"), "{s}");
 }
 
+/// fixtures/per_rank opened with `--align utc`, at `cols` × `rows`.
+fn per_rank_on_utc(cols: u16, rows: u16) -> (App, Terminal<TestBackend>) {
+    let settings = Settings {
+        align: rankline::analysis::clock::AlignMode::Utc,
+        ..Settings::default()
+    };
+    open_with("per_rank", &settings, cols, rows)
+}
+
 fn key(app: &mut App, c: char) {
     app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
 }
@@ -147,11 +156,7 @@ fn key(app: &mut App, c: char) {
 /// the title says how far the clocks can be trusted.
 #[test]
 fn on_utc_only_clocks_the_map_draws_no_step_finer_than_the_clock_error() {
-    let settings = Settings {
-        align: rankline::analysis::clock::AlignMode::Utc,
-        ..Settings::default()
-    };
-    let (mut app, mut terminal) = open_with("per_rank", &settings, 160, 48);
+    let (mut app, mut terminal) = per_rank_on_utc(160, 48);
     key(&mut app, 'H');
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     let s = screen(&terminal);
@@ -170,11 +175,7 @@ fn on_utc_only_clocks_the_map_draws_no_step_finer_than_the_clock_error() {
 /// The launch panel of a late rank on another host, on UTC-only clocks.
 #[test]
 fn on_utc_only_clocks_the_launch_panel_says_how_far_the_clocks_can_be_trusted() {
-    let settings = Settings {
-        align: rankline::analysis::clock::AlignMode::Utc,
-        ..Settings::default()
-    };
-    let (mut app, mut terminal) = open_with("per_rank", &settings, 160, 48);
+    let (mut app, mut terminal) = per_rank_on_utc(160, 48);
     // the second big event: rank 0 late, its first peer on the other host
     // (the first is rank 3, behind rank 2 on its own host's clock)
     key(&mut app, ']');
@@ -194,11 +195,7 @@ fn on_utc_only_clocks_the_launch_panel_says_how_far_the_clocks_can_be_trusted() 
 /// not resolvable).
 #[test]
 fn at_80_columns_the_maps_title_drops_the_clock_words_whole() {
-    let settings = Settings {
-        align: rankline::analysis::clock::AlignMode::Utc,
-        ..Settings::default()
-    };
-    let (mut app, mut terminal) = open_with("per_rank", &settings, 80, 24);
+    let (mut app, mut terminal) = per_rank_on_utc(80, 24);
     key(&mut app, 'H');
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     let s = screen(&terminal);
