@@ -11,8 +11,13 @@ fn main() -> std::process::ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        // Where it happened makes the report actionable.
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let msg = rankline::text_safe::escape_controls(&msg).into_owned();
-        eprintln!("rankline: internal error: {msg} (please report this)");
+        eprintln!("rankline: internal error: {msg}{at} (please report this)");
     }));
     cli::run()
 }

@@ -33,6 +33,21 @@ pub fn escape_controls_keep_newlines(s: &str) -> Cow<'_, str> {
     escape_where(s, |c| c != '\n' && is_escaped(c))
 }
 
+/// A path as text: bytes that are not UTF-8 shown as `\xHH` (a lossy
+/// `display` would turn them into U+FFFD, naming no file). Control
+/// characters stay for [`escape_controls`] at the output.
+pub fn path_text(path: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     let Some(first) = s.find(&escape) else {
         return Cow::Borrowed(s);
@@ -141,6 +156,13 @@ impl serde_json::ser::Formatter for EscapingPretty {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_not_utf8_shows_its_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::path::Path::new(std::ffi::OsStr::from_bytes(b"r\xc3\xa4nk\xff\xfe.sqlite"));
+        assert_eq!(path_text(p), "r\u{e4}nk\\xff\\xfe.sqlite");
+    }
 
     #[test]
     fn clean_strings_are_borrowed() {

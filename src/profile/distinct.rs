@@ -4,6 +4,7 @@
 //! Applied to one list of inputs: a comparison applies it to each side
 //! separately, so comparing a capture with itself stays possible.
 
+use crate::text_safe::path_text;
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::io::Read;
@@ -37,8 +38,8 @@ impl std::fmt::Display for Duplicate {
         write!(
             f,
             "{}: {why} as {}, read once",
-            self.dropped.display(),
-            self.kept.display()
+            path_text(&self.dropped),
+            path_text(&self.kept)
         )
     }
 }
@@ -60,16 +61,21 @@ pub fn distinct_inputs(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Duplicate>) {
         };
         let id = identity(path, &meta);
         if let Some(&i) = by_identity.get(&id) {
-            dropped.push(Duplicate {
-                dropped: path.clone(),
-                kept: seen[i].path.clone(),
-                why: Sameness::File,
-            });
+            dropped.push(keep_one_that_opens(
+                &mut seen[i],
+                &mut kept,
+                path,
+                Sameness::File,
+            ));
             continue;
         }
         let mut hash = None;
         let mut copy_of = None;
-        for s in seen.iter_mut().filter(|s| s.size == meta.len()) {
+        for (i, s) in seen
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| s.size == meta.len())
+        {
             // Hash only when sizes match: most inputs are never read here.
             if hash.is_none() {
                 hash = Some(content_hash(path));
@@ -78,16 +84,17 @@ pub fn distinct_inputs(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Duplicate>) {
                 s.hash = Some(content_hash(&s.path));
             }
             if matches!((&hash, &s.hash), (Some(Some(a)), Some(Some(b))) if a == b) {
-                copy_of = Some(s.path.clone());
+                copy_of = Some(i);
                 break;
             }
         }
-        if let Some(original) = copy_of {
-            dropped.push(Duplicate {
-                dropped: path.clone(),
-                kept: original,
-                why: Sameness::Content,
-            });
+        if let Some(i) = copy_of {
+            dropped.push(keep_one_that_opens(
+                &mut seen[i],
+                &mut kept,
+                path,
+                Sameness::Content,
+            ));
             continue;
         }
         by_identity.insert(id, seen.len());
@@ -99,6 +106,34 @@ pub fn distinct_inputs(inputs: &[PathBuf]) -> (Vec<PathBuf>, Vec<Duplicate>) {
         kept.push(path.clone());
     }
     (kept, dropped)
+}
+
+/// `path` is the same capture as the kept `earlier`: the duplicate to
+/// drop. The earlier stays unless it does not open and `path` does (a
+/// copy is no copy if it cannot be read); then `path` takes its place.
+fn keep_one_that_opens(
+    earlier: &mut Seen,
+    kept: &mut [PathBuf],
+    path: &Path,
+    why: Sameness,
+) -> Duplicate {
+    let opens = |p: &Path| super::open::open_readonly(p).is_ok();
+    if !opens(&earlier.path) && opens(path) {
+        let old = std::mem::replace(&mut earlier.path, path.to_path_buf());
+        if let Some(k) = kept.iter_mut().find(|k| **k == old) {
+            *k = path.to_path_buf();
+        }
+        return Duplicate {
+            dropped: old,
+            kept: path.to_path_buf(),
+            why,
+        };
+    }
+    Duplicate {
+        dropped: path.to_path_buf(),
+        kept: earlier.path.clone(),
+        why,
+    }
 }
 
 struct Seen {

@@ -22,8 +22,9 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 /// The files `inputs` name, in order, and one line per directory in which
 /// a report was passed over for its export. A file is taken as given (the
 /// loader reports it if it is missing or not an export); a directory as
-/// its `.sqlite` exports and nsys reports (not recursive, hidden files
-/// skipped), sorted by name so that the first file, the reference clock,
+/// its entries named like `.sqlite` exports and nsys reports (not
+/// recursive, hidden files skipped, not judged here: one that is not a
+/// readable file is the loader's error), sorted by name so that the first file, the reference clock,
 /// does not depend on the file system's order. Runs of digits compare as
 /// numbers (`rank2` before `rank10`), as `nsys -o rank%q{SLURM_PROCID}`
 /// names are not zero-padded. A report whose export is beside it
@@ -86,8 +87,10 @@ fn exports_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
             .is_some_and(|e| e.eq_ignore_ascii_case("sqlite"));
         let is_report = is_nsys_report(Path::new(&name));
         let hidden = name.to_string_lossy().starts_with('.');
-        // A symlink to an export counts; `is_file` follows it.
-        if (is_export || is_report) && !hidden && entry.path().is_file() {
+        // Whatever it is: a broken symlink, a FIFO or a subdirectory named
+        // like an export is a rank's file missing, which the loader says
+        // (one line each) while the rest still loads.
+        if (is_export || is_report) && !hidden {
             if is_report {
                 reports.push(entry.path());
             } else {
@@ -186,6 +189,7 @@ mod tests {
         }
         std::fs::create_dir_all(d.join("sub.sqlite")).unwrap();
         std::fs::write(d.join("sub.sqlite").join("inner.sqlite"), b"x").unwrap();
+        std::os::unix::fs::symlink(d.join("moved-away"), d.join("rank3.sqlite")).unwrap();
         let single = PathBuf::from("/given/first.sqlite");
         let got = expand_inputs(&[single.clone(), d.clone()]).unwrap();
         assert_eq!(
@@ -194,7 +198,9 @@ mod tests {
                 single,
                 d.join("b.SQLITE"),
                 d.join("rank2.sqlite"),
+                d.join("rank3.sqlite"),
                 d.join("rank10.sqlite"),
+                d.join("sub.sqlite"),
             ]
         );
         let _ = std::fs::remove_dir_all(&d);

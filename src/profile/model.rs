@@ -104,7 +104,7 @@ pub struct FileInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SuspectEvents {
     pub end_before_start: u64,
-    pub zero_timestamp: u64,
+    pub bad_timestamp: u64,
     /// Longer than the capture's recorded window.
     pub longer_than_capture: u64,
     /// Wholly before or after the capture's recorded window.
@@ -114,14 +114,14 @@ pub struct SuspectEvents {
 impl SuspectEvents {
     pub fn total(&self) -> u64 {
         self.end_before_start
-            .saturating_add(self.zero_timestamp)
+            .saturating_add(self.bad_timestamp)
             .saturating_add(self.longer_than_capture)
             .saturating_add(self.outside_capture)
     }
 
     pub fn add(&mut self, o: &SuspectEvents) {
         self.end_before_start = self.end_before_start.saturating_add(o.end_before_start);
-        self.zero_timestamp = self.zero_timestamp.saturating_add(o.zero_timestamp);
+        self.bad_timestamp = self.bad_timestamp.saturating_add(o.bad_timestamp);
         self.longer_than_capture = self
             .longer_than_capture
             .saturating_add(o.longer_than_capture);
@@ -133,7 +133,7 @@ impl SuspectEvents {
     pub fn describe(&self) -> String {
         [
             (self.end_before_start, "end before start"),
-            (self.zero_timestamp, "zero timestamp"),
+            (self.bad_timestamp, "zero or impossible timestamp"),
             (self.longer_than_capture, "longer than the capture"),
             (self.outside_capture, "outside the capture window"),
         ]
@@ -178,10 +178,9 @@ impl Timebase {
 /// A file's name for a line or a cell: its last path component (the
 /// whole path when it has none).
 pub fn file_label(path: &std::path::Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
+    let text = crate::text_safe::path_text;
+    path.file_name()
+        .map_or_else(|| text(path), |n| text(std::path::Path::new(n)))
 }
 
 impl FileInfo {

@@ -144,23 +144,7 @@ fn export_into(
 /// The report is a regular file that can be read (said as the loader says
 /// it of an export).
 fn check_report(report: &Path) -> Result<(), LoadError> {
-    let meta = std::fs::metadata(report).map_err(|e| {
-        LoadError::new(
-            report,
-            match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file".to_string(),
-                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-                _ => format!("cannot read ({e})"),
-            },
-        )
-    })?;
-    if !meta.is_file() {
-        return Err(LoadError::new(
-            report,
-            "not a regular file, not an nsys report",
-        ));
-    }
-    Ok(())
+    super::open::stat_input(report, "an nsys report").map(|_| ())
 }
 
 /// Whether `path` is a file that starts as an SQLite database does.

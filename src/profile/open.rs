@@ -29,7 +29,7 @@ impl std::error::Error for LoadError {}
 impl LoadError {
     pub fn new(path: &Path, problem: impl Into<String>) -> Self {
         LoadError {
-            path: path.display().to_string(),
+            path: crate::text_safe::path_text(path),
             problem: problem.into(),
             sentence: false,
         }
@@ -74,13 +74,16 @@ pub fn readonly_uri(path: &Path) -> String {
     format!("file:{}?mode=ro&immutable=1", uri_path(path))
 }
 
-/// Escapes a path for an SQLite `file:` URI.
+/// Escapes a path for an SQLite `file:` URI, byte for byte: a name that is
+/// not UTF-8 (or not ASCII) opens as the file it names.
 fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
     let mut out = String::new();
-    for b in path.to_string_lossy().bytes() {
+    for &b in path.as_os_str().as_bytes() {
         match b {
             b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
-            _ => out.push(b as char),
+            0x21..=0x7E => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
         }
     }
     out
@@ -96,35 +99,46 @@ pub fn open_embedded(name: &Path, bytes: &'static [u8]) -> Result<Connection, Lo
     Ok(conn)
 }
 
+/// `path`'s metadata when it is a regular file; else one line saying what
+/// it is instead (`what`: what it was taken for), a broken symlink and a
+/// FIFO included: a rank's file moved away, or one that would block.
+pub fn stat_input(path: &Path, what: &str) -> Result<std::fs::Metadata, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => match std::fs::read_link(path) {
+                Ok(to) => format!(
+                    "a broken symlink (to {}, which does not exist)",
+                    to.display()
+                ),
+                Err(_) => "no such file".to_string(),
+            },
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => format!("cannot read ({e})"),
+        };
+        LoadError::new(path, why)
+    })?;
+    if meta.is_dir() {
+        return Err(LoadError::new(path, format!("is a directory, not {what}")));
+    }
+    if !meta.is_file() {
+        // A FIFO or device would block the open, or read forever.
+        return Err(LoadError::new(
+            path,
+            format!("not a regular file, not {what}"),
+        ));
+    }
+    Ok(meta)
+}
+
 /// Opens `path` read-only and immutable: SQLite takes no locks and writes
 /// no journal, WAL or shm file beside it (clusters' network file systems
 /// hang on locks, and the input must never change). The file is read with
 /// plain reads, never memory-mapped: a file truncated while it is read
 /// (`cp` or `nsys export -f` over it) must give an error, not SIGBUS.
 pub fn open_readonly(path: &Path) -> Result<Connection, LoadError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        LoadError::new(
-            path,
-            match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file".to_string(),
-                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-                _ => format!("cannot read ({e})"),
-            },
-        )
-    })?;
-    if meta.is_dir() {
-        return Err(LoadError::new(
-            path,
-            "is a directory, not an nsys SQLite export",
-        ));
-    }
-    if !meta.is_file() {
-        // A FIFO or device would block the open below, or read forever.
-        return Err(LoadError::new(
-            path,
-            "not a regular file, not an nsys SQLite export",
-        ));
-    }
+    stat_input(path, "an nsys SQLite export")?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| LoadError::new(path, format!("cannot read ({e})")))?;
     if meta.len() == 0 {
         return Err(LoadError::new(path, "empty file, not an SQLite database"));
     }

@@ -39,9 +39,21 @@ pub enum Rows {
 /// reader's own table (`-(sym + 1)`), or [`NO_NAME`].
 pub const NO_NAME: i64 = i64::MIN;
 
+/// The largest timestamp (either sign) a row may carry, 73 years in ns:
+/// beyond it a time cannot be right, and below it the sum of two times
+/// plus a UTC shift stays within i64. Rows past it are left out (GPU
+/// activity and CUDA calls counted, see load/suspect.rs).
+pub const TIME_LIMIT_NS: i64 = 1 << 61;
+
+/// A StringIds id as read: a negative one names no string (and must not
+/// be taken for a reader-local text).
+fn string_id(v: Option<i64>) -> i64 {
+    v.filter(|&id| id >= 0).unwrap_or(NO_NAME)
+}
+
 fn name_value(v: ValueRef, texts: &mut Interner) -> i64 {
     match v {
-        ValueRef::Integer(id) => id,
+        ValueRef::Integer(id) => string_id(Some(id)),
         ValueRef::Text(t) => -(texts.intern(&String::from_utf8_lossy(t)) as i64) - 1,
         _ => NO_NAME,
     }
@@ -577,7 +589,7 @@ pub fn read_runtime(
             t.global_tid.push(call.global_tid);
             t.correlation
                 .push(r.int(R::CorrelationId).map_or(0, |c| c as u32));
-            t.name.push(r.int(R::NameId).unwrap_or(NO_NAME));
+            t.name.push(string_id(r.int(R::NameId)));
             Ok(())
         },
     )?;
@@ -598,7 +610,7 @@ pub fn read_osrt(
     t.reserve(rows_hint);
     let read = Selection::all(&spec::OSRT);
     scan(conn, schema, path, &read, rows, Stage::Osrt, report, |r| {
-        let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
+        let (Some(start), Some(global_tid)) = (r.time(O::Start), r.int(O::GlobalTid)) else {
             return Ok(());
         };
         let end = match r.value(O::End) {
@@ -606,7 +618,7 @@ pub fn read_osrt(
                 t.unfinished.push(t.start.len() as u32);
                 start
             }
-            _ => match r.int(O::End) {
+            _ => match r.time(O::End) {
                 Some(end) => end.max(start),
                 None => return Ok(()),
             },
@@ -614,7 +626,7 @@ pub fn read_osrt(
         t.start.push(start);
         t.end.push(end);
         t.global_tid.push(global_tid);
-        t.name.push(r.int(O::NameId).unwrap_or(NO_NAME));
+        t.name.push(string_id(r.int(O::NameId)));
         Ok(())
     })?;
     Ok(t)
@@ -636,7 +648,7 @@ pub fn read_sched(
     let read = Selection::all(&spec::SCHED);
     scan(conn, schema, path, &read, rows, Stage::Sched, report, |r| {
         if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
-            r.int(Sc::Start),
+            r.time(Sc::Start),
             r.int(Sc::Cpu),
             r.int(Sc::IsSchedIn),
             r.int(Sc::GlobalTid),
@@ -668,7 +680,7 @@ pub fn read_syncs(
     let read = Selection::all(&spec::SYNCS);
     scan(conn, schema, path, &read, rows, Stage::Syncs, report, |r| {
         let (Some(start), Some(end), Some(global_pid)) =
-            (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
+            (r.time(Sy::Start), r.time(Sy::End), r.int(Sy::GlobalPid))
         else {
             return Ok(());
         };
@@ -730,7 +742,7 @@ pub fn read_cuda_events(
                 t.stream.push(sat_u32(stream));
                 t.correlation.push(correlation(r.int(E::CorrelationId)));
                 t.event.push(sat_u32(event));
-                t.timestamp.push(r.int(E::Timestamp).unwrap_or(0));
+                t.timestamp.push(r.time(E::Timestamp).unwrap_or(0));
             }
             Ok(())
         },
@@ -761,7 +773,7 @@ pub fn read_samples(
         report,
         |r| {
             if let (Some(id), Some(start), Some(global_tid)) =
-                (r.int(S::Id), r.int(S::Start), r.int(S::GlobalTid))
+                (r.int(S::Id), r.time(S::Start), r.int(S::GlobalTid))
             {
                 t.id.push(id);
                 t.start.push(start);
@@ -833,14 +845,14 @@ pub fn read_nvtx(
             return Ok(());
         };
         let name = match r.value(N::Text) {
-            ValueRef::Null => r.int(N::TextId).unwrap_or(NO_NAME),
+            ValueRef::Null => string_id(r.int(N::TextId)),
             text => name_value(text, &mut n.texts),
         };
         if let Some(comm) = comm_id(r.value(N::BinaryData)) {
             n.comm.push((n.start.len() as u32, comm));
         }
         n.start.push(start);
-        n.end.push(r.int(N::End).unwrap_or(i64::MIN));
+        n.end.push(r.time(N::End).unwrap_or(i64::MIN));
         n.event_type.push(event_type as u8);
         n.global_tid.push(global_tid);
         n.name.push(name);

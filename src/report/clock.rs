@@ -7,6 +7,7 @@ use super::table::Table;
 use crate::analysis::clock::{Alignment, ClockMethod, HostLink, short_ms};
 use crate::profile::Timebase;
 use crate::text_safe::escape_controls;
+use crate::text_safe::path_text;
 use serde_json::{Value, json};
 
 /// `summary.clock` (also the `clock` section's JSON).
@@ -17,7 +18,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
         .zip(&p.files)
         .map(|(c, f)| {
             json!({
-                "path": f.path.display().to_string(),
+                "path": path_text(&f.path),
                 "host": f.host,
                 "timebase": c.timebase.name(),
                 "method": c.method.name(),
@@ -29,7 +30,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "instances_used": c.instances_used,
                 // another file of its host: one clock with that file
                 "host_clock": c.host_link.map(|l| json!({
-                    "shared_with": p.files[c.domain].path.display().to_string(),
+                    "shared_with": path_text(&p.files[c.domain].path),
                     "via": l.name(),
                 })),
                 "host_agreement_ms": c.host_agreement_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
@@ -40,7 +41,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
         .collect();
     json!({
         "method": a.method().name(),
-        "reference": p.files.first().map(|f| f.path.display().to_string()),
+        "reference": p.files.first().map(|f| path_text(&f.path)),
         // one string, as before the lines were kept apart
         "warning": Some(a.said(p).join("; ")).filter(|w| !w.is_empty()),
         "files": files,

@@ -7,6 +7,7 @@ use super::table::Table;
 use crate::analysis::completeness::Completeness;
 use crate::profile::inputs::is_nsys_report;
 use crate::text_safe::escape_controls;
+use crate::text_safe::path_text;
 use serde_json::{Value, json};
 
 pub fn to_json(cx: &Context, c: &Completeness) -> Value {
@@ -16,7 +17,7 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
         .iter()
         .map(|f| {
             json!({
-                "path": f.path.display().to_string(),
+                "path": path_text(&f.path),
                 "nsys_version": f.nsys_version,
                 "schema_version": f.schema_version,
                 "exported_from_report": is_nsys_report(&f.path),
@@ -97,7 +98,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
         .shorten(3, Keep::Start);
     for f in &p.files {
         files.row(vec![
-            f.path.display().to_string(),
+            path_text(&f.path),
             f.nsys_version.clone().unwrap_or_else(|| "?".into()),
             f.schema_version.clone().unwrap_or_else(|| "?".into()),
             f.host.clone().unwrap_or_else(|| "-".into()),

@@ -1,10 +1,11 @@
 //! GPU activity and CUDA API calls whose times cannot be right (end before
-//! start, a zero timestamp, longer than the capture, wholly outside it):
+//! start, a zero or impossible timestamp, longer than the capture, wholly outside it):
 //! counted per file and left out before the rows are sorted, so that no
 //! figure, span or clock fit uses them.
 
 use crate::profile::finalize::{permute, renumber};
 use crate::profile::model::{FileProfile, SuspectEvents};
+use crate::profile::raw::TIME_LIMIT_NS;
 
 /// The share of events that may fall outside a recorded window for it to
 /// be this data's capture window (a window on another clock, seen in real
@@ -34,9 +35,10 @@ impl Candidates {
 }
 
 /// Why a row's times cannot be right, when they cannot: 0 end before
-/// start, 1 a zero timestamp, 2 longer than `window`, 3 wholly outside it.
+/// start, 1 a zero or impossible timestamp, 2 longer than `window`, 3 wholly outside it.
 pub fn judge(start: i64, end: i64, window: Option<(i64, i64)>) -> Option<usize> {
-    if start == 0 || end == 0 {
+    let impossible = |t: i64| t == 0 || !(-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(&t);
+    if impossible(start) || impossible(end) {
         return Some(1);
     }
     if end < start {
@@ -52,7 +54,7 @@ pub fn judge(start: i64, end: i64, window: Option<(i64, i64)>) -> Option<usize> 
 pub fn count(s: &mut SuspectEvents, why: usize) {
     let c = match why {
         0 => &mut s.end_before_start,
-        1 => &mut s.zero_timestamp,
+        1 => &mut s.bad_timestamp,
         2 => &mut s.longer_than_capture,
         _ => &mut s.outside_capture,
     };
@@ -136,6 +138,8 @@ mod tests {
         let w = Some((100, 1_000));
         assert_eq!(judge(200, 300, w), None);
         assert_eq!(judge(0, 300, w), Some(1));
+        assert_eq!(judge(i64::MIN, 300, w), Some(1));
+        assert_eq!(judge(200, i64::MAX, None), Some(1));
         assert_eq!(judge(300, 200, w), Some(0));
         assert_eq!(judge(150, 5_000, w), Some(2));
         assert_eq!(judge(2_000, 2_100, w), Some(3));
@@ -169,7 +173,7 @@ mod tests {
         r.class = vec![Default::default(); 2].into();
         r.is_launch = vec![true, true].into();
         let (s, _) = leave_out(&mut p, None, &Candidates::default());
-        assert_eq!((s.end_before_start, s.zero_timestamp, s.total()), (1, 1, 2));
+        assert_eq!((s.end_before_start, s.bad_timestamp, s.total()), (1, 1, 2));
         assert_eq!(&p.gpu.start[..], &[10, 30, 40]);
         assert_eq!(&p.gpu.correlation[..], &[5, 7, 8]);
         assert_eq!(&p.gpu.unfinished[..], &[2]);

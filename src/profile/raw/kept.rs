@@ -45,7 +45,7 @@ pub(crate) const EVENT_COLUMNS: ColumnSet<N> = N::set(&[N::Start, N::EventType, 
 /// as integers.
 #[inline(always)]
 pub(crate) fn read_event(r: &NamedRow<N>) -> Option<NvtxEvent> {
-    match (r.int(N::Start), r.int(N::EventType), r.int(N::GlobalTid)) {
+    match (r.time(N::Start), r.int(N::EventType), r.int(N::GlobalTid)) {
         (Some(start), Some(event_type), Some(global_tid)) => Some(NvtxEvent {
             start,
             event_type,

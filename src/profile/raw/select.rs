@@ -130,6 +130,13 @@ impl<'r, 'q, C: Columns> NamedRow<'r, 'q, C> {
         self.row.int(self.at.of(c))
     }
 
+    /// Column `c` as a timestamp: `None` past [`super::TIME_LIMIT_NS`] too.
+    #[inline]
+    pub fn time(&self, c: C) -> Option<i64> {
+        self.int(c)
+            .filter(|t| (-super::TIME_LIMIT_NS..=super::TIME_LIMIT_NS).contains(t))
+    }
+
     /// Whether the column holds a value (NULL does not), selected for its
     /// value or only for this.
     #[inline]
