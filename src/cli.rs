@@ -81,8 +81,17 @@ struct CacheArgs {
     #[arg(long, value_name = "DIR", global = true)]
     cache_dir: Option<PathBuf>,
     /// Evict the oldest cache entries above this size
-    #[arg(long, value_name = "GB", default_value_t = 20.0, global = true)]
+    #[arg(long, value_name = "GB", default_value_t = 20.0, global = true, value_parser = gigabytes)]
     cache_cap_gb: f64,
+}
+
+/// `--cache-cap-gb`: a size, so a number ≥ 0 (`-1` or `NaN` read as 0 would
+/// evict every idle entry without a word).
+fn gigabytes(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("needs a number of gigabytes >= 0".into()),
+    }
 }
 
 impl CacheArgs {
@@ -101,7 +110,7 @@ impl CacheArgs {
             .unwrap_or_default();
         CacheDir {
             dir,
-            cap_bytes: (self.cache_cap_gb.max(0.0) * 1e9) as u64,
+            cap_bytes: (self.cache_cap_gb * 1e9) as u64,
         }
     }
 }

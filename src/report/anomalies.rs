@@ -6,6 +6,7 @@ use super::json;
 use super::table::{self, Table};
 use crate::analysis::anomalies::AnomalyEvent;
 use crate::analysis::matching::Matching;
+use crate::figure_text::fixed;
 use serde_json::{Value, json};
 
 pub fn to_json(
@@ -64,7 +65,7 @@ pub fn to_text(
             e.op.name().into(),
             devs.join(","),
             table::ms(e.max_duration_ns),
-            format!("{:.3}", e.mean_ns / 1e6),
+            fixed(e.mean_ns / 1e6, 3),
         ]);
     }
     if !t.is_empty() {

@@ -5,6 +5,7 @@ use super::context::Context;
 use super::fit::Keep;
 use super::table::Table;
 use crate::analysis::clock::{Alignment, ClockMethod, HostLink, short_ms};
+use crate::figure_text::fixed;
 use crate::profile::Timebase;
 use crate::text_safe::escape_controls;
 use crate::text_safe::path_text;
@@ -88,14 +89,16 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
                 m => m.name(),
             }
             .into(),
-            format!("{:.3}", c.offset_ms),
+            fixed(c.offset_ms, 3),
             if c.drift_fitted {
-                format!("{:.3}", c.ppm)
+                fixed(c.ppm, 3)
             } else {
                 "-".into()
             },
-            c.residual_ms
-                .map_or_else(|| "-".into(), |s| format!("{:.3}/{:.3}", s.p50, s.p90)),
+            c.residual_ms.map_or_else(
+                || "-".into(),
+                |s| format!("{}/{}", fixed(s.p50, 3), fixed(s.p90, 3)),
+            ),
             c.instances_used.to_string(),
             match (&c.refused, c.isolated) {
                 (Some(_), true) => "left out",

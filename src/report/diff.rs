@@ -12,6 +12,7 @@ pub use options::DiffOptions;
 
 use super::Format;
 use crate::analysis::diff::{Diff, Regression};
+use crate::figure_text::given;
 
 /// The diff in the chosen format.
 pub fn render(d: &Diff, o: &DiffOptions) -> String {
@@ -35,13 +36,15 @@ pub fn render(d: &Diff, o: &DiffOptions) -> String {
 pub fn gate_lines(pct: f64, regressions: &[Regression]) -> Vec<String> {
     if regressions.is_empty() {
         return vec![format!(
-            "regression gate passed: nothing grew by more than {pct}%"
+            "regression gate passed: nothing grew by more than {}%",
+            given(pct)
         )];
     }
     let mut out = vec![format!(
-        "regression gate failed: {} figure{} grew by more than {pct}%",
+        "regression gate failed: {} figure{} grew by more than {}%",
         regressions.len(),
-        if regressions.len() == 1 { "" } else { "s" }
+        if regressions.len() == 1 { "" } else { "s" },
+        given(pct)
     )];
     out.extend(
         regressions

@@ -9,6 +9,7 @@ use super::table::{self, Table};
 use crate::analysis::launch::{LaunchReport, before_return};
 use crate::analysis::matching::Matching;
 use crate::analysis::stats::Spread;
+use crate::figure_text::fixed;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 
@@ -87,7 +88,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
         ));
     }
     let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
-        s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
+        s.map_or("-".to_string(), |s| fixed(pick(&s), 3))
     };
     let mut t = Table::new(&[
         "device",

@@ -9,6 +9,7 @@ use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
 use crate::analysis::skew::{GroupSkew, HostFigures, InstanceSkew, host_name};
 use crate::analysis::stats::Spread;
+use crate::figure_text::fixed;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Map, Value, json};
@@ -279,7 +280,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     ])
     .shorten(0, Keep::Start);
     let f = |s: Option<Spread>, pick: fn(&Spread) -> f64| {
-        s.map_or("-".to_string(), |s| format!("{:.3}", pick(&s)))
+        s.map_or("-".to_string(), |s| fixed(pick(&s), 3))
     };
     for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
@@ -400,7 +401,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
                 p.device_label(dev).to_string(),
                 s.late_counts[d].to_string(),
                 s.early_counts[d].to_string(),
-                s.mean_lateness_ms_excluding_big[d].map_or("-".into(), |v| format!("{v:.3}")),
+                s.mean_lateness_ms_excluding_big[d].map_or("-".into(), |v| fixed(v, 3)),
             ]);
         }
         out += &r.render(cx.cols());

@@ -8,6 +8,7 @@ use super::table::{self, Table};
 use crate::analysis::caveats::group_caveats;
 use crate::analysis::matching::{Group, Matching};
 use crate::analysis::stragglers::{StragglerMap, by_mean_lateness, straggler_map};
+use crate::figure_text::fixed;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
@@ -150,7 +151,7 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
         {
             t.row(vec![
                 p.device_label(map.devices[r]).to_string(),
-                format!("{:.3}", map.mean_ns[r] / 1e6),
+                fixed(map.mean_ns[r] / 1e6, 3),
                 table::ms(map.max_ns[r]),
                 map.late_count[r].to_string(),
             ]);

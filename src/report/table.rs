@@ -2,6 +2,7 @@
 //! long names shortened to fit the width.
 
 use super::fit::{Keep, shorten, width};
+use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
 use std::borrow::Cow;
 
@@ -40,6 +41,8 @@ impl Table {
         let cells = cells
             .into_iter()
             .map(|c| match escape_controls(&c) {
+                // the last guard: a figure with nothing behind it reads `-`
+                _ if matches!(c.as_str(), "NaN" | "inf" | "-inf") => "-".to_string(),
                 Cow::Borrowed(_) => c,
                 Cow::Owned(e) => e,
             })
@@ -135,7 +138,7 @@ pub fn ms(ns: i64) -> String {
 
 /// A percentage with one decimal (the header says `_%`), or `-`.
 pub fn pct(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.1}"))
+    v.map_or("-".to_string(), |v| fixed(v, 1))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! their own file so that the text, overlap and skew parts use them without using each other.
 
 use crate::analysis::diff::{Diff, delta_pct};
+use crate::figure_text::fixed;
 use crate::report::fit;
 use crate::report::fit::Keep;
 use crate::report::table::Table;
@@ -41,7 +42,7 @@ pub(super) fn ms_row(
     a: Option<f64>,
     noisy: bool,
 ) -> Vec<String> {
-    let cell = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let cell = |v: Option<f64>| v.map_or("-".into(), |v| fixed(v, 3));
     let (delta, pct, note) = match (b, a) {
         (Some(b), Some(a)) => {
             let pct = delta_pct(b, a);

@@ -4,6 +4,7 @@
 use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use crate::analysis::diff::{SkewPair, SkewSide};
 use crate::analysis::launch::Verdict;
+use crate::figure_text::fixed;
 use crate::report::fit::Keep;
 use crate::report::table::{self, Table};
 use crate::text_safe::escape_controls as safe;
@@ -28,7 +29,7 @@ fn pair_detail(l: &Layout, s: &SkewPair, b: &SkewSide, a: &SkewSide) -> String {
         Some(a.excess_ns as f64 / 1e6),
         true,
     ));
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| fixed(v, 1));
     t.row(vec![
         "excess_%".into(),
         pct(b.excess_pct),

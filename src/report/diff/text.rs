@@ -6,6 +6,7 @@ use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct}
 use super::options::DiffOptions;
 use crate::analysis::diff::{DeviceSet, Diff, DiffCompleteness, Regression, delta_pct};
 use crate::analysis::stats::Spread;
+use crate::figure_text::given;
 use crate::profile::DeviceLabel;
 use crate::report::fit::{Keep, TEXT_WIDTH, shorten};
 use crate::report::summary::device_counts;
@@ -221,7 +222,10 @@ fn completeness(l: &Layout) -> String {
 }
 
 fn regressions(l: &Layout, pct: f64, rs: &[Regression]) -> String {
-    let mut out = format!("\nRegressions (gate: growth above {pct}% of the before value)\n");
+    let mut out = format!(
+        "\nRegressions (gate: growth above {}% of the before value)\n",
+        given(pct)
+    );
     if rs.is_empty() {
         out += &l.note("none: the step p50, the total kernel time and every paired group's excess are within the gate");
     }

@@ -48,6 +48,10 @@ pub(super) struct Section {
 
 const SHAPE: &str = r#"{ keys = ["..."], desc = "..." }"#;
 
+/// A keymap is a few hundred lines; one far larger is not a keymap, and
+/// reading it whole would take seconds and gigabytes first.
+const MAX_KEYMAP_BYTES: u64 = 1 << 20;
+
 /// The text of the keymap file at `path`, which must be a regular file: a
 /// FIFO or device would block the read forever.
 pub(super) fn read(path: &Path) -> Result<String, KeymapError> {
@@ -61,7 +65,22 @@ pub(super) fn read(path: &Path) -> Result<String, KeymapError> {
     if !meta.is_file() {
         return Err(unreadable("the keymap is not a regular file".into()));
     }
-    std::fs::read_to_string(path).map_err(|e| unreadable(format!("cannot read keymap: {e}")))
+    if meta.len() > MAX_KEYMAP_BYTES {
+        return Err(unreadable(format!(
+            "the keymap is {} bytes, over the 1 MiB a keymap can be",
+            meta.len()
+        )));
+    }
+    // Read at most one byte past the limit: the file may grow after the stat.
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KEYMAP_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| unreadable(format!("cannot read keymap: {e}")))?;
+    if text.len() as u64 > MAX_KEYMAP_BYTES {
+        return Err(unreadable("the keymap grew past 1 MiB while read".into()));
+    }
+    Ok(text)
 }
 
 pub(super) fn parse(path: &Path, src: &str) -> Result<Vec<Section>, KeymapError> {

@@ -5,6 +5,7 @@
 use super::lines::PanelLines;
 use crate::analysis::diff::{Diff, PairedBy, SkewPair};
 use crate::analysis::stats::Spread;
+use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
 use crate::tui::panel::PanelTarget;
@@ -132,8 +133,8 @@ fn diff_lines(
             let (b, a) = (f(b), f(a));
             out.push(cols.row(
                 what,
-                &format!("{b:.3}"),
-                &format!("{a:.3}"),
+                &fixed(b, 3),
+                &fixed(a, 3),
                 &format!("{:+.3}", a - b),
                 &pct(crate::analysis::diff::delta_pct(b, a)),
             ));

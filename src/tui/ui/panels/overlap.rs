@@ -4,6 +4,7 @@
 
 use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::overlap::DeviceOverlap;
+use crate::figure_text::fixed;
 use crate::tui::data::Loaded;
 use crate::tui::state::App;
 use crate::tui::ui::theme::Theme;
@@ -20,8 +21,7 @@ fn cells(l: &Loaded, d: &DeviceOverlap) -> [String; 7] {
         ms(d.overlap_ns),
         ms(d.copy_only_ns),
         ms(d.idle_ns),
-        d.nccl_overlapped_pct()
-            .map_or("-".into(), |v| format!("{v:.1}")),
+        d.nccl_overlapped_pct().map_or("-".into(), |v| fixed(v, 1)),
     ]
 }
 

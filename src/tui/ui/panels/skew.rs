@@ -3,6 +3,7 @@
 
 use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::clock::ClockMethod;
+use crate::figure_text::fixed;
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
 use crate::tui::ui::theme::Theme;
@@ -165,7 +166,12 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     if let Some(gs) = l.analysis.skews.iter().find(|s| s.group == g) {
         let f = |s: Option<crate::analysis::stats::Spread>| {
             s.map_or("-".into(), |s| {
-                format!("p50 {:.3} p90 {:.3} max {:.3}", s.p50, s.p90, s.max)
+                format!(
+                    "p50 {} p90 {} max {}",
+                    fixed(s.p50, 3),
+                    fixed(s.p90, 3),
+                    fixed(s.max, 3)
+                )
             })
         };
         out.push(Line::from(format!(
