@@ -33,7 +33,7 @@ fn a_cache_cap_below_zero_or_not_a_number_is_a_usage_error_and_evicts_nothing() 
     let cache = d.join("cache");
     let cache = cache.to_str().unwrap();
     text(&["index", "--cache-dir", cache, "fixtures/two_node_a.sqlite"]);
-    let entries = || std::fs::read_dir(&d.join("cache")).unwrap().count();
+    let entries = || std::fs::read_dir(d.join("cache")).unwrap().count();
     let before = entries();
     for cap in ["-1", "NaN", "inf", "-0.5"] {
         let arg = format!("--cache-cap-gb={cap}");
