@@ -72,6 +72,16 @@ struct Cli {
     no_cache: NoCacheArg,
     #[command(flatten)]
     analysis: AnalysisArgs,
+    #[command(flatten)]
+    nsys: NsysArgs,
+}
+
+/// How `.nsys-rep` reports are exported.
+#[derive(Args, Clone)]
+struct NsysArgs {
+    /// Stop an nsys export of a report that has run this many seconds
+    #[arg(long, value_name = "SECONDS", global = true, default_value_t = profile::nsys_export::DEFAULT_TIMEOUT_S, value_parser = clap::value_parser!(u64).range(1..))]
+    nsys_timeout: u64,
 }
 
 /// Where the columnar cache lives (used by the timeline, `report` and `index`).
@@ -217,7 +227,9 @@ struct ReportArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse()
+        .inspect(|c| profile::nsys_export::set_nsys_timeout(c.nsys.nsys_timeout))
+    {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -20,6 +20,15 @@ enum Acts {
     Fails,
     /// Says "started" into the FIFO `ready`, then blocks reading `block`.
     Blocks { ready: PathBuf, block: PathBuf },
+    /// A site's wrapper that does not `exec`: starts the real work in the
+    /// background, writes its pid to `pid`, says "started" into `ready`
+    /// (when given) and waits for it.
+    Wraps {
+        pid: PathBuf,
+        ready: Option<PathBuf>,
+    },
+    /// Says `mb` MB of progress on stderr without a newline, then exports.
+    Noisy { mb: usize },
 }
 
 /// Writes an executable `nsys` into `dir` that logs its arguments (one a
@@ -39,6 +48,19 @@ fn stand_in(dir: &Path, log: &Path, acts: Acts) -> PathBuf {
             "echo started > '{}'\nexec cat '{}'",
             ready.display(),
             block.display()
+        ),
+        Acts::Wraps { pid, ready } => format!(
+            "sleep 300 &\necho $! > '{}'\n{}wait",
+            pid.display(),
+            ready.map_or(String::new(), |r| format!(
+                "echo started > '{}'\n",
+                r.display()
+            ))
+        ),
+        Acts::Noisy { mb } => format!(
+            "head -c {} /dev/zero | tr '\\000' x >&2\necho >&2\necho 'Export done' >&2\ncp '{}' \"$out\"",
+            mb << 20,
+            root().join(FIXTURE).display()
         ),
     };
     let script = format!(
@@ -504,4 +526,139 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert_eq!(files_in(&exports), Vec::<String>::new());
     assert_eq!(files_in(&d.join("tmp")), Vec::<String>::new());
+}
+
+/// Whether process `pid` runs (a zombie no longer does).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+        st.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn pid_in(file: &Path) -> i32 {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn an_export_past_its_timeout_is_stopped_with_what_it_started() {
+    let d = temp_dir("nsys_report_timeout");
+    let bin = d.join("bin");
+    let pid = d.join("work.pid");
+    stand_in(
+        &bin,
+        &d.join("nsys.log"),
+        Acts::Wraps {
+            pid: pid.clone(),
+            ready: None,
+        },
+    );
+    let rep = report(&d.join("run/rank0.nsys-rep"), "report");
+    let cache = d.join("cache");
+    let o = run(
+        &[
+            "report",
+            "summary",
+            "--nsys-timeout",
+            "1",
+            "--cache-dir",
+            s(&cache),
+            s(&rep),
+        ],
+        &bin,
+        None,
+        &d.join("tmp"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.lines().last().unwrap(),
+        format!(
+            "rankline: {}: nsys export did not finish within 1 s (--nsys-timeout), stopped",
+            rep.display()
+        )
+    );
+    assert!(!alive(pid_in(&pid)), "the wrapper's child runs on");
+    assert_eq!(files_in(&cache.join("exports")), Vec::<String>::new());
+    assert_eq!(files_in(&d.join("tmp")), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_stops_what_a_wrapper_around_nsys_started() {
+    let d = temp_dir("nsys_report_wrapper");
+    let ready = d.join("ready");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&ready)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let bin = d.join("bin");
+    let pid = d.join("work.pid");
+    stand_in(
+        &bin,
+        &d.join("nsys.log"),
+        Acts::Wraps {
+            pid: pid.clone(),
+            ready: Some(ready.clone()),
+        },
+    );
+    let rep = report(&d.join("run/rank0.nsys-rep"), "report");
+    let signals = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&ready)
+        .unwrap();
+    let child = command(
+        &["index", "--cache-dir", s(&d.join("cache")), s(&rep)],
+        &bin,
+        None,
+        &d.join("tmp"),
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut said = String::new();
+    {
+        use std::io::BufRead;
+        std::io::BufReader::new(&signals)
+            .read_line(&mut said)
+            .unwrap();
+    }
+    assert_eq!(said, "started\n");
+    // SAFETY: a plain kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(!alive(pid_in(&pid)), "the wrapper's child runs on");
+}
+
+#[test]
+fn nsys_output_is_kept_and_echoed_in_bounds() {
+    let d = temp_dir("nsys_report_noisy");
+    let bin = d.join("bin");
+    stand_in(&bin, &d.join("nsys.log"), Acts::Noisy { mb: 40 });
+    let rep = report(&d.join("run/rank0.nsys-rep"), "report");
+    let o = run(
+        &["report", "summary", "--no-cache", s(&rep)],
+        &bin,
+        None,
+        &d.join("tmp"),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        &stderr(&o)[..2000.min(o.stderr.len())]
+    );
+    let err = stderr(&o);
+    assert!(err.len() < 4096, "{} bytes echoed", err.len());
+    assert!(err.contains("Export done"), "{err}");
 }

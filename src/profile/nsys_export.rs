@@ -12,7 +12,7 @@ mod command;
 mod network;
 mod scratch;
 
-pub use command::echo_nsys_output;
+pub use command::{DEFAULT_TIMEOUT_S, echo_nsys_output, set_nsys_timeout};
 pub use scratch::{remove_scratch, remove_scratch_on_signals};
 
 use super::cache::{CacheDir, Key, evict, housekeeping};

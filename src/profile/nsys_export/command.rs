@@ -5,7 +5,7 @@ use super::super::open::LoadError;
 use super::scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Whether nsys's own output is copied to stderr (the command line's
 /// `report` and `index`; the timeline owns the terminal, so there it is
@@ -16,6 +16,21 @@ static ECHO: AtomicBool = AtomicBool::new(false);
 pub fn echo_nsys_output(on: bool) {
     ECHO.store(on, Ordering::Relaxed);
 }
+
+/// How long one export may run (`--nsys-timeout`), in seconds.
+static TIMEOUT_S: AtomicU64 = AtomicU64::new(DEFAULT_TIMEOUT_S);
+
+/// Generous: a report of a long run exports in tens of minutes.
+pub const DEFAULT_TIMEOUT_S: u64 = 4 * 3600;
+
+/// Bounds each export from now on.
+pub fn set_nsys_timeout(seconds: u64) {
+    TIMEOUT_S.store(seconds, Ordering::Relaxed);
+}
+
+/// nsys's lines copied to stderr after a successful export, at most: its
+/// progress can run to millions.
+const ECHOED_LINES: usize = 4;
 
 /// Where nsys is.
 enum Nsys {
@@ -109,7 +124,8 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
     starting();
     let mut cmd = Command::new(nsys.path());
     cmd.args(export_args(report, out));
-    let ran = scratch::run_child(&mut cmd).map_err(|e| {
+    let limit = TIMEOUT_S.load(Ordering::Relaxed);
+    let ran = scratch::run_child(&mut cmd, std::time::Duration::from_secs(limit)).map_err(|e| {
         LoadError::new(
             report,
             match &nsys {
@@ -118,9 +134,15 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
             },
         )
     })?;
+    let Some(status) = ran.status else {
+        return Err(LoadError::new(
+            report,
+            format!("nsys export did not finish within {limit} s (--nsys-timeout), stopped"),
+        ));
+    };
     let said = said_lines(&ran.stdout, &ran.stderr);
-    if !ran.status.success() {
-        let how = match (ran.status.code(), signal_of(&ran.status)) {
+    if !status.success() {
+        let how = match (status.code(), signal_of(&status)) {
             (Some(code), _) => format!("exit status {code}"),
             (None, Some(sig)) => format!("ended by signal {sig}"),
             (None, None) => "failed".to_string(),
@@ -135,8 +157,15 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
         ));
     }
     if ECHO.load(Ordering::Relaxed) {
-        for line in said {
-            eprintln!("  {}", crate::text_safe::escape_controls(&line));
+        let skipped = said.len().saturating_sub(ECHOED_LINES);
+        if skipped > 0 {
+            eprintln!("  (nsys said more; its last {ECHOED_LINES} lines:)");
+        }
+        for line in &said[skipped..] {
+            eprintln!(
+                "  {}",
+                crate::text_safe::escape_controls(&one_line_cut(line))
+            );
         }
     }
     if !out.is_file() {
@@ -146,6 +175,16 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// A line as echoed: at most 300 characters (one "line" of nsys's output
+/// can be megabytes without a newline).
+fn one_line_cut(line: &str) -> String {
+    const MAX: usize = 300;
+    match line.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
@@ -179,7 +218,7 @@ fn error_line(stderr: &[u8], stdout: &[u8]) -> Option<String> {
         .or(err.last())
         .cloned()
         .or_else(|| lines(stdout).pop())
-        .map(|l| l.trim().to_string())
+        .map(|l| one_line_cut(l.trim()))
 }
 
 #[cfg(test)]

@@ -65,16 +65,59 @@ impl Drop for TempDir {
     }
 }
 
-/// What a child said and how it ended.
+/// How much of each of a child's outputs is kept: its end, where nsys
+/// says what went wrong (it can print hundreds of MB of progress first).
+pub const KEPT_OUTPUT_BYTES: usize = 16 << 10;
+
+/// What a child said (the last [`KEPT_OUTPUT_BYTES`] of each output) and
+/// how it ended.
 pub struct Ran {
-    pub status: ExitStatus,
+    /// `None`: still running at the deadline, and killed.
+    pub status: Option<ExitStatus>,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
 
-/// Runs `cmd` to its end with its output captured, registered meanwhile so
-/// that [`remove_scratch`] can kill it.
-pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
+/// The last [`KEPT_OUTPUT_BYTES`] of what `pipe` gives until it closes.
+fn tail_of(mut pipe: impl std::io::Read) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * KEPT_OUTPUT_BYTES {
+                    kept.drain(..kept.len() - KEPT_OUTPUT_BYTES);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if kept.len() > KEPT_OUTPUT_BYTES {
+        kept.drain(..kept.len() - KEPT_OUTPUT_BYTES);
+    }
+    kept
+}
+
+/// Kills `child` and everything it started: it runs in its own process
+/// group, since a site's wrapper around nsys (a module, a container) may
+/// not `exec` it, and killing the wrapper alone leaves the export running.
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) of the process group this child leads.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Runs `cmd` to its end (at most `limit`) in a process group of its own,
+/// with its output captured, registered meanwhile so that
+/// [`remove_scratch`] can kill it.
+pub fn run_child(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Ran> {
+    use std::os::unix::process::CommandExt;
     let mut running = lock(&CHILDREN);
     if running.1 {
         return Err(std::io::Error::new(
@@ -86,33 +129,42 @@ pub fn run_child(cmd: &mut Command) -> std::io::Result<Ran> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()?;
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
+        std::thread::spawn(move || pipe.map(tail_of).unwrap_or_default())
     };
     let out = read(child.stdout.take().map(|p| Box::new(p) as _));
     let err = read(child.stderr.take().map(|p| Box::new(p) as _));
     let child = Arc::new(Mutex::new(child));
     running.0.push(child.clone());
     drop(running);
+    let started = std::time::Instant::now();
     // Polled, not waited on, so that `remove_scratch` can take the lock
     // and kill it meanwhile.
     let status = loop {
-        match lock(&child).try_wait() {
-            Ok(Some(status)) => break Ok(status),
+        let mut c = lock(&child);
+        match c.try_wait() {
+            Ok(Some(status)) => break Ok(Some(status)),
+            Ok(None) if started.elapsed() > limit => {
+                kill_group(&mut c);
+                break Ok(None);
+            }
             Ok(None) => {}
             Err(e) => break Err(e),
         }
+        drop(c);
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
     lock(&CHILDREN).0.retain(|c| !Arc::ptr_eq(c, &child));
     let status = status?;
+    // The group's last members may hold the pipes open: end them too.
+    if status.is_some() {
+        if let Ok(pid) = i32::try_from(lock(&child).id()) {
+            // SAFETY: kill(2) of the group the finished child led.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
     Ok(Ran {
         status,
         stdout: out.join().unwrap_or_default(),
@@ -127,9 +179,7 @@ pub fn remove_scratch() {
     let mut running = lock(&CHILDREN);
     running.1 = true;
     for child in running.0.drain(..) {
-        let mut c = lock(&child);
-        let _ = c.kill();
-        let _ = c.wait();
+        kill_group(&mut lock(&child));
     }
     drop(running);
     for dir in lock(&DIRS).drain(..) {
