@@ -159,11 +159,11 @@ pub fn run_child(cmd: &mut Command, limit: std::time::Duration) -> std::io::Resu
     lock(&CHILDREN).0.retain(|c| !Arc::ptr_eq(c, &child));
     let status = status?;
     // The group's last members may hold the pipes open: end them too.
-    if status.is_some() {
-        if let Ok(pid) = i32::try_from(lock(&child).id()) {
-            // SAFETY: kill(2) of the group the finished child led.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-        }
+    if status.is_some()
+        && let Ok(pid) = i32::try_from(lock(&child).id())
+    {
+        // SAFETY: kill(2) of the group the finished child led.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
     Ok(Ran {
         status,
