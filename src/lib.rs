@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod binary;
+pub mod ending_signals;
 pub mod figure_text;
 pub mod profile;
 pub mod report;

@@ -263,7 +263,16 @@ fn when_no_file_opens_the_timeline_leaves_and_says_why() {
 
 #[test]
 fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
-    for (name, code) in [("TERM", 143), ("HUP", 129), ("QUIT", 131), ("INT", 130)] {
+    for (name, code) in [
+        ("TERM", 143),
+        ("HUP", 129),
+        ("QUIT", 131),
+        ("INT", 130),
+        ("USR1", 138),
+        ("USR2", 140),
+        ("ALRM", 142),
+        ("PIPE", 141),
+    ] {
         let mut s = Session::start(&["fixtures/megatron_tp8.sqlite"], 120, 30);
         s.wait_for("S20 NCCL");
         let pid = s.child.process_id().expect("pid").to_string();

@@ -283,26 +283,11 @@ fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
     }
 }
 
-/// The first terminating signal's number. SIGQUIT is caught too: its
-/// default action would dump core and leave the terminal in raw mode.
+/// The first ending signal's number (see [`crate::ending_signals`]).
 #[cfg(unix)]
 async fn wait_for_signal() -> Option<i32> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup), Ok(mut int), Ok(mut quit)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::quit()),
-    ) else {
-        return None;
-    };
-    let kind = tokio::select! {
-        _ = term.recv() => SignalKind::terminate(),
-        _ = hup.recv() => SignalKind::hangup(),
-        _ = int.recv() => SignalKind::interrupt(),
-        _ = quit.recv() => SignalKind::quit(),
-    };
-    Some(kind.as_raw_value())
+    let signals = crate::ending_signals::register(true)?;
+    Some(crate::ending_signals::first(signals).await)
 }
 
 #[cfg(not(unix))]

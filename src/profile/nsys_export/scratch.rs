@@ -187,12 +187,11 @@ pub fn remove_scratch() {
     }
 }
 
-/// From now on, a terminating signal (INT, TERM, HUP, QUIT) runs
+/// From now on, an ending signal ([`crate::ending_signals`]) runs
 /// [`remove_scratch`] and ends the process with 128 + its number. For the
 /// command line's `report` and `index`, whose exports run in the
 /// foreground; the timeline handles signals itself.
 pub fn remove_scratch_on_signals() {
-    use tokio::signal::unix::{SignalKind, signal};
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -202,28 +201,13 @@ pub fn remove_scratch_on_signals() {
             return;
         };
         // Registered before this returns: a signal from now on is caught.
-        let registered = rt.block_on(async {
-            Some((
-                signal(SignalKind::interrupt()).ok()?,
-                signal(SignalKind::terminate()).ok()?,
-                signal(SignalKind::hangup()).ok()?,
-                signal(SignalKind::quit()).ok()?,
-            ))
-        });
-        let Some((mut int, mut term, mut hup, mut quit)) = registered else {
+        let Some(signals) = rt.block_on(async { crate::ending_signals::register(false) }) else {
             return;
         };
         std::thread::spawn(move || {
-            let kind = rt.block_on(async {
-                tokio::select! {
-                    _ = int.recv() => SignalKind::interrupt(),
-                    _ = term.recv() => SignalKind::terminate(),
-                    _ = hup.recv() => SignalKind::hangup(),
-                    _ = quit.recv() => SignalKind::quit(),
-                }
-            });
+            let number = rt.block_on(crate::ending_signals::first(signals));
             remove_scratch();
-            std::process::exit(128 + kind.as_raw_value());
+            std::process::exit(128 + number);
         });
     });
 }
