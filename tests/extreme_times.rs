@@ -73,7 +73,9 @@ fn report_all_does_not_wrap_at_i64_extremes() {
         .map(|d| d["span_ms"].as_f64().unwrap())
         .collect();
     assert!(spans.iter().all(|&s| s >= 0.0), "{spans:?}");
-    assert!(spans.iter().any(|&s| s > 9.2e12), "{spans:?}");
+    // A kernel from i64::MIN to i64::MAX cannot be right: left out (and
+    // counted), it no longer stretches a device's span across all time.
+    assert!(spans.iter().all(|&s| s < 1e7), "{spans:?}");
 }
 
 #[test]

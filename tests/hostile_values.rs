@@ -97,3 +97,46 @@ fn a_huge_gate_is_said_in_a_few_digits() {
     );
     assert!(!all.contains("0000000000"), "{all}");
 }
+
+#[test]
+fn ranks_and_world_sizes_that_cannot_all_be_right_are_said_by_file() {
+    let d = temp_dir("hostile_ranks");
+    let set = |file: &str, var: &str, value: &str| {
+        let c = rusqlite::Connection::open(d.join(file)).unwrap();
+        let n = c
+            .execute(
+                "UPDATE META_DATA_CAPTURE SET value = ?1 WHERE value LIKE ?2",
+                [format!("{var}=\"{value}\""), format!("{var}=%")],
+            )
+            .unwrap();
+        assert_eq!(n, 1, "{file} {var}");
+    };
+    for r in 0..4 {
+        let f = format!("rank{r}.sqlite");
+        std::fs::copy(root().join("fixtures/per_rank").join(&f), d.join(&f)).unwrap();
+    }
+    set("rank1.sqlite", "RANK", "0");
+    set("rank2.sqlite", "WORLD_SIZE", "-1");
+    set("rank3.sqlite", "WORLD_SIZE", "3");
+    let summary = || text(&["report", "summary", "--no-cache", d.to_str().unwrap()]);
+    let out = summary();
+    for line in [
+        "! rank 0 is claimed by 2 files (rank0.sqlite, rank1.sqlite): at most one can be it",
+        "! rank2.sqlite records a world size that cannot be right (0 or below): not used",
+        "! rank3.sqlite claims rank 3 of a world of 3: both cannot be right",
+        "! files record different world sizes (3 in rank3.sqlite, 5 in rank0.sqlite): the largest is used",
+        "! ranks 1, 4 of a world of 5 have no file",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    // An absurd size is said, not listed rank by rank (4 billion of them).
+    set("rank2.sqlite", "WORLD_SIZE", "4294967295");
+    let out = summary();
+    assert!(
+        out.contains(
+            "! rank2.sqlite records a world size that cannot be right (4294967295): not used"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("of a world of 5 have no file"), "{out}");
+}

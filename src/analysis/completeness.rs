@@ -60,13 +60,89 @@ pub fn device_order(p: &Profile) -> Vec<DevId> {
 /// The world size the files record and the ranks below it no device
 /// carries.
 pub fn missing_ranks(p: &Profile) -> (Option<u32>, Vec<u32>) {
-    let world = p.files.iter().filter_map(|f| f.world_size).max();
+    let world = p
+        .files
+        .iter()
+        .filter_map(|f| f.world_size)
+        .filter(|&n| believable_world(n))
+        .max();
     let present: BTreeSet<u32> = p.devices.iter().filter_map(|d| d.rank).collect();
     let missing = match world {
         Some(n) if !present.is_empty() => (0..n).filter(|r| !present.contains(r)).collect(),
         _ => Vec::new(),
     };
     (world, missing)
+}
+
+/// Far beyond any job (the largest run on a million GPUs): a world size
+/// past it is damage, and listing its ranks would take gigabytes.
+const MAX_WORLD: u32 = 1 << 20;
+
+fn believable_world(n: u32) -> bool {
+    (1..=MAX_WORLD).contains(&n)
+}
+
+/// Ranks and world sizes the files record that cannot all be right, by
+/// file name: two files claiming one rank, a rank not below the world
+/// size, world sizes that disagree or cannot be one. Today's counts fold
+/// them into "rank 4 of a world of 5 has no file" otherwise.
+pub fn rank_conflicts(p: &Profile) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut w = Vec::new();
+    let mut by_rank: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for f in &p.files {
+        if let Some(r) = f.rank {
+            by_rank.entry(r).or_default().push(f.name());
+        }
+    }
+    for (r, files) in &by_rank {
+        if files.len() > 1 {
+            w.push(format!(
+                "rank {r} is claimed by {} files ({}): at most one can be it",
+                files.len(),
+                files.join(", ")
+            ));
+        }
+    }
+    for f in &p.files {
+        match f.world_size {
+            Some(n) if !believable_world(n) => w.push(format!(
+                "{} records a world size that cannot be right ({}): not used",
+                f.name(),
+                if n == 0 {
+                    "0 or below".to_string()
+                } else {
+                    n.to_string()
+                }
+            )),
+            Some(n) if f.rank.is_some_and(|r| r >= n) => w.push(format!(
+                "{} claims rank {} of a world of {n}: both cannot be right",
+                f.name(),
+                f.rank.unwrap_or_default()
+            )),
+            _ => {}
+        }
+    }
+    let sizes: BTreeSet<u32> = p
+        .files
+        .iter()
+        .filter_map(|f| f.world_size)
+        .filter(|&n| believable_world(n))
+        .collect();
+    if sizes.len() > 1 {
+        let each: Vec<String> = sizes
+            .iter()
+            .map(|n| {
+                let first = p.files.iter().find(|f| f.world_size == Some(*n));
+                format!("{n} in {}", first.map(|f| f.name()).unwrap_or_default())
+            })
+            .collect();
+        w.push(format!(
+            "files record different world sizes ({}): the largest is used",
+            each.join(", ")
+        ));
+    }
+    w
 }
 
 /// `0-3, 7, 9-10`: runs of consecutive ranks.
@@ -221,6 +297,7 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
             if k == 1 { "it" } else { "them" },
         ));
     }
+    w.extend(rank_conflicts(p));
     for f in &p.files {
         if let Some(wal) = &f.wal {
             w.push(crate::profile::wal_warning(&f.path, wal));

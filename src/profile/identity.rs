@@ -46,22 +46,32 @@ pub fn parse_env_var(row: &str) -> Option<(&str, &str)> {
 /// on the rank, none is taken: it is never guessed.
 pub fn rank_from_env(envs: &[HashMap<String, String>]) -> (Option<u32>, Option<u32>) {
     let num = |env: &HashMap<String, String>, k: &str| env.get(k)?.trim().parse::<u32>().ok();
+    // A size that is a number but cannot be one (0, -1) is kept as 0, so
+    // that it is said rather than taken for none recorded.
+    let size_of = |env: &HashMap<String, String>, k: &str| {
+        let v = env.get(k)?.trim();
+        num(env, k).or_else(|| {
+            v.parse::<i64>()
+                .ok()
+                .map(|n| if n <= 0 { 0 } else { u32::MAX })
+        })
+    };
     let mut ranks = Vec::new();
     let mut size = None;
     for env in envs {
         let family = RANK_VARS.iter().find(|(r, _)| num(env, r).is_some());
         if let Some((r, s)) = family {
             ranks.push(num(env, r));
-            size = size.or(num(env, s));
+            size = size.or(size_of(env, s));
         }
-        size = size.or_else(|| SIZE_VARS.iter().find_map(|s| num(env, s)));
+        size = size.or_else(|| SIZE_VARS.iter().find_map(|s| size_of(env, s)));
     }
     ranks.dedup();
     let rank = match ranks[..] {
         [Some(r)] => Some(r),
         _ => None,
     };
-    (rank, size.filter(|&s| s > 0))
+    (rank, size)
 }
 
 /// The boot instant from `TARGET_INFO_SESSION_START_TIME`: the UTC of

@@ -39,11 +39,7 @@ pub enum Rows {
 /// reader's own table (`-(sym + 1)`), or [`NO_NAME`].
 pub const NO_NAME: i64 = i64::MIN;
 
-/// The largest timestamp (either sign) a row may carry, 73 years in ns:
-/// beyond it a time cannot be right, and below it the sum of two times
-/// plus a UTC shift stays within i64. Rows past it are left out (GPU
-/// activity and CUDA calls counted, see load/suspect.rs).
-pub const TIME_LIMIT_NS: i64 = 1 << 61;
+pub use select::TIME_LIMIT_NS;
 
 /// A StringIds id as read: a negative one names no string (and must not
 /// be taken for a reader-local text).

@@ -7,6 +7,12 @@ use crate::profile::open::{Schema, quote_ident};
 use crate::profile::spec::{ColumnSet, Columns, MAX_COLUMNS, TableSpec};
 use rusqlite::types::ValueRef;
 
+/// The largest timestamp (either sign) a row may carry, 73 years in ns:
+/// beyond it a time cannot be right, and below it the sum of two times
+/// plus a UTC shift stays within i64. Rows past it are left out (GPU
+/// activity and CUDA calls counted, see load/suspect.rs).
+pub const TIME_LIMIT_NS: i64 = 1 << 61;
+
 /// What a read of a declared table selects: some of its columns' values,
 /// and of others only whether they hold one.
 pub struct Selection<C: 'static> {
@@ -130,11 +136,11 @@ impl<'r, 'q, C: Columns> NamedRow<'r, 'q, C> {
         self.row.int(self.at.of(c))
     }
 
-    /// Column `c` as a timestamp: `None` past [`super::TIME_LIMIT_NS`] too.
+    /// Column `c` as a timestamp: `None` past [`TIME_LIMIT_NS`] too.
     #[inline]
     pub fn time(&self, c: C) -> Option<i64> {
         self.int(c)
-            .filter(|t| (-super::TIME_LIMIT_NS..=super::TIME_LIMIT_NS).contains(t))
+            .filter(|t| (-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(t))
     }
 
     /// Whether the column holds a value (NULL does not), selected for its
