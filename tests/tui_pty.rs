@@ -18,6 +18,11 @@ struct Session {
 
 impl Session {
     fn start(args: &[&str], cols: u16, rows: u16) -> Session {
+        Session::start_with(args, &[], cols, rows)
+    }
+
+    /// [`Session::start`] with `env` set.
+    fn start_with(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Session {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -32,6 +37,9 @@ impl Session {
         cmd.cwd(env!("CARGO_MANIFEST_DIR"));
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("NO_COLOR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.env(
             "XDG_CACHE_HOME",
             concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-cache-home"),
@@ -285,6 +293,28 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
         assert_eq!(status.exit_code(), code, "SIG{name}: {status:?}");
         s.assert_restored();
     }
+}
+
+/// A cache entry cut short under the timeline (made at a fixed point from
+/// inside, right after it was checked): one line, exit 1, the terminal
+/// back as it was, never SIGBUS with the screen left raw.
+#[test]
+fn an_entry_cut_short_under_the_timeline_restores_the_terminal() {
+    let cache = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tmp/pty-cut-short");
+    let _ = std::fs::remove_dir_all(cache);
+    let args = ["fixtures/megatron_tp8.sqlite", "--cache-dir", cache];
+    let mut s = Session::start(&args, 120, 30);
+    s.wait_for("S20 NCCL");
+    s.send("q");
+    assert!(s.wait_exit().success());
+    let cut = [("RANKLINE_TEST_CUT_ENTRY_AFTER_OPEN", "1")];
+    let mut s = Session::start_with(&args, &cut, 120, 30);
+    assert_eq!(s.wait_exit().exit_code(), 1);
+    s.wait_for("cache entry cut short while in use");
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("\x1b[?1049h"), "the screen was taken first");
+    s.assert_restored();
+    wait_mouse(&s, false);
 }
 
 #[test]

@@ -26,8 +26,8 @@ pub use key::{FORMAT_VERSION, Key};
 use super::column::{Col, Pod};
 use super::intern::Interner;
 use super::launch_shape::CACHE_NAMES;
+use super::mapped::{self, Mapping};
 use super::model::*;
-use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::ops::Range;
@@ -345,10 +345,11 @@ pub fn lookup(dir: &Path, key: &Key) -> Lookup {
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Lookup::Rejected("not a regular file".into());
     }
-    // SAFETY: cache files are only ever replaced by rename, never written in
-    // place, and not evicted within an hour of use; a concurrent deletion
-    // leaves the mapping valid on local file systems.
-    let map = match unsafe { Mmap::map(&file) } {
+    // Entries are not evicted within an hour of use, and a deletion leaves
+    // the mapping valid on local file systems; one cut short under us ends
+    // the run with a line (see `mapped`), set aside to be rebuilt.
+    let aside = dir.join(housekeeping::temp_name(&key.file_name()));
+    let map = match Mapping::open(&file, &path, &aside) {
         Ok(m) => Arc::new(m),
         Err(e) => return Lookup::Rejected(format!("cannot map: {e}")),
     };
@@ -357,6 +358,7 @@ pub fn lookup(dir: &Path, key: &Key) -> Lookup {
             // The last use, for eviction: metadata only, the bytes stay
             // as they are (the file is open read-only).
             let _ = file.set_modified(std::time::SystemTime::now());
+            mapped::cut_for_test(&path);
             Lookup::Hit(Box::new(p))
         }
         Err(why) => Lookup::Rejected(why),
@@ -389,7 +391,7 @@ fn sections(b: &[u8]) -> Result<(&[u8], usize), String> {
 /// The entry's profile, once its checksums, key and contents pass. The
 /// data checksum runs on a thread of its own while the columns are checked
 /// (a reopen's two costs, on two cores); its verdict comes first.
-fn decode(map: &Arc<Mmap>, key: &Key) -> Result<FileProfile, String> {
+fn decode(map: &Arc<Mapping>, key: &Key) -> Result<FileProfile, String> {
     let b: &[u8] = map;
     let (meta, data_start) = sections(b)?;
     if xxh3_64(meta) != u64_at(b, 32) {
@@ -406,7 +408,7 @@ fn decode(map: &Arc<Mmap>, key: &Key) -> Result<FileProfile, String> {
 }
 
 fn decode_checked(
-    map: &Arc<Mmap>,
+    map: &Arc<Mapping>,
     meta: &[u8],
     data_start: usize,
     key: &Key,
@@ -422,7 +424,7 @@ fn decode_checked(
             .find(|c| c.name == name)
             .ok_or_else(|| format!("column {name} missing"))
     };
-    fn get<T: Pod>(map: &Arc<Mmap>, data_start: usize, c: &ColumnAt) -> Result<Col<T>, String> {
+    fn get<T: Pod>(map: &Arc<Mapping>, data_start: usize, c: &ColumnAt) -> Result<Col<T>, String> {
         let size = std::mem::size_of::<T>();
         if !c.len.is_multiple_of(size) {
             return Err(format!("column {} has a partial value", c.name));

@@ -2,7 +2,7 @@
 //! a memory-mapped cache file. Readers see a slice either way; writing to a
 //! mapped column first copies it (loading code only ever writes owned ones).
 
-use memmap2::Mmap;
+use super::mapped::Mapping;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ unsafe impl Pod for bool {
 /// A mapped region holding `len` values of `T` at `offset`.
 #[derive(Clone)]
 struct Mapped {
-    map: Arc<Mmap>,
+    map: Arc<Mapping>,
     offset: usize,
     len: usize,
 }
@@ -54,7 +54,7 @@ impl<T: Pod> Col<T> {
 
     /// A view of `len` values at byte `offset` of `map`, if the bytes fit,
     /// are aligned for `T` and are valid values.
-    pub fn from_map(map: &Arc<Mmap>, offset: usize, len: usize) -> Option<Self> {
+    pub fn from_map(map: &Arc<Mapping>, offset: usize, len: usize) -> Option<Self> {
         let size = len.checked_mul(std::mem::size_of::<T>())?;
         let bytes = map.get(offset..offset.checked_add(size)?)?;
         if !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) || !T::valid(bytes)
@@ -205,7 +205,9 @@ mod tests {
         let vals: Vec<u32> = vec![10, 20, 30];
         let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(&f, [vec![0u8; 8], bytes].concat()).unwrap();
-        let map = Arc::new(unsafe { Mmap::map(&std::fs::File::open(&f).unwrap()).unwrap() });
+        let map = Arc::new(Mapping::from(unsafe {
+            memmap2::Mmap::map(&std::fs::File::open(&f).unwrap()).unwrap()
+        }));
         let mut c: Col<u32> = Col::from_map(&map, 8, 3).unwrap();
         assert!(c.is_mapped());
         assert_eq!(&c[..], &[10, 20, 30]);

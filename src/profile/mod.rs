@@ -17,6 +17,7 @@ pub mod intern;
 mod job;
 pub mod launch_shape;
 mod load;
+pub mod mapped;
 mod model;
 pub mod names;
 pub mod nsys_export;

@@ -19,6 +19,7 @@ pub mod scroll;
 pub mod selection;
 pub mod state;
 pub mod stragglers;
+pub mod terminal_rescue;
 pub mod timescale;
 pub mod ui;
 pub mod wallclock;

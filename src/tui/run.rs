@@ -6,6 +6,7 @@ use super::data::{self, LoadMsg};
 use super::keymap::Keymap;
 use super::messages::Level;
 use super::state::App;
+use super::terminal_rescue;
 use crate::analysis::Settings;
 use crate::profile::Source;
 use crossterm::event::{self, Event};
@@ -79,6 +80,7 @@ pub fn run(opts: Options) -> Result<Outcome, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    terminal_rescue::arm();
     let mut terminal = ratatui::try_init().map_err(|e| format!("cannot open the terminal: {e}"))?;
     // `ratatui::restore()` leaves mouse reporting on: turn it off on every
     // way out, a panic included (its hook runs before ratatui's restore).

@@ -11,7 +11,7 @@
 use super::dir::CacheDir;
 use super::housekeeping;
 use super::key::Key;
-use memmap2::Mmap;
+use crate::profile::mapped::Mapping;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ pub enum Stored {
 
 /// The sections of an entry, in the order they were stored.
 pub struct Sections {
-    map: Mmap,
+    map: Mapping,
     ranges: Vec<Range<usize>>,
 }
 
@@ -91,9 +91,10 @@ impl AnalysesSlot {
         if !file.metadata().is_ok_and(|m| m.is_file()) {
             return Stored::Rejected("not a regular file".into());
         }
-        // SAFETY: as for model entries: only ever replaced by rename, never
-        // written in place, not evicted within an hour of use.
-        let map = match unsafe { Mmap::map(&file) } {
+        // As model entries: not evicted within an hour of use, and one cut
+        // short under us ends the run with a line, set aside.
+        let aside = self.cache.dir.join(housekeeping::temp_name(&self.name));
+        let map = match Mapping::open(&file, &path, &aside) {
             Ok(m) => m,
             Err(e) => return Stored::Rejected(format!("cannot map: {e}")),
         };

@@ -3,6 +3,7 @@
 //! and fuzzed): each is an error or a rejection, never a panic or a lie.
 
 use super::*;
+use crate::profile::mapped::Mapping;
 use memmap2::MmapOptions;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -138,7 +139,7 @@ fn reseal(b: &mut [u8]) {
 fn decode_bytes(bytes: &[u8], key: &Key) -> Result<bool, String> {
     let mut anon = MmapOptions::new().len(bytes.len()).map_anon().unwrap();
     anon.copy_from_slice(bytes);
-    let map = Arc::new(anon.make_read_only().unwrap());
+    let map = Arc::new(Mapping::from(anon.make_read_only().unwrap()));
     assert_eq!(map.len(), bytes.len());
     catch_unwind(AssertUnwindSafe(|| match decode(&map, key) {
         Ok(p) => {
@@ -386,7 +387,7 @@ fn the_launch_shape_survives_a_cache_entry() {
     let entry = std::fs::read(store(&d.join("cache"), &key, &p).unwrap()).unwrap();
     let mut anon = MmapOptions::new().len(entry.len()).map_anon().unwrap();
     anon.copy_from_slice(&entry);
-    let map = Arc::new(anon.make_read_only().unwrap());
+    let map = Arc::new(Mapping::from(anon.make_read_only().unwrap()));
     let back = decode(&map, &key).unwrap();
     let kernel = (0..p.gpu.len())
         .find(|&r| p.gpu.kind(r) == GpuKind::Kernel)
@@ -415,7 +416,7 @@ fn a_changed_data_byte_is_a_data_checksum_mismatch() {
         b[at] ^= 0x40;
         let mut anon = MmapOptions::new().len(b.len()).map_anon().unwrap();
         anon.copy_from_slice(&b);
-        let map = Arc::new(anon.make_read_only().unwrap());
+        let map = Arc::new(Mapping::from(anon.make_read_only().unwrap()));
         let got = decode(&map, &key).err();
         assert_eq!(
             got.as_deref(),
