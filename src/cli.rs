@@ -304,17 +304,17 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// [`input_files`], its notes said on stderr. When some are nsys reports,
-/// nsys's output is copied to stderr and a signal removes what an export
-/// in progress leaves.
+/// [`input_files`], its notes said on stderr; from now on a signal
+/// removes what a cache write or an export in progress leaves. When some
+/// are nsys reports, nsys's output is copied to stderr.
 fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
+    profile::scratch::remove_scratch_on_signals();
     let (kept, notes) = input_files(&files)?;
     for n in &notes {
         say(n);
     }
     if kept.iter().any(|f| is_nsys_report(f)) {
         profile::nsys_export::echo_nsys_output(true);
-        profile::nsys_export::remove_scratch_on_signals();
     }
     Ok(kept)
 }

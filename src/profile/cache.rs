@@ -26,8 +26,9 @@ pub use key::{FORMAT_VERSION, Key};
 use super::column::{Col, Pod};
 use super::intern::Interner;
 use super::launch_shape::CACHE_NAMES;
-use super::mapped::{self, Mapping};
+use super::mapped::Mapping;
 use super::model::*;
+use super::test_seams;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::ops::Range;
@@ -256,15 +257,9 @@ fn store_limited(
     }
     let header = header(meta.len(), data_len, xxh3_64(&meta), hasher.digest());
     let final_path = dir.join(key.file_name());
-    let tmp = dir.join(housekeeping::temp_name(&key.file_name()));
-    let result = (|| -> std::io::Result<()> {
-        // A fresh file: an existing one (a dead writer's, same pid) is
-        // removed, never truncated.
-        let _ = std::fs::remove_file(&tmp);
-        let file = std::fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+    let result = (|| -> std::io::Result<housekeeping::TempFile> {
+        let (tmp, file) = housekeeping::create_temp(dir, &key.file_name())?;
+        test_seams::hold_write();
         let mut f = std::io::BufWriter::with_capacity(
             1 << 20,
             Limited {
@@ -289,10 +284,11 @@ fn store_limited(
             .sync_all()?;
         // Replaces any earlier entry as a whole: a reader that has the old
         // one mapped keeps its (unlinked) file.
-        std::fs::rename(&tmp, &final_path)
+        std::fs::rename(tmp.path(), &final_path)?;
+        Ok(tmp)
     })();
+    // The temp (gone once renamed) is removed whichever way it went.
     if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
         return Err(format!("{}: cannot write: {e}", final_path.display()));
     }
     Ok(final_path)
@@ -338,6 +334,7 @@ pub fn lookup(dir: &Path, key: &Key) -> Lookup {
     if dir.as_os_str().is_empty() {
         return Lookup::Missing;
     }
+    housekeeping::remove_abandoned_once(dir);
     let path = dir.join(key.file_name());
     let Ok(file) = std::fs::File::open(&path) else {
         return Lookup::Missing;
@@ -358,7 +355,7 @@ pub fn lookup(dir: &Path, key: &Key) -> Lookup {
             // The last use, for eviction: metadata only, the bytes stay
             // as they are (the file is open read-only).
             let _ = file.set_modified(std::time::SystemTime::now());
-            mapped::cut_for_test(&path);
+            test_seams::cut_after_open(&path);
             Lookup::Hit(Box::new(p))
         }
         Err(why) => Lookup::Rejected(why),

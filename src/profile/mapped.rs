@@ -19,11 +19,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// The environment variable that makes every opened model entry be
-/// truncated to nothing right after it was checked: the seam through
-/// which tests cut an entry under a running rankline at a fixed point.
-pub const CUT_AFTER_OPEN: &str = "RANKLINE_TEST_CUT_ENTRY_AFTER_OPEN";
-
 /// A read-only mapping of a whole file, watched for faults while it lives.
 pub struct Mapping {
     map: Mmap,
@@ -204,16 +199,5 @@ fn fault_exit(w: &Watched) -> ! {
         };
         libc::write(2, line.as_ptr().cast(), line.len());
         libc::_exit(1);
-    }
-}
-
-/// For tests: cuts the entry at `path` to nothing, as another process
-/// would, when [`CUT_AFTER_OPEN`] is set.
-pub fn cut_for_test(path: &Path) {
-    if std::env::var_os(CUT_AFTER_OPEN).is_some() {
-        let _ = std::fs::File::options()
-            .write(true)
-            .open(path)
-            .and_then(|f| f.set_len(0));
     }
 }

@@ -26,8 +26,10 @@ pub mod parallel;
 mod progress;
 mod raw;
 mod rows;
+pub mod scratch;
 pub mod spec;
 pub mod synthetic;
+mod test_seams;
 mod views;
 
 pub use cache::CacheDir;

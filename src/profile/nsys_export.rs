@@ -10,14 +10,13 @@
 
 mod command;
 mod network;
-mod scratch;
 
+pub use super::scratch::{remove_scratch, remove_scratch_on_signals};
 pub use command::{DEFAULT_TIMEOUT_S, echo_nsys_output, set_nsys_timeout};
-pub use scratch::{remove_scratch, remove_scratch_on_signals};
 
 use super::cache::{CacheDir, Key, evict, housekeeping};
 use super::open::LoadError;
-use scratch::TempDir;
+use super::scratch::TempDir;
 use std::path::{Path, PathBuf};
 
 /// An SQLite export of a report, ready to load.

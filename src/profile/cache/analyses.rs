@@ -14,7 +14,7 @@ use super::key::Key;
 use crate::profile::mapped::Mapping;
 use std::io::Write;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use xxhash_rust::xxh3::xxh3_64;
 
 const EXT: &str = housekeeping::ANALYSES_EXT;
@@ -85,6 +85,7 @@ impl AnalysesSlot {
     /// Reads the entry, verifying key, lengths and checksums.
     pub fn lookup(&self) -> Stored {
         let path = self.path();
+        housekeeping::remove_abandoned_once(&self.cache.dir);
         let Ok(file) = std::fs::File::open(&path) else {
             return Stored::Missing;
         };
@@ -125,10 +126,11 @@ impl AnalysesSlot {
             .map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
         housekeeping::remove_abandoned(dir);
         let path = self.path();
-        let tmp = dir.join(housekeeping::temp_name(&self.name));
-        let result = write(&tmp, &self.key, sections).and_then(|()| std::fs::rename(&tmp, &path));
+        let result = housekeeping::create_temp(dir, &self.name).and_then(|(tmp, file)| {
+            write(file, &self.key, sections)?;
+            std::fs::rename(tmp.path(), &path)
+        });
         if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
             return Err(format!("{}: cannot write: {e}", path.display()));
         }
         housekeeping::evict(dir, self.cache.cap_bytes, &path);
@@ -136,14 +138,8 @@ impl AnalysesSlot {
     }
 }
 
-/// The entry's bytes into a fresh file at `tmp`.
-fn write(tmp: &Path, key: &str, sections: &[&[u8]]) -> std::io::Result<()> {
-    // An existing one (a dead writer's, same pid) is removed, never truncated.
-    let _ = std::fs::remove_file(tmp);
-    let file = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(tmp)?;
+/// The entry's bytes into `file`, a fresh temp.
+fn write(file: std::fs::File, key: &str, sections: &[&[u8]]) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
     f.write_all(MAGIC)?;
     f.write_all(&VERSION.to_le_bytes())?;

@@ -4,6 +4,7 @@
 //! used in the last hour (another rankline may have it mapped). The
 //! exports made of nsys reports, in [`EXPORTS`], count as entries too.
 
+pub use crate::profile::scratch::TempFile;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -34,6 +35,23 @@ pub fn temp_name(entry_name: &str) -> String {
         std::process::id(),
         host()
     )
+}
+
+/// A fresh temp file for `entry_name` in `dir`, registered so that an
+/// ending signal removes it. Created exclusively and never through a
+/// symlink (`O_EXCL`, `O_NOFOLLOW`): in a shared cache directory another
+/// user may have put anything at a name. What a dead run of this pid left
+/// there is removed first, never truncated or written through.
+pub fn create_temp(dir: &Path, entry_name: &str) -> std::io::Result<(TempFile, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let temp = TempFile::registered(dir.join(temp_name(entry_name)));
+    let _ = std::fs::remove_file(temp.path());
+    let file = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(temp.path())?;
+    Ok((temp, file))
 }
 
 /// (entry name, pid, host) of a rankline temp name; `None` for any other
@@ -213,6 +231,19 @@ fn counted(dir: &Path, now: SystemTime, files: &mut Vec<Counted>) {
             path: e.path(),
             entry: entry && meta.is_file(),
         });
+    }
+}
+
+/// [`remove_abandoned`], once per directory per run: every cache open
+/// tidies what dead runs of this host left (a killed `index`, an entry set
+/// aside after a fault), not only a write.
+pub fn remove_abandoned_once(dir: &Path) {
+    static DONE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !done.iter().any(|d| d == dir) {
+        done.push(dir.to_path_buf());
+        drop(done);
+        remove_abandoned(dir);
     }
 }
 

@@ -2,7 +2,7 @@
 //! exact export command line, and what it said.
 
 use super::super::open::LoadError;
-use super::scratch;
+use crate::profile::scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

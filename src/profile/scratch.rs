@@ -1,6 +1,7 @@
-//! What an export leaves while it runs: temp directories and the nsys
-//! child. Each is registered here so that an interrupted rankline (Ctrl-C,
-//! a signal, the timeline quit mid-export) kills nsys and removes them.
+//! What a run leaves while it works: temp directories and the nsys child
+//! of an export, and the temp file of a cache entry being written. Each is
+//! registered here so that an interrupted rankline (Ctrl-C, a signal, the
+//! timeline quit mid-export) kills nsys and removes them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -8,6 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Temp directories in use.
 static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Temp files being written.
+static FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// nsys processes running, and whether [`remove_scratch`] ran: after it,
 /// no export starts (the process is ending).
 static CHILDREN: Mutex<(Vec<Arc<Mutex<Child>>>, bool)> = Mutex::new((Vec::new(), false));
@@ -62,6 +65,31 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
         lock(&DIRS).retain(|p| *p != self.path);
+    }
+}
+
+/// A temp file being written, removed when dropped (once renamed into
+/// place there is nothing left to remove) or when [`remove_scratch`] runs.
+pub struct TempFile {
+    path: PathBuf,
+}
+
+impl TempFile {
+    /// Registers `path`, about to be created.
+    pub fn registered(path: PathBuf) -> TempFile {
+        lock(&FILES).push(path.clone());
+        TempFile { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        lock(&FILES).retain(|p| *p != self.path);
     }
 }
 
@@ -172,7 +200,8 @@ pub fn run_child(cmd: &mut Command, limit: std::time::Duration) -> std::io::Resu
     })
 }
 
-/// Kills the running nsys exports and removes every temp directory: for an
+/// Kills the running nsys exports and removes every temp directory and
+/// file: for an
 /// exit that does not unwind (a signal, the timeline's end while it still
 /// loads).
 pub fn remove_scratch() {
@@ -185,12 +214,15 @@ pub fn remove_scratch() {
     for dir in lock(&DIRS).drain(..) {
         let _ = std::fs::remove_dir_all(dir);
     }
+    for file in lock(&FILES).drain(..) {
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 /// From now on, an ending signal ([`crate::ending_signals`]) runs
 /// [`remove_scratch`] and ends the process with 128 + its number. For the
-/// command line's `report` and `index`, whose exports run in the
-/// foreground; the timeline handles signals itself.
+/// command line's `report` and `index`, whose exports and cache writes run
+/// in the foreground; the timeline handles signals itself.
 pub fn remove_scratch_on_signals() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
