@@ -336,12 +336,11 @@ pub fn lookup(dir: &Path, key: &Key) -> Lookup {
     }
     housekeeping::remove_abandoned_once(dir);
     let path = dir.join(key.file_name());
-    let Ok(file) = std::fs::File::open(&path) else {
-        return Lookup::Missing;
+    let file = match housekeeping::open_entry(&path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Lookup::Missing,
+        Err(why) => return Lookup::Rejected(why),
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Lookup::Rejected("not a regular file".into());
-    }
     // Entries are not evicted within an hour of use, and a deletion leaves
     // the mapping valid on local file systems; one cut short under us ends
     // the run with a line (see `mapped`), set aside to be rebuilt.

@@ -93,8 +93,9 @@ fn export_into(
     let name = key.content_name("sqlite");
     let sqlite = dir.join(&name);
     if is_sqlite(&sqlite) {
-        // Its last use, for eviction (nothing is keyed on its times).
-        if let Ok(f) = std::fs::File::options().write(true).open(&sqlite) {
+        // Its last use, for eviction (nothing is keyed on its times); read
+        // as any input is, with every check, whoever made it.
+        if let Ok(Some(f)) = housekeeping::open_entry(&sqlite) {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
         return Ok(Export {
@@ -146,13 +147,12 @@ fn check_report(report: &Path) -> Result<(), LoadError> {
     super::open::stat_input(report, "an nsys report").map(|_| ())
 }
 
-/// Whether `path` is a file that starts as an SQLite database does.
+/// Whether `path` is a regular file (not a symbolic link) that starts as
+/// an SQLite database does.
 fn is_sqlite(path: &Path) -> bool {
     use std::io::Read;
     let mut header = [0u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .is_ok()
+    matches!(housekeeping::open_entry(path), Ok(Some(f)) if (&f).read_exact(&mut header).is_ok())
         && &header == b"SQLite format 3\0"
 }
 

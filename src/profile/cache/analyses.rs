@@ -86,12 +86,11 @@ impl AnalysesSlot {
     pub fn lookup(&self) -> Stored {
         let path = self.path();
         housekeeping::remove_abandoned_once(&self.cache.dir);
-        let Ok(file) = std::fs::File::open(&path) else {
-            return Stored::Missing;
+        let file = match housekeeping::open_entry(&path) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Stored::Missing,
+            Err(why) => return Stored::Rejected(why),
         };
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
-            return Stored::Rejected("not a regular file".into());
-        }
         // As model entries: not evicted within an hour of use, and one cut
         // short under us ends the run with a line, set aside.
         let aside = self.cache.dir.join(housekeeping::temp_name(&self.name));

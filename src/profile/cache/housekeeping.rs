@@ -54,6 +54,28 @@ pub fn create_temp(dir: &Path, entry_name: &str) -> std::io::Result<(TempFile, s
     Ok((temp, file))
 }
 
+/// Opens the entry at `path` to read it: `Ok(None)` when there is none,
+/// `Err(why)` when what is there is not a regular file (a symbolic link is
+/// never followed: in a shared directory it could point anywhere).
+pub fn open_entry(path: &Path) -> Result<Option<std::fs::File>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err("a symbolic link, not an entry rankline wrote".into());
+        }
+        Err(_) => return Ok(None),
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".into());
+    }
+    Ok(Some(file))
+}
+
 /// (entry name, pid, host) of a rankline temp name; `None` for any other
 /// file name.
 fn parse_temp(name: &str) -> Option<(&str, u32, &str)> {
@@ -89,6 +111,16 @@ pub fn is_entry_name(name: &str) -> bool {
                 .and_then(|n| n.strip_suffix('.'))
                 .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
         })
+}
+
+/// Whether this user owns the file: in a shared cache directory, another
+/// user's entries and temps are never removed, however old (their writer
+/// may run on a node that cannot be checked, and they are not ours to
+/// take).
+fn ours(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid(2) cannot fail.
+    meta.uid() == unsafe { libc::geteuid() }
 }
 
 /// Removes a file, or a temp directory with what is in it.
@@ -166,18 +198,21 @@ fn abandoned(name: &str, modified: SystemTime, now: SystemTime) -> bool {
     }
 }
 
-/// One file of the cache directory that counts toward the cap.
+/// One file of the cache directory that counts toward the cap (other
+/// users' files count too: the cap is the directory's size).
 struct Counted {
     last_used: SystemTime,
     len: u64,
     path: PathBuf,
-    /// An entry (evictable) rather than a temp file being written.
+    /// An entry of ours (evictable) rather than a temp file being written
+    /// or another user's file.
     entry: bool,
 }
 
-/// Removes abandoned temp files, then deletes the least recently used
-/// entries until the directory (temp files and exports included) fits
-/// `cap` bytes. `keep` and entries used in the last hour are never deleted.
+/// Removes abandoned temp files of ours, then deletes our least recently
+/// used entries until the directory (temp files, exports and other users'
+/// files included) fits `cap` bytes. `keep`, entries used in the last hour
+/// and other users' files are never deleted.
 pub fn evict(dir: &Path, cap: u64, keep: &Path) {
     let now = SystemTime::now();
     let mut files = Vec::new();
@@ -218,7 +253,8 @@ fn counted(dir: &Path, now: SystemTime, files: &mut Vec<Counted>) {
             continue;
         };
         let modified = meta.modified().unwrap_or(now);
-        if temp && abandoned(name, modified, now) {
+        let ours = ours(&meta);
+        if temp && ours && abandoned(name, modified, now) {
             let _ = remove(&e.path());
             continue;
         }
@@ -229,7 +265,7 @@ fn counted(dir: &Path, now: SystemTime, files: &mut Vec<Counted>) {
             last_used: modified.max(accessed),
             len: bytes_in(&e.path(), &meta),
             path: e.path(),
-            entry: entry && meta.is_file(),
+            entry: entry && ours && meta.is_file(),
         });
     }
 }
@@ -259,8 +295,11 @@ pub fn remove_abandoned(dir: &Path) {
         let Some(name) = name.to_str() else {
             continue;
         };
-        let modified = e.metadata().and_then(|m| m.modified());
-        if let Ok(modified) = modified
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
+        if let Ok(modified) = meta.modified()
+            && ours(&meta)
             && abandoned(name, modified, now)
         {
             let _ = remove(&e.path());
@@ -392,5 +431,62 @@ mod tests {
             "the least recently used file is an export"
         );
         assert!(new_export.exists() && entry.exists());
+    }
+
+    /// Gives `path` to another user; false when this user may not (not
+    /// root), and the test cannot be made here.
+    fn give_away(path: &Path) -> bool {
+        std::os::unix::fs::lchown(path, Some(54321), Some(54321)).is_ok()
+    }
+
+    #[test]
+    fn another_users_entries_and_temps_are_never_removed() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/cache-others");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let dead = u32::MAX - 1;
+        let temp = |n: u32| format!(".rankline-000000000000000{n}.rlcache.{dead}@{}.tmp", host());
+        let their_entry = file(&dir, "000000000000000a.rlcache", 100, hours(9));
+        let their_temp = file(&dir, &temp(1), 100, hours(48));
+        let my_entry = file(&dir, "000000000000000b.rlcache", 100, hours(8));
+        let my_temp = file(&dir, &temp(2), 100, hours(1));
+        let keep = file(&dir, "000000000000000c.rlcache", 100, hours(1));
+        if !(give_away(&their_entry) && give_away(&their_temp)) {
+            eprintln!("not root: cannot give files to another user; skipped");
+            return;
+        }
+        remove_abandoned(&dir);
+        assert!(their_temp.exists(), "another user's temp, however old");
+        assert!(!my_temp.exists(), "my dead writer's temp");
+        // 400 bytes: a cap of 0 takes what is mine to take.
+        evict(&dir, 0, &keep);
+        assert!(
+            their_entry.exists(),
+            "another user's entry is not mine to evict"
+        );
+        assert!(!my_entry.exists());
+    }
+
+    #[test]
+    fn a_symbolic_link_at_an_entry_name_is_never_followed() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tmp/cache-symlink");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = file(&dir, "victim", 100, Duration::ZERO);
+        let link = dir.join("000000000000000a.rlcache");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(
+            open_entry(&link).err().as_deref(),
+            Some("a symbolic link, not an entry rankline wrote")
+        );
+        // A temp name taken by a link (another user's trap) is replaced,
+        // and the write never reaches its target.
+        let name = "000000000000000b.rlcache";
+        std::os::unix::fs::symlink(&target, dir.join(temp_name(name))).unwrap();
+        let (tmp, mut f) = create_temp(&dir, name).unwrap();
+        std::io::Write::write_all(&mut f, b"entry").unwrap();
+        assert!(!tmp.path().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), vec![0u8; 100]);
     }
 }
