@@ -130,3 +130,48 @@ fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
         .collect();
     assert!(status.contains("instance 55/225"), "{status}");
 }
+
+/// `q` while the loader writes the cache lets the write finish, saying so,
+/// and quits when it is done; a second `q` (or Ctrl-C) quits at once.
+#[test]
+fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctrl_c = Msg::Input(Event::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    for second in [None, Some(key(KeyCode::Char('q'))), Some(ctrl_c)] {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        let mut app = App::new(Keymap::default_keymap(), false);
+        let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        tx.send(Msg::Load(LoadMsg::Writing)).unwrap();
+        tx.send(key(KeyCode::Char('q'))).unwrap();
+        let asked_twice = second.is_some();
+        rt.block_on(async {
+            let waited = tokio::time::timeout(
+                std::time::Duration::from_millis(300),
+                drive(&mut terminal, &mut app, &mut rx),
+            )
+            .await;
+            assert!(waited.is_err(), "quit before the write was done");
+            assert!(!app.quit);
+            let said = app.messages.answered().map(|m| m.text.clone());
+            assert!(
+                said.as_deref()
+                    .is_some_and(|t| t.starts_with("finishing the cache entry, then quitting")),
+                "{said:?}"
+            );
+            tx.send(second.unwrap_or(Msg::Load(LoadMsg::Finished)))
+                .unwrap();
+            let ended = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                drive(&mut terminal, &mut app, &mut rx),
+            )
+            .await;
+            assert!(ended.is_ok() && app.quit, "asked twice: {asked_twice}");
+        });
+    }
+}

@@ -317,6 +317,57 @@ fn an_entry_cut_short_under_the_timeline_restores_the_terminal() {
     wait_mouse(&s, false);
 }
 
+/// `q` while the cache entry is written (held there from inside) says the
+/// write is being finished; a second `q` quits at once, and the half-done
+/// temp file is removed.
+#[test]
+fn a_quit_during_the_cache_write_says_so_and_a_second_quits_without_it() {
+    let cache = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/test-tmp/pty-quit-writing"
+    );
+    let _ = std::fs::remove_dir_all(cache);
+    std::fs::create_dir_all(cache).unwrap();
+    let fifo = format!("{cache}/held");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let args = ["fixtures/megatron_tp8.sqlite", "--cache-dir", cache];
+    let hold = [("RANKLINE_TEST_HOLD_CACHE_WRITE", fifo.as_str())];
+    let mut s = Session::start_with(&args, &hold, 160, 48);
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(std::fs::File::open(&fifo).unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "writing\n");
+    let temps = || {
+        std::fs::read_dir(cache)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count()
+    };
+    assert_eq!(temps(), 1, "the entry is being written");
+    s.send("q");
+    s.wait_for("finishing the cache entry, then quitting");
+    assert!(s.child.try_wait().unwrap().is_none(), "still running");
+    s.send("q");
+    assert!(s.wait_exit().success());
+    s.assert_restored();
+    assert_eq!(temps(), 0, "the half-written entry is removed");
+}
+
 #[test]
 fn a_file_given_twice_is_opened_once_and_said_so() {
     let mut s = Session::start(

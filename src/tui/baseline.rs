@@ -57,8 +57,13 @@ fn forward(m: LoadMsg, send: &(dyn Fn(LoadMsg) + Sync)) {
     match m {
         LoadMsg::Progress { stage, .. } => send(LoadMsg::Baseline(BaselineMsg::Stage(stage))),
         LoadMsg::FileError(_) | LoadMsg::CacheOff(_) | LoadMsg::Note(_) => send(m),
-        // The baseline is shown only once analysed.
-        LoadMsg::Done(_) | LoadMsg::Analysed(_) | LoadMsg::Baseline(_) => {}
+        // The baseline is shown only once analysed; a quit waits for the
+        // main capture's writes alone.
+        LoadMsg::Done(_)
+        | LoadMsg::Analysed(_)
+        | LoadMsg::Baseline(_)
+        | LoadMsg::Writing
+        | LoadMsg::Finished => {}
     }
 }
 

@@ -227,6 +227,10 @@ pub enum LoadMsg {
     /// Something the user should know that did not stop loading (stored
     /// analyses rejected and recomputed), one line.
     Note(String),
+    /// The loader began writing the cache (the analyses, the entry).
+    Writing,
+    /// The loader is done, its writes included.
+    Finished,
 }
 
 /// What the baseline loader ([`super::baseline::load_pair`]) says.
@@ -343,7 +347,10 @@ pub fn load_then(
             tell(LoadMsg::Analysed(full.clone()));
             full
         },
-        |full| Ok((&full.analysis, full.index.encode()?)),
+        |full| {
+            tell(LoadMsg::Writing);
+            Ok((&full.analysis, full.index.encode()?))
+        },
     );
     let send = told.into_inner().0;
     for note in notes {
@@ -353,12 +360,14 @@ pub fn load_then(
         // Said once: the cache entry is not tried after it.
         Some(why) => send(LoadMsg::CacheOff(why)),
         None => {
-            if let Some(entry) = unwritten
-                && let Err(why) = entry.write(&full.profile)
-            {
-                send(LoadMsg::CacheOff(why));
+            if let Some(entry) = unwritten {
+                send(LoadMsg::Writing);
+                if let Err(why) = entry.write(&full.profile) {
+                    send(LoadMsg::CacheOff(why));
+                }
             }
         }
     }
+    send(LoadMsg::Finished);
     Some(full)
 }

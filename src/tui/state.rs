@@ -12,6 +12,7 @@ mod mouse;
 mod navigate;
 mod pair;
 mod panels;
+mod quitting;
 mod reference;
 mod stragglers;
 
@@ -97,6 +98,8 @@ pub struct App {
     /// they are (a key pressed a moment early is not lost).
     pub pending_action: Option<Action>,
     pub quit: bool,
+    /// The loader's writes, which a quit lets finish.
+    pub writes: quitting::Writes,
     /// Why the UI had to stop, printed after the terminal is restored.
     pub fatal: Option<String>,
     /// Something changed since the last frame.
@@ -135,6 +138,7 @@ impl App {
             pending_goto: None,
             pending_action: None,
             quit: false,
+            writes: Default::default(),
             fatal: None,
             dirty: true,
             capture: Capture::default(),
@@ -254,6 +258,8 @@ impl App {
             }
             LoadMsg::Analysed(loaded) => self.set_data(loaded),
             LoadMsg::Baseline(m) => self.on_baseline(m),
+            LoadMsg::Writing => self.on_writing(),
+            LoadMsg::Finished => self.on_finished(),
         }
         self.derive();
     }
@@ -313,7 +319,7 @@ impl App {
         self.dirty = true;
         // ctrl-c always quits, whatever the keymap says.
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            self.quit = true;
+            self.ask_quit();
             return;
         }
         let action = self.keymap.action(self.mode(), &key);
@@ -349,7 +355,7 @@ impl App {
     pub fn apply(&mut self, a: Action) {
         self.dirty = true;
         if a == Action::Quit {
-            self.quit = true;
+            self.ask_quit();
             return;
         }
         self.apply_unclamped(a);

@@ -1,0 +1,53 @@
+//! Quitting while the loader writes the cache: a finished load is never
+//! thrown away without a word. The first `q` (or Ctrl-C) lets the write
+//! finish and says so on the status line; the second quits at once (the
+//! half-written temp file is removed on the way out).
+
+use super::App;
+use crate::tui::messages::Level;
+
+/// Where the loader's writes (stored analyses, the cache entry) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Writes {
+    /// None under way.
+    #[default]
+    Idle,
+    Writing,
+    /// Asked to quit while writing: quits when they are done.
+    QuitWhenDone,
+}
+
+impl App {
+    /// `q` or Ctrl-C: quits, unless the cache is being written, which
+    /// is then finished first (a second ask quits at once).
+    pub(super) fn ask_quit(&mut self) {
+        self.writes = match self.writes {
+            Writes::Writing => {
+                self.messages.answer(
+                    Level::Info,
+                    "finishing the cache entry, then quitting (q or Ctrl-C again: quit without it)",
+                );
+                Writes::QuitWhenDone
+            }
+            Writes::Idle | Writes::QuitWhenDone => {
+                self.quit = true;
+                Writes::Idle
+            }
+        };
+    }
+
+    /// The loader began writing.
+    pub(super) fn on_writing(&mut self) {
+        if self.writes == Writes::Idle {
+            self.writes = Writes::Writing;
+        }
+    }
+
+    /// The loader is done, its writes included.
+    pub(super) fn on_finished(&mut self) {
+        if self.writes == Writes::QuitWhenDone {
+            self.quit = true;
+        }
+        self.writes = Writes::Idle;
+    }
+}
