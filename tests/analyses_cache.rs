@@ -269,7 +269,7 @@ fn a_timeline_reopen_has_every_analysis_with_its_first_frame() {
             LoadMsg::Done(l) => Some(l),
             LoadMsg::Analysed(_) | LoadMsg::Baseline(_) => panic!("nothing left to analyse"),
             LoadMsg::Note(n) | LoadMsg::CacheOff(n) | LoadMsg::FileError(n) => panic!("{n}"),
-            LoadMsg::Progress { .. } => None,
+            LoadMsg::Progress { .. } | LoadMsg::Writing | LoadMsg::Finished => None,
         })
         .collect();
     let [reopened] = &done[..] else {

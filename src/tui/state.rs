@@ -15,6 +15,7 @@ mod panels;
 mod quitting;
 mod reference;
 mod stragglers;
+mod writes;
 
 pub use super::selection::{EventRef, JumpSource, Place, Screen, Target};
 pub use super::timescale::Ruler;
@@ -99,7 +100,7 @@ pub struct App {
     pub pending_action: Option<Action>,
     pub quit: bool,
     /// The loader's writes, which a quit lets finish.
-    pub writes: quitting::Writes,
+    pub writes: writes::Writes,
     /// Why the UI had to stop, printed after the terminal is restored.
     pub fatal: Option<String>,
     /// Something changed since the last frame.

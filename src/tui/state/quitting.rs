@@ -4,18 +4,8 @@
 //! half-written temp file is removed on the way out).
 
 use super::App;
+use super::writes::Writes;
 use crate::tui::messages::Level;
-
-/// Where the loader's writes (stored analyses, the cache entry) are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Writes {
-    /// None under way.
-    #[default]
-    Idle,
-    Writing,
-    /// Asked to quit while writing: quits when they are done.
-    QuitWhenDone,
-}
 
 impl App {
     /// `q` or Ctrl-C: quits, unless the cache is being written, which
