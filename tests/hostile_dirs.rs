@@ -4,7 +4,6 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -12,16 +11,6 @@ use std::process::Command;
 
 fn copy(fixture: &str, to: &Path) {
     std::fs::copy(root().join(fixture), to).unwrap();
-}
-
-fn loaded_paths(out: &str) -> Vec<String> {
-    let v: Value = serde_json::from_str(out).expect("json");
-    v["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]
@@ -69,20 +58,10 @@ fn broken_entries_in_a_directory_each_get_one_line_and_the_rest_loads() {
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     let _socket = std::os::unix::net::UnixListener::bind(dir.join("node4.sqlite")).unwrap();
     std::fs::create_dir_all(dir.join("node5.sqlite")).unwrap();
-    let o = rankline(&[
-        "report",
-        "summary",
-        "--no-cache",
-        "--format",
-        "json",
-        dir.to_str().unwrap(),
-    ]);
+    let (o, paths) = summary_paths(&dir);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let at = |n: &str| dir.join(n).display().to_string();
-    assert_eq!(
-        loaded_paths(&stdout(&o)),
-        vec![at("node0.sqlite"), at("node1.sqlite")]
-    );
+    assert_eq!(paths, vec![at("node0.sqlite"), at("node1.sqlite")]);
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().collect();
     let want = [
@@ -163,17 +142,10 @@ fn of_two_copies_the_one_kept_opens_though_its_name_is_not_utf8() {
     let odd = dir.join(OsStr::from_bytes(b"a\xff.sqlite"));
     copy("fixtures/two_node_a.sqlite", &odd);
     copy("fixtures/two_node_a.sqlite", &dir.join("b.sqlite"));
-    let o = rankline(&[
-        "report",
-        "summary",
-        "--no-cache",
-        "--format",
-        "json",
-        dir.to_str().unwrap(),
-    ]);
+    let (o, paths) = summary_paths(&dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let shown = format!("{}/a\\xff.sqlite", dir.display());
-    assert_eq!(loaded_paths(&stdout(&o)), vec![shown.clone()]);
+    assert_eq!(paths, vec![shown.clone()]);
     assert_eq!(
         stderr(&o).trim_end(),
         format!(

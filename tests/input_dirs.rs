@@ -3,7 +3,6 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
 
 #[test]
 fn a_directory_reads_as_its_exports_in_name_order() {
@@ -22,22 +21,8 @@ fn a_directory_reads_as_its_exports_in_name_order() {
     )
     .unwrap();
     std::fs::write(dir.join("job.log"), b"not an export").unwrap();
-    let o = rankline(&[
-        "report",
-        "summary",
-        "--no-cache",
-        "--format",
-        "json",
-        dir.to_str().unwrap(),
-    ]);
+    let (o, paths) = summary_paths(&dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let paths: Vec<String> = v["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_string())
-        .collect();
     let want = |n: &str| dir.join(n).display().to_string();
     assert_eq!(paths, vec![want("node2.sqlite"), want("node10.sqlite")]);
 

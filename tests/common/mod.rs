@@ -18,6 +18,27 @@ pub fn rankline(args: &[&str]) -> Output {
         .expect("run rankline")
 }
 
+/// `report summary` (JSON, no cache) of `input`: the run, and the paths
+/// of the files it loaded, in its order (none when it printed no JSON).
+pub fn summary_paths(input: &Path) -> (Output, Vec<String>) {
+    let o = rankline(&[
+        "report",
+        "summary",
+        "--no-cache",
+        "--format",
+        "json",
+        input.to_str().expect("a UTF-8 test path"),
+    ]);
+    let paths = serde_json::from_str::<serde_json::Value>(&stdout(&o))
+        .ok()
+        .and_then(|v| v["files"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|f| f["path"].as_str().expect("a file's path").to_string())
+        .collect();
+    (o, paths)
+}
+
 /// Runs rankline, which must succeed, and returns its stdout.
 pub fn text(args: &[&str]) -> String {
     let o = rankline(args);
