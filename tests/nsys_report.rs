@@ -453,14 +453,36 @@ fn index_exports_and_caches_a_directory_of_reports() {
     assert_eq!(calls(&log).len(), 3);
 }
 
+/// A FIFO the stand-in nsys says "started" into.
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// The FIFO held open for reading and writing: the stand-in's write never
+/// blocks, and a watcher can write "exited" into it if rankline ends
+/// without running the stand-in (the read then returns, not hangs).
+fn hold_open(fifo: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(fifo)
+        .unwrap()
+}
+
+/// The next line said into a held FIFO.
+fn line_from(fifo: &std::fs::File) -> String {
+    use std::io::BufRead;
+    let mut said = String::new();
+    std::io::BufReader::new(fifo).read_line(&mut said).unwrap();
+    said
+}
+
 #[test]
 fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     let d = temp_dir("nsys_report_ctrl_c");
     let (ready, block) = (d.join("ready"), d.join("block"));
-    for fifo in [&ready, &block] {
-        let st = Command::new("mkfifo").arg(fifo).status().unwrap();
-        assert!(st.success());
-    }
+    mkfifo(&ready);
+    mkfifo(&block);
     let bin = d.join("bin");
     let log = d.join("nsys.log");
     stand_in(
@@ -473,14 +495,7 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     );
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
     let cache = d.join("cache");
-    // Held open for reading and writing: the stand-in's "started" never
-    // blocks, and the watcher below can say "exited" if rankline ends
-    // without running it (the read then returns instead of hanging).
-    let signals = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&ready)
-        .unwrap();
+    let signals = hold_open(&ready);
     let child = command(
         &["index", "--cache-dir", s(&cache), s(&rep)],
         &bin,
@@ -499,13 +514,7 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
         let _ = exited.write_all(b"exited\n");
         o
     });
-    let mut said = String::new();
-    {
-        use std::io::BufRead;
-        std::io::BufReader::new(&signals)
-            .read_line(&mut said)
-            .unwrap();
-    }
+    let said = line_from(&signals);
     assert_eq!(said, "started\n", "the stand-in runs");
     let exports = cache.join("exports");
     let temps = files_in(&exports);
@@ -592,13 +601,7 @@ fn an_export_past_its_timeout_is_stopped_with_what_it_started() {
 fn ctrl_c_stops_what_a_wrapper_around_nsys_started() {
     let d = temp_dir("nsys_report_wrapper");
     let ready = d.join("ready");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&ready)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&ready);
     let bin = d.join("bin");
     let pid = d.join("work.pid");
     stand_in(
@@ -610,11 +613,7 @@ fn ctrl_c_stops_what_a_wrapper_around_nsys_started() {
         },
     );
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
-    let signals = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&ready)
-        .unwrap();
+    let signals = hold_open(&ready);
     let child = command(
         &["index", "--cache-dir", s(&d.join("cache")), s(&rep)],
         &bin,
@@ -625,13 +624,7 @@ fn ctrl_c_stops_what_a_wrapper_around_nsys_started() {
     .stderr(std::process::Stdio::null())
     .spawn()
     .unwrap();
-    let mut said = String::new();
-    {
-        use std::io::BufRead;
-        std::io::BufReader::new(&signals)
-            .read_line(&mut said)
-            .unwrap();
-    }
+    let said = line_from(&signals);
     assert_eq!(said, "started\n");
     // SAFETY: a plain kill(2) of the child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
