@@ -6,14 +6,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 
 /// A private copy of the fixture and a private cache directory.
-fn setup(test: &str) -> (PathBuf, PathBuf) {
-    let d = temp_dir(test);
-    let f = d.join("input").join("megatron.sqlite");
-    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-    std::fs::copy(root().join("fixtures/megatron_tp8.sqlite"), &f).unwrap();
-    (f, d.join("cache"))
-}
-
 fn report(f: &Path, cache: &Path) -> String {
     report_said(f, cache).0
 }
@@ -45,7 +37,7 @@ fn entries(cache: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn reopen_from_cache_gives_identical_reports() {
-    let (f, cache) = setup("cache_roundtrip");
+    let (f, cache) = megatron_and_cache("cache_roundtrip");
     let no_cache = {
         let o = rankline(&[
             "report",
@@ -71,7 +63,7 @@ fn reopen_from_cache_gives_identical_reports() {
 
 #[test]
 fn no_cache_writes_nothing() {
-    let (f, cache) = setup("cache_none");
+    let (f, cache) = megatron_and_cache("cache_none");
     let o = rankline(&[
         "report",
         "summary",
@@ -86,7 +78,7 @@ fn no_cache_writes_nothing() {
 
 #[test]
 fn stale_entry_is_rebuilt_after_the_input_changes() {
-    let (f, cache) = setup("cache_stale");
+    let (f, cache) = megatron_and_cache("cache_stale");
     report(&f, &cache);
     let old = entries(&cache);
     // Same bytes, new mtime: a different key, so a new entry is built.
@@ -105,7 +97,7 @@ fn stale_entry_is_rebuilt_after_the_input_changes() {
 }
 
 fn damaged(test: &str, damage: impl Fn(&Path)) {
-    let (f, cache) = setup(test);
+    let (f, cache) = megatron_and_cache(test);
     let good = report(&f, &cache);
     let entry = entries(&cache).pop().unwrap();
     damage(&entry);
@@ -275,20 +267,13 @@ fn a_rewritten_input_with_its_mtime_restored_is_not_served_from_the_cache() {
 
 #[test]
 fn only_rankline_temp_files_are_removed_from_the_cache_dir() {
-    let (f, cache) = setup("cache_foreign_tmp");
+    let (f, cache) = megatron_and_cache("cache_foreign_tmp");
     std::fs::create_dir_all(&cache).unwrap();
     let foreign = cache.join(".foo.tmp");
     std::fs::write(&foreign, "someone else's").unwrap();
     used_hours_ago(&foreign, 48);
-    let host = ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_default();
     // A killed index of this host (no such pid): removed at once.
-    let killed = cache.join(format!(
-        ".rankline-0123456789abcdef.rlcache.4294967294@{}.tmp",
-        host.trim()
-    ));
+    let killed = dead_temp_of_this_host(&cache);
     std::fs::write(&killed, vec![0u8; 1000]).unwrap();
     // Another node's write, an hour old: it may still be going on.
     let other_node = cache.join(".rankline-0123456789abcdef.rlcache.77@other-node.tmp");
@@ -360,7 +345,7 @@ fn cache_unusable(f: &Path, cache_args: &[&str], env_unset: &[&str], why: &str) 
 
 #[test]
 fn index_fails_when_the_cache_dir_is_a_file() {
-    let (f, cache) = setup("cache_dir_is_file");
+    let (f, cache) = megatron_and_cache("cache_dir_is_file");
     std::fs::write(&cache, "not a directory").unwrap();
     let c = cache.to_str().unwrap();
     cache_unusable(&f, &["--cache-dir", c], &[], "not a directory");
@@ -377,13 +362,13 @@ fn index_fails_when_the_cache_dir_is_a_file() {
 
 #[test]
 fn index_fails_without_a_home_for_the_cache() {
-    let (f, _) = setup("cache_no_home");
+    let (f, _) = megatron_and_cache("cache_no_home");
     cache_unusable(&f, &[], &["HOME", "XDG_CACHE_HOME"], "no cache directory");
 }
 
 #[test]
 fn index_fails_when_the_cache_dir_is_the_inputs_directory() {
-    let (f, _) = setup("cache_beside_input");
+    let (f, _) = megatron_and_cache("cache_beside_input");
     let dir = f.parent().unwrap().to_str().unwrap().to_string();
     cache_unusable(
         &f,
@@ -405,7 +390,7 @@ fn index_fails_when_the_cache_dir_is_not_writable() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
-    let (f, cache) = setup("cache_unwritable");
+    let (f, cache) = megatron_and_cache("cache_unwritable");
     std::fs::create_dir_all(&cache).unwrap();
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o555)).unwrap();
     cache_unusable(
@@ -420,7 +405,7 @@ fn index_fails_when_the_cache_dir_is_not_writable() {
 #[test]
 fn the_timeline_is_told_once_that_caching_is_off() {
     use rankline::tui::data::{self, LoadMsg};
-    let (f, cache) = setup("cache_off_timeline");
+    let (f, cache) = megatron_and_cache("cache_off_timeline");
     std::fs::write(&cache, "not a directory").unwrap();
     // Found before loading (a file), and only when writing (below a file).
     for dir in [cache.clone(), cache.join("sub")] {
@@ -447,7 +432,7 @@ fn the_timeline_is_told_once_that_caching_is_off() {
 
 #[test]
 fn index_builds_caches_without_the_ui() {
-    let (f, cache) = setup("cache_index");
+    let (f, cache) = megatron_and_cache("cache_index");
     let o = rankline(&[
         "index",
         f.to_str().unwrap(),

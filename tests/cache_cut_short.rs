@@ -24,11 +24,7 @@ fn report_all(f: &Path, cache: &Path, cut: bool) -> std::process::Output {
 
 #[test]
 fn an_entry_cut_short_under_a_report_ends_it_with_one_line_and_is_rebuilt() {
-    let d = temp_dir("cache_cut_short");
-    let f = d.join("input/megatron.sqlite");
-    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-    std::fs::copy(root().join("fixtures/megatron_tp8.sqlite"), &f).unwrap();
-    let cache = d.join("cache");
+    let (f, cache) = megatron_and_cache("cache_cut_short");
     let truth = report_all(&f, &cache, false);
     assert!(truth.status.success(), "{}", stderr(&truth));
     let entry = std::fs::read_dir(&cache)

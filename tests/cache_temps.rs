@@ -19,17 +19,9 @@ fn temps(cache: &Path) -> Vec<PathBuf> {
 }
 
 /// A private copy of the fixture and a cache directory beside it.
-fn setup(test: &str) -> (PathBuf, PathBuf) {
-    let d = temp_dir(test);
-    let f = d.join("input/megatron.sqlite");
-    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-    std::fs::copy(root().join("fixtures/megatron_tp8.sqlite"), &f).unwrap();
-    (f, d.join("cache"))
-}
-
 #[test]
 fn sigterm_during_an_index_write_removes_its_temp_file() {
-    let (f, cache) = setup("cache_temp_sigterm");
+    let (f, cache) = megatron_and_cache("cache_temp_sigterm");
     let fifo = cache.with_file_name("held");
     assert!(
         Command::new("mkfifo")
@@ -71,7 +63,7 @@ fn sigterm_during_an_index_write_removes_its_temp_file() {
 
 #[test]
 fn a_cache_open_that_writes_nothing_removes_a_dead_runs_temp() {
-    let (f, cache) = setup("cache_temp_open");
+    let (f, cache) = megatron_and_cache("cache_temp_open");
     let index = rankline(&[
         "index",
         "--cache-dir",
@@ -79,15 +71,8 @@ fn a_cache_open_that_writes_nothing_removes_a_dead_runs_temp() {
         f.to_str().unwrap(),
     ]);
     assert!(index.status.success(), "{}", stderr(&index));
-    let host = ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_default();
     // A killed index of this host (a pid above pid_max).
-    let dead = cache.join(format!(
-        ".rankline-0123456789abcdef.rlcache.4294967294@{}.tmp",
-        host.trim()
-    ));
+    let dead = dead_temp_of_this_host(&cache);
     std::fs::write(&dead, vec![0u8; 1000]).unwrap();
     let args = [
         "report",

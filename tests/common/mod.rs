@@ -39,6 +39,29 @@ pub fn summary_paths(input: &Path) -> (Output, Vec<String>) {
     (o, paths)
 }
 
+/// A copy of the 8-GPU fixture in a fresh test directory, and a cache
+/// directory beside it (not yet made): (input, cache).
+pub fn megatron_and_cache(test: &str) -> (PathBuf, PathBuf) {
+    let d = temp_dir(test);
+    let f = d.join("input").join("megatron.sqlite");
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::copy(root().join("fixtures/megatron_tp8.sqlite"), &f).unwrap();
+    (f, d.join("cache"))
+}
+
+/// The name in `cache` of a temp file that a killed rankline of this host
+/// left (its pid is above pid_max, so never a live process).
+pub fn dead_temp_of_this_host(cache: &Path) -> PathBuf {
+    let host = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    cache.join(format!(
+        ".rankline-0123456789abcdef.rlcache.4294967294@{}.tmp",
+        host.trim()
+    ))
+}
+
 /// Runs rankline, which must succeed, and returns its stdout.
 pub fn text(args: &[&str]) -> String {
     let o = rankline(args);
