@@ -469,6 +469,16 @@ fn hold_open(fifo: &Path) -> std::fs::File {
         .unwrap()
 }
 
+/// `rankline index` of `rep` started with the stand-in nsys in `bin`,
+/// its output kept for `wait_with_output`.
+fn spawn_index(rep: &Path, cache: &Path, bin: &Path, tmp: &Path) -> std::process::Child {
+    command(&["index", "--cache-dir", s(cache), s(rep)], bin, None, tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The next line said into a held FIFO.
 fn line_from(fifo: &std::fs::File) -> String {
     use std::io::BufRead;
@@ -496,16 +506,7 @@ fn ctrl_c_during_index_kills_nsys_and_removes_the_temp_files() {
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
     let cache = d.join("cache");
     let signals = hold_open(&ready);
-    let child = command(
-        &["index", "--cache-dir", s(&cache), s(&rep)],
-        &bin,
-        None,
-        &d.join("tmp"),
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_index(&rep, &cache, &bin, &d.join("tmp"));
     let pid = child.id() as i32;
     let mut exited = signals.try_clone().unwrap();
     let watcher = std::thread::spawn(move || {
@@ -614,16 +615,7 @@ fn ctrl_c_stops_what_a_wrapper_around_nsys_started() {
     );
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
     let signals = hold_open(&ready);
-    let child = command(
-        &["index", "--cache-dir", s(&d.join("cache")), s(&rep)],
-        &bin,
-        None,
-        &d.join("tmp"),
-    )
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
+    let child = spawn_index(&rep, &d.join("cache"), &bin, &d.join("tmp"));
     let said = line_from(&signals);
     assert_eq!(said, "started\n");
     // SAFETY: a plain kill(2) of the child this test started.
