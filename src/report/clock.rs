@@ -72,7 +72,8 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
         "refused",
     ])
     .shorten(1, Keep::Middle)
-    .shorten(2, Keep::Start);
+    // a host's first letters tell it apart (the note below names it whole)
+    .shorten_to(2, Keep::Start, 8);
     for (i, (c, f)) in a.mappings().zip(&p.files).enumerate() {
         t.row(vec![
             match (ranks, f.rank) {

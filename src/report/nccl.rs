@@ -54,7 +54,8 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
         "device", "stream", "op", "dtype", "hints", "count", "total_ms", "avg_ms", "min_ms",
         "max_ms", "of_dev_%",
     ])
-    .shorten(0, Keep::Middle);
+    .shorten(0, Keep::Middle)
+    .heading_when_narrow(0);
     for d in devs.iter().filter(|d| cx.shows(d.device)) {
         for s in &d.streams {
             let lane = &p.lanes[s.lane as usize];

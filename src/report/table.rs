@@ -16,6 +16,11 @@ pub struct Table {
     indent: usize,
     /// Per column: how it may be shortened (`None`: never).
     keep: Vec<Option<Keep>>,
+    /// Per column: the narrowest it is shortened to (its header permitting).
+    floor: Vec<usize>,
+    /// A column that becomes a heading line above its rows when the table
+    /// cannot fit otherwise.
+    heading: Option<usize>,
 }
 
 impl Table {
@@ -25,7 +30,25 @@ impl Table {
             rows: Vec::new(),
             indent: 2,
             keep: vec![None; header.len()],
+            floor: vec![MIN_SHORTENED; header.len()],
+            heading: None,
         }
+    }
+
+    /// As [`Table::shorten`], down to `floor` columns rather than the usual
+    /// 12 (a host name whose first few letters tell hosts apart).
+    pub fn shorten_to(mut self, col: usize, keep: Keep, floor: usize) -> Self {
+        self.keep[col] = Some(keep);
+        self.floor[col] = floor;
+        self
+    }
+
+    /// When shortening cannot fit the table, column `col` (the first, whose
+    /// rows come grouped by it) leaves the columns and is said once per
+    /// group on a line of its own, the group's rows indented below it.
+    pub fn heading_when_narrow(mut self, col: usize) -> Self {
+        self.heading = Some(col);
+        self
     }
 
     /// Lets column `col` (a name or path) be shortened when the table is
@@ -57,14 +80,14 @@ impl Table {
     /// The table as lines; within `cols` columns when shortening its
     /// name columns can do it (`None`: every cell whole).
     pub fn render(&self, cols: Option<usize>) -> String {
-        let ncol = self.header.len();
-        let mut widths = vec![0; ncol];
-        let mut numeric = vec![true; ncol];
-        for row in std::iter::once(&self.header).chain(&self.rows) {
-            for (c, cell) in row.iter().enumerate().take(ncol) {
-                widths[c] = widths[c].max(width(cell));
-            }
+        if let (Some(g), Some(cols)) = (self.heading, cols)
+            && !self.fits(cols)
+        {
+            return self.render_grouped(g, cols);
         }
+        let ncol = self.header.len();
+        let mut widths = self.natural_widths();
+        let mut numeric = vec![true; ncol];
         if let Some(cols) = cols {
             self.narrow(&mut widths, cols);
         }
@@ -109,13 +132,65 @@ impl Table {
 }
 
 impl Table {
+    /// Whether the table fits `cols` once its name columns are shortened.
+    fn fits(&self, cols: usize) -> bool {
+        let mut widths = self.natural_widths();
+        self.narrow(&mut widths, cols);
+        self.total(&widths) <= cols
+    }
+
+    fn natural_widths(&self) -> Vec<usize> {
+        let mut widths = vec![0; self.header.len()];
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (c, cell) in row.iter().enumerate().take(widths.len()) {
+                widths[c] = widths[c].max(width(cell));
+            }
+        }
+        widths
+    }
+
+    fn total(&self, widths: &[usize]) -> usize {
+        self.indent + widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+    }
+
+    /// The table without column `g`, whose value heads each run of rows
+    /// that share it (shortened only past the whole width).
+    fn render_grouped(&self, g: usize, cols: usize) -> String {
+        let rest = Table {
+            header: without(&self.header, g),
+            rows: self.rows.iter().map(|r| without(r, g)).collect(),
+            indent: self.indent + 2,
+            keep: without(&self.keep, g),
+            floor: without(&self.floor, g),
+            heading: None,
+        };
+        let lines = rest.render(Some(cols));
+        let mut lines = lines.lines();
+        let pad = " ".repeat(self.indent);
+        let mut out = String::new();
+        // The header names the heading's column before the others'.
+        out += &format!("{pad}{}\n", self.header[g]);
+        out += lines.next().unwrap_or_default();
+        out.push('\n');
+        let mut last: Option<&str> = None;
+        for (row, line) in self.rows.iter().zip(lines) {
+            let value = row.get(g).map_or("", String::as_str);
+            if last != Some(value) {
+                let room = cols.saturating_sub(self.indent);
+                out += &format!("{pad}{}\n", shorten(value, room, Keep::Middle));
+                last = Some(value);
+            }
+            out += line;
+            out.push('\n');
+        }
+        out
+    }
+
     /// Narrows the shortenable columns, widest first, until the table fits
     /// `cols` or they reach their floor.
     fn narrow(&self, widths: &mut [usize], cols: usize) {
-        let total =
-            |w: &[usize]| self.indent + w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
-        let floor = |c: usize| width(&self.header[c]).max(MIN_SHORTENED);
-        while total(widths) > cols {
+        let floor = |c: usize| width(&self.header[c]).max(self.floor[c]);
+        while self.total(widths) > cols {
             let widest = (0..widths.len())
                 .filter(|&c| self.keep[c].is_some() && widths[c] > floor(c))
                 .max_by_key(|&c| (widths[c], std::cmp::Reverse(c)));
@@ -125,6 +200,15 @@ impl Table {
             }
         }
     }
+}
+
+/// `v` without its column `g`.
+fn without<T: Clone>(v: &[T], g: usize) -> Vec<T> {
+    v.iter()
+        .enumerate()
+        .filter(|&(c, _)| c != g)
+        .map(|(_, x)| x.clone())
+        .collect()
 }
 
 fn looks_numeric(s: &str) -> bool {
@@ -176,5 +260,22 @@ mod tests {
         assert!(text.lines().all(|l| width(l) <= 40), "{text}");
         assert!(text.contains("kernel_xxx") && text.contains('…') && text.contains("1.000"));
         assert!(t.render(None).contains(&long));
+    }
+
+    #[test]
+    fn a_heading_column_leaves_the_columns_only_when_nothing_else_fits() {
+        let mut t = Table::new(&["device", "op", "ms"])
+            .shorten(0, Keep::Middle)
+            .heading_when_narrow(0);
+        t.row(vec!["host-a:0 r0".into(), "AllGather".into(), "1.000".into()]);
+        t.row(vec!["host-a:0 r0".into(), "AllReduce".into(), "2.000".into()]);
+        t.row(vec!["host-b:1 r1".into(), "AllGather".into(), "3.000".into()]);
+        let flat = "  device       op            ms\n";
+        assert!(t.render(Some(40)).starts_with(flat));
+        assert_eq!(
+            t.render(Some(24)),
+            "  device\n    op            ms\n  host-a:0 r0\n    AllGather  1.000\n    \
+             AllReduce  2.000\n  host-b:1 r1\n    AllGather  3.000\n"
+        );
     }
 }

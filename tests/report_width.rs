@@ -1,0 +1,63 @@
+//! Every text report fits 100 columns (display columns: wide characters
+//! count two) on every bundled fixture and every real export: tables
+//! shorten names with `…`, notes wrap. `report all` is every section in a
+//! row, so each section is checked on its own to name the one that spills.
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use unicode_width::UnicodeWidthStr;
+
+const SECTIONS: &[&str] = &[
+    "summary",
+    "nccl",
+    "overlap",
+    "skew",
+    "launch",
+    "anomalies",
+    "stragglers",
+    "clock",
+    "behind",
+    "why",
+];
+
+/// Each fixture file and fixture directory, then each real export.
+fn inputs() -> Vec<PathBuf> {
+    let fixtures = root().join("fixtures");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut all = sqlite_files(&fixtures);
+    all.extend(dirs);
+    all.extend(sqlite_files(&real_profiles()));
+    all
+}
+
+#[test]
+fn every_text_report_fits_100_columns_on_every_fixture_and_real_export() {
+    let mut wide = Vec::new();
+    for input in inputs() {
+        for section in SECTIONS {
+            let o = rankline(&["report", section, "--no-cache", input.to_str().unwrap()]);
+            for line in stdout(&o).lines() {
+                if line.width() > 100 {
+                    wide.push(format!(
+                        "{section} {} ({} cols): {line}",
+                        input.display(),
+                        line.width()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wide.is_empty(),
+        "{} lines over 100 columns:\n{}",
+        wide.len(),
+        wide.join("\n")
+    );
+}
