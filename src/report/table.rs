@@ -267,9 +267,21 @@ mod tests {
         let mut t = Table::new(&["device", "op", "ms"])
             .shorten(0, Keep::Middle)
             .heading_when_narrow(0);
-        t.row(vec!["host-a:0 r0".into(), "AllGather".into(), "1.000".into()]);
-        t.row(vec!["host-a:0 r0".into(), "AllReduce".into(), "2.000".into()]);
-        t.row(vec!["host-b:1 r1".into(), "AllGather".into(), "3.000".into()]);
+        t.row(vec![
+            "host-a:0 r0".into(),
+            "AllGather".into(),
+            "1.000".into(),
+        ]);
+        t.row(vec![
+            "host-a:0 r0".into(),
+            "AllReduce".into(),
+            "2.000".into(),
+        ]);
+        t.row(vec![
+            "host-b:1 r1".into(),
+            "AllGather".into(),
+            "3.000".into(),
+        ]);
         let flat = "  device       op            ms\n";
         assert!(t.render(Some(40)).starts_with(flat));
         assert_eq!(
