@@ -236,7 +236,7 @@ fn the_terminal_never_receives_the_files_escape_sequences() {
     // (the bytes alone split words with cursor moves).
     loop {
         let text = screen.screen().contents();
-        if text.contains("PWNED") && text.contains("next big event") {
+        if text.contains("PWNED") && text.contains("/ find") {
             break;
         }
         match rx.recv_timeout(Duration::from_secs(20)) {

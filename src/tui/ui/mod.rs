@@ -111,16 +111,16 @@ fn draw_all(f: &mut Frame, app: &mut App) {
 }
 
 /// The status line for a bar `width` columns wide: when it does not fit,
-/// the key hints go first, then the `n`/`N` source, so that what is
-/// selected and the message are never cut.
+/// the key hints go first, then the `n`/`N` source; what still does not
+/// fit ends in `…` (the whole message is in `!`).
 fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static> {
-    for detail in [2, 1, 0] {
+    for detail in [2, 1] {
         let line = status_line_with(app, l, theme, detail);
-        if detail == 0 || line.width() <= width as usize {
+        if line.width() <= width as usize {
             return line;
         }
     }
-    unreachable!("detail 0 always returns")
+    text::cut_line(status_line_with(app, l, theme, 0), width as usize)
 }
 
 /// The status line; `detail` 2 has everything, 1 drops the key hints (a
@@ -153,10 +153,15 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
         ));
     }
     if sel.is_empty() && detail >= 2 && focused.is_none() {
+        // `]` only where there is a big event to go to.
+        let big = if l.big_events.is_empty() {
+            String::new()
+        } else {
+            format!(" {} next big event ·", keys(Action::NextBigEvent))
+        };
         spans.push(Span::raw(format!(
-            " {} select · {} next big event · {} find · {} help · {} quit",
+            " {} select ·{big} {} find · {} help · {} quit",
             keys(Action::SelectUnderCursor),
-            keys(Action::NextBigEvent),
             keys(Action::OpenFinder),
             keys(Action::Help),
             keys(Action::Quit)

@@ -180,10 +180,22 @@ fn finder_popup(
     let selected = pick.selected;
     let r = centered(area, 90, area.height.saturating_sub(4).max(6));
     let room = r.height.saturating_sub(4) as usize;
-    let hits = finder::search(&l.entries, query, 200);
+    const SHOWN: usize = 200;
+    let hits = finder::search(&l.entries, query, SHOWN);
     let mut lines = vec![
         Line::from(format!("> {query}█")),
-        Line::styled(format!("{} matches", hits.len()), theme.dim()),
+        Line::styled(
+            format!(
+                "{} {} · n× = times the name occurs in the capture",
+                hits.len(),
+                if hits.len() == 1 {
+                    "name matches"
+                } else {
+                    "names match"
+                }
+            ),
+            theme.dim(),
+        ),
     ];
     let text = |e: usize| {
         let entry = &l.entries[e];
