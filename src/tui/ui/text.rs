@@ -56,7 +56,7 @@ pub(super) fn cut_line(line: Line<'static>, width: usize) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui::style::{Style, Stylize};
+    use ratatui::style::Style;
 
     #[test]
     fn a_cut_line_ends_in_an_ellipsis_and_keeps_its_styles() {
