@@ -353,7 +353,7 @@ fn the_timeline_title_names_the_wal_and_the_command() {
             app.on_load(m);
         }
     }
-    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(500, 20)).unwrap();
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(500, 24)).unwrap();
     term.draw(|fr| rankline::tui::ui::draw(fr, &mut app))
         .unwrap();
     let buf = term.backend().buffer();

@@ -125,7 +125,7 @@ fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
 
 #[test]
 fn growing_the_terminal_keeps_the_lanes_full() {
-    let (mut app, mut terminal) = ready(40, 12);
+    let (mut app, mut terminal) = ready(80, 24);
     // To the last lane, then a terminal big enough for many more rows.
     let downs =
         vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.capture.lanes.rows.len()];
@@ -206,7 +206,7 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
 
 #[test]
 fn the_title_keeps_the_window_when_narrow() {
-    let (_, terminal) = ready(40, 12);
+    let (_, terminal) = ready(80, 24);
     let title = &lines(&terminal)[0];
     assert!(title.contains("window 1.117 s"), "{title}");
 }
@@ -383,10 +383,27 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
         app.capture.lanes.cursor,
         app.capture.view,
     );
-    terminal.backend_mut().resize(30, 6);
-    terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let s = text(&terminal);
-    assert!(s.contains("needs at least 40×8"), "{s}");
+    for (w, h) in [(79, 24), (80, 23), (30, 6)] {
+        terminal.backend_mut().resize(w, h);
+        terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
+        let s = text(&terminal);
+        let said: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let want = format!("rankline needs at least 80×24 (now {w}×{h})");
+        if w >= 40 {
+            // One line, in the middle of the screen, nothing else drawn.
+            assert_eq!(said, [want.as_str()], "{s}");
+            let row = s.lines().position(|l| l.contains("needs")).unwrap();
+            assert_eq!(row, usize::from((h - 1) / 2), "{s}");
+            let line = s.lines().nth(row).unwrap();
+            let left = line.len() - line.trim_start().len();
+            assert!(
+                left.abs_diff(usize::from(w) - want.chars().count() - left) <= 1,
+                "{s}"
+            );
+        } else {
+            assert!(said.concat().contains("needs at least"), "{s}");
+        }
+    }
     terminal.backend_mut().resize(80, 24);
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     assert_eq!(

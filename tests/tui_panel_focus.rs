@@ -190,7 +190,7 @@ fn enter_on_a_row_without_a_target_says_so() {
 
 #[test]
 fn the_cursor_stays_in_view_past_the_visible_rows() {
-    let (mut app, mut t) = megatron(Some("s20:55"), 80, 20);
+    let (mut app, mut t) = megatron(Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "1p");
     let k = PanelKind::Skew;
     let s = app.panels.scroll(k);

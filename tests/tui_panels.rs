@@ -167,7 +167,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
 /// its scroll checked against what fits, then the terminal grows.
 #[test]
 fn panel_scroll_state_follows_the_frame() {
-    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 20);
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "1");
     let (inner, _) = panel(&app, PanelKind::Skew);
     let s = app.panels.scroll(PanelKind::Skew);
@@ -209,7 +209,7 @@ fn brace_keys_say_so_when_no_panel_is_open() {
 
 #[test]
 fn the_wheel_over_a_panel_scrolls_that_panel() {
-    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 20);
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "12");
     // The launch panel was opened last; the wheel goes to the skew panel.
     let (inner, _) = panel(&app, PanelKind::Skew);

@@ -44,9 +44,10 @@ fn scrub_controls(buf: &mut Buffer) {
     }
 }
 
-/// The smallest terminal the timeline is drawn in: a ruler and a few
-/// lanes beside their labels.
-pub const MIN_SIZE: (u16, u16) = (40, 8);
+/// The smallest terminal rankline draws its screens in: below it every
+/// screen would be cut (labels, panels, the status line), so it says
+/// so instead.
+pub const MIN_SIZE: (u16, u16) = (80, 24);
 
 fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
@@ -54,13 +55,24 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     };
     let area = f.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
-        // Only a note: the state (and the geometry it learnt) is kept for
-        // when the terminal grows again.
+        // Only a note, centred: the state (and the geometry it learnt) is
+        // kept for when the terminal grows again.
         let note = format!(
             "rankline needs at least {}×{} (now {}×{})",
             MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
         );
-        f.render_widget(Paragraph::new(note).wrap(Wrap { trim: true }), area);
+        let rows = (note.chars().count() as u16).div_ceil(area.width.max(1));
+        let middle = Rect {
+            y: area.y + area.height.saturating_sub(rows) / 2,
+            height: rows.min(area.height),
+            ..area
+        };
+        f.render_widget(
+            Paragraph::new(note)
+                .alignment(ratatui::layout::Alignment::Center)
+                .wrap(Wrap { trim: true }),
+            middle,
+        );
         return;
     }
     let [title, main, status] = Layout::vertical([
