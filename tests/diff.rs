@@ -428,11 +428,16 @@ fn a_capture_against_itself_shows_no_change() {
             assert_eq!(s["before"], s["after"], "{s}");
         }
         assert_eq!(d["regressions"], serde_json::json!([]));
+        // The text says so and stops: the answer, not tables of zeros.
         let t = text(&["diff", side, side]);
         assert!(
-            t.contains("no change: every figure below is the same on both sides"),
+            t.contains("no change: every figure (steps, kernels, overlap, skew, devices) is the same on both sides"),
             "{t}"
         );
+        // What follows is only what was compared: no table of zeros.
+        for table in ["Steps", "Kernels", "Overlap", "Skew"] {
+            assert!(!t.lines().any(|l| l.starts_with(table)), "{table}: {t}");
+        }
     }
     // A side with a copy of its file drops it (once per side), and still
     // compares equal to the file alone.

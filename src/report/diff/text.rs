@@ -245,7 +245,14 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
     out += &side_files(&l, "after:", &d.after_files);
     out += &differs_warning(&l, &d.completeness);
     if d.unchanged() {
-        out += &l.note("no change: every figure below is the same on both sides");
+        // Tables of zeros would only hide the answer.
+        out += &l.note("no change: every figure (steps, kernels, overlap, skew, devices) is the same on both sides");
+        // What was compared: the devices either side covers.
+        out += &completeness(&l);
+        if let Some(pct) = o.gate_pct {
+            out += &regressions(&l, pct, rs);
+        }
+        return out;
     }
     out += &steps(&l);
     out += &kernels(&l);
