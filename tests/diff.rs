@@ -283,13 +283,31 @@ fn kernel_totals_match_sums_from_the_sqlite_tables() {
 
 #[test]
 fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
-    // slow_gemm: total kernel time grows by about 0.48 %.
+    // slow_gemm: total kernel time grows by about 0.48 %, the step p50
+    // and the exposed NCCL time do not: the default gate passes, and says
+    // what it did not gate.
     let o = rankline(&[
         "diff",
         BEFORE,
         &after("slow_gemm"),
         "--fail-on-regression",
         "0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("not gated: total kernel time 6367.866 -> 6398.634 ms (+0.5%)"),
+        "{}",
+        stdout(&o)
+    );
+    // Asked for, it gates.
+    let o = rankline(&[
+        "diff",
+        BEFORE,
+        &after("slow_gemm"),
+        "--fail-on-regression",
+        "0.1",
+        "--gate",
+        "total-kernel",
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
@@ -301,12 +319,18 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
     assert!(lines[1].contains("total kernel time"), "{err}");
     assert_eq!(lines.len(), 2, "{err}");
     assert!(stdout(&o).contains("Regressions (gate"));
+    assert!(!stdout(&o).contains("not gated"));
+    // --gate without a gate is a usage error.
+    let o = rankline(&["diff", BEFORE, BEFORE, "--gate", "total-kernel"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = rankline(&[
         "diff",
         BEFORE,
         &after("slow_gemm"),
         "--fail-on-regression",
         "1",
+        "--gate",
+        "total-kernel",
         "--format",
         "json",
     ]);
@@ -316,7 +340,8 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
     assert!(stderr(&o).contains("regression gate passed"));
 
     // Putting the big-skew events back: the main group's excess and the
-    // total kernel time grow; the step p50 does not.
+    // exposed NCCL time grow; the step p50 does not (and the total kernel
+    // time, which grows too, is not gated).
     let o = rankline(&[
         "diff",
         &after("no_big_skew"),
@@ -336,10 +361,29 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
     assert_eq!(
         metrics,
         vec![
-            ("kernel_total_ms", &Value::Null),
+            ("exposed_nccl_ms_per_step", &Value::Null),
             ("skew_excess_ms", &Value::from("s20"))
         ]
     );
+    let e = &d["exposed_nccl"];
+    assert_eq!(e["per"], "step");
+    close(&r[0]["before"], &e["before_ms"], "exposed before");
+    close(&r[0]["after"], &e["after_ms"], "exposed after");
+    // Independently: the mean of the devices' nccl_only_ms over the steps.
+    let mean_per_step = |side: &str| {
+        let each: Vec<f64> = d["overlap"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| &o[side])
+            .filter(|o| o["nccl_kernels"].as_u64() > Some(0))
+            .map(|o| o["nccl_only_ms"].as_f64().unwrap())
+            .collect();
+        let steps = d["steps"][side]["count"].as_f64().unwrap();
+        Value::from(each.iter().sum::<f64>() / each.len() as f64 / steps)
+    };
+    close(&e["before_ms"], &mean_per_step("before"), "mean before");
+    close(&e["after_ms"], &mean_per_step("after"), "mean after");
     let excess = &r[1];
     let main = by(&d["skew"], "key")["s20"].clone();
     close(&excess["before"], &main["before"]["excess_ms"], "before");
@@ -491,6 +535,7 @@ fn json_has_the_documented_shape() {
             "classes",
             "overlap",
             "skew",
+            "exposed_nccl",
             "completeness",
             "regressions"
         ]
@@ -537,6 +582,10 @@ fn json_has_the_documented_shape() {
     ] {
         assert!(s.get(k).is_some(), "{k} missing: {s}");
     }
+    assert_eq!(
+        keys(&d["exposed_nccl"]),
+        ["per", "before_ms", "after_ms", "delta_pct"]
+    );
     assert_eq!(keys(&s["start_skew_ms"]), ["p50", "p90", "max"]);
     assert_eq!(keys(&s["end_skew_ms"]), ["p50"]);
     assert_eq!(

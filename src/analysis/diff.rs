@@ -7,6 +7,7 @@
 //! timeline read a [`Diff`] without either profile.
 
 mod completeness;
+mod exposed;
 mod kernels;
 mod overlap;
 mod regressions;
@@ -15,9 +16,10 @@ mod skew;
 mod steps;
 
 pub use completeness::{DeviceSet, DiffCompleteness};
+pub use exposed::{ExposedNccl, ExposedPer};
 pub use kernels::{ClassDelta, KernelClass, KernelDelta};
 pub use overlap::OverlapPair;
-pub use regressions::{Metric, Regression};
+pub use regressions::{Gate, Metric, Regression};
 pub use side::{Side, Which, delta_pct};
 pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
 pub use steps::{StepFigures, StepsDiff};
@@ -139,24 +141,34 @@ impl Diff {
             && !self.completeness.differs()
     }
 
-    /// What grew by more than `pct` % of its before value: the step p50
-    /// (when both sides have steps), the total kernel time, the excess of
-    /// each paired skew group. A figure that was 0 before and grew counts,
-    /// with no percentage.
-    pub fn regressions(&self, pct: f64) -> Vec<Regression> {
+    /// Exposed NCCL time (no compute under it) before and after, mean
+    /// over devices: per step when both sides have steps, else per second.
+    pub fn exposed_nccl(&self) -> Option<ExposedNccl> {
+        exposed::exposed_nccl(
+            &self.overlap,
+            self.steps.before.count,
+            self.steps.after.count,
+        )
+    }
+
+    /// What grew by more than the gate's % of its before value: the step
+    /// p50 (when both sides have steps), the exposed NCCL time, the excess
+    /// of each paired skew group, and the total kernel time when asked. A
+    /// figure that was 0 before and grew counts, with no percentage.
+    pub fn regressions(&self, gate: Gate) -> Vec<Regression> {
+        let pct = gate.pct;
         let check = regressions::check;
         let mut out = Vec::new();
         if let (Some(b), Some(a)) = (self.steps.before.spread_ms, self.steps.after.spread_ms) {
             out.extend(check(Metric::StepP50, None, b.p50, a.p50, pct));
         }
-        let (b, a) = self.kernel_total_ns();
-        out.extend(check(
-            Metric::KernelTotal,
-            None,
-            b as f64 / 1e6,
-            a as f64 / 1e6,
-            pct,
-        ));
+        if let Some(e) = self.exposed_nccl() {
+            let metric = match e.per {
+                ExposedPer::Step => Metric::ExposedNcclPerStep,
+                ExposedPer::Second => Metric::ExposedNcclPerSecond,
+            };
+            out.extend(check(metric, None, e.before_ms, e.after_ms, pct));
+        }
         for s in &self.skew {
             if let Some((b, a)) = s.excess_ns() {
                 out.extend(check(
@@ -168,7 +180,23 @@ impl Diff {
                 ));
             }
         }
+        if gate.total_kernel {
+            out.extend(self.kernel_total_grown(pct));
+        }
         out
+    }
+
+    /// The total kernel time as a regression when it grew by more than
+    /// `pct` %, gated or not (the text says when it grew ungated).
+    pub fn kernel_total_grown(&self, pct: f64) -> Option<Regression> {
+        let (b, a) = self.kernel_total_ns();
+        regressions::check(
+            Metric::KernelTotal,
+            None,
+            b as f64 / 1e6,
+            a as f64 / 1e6,
+            pct,
+        )
     }
 }
 
@@ -178,6 +206,10 @@ mod tests {
     use crate::analysis::pipeline::Analysis;
     use crate::analysis::pipeline::analyze;
     use crate::analysis::settings::Settings;
+
+    fn gate(pct: f64, total_kernel: bool) -> Gate {
+        Gate { pct, total_kernel }
+    }
 
     fn load(name: &str) -> (Profile, Analysis) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -222,7 +254,7 @@ mod tests {
         );
         assert!(!d.completeness.differs());
         assert!(d.unchanged());
-        assert_eq!(d.regressions(0.0), Vec::new());
+        assert_eq!(d.regressions(gate(0.0, true)), Vec::new());
     }
 
     #[test]
@@ -263,13 +295,19 @@ mod tests {
         let (b, a) = d.kernel_total_ns();
         assert_eq!(a - b, 10_000_000);
         let pct = 100.0 * 10_000_000.0 / b as f64;
-        let gate = d.regressions(pct / 2.0);
+        let grown = d.regressions(gate(pct / 2.0, true));
         assert!(
-            gate.iter().any(|r| r.metric == Metric::KernelTotal),
-            "{gate:?}"
+            grown.iter().any(|r| r.metric == Metric::KernelTotal),
+            "{grown:?}"
+        );
+        // Ungated unless asked.
+        assert!(
+            !d.regressions(gate(pct / 2.0, false))
+                .iter()
+                .any(|r| r.metric == Metric::KernelTotal)
         );
         assert!(
-            !d.regressions(pct * 2.0)
+            !d.regressions(gate(pct * 2.0, true))
                 .iter()
                 .any(|r| r.metric == Metric::KernelTotal)
         );

@@ -5,7 +5,7 @@
 use super::args::{AnalysisArgs, NoCacheArg};
 use super::input_files::input_files;
 use super::messages::{fail, say};
-use rankline::analysis::diff::{self, Side, diff};
+use rankline::analysis::diff::{self, Gate, Side, diff};
 use rankline::analysis::{Analysis, Settings, Window, pipeline, stored};
 use rankline::profile::{self, CacheDir, Profile, Source};
 use rankline::report::Format;
@@ -31,13 +31,28 @@ pub struct DiffArgs {
     /// Text: print long names and paths whole (default: fit 100 columns)
     #[arg(long)]
     wide: bool,
-    /// Exit 3 when the step p50, the total kernel time or a paired group's excess grows by more than PCT %
+    /// Exit 3 when the step p50, the exposed NCCL time or a paired group's excess grows by more than PCT %
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     fail_on_regression: Option<f64>,
+    /// Also gate on a figure the gate does not watch by default
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FIGURE",
+        requires = "fail_on_regression"
+    )]
+    gate: Vec<GateFigure>,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
     pub no_cache: NoCacheArg,
+}
+
+/// `diff --gate`.
+#[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
+enum GateFigure {
+    /// Every kernel's duration summed over every device (includes NCCL waiting)
+    TotalKernel,
 }
 
 /// `diff --format`.
@@ -177,10 +192,14 @@ pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
             analysis: aa,
         },
     );
+    let gate = args.fail_on_regression.map(|pct| Gate {
+        pct,
+        total_kernel: args.gate.contains(&GateFigure::TotalKernel),
+    });
     let options = DiffOptions {
         format,
         wide: args.wide,
-        gate_pct: args.fail_on_regression,
+        gate,
     };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = std::io::stdout()
@@ -189,10 +208,10 @@ pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
     if b.failed || a.failed {
         return ExitCode::FAILURE;
     }
-    match args.fail_on_regression {
-        Some(pct) => {
-            let regressions = d.regressions(pct);
-            for line in gate_lines(pct, &regressions) {
+    match gate {
+        Some(g) => {
+            let regressions = d.regressions(g);
+            for line in gate_lines(g.pct, &regressions) {
                 say(line);
             }
             if regressions.is_empty() {

@@ -16,7 +16,7 @@ use crate::figure_text::given;
 
 /// The diff in the chosen format.
 pub fn render(d: &Diff, o: &DiffOptions) -> String {
-    let regressions = o.gate_pct.map(|p| d.regressions(p)).unwrap_or_default();
+    let regressions = o.gate.map(|g| d.regressions(g)).unwrap_or_default();
     match o.format {
         Format::Json => {
             let mut s = crate::text_safe::to_json_pretty(&json::to_json(d, &regressions))

@@ -3,26 +3,48 @@
 
 use super::side::delta_pct;
 
+/// What the gate fails on: growth above `pct` % in the default figures,
+/// and summed kernel time only when asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    pub pct: f64,
+    /// `--gate total-kernel`: summed kernel time includes the time NCCL
+    /// kernels wait for a late peer, so it grows when no step got slower.
+    pub total_kernel: bool,
+}
+
 /// A figure the gate watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     /// p50 of the step durations.
     StepP50,
-    /// Every kernel's duration summed over every device.
-    KernelTotal,
+    /// NCCL time with no compute under it, per step (both sides have steps).
+    ExposedNcclPerStep,
+    /// The same per second of capture (a side without steps).
+    ExposedNcclPerSecond,
     /// A paired skew group's excess.
     SkewExcess,
+    /// Every kernel's duration summed over every device (`--gate total-kernel`).
+    KernelTotal,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 3] = [Metric::StepP50, Metric::KernelTotal, Metric::SkewExcess];
+    pub const ALL: [Metric; 5] = [
+        Metric::StepP50,
+        Metric::ExposedNcclPerStep,
+        Metric::ExposedNcclPerSecond,
+        Metric::SkewExcess,
+        Metric::KernelTotal,
+    ];
 
     /// As JSON names it.
     pub fn name(self) -> &'static str {
         match self {
             Metric::StepP50 => "step_p50_ms",
-            Metric::KernelTotal => "kernel_total_ms",
+            Metric::ExposedNcclPerStep => "exposed_nccl_ms_per_step",
+            Metric::ExposedNcclPerSecond => "exposed_nccl_ms_per_s",
             Metric::SkewExcess => "skew_excess_ms",
+            Metric::KernelTotal => "kernel_total_ms",
         }
     }
 }
@@ -46,6 +68,8 @@ impl Regression {
         let what = match (&self.metric, &self.key) {
             (Metric::StepP50, _) => "step p50".to_string(),
             (Metric::KernelTotal, _) => "total kernel time".to_string(),
+            (Metric::ExposedNcclPerStep, _) => "exposed NCCL per step".to_string(),
+            (Metric::ExposedNcclPerSecond, _) => "exposed NCCL per second".to_string(),
             (Metric::SkewExcess, Some(k)) => format!("skew excess of {k}"),
             (Metric::SkewExcess, None) => "skew excess".to_string(),
         };

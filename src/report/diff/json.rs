@@ -136,6 +136,12 @@ pub fn to_json(d: &Diff, regressions: &[Regression]) -> Value {
         })).collect::<Vec<_>>(),
         "overlap": d.overlap.iter().map(overlap).collect::<Vec<_>>(),
         "skew": d.skew.iter().map(skew).collect::<Vec<_>>(),
+        "exposed_nccl": d.exposed_nccl().map(|e| json!({
+            "per": e.per.name(),
+            "before_ms": e.before_ms,
+            "after_ms": e.after_ms,
+            "delta_pct": e.delta_pct(),
+        })),
         "completeness": completeness(&d.completeness),
         "regressions": regressions.iter().map(regression).collect::<Vec<_>>(),
     })

@@ -56,5 +56,14 @@ pub(super) fn overlap(l: &Layout) -> String {
     out += &t.render(l.cols);
     out +=
         &l.note("hidden_% = share of NCCL time under compute; its delta is in percentage points");
+    if let Some(e) = l.diff.exposed_nccl() {
+        out += &l.note(&format!(
+            "exposed NCCL (nccl_only_ms, mean over devices with NCCL) per {}: {:.3} ms before, {:.3} ms after ({}%) — an upper bound on what better overlap could save",
+            e.per.name(),
+            e.before_ms,
+            e.after_ms,
+            signed_pct(e.delta_pct()),
+        ));
+    }
     out
 }

@@ -4,7 +4,7 @@
 
 use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use super::options::DiffOptions;
-use crate::analysis::diff::{DeviceSet, Diff, DiffCompleteness, Regression, delta_pct};
+use crate::analysis::diff::{DeviceSet, Diff, DiffCompleteness, Gate, Regression, delta_pct};
 use crate::analysis::stats::Spread;
 use crate::figure_text::given;
 use crate::profile::DeviceLabel;
@@ -221,16 +221,29 @@ fn completeness(l: &Layout) -> String {
     out
 }
 
-fn regressions(l: &Layout, pct: f64, rs: &[Regression]) -> String {
+fn regressions(l: &Layout, gate: Gate, rs: &[Regression]) -> String {
     let mut out = format!(
         "\nRegressions (gate: growth above {}% of the before value)\n",
-        given(pct)
+        given(gate.pct)
     );
+    let watched = if gate.total_kernel {
+        "the step p50, the exposed NCCL time, every paired group's excess and the total kernel time"
+    } else {
+        "the step p50, the exposed NCCL time and every paired group's excess"
+    };
     if rs.is_empty() {
-        out += &l.note("none: the step p50, the total kernel time and every paired group's excess are within the gate");
+        out += &l.note(&format!("none: {watched} are within the gate"));
     }
     for r in rs {
         out += &l.note(&safe(&r.phrase()));
+    }
+    if !gate.total_kernel
+        && let Some(r) = l.diff.kernel_total_grown(gate.pct)
+    {
+        out += &l.note(&format!(
+            "not gated: {} (summed kernel time includes NCCL kernels waiting for a late peer; --gate total-kernel gates it)",
+            r.phrase()
+        ));
     }
     out
 }
@@ -249,8 +262,8 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
         out += &l.note("no change: every figure (steps, kernels, overlap, skew, devices) is the same on both sides");
         // What was compared: the devices either side covers.
         out += &completeness(&l);
-        if let Some(pct) = o.gate_pct {
-            out += &regressions(&l, pct, rs);
+        if let Some(g) = o.gate {
+            out += &regressions(&l, g, rs);
         }
         return out;
     }
@@ -260,8 +273,8 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
     out += &super::overlap_text::overlap(&l);
     out += &super::skew_text::skew(&l);
     out += &completeness(&l);
-    if let Some(pct) = o.gate_pct {
-        out += &regressions(&l, pct, rs);
+    if let Some(g) = o.gate {
+        out += &regressions(&l, g, rs);
     }
     out
 }
