@@ -127,10 +127,32 @@ fn load_messages_stay_and_bang_lists_them_all() {
     app.on_load(LoadMsg::FileError(app.messages.all()[0].text.clone()));
     assert_eq!(app.messages.len(), 4);
 
+    let now_s = |_: ()| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            % 86_400
+    };
+    let said_by = now_s(());
     keys(&mut app, &mut terminal, "!");
     assert!(matches!(app.overlay, Overlay::Messages(s) if s.top == 0));
     let s = text(&terminal);
-    assert!(s.contains("messages (4)"), "{s}");
+    assert!(s.contains("messages (4, UTC times)"), "{s}");
+    // Each message has the UTC time it was said, after the level.
+    let times = regex::Regex::new(r"(error|warning|info) +(\d\d):(\d\d):(\d\d)Z ").unwrap();
+    let said: Vec<u64> = times
+        .captures_iter(&s)
+        .map(|c| (1..=3).fold(0, |t, i| t * 60 + c[i + 1].parse::<u64>().unwrap()))
+        .collect();
+    assert_eq!(said.len(), 4, "{s}");
+    // Said during this test, a few seconds at most before the list
+    // opened (a test straddling midnight UTC is let pass).
+    assert!(
+        said.iter()
+            .all(|&t| t <= said_by && said_by - t < 120 || said_by < 120),
+        "{said:?} before {said_by}: {s}"
+    );
     assert!(s.contains("select a kernel or a launch call first"), "{s}");
     assert!(s.contains("no/such.sqlite: no such file"), "{s}");
     // The long path is whole, wrapped inside the list (100 columns wide
@@ -139,8 +161,8 @@ fn load_messages_stay_and_bang_lists_them_all() {
         .lines()
         .map(|l| {
             l.chars()
-                .skip(30 + 1 + 10)
-                .take(100 - 2 - 10)
+                .skip(30 + 1 + 10 + 10)
+                .take(100 - 2 - 10 - 10)
                 .collect::<String>()
         })
         .collect();
@@ -148,6 +170,9 @@ fn load_messages_stay_and_bang_lists_them_all() {
         listed.contains(&format!("{LONG_MISSING}: no such file")),
         "{s}"
     );
+    let s = regex::Regex::new(r"\d\d:\d\d:\d\dZ ")
+        .unwrap()
+        .replace_all(&s, "HH:MM:SSZ ");
     insta::assert_snapshot!("messages_list", s);
     keys(&mut app, &mut terminal, "!");
     assert_eq!(app.overlay, Overlay::None);

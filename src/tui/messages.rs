@@ -2,7 +2,8 @@
 //! given twice, the cache turned off) and what the keys answered ("no
 //! later event on this row"). One list kept for the whole session: the
 //! status line shows the answer to the last key until the next one, else
-//! the newest warning; `!` lists them all.
+//! the newest warning; `!` lists them all, each with the time it was
+//! said.
 
 /// How much a message matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,6 +42,16 @@ impl Level {
 pub struct Message {
     pub level: Level,
     pub text: String,
+    /// When it was (last) said, ns since the Unix epoch: the list shows
+    /// it in UTC, to be read beside a job's own logs.
+    pub at_epoch_ns: i64,
+}
+
+/// Now, ns since the Unix epoch (0 on a clock set before 1970).
+fn now_epoch_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// The messages of a session, oldest first.
@@ -61,7 +72,11 @@ impl Messages {
         if self.list.iter().any(|m| m.text == text) {
             return false;
         }
-        self.list.push(Message { level, text });
+        self.list.push(Message {
+            level,
+            text,
+            at_epoch_ns: now_epoch_ns(),
+        });
         true
     }
 
@@ -70,9 +85,16 @@ impl Messages {
     pub fn answer(&mut self, level: Level, text: impl Into<String>) {
         let text = text.into();
         let at = match self.list.iter().position(|m| m.text == text) {
-            Some(i) => i,
+            Some(i) => {
+                self.list[i].at_epoch_ns = now_epoch_ns();
+                i
+            }
             None => {
-                self.list.push(Message { level, text });
+                self.list.push(Message {
+                    level,
+                    text,
+                    at_epoch_ns: now_epoch_ns(),
+                });
                 self.list.len() - 1
             }
         };

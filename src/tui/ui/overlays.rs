@@ -358,8 +358,10 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
     // Hard-wrapped by hand under the level column, so that a long path
     // reads whole and the list knows its height.
     const LEVEL: usize = 10;
+    // `16:25:03Z `: when it was said, in UTC.
+    const AT: usize = 10;
     let room = usize::from(width.saturating_sub(2))
-        .saturating_sub(LEVEL)
+        .saturating_sub(LEVEL + AT)
         .max(8);
     let mut lines: Vec<Line> = Vec::new();
     if app.messages.is_empty() {
@@ -376,9 +378,18 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
         let text: Vec<char> = escape_controls(&m.text).chars().collect();
         for (i, chunk) in text.chunks(room).enumerate() {
             let head = if i == 0 {
-                format!("{} {:<w$}", m.level.icon(), m.level.name(), w = LEVEL - 2)
+                let c = crate::tui::wallclock::civil(m.at_epoch_ns);
+                format!(
+                    "{} {:<w$}{:02}:{:02}:{:02}Z ",
+                    m.level.icon(),
+                    m.level.name(),
+                    c.hour,
+                    c.minute,
+                    c.second,
+                    w = LEVEL - 2
+                )
             } else {
-                " ".repeat(LEVEL)
+                " ".repeat(LEVEL + AT)
             };
             lines.push(Line::from(vec![
                 Span::styled(head, style),
@@ -391,7 +402,7 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
     let mut scroll = scroll;
     scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
     let title = format!(
-        "messages ({}) — {} close",
+        "messages ({}, UTC times) — {} close",
         app.messages.len(),
         app.keymap.keys_for(Mode::Panel, Action::Cancel)
     );
