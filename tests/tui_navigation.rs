@@ -451,3 +451,65 @@ fn the_wheel_zooms_out_no_further_than_the_keys() {
         app.capture.view
     );
 }
+
+#[test]
+fn n_and_n_step_hits_while_a_panel_has_the_keys() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
+    let first = app.capture.instance().expect("an AllGather instance");
+    // The skew panel open and focused: n still steps, as advertised.
+    typed(&mut app, &mut terminal, "1p");
+    assert!(app.panels.focused().is_some());
+    let status = lines(&terminal).pop().unwrap();
+    assert!(status.contains("n/N"), "{status}");
+    typed(&mut app, &mut terminal, "n");
+    assert!(app.panels.focused().is_some(), "n took the focus away");
+    let second = app.capture.instance().expect("still an instance");
+    assert_ne!(first, second, "n did nothing in the panel");
+    typed(&mut app, &mut terminal, "N");
+    assert_eq!(app.capture.instance(), Some(first));
+}
+
+#[test]
+fn braces_scroll_the_focused_panel_not_the_last_opened() {
+    use rankline::tui::panel::PanelKind;
+    let (mut app, mut terminal) = ready(80, 24);
+    // On a big event, skew (a row per rank: longer than its panel)
+    // opened first, then launch (the last opened); skew focused.
+    typed(&mut app, &mut terminal, "]12");
+    while app.panels.focused() != Some(PanelKind::Skew) {
+        typed(&mut app, &mut terminal, "p");
+    }
+    let (focused, other) = (PanelKind::Skew, PanelKind::Launch);
+    typed(&mut app, &mut terminal, "}");
+    assert!(app.panels.scroll(focused).top > 0, "{}", text(&terminal));
+    assert_eq!(app.panels.scroll(other).top, 0);
+    typed(&mut app, &mut terminal, "{");
+    assert_eq!(app.panels.scroll(focused).top, 0);
+}
+
+#[test]
+fn after_j_the_launch_panel_shows_the_kernel_the_call_launched() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "]2");
+    let Some(EventRef::Gpu(kernel)) = app.capture.selection else {
+        panic!("a big event's kernel")
+    };
+    let name = {
+        let l = app.data().unwrap();
+        l.profile
+            .strings
+            .get(l.profile.gpu.name(kernel))
+            .to_string()
+    };
+    typed(&mut app, &mut terminal, "J");
+    assert!(matches!(app.capture.selection, Some(EventRef::Api(_))));
+    let s = text(&terminal);
+    assert!(s.contains("the selected call launched:"), "{s}");
+    assert!(s.contains(&name[..20]), "{s}");
+    assert!(
+        s.contains("launch call cudaLaunchKernel") || s.contains("launch call "),
+        "{s}"
+    );
+    assert!(!s.contains("Select a kernel"), "{s}");
+}

@@ -26,6 +26,17 @@ pub struct Facts {
     pub account: Option<Why>,
     /// The selection in one line: the answer with every panel closed.
     pub status: String,
+    /// A launch call selected: the first GPU work it launched, for the
+    /// launch panel (found once here: a scan of every GPU row).
+    pub launched: Option<usize>,
+}
+
+/// The first GPU work (by start) launch call `call` launched.
+fn launched_by(l: &Loaded, call: usize) -> Option<usize> {
+    let p = &l.profile;
+    (0..p.gpu.len())
+        .filter(|&i| p.gpu.launch(i) as usize == call)
+        .min_by_key(|&i| p.gpu.start(i))
 }
 
 impl Facts {
@@ -38,6 +49,10 @@ impl Facts {
         let Some((g, k)) = instance else {
             return Facts {
                 status: event_status(l, selection),
+                launched: match selection {
+                    Some(EventRef::Api(call)) => launched_by(l, call),
+                    _ => None,
+                },
                 ..Facts::default()
             };
         };
@@ -92,6 +107,7 @@ impl Facts {
             late_host: host,
             account,
             status,
+            launched: None,
         }
     }
 }

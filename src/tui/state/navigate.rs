@@ -203,7 +203,7 @@ impl App {
         }
     }
 
-    fn step_occurrence(&mut self, l: &Loaded, forward: bool) {
+    pub(super) fn step_occurrence(&mut self, l: &Loaded, forward: bool) {
         let c = &self.capture;
         let next = |at: Option<usize>, n: usize| match at {
             Some(i) if forward => (i + 1 < n).then_some(i + 1),

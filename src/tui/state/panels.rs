@@ -38,6 +38,15 @@ impl App {
                 self.panels.focus(Some(open[(at + 1) % open.len()]));
             }
             Action::Cancel => self.panels.focus(None),
+            // The cursor leads a focused panel's scroll: it moves a page.
+            Action::PanelScrollUp => self.move_panel_cursor(k, Action::PageUp),
+            Action::PanelScrollDown => self.move_panel_cursor(k, Action::PageDown),
+            // The status line offers them while a panel has the keys.
+            Action::NextOccurrence | Action::PrevOccurrence => {
+                if let Some(l) = self.data() {
+                    self.step_occurrence(&l, a == Action::NextOccurrence);
+                }
+            }
             _ => {}
         }
     }

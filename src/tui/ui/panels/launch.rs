@@ -35,10 +35,19 @@ fn call_to_start(ns: i64) -> String {
 
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        return PanelLines::one("Select a kernel to see its launch call.");
-    };
     let mut out = PanelLines::default();
+    // A launch call selected (after `J`, or a click): the kernel it launched.
+    let r = match (app.capture.selection, app.capture.facts.launched) {
+        (Some(EventRef::Gpu(r)), _) => r,
+        (Some(EventRef::Api(_)), Some(k)) => {
+            out.push(Line::styled("the selected call launched:", theme.dim()));
+            k
+        }
+        (Some(EventRef::Api(_)), None) => {
+            return PanelLines::one("The selected call launched no GPU work.");
+        }
+        _ => return PanelLines::one("Select a kernel or a launch call to see the launch."),
+    };
     out.push_to(
         Line::styled(p.strings.get(p.gpu.name(r)).to_string(), theme.heading()),
         Some(EventRef::Gpu(r)),
