@@ -457,3 +457,60 @@ fn the_finder_shows_the_selected_long_name_in_full() {
     let name = longest.label.replace(' ', "");
     assert!(inside.replace(' ', "").contains(&name), "{}", screen(&t));
 }
+
+/// Every rank of an instance is one row of the skew panel (the bars
+/// wrapped onto a second line when the tags were long: `gpu07:1 r1`).
+#[test]
+fn skew_panel_rows_stay_one_line_with_host_tags() {
+    let rank_row = regex::Regex::new(r"^\S+:\d+( r\d+)?\s+\+\d+\.\d{3} ").unwrap();
+    for (name, ranks, (w, h)) in [
+        ("multinode", 16, (160, 48)),
+        ("multinode", 16, (80, 24)),
+        ("per_rank", 4, (160, 48)),
+        ("per_rank", 4, (80, 24)),
+    ] {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let mut app = App::new(Keymap::default_keymap(), false);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        app.load_now(
+            &files.into_iter().map(Source::File).collect::<Vec<_>>(),
+            None,
+            &Settings::default(),
+        );
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        draw(&mut app, &mut t);
+        press(&mut app, &mut t, "]1");
+        // The panel scrolled whole, a page at a time.
+        let (inner, _) = panel(&app, PanelKind::Skew);
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            let shown = rows(&t, inner);
+            for r in &shown {
+                let r = r.trim_end();
+                let only_bar =
+                    !r.trim().is_empty() && r.trim().chars().all(|c| "█▉▊▋▌▍▎▏".contains(c));
+                assert!(
+                    !only_bar,
+                    "{name} {w}x{h}: a wrapped bar: {}",
+                    shown.join("\n")
+                );
+                if rank_row.is_match(r) && !seen.contains(&r.to_string()) {
+                    seen.push(r.to_string());
+                }
+            }
+            press(&mut app, &mut t, "}");
+        }
+        assert_eq!(
+            seen.len(),
+            ranks,
+            "{name} {w}x{h}: {seen:#?}\n{}",
+            screen(&t)
+        );
+    }
+}

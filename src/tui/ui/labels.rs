@@ -82,9 +82,30 @@ pub fn fit_name(name: &str, max: usize) -> Option<String> {
     }
 }
 
+/// A device tag in at most `max` columns, its end kept (`…:3 r4`): the
+/// rank at the end tells rows apart, the host is in the heading above.
+pub fn fit_tail(tag: &str, max: usize) -> String {
+    let n = tag.chars().count();
+    if n <= max {
+        return tag.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    std::iter::once('…')
+        .chain(tag.chars().skip(n - keep))
+        .take(max)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tag_too_long_keeps_its_end_after_an_ellipsis() {
+        assert_eq!(fit_tail("node00:3 r3", 11), "node00:3 r3");
+        assert_eq!(fit_tail("node00:3 r3", 7), "…:3 r3");
+        assert_eq!(fit_tail("node00:3 r3", 1), "…");
+    }
 
     #[test]
     fn the_last_tick_label_is_dropped_rather_than_cut() {

@@ -95,8 +95,20 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     let max_off = inst.start_skew_ns as f64;
     // Narrow panels (80-column terminals) get narrower columns and no bars.
     let narrow = width < 46;
-    let (c0, c) = if narrow { (5, 9) } else { (8, 10) };
-    let bar_w = width.saturating_sub(44).min(20);
+    let c = if narrow { 9 } else { 10 };
+    // One line per rank, always: the rank column is as wide as the longest
+    // tag (`node00:3 r3`) where the panel has room, its tags ending in `…`
+    // where it has not; the bar takes what is left.
+    let figures_w = 3 * c + 6;
+    let longest = present
+        .iter()
+        .map(|m| unicode_width::UnicodeWidthStr::width(shown_tag(p, group.devices[m.0]).as_str()))
+        .max()
+        .unwrap_or(0);
+    let c0 = (longest + 1)
+        .max(if narrow { 5 } else { 8 })
+        .min(width.saturating_sub(figures_w).max(5));
+    let bar_w = width.saturating_sub(c0 + figures_w).min(20);
     out.push(Line::styled(
         format!(
             "{:<c0$}{:>c$}{:>c$}{:>c$}",
@@ -118,7 +130,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             let late = d == inst.late;
             let text = format!(
                 "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
-                shown_tag(p, group.devices[d]),
+                crate::tui::ui::labels::fit_tail(&shown_tag(p, group.devices[d]), c0 - 1),
                 format!("+{}", ms(off)),
                 ms(dur),
                 ms(dur - inst.baseline_ns),
