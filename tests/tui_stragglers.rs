@@ -15,9 +15,22 @@ use ratatui::backend::TestBackend;
 use std::path::PathBuf;
 
 fn open(w: u16, h: u16, no_color: bool) -> (App, Terminal<TestBackend>) {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+    open_fixture("megatron_tp8.sqlite", w, h, no_color)
+}
+
+/// A fixture file, or every file of a fixture directory.
+fn open_fixture(name: &str, w: u16, h: u16, no_color: bool) -> (App, Terminal<TestBackend>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&path) {
+        Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
+        Err(_) => vec![path],
+    };
+    files.sort();
     let mut app = App::new(Keymap::default_keymap(), no_color);
-    app.load_now(&[Source::File(file)], None, &Settings::default());
+    let sources: Vec<Source> = files.into_iter().map(Source::File).collect();
+    app.load_now(&sources, None, &Settings::default());
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     (app, terminal)
@@ -278,4 +291,32 @@ fn the_wheel_moves_the_cursor_as_the_arrows_do() {
     );
     assert_eq!(at(&app), (4, 3));
     assert_eq!(app.screen, Screen::Stragglers);
+}
+
+/// The ruler's numbers are whole instance numbers, none written over or
+/// run into by a big event's `!` (it read `90 ! 110` and `! ! 20!`).
+#[test]
+fn the_ruler_marks_never_touch_its_numbers() {
+    for (name, w, h) in [
+        ("megatron_tp8.sqlite", 160, 48),
+        ("megatron_tp8.sqlite", 80, 24),
+        ("per_rank", 80, 24),
+        ("multinode", 80, 24),
+        ("multinode", 160, 48),
+    ] {
+        let (mut app, mut t) = open_fixture(name, w, h, false);
+        press(&mut app, &mut t, "H");
+        for _ in 0..2 {
+            let s = screen(&t);
+            let ruler = s.lines().nth(2).unwrap();
+            assert!(ruler.starts_with(" rank  mean ms"), "{ruler}");
+            let marks = ruler.matches('!').count();
+            assert!(marks > 0 || w == 80, "{name} {w}: {ruler}");
+            for word in ruler[" rank  mean ms".len()..].split_whitespace() {
+                let ok = word == "!" || word.parse::<usize>().is_ok_and(|k| k.is_multiple_of(10));
+                assert!(ok, "{name} {w}x{h}: {word:?} in {ruler}");
+            }
+            key(&mut app, &mut t, KeyCode::End);
+        }
+    }
 }

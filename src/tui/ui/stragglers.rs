@@ -255,26 +255,32 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
 }
 
 /// The label header and instance numbers every ten columns; big events
-/// are marked `!`.
+/// are marked `!`, and a number that would run into a mark is left out
+/// (it read `90 ! 110` with the marks written over `100`).
 fn ruler(buf: &mut Buffer, main: Rect, cells: Rect, v: &StragglerView, theme: &Theme) {
     let y = main.y + 1;
     buf.set_string(main.x, y, " rank  mean ms", theme.dim());
-    let mut free_from = cells.x;
-    for x in 0..cells.width {
-        let Some(c) = v.cols_scroll.row_at(x as usize) else {
-            break;
-        };
-        let at = cells.x + x;
-        if v.map.big[c] {
-            buf.set_string(at, y, "!", theme.warning());
-            free_from = free_from.max(at + 1);
-        }
+    let shown: Vec<usize> = (0..cells.width)
+        .map_while(|x| v.cols_scroll.row_at(x as usize))
+        .collect();
+    let bang: Vec<bool> = shown.iter().map(|&c| v.map.big[c]).collect();
+    let mut free_from = 0usize;
+    for (x, &c) in shown.iter().enumerate() {
         let k = v.map.instances[c] + 1;
         let text = k.to_string();
-        if k.is_multiple_of(10) && at >= free_from && at + text.len() as u16 <= cells.right() {
-            buf.set_string(at, y, &text, theme.dim());
-            free_from = at + text.len() as u16 + 1;
+        let end = x + text.len();
+        if k.is_multiple_of(10)
+            && x >= free_from
+            && end <= cells.width as usize
+            // Nor touches one: `20!` reads as one label.
+            && !bang[x.saturating_sub(1)..(end + 1).min(bang.len())].iter().any(|&b| b)
+        {
+            buf.set_string(cells.x + x as u16, y, &text, theme.dim());
+            free_from = end + 1;
         }
+    }
+    for (x, _) in bang.iter().enumerate().filter(|(_, b)| **b) {
+        buf.set_string(cells.x + x as u16, y, "!", theme.warning());
     }
 }
 
