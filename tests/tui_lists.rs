@@ -201,14 +201,8 @@ fn listed(s: &str) -> Vec<(String, usize, f64)> {
             let w: Vec<&str> = inner.split_whitespace().collect();
             let w: Vec<&str> = w.into_iter().filter(|x| *x != "●").collect();
             let inst = w.get(1)?.parse().ok()?;
-            let skew: f64 = w.get(3)?.parse().ok()?;
-            let ms = match *w.get(4)? {
-                "ms" => skew,
-                "µs" => skew / 1e3,
-                "ns" => skew / 1e6,
-                "s" => skew * 1e3,
-                _ => return None,
-            };
+            // The skew column is in ms, every row (its heading says so).
+            let ms: f64 = w.get(3)?.parse().ok()?;
             Some((w[0].to_string(), inst, ms))
         })
         .collect()
@@ -235,7 +229,7 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     assert_eq!(
         cols,
         [
-            "group", "inst", "op", "skew", "late", "verdict", "largest", "cause"
+            "group", "inst", "op", "skew", "ms", "late", "verdict", "largest", "cause"
         ]
     );
     // The largest cause comes from each late rank's account: the Megatron

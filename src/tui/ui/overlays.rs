@@ -256,7 +256,7 @@ fn big_events(
             "group",
             "inst",
             "op",
-            "skew",
+            "skew ms",
             "late",
             "verdict",
             "largest cause",
@@ -270,7 +270,8 @@ fn big_events(
             &escape_controls(&g.key).chars().take(10).collect::<String>(),
             &(r.instance + 1).to_string(),
             r.op.name(),
-            &format_duration(r.skew_ns),
+            // One unit for the column: `3.340` over `0.678`, not ms over µs.
+            &format!("{:.3}", r.skew_ns as f64 / 1e6),
             &escape_controls(&p.device_label(r.late).tag()),
             r.verdict.name(),
             &escape_controls(&r.cause),
