@@ -203,3 +203,26 @@ fn at_80_columns_the_maps_title_drops_the_clock_words_whole() {
     assert!(title.ends_with("group order"), "{title}");
     assert!(s.contains("~≤6.4 not resolvable (clocks)"), "{s}");
 }
+
+/// per_rank records a world of 5 and has files for ranks 0–3: the title
+/// warns of rank 4 as it warns of a device without activity, at both
+/// sizes, and panel 4 names it.
+#[test]
+fn a_rank_without_a_file_is_warned_of_in_the_title_and_named_in_panel_4() {
+    for (w, h) in [(160, 48), (80, 24)] {
+        let (mut app, mut t) = open_with("per_rank", &Settings::default(), w, h);
+        let s = screen(&t);
+        let title = s.lines().next().unwrap();
+        assert!(
+            title.contains("⚠ rank 4 of a world of 5 has no file"),
+            "{w}x{h}: {title}"
+        );
+        app.on_key(KeyEvent::new(KeyCode::Char('4'), KeyModifiers::NONE));
+        t.draw(|f| ui::draw(f, &mut app)).unwrap();
+        let s = screen(&t);
+        assert!(
+            s.contains("MISSING: rank 4 (no file; the world is 5"),
+            "{w}x{h}: {s}"
+        );
+    }
+}

@@ -29,6 +29,23 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 5,
         });
     }
+    // A rank with no file is missing from the job as a device without
+    // activity is: every cross-rank figure covers fewer ranks.
+    let c = &l.analysis.completeness;
+    if let (Some(world), false) = (c.world_size, c.ranks_missing.is_empty()) {
+        items.push(Item {
+            text: format!(
+                "  ⚠ {} of a world of {world} {} no file",
+                rank_list(&c.ranks_missing),
+                if c.ranks_missing.len() == 1 {
+                    "has"
+                } else {
+                    "have"
+                }
+            ),
+            keep: 5,
+        });
+    }
     let failed = app.messages.errors().count();
     if failed > 0 {
         items.push(Item {
@@ -122,6 +139,24 @@ fn fit(mut items: Vec<(String, u8)>, width: usize) -> String {
     s
 }
 
+/// `rank 4`, `ranks 4 5 6`, `ranks 4 5 … (12; panel 4 lists them)`: a
+/// few named, the count for many.
+pub fn rank_list(ranks: &[u32]) -> String {
+    match ranks {
+        [one] => format!("rank {one}"),
+        few if few.len() <= 6 => format!(
+            "ranks {}",
+            few.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+        ),
+        many => format!(
+            "ranks {} {} … ({}; panel 4 lists them)",
+            many[0],
+            many[1],
+            many.len()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::fit;
@@ -134,6 +169,17 @@ mod tests {
             ("  ·  window 1.117 s".into(), u8::MAX),
             ("  ·  capture clock".into(), 2),
         ]
+    }
+
+    #[test]
+    fn missing_ranks_are_named_when_few_and_counted_when_many() {
+        assert_eq!(super::rank_list(&[4]), "rank 4");
+        assert_eq!(super::rank_list(&[4, 5]), "ranks 4 5");
+        let many: Vec<u32> = (10..22).collect();
+        assert_eq!(
+            super::rank_list(&many),
+            "ranks 10 11 … (12; panel 4 lists them)"
+        );
     }
 
     #[test]

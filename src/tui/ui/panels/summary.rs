@@ -27,6 +27,20 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.warning(),
         ));
     }
+    if let (Some(world), false) = (c.world_size, c.ranks_missing.is_empty()) {
+        out.push(Line::styled(
+            format!(
+                "MISSING: rank{} {} (no file; the world is {world} ranks)",
+                if c.ranks_missing.len() == 1 { "" } else { "s" },
+                c.ranks_missing
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            theme.warning(),
+        ));
+    }
     if !c.listed_unused.is_empty() {
         out.push(Line::styled(
             format!("listed but unused: {}", list(&c.listed_unused)),
