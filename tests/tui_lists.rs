@@ -427,3 +427,88 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
     let name = l.profile.strings.get(l.profile.gpu.name(r)).to_string();
     assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence(&name)));
 }
+
+/// Everything a popup holds, read by scrolling it: the rows inside its
+/// frame, page after page (PgDn), until `↓ more` is gone.
+fn read_whole_popup(app: &mut App, terminal: &mut Terminal<TestBackend>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..40 {
+        let s = text(terminal);
+        for l in s.lines() {
+            if let Some(inner) = l.split('│').nth(1) {
+                let inner = inner.trim_end().to_string();
+                if !seen.contains(&inner) {
+                    seen.push(inner);
+                }
+            }
+        }
+        if !s.contains("↓ more") {
+            return seen;
+        }
+        app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+        terminal.draw(|f| ui::draw(f, app)).unwrap();
+    }
+    panic!("the popup never reached its end")
+}
+
+/// Help ends with a glossary of every term the screens use, the legend
+/// explains lane labels, both read whole at 80×24 (scrolled, nothing cut
+/// at the frame), and `L` closes the legend it opened.
+#[test]
+fn help_defines_every_term_and_the_legend_every_lane_label_at_both_sizes() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = fixture_app();
+        let (mut terminal, _) = screen(&mut app, w, h, "?");
+        let help = read_whole_popup(&mut app, &mut terminal);
+        let glossary = help
+            .iter()
+            .position(|l| l.contains("glossary: what the screens' labels and figures mean"))
+            .expect("a glossary");
+        for term in [
+            "cpu-late",
+            "gpu-side",
+            "wait",
+            "excess",
+            "hid%",
+            "comp nccl ovl",
+            "copy idle",
+            "not-resolvable",
+            "late host",
+            "S20",
+            "T4101 API",
+            "T4101 nvtx0",
+            "T4101 nvtx±",
+            "▾ ▸",
+            "72×",
+        ] {
+            assert!(
+                help[glossary..]
+                    .iter()
+                    .any(|l| l.starts_with(&format!("  {term} "))),
+                "{w}x{h}: {term} not defined: {help:#?}"
+            );
+        }
+        // Every key's description whole (wrapped, not cut at the frame).
+        let words = help
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for mode in rankline::tui::action::Mode::ALL {
+            for (_, desc) in app.keymap.help(mode) {
+                let desc = desc.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(words.contains(&desc), "{w}x{h}: {desc:?} cut");
+            }
+        }
+        keys(&mut app, &mut terminal, "\x1bL");
+        let legend = read_whole_popup(&mut app, &mut terminal);
+        assert!(
+            legend.iter().any(|l| l.contains("lane labels")),
+            "{legend:#?}"
+        );
+        assert!(legend.iter().any(|l| l.contains("S20 NCCL")), "{legend:#?}");
+        assert!(legend.iter().any(|l| l.contains("nvtx±")), "{legend:#?}");
+        keys(&mut app, &mut terminal, "L");
+        assert_eq!(app.overlay, Overlay::None, "L toggles the legend");
+    }
+}

@@ -54,7 +54,7 @@ impl Pick {
 pub enum Overlay {
     None,
     Help(Scroll),
-    Legend,
+    Legend(Scroll),
     Finder {
         query: String,
         pick: Pick,
@@ -182,7 +182,7 @@ impl App {
             },
             Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
             Overlay::BigEvents(_) | Overlay::Behind(_) | Overlay::Messages(_) => Mode::Panel,
-            Overlay::Help(_) | Overlay::Legend => Mode::Help,
+            Overlay::Help(_) | Overlay::Legend(_) => Mode::Help,
         }
     }
 
@@ -379,7 +379,8 @@ impl App {
                 Some(k) => self.apply_panel(k, a),
                 None => self.apply_timeline(a),
             },
-            Overlay::Help(mut s) => {
+            Overlay::Help(mut s) | Overlay::Legend(mut s) => {
+                let help = matches!(self.overlay, Overlay::Help(_));
                 match a {
                     Action::Up => s.by(-1),
                     Action::Down => s.by(1),
@@ -388,17 +389,18 @@ impl App {
                         self.overlay = Overlay::None;
                         return;
                     }
+                    // `L` toggles the legend as `?` toggles the help.
+                    Action::Legend if !help => {
+                        self.overlay = Overlay::None;
+                        return;
+                    }
                     _ => {}
                 }
-                self.overlay = Overlay::Help(s);
-            }
-            Overlay::Legend => {
-                if matches!(
-                    a,
-                    Action::Cancel | Action::Accept | Action::Legend | Action::Help
-                ) {
-                    self.overlay = Overlay::None;
-                }
+                self.overlay = if help {
+                    Overlay::Help(s)
+                } else {
+                    Overlay::Legend(s)
+                };
             }
             Overlay::Finder { query, pick } => self.apply_finder(a, query, pick),
             Overlay::BigEvents(pick) => self.apply_big_list(a, pick),

@@ -253,6 +253,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Help, PageUp, &["PageUp"]),
         (Mode::Help, PageDown, &["PageDown", "Space"]),
         (Mode::Help, Cancel, &["Esc", "q", "?"]),
+        (Mode::Help, Legend, &["L"]),
         (Mode::Help, Quit, &["ctrl-c"]),
     ];
     for &(mode, action, keys) in spec {
@@ -408,6 +409,7 @@ fn help_lists_file_order_with_labels() {
             ("PgUp".to_string(), "Page up".to_string()),
             ("PgDn Space".to_string(), "Page down".to_string()),
             ("Esc q ?".to_string(), "Close the help".to_string()),
+            ("L".to_string(), "Close the legend (L opens it)".to_string()),
             ("ctrl-c".to_string(), "Quit".to_string()),
         ]
     );

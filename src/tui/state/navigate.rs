@@ -9,6 +9,7 @@ use crate::tui::data::Loaded;
 use crate::tui::finder::EntryKind;
 use crate::tui::lanes::LaneKind;
 use crate::tui::panel::PanelKind;
+use crate::tui::scroll::Scroll;
 use crate::tui::selection::{EventRef, Target};
 use crate::tui::timescale::View;
 
@@ -41,7 +42,7 @@ impl App {
         let view = &mut self.capture.view;
         match a {
             Action::Help => self.overlay = Overlay::Help(Default::default()),
-            Action::Legend => self.overlay = Overlay::Legend,
+            Action::Legend => self.overlay = Overlay::Legend(Scroll::default()),
             Action::PanLeft => view.pan(-0.25),
             Action::PanRight => view.pan(0.25),
             Action::ZoomIn => view.zoom(0.5),

@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn a_tag_too_long_keeps_its_end_after_an_ellipsis() {
         assert_eq!(fit_tail("node00:3 r3", 11), "node00:3 r3");
-        assert_eq!(fit_tail("node00:3 r3", 7), "…:3 r3");
+        assert_eq!(fit_tail("node00:3 r3", 7), "…0:3 r3");
         assert_eq!(fit_tail("node00:3 r3", 1), "…");
     }
 

@@ -3,6 +3,7 @@
 //! the state needs for cursor maths.
 
 pub mod cells;
+mod glossary;
 mod labels;
 mod launch_config;
 mod overlays;

@@ -45,10 +45,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let shown = match &app.overlay {
         Overlay::None => None,
         Overlay::Help(scroll) => Some(help(f, area, app, theme, *scroll)),
-        Overlay::Legend => {
-            legend(f, area, theme);
-            None
-        }
+        Overlay::Legend(scroll) => Some(legend(f, area, theme, *scroll)),
         Overlay::Finder { query, pick } => app
             .capture
             .data
@@ -83,7 +80,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     };
     if let Some(fitted) = shown {
         match &mut app.overlay {
-            Overlay::Help(s) | Overlay::Messages(s) => *s = fitted,
+            Overlay::Help(s) | Overlay::Legend(s) | Overlay::Messages(s) => *s = fitted,
             Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) | Overlay::Behind(pick) => {
                 pick.scroll = fitted
             }
@@ -103,12 +100,42 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> 
             format!("{} keys", mode.name()),
             theme.heading(),
         ));
-        for (keys, desc) in app.keymap.help(mode) {
-            lines.push(Line::from(format!("  {keys:<18} {desc}")));
-        }
+        let rows = app.keymap.help(mode);
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect();
+        lines.extend(
+            super::glossary::term_rows(&rows, 19, 70)
+                .into_iter()
+                .map(Line::from),
+        );
         lines.push(Line::from(""));
     }
+    // Every term the screens use, after the keys.
+    lines.push(Line::styled(
+        "glossary: what the screens' labels and figures mean",
+        theme.heading(),
+    ));
+    lines.extend(super::glossary::lines(70).into_iter().map(Line::from));
     let r = centered(area, 72, area.height.saturating_sub(2));
+    scrolled_popup(
+        f,
+        r,
+        " help — keys from the active keymap (↑/↓ PgUp/PgDn scroll, Esc close) ",
+        lines,
+        theme,
+        scroll,
+    )
+}
+
+/// A popup of `lines` from the scroll's top, `↓ more` on its frame while
+/// lines are below: what does not fit is a scroll away, never cut.
+fn scrolled_popup(
+    f: &mut Frame,
+    r: Rect,
+    title: &str,
+    lines: Vec<Line<'static>>,
+    theme: &Theme,
+    scroll: Scroll,
+) -> Scroll {
     let mut scroll = scroll;
     scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
     let shown: Vec<Line> = lines
@@ -119,7 +146,7 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> 
         .collect();
     let mut block = Block::default()
         .borders(Borders::ALL)
-        .title(" help — keys from the active keymap (↑/↓ PgUp/PgDn scroll, Esc close) ");
+        .title(title.to_string());
     if scroll.more_below() {
         block = block.title_bottom(Line::styled(" ↓ more ", theme.heading()).right_aligned());
     }
@@ -128,7 +155,7 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> 
     scroll
 }
 
-fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
+fn legend(f: &mut Frame, area: Rect, theme: &Theme, scroll: Scroll) -> Scroll {
     let mut lines = Vec::new();
     for cat in Cat::ALL {
         let (c, s) = theme.swatch(cat);
@@ -163,8 +190,26 @@ fn legend(f: &mut Frame, area: Rect, theme: &Theme) {
     lines.push(Line::from(
         "  samples (density of CPU samples; the innermost frame when zoomed in)",
     ));
+    lines.push(Line::from(""));
+    lines.push(Line::styled("lane labels", theme.heading()));
+    for l in [
+        "D3 (node03:3 r4)  device 3 (of host node03, rank 4): busy share of all",
+        "  S20 NCCL / compute  a CUDA stream; NCCL when its kernels are collectives",
+        "  T4101 API  a thread's CUDA runtime calls; nvtx0 nvtx1 its NVTX depths,",
+        "    nvtx± its start/end ranges; ▾ ▸ a row that folds (Space)",
+        "? help lists every term; L or Esc closes this legend",
+    ] {
+        lines.push(Line::from(l));
+    }
     let r = centered(area, 72, lines.len() as u16 + 2);
-    popup(f, r, "legend", lines);
+    scrolled_popup(
+        f,
+        r,
+        " legend (↑/↓ scroll, L Esc close) ",
+        lines,
+        theme,
+        scroll,
+    )
 }
 
 /// The finder: the query, then the hits from the scroll's top, the one
