@@ -226,3 +226,33 @@ fn a_rank_without_a_file_is_warned_of_in_the_title_and_named_in_panel_4() {
         );
     }
 }
+
+/// `node02` in the finder is the host and its devices, not every device
+/// numbered 2 (which match it letter by letter); Enter goes to the host.
+#[test]
+fn the_finder_matches_a_host_by_its_name() {
+    let (mut app, mut t) = open_with("multinode", &Settings::default(), 160, 48);
+    for c in "/node02".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    t.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let s = screen(&t);
+    let hits: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("(device on ") || l.contains("(host, "))
+        .collect();
+    assert!(!hits.is_empty(), "{s}");
+    assert!(hits[0].contains("node02 (host, 4 devices)"), "{s}");
+    assert!(hits.iter().all(|l| l.contains("node02")), "{hits:#?}");
+    assert!(s.contains("5 names match"), "{s}");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    t.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let l = app.data().unwrap();
+    let row = app.capture.lanes.at_cursor().expect("a cursor row");
+    let dev =
+        rankline::tui::lanes::row_device(&l.profile, &l.index, row.kind).expect("a device row");
+    assert_eq!(
+        l.profile.host_label(l.profile.devices[dev as usize].host),
+        "node02"
+    );
+}

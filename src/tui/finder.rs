@@ -14,6 +14,9 @@ pub enum EntryKind {
     Nvtx(Sym),
     Group(usize),
     Device(crate::profile::DevId),
+    /// A host (index into `Profile::hosts`): `node02` finds the host, not
+    /// every device numbered 2.
+    Host(u32),
 }
 
 /// One finder entry.
@@ -74,6 +77,18 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
         for l in &p.lanes {
             kernels[l.device as usize] += l.rows.len();
         }
+        if p.hosts.len() > 1 {
+            for h in 0..p.hosts.len() as u32 {
+                let on: Vec<usize> = (0..p.devices.len())
+                    .filter(|&d| p.devices[d].host == h)
+                    .collect();
+                out.push(Entry {
+                    kind: EntryKind::Host(h),
+                    label: format!("{} (host, {} devices)", p.host_label(h), on.len()),
+                    count: on.iter().map(|&d| kernels[d]).sum(),
+                });
+            }
+        }
         for d in crate::analysis::completeness::device_order(p) {
             let dev = &p.devices[d as usize];
             let host = p.host_label(dev.host);
@@ -98,14 +113,21 @@ fn counted(per_symbol: Vec<usize>) -> Vec<(Sym, usize)> {
 }
 
 /// Entries matching `query`, best first (all, in order, for an empty query).
+/// Where some entries hold the query as it was typed (case aside), only
+/// those match: `node02` is the host and its devices, not `node00:2`,
+/// which matches it letter by letter.
 pub fn search(entries: &[Entry], query: &str, limit: usize) -> Vec<usize> {
     if query.is_empty() {
         return (0..entries.len().min(limit)).collect();
     }
     let matcher = SkimMatcherV2::default();
+    let lower = query.to_lowercase();
+    let literal = |e: &Entry| e.label.to_lowercase().contains(&lower);
+    let any_literal = entries.iter().any(literal);
     let mut scored: Vec<(i64, usize)> = entries
         .iter()
         .enumerate()
+        .filter(|(_, e)| !any_literal || literal(e))
         .filter_map(|(i, e)| matcher.fuzzy_match(&e.label, query).map(|s| (s, i)))
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -132,5 +154,23 @@ mod tests {
         assert_eq!(search(&entries, "step", 10), vec![2]);
         assert_eq!(search(&entries, "", 2), vec![0, 1]);
         assert!(search(&entries, "zzzz", 10).is_empty());
+    }
+
+    #[test]
+    fn a_query_typed_whole_matches_only_what_holds_it() {
+        let e = |label: &str| Entry {
+            kind: EntryKind::Group(0),
+            label: label.into(),
+            count: 1,
+        };
+        let entries = vec![
+            e("node00:2 (device on node00)"),
+            e("node02 (host, 4 devices)"),
+            e("node02:0 (device on node02)"),
+        ];
+        assert_eq!(search(&entries, "node02", 10), vec![1, 2]);
+        assert_eq!(search(&entries, "NODE02", 10), vec![1, 2]);
+        // Nothing holds it: letter by letter, as before.
+        assert_eq!(search(&entries, "nd02", 10).len(), 3);
     }
 }

@@ -291,6 +291,16 @@ impl App {
                 self.show_device_row(d);
                 return;
             }
+            EntryKind::Host(h) => {
+                // The host's first device row, under its host header.
+                if let Some(d) = crate::analysis::completeness::device_order(p)
+                    .into_iter()
+                    .find(|&d| p.devices[d as usize].host == h)
+                {
+                    self.show_device_row(d);
+                }
+                return;
+            }
             EntryKind::Kernel(s) => (0..p.gpu.len())
                 .filter(|&i| p.gpu.name(i) == s)
                 .map(|i| (time::event_span(l, EventRef::Gpu(i)).0, EventRef::Gpu(i)))
