@@ -369,8 +369,49 @@ fn t_cycles_to_utc_wall_clock_time_on_a_capture_that_records_it() {
     let ruler = s.lines().find(|l| l.contains("time (utc)")).unwrap();
     assert!(ruler.contains("07:59:22."), "{ruler}");
     insta::assert_snapshot!("utc_ruler", s);
+    // g reads the ruler's clock: a UTC time of day, or one with a log's zone.
+    keys(&mut app, &mut terminal, "g");
+    assert!(
+        text(&terminal).contains("go to time (UTC: 07:59:50.5, +02:00 for a zone, or ISO)"),
+        "{}",
+        text(&terminal)
+    );
+    let l = app.data().unwrap();
+    let origin = app.utc_origin(&l).expect("UTC on the ruler");
+    let centre_utc = |app: &App| origin + app.capture.view.center() as i64;
+    // A millisecond inside the kernels' span, zoomed in so the view can
+    // centre on it.
+    let (a, b) = l.span.unwrap();
+    let want = (origin + (a + b) / 2) / 1_000_000 * 1_000_000;
+    let c = rankline::tui::wallclock::civil(want);
+    assert_eq!((c.hour, c.minute), (7, 59));
+    let ms = c.nanos / 1_000_000;
+    keys(&mut app, &mut terminal, "\x1bwwwww");
+    for typed in [
+        format!("g07:59:{:02}.{ms:03}\n", c.second),
+        format!("g09:59:{:02}.{ms:03}+02:00\n", c.second),
+        format!("g2026-05-26T07:59:{:02}.{ms:03}Z\n", c.second),
+    ] {
+        // Away first, so that each time typed has to bring the view back.
+        keys(&mut app, &mut terminal, "aaaa");
+        assert!((centre_utc(&app) - want).abs() > 1_000_000);
+        keys(&mut app, &mut terminal, &typed);
+        assert!(
+            (centre_utc(&app) - want).abs() < 1_000,
+            "{typed}: {} ns off",
+            centre_utc(&app) - want
+        );
+    }
+    keys(&mut app, &mut terminal, "g22.3\n");
+    assert!(
+        status_line(&text(&terminal)).contains("not a wall-clock time: 22.3"),
+        "{}",
+        text(&terminal)
+    );
     keys(&mut app, &mut terminal, "t");
     assert!(text(&terminal).contains("time (abs)"));
+    keys(&mut app, &mut terminal, "g");
+    assert!(text(&terminal).contains("seconds on the capture clock"));
 }
 
 #[test]

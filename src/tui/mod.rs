@@ -23,3 +23,4 @@ pub mod terminal_rescue;
 pub mod timescale;
 pub mod ui;
 pub mod wallclock;
+pub mod wallclock_input;

@@ -336,6 +336,26 @@ impl App {
 
     pub(super) fn goto_time(&mut self, input: &str) {
         let Some(l) = self.data() else { return };
+        // The ruler reads UTC: so does `g` (a time from a job's log).
+        if let Some(origin) = self.utc_origin(&l) {
+            let near = origin.saturating_add(self.capture.view.center() as i64);
+            match crate::tui::wallclock_input::parse_wall_clock(input, near) {
+                Ok(utc) => {
+                    let t = utc.saturating_sub(origin) as f64;
+                    self.capture.view.center_on(t);
+                    if let Some((a, b)) = l.span
+                        && !(a as f64..=b as f64).contains(&t)
+                    {
+                        self.say(format!(
+                            "{} is outside the capture: the view stops at its edge",
+                            input.trim()
+                        ));
+                    }
+                }
+                Err(e) => self.say(e),
+            }
+            return;
+        }
         let Ok(s) = input.trim().trim_end_matches('s').trim().parse::<f64>() else {
             self.say(format!("not a time in seconds: {input}"));
             return;

@@ -64,10 +64,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         Overlay::Messages(scroll) => Some(messages(f, area, app, theme, *scroll)),
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
-            let what = if app.ruler == Ruler::Relative {
-                "seconds from the first event"
-            } else {
-                "seconds on the capture clock"
+            let what = match app.ruler {
+                Ruler::Relative => "seconds from the first event",
+                Ruler::Capture => "seconds on the capture clock",
+                Ruler::Utc => "UTC: 07:59:50.5, +02:00 for a zone, or ISO",
             };
             popup(
                 f,
