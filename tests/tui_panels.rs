@@ -514,3 +514,26 @@ fn skew_panel_rows_stay_one_line_with_host_tags() {
         );
     }
 }
+
+/// Keys typed while the first frame loads are kept and applied when the
+/// timeline appears (they were dropped: `H 1 w w` on a 1 M-kernel file).
+#[test]
+fn keys_typed_before_the_first_frame_are_applied_when_it_appears() {
+    let (fitted, _) = open(&fixture(), None, 160, 48);
+    let mut app = App::new(Keymap::default_keymap(), false);
+    for c in "1ww".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    assert_eq!(app.typed_ahead.len(), 3);
+    app.load_now(&[Source::File(fixture())], None, &Settings::default());
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    draw(&mut app, &mut t);
+    assert!(app.typed_ahead.is_empty());
+    assert!(app.panels.is_open(PanelKind::Skew), "1 was dropped");
+    let zoomed = app.capture.view.span / fitted.capture.view.span;
+    assert!(zoomed < 0.8, "w w were dropped: {zoomed}");
+    // q still quits at once.
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
+    assert!(app.typed_ahead.is_empty());
+}

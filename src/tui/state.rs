@@ -49,6 +49,10 @@ impl Pick {
     }
 }
 
+/// Keys kept while the first frame loads: a burst of typing, not a
+/// buffer for a stuck key.
+const TYPED_AHEAD: usize = 64;
+
 /// A popup over the timeline; each owns its scroll.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
@@ -98,6 +102,9 @@ pub struct App {
     /// A key pressed before the cross-rank analyses were done, done when
     /// they are (a key pressed a moment early is not lost).
     pub pending_action: Option<Action>,
+    /// Keys typed before the first frame's data arrived, applied when it
+    /// does.
+    pub typed_ahead: Vec<KeyEvent>,
     pub quit: bool,
     /// The loader's writes, which a quit lets finish.
     pub writes: writes::Writes,
@@ -138,6 +145,7 @@ impl App {
             },
             pending_goto: None,
             pending_action: None,
+            typed_ahead: Vec::new(),
             quit: false,
             writes: Default::default(),
             fatal: None,
@@ -271,6 +279,9 @@ impl App {
     pub fn set_data(&mut self, loaded: Arc<Loaded>) {
         let complete = loaded.complete;
         self.capture.set_data(loaded.clone());
+        for key in std::mem::take(&mut self.typed_ahead) {
+            self.on_key(key);
+        }
         if !complete {
             return;
         }
@@ -324,6 +335,15 @@ impl App {
             return;
         }
         let action = self.keymap.action(self.mode(), &key);
+        // Before the first frame there is nothing to act on: keys typed
+        // ahead are kept (a few dozen) and applied when the timeline
+        // appears, as a user typing ahead expects. `q` still quits.
+        if self.capture.data.is_none() && action != Some(Action::Quit) {
+            if self.typed_ahead.len() < TYPED_AHEAD {
+                self.typed_ahead.push(key);
+            }
+            return;
+        }
         if action.is_none() && self.type_into_overlay(&key) {
             return;
         }
