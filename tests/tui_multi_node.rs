@@ -256,3 +256,43 @@ fn the_finder_matches_a_host_by_its_name() {
         "node02"
     );
 }
+
+/// On a multi-host job every lane keeps what it is — its stream or thread
+/// and kind (`S29 NCCL`, `T41228 nvtx1`, `API`) — at both sizes: the host
+/// and rank part gives way first (the host header above names it).
+#[test]
+fn lane_labels_keep_their_kind_on_multi_host_inputs() {
+    for (w, h) in [(160, 48), (80, 24)] {
+        let (mut app, mut t) = open_with("multinode", &Settings::default(), w, h);
+        let mut checked = 0;
+        for _ in 0..12 {
+            let s = screen(&t);
+            let lines: Vec<&str> = s.lines().collect();
+            let lanes = app.layout.lanes;
+            let lw = app.layout.label_width as usize;
+            let top = app.capture.lanes.scroll.top;
+            for y in lanes.y..lanes.bottom() {
+                let i = top + (y - lanes.y) as usize;
+                let Some(row) = app.capture.lanes.rows.get(i) else {
+                    break;
+                };
+                if matches!(row.kind, LaneKind::Device(_) | LaneKind::Host(_)) {
+                    continue;
+                }
+                let shown: String = lines[y as usize].chars().take(lw).collect();
+                let words: Vec<&str> = row.label.split(' ').collect();
+                // The stream or thread and its kind: the label's last two words.
+                let tail = words[words.len().saturating_sub(2)..].join(" ");
+                assert!(
+                    shown.contains(&tail),
+                    "{w}x{h}: {:?} shown as {shown:?}",
+                    row.label
+                );
+                checked += 1;
+            }
+            app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+            t.draw(|f| ui::draw(f, &mut app)).unwrap();
+        }
+        assert!(checked > 20, "{checked}");
+    }
+}

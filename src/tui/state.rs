@@ -335,10 +335,16 @@ impl App {
             return;
         }
         let action = self.keymap.action(self.mode(), &key);
-        // Before the first frame there is nothing to act on: keys typed
-        // ahead are kept (a few dozen) and applied when the timeline
-        // appears, as a user typing ahead expects. `q` still quits.
-        if self.capture.data.is_none() && action != Some(Action::Quit) {
+        // Before the first frame the timeline's keys have nothing to act
+        // on: typed ahead, they are kept (a few dozen) and applied when it
+        // appears. Quitting, help, the legend and the messages work at
+        // once, as does every key of a popup they opened.
+        let works_now = self.overlay != Overlay::None
+            || matches!(
+                action,
+                Some(Action::Quit | Action::Help | Action::Legend | Action::Messages)
+            );
+        if self.capture.data.is_none() && !works_now {
             if self.typed_ahead.len() < TYPED_AHEAD {
                 self.typed_ahead.push(key);
             }

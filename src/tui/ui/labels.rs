@@ -59,14 +59,30 @@ pub fn marker_labels<'a>(
     out
 }
 
-/// A lane label in at most `max` columns: whole words are dropped from the
-/// end until it fits; only a first word longer than `max` is cut.
-pub fn fit_words(label: &str, max: usize) -> String {
-    let mut words: Vec<&str> = label.split(' ').collect();
-    while words.len() > 1 && words.join(" ").chars().count() > max {
-        words.pop();
+/// A lane label in at most `max` columns whose first `lead` characters
+/// name its device or host: whole if it fits; else the lead shortens
+/// (`…0:3 S15 NCCL`), then goes (`T41228 nvtx1`), so that what the lane
+/// is — its stream or thread and kind — stays; only then the rest is cut,
+/// with `…`.
+pub fn fit_lane_label(label: &str, lead: usize, max: usize) -> String {
+    if label.chars().count() <= max {
+        return label.to_string();
     }
-    words.join(" ").chars().take(max).collect()
+    let lead_text: String = label.chars().take(lead).collect();
+    let rest: String = label.chars().skip(lead).collect();
+    let rest = if lead > 0 {
+        rest.trim_start()
+    } else {
+        rest.as_str()
+    };
+    let rest_w = rest.chars().count();
+    if lead > 0 && rest_w + 1 + 3 <= max {
+        return format!("{} {rest}", fit_tail(&lead_text, max - rest_w - 1));
+    }
+    if rest_w <= max {
+        return rest.to_string();
+    }
+    fit_name(rest, max).unwrap_or_default()
 }
 
 /// An event name in at most `max` columns: whole, or cut with `…` so the
@@ -99,6 +115,22 @@ pub fn fit_tail(tag: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lane_label_gives_up_its_host_before_its_kind() {
+        let l = "node00:3 T41228 nvtx1";
+        assert_eq!(fit_lane_label(l, 8, 40), l);
+        assert_eq!(fit_lane_label(l, 8, 18), "…00:3 T41228 nvtx1");
+        assert_eq!(fit_lane_label(l, 8, 14), "T41228 nvtx1");
+        assert_eq!(fit_lane_label(l, 8, 12), "T41228 nvtx1");
+        assert_eq!(fit_lane_label(l, 8, 9), "T41228 n…");
+        assert_eq!(
+            fit_lane_label("ault42:2 r2 S15 NCCL", 11, 16),
+            "…2:2 r2 S15 NCCL"
+        );
+        // No lead: cut at the end, with the mark.
+        assert_eq!(fit_lane_label("T9 API (link)", 0, 8), "T9 API …");
+    }
 
     #[test]
     fn a_tag_too_long_keeps_its_end_after_an_ellipsis() {
@@ -143,17 +175,6 @@ mod tests {
         // A tag does not run past the right edge.
         assert_eq!(marker_labels(&[(9, "end")], &[], 12), vec![(6, "end")]);
         assert_eq!(marker_labels(&[(1, "end")], &[], 4), vec![]);
-    }
-
-    #[test]
-    fn lane_labels_lose_whole_words() {
-        assert_eq!(fit_words("D2 S20 +31.9ms", 14), "D2 S20 +31.9ms");
-        assert_eq!(fit_words("D2 S20 +31.9ms", 10), "D2 S20");
-        assert_eq!(
-            fit_words("D0 NVIDIA H100 80GB HBM3", 22),
-            "D0 NVIDIA H100 80GB"
-        );
-        assert_eq!(fit_words("averyveryverylongword", 5), "avery");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The timeline: a ruler, then one row per lane with a label and cells.
 
 use super::cells::{Cell, cells};
-use super::labels::{fit_name, fit_words, marker_labels, tick_labels};
+use super::labels::{fit_lane_label, fit_name, marker_labels, tick_labels};
 use super::theme::Theme;
 use crate::text_safe::escape_controls;
 use crate::tui::capture::time::{event_span, row_view};
@@ -81,18 +81,15 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         let y = area.y + RULER_ROWS + (i - app.capture.lanes.scroll.top) as u16;
         let is_late = late_lane.is_some_and(|k| k == row.kind);
         // Escaped before the cut, so the `◀` and padding fit what is shown.
-        let mut label = escape_controls(&row.label).into_owned();
-        if row.collapsible {
-            label = format!(
-                "{}{}",
-                if app.capture.lanes.collapsed.contains(&row.kind) {
-                    "▸"
-                } else {
-                    "▾"
-                },
-                label
-            );
-        }
+        let label = escape_controls(&row.label).into_owned();
+        let mark = match (
+            row.collapsible,
+            app.capture.lanes.collapsed.contains(&row.kind),
+        ) {
+            (false, _) => "",
+            (true, true) => "▸",
+            (true, false) => "▾",
+        };
         let style = if i == app.capture.lanes.cursor {
             theme.cursor_label()
         } else if is_late {
@@ -101,11 +98,20 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
             theme.label()
         };
         let max = lw as usize;
+        // The `◀` and the fold mark take their columns first.
+        let room = max
+            .saturating_sub(mark.chars().count())
+            .saturating_sub(if is_late { 2 } else { 0 });
+        let fitted = match row.kind {
+            // A device header: its tag is the row; the GPU name gives way.
+            LaneKind::Device(_) | LaneKind::Host(_) => fit_name(&label, room).unwrap_or_default(),
+            _ => fit_lane_label(&label, lead_of(l, row.kind, &label), room),
+        };
+        let head = format!("{mark}{fitted}");
         let shown: String = if is_late {
-            let head = fit_words(&label, max.saturating_sub(2));
             format!("{head:<w$}◀", w = max - 1)
         } else {
-            fit_words(&label, max)
+            head
         };
         put_str(buf, area.x, y, max, &format!("{shown:<max$}"), style);
         draw_row(buf, y, &geo, app, l, row.kind, &selected, &markers, theme);
@@ -458,4 +464,20 @@ fn draw_row(
         }
         c = end + 1;
     }
+}
+
+/// How many leading characters of a lane's label name its device or host
+/// (`node00:3 ` in `node00:3 T41228 nvtx1`): the part that gives way first,
+/// since the header rows above already name it.
+fn lead_of(l: &Loaded, kind: LaneKind, label: &str) -> usize {
+    let p = &l.profile;
+    let Some(d) = crate::tui::lanes::row_device(p, &l.index, kind) else {
+        return 0;
+    };
+    let tag = escape_controls(&p.device_label(d).tag()).into_owned();
+    let host = escape_controls(p.host_label(p.devices[d as usize].host)).into_owned();
+    [tag, host]
+        .into_iter()
+        .find(|lead| label.starts_with(&format!("{lead} ")))
+        .map_or(0, |lead| lead.chars().count())
 }
