@@ -537,3 +537,50 @@ fn keys_typed_before_the_first_frame_are_applied_when_it_appears() {
     app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
     assert!(app.typed_ahead.is_empty());
 }
+
+/// However the details panel is scrolled, its first row is never a
+/// fragment of a wrapped line (`l>)`): each stop is a line's start.
+#[test]
+fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
+    let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
+    // Beside two others: narrow, so the kernel's name wraps, and short.
+    press(&mut app, &mut t, "125");
+    let (inner, _) = panel(&app, PanelKind::Details);
+    let area = |app: &App| {
+        app.layout
+            .panels
+            .iter()
+            .find(|p| p.kind == Some(PanelKind::Details))
+            .unwrap()
+            .clone()
+    };
+    let wrapped = area(&app).lines.iter().filter(|l| l.len() > 1).count();
+    assert!(wrapped > 0, "no wrapped line: {}", screen(&t));
+    let rows = area(&app).lines.last().unwrap().end;
+    for top in 0..rows {
+        app.panels.scroll_mut(PanelKind::Details).top = top;
+        draw(&mut app, &mut t);
+        let shown = app.panels.scroll(PanelKind::Details).top;
+        if let Some(l) = area(&app)
+            .lines
+            .iter()
+            .find(|l| l.start < shown && shown < l.end)
+        {
+            assert!(l.len() >= inner.height as usize, "row {shown} inside {l:?}");
+        }
+    }
+    // The wheel goes on to the end and back (a stop moved to a line's
+    // start must not hold it in place).
+    app.panels.scroll_mut(PanelKind::Details).top = 0;
+    draw(&mut app, &mut t);
+    let max = app.panels.scroll(PanelKind::Details).max_top();
+    for (kind, goal) in [
+        (MouseEventKind::ScrollDown, max),
+        (MouseEventKind::ScrollUp, 0),
+    ] {
+        for _ in 0..rows {
+            mouse(&mut app, &mut t, kind, inner.x + 1, inner.y + 1);
+        }
+        assert_eq!(app.panels.scroll(PanelKind::Details).top, goal);
+    }
+}

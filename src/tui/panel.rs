@@ -123,6 +123,10 @@ pub struct PanelView {
     scroll: [Scroll; PanelKind::ALL.len()],
     /// The line under the cursor of each panel (shown while it has focus).
     cursor: [usize; PanelKind::ALL.len()],
+    /// The first row each panel showed in the last frame: which way a
+    /// scroll went, so a stop inside a wrapped line moves on in that
+    /// direction.
+    drawn_top: [usize; PanelKind::ALL.len()],
     pub last_opened: Option<PanelKind>,
     /// The panel whose rows the keys move over (`App::mode` is then
     /// `Panel`); None: the timeline has the keys.
@@ -152,6 +156,15 @@ impl PanelView {
 
     pub fn scroll_mut(&mut self, k: PanelKind) -> &mut Scroll {
         &mut self.scroll[k.index()]
+    }
+
+    /// The first row `k` showed in the last frame; `set_drawn_top` records it.
+    pub fn drawn_top(&self, k: PanelKind) -> usize {
+        self.drawn_top[k.index()]
+    }
+
+    pub fn set_drawn_top(&mut self, k: PanelKind, top: usize) {
+        self.drawn_top[k.index()] = top;
     }
 
     /// The line under `k`'s cursor (may be past a list that shrank: the

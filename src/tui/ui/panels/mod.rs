@@ -174,10 +174,29 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         return;
     }
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
-    let scroll = app
+    let mut scroll = app
         .panels
         .scroll_mut(r.kind)
         .fit(r.rows.len(), inner.height as usize);
+    // A line wrapped over rows is never a fragment on the first row
+    // (`l>)`), when it fits the panel at all: a stop inside it moves on
+    // to its end going down, back to its start going up.
+    if let Some(line) = r
+        .lines
+        .iter()
+        .find(|l| l.start < scroll.top && scroll.top < l.end)
+        && line.end - line.start < inner.height as usize
+    {
+        let down = scroll.top > app.panels.drawn_top(r.kind);
+        let s = app.panels.scroll_mut(r.kind);
+        s.top = if down {
+            line.end.min(s.max_top())
+        } else {
+            line.start
+        };
+        scroll = *s;
+    }
+    app.panels.set_drawn_top(r.kind, scroll.top);
     let focused = app.panels.focused() == Some(r.kind);
     let target = app.panels.last_opened == Some(r.kind);
     if focused {
