@@ -296,3 +296,58 @@ fn lane_labels_keep_their_kind_on_multi_host_inputs() {
         assert!(checked > 20, "{checked}");
     }
 }
+
+fn press_keys(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
+    for c in keys.chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        t.draw(|f| ui::draw(f, app)).unwrap();
+    }
+}
+
+/// multinode's s29:15 is a node-level event (node02's 4 ranks all late):
+/// the status line says what its figure is, or at 80 columns keeps the
+/// verdict whole before who was late; the skew panel and the `b` list name
+/// the host, not its latest rank.
+#[test]
+fn a_late_host_is_named_and_its_figure_explained_everywhere_it_appears() {
+    for (w, h) in [(160, 48), (80, 24)] {
+        let (mut app, mut t) = open_with("multinode", &Settings::default(), w, h);
+        app.pending_goto = Some("s29:15".into());
+        let l = app.data().unwrap();
+        app.set_data(l);
+        press_keys(&mut app, &mut t, "1");
+        let s = screen(&t);
+        let status = s.lines().last().unwrap();
+        if w == 160 {
+            assert!(
+                status.contains("late host node02 (4 ranks) +21.866 ms after every other host's last start · cpu-late"),
+                "{status}"
+            );
+        } else {
+            assert!(
+                status.contains("s29:15 AllGather · cpu-late · late host node02 +21.9 ms"),
+                "{status}"
+            );
+        }
+        let flat: String = s
+            .split(['│', '\n'])
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains("late host node02: all 4 of its ranks started 21.866 ms after"),
+            "{w}x{h}: {s}"
+        );
+        press_keys(&mut app, &mut t, "b");
+        let s = screen(&t);
+        let row = s
+            .lines()
+            .find(|l| l.contains(" 15 AllGather"))
+            .unwrap_or_else(|| panic!("{s}"));
+        assert!(row.contains("node02 ×4"), "{row}");
+        assert!(
+            s.contains("HOST ×N: every rank of the host started late"),
+            "{s}"
+        );
+    }
+}

@@ -116,11 +116,12 @@ pub struct LateHost {
 }
 
 impl LateHost {
-    /// The event as a phrase, the host by its text label: `late host
-    /// node17 (8 ranks) +12.5 ms`.
+    /// The event as a phrase, the host by its text label, saying what the
+    /// figure is (not a rank's start skew): `late host node17 (8 ranks)
+    /// +12.500 ms after every other host's last start`.
     pub fn phrase(&self, p: &Profile) -> String {
         format!(
-            "late host {} ({} ranks) +{:.3} ms",
+            "late host {} ({} ranks) +{:.3} ms after every other host's last start",
             p.host_label(self.host),
             self.ranks,
             self.margin_ns as f64 / 1e6

@@ -45,6 +45,9 @@ pub struct SkewRow {
     pub cause: String,
     /// Above the big-skew threshold (`--big-skew-ms`).
     pub big: bool,
+    /// Every rank of one host started after every other host's: the event
+    /// is the node's, not its latest rank's.
+    pub late_host: Option<crate::analysis::skew::LateHost>,
 }
 
 /// How many instances the `b` list holds.
@@ -200,6 +203,7 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
                     &why_late(p, &a.clock, &a.matching, gs.group, i),
                 ),
                 big: i.start_skew_ns > gs.big_threshold_ns,
+                late_host: crate::analysis::skew::late_host(p, g, i),
             }
         })
         .collect()

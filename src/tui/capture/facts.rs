@@ -26,6 +26,9 @@ pub struct Facts {
     pub account: Option<Why>,
     /// The selection in one line: the answer with every panel closed.
     pub status: String,
+    /// The same, short, the verdict before who was late, for a narrow
+    /// status line: what gives way is never the verdict.
+    pub status_short: String,
     /// A launch call selected: the first GPU work it launched, for the
     /// launch panel (found once here: a scan of every GPU row).
     pub launched: Option<usize>,
@@ -99,6 +102,25 @@ impl Facts {
             who,
             late.verdict.name()
         );
+        let who_short = match host {
+            Some(h) => format!(
+                "late host {} +{}",
+                p.host_label(h.host),
+                short_duration(h.margin_ns)
+            ),
+            None => format!(
+                "late {} +{}",
+                p.device_label(group.devices[skew.late]).tag(),
+                short_duration(skew.start_skew_ns)
+            ),
+        };
+        let status_short = format!(
+            "{}:{} {} · {} · {who_short}",
+            group.key,
+            k + 1,
+            skew.op,
+            late.verdict.name()
+        );
         let account = Some(why_late(p, &a.clock, &a.matching, g, &skew));
         Facts {
             instance,
@@ -107,6 +129,7 @@ impl Facts {
             late_host: host,
             account,
             status,
+            status_short,
             launched: None,
         }
     }

@@ -127,25 +127,42 @@ fn draw_all(f: &mut Frame, app: &mut App) {
 /// the key hints go first, then the `n`/`N` source; what still does not
 /// fit ends in `…` (the whole message is in `!`).
 fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static> {
+    let facts = &app.capture.facts;
+    let fits = |line: &Line| line.width() <= width as usize;
     for detail in [2, 1] {
-        let line = status_line_with(app, l, theme, detail);
-        if line.width() <= width as usize {
+        let line = status_line_with(app, l, theme, &facts.status, detail);
+        if fits(&line) {
             return line;
         }
     }
-    text::cut_line(status_line_with(app, l, theme, 0), width as usize)
+    // The selection whole (its verdict last) beats the messages after it;
+    // a selection too wide itself gives way to its short form, which
+    // keeps the verdict ahead of the lane names.
+    let whole = unicode_width::UnicodeWidthStr::width(facts.status.as_str()) < width as usize;
+    let sel = if whole || facts.status_short.is_empty() {
+        &facts.status
+    } else {
+        for detail in [1, 0] {
+            let line = status_line_with(app, l, theme, &facts.status_short, detail);
+            if fits(&line) {
+                return line;
+            }
+        }
+        &facts.status_short
+    };
+    text::cut_line(status_line_with(app, l, theme, sel, 0), width as usize)
 }
 
 /// The status line; `detail` 2 has everything, 1 drops the key hints (a
 /// focused panel's too: its title keeps the main ones), 0 also the
 /// `n`/`N` source.
-fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'static> {
+fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8) -> Line<'static> {
     let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
     if let Some(b) = &app.banner {
-        spans.push(Span::styled(format!(" {b} │"), theme.heading()));
+        spans.push(Span::styled(format!(" {b}"), theme.heading()));
     }
-    let sel = app.capture.facts.status.clone();
+    let sel = sel.to_string();
     let focused = app.panels.focused();
     if let Some(k) = focused
         && detail >= 2
@@ -230,6 +247,14 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, detail: u8) -> Line<'s
         && let Some(rest) = first.content.strip_prefix(" │")
     {
         first.content = rest.to_string().into();
+    }
+    // The banner and what follows it: one separator, never two (the demo
+    // showed `(embedded) │ │ 4 big-skew…`).
+    if app.banner.is_some()
+        && let Some(next) = spans.get_mut(1)
+        && !next.content.starts_with(" │")
+    {
+        next.content = format!(" │{}", next.content).into();
     }
     visible(Line::from(spans))
 }

@@ -285,6 +285,23 @@ fn big_events(
 ) -> Scroll {
     let selected = pick.selected;
     let p = &l.profile;
+    // The late column: a device, or a whole host (`node02 ×4`: a
+    // node-level event is the host's, not its latest rank's).
+    let late_of = |r: &crate::tui::data::SkewRow| match r.late_host {
+        Some(h) => format!(
+            "{} ×{}",
+            escape_controls(l.profile.host_label(h.host)),
+            h.ranks
+        ),
+        None => escape_controls(&p.device_label(r.late).tag()).into_owned(),
+    };
+    let rows = app.big_list(l);
+    let lw = rows
+        .iter()
+        .map(|r| late_of(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
     let row = |mark: &str,
                group: &str,
                inst: &str,
@@ -293,7 +310,7 @@ fn big_events(
                late: &str,
                v: &str,
                cause: &str| {
-        format!("{mark:<2}{group:<10} {inst:>5} {op:<13} {skew:>9} {late:<5} {v:<14} {cause}")
+        format!("{mark:<2}{group:<10} {inst:>5} {op:<13} {skew:>9} {late:<lw$} {v:<14} {cause}")
     };
     let mut lines = vec![Line::styled(
         row(
@@ -308,7 +325,7 @@ fn big_events(
         ),
         theme.heading(),
     )];
-    for (i, r) in app.big_list(l).iter().enumerate() {
+    for (i, r) in rows.iter().enumerate() {
         let g = &l.analysis.matching.groups[r.group];
         let text = row(
             if r.big { "●" } else { "" },
@@ -317,7 +334,7 @@ fn big_events(
             r.op.name(),
             // One unit for the column: `3.340` over `0.678`, not ms over µs.
             &format!("{:.3}", r.skew_ns as f64 / 1e6),
-            &escape_controls(&p.device_label(r.late).tag()),
+            &late_of(r),
             r.verdict.name(),
             &escape_controls(&r.cause),
         );
@@ -329,6 +346,16 @@ fn big_events(
             Style::default()
         };
         lines.push(Line::styled(text, style));
+    }
+    if rows.iter().any(|r| r.late_host.is_some()) {
+        // Under the heading: the `HOST ×N` rows are read with it.
+        lines.insert(
+            1,
+            Line::styled(
+                "HOST ×N: every rank of the host started late (a node-level event)",
+                theme.dim(),
+            ),
+        );
     }
     let threshold = l.analysis.skews.first().map_or(0, |gs| gs.big_threshold_ns);
     lines.push(Line::styled(
@@ -345,19 +372,27 @@ fn big_events(
         "largest first"
     };
     let r = centered(area, 96, lines.len() as u16 + 2);
+    // Scrolled to keep the cursor's row in view; what is below is a
+    // scroll away (`↓ more`), not cut (80×24 lost its last rows).
+    let head = lines.len() - rows.len() - 1;
     let mut scroll = pick.scroll;
-    scroll.fit(l.top_skews.len(), l.top_skews.len());
-    popup(
+    scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
+    scroll.show(head + selected);
+    if selected + 1 == rows.len() {
+        scroll.show(lines.len() - 1);
+    }
+    scrolled_popup(
         f,
         r,
         &format!(
-            "{} largest start skews, {order} ({} sorts, Enter jumps)",
+            " {} largest start skews, {order} ({} sorts, Enter jumps) ",
             l.top_skews.len(),
             app.keymap.keys_for(Mode::Panel, Action::SortList)
         ),
         lines,
-    );
-    scroll
+        theme,
+        scroll,
+    )
 }
 
 /// Who is behind (`W`): a row per finding, wrapped, the cursor row

@@ -92,6 +92,19 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         // Hundreds of ranks: the answer before the list, not below it.
         out.push(figures.clone());
     }
+    // A node-level event: the host, with what its figure measures (not a
+    // rank's start skew).
+    if let Some(h) = &app.capture.facts.late_host {
+        out.push(Line::styled(
+            format!(
+                "late host {}: all {} of its ranks started {} ms after every other host's last start (start skew: its latest rank vs the first rank)",
+                crate::text_safe::escape_controls(p.host_label(h.host)),
+                h.ranks,
+                ms(h.margin_ns)
+            ),
+            theme.late_label(),
+        ));
+    }
     let max_off = inst.start_skew_ns as f64;
     // Narrow panels (80-column terminals) get narrower columns and no bars.
     let narrow = width < 46;
