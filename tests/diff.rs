@@ -286,13 +286,13 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
     // slow_gemm: total kernel time grows by about 0.48 %, the step p50
     // and the exposed NCCL time do not: the default gate passes, and says
     // what it did not gate.
-    let o = rankline(&[
-        "diff",
-        BEFORE,
-        &after("slow_gemm"),
-        "--fail-on-regression",
-        "0.1",
-    ]);
+    let slow_gemm = after("slow_gemm");
+    let gate = |extra: &[&str]| {
+        let mut args = vec!["diff", BEFORE, &slow_gemm, "--fail-on-regression", "0.1"];
+        args.extend_from_slice(extra);
+        rankline(&args)
+    };
+    let o = gate(&[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("not gated: total kernel time 6367.866 -> 6398.634 ms (+0.5%)"),
@@ -300,15 +300,7 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
         stdout(&o)
     );
     // Asked for, it gates.
-    let o = rankline(&[
-        "diff",
-        BEFORE,
-        &after("slow_gemm"),
-        "--fail-on-regression",
-        "0.1",
-        "--gate",
-        "total-kernel",
-    ]);
+    let o = gate(&["--gate", "total-kernel"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     let lines: Vec<&str> = err.lines().collect();

@@ -85,14 +85,12 @@ impl Facts {
             .unwrap_or_else(|| explain_late(p, &a.clock, &a.matching, g, &skew));
         let host = late_host(p, group, &skew);
         // A whole host late is the answer, not its latest rank.
-        let who = match host {
-            Some(h) => h.phrase(p),
-            None => format!(
-                "late {} +{}",
-                p.device_label(group.devices[skew.late]).tag(),
-                short_duration(skew.start_skew_ns)
-            ),
-        };
+        let late_rank = format!(
+            "late {} +{}",
+            p.device_label(group.devices[skew.late]).tag(),
+            short_duration(skew.start_skew_ns)
+        );
+        let who = host.map_or_else(|| late_rank.clone(), |h| h.phrase(p));
         let status = format!(
             "{} · instance {}/{} · {} · {} · {}",
             group.key,
@@ -108,11 +106,7 @@ impl Facts {
                 p.host_label(h.host),
                 short_duration(h.margin_ns)
             ),
-            None => format!(
-                "late {} +{}",
-                p.device_label(group.devices[skew.late]).tag(),
-                short_duration(skew.start_skew_ns)
-            ),
+            None => late_rank,
         };
         let status_short = format!(
             "{}:{} {} · {} · {who_short}",
