@@ -345,6 +345,13 @@ fn a_late_host_is_named_and_its_figure_explained_everywhere_it_appears() {
             .find(|l| l.contains(" 15 AllGather"))
             .unwrap_or_else(|| panic!("{s}"));
         assert!(row.contains("node02 ×4"), "{row}");
+        // Cut at the frame only with a mark: the heading's last column.
+        let heading = s.lines().find(|l| l.contains("verdict")).unwrap();
+        let inner = heading.split('│').nth(1).unwrap().trim_end();
+        assert!(
+            inner.ends_with("largest cause") || inner.ends_with('…'),
+            "{w}x{h}: {heading}"
+        );
         assert!(
             s.contains("HOST ×N: every rank of the host started late"),
             "{s}"

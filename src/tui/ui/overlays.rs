@@ -296,6 +296,7 @@ fn big_events(
         None => escape_controls(&p.device_label(r.late).tag()).into_owned(),
     };
     let rows = app.big_list(l);
+    let inner_w = usize::from(96.min(area.width).saturating_sub(2));
     let lw = rows
         .iter()
         .map(|r| late_of(r).chars().count())
@@ -310,7 +311,11 @@ fn big_events(
                late: &str,
                v: &str,
                cause: &str| {
-        format!("{mark:<2}{group:<10} {inst:>5} {op:<13} {skew:>9} {late:<lw$} {v:<14} {cause}")
+        let text = format!(
+            "{mark:<2}{group:<10} {inst:>5} {op:<13} {skew:>9} {late:<lw$} {v:<14} {cause}"
+        );
+        // Narrower than the list (80 columns): the cause gives way, marked.
+        super::labels::fit_name(&text, inner_w).unwrap_or(text)
     };
     let mut lines = vec![Line::styled(
         row(
