@@ -81,15 +81,11 @@ impl App {
                 self.go(Target::Event(EventRef::Api(p.gpu.launch(r) as usize)), true);
             }
             Some(EventRef::Gpu(_)) => self.say("this kernel has no launch call in the capture"),
-            Some(EventRef::Api(call)) => {
-                let kernel = (0..p.gpu.len())
-                    .filter(|&i| p.gpu.launch(i) as usize == call)
-                    .min_by_key(|&i| p.gpu.start(i));
-                match kernel {
-                    Some(k) => self.go(Target::Event(EventRef::Gpu(k)), true),
-                    None => self.say("this call launched no GPU work"),
-                }
-            }
+            // The selection's facts found what the call launched.
+            Some(EventRef::Api(_)) => match self.capture.facts.launched {
+                Some(k) => self.go(Target::Event(EventRef::Gpu(k)), true),
+                None => self.say("this call launched no GPU work"),
+            },
             _ => self.say("select a kernel or a launch call first"),
         }
     }

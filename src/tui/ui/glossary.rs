@@ -97,8 +97,7 @@ pub const TERMS: &[(&str, &str)] = &[
 
 /// The glossary as help lines, wrapped to `width` columns.
 pub fn lines(width: usize) -> Vec<String> {
-    let rows: Vec<(&str, &str)> = TERMS.to_vec();
-    term_rows(&rows, 16, width)
+    term_rows(TERMS, 16, width)
 }
 
 /// `  term  meaning` rows, the meaning wrapped under itself to `width`
