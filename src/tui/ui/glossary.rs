@@ -102,6 +102,9 @@ pub fn lines(width: usize) -> Vec<String> {
 
 /// `  term  meaning` rows, the meaning wrapped under itself to `width`
 /// columns (a long key description is read whole, not cut at the frame).
+/// A term too wide for its column (a user keymap binding many keys to one
+/// action) gets a line of its own, the meaning under it, so the two never
+/// run together.
 pub fn term_rows(rows: &[(&str, &str)], term_w: usize, width: usize) -> Vec<String> {
     let room = width.saturating_sub(term_w + 2).max(20);
     let row = |first: bool, term: &str, text: &str| {
@@ -111,6 +114,10 @@ pub fn term_rows(rows: &[(&str, &str)], term_w: usize, width: usize) -> Vec<Stri
     let mut out = Vec::new();
     for (term, meaning) in rows {
         let mut first = true;
+        if term.chars().count() >= term_w {
+            out.push(format!("  {term}"));
+            first = false;
+        }
         let mut line = String::new();
         for word in meaning.split(' ') {
             if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > room {
@@ -131,6 +138,15 @@ pub fn term_rows(rows: &[(&str, &str)], term_w: usize, width: usize) -> Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_term_wider_than_its_column_stands_on_its_own_line() {
+        let rows = [("Left a h ctrl-b alt-Left", "Pan left"), ("w", "Zoom in")];
+        let out = term_rows(&rows, 19, 70);
+        assert_eq!(out[0], "  Left a h ctrl-b alt-Left");
+        assert_eq!(out[1], format!("  {:19}Pan left", ""));
+        assert_eq!(out[2], format!("  {:19}Zoom in", "w"));
+    }
 
     #[test]
     fn every_glossary_line_fits_and_every_term_is_listed() {

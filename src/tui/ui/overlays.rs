@@ -91,10 +91,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
 
 /// The help from the active keymap, scrolled; returns what it showed.
 fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> Scroll {
-    let mut lines = vec![
+    // The keymap's path can be longer than the popup: wrapped, not cut.
+    let mut lines = super::panels::wrap::wrap(
         Line::styled(format!("keymap: {}", app.keymap.source()), theme.dim()),
-        Line::from(""),
-    ];
+        70,
+    );
+    lines.push(Line::from(""));
     for mode in Mode::ALL {
         lines.push(Line::styled(
             format!("{} keys", mode.name()),
