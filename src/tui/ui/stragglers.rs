@@ -7,6 +7,7 @@ use super::super::action::{Action, Mode};
 use super::super::data::Loaded;
 use super::super::state::App;
 use super::super::stragglers::{MapRow, StragglerView};
+use super::labels::{fit_name, fit_tail};
 use super::text::visible;
 use super::theme::Theme;
 use crate::tui::timescale::short_duration;
@@ -23,9 +24,6 @@ const GLYPHS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 const FIRST: char = '·';
 /// Colours of the levels, cool to hot.
 const COLOURS: [u8; 8] = [66, 72, 108, 143, 179, 173, 167, 196];
-
-/// Rows above the cells: the legend and the instance ruler.
-const HEAD_ROWS: u16 = 2;
 
 /// The level (1..=8) of lateness `ns` on a scale topped by `top`: each
 /// level halves, so a 1 ms straggler still shows beside a 40 ms one.
@@ -91,7 +89,9 @@ fn cell_style(theme: &Theme, level: usize) -> Style {
 
 /// The legend: each glyph with the lateness it stands for; the
 /// definition first when there is room. No step finer than the clock
-/// error `floor` is offered: below it, "not resolvable".
+/// error `floor` is offered: below it, "not resolvable". Where even the
+/// short form is wider than `width`, its steps go on under it: a step cut
+/// at the frame (`▅≤4` for `▅≤4.0`) would misstate the scale.
 fn legend(
     top: i64,
     floor: i64,
@@ -99,7 +99,7 @@ fn legend(
     never: bool,
     theme: &Theme,
     width: u16,
-) -> Line<'static> {
+) -> Vec<Line<'static>> {
     let long = " lateness (start − the instance's first start), ms: ";
     let short = " lateness, ms: ";
     let mut spans = vec![Span::styled(long, theme.heading())];
@@ -133,11 +133,25 @@ fn legend(
             theme.warning(),
         ));
     }
-    let mut line = Line::from(spans);
-    if line.width() > width as usize {
-        line.spans[0].content = short.into();
+    let line = Line::from(spans);
+    if line.width() <= width as usize {
+        return vec![line];
     }
-    line
+    let mut spans = line.spans;
+    spans[0].content = short.into();
+    let mut lines = vec![Line::default()];
+    for span in spans {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.spans.is_empty() && last.width() + span.width() > width as usize {
+            lines.push(Line::from(vec![
+                Span::raw(" ".repeat(short.len() - 1)),
+                span,
+            ]));
+        } else {
+            last.spans.push(span);
+        }
+    }
+    lines
 }
 
 /// The title's words on the group's clocks, when they are several: the
@@ -155,8 +169,10 @@ fn clock_words(g: &crate::analysis::matching::Group, l: &Loaded, room: usize) ->
         .unwrap_or_default()
 }
 
-/// The label of a map row.
-fn row_label(v: &StragglerView, row: usize, l: &Loaded) -> String {
+/// The label of a map row in at most `max` columns: a host's name gives
+/// way with `…` before its rank count, a rank's tag keeps its end (`…0:3`)
+/// before its mean — a figure is never the part that is cut.
+fn row_label(v: &StragglerView, row: usize, l: &Loaded, max: usize) -> String {
     let p = &l.profile;
     match &v.rows[row] {
         MapRow::Host { host, ranks } => {
@@ -167,25 +183,34 @@ fn row_label(v: &StragglerView, row: usize, l: &Loaded) -> String {
             };
             let name = p.hosts.get(*host as usize).map_or("", |h| h.as_str());
             let name = if name.is_empty() { "host" } else { name };
-            format!("{mark} {name} ({})", ranks.len())
+            let count = format!(" ({})", ranks.len());
+            let room = max.saturating_sub(2 + count.chars().count());
+            let name = fit_name(name, room).unwrap_or_default();
+            format!("{mark} {name}{count}")
         }
-        MapRow::Rank(r) => format!(
-            "  {:<5} {:>6}",
-            p.device_label(v.map.devices[*r]).tag(),
-            ms2(v.map.mean_ns[*r])
-        ),
+        MapRow::Rank(r) => {
+            let mean = format!("{:>6}", ms2(v.map.mean_ns[*r]));
+            let tag = p.device_label(v.map.devices[*r]).tag();
+            let tag = fit_tail(&tag, max.saturating_sub(2 + 1 + mean.len()));
+            format!("  {tag:<5} {mean}")
+        }
     }
 }
 
 /// Columns of the row labels: the widest label, within a fifth of the
-/// width (at least 14, at most 28).
+/// width (at least 14, at most 28) — but never too few for a rank's mean.
 fn label_width(v: &StragglerView, l: &Loaded, width: u16) -> u16 {
     let widest = (0..v.rows.len())
-        .map(|r| Line::from(row_label(v, r, l)).width())
+        .map(|r| Line::from(row_label(v, r, l, usize::MAX)).width())
         .max()
         .unwrap_or(0) as u16;
-    widest.clamp(14, (width / 5).clamp(14, 28))
+    widest
+        .clamp(14, (width / 5).clamp(14, 28))
+        .max(MIN_RANK_LABEL)
 }
+
+/// `  …:3 ` and a six-column mean: the least a rank row can say.
+const MIN_RANK_LABEL: u16 = 2 + 4 + 1 + 6;
 
 /// Draws the map into `area` (title and status bars included).
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme) {
@@ -222,20 +247,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         title,
     );
 
-    let lw = label_width(&v, l, main.width);
-    let cells = Rect {
-        x: main.x + lw + 1,
-        y: main.y + HEAD_ROWS,
-        width: main.width.saturating_sub(lw + 1),
-        height: main.height.saturating_sub(HEAD_ROWS),
-    };
-    app.layout.map_cells = cells;
-    v.rows_scroll.fit(v.rows.len(), cells.height as usize);
-    v.cols_scroll.fit(v.map.columns(), cells.width as usize);
-    v.rows_scroll.show(v.row);
-    v.cols_scroll.show(v.col);
-
-    let buf = f.buffer_mut();
     let partial = (0..v.map.ranks()).any(|r| v.map.row(r).any(|c| c.is_none()));
     let floor = group.clock_error_ns();
     let legend = legend(
@@ -246,8 +257,26 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         theme,
         main.width,
     );
-    buf.set_line(main.x, main.y, &legend, main.width);
-    ruler(buf, main, cells, &v, theme);
+    // Above the cells: the legend's lines and the instance ruler.
+    let head_rows = legend.len() as u16 + 1;
+    let lw = label_width(&v, l, main.width);
+    let cells = Rect {
+        x: main.x + lw + 1,
+        y: main.y + head_rows,
+        width: main.width.saturating_sub(lw + 1),
+        height: main.height.saturating_sub(head_rows),
+    };
+    app.layout.map_cells = cells;
+    v.rows_scroll.fit(v.rows.len(), cells.height as usize);
+    v.cols_scroll.fit(v.map.columns(), cells.width as usize);
+    v.rows_scroll.show(v.row);
+    v.cols_scroll.show(v.col);
+
+    let buf = f.buffer_mut();
+    for (y, line) in (main.y..).zip(&legend) {
+        buf.set_line(main.x, y, line, main.width);
+    }
+    ruler(buf, main.x, cells, &v, theme);
     rows(buf, main.x, lw, cells, &v, l, theme);
     let line = status_line(app, &v, l, status.width);
     f.render_widget(Paragraph::new(visible(line)).style(theme.bar()), status);
@@ -257,9 +286,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
 /// The label header and instance numbers every ten columns; big events
 /// are marked `!`, and a number that would run into a mark is left out
 /// (it read `90 ! 110` with the marks written over `100`).
-fn ruler(buf: &mut Buffer, main: Rect, cells: Rect, v: &StragglerView, theme: &Theme) {
-    let y = main.y + 1;
-    buf.set_string(main.x, y, " rank  mean ms", theme.dim());
+fn ruler(buf: &mut Buffer, x0: u16, cells: Rect, v: &StragglerView, theme: &Theme) {
+    let y = cells.y - 1;
+    buf.set_string(x0, y, " rank  mean ms", theme.dim());
     let shown: Vec<usize> = (0..cells.width)
         .map_while(|x| v.cols_scroll.row_at(x as usize))
         .collect();
@@ -300,7 +329,7 @@ fn rows(
             break;
         };
         let at_y = cells.y + y;
-        let label = row_label(v, row, l);
+        let label = row_label(v, row, l, lw as usize);
         let style = if row == v.row {
             theme.cursor_label()
         } else if matches!(v.rows[row], MapRow::Host { .. }) {
@@ -401,7 +430,7 @@ mod tests {
         assert_eq!(cell_level(5_000_000, top, 0), Some(5));
         // no legend step finer than the floor
         let theme = Theme { no_color: true };
-        let text: String = legend(top, floor, false, false, &theme, 200)
+        let text: String = legend(top, floor, false, false, &theme, 200)[0]
             .spans
             .iter()
             .map(|s| s.content.to_string())
@@ -409,5 +438,31 @@ mod tests {
         assert!(text.contains("~≤5.5 not resolvable (clocks)"), "{text}");
         assert!(!text.contains("≤0.31"), "{text}");
         assert!(text.contains("█≤40"), "{text}");
+    }
+
+    #[test]
+    fn a_legend_wider_than_the_frame_goes_on_under_itself_whole() {
+        let theme = Theme { no_color: true };
+        let lines = legend(64_000_000, 2_000, true, true, &theme, 80);
+        assert!(lines.len() > 1);
+        let text: Vec<String> = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect())
+            .collect();
+        for t in &text {
+            assert!(Line::from(t.as_str()).width() <= 80, "{t}");
+        }
+        let all = text.join("");
+        for step in [
+            "~≤0.002",
+            "▁≤0.50",
+            "▅≤8.0",
+            "█≤64",
+            "not captured",
+            "never launched",
+        ] {
+            assert!(all.contains(step), "{step} in {text:#?}");
+        }
+        assert!(text[0].starts_with(" lateness, ms: "), "{text:#?}");
     }
 }
