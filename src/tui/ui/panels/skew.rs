@@ -111,24 +111,36 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     let c = if narrow { 9 } else { 10 };
     // One line per rank, always: the rank column is as wide as the longest
     // tag (`node00:3 r3`) where the panel has room, its tags ending in `…`
-    // where it has not; the bar takes what is left.
-    let figures_w = 3 * c + 6;
+    // where it has not; the bar takes what is left. A panel too narrow for
+    // every figure (three panels at 80 columns) drops wait, then duration,
+    // and says so, rather than wrap each rank over two lines.
     let longest = present
         .iter()
         .map(|m| unicode_width::UnicodeWidthStr::width(shown_tag(p, group.devices[m.0]).as_str()))
         .max()
         .unwrap_or(0);
+    let c0_min = if narrow { 5 } else { 8 };
+    let shown_figures = (1..=3)
+        .rev()
+        .find(|n| c0_min + n * c + 6 <= width)
+        .unwrap_or(1);
+    let figures_w = shown_figures * c + 6;
     let c0 = (longest + 1)
-        .max(if narrow { 5 } else { 8 })
+        .max(c0_min)
         .min(width.saturating_sub(figures_w).max(5));
     let bar_w = width.saturating_sub(c0 + figures_w).min(20);
-    out.push(Line::styled(
-        format!(
-            "{:<c0$}{:>c$}{:>c$}{:>c$}",
-            "rank", "start+ms", "dur ms", "wait ms"
-        ),
-        theme.dim(),
-    ));
+    let heads = ["start+ms", "dur ms", "wait ms"];
+    let mut head = format!("{:<c0$}", "rank");
+    for h in &heads[..shown_figures] {
+        head.push_str(&format!("{h:>c$}"));
+    }
+    out.push(Line::styled(head, theme.dim()));
+    if shown_figures < 3 {
+        out.push(Line::styled(
+            format!("{}: in a wider panel", heads[shown_figures..].join(", ")),
+            theme.dim(),
+        ));
+    }
     for (name, order) in parts {
         if let Some(name) = name {
             out.push(Line::styled(
@@ -141,15 +153,19 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             let off = span.0.saturating_sub(inst.earliest_start);
             let dur = span.1.saturating_sub(span.0);
             let late = d == inst.late;
-            let text = format!(
-                "{:<c0$}{:>c$}{:>c$}{:>c$} {:<4} {}",
-                crate::tui::ui::labels::fit_tail(&shown_tag(p, group.devices[d]), c0 - 1),
-                format!("+{}", ms(off)),
-                ms(dur),
-                ms(dur - inst.baseline_ns),
+            let figures = [format!("+{}", ms(off)), ms(dur), ms(dur - inst.baseline_ns)];
+            let mut text = format!(
+                "{:<c0$}",
+                crate::tui::ui::labels::fit_tail(&shown_tag(p, group.devices[d]), c0 - 1)
+            );
+            for f in &figures[..shown_figures] {
+                text.push_str(&format!("{f:>c$}"));
+            }
+            text.push_str(&format!(
+                " {:<4} {}",
                 if late { "LATE" } else { "" },
                 bar(off as f64, max_off, bar_w)
-            );
+            ));
             let line = if late {
                 Line::styled(text, theme.late_label())
             } else {
