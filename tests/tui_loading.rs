@@ -175,3 +175,56 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
         });
     }
 }
+
+/// Keys typed behind one that waits for the analyses wait behind it, in
+/// order: `/AllGather⏎` typed before the analyses are done finds an
+/// AllGather when they arrive — the query's letters do not go to the
+/// timeline (`t` switched its clock, `a` panned) while the finder waits.
+#[test]
+fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
+    use rankline::analysis::Settings;
+    use rankline::profile::Source;
+    use rankline::tui::data;
+    use rankline::tui::state::EventRef;
+    let file =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
+    let mut msgs = Vec::new();
+    data::load(
+        &[Source::File(file)],
+        None,
+        &Settings::default(),
+        &mut |m| msgs.push(m),
+    );
+    let mut app = App::new(Keymap::default_keymap(), false);
+    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    let mut analysed = None;
+    for m in msgs {
+        match m {
+            LoadMsg::Progress { .. } => {}
+            LoadMsg::Analysed(_) => analysed = Some(m),
+            m => app.on_load(m),
+        }
+    }
+    let view = app.capture.view;
+    let ruler = app.ruler;
+    for c in "/AllGather".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    terminal
+        .draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .unwrap();
+    assert_eq!(app.ruler, ruler, "t of the query switched the clock");
+    assert_eq!(app.capture.view, view, "a of the query panned");
+    app.on_load(analysed.expect("the loader sends the analyses"));
+    terminal
+        .draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .unwrap();
+    let l = app.data().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("nothing selected: {:?}", app.capture.selection)
+    };
+    let name = l.profile.strings.get(l.profile.gpu.name(r));
+    assert!(name.contains("AllGather"), "{name}");
+    assert_eq!(app.ruler, ruler);
+}

@@ -103,7 +103,7 @@ pub struct App {
     /// they are (a key pressed a moment early is not lost).
     pub pending_action: Option<Action>,
     /// Keys typed before the first frame's data arrived, applied when it
-    /// does.
+    /// does; and keys typed behind a `pending_action`, applied after it.
     pub typed_ahead: Vec<KeyEvent>,
     pub quit: bool,
     /// The loader's writes, which a quit lets finish.
@@ -293,6 +293,9 @@ impl App {
             self.messages.clear_answer();
             self.apply_timeline(a);
         }
+        for key in std::mem::take(&mut self.typed_ahead) {
+            self.on_key(key);
+        }
         self.dirty = true;
     }
 
@@ -344,7 +347,11 @@ impl App {
                 action,
                 Some(Action::Quit | Action::Help | Action::Legend | Action::Messages)
             );
-        if self.capture.data.is_none() && !works_now {
+        // A key after one that waits for the analyses waits behind it: typed
+        // as `/AllGather⏎`, the query must not go to the timeline while the
+        // finder waits to open.
+        let waiting = self.capture.data.is_none() || self.pending_action.is_some();
+        if waiting && !works_now {
             if self.typed_ahead.len() < TYPED_AHEAD {
                 self.typed_ahead.push(key);
             }
