@@ -458,6 +458,24 @@ fn the_finder_shows_the_selected_long_name_in_full() {
     assert!(inside.replace(' ', "").contains(&name), "{}", screen(&t));
 }
 
+/// A name too long for the finder's frame, when not the selected one,
+/// ends in `…` and keeps its kind: it was cut at the frame without a mark.
+#[test]
+fn the_finders_other_long_names_end_in_an_ellipsis_and_keep_their_kind() {
+    let (mut app, mut t) = open(&fixture(), None, 80, 24);
+    // Every name; the first (a collective group) selected.
+    press(&mut app, &mut t, "/");
+    let s = screen(&t);
+    let cut: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("× ") && l.contains('…'))
+        .collect();
+    assert!(!cut.is_empty(), "{s}");
+    for r in cut {
+        assert!(r.ends_with("… (kernel)│"), "{r}");
+    }
+}
+
 /// Every rank of an instance is one row of the skew panel (the bars
 /// wrapped onto a second line when the tags were long: `gpu07:1 r1`).
 #[test]

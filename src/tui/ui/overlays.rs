@@ -248,8 +248,20 @@ fn finder_popup(
         let entry = &l.entries[e];
         visible(Line::from(format!("{:>7}× {}", entry.count, entry.label)))
     };
-    // The selected name is shown whole, wrapped; the others cut at the edge.
+    // The selected name is shown whole, wrapped; the others end in `…`
+    // where they meet the frame, keeping what they are (`(kernel)`).
     let width = r.width.saturating_sub(2) as usize;
+    let fitted = |e: usize| {
+        let entry = &l.entries[e];
+        let count = format!("{:>7}× ", entry.count);
+        let (name, kind) = match entry.label.rfind(" (") {
+            Some(i) if entry.label.ends_with(')') => entry.label.split_at(i),
+            _ => (entry.label.as_str(), ""),
+        };
+        let room = width.saturating_sub(count.chars().count() + kind.chars().count());
+        let name = super::labels::fit_name(name, room).unwrap_or_default();
+        visible(Line::from(format!("{count}{name}{kind}")))
+    };
     let selected_rows = hits
         .get(selected)
         .map(|&e| wrap(text(e), width))
@@ -264,7 +276,7 @@ fn finder_popup(
                 lines.push(row.clone().style(theme.cursor_label()));
             }
         } else {
-            lines.push(text(e));
+            lines.push(fitted(e));
         }
     }
     popup(
