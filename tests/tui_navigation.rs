@@ -262,14 +262,64 @@ fn finder_hits_on_a_collective_step_instance_by_instance() {
     typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
     let first = app.capture.instance().expect("an AllGather instance");
     let status = lines(&terminal).pop().unwrap();
-    assert!(status.contains("hit 1 of "), "{status}");
+    let instances = regex::Regex::new(r"hit 1 of (\d+) instances").unwrap();
+    let n: usize = instances
+        .captures(&status)
+        .unwrap_or_else(|| panic!("{status}"))[1]
+        .parse()
+        .unwrap();
+    // One hit per AllGather instance (of every group), not one per rank.
+    let l = app.data().unwrap();
+    let gathers: usize = l
+        .analysis
+        .matching
+        .groups
+        .iter()
+        .map(|g| {
+            (0..g.instances())
+                .filter(|&k| {
+                    (0..g.devices.len()).any(|d| {
+                        g.row(k, d).is_some_and(|r| {
+                            l.profile
+                                .strings
+                                .get(l.profile.gpu.name(r))
+                                .contains("AllGather_RING_LL")
+                        })
+                    })
+                })
+                .count()
+        })
+        .sum();
+    assert_eq!(n, gathers, "{status}");
     typed(&mut app, &mut terminal, "n");
     let second = app.capture.instance().expect("still an instance");
     assert_ne!(first, second, "n stayed on the same instance");
     let status = lines(&terminal).pop().unwrap();
-    assert!(status.contains("hit 2 of "), "{status}");
+    assert!(
+        status.contains(&format!("hit 2 of {n} instances")),
+        "{status}"
+    );
     typed(&mut app, &mut terminal, "N");
     assert_eq!(app.capture.instance(), Some(first));
+}
+
+/// A kernel's hits are its kernels: `hit 1 of N kernels`, N the kernels
+/// of that name.
+#[test]
+fn finder_hits_on_a_kernel_say_they_count_kernels() {
+    let (mut app, mut terminal) = ready(160, 48);
+    typed(&mut app, &mut terminal, "/vectorized_elementwise_kernel\n");
+    let l = app.data().unwrap();
+    let n = (0..l.profile.gpu.len())
+        .filter(|&r| {
+            l.profile.strings.get(l.profile.gpu.name(r)) == "vectorized_elementwise_kernel"
+        })
+        .count();
+    let status = lines(&terminal).pop().unwrap();
+    assert!(
+        status.contains(&format!("hit 1 of {n} kernels")),
+        "{status}"
+    );
 }
 
 #[test]

@@ -208,7 +208,7 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8)
                 format!("instances of {}", l.analysis.matching.groups[*g].key)
             }
             Some(JumpSource::Finder { label, .. }) => match app.finder_hit() {
-                Some((k, n)) => format!("{label} · hit {k} of {n}"),
+                Some((k, n)) => format!("{label} · hit {k} of {n} {}", hit_noun(app, label)),
                 None => label.clone(),
             },
             None => String::new(),
@@ -342,6 +342,21 @@ fn draw_loading(
     );
     f.render_widget(Paragraph::new(hint).style(theme.bar()), status);
     overlays::draw(f, main, app, theme);
+}
+
+/// What the finder's hits are: a collective's hits are its instances (one
+/// per instance, not per rank), else the kind of event the name is.
+fn hit_noun(app: &App, label: &str) -> &'static str {
+    use crate::tui::selection::EventRef;
+    if app.capture.instance().is_some() {
+        return "instances";
+    }
+    match app.capture.selection {
+        Some(EventRef::Gpu(_)) if label.ends_with("(kernel)") => "kernels",
+        Some(EventRef::Nvtx(_)) => "ranges",
+        Some(EventRef::Api(_)) => "calls",
+        _ => "events",
+    }
 }
 
 #[cfg(test)]
