@@ -361,6 +361,7 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             )
         },
     );
+    let job = files.clone();
     for (f, (errors, cache_use, (cache_off, notes), rows, took, exported, analyses)) in
         files.into_iter().zip(done)
     {
@@ -413,6 +414,18 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             rows.2,
             escape_controls(&entry.display().to_string())
         );
+    }
+    // The job's own analyses (matching, clocks, skew across every file),
+    // so that the first timeline or report of the job after `index` is a
+    // reopen: every file is cached now, so this load reads entries only.
+    if job.len() > 1 && !failed {
+        match index_analyses::store_job(&job, &cache, settings) {
+            Ok(line) => println!("{line}"),
+            Err(why) => {
+                failed = true;
+                say(why);
+            }
+        }
     }
     if failed {
         ExitCode::FAILURE

@@ -503,3 +503,63 @@ fn the_timeline_says_once_that_a_damaged_model_entry_was_rebuilt() {
     let again = notes(&timeline_load(&f, &cache));
     assert!(again.is_empty(), "{again:?}");
 }
+
+/// `rankline index DIR` of a job stores the job's analyses as well as each
+/// file's: the job's first timeline after it matches nothing (a reopen),
+/// and its reports equal those of an uncached run. Indexing again (as
+/// after per-file `srun … rankline index FILE` tasks) finds them stored.
+#[test]
+fn index_of_a_job_stores_the_jobs_analyses_too() {
+    let d = temp_dir("analyses_index_job");
+    let job = d.join("multinode");
+    std::fs::create_dir_all(&job).unwrap();
+    let files = sqlite_files(&root().join("fixtures/multinode"));
+    for f in &files {
+        std::fs::copy(f, job.join(f.file_name().unwrap())).unwrap();
+    }
+    let cache = d.join("cache");
+    // Per-file tasks first, as a scheduler runs them: no job line.
+    for f in sqlite_files(&job) {
+        let line = index(&f, &cache, &[]);
+        assert!(!line.contains("job of"), "{line}");
+    }
+    let line = index(&job, &cache, &[]);
+    assert_eq!(line.matches(": already cached in ").count(), 4, "{line}");
+    assert!(
+        line.lines()
+            .last()
+            .unwrap()
+            .starts_with("job of 4 files: analyses stored in "),
+        "{line}"
+    );
+    let again = index(&job, &cache, &[]);
+    assert!(
+        again.ends_with("job of 4 files: analyses already stored\n"),
+        "{again}"
+    );
+    // The timeline of the job analyses nothing.
+    let dir = CacheDir {
+        dir: cache.clone(),
+        cap_bytes: rankline::profile::cache::DEFAULT_CAP,
+    };
+    let sources: Vec<Source> = sqlite_files(&job).into_iter().map(Source::File).collect();
+    let mut msgs = Vec::new();
+    rankline::tui::data::load_then(
+        &sources,
+        Some(&dir),
+        &Settings::default(),
+        &mut |m| msgs.push(m),
+        &mut || {},
+    )
+    .expect("the job opens");
+    assert!(
+        !stages(&msgs).iter().any(|s| s == "matching collectives"),
+        "{:?}",
+        stages(&msgs)
+    );
+    assert!(msgs.iter().all(|m| !matches!(m, LoadMsg::Analysed(_))));
+    // Its report is the uncached one.
+    let (cached, _) = report(&[&job], Some(&cache), &[]);
+    let (uncached, _) = report(&[&job], None, &[]);
+    assert_eq!(cached, uncached);
+}
