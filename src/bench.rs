@@ -21,6 +21,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod job;
 mod shell;
 
 /// Resident memory of this process, bytes (Linux).

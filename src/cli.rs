@@ -143,10 +143,16 @@ enum Command {
     },
     /// Measure open, memory, analysis and drawing on a file (prints figures)
     Bench {
-        /// An nsys SQLite export
+        /// An nsys SQLite export (with --job: a directory of a job's files)
         file: PathBuf,
+        /// Measure the job view of a directory of files from their cache
+        /// entries: first frame, analyses settled, anonymous memory, the
+        /// straggler map's frame, `report skew` (run `rankline index DIR`
+        /// first to measure reopens)
+        #[arg(long)]
+        job: bool,
         /// Internal: run one measured phase in this process
-        #[arg(long, hide = true, value_parser = ["open", "fresh", "one-reader", "cached"])]
+        #[arg(long, hide = true, value_parser = ["open", "fresh", "one-reader", "cached", "job-timeline"])]
         phase: Option<String>,
         /// Rounds of the sqlite3 shell against a first open, alternated
         /// (the median is the figure)
@@ -270,13 +276,20 @@ pub fn run() -> ExitCode {
         },
         Some(Command::Bench {
             file,
+            job,
             phase,
             rounds,
             no_cache,
         }) => {
             // Whatever goes wrong, it is the measured file that could not
             // be read or analysed.
-            match crate::bench::run(file, phase, rounds.into(), cli.cache.dir(no_cache)) {
+            let cache = cli.cache.dir(no_cache);
+            let done = if job {
+                crate::bench::job::run(file, phase, cache)
+            } else {
+                crate::bench::run(file, phase, rounds.into(), cache)
+            };
+            match done {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => input_failed(e),
             }
