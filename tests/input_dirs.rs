@@ -37,7 +37,12 @@ fn a_directory_reads_as_its_exports_in_name_order() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
+    // A line per file, then the job's analyses.
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[2].starts_with("job of 2 files: analyses stored in "),
+        "{out}"
+    );
     assert!(
         lines[0].starts_with(&format!("{}: cached in ", want("node2.sqlite"))),
         "{out}"

@@ -426,8 +426,13 @@ fn index_exports_and_caches_a_directory_of_reports() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out}");
-    for (r, line) in lines.iter().enumerate() {
+    // A line per report, then the job's analyses.
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(
+        lines[3].starts_with("job of 3 files: analyses stored in "),
+        "{out}"
+    );
+    for (r, line) in lines[..3].iter().enumerate() {
         let rep = run_dir.join(format!("rank{r}.nsys-rep"));
         assert!(
             line.starts_with(&format!(
@@ -443,13 +448,15 @@ fn index_exports_and_caches_a_directory_of_reports() {
     // Again: all cached, nsys not run.
     let o = run(&args, &bin, None, &d.join("tmp"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
     assert!(
-        stdout(&o)
-            .lines()
+        lines[..3]
+            .iter()
             .all(|l| l.contains(": already cached in ")),
-        "{}",
-        stdout(&o)
+        "{out}"
     );
+    assert_eq!(lines[3], "job of 3 files: analyses already stored", "{out}");
     assert_eq!(calls(&log).len(), 3);
 }
 
