@@ -4,7 +4,7 @@
 
 use crate::analysis::kernel_class::KernelClasses;
 use crate::analysis::nccl_name::CollOp;
-use crate::profile::{GpuKind, NvtxKind, Profile, ThreadId};
+use crate::profile::{GpuKind, GpuRows, NvtxKind, Profile, RuntimeRows, Sym, ThreadId};
 
 /// What an event is, for colour and glyph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,17 +102,89 @@ impl Cat {
 pub struct Track<'a> {
     pub start: &'a [i64],
     pub end: &'a [i64],
-    pub cat: &'a [u8],
-    /// Prefix sums and block summaries of the track.
+    pub cat: Cats<'a>,
+    /// Block summaries of the track.
     pub summary: &'a Summary,
     /// Source row of event `i`: `first + i`, or `rows[i]`.
     pub first: usize,
     pub rows: Option<&'a [u32]>,
 }
 
+/// The category of each event of a track, read where it is known rather
+/// than copied per event: a kernel's from its name, a call's from whether
+/// it launches, a track's one category for NVTX and CPU tracks.
+#[derive(Debug, Clone, Copy)]
+pub enum Cats<'a> {
+    /// The same for every event.
+    All(u8),
+    /// GPU rows from `first`: memcpy, memset, or the kernel name's category.
+    Gpu {
+        rows: &'a GpuRows,
+        first: usize,
+        by_name: &'a [u8],
+    },
+    /// Runtime rows from `first`: a launch or another call.
+    Runtime { rows: &'a RuntimeRows, first: usize },
+    /// One per event (tests).
+    Each(&'a [u8]),
+}
+
+impl Cats<'_> {
+    /// The category of event `i` of the track.
+    #[inline]
+    pub fn get(&self, i: usize) -> u8 {
+        match *self {
+            Cats::All(c) => c,
+            Cats::Gpu {
+                rows,
+                first,
+                by_name,
+            } => gpu_cat(rows, first + i, by_name) as u8,
+            Cats::Runtime { rows, first } => {
+                if rows.is_launch(first + i) {
+                    Cat::Launch as u8
+                } else {
+                    Cat::Api as u8
+                }
+            }
+            Cats::Each(c) => c[i],
+        }
+    }
+}
+
+/// The category of GPU row `r`.
+#[inline]
+fn gpu_cat(rows: &GpuRows, r: usize, by_name: &[u8]) -> Cat {
+    match rows.kind_and_name(r) {
+        (GpuKind::Memcpy, _) => Cat::Memcpy,
+        (GpuKind::Memset, _) => Cat::Memset,
+        (GpuKind::Kernel, name) => Cat::from_u8(
+            by_name
+                .get(name as usize)
+                .copied()
+                .unwrap_or(Cat::Compute as u8),
+        ),
+    }
+}
+
 impl Track<'_> {
     pub fn len(&self) -> usize {
         self.start.len()
+    }
+
+    /// Σ durations of events `i..j`: whole blocks from their summaries,
+    /// the rows of the two partial blocks read (at most 2 × BLOCK).
+    pub fn busy(&self, i: usize, j: usize) -> i64 {
+        let d = |k: usize| self.end[k].saturating_sub(self.start[k]).max(0);
+        let sum = |r: std::ops::Range<usize>| r.map(d).fold(0i64, i64::saturating_add);
+        let (bi, bj) = (i.div_ceil(BLOCK), j / BLOCK);
+        if bi >= bj {
+            return sum(i..j);
+        }
+        let p = &self.summary.block_prefix;
+        sum(i..bi * BLOCK)
+            .saturating_add(p[bj] - p[bi])
+            .saturating_add(sum(bj * BLOCK..j))
     }
     pub fn is_empty(&self) -> bool {
         self.start.is_empty()
@@ -136,8 +208,6 @@ pub struct NvtxTrack {
     start: Vec<i64>,
     #[serde(with = "crate::binary::packed")]
     end: Vec<i64>,
-    #[serde(with = "crate::binary::packed")]
-    cat: Vec<u8>,
     summary: Summary,
     #[serde(with = "crate::binary::packed")]
     rows: Vec<u32>,
@@ -155,6 +225,16 @@ pub enum CpuTrackKind {
     Samples,
 }
 
+impl CpuTrackKind {
+    fn cat(self) -> Cat {
+        match self {
+            CpuTrackKind::Osrt => Cat::Osrt,
+            CpuTrackKind::OffCpu => Cat::OffCpu,
+            CpuTrackKind::Samples => Cat::Sample,
+        }
+    }
+}
+
 /// One CPU thread's OS runtime calls, descheduled spans or samples.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CpuTrack {
@@ -164,8 +244,6 @@ pub struct CpuTrack {
     start: Vec<i64>,
     #[serde(with = "crate::binary::packed")]
     end: Vec<i64>,
-    #[serde(with = "crate::binary::packed")]
-    cat: Vec<u8>,
     summary: Summary,
     #[serde(with = "crate::binary::packed")]
     rows: Vec<u32>,
@@ -173,19 +251,13 @@ pub struct CpuTrack {
 
 impl CpuTrack {
     fn new(thread: ThreadId, kind: CpuTrackKind, events: Vec<(i64, i64, u32)>) -> CpuTrack {
-        let cat = match kind {
-            CpuTrackKind::Osrt => Cat::Osrt,
-            CpuTrackKind::OffCpu => Cat::OffCpu,
-            CpuTrackKind::Samples => Cat::Sample,
-        } as u8;
+        let cat = kind.cat() as u8;
         let start: Vec<i64> = events.iter().map(|e| e.0).collect();
         let end: Vec<i64> = events.iter().map(|e| e.1).collect();
-        let cat = vec![cat; events.len()];
         CpuTrack {
             thread,
             kind,
-            summary: summarize(&start, &end, &cat),
-            cat,
+            summary: summarize(&start, &end, Cats::All(cat)),
             start,
             end,
             rows: events.iter().map(|e| e.2).collect(),
@@ -202,7 +274,6 @@ impl CpuTrack {
         (self.thread as usize) < p.threads.len()
             && self.start.len() == n
             && self.end.len() == n
-            && self.cat.len() == n
             && self.rows.iter().all(|&r| (r as usize) < rows)
             && self.summary.fits(n)
     }
@@ -249,11 +320,11 @@ fn cpu_tracks(p: &Profile, t: ThreadId) -> Vec<CpuTrack> {
 /// Per-event categories and per-track prefix sums.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RenderIndex {
+    /// Per kernel name (a symbol of the profile's strings): its category.
+    /// Per name, not per row: a job of 16 M kernels has a few hundred.
     #[serde(with = "crate::binary::packed")]
-    gpu_cat: Vec<u8>,
+    name_cat: Vec<u8>,
     gpu_summary: Vec<Summary>,
-    #[serde(with = "crate::binary::packed")]
-    rt_cat: Vec<u8>,
     rt_summary: Vec<Summary>,
     pub nvtx_tracks: Vec<NvtxTrack>,
     /// Per lane: it has NCCL kernels / any kernel.
@@ -271,19 +342,18 @@ pub struct RenderIndex {
 /// Rows per block of a [`Summary`].
 pub const BLOCK: usize = 64;
 
-/// What a zoomed-out cell needs without touching every row: prefix sums of
-/// durations, and per block of [`BLOCK`] rows its first start, its busy time
-/// and the category of its longest event. Small and dense, so a cell that
-/// spans thousands of rows reads a few cache lines, not thousands.
+/// What a zoomed-out cell needs without touching every row: per block of
+/// [`BLOCK`] rows its first start, the busy time before it and the
+/// category of its longest event. A fraction of a byte per event (no
+/// per-event sums: a slice's partial blocks are summed from the rows), so
+/// a job's index grows with its blocks, not its events; a cell that spans
+/// thousands of rows reads a few cache lines, not thousands.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
-    /// `prefix[i]` = Σ durations of events `0..i` (len + 1 entries).
-    #[serde(with = "crate::binary::packed")]
-    pub prefix: Vec<i64>,
     #[serde(with = "crate::binary::packed")]
     pub block_start: Vec<i64>,
-    /// `prefix` at each block boundary (blocks + 1 entries): busy time of
-    /// any run of blocks in one subtraction.
+    /// Σ durations of the events before each block boundary (blocks + 1
+    /// entries): busy time of any run of blocks in one subtraction.
     #[serde(with = "crate::binary::packed")]
     pub block_prefix: Vec<i64>,
     #[serde(with = "crate::binary::packed")]
@@ -295,40 +365,36 @@ impl Summary {
     /// checked before use).
     fn fits(&self, n: usize) -> bool {
         let blocks = n.div_ceil(BLOCK);
-        self.prefix.len() == n + 1
-            && self.block_start.len() == blocks
+        self.block_start.len() == blocks
             && self.block_prefix.len() == blocks + 1
             && self.block_cat.len() == blocks
     }
 }
 
-pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
-    let mut prefix = Vec::with_capacity(start.len() + 1);
-    let mut sum = 0;
-    prefix.push(0);
-    for (s, e) in start.iter().zip(end) {
-        // Reversed or extreme timestamps (a damaged file) add no busy time
-        // and must not wrap.
-        sum = e.saturating_sub(*s).max(0).saturating_add(sum);
-        prefix.push(sum);
-    }
+pub fn summarize(start: &[i64], end: &[i64], cat: Cats) -> Summary {
     let blocks = start.len().div_ceil(BLOCK);
     let mut out = Summary {
-        prefix,
-        ..Default::default()
+        block_start: Vec::with_capacity(blocks),
+        block_prefix: Vec::with_capacity(blocks + 1),
+        block_cat: Vec::with_capacity(blocks),
     };
-    out.block_start.reserve(blocks);
-    out.block_prefix = (0..=blocks)
-        .map(|b| out.prefix[(b * BLOCK).min(start.len())])
-        .collect();
+    let mut sum = 0i64;
+    out.block_prefix.push(0);
     for b in 0..blocks {
         let rows = b * BLOCK..((b + 1) * BLOCK).min(start.len());
         out.block_start.push(start[rows.start]);
+        let d = |i: usize| end[i].saturating_sub(start[i]);
+        // Reversed or extreme timestamps (a damaged file) add no busy time
+        // and must not wrap.
+        for i in rows.clone() {
+            sum = d(i).max(0).saturating_add(sum);
+        }
+        out.block_prefix.push(sum);
         let longest = rows
             .clone()
-            .max_by_key(|&i| (end[i].saturating_sub(start[i]), std::cmp::Reverse(i)))
+            .max_by_key(|&i| (d(i), std::cmp::Reverse(i)))
             .unwrap_or(rows.start);
-        out.block_cat.push(cat[longest]);
+        out.block_cat.push(cat.get(longest));
     }
     out
 }
@@ -336,17 +402,18 @@ pub fn summarize(start: &[i64], end: &[i64], cat: &[u8]) -> Summary {
 impl RenderIndex {
     pub fn build(p: &Profile, classes: &KernelClasses) -> RenderIndex {
         let g = &p.gpu;
-        let gpu_cat: Vec<u8> = (0..g.len())
-            .map(|i| {
-                (match g.kind_and_name(i) {
-                    (GpuKind::Memcpy, _) => Cat::Memcpy,
-                    (GpuKind::Memset, _) => Cat::Memset,
-                    (GpuKind::Kernel, name) => classes
-                        .comm_by_name(name)
-                        .map_or(Cat::Compute, |k| Cat::of_op(k.op)),
-                }) as u8
+        let name_cat: Vec<u8> = (0..p.strings.len() as Sym)
+            .map(|name| {
+                classes
+                    .comm_by_name(name)
+                    .map_or(Cat::Compute, |k| Cat::of_op(k.op)) as u8
             })
             .collect();
+        let gpu_cats = |first: usize| Cats::Gpu {
+            rows: g,
+            first,
+            by_name: &name_cat,
+        };
         let gpu_summary = p
             .lanes
             .iter()
@@ -354,12 +421,11 @@ impl RenderIndex {
                 summarize(
                     g.starts(l.rows.clone()),
                     g.ends(l.rows.clone()),
-                    &gpu_cat[l.rows.clone()],
+                    gpu_cats(l.rows.start),
                 )
             })
             .collect();
         let r = &p.runtime;
-        let rt_cat: Vec<u8> = (0..r.len()).map(|i| if r.is_launch(i) { Cat::Launch } else { Cat::Api } as u8).collect();
         let rt_summary = p
             .runtime_by_thread
             .iter()
@@ -367,7 +433,10 @@ impl RenderIndex {
                 summarize(
                     r.starts(rows.clone()),
                     r.ends(rows.clone()),
-                    &rt_cat[rows.clone()],
+                    Cats::Runtime {
+                        rows: r,
+                        first: rows.start,
+                    },
                 )
             })
             .collect();
@@ -399,12 +468,10 @@ impl RenderIndex {
                 let start: Vec<i64> = rows.iter().map(|&i| n.start(i as usize)).collect();
                 let end: Vec<i64> = rows.iter().map(|&i| n.end(i as usize)).collect();
                 nvtx_of_thread[t].push(nvtx_tracks.len());
-                let cat = vec![Cat::Nvtx as u8; rows.len()];
                 nvtx_tracks.push(NvtxTrack {
                     thread: t as ThreadId,
                     depth,
-                    summary: summarize(&start, &end, &cat),
-                    cat,
+                    summary: summarize(&start, &end, Cats::All(Cat::Nvtx as u8)),
                     start,
                     end,
                     rows,
@@ -422,7 +489,10 @@ impl RenderIndex {
         let lane_has = |pred: &dyn Fn(u8) -> bool| -> Vec<bool> {
             p.lanes
                 .iter()
-                .map(|l| gpu_cat[l.rows.clone()].iter().any(|&c| pred(c)))
+                .map(|l| {
+                    let cats = gpu_cats(l.rows.start);
+                    (0..l.rows.len()).any(|i| pred(cats.get(i)))
+                })
                 .collect()
         };
         let lane_has_comm = lane_has(&|c| Cat::from_u8(c).is_comm());
@@ -432,9 +502,8 @@ impl RenderIndex {
             lane_has_compute,
             lane_has_comm,
             lane_has_kernel,
-            gpu_cat,
+            name_cat,
             gpu_summary,
-            rt_cat,
             rt_summary,
             nvtx_tracks,
             nvtx_of_thread,
@@ -467,17 +536,17 @@ impl RenderIndex {
             (t.thread as usize) < p.threads.len()
                 && t.start.len() == n
                 && t.end.len() == n
-                && t.cat.len() == n
                 && t.rows.iter().all(|&r| (r as usize) < p.nvtx.len())
                 && t.summary.fits(n)
         });
-        self.gpu_cat.len() == p.gpu.len()
+        // Every name a row can have has its category (the reader indexes
+        // `name_cat` by the row's symbol, so a short table is a fault).
+        self.name_cat.len() == p.strings.len()
             && self.gpu_summary.len() == lanes
             && p.lanes
                 .iter()
                 .zip(&self.gpu_summary)
                 .all(|(l, s)| s.fits(l.rows.len()))
-            && self.rt_cat.len() == p.runtime.len()
             && self.rt_summary.len() == p.runtime_by_thread.len()
             && p.runtime_by_thread
                 .iter()
@@ -511,7 +580,11 @@ impl RenderIndex {
         Track {
             start: p.gpu.starts(rows.clone()),
             end: p.gpu.ends(rows.clone()),
-            cat: &self.gpu_cat[rows.clone()],
+            cat: Cats::Gpu {
+                rows: &p.gpu,
+                first: rows.start,
+                by_name: &self.name_cat,
+            },
             summary: &self.gpu_summary[lane],
             first: rows.start,
             rows: None,
@@ -523,7 +596,10 @@ impl RenderIndex {
         Track {
             start: p.runtime.starts(rows.clone()),
             end: p.runtime.ends(rows.clone()),
-            cat: &self.rt_cat[rows.clone()],
+            cat: Cats::Runtime {
+                rows: &p.runtime,
+                first: rows.start,
+            },
             summary: &self.rt_summary[thread],
             first: rows.start,
             rows: None,
@@ -535,7 +611,7 @@ impl RenderIndex {
         Track {
             start: &t.start,
             end: &t.end,
-            cat: &t.cat,
+            cat: Cats::All(t.kind.cat() as u8),
             summary: &t.summary,
             first: 0,
             rows: Some(&t.rows),
@@ -547,15 +623,15 @@ impl RenderIndex {
         Track {
             start: &t.start,
             end: &t.end,
-            cat: &t.cat,
+            cat: Cats::All(Cat::Nvtx as u8),
             summary: &t.summary,
             first: 0,
             rows: Some(&t.rows),
         }
     }
 
-    pub fn gpu_cat(&self, row: usize) -> Cat {
-        Cat::from_u8(self.gpu_cat[row])
+    pub fn gpu_cat(&self, p: &Profile, row: usize) -> Cat {
+        gpu_cat(&p.gpu, row, &self.name_cat)
     }
 }
 
@@ -578,7 +654,7 @@ mod tests {
         let bytes = index.encode().unwrap();
         let back = RenderIndex::decode(&bytes, &big).unwrap();
         assert_eq!(back.encode().unwrap(), bytes);
-        assert_eq!(back.gpu_cat, index.gpu_cat);
+        assert_eq!(back.name_cat, index.name_cat);
         let err = RenderIndex::decode(&bytes, &small).unwrap_err();
         assert!(err.contains("does not fit"), "{err}");
         assert!(RenderIndex::decode(&bytes[..bytes.len() - 1], &big).is_err());

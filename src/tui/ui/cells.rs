@@ -25,7 +25,7 @@ const EMPTY: Cell = Cell {
     covered: false,
 };
 
-/// Above this many events in a slice, busy time comes from prefix sums and
+/// Above this many events in a slice, busy time comes from block sums and
 /// the category from (at most `SAMPLES`) block summaries.
 const EXACT_LIMIT: usize = 24;
 const SAMPLES: usize = 64;
@@ -159,7 +159,7 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
         let k = best.1;
         return Cell {
             busy: ((busy as f64 / len).min(1.0) as f32).max(f32::MIN_POSITIVE),
-            cat: t.cat[k],
+            cat: t.cat.get(k),
             event: Some(k),
             covered: t.start[k] <= a && t.end[k] >= b,
         };
@@ -167,7 +167,7 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     // Many events: durations of those starting inside, plus spill-over;
     // the dominant category from the block summaries the slice covers.
     let sum = t.summary;
-    let inside = sum.prefix[j] - sum.prefix[i] - t.end[j - 1].saturating_sub(b).max(0);
+    let inside = t.busy(i, j) - t.end[j - 1].saturating_sub(b).max(0);
     let spill = (lo..i).map(clip).fold(0, i64::saturating_add);
     let busy = (inside.saturating_add(spill) as f64 / len).clamp(0.0, 1.0) as f32;
     let (k0, k1) = (i / BLOCK, (j - 1) / BLOCK + 1);
@@ -189,7 +189,7 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::index::{Summary, summarize};
+    use crate::tui::index::{Cats, Summary, summarize};
 
     fn track<'a>(
         start: &'a [i64],
@@ -200,7 +200,7 @@ mod tests {
         Track {
             start,
             end,
-            cat,
+            cat: Cats::Each(cat),
             summary,
             first: 0,
             rows: None,
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn exact_cells() {
         let (s, e, c) = ([0, 25, 100], [10, 75, 400], [1, 2, 3]);
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 50.0, 6);
         assert_eq!(cells[0].busy, 0.7); // [0,10) + [25,50)
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn empty_slices_are_empty() {
         let (s, e, c) = ([100], [200], [0]);
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 50.0, 6);
         assert_eq!(cells[0].busy, 0.0);
@@ -241,7 +241,7 @@ mod tests {
         let s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
         let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
         let c = vec![4u8; 1000];
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 1000.0, 10);
         for cell in &cells {
@@ -255,7 +255,7 @@ mod tests {
         let s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
         let e: Vec<i64> = s.iter().map(|x| x + 5).collect();
         let c = vec![0u8; s.len()];
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         for from in [0, 5, 63, 64, 65, 500, 999, 1000] {
             for b in [-5, 0, 1, 55, 640, 641, 5000, 9990, 9991, 50000] {
@@ -273,7 +273,7 @@ mod tests {
         let c: Vec<u8> = (0..100_000)
             .map(|i| if i < 50_000 { 3 } else { 6 })
             .collect();
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 100_000.0, 10);
         for (n, cell) in cells.iter().enumerate() {
@@ -286,10 +286,30 @@ mod tests {
         assert_eq!(fine[0].busy, 0.5);
     }
 
+    /// Busy time over any rows equals the sum of their durations, across
+    /// block boundaries (the per-event sums it replaces gave it exactly).
+    #[test]
+    fn busy_over_any_rows_is_the_sum_of_their_durations() {
+        let s: Vec<i64> = (0..300).map(|i| i * 10).collect();
+        let e: Vec<i64> = (0..300).map(|i| i * 10 + (i * 7) % 13 - 2).collect();
+        let c = vec![0u8; s.len()];
+        let p = summarize(&s, &e, Cats::Each(&c));
+        let t = track(&s, &e, &c, &p);
+        for i in [0, 1, 63, 64, 65, 127, 128, 200, 299, 300] {
+            for j in [i, i + 1, 64, 128, 129, 191, 250, 300] {
+                if j < i || j > s.len() {
+                    continue;
+                }
+                let want: i64 = (i..j).map(|k| (e[k] - s[k]).max(0)).sum();
+                assert_eq!(t.busy(i, j), want, "{i}..{j}");
+            }
+        }
+    }
+
     #[test]
     fn tiny_events_still_show() {
         let (s, e, c) = ([10], [10], [0]);
-        let p = summarize(&s, &e, &c);
+        let p = summarize(&s, &e, Cats::Each(&c));
         let t = track(&s, &e, &c, &p);
         let cells = cells(&t, 0.0, 100.0, 2);
         assert!(cells[0].busy > 0.0);
