@@ -156,3 +156,43 @@ fn the_straggler_map_groups_hundreds_of_ranks_by_host_and_scrolls_down() {
     assert_eq!(v.rows.len(), RANKS + HOSTS - PER_HOST);
     assert_eq!(v.row, 0);
 }
+
+/// Past 256 ranks (here 8 hosts × 40) the timeline and the straggler map
+/// open host by host: one row per host, the map's rows each host's latest
+/// rank per instance; Space opens a host; 256 ranks (4 × 64) open whole.
+#[test]
+fn past_256_ranks_hosts_start_collapsed_on_the_timeline_and_the_map() {
+    use rankline::tui::lanes::LaneKind;
+    use rankline::tui::stragglers::MapRow;
+    let p = many_ranks(8, 40, 20);
+    let loaded = Loaded::build(p, &Settings::default(), &mut |_| {});
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.set_data(Arc::new(loaded));
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    t.draw(|f| ui::draw(f, &mut app)).unwrap();
+    let kinds: Vec<LaneKind> = app.capture.lanes.rows.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
+    assert!(kinds.iter().all(|k| matches!(k, LaneKind::Host(_))));
+    key(&mut app, &mut t, KeyCode::Char('H'));
+    let v = app.capture.straggler.as_ref().expect("the map");
+    assert_eq!(v.rows.len(), 8);
+    assert!(v.rows.iter().all(|r| matches!(r, MapRow::Host { .. })));
+    // A collapsed host's cell is its latest rank's.
+    let (late, rank) = v.cell(0, 0).expect("a host cell");
+    let MapRow::Host { ranks, .. } = &v.rows[0] else {
+        unreachable!()
+    };
+    let latest = ranks.iter().filter_map(|&r| v.map.at(r, 0)).max();
+    assert_eq!(late, latest);
+    assert!(ranks.contains(&rank));
+    key(&mut app, &mut t, KeyCode::Char(' '));
+    let v = app.capture.straggler.as_ref().unwrap();
+    assert_eq!(
+        v.rows.len(),
+        8 + 40,
+        "Space opens the host under the cursor"
+    );
+    // 256 ranks: whole.
+    let (app, _) = open(160, 48);
+    assert!(app.capture.lanes.rows.len() > RANKS);
+}

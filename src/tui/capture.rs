@@ -131,6 +131,14 @@ impl Capture {
             self.view = View::fit(a, b);
         }
         self.windowed = Windowed::default();
+        if first {
+            let p = &data.profile;
+            let hosts: Vec<u32> = p.devices.iter().map(|d| d.host).collect();
+            if lanes::hosts_start_collapsed(hosts.len(), &hosts) {
+                let all = (0..p.hosts.len() as u32).map(LaneKind::Host);
+                self.lanes.collapsed.extend(all);
+            }
+        }
         self.rebuild_rows();
         if first {
             self.start_on_first_lane_with_events();

@@ -147,6 +147,17 @@ fn thread_rows(
     }
 }
 
+/// Ranks above which hosts start collapsed, on the timeline and in the
+/// straggler map: a thousand ranks are read host by host.
+pub const COLLAPSE_HOSTS_ABOVE: usize = 256;
+
+/// Whether a job of `ranks` ranks on the hosts `host_of_rank` names opens
+/// with its hosts collapsed: past [`COLLAPSE_HOSTS_ABOVE`] ranks, on more
+/// than one host (one host collapsed would hide everything).
+pub fn hosts_start_collapsed(ranks: usize, host_of_rank: &[u32]) -> bool {
+    ranks > COLLAPSE_HOSTS_ABOVE && host_of_rank.iter().any(|&h| h != host_of_rank[0])
+}
+
 /// All rows, in display order, honouring collapsed rows.
 pub fn build(
     p: &Profile,

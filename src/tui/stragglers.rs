@@ -40,11 +40,18 @@ pub struct StragglerView {
 
 impl StragglerView {
     pub fn new(map: Arc<StragglerMap>, hosts: Vec<u32>) -> StragglerView {
+        // Past a few hundred ranks the map opens as hosts × instances (each
+        // host's latest rank per column); Space opens a host.
+        let collapsed = if crate::tui::lanes::hosts_start_collapsed(hosts.len(), &hosts) {
+            hosts.iter().copied().collect()
+        } else {
+            HashSet::new()
+        };
         let mut v = StragglerView {
             map,
             hosts,
             by_mean: false,
-            collapsed: HashSet::new(),
+            collapsed,
             rows: Vec::new(),
             row: 0,
             col: 0,
@@ -53,7 +60,8 @@ impl StragglerView {
             never: Vec::new(),
         };
         v.rebuild_rows();
-        // On the first rank, not its host's header.
+        // On the first rank, not its host's header (on the first host when
+        // hosts are collapsed).
         v.row = v
             .rows
             .iter()
