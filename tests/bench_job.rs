@@ -48,7 +48,7 @@ fn bench_job_measures_a_directory_of_files_and_writes_nothing_beside_it() {
         "timeline: first frame ",
         "analyses settled ",
         "peak anonymous memory ",
-        "straggler map (",
+        "straggler map of 16 ranks, every host open (20 rows)",
         "report skew (first): ",
         "report skew (again): ",
     ] {
