@@ -375,6 +375,8 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
         },
     );
     let job = files.clone();
+    // Every entry this run found or wrote: what the job needs in the cache.
+    let mut entries: Vec<PathBuf> = Vec::new();
     for (f, (errors, cache_use, (cache_off, notes), rows, took, exported, analyses)) in
         files.into_iter().zip(done)
     {
@@ -406,9 +408,13 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
                 continue;
             }
         };
+        entries.push(entry.clone());
+        if let Ok(Some(stored)) = &analyses {
+            entries.push(stored.path().to_path_buf());
+        }
         let analyses = match analyses {
-            Ok(Some(index_analyses::Stored::Already)) => "; analyses already stored".to_string(),
-            Ok(Some(index_analyses::Stored::Written(t))) => {
+            Ok(Some(index_analyses::Stored::Already(_))) => "; analyses already stored".to_string(),
+            Ok(Some(index_analyses::Stored::Written(t, _))) => {
                 format!("; analyses stored in {:.2} s", t.as_secs_f64())
             }
             Ok(None) => String::new(),
@@ -433,18 +439,48 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
     // reopen: every file is cached now, so this load reads entries only.
     if job.len() > 1 && !failed {
         match index_analyses::store_job(&job, &cache, settings) {
-            Ok(line) => println!("{line}"),
+            Ok((line, entry)) => {
+                println!("{line}");
+                entries.push(entry);
+            }
             Err(why) => {
                 failed = true;
                 say(why);
             }
         }
     }
+    if let Some(line) = over_cap(&cache, &entries) {
+        say(line);
+    }
     if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// When the cache is over its cap after an index: how much the indexed
+/// files' entries need (they are kept while in use, an hour; after that
+/// the next writer's eviction may take them).
+fn over_cap(cache: &CacheDir, entries: &[PathBuf]) -> Option<String> {
+    let total = profile::cache::counted_bytes(&cache.dir);
+    if total <= cache.cap_bytes {
+        return None;
+    }
+    let ours: u64 = entries
+        .iter()
+        .filter_map(|e| std::fs::metadata(e).ok())
+        .map(|m| m.len())
+        .sum();
+    let gb = |b: u64| b as f64 / 1e9;
+    Some(format!(
+        "{}: the cache holds {:.2} GB, over its cap of {:.2} GB; these files' entries take {:.2} GB and are kept for an hour after use, then older entries go first: --cache-cap-gb {:.0} or more keeps this job",
+        escape_controls(&cache.dir.display().to_string()),
+        gb(total),
+        gb(cache.cap_bytes),
+        gb(ours),
+        gb(ours).ceil().max(1.0)
+    ))
 }
 
 fn timeline(

@@ -12,12 +12,20 @@ use rankline::tui::index::RenderIndex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What was found or done.
+/// What was found or done, and the entry's path.
 pub enum Stored {
     /// Already there, render index included.
-    Already,
+    Already(std::path::PathBuf),
     /// Computed and written, in this long.
-    Written(Duration),
+    Written(Duration, std::path::PathBuf),
+}
+
+impl Stored {
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Stored::Already(p) | Stored::Written(_, p) => p,
+        }
+    }
 }
 
 /// Stores the analyses of `out`'s input set under `settings` when they are
@@ -55,18 +63,18 @@ pub fn store(out: &mut profile::Loaded, settings: &Settings) -> Result<Option<St
         return Err(why);
     }
     Ok(Some(match loaded {
-        Some(_) => Stored::Written(t0.elapsed()),
-        None => Stored::Already,
+        Some(_) => Stored::Written(t0.elapsed(), slot.path()),
+        None => Stored::Already(slot.path()),
     }))
 }
 
 /// Loads the job of `files` (every one cached by now) and stores its
-/// analyses; returns the line that says what was done.
+/// analyses; returns the line that says what was done and the entry.
 pub fn store_job(
     files: &[std::path::PathBuf],
     cache: &profile::cache::CacheDir,
     settings: &Settings,
-) -> Result<String, String> {
+) -> Result<(String, std::path::PathBuf), String> {
     let t0 = Instant::now();
     let sources: Vec<profile::Source> = files.iter().cloned().map(profile::Source::File).collect();
     let plan = profile::LoadPlan::cached(Some(cache));
@@ -76,10 +84,13 @@ pub fn store_job(
     }
     let what = format!("job of {} files", files.len());
     match store(&mut out, settings) {
-        Ok(Some(Stored::Already)) => Ok(format!("{what}: analyses already stored")),
-        Ok(Some(Stored::Written(_))) => Ok(format!(
-            "{what}: analyses stored in {:.2} s (the job's first open is a reopen)",
-            t0.elapsed().as_secs_f64()
+        Ok(Some(Stored::Already(path))) => Ok((format!("{what}: analyses already stored"), path)),
+        Ok(Some(Stored::Written(_, path))) => Ok((
+            format!(
+                "{what}: analyses stored in {:.2} s (the job's first open is a reopen)",
+                t0.elapsed().as_secs_f64()
+            ),
+            path,
         )),
         Ok(None) => Err(format!("{what}: caching is off, analyses not stored")),
         Err(why) => Err(format!("{what}: {why}; analyses not stored")),

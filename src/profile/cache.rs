@@ -20,7 +20,7 @@ mod tests;
 
 pub use analyses::{AnalysesSlot, Sections, Stored};
 pub use dir::{CacheDir, DEFAULT_CAP};
-pub use housekeeping::evict;
+pub use housekeeping::{counted_bytes, evict};
 pub use key::{FORMAT_VERSION, Key};
 
 use super::column::{Col, Pod};

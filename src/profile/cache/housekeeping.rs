@@ -209,6 +209,16 @@ struct Counted {
     entry: bool,
 }
 
+/// Bytes that count toward the cap in `dir` (entries, exports, temp files
+/// and other users' files): what `evict` compares with the cap.
+pub fn counted_bytes(dir: &Path) -> u64 {
+    let now = SystemTime::now();
+    let mut files = Vec::new();
+    counted(dir, now, &mut files);
+    counted(&dir.join(EXPORTS), now, &mut files);
+    files.iter().map(|f| f.len).sum()
+}
+
 /// Removes abandoned temp files of ours, then deletes our least recently
 /// used entries until the directory (temp files, exports and other users'
 /// files included) fits `cap` bytes. `keep`, entries used in the last hour
