@@ -141,8 +141,8 @@ pub fn run(dir: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Resu
     Ok(())
 }
 
-/// The child: the job's timeline loaded as the TUI loads it, then the
-/// straggler map of its largest group drawn.
+/// The child: the job's timeline loaded as the TUI loads it and its first
+/// frame drawn, then the straggler map of its largest group.
 fn timeline(dir: &Path, cache: Option<&CacheDir>) -> Result<(), String> {
     let t0 = Instant::now();
     let files = expand_inputs(&[dir.to_path_buf()])?;
@@ -191,14 +191,18 @@ fn timeline(dir: &Path, cache: Option<&CacheDir>) -> Result<(), String> {
     );
     println!("{FIRST_FRAME} {}", first.unwrap_or_default().as_secs_f64());
     println!("{SETTLED} {}", settled.unwrap_or_default().as_secs_f64());
-    if let Some(b) = status_bytes("self", "RssAnon:") {
-        println!("  anonymous memory, settled: {}", mib(b));
-    }
-    // The largest group's straggler map: a row per rank.
+    // The first timeline frame drawn (its lanes' tracks gathered), as a
+    // user sees it.
     let mut app = App::new(Keymap::default_keymap(), false);
     app.set_data(loaded.clone());
-    app.apply(rankline::tui::action::Action::StragglerMap);
     let mut term = Terminal::new(TestBackend::new(200, 60)).map_err(|e| e.to_string())?;
+    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
+        .map_err(|e| e.to_string())?;
+    if let Some(b) = status_bytes("self", "RssAnon:") {
+        println!("  anonymous memory, settled and drawn: {}", mib(b));
+    }
+    // The largest group's straggler map: a row per rank.
+    app.apply(rankline::tui::action::Action::StragglerMap);
     term.draw(|f| rankline::tui::ui::draw(f, &mut app))
         .map_err(|e| e.to_string())?;
     let ranks = app.capture.straggler.as_ref().map_or(0, |v| v.map.ranks());

@@ -199,18 +199,51 @@ impl Track<'_> {
 }
 
 /// NVTX ranges of one thread at one nesting depth (or its start/end ranges).
+/// Which tracks a thread has is known at once (its lanes); a track's
+/// events are gathered the first time something reads them — a lane
+/// drawn, an event looked up — so a job of a thousand ranks holds the
+/// tracks it has shown, not a copy of every range.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NvtxTrack {
     pub thread: ThreadId,
     /// Push/pop depth; `None` for the start/end ranges.
     pub depth: Option<u16>,
-    #[serde(with = "crate::binary::packed")]
+    #[serde(skip)]
+    events: std::sync::OnceLock<NvtxEvents>,
+}
+
+/// A track's ranges in time order: their times, summary and profile rows.
+#[derive(Debug, Clone)]
+struct NvtxEvents {
     start: Vec<i64>,
-    #[serde(with = "crate::binary::packed")]
     end: Vec<i64>,
     summary: Summary,
-    #[serde(with = "crate::binary::packed")]
     rows: Vec<u32>,
+}
+
+impl NvtxTrack {
+    fn events(&self, p: &Profile) -> &NvtxEvents {
+        self.events.get_or_init(|| {
+            let n = &p.nvtx;
+            let rows: Vec<u32> = p.nvtx_by_thread[self.thread as usize]
+                .clone()
+                .filter(|&i| match (n.kind(i), self.depth) {
+                    (NvtxKind::PushPop, Some(d)) => n.depth(i) == d,
+                    (NvtxKind::StartEnd, None) => true,
+                    _ => false,
+                })
+                .map(|i| i as u32)
+                .collect();
+            let start: Vec<i64> = rows.iter().map(|&i| n.start(i as usize)).collect();
+            let end: Vec<i64> = rows.iter().map(|&i| n.end(i as usize)).collect();
+            NvtxEvents {
+                summary: summarize(&start, &end, Cats::All(Cat::Nvtx as u8)),
+                start,
+                end,
+                rows,
+            }
+        })
+    }
 }
 
 /// What a thread's CPU track shows.
@@ -444,37 +477,26 @@ impl RenderIndex {
         let mut nvtx_of_thread = vec![Vec::new(); p.threads.len()];
         let n = &p.nvtx;
         for (t, rows) in p.nvtx_by_thread.iter().enumerate() {
-            let mut by_depth: Vec<Vec<u32>> = Vec::new();
-            let mut start_end: Vec<u32> = Vec::new();
+            // The thread's tracks: one per depth up to its deepest push/pop
+            // range, and one for its start/end ranges if it has any.
+            let mut depths = 0usize;
+            let mut start_end = false;
             for i in rows.clone() {
                 match n.kind(i) {
-                    NvtxKind::PushPop => {
-                        let d = n.depth(i) as usize;
-                        if by_depth.len() <= d {
-                            by_depth.resize(d + 1, Vec::new());
-                        }
-                        by_depth[d].push(i as u32);
-                    }
-                    NvtxKind::StartEnd => start_end.push(i as u32),
+                    NvtxKind::PushPop => depths = depths.max(n.depth(i) as usize + 1),
+                    NvtxKind::StartEnd => start_end = true,
                     NvtxKind::Mark => {}
                 }
             }
-            let tracks = by_depth
-                .into_iter()
-                .enumerate()
-                .map(|(d, rows)| (Some(d as u16), rows))
-                .chain((!start_end.is_empty()).then_some((None, start_end)));
-            for (depth, rows) in tracks {
-                let start: Vec<i64> = rows.iter().map(|&i| n.start(i as usize)).collect();
-                let end: Vec<i64> = rows.iter().map(|&i| n.end(i as usize)).collect();
+            let tracks = (0..depths)
+                .map(|d| Some(d as u16))
+                .chain(start_end.then_some(None));
+            for depth in tracks {
                 nvtx_of_thread[t].push(nvtx_tracks.len());
                 nvtx_tracks.push(NvtxTrack {
                     thread: t as ThreadId,
                     depth,
-                    summary: summarize(&start, &end, Cats::All(Cat::Nvtx as u8)),
-                    start,
-                    end,
-                    rows,
+                    events: Default::default(),
                 });
             }
         }
@@ -531,14 +553,12 @@ impl RenderIndex {
     /// without checking.
     fn fits(&self, p: &Profile) -> bool {
         let lanes = p.lanes.len();
-        let tracks_fit = self.nvtx_tracks.iter().all(|t| {
-            let n = t.rows.len();
-            (t.thread as usize) < p.threads.len()
-                && t.start.len() == n
-                && t.end.len() == n
-                && t.rows.iter().all(|&r| (r as usize) < p.nvtx.len())
-                && t.summary.fits(n)
-        });
+        // A track's events are gathered from the profile itself: only its
+        // thread can be wrong.
+        let tracks_fit = self
+            .nvtx_tracks
+            .iter()
+            .all(|t| (t.thread as usize) < p.threads.len());
         // Every name a row can have has its category (the reader indexes
         // `name_cat` by the row's symbol, so a short table is a fault).
         self.name_cat.len() == p.strings.len()
@@ -618,8 +638,8 @@ impl RenderIndex {
         }
     }
 
-    pub fn nvtx_track(&self, track: usize) -> Track<'_> {
-        let t = &self.nvtx_tracks[track];
+    pub fn nvtx_track<'a>(&'a self, p: &Profile, track: usize) -> Track<'a> {
+        let t = self.nvtx_tracks[track].events(p);
         Track {
             start: &t.start,
             end: &t.end,
@@ -645,6 +665,38 @@ mod tests {
             .join(format!("{name}.sqlite"));
         let plan = crate::profile::LoadPlan::default();
         crate::profile::load(&crate::profile::files(&[path]), &plan, &mut |_, _, _| {}).profile
+    }
+
+    /// NVTX tracks hold their ranges only once read, and then exactly the
+    /// thread's ranges of that depth, in time order.
+    #[test]
+    fn an_nvtx_track_gathers_its_ranges_when_first_read() {
+        let p = fixture("megatron_tp8");
+        let index = RenderIndex::build(&p, &KernelClasses::new(&p, None));
+        assert!(!index.nvtx_tracks.is_empty());
+        assert!(index.nvtx_tracks.iter().all(|t| t.events.get().is_none()));
+        let (tr, t) = index
+            .nvtx_tracks
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.depth == Some(1))
+            .unwrap();
+        let track = index.nvtx_track(&p, tr);
+        let want: Vec<usize> = p.nvtx_by_thread[t.thread as usize]
+            .clone()
+            .filter(|&i| p.nvtx.kind(i) == NvtxKind::PushPop && p.nvtx.depth(i) == 1)
+            .collect();
+        assert!(!want.is_empty());
+        assert_eq!(
+            (0..track.len()).map(|i| track.row(i)).collect::<Vec<_>>(),
+            want
+        );
+        assert!(track.start.windows(2).all(|w| w[0] <= w[1]));
+        let gathered = index
+            .nvtx_tracks
+            .iter()
+            .filter(|t| t.events.get().is_some());
+        assert_eq!(gathered.count(), 1, "only the track read");
     }
 
     #[test]

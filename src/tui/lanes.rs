@@ -432,7 +432,7 @@ pub fn event_on_row(p: &Profile, idx: &RenderIndex, kind: LaneKind, e: EventRef)
         (LaneKind::Api(t), EventRef::Api(r)) => p.runtime.thread(r) == t,
         // A track's rows are in profile order: binary search.
         (LaneKind::Nvtx(tr), EventRef::Nvtx(r)) => idx
-            .nvtx_track(tr)
+            .nvtx_track(p, tr)
             .rows
             .is_some_and(|rs| rs.binary_search(&(r as u32)).is_ok()),
         (LaneKind::Cpu(tr), e) => cpu_row_of(idx, tr, e),

@@ -21,9 +21,9 @@ const EXT: &str = housekeeping::ANALYSES_EXT;
 const MAGIC: &[u8; 8] = b"RLANALYS";
 /// Bump when this container's layout or a section's encoding changes (2:
 /// the render index keeps block sums only, no per-event sums or
-/// categories), so an older entry is recomputed as out of date, not as
-/// damaged.
-const VERSION: u32 = 2;
+/// categories; 3: NVTX tracks without their events), so an older entry is
+/// recomputed as out of date, not as damaged.
+const VERSION: u32 = 3;
 /// Magic, version, section count, key length, key checksum.
 const HEADER: usize = 32;
 /// More sections than any writer stores: a count above it is damage.

@@ -26,7 +26,7 @@ pub fn track(l: &Loaded, kind: LaneKind) -> Option<(Track<'_>, MakeEvent)> {
     match kind {
         LaneKind::Stream(lane) => Some((l.index.gpu_track(p, lane as usize), EventRef::Gpu)),
         LaneKind::Api(t) => Some((l.index.api_track(p, t as usize), EventRef::Api)),
-        LaneKind::Nvtx(tr) => Some((l.index.nvtx_track(tr), EventRef::Nvtx)),
+        LaneKind::Nvtx(tr) => Some((l.index.nvtx_track(&l.profile, tr), EventRef::Nvtx)),
         LaneKind::Cpu(tr) => Some((
             l.index.cpu_track(tr),
             match l.index.cpu_tracks[tr].kind {

@@ -367,7 +367,7 @@ fn draw_row(
             (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
         LaneKind::Nvtx(tr) => {
-            let t = l.index.nvtx_track(tr);
+            let t = l.index.nvtx_track(&l.profile, tr);
             (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
         LaneKind::Cpu(tr) => {

@@ -13,7 +13,7 @@ fn nvtx_path(l: &Loaded, thread: ThreadId, t: i64) -> String {
     // One lookup per nesting depth: each depth's ranges do not overlap.
     let mut path = Vec::new();
     for &tr in &l.index.nvtx_of_thread[thread as usize] {
-        let track = l.index.nvtx_track(tr);
+        let track = l.index.nvtx_track(&l.profile, tr);
         if l.index.nvtx_tracks[tr].depth.is_none() {
             continue;
         }
