@@ -323,3 +323,39 @@ fn help_keeps_a_long_key_list_apart_from_its_description() {
         insta::assert_snapshot!(format!("help_long_keys_{w}x{h}"), keys);
     }
 }
+
+/// Files whose clock data cannot be right are left out of cross-file
+/// figures: the title warns of it at both sizes (it was the tail of the
+/// clock words, the first thing dropped at 80 columns).
+#[test]
+fn files_left_out_on_their_clocks_are_warned_of_in_the_title() {
+    let dir = common::temp_dir("whole_screens_left_out");
+    let mut sources = Vec::new();
+    for n in 0..4 {
+        let f = format!("node{n}.sqlite");
+        let dst = common::split::copy(
+            &common::root().join("fixtures/multinode").join(&f),
+            &dir,
+            &f,
+        );
+        if n == 1 || n == 2 {
+            rusqlite::Connection::open(&dst)
+                .unwrap()
+                .execute(
+                    "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 0",
+                    [],
+                )
+                .unwrap();
+        }
+        sources.push(Source::File(dst));
+    }
+    for (w, h) in SIZES {
+        let (_, t) = open_at(&sources, None, w, h);
+        let s = screen(&t);
+        let title = s.lines().next().unwrap();
+        assert!(
+            title.contains("⚠ 2 files left out of cross-file figures (clocks)"),
+            "{w}x{h}: {title}"
+        );
+    }
+}

@@ -621,15 +621,21 @@ impl Alignment {
     /// How the clocks were aligned, in a few words (the report's clock
     /// section and the timeline title say it).
     pub fn describe(&self) -> String {
-        let left_out = self.files.iter().filter(|c| c.isolated).count();
         let method = self.describe_method();
-        match left_out {
+        match self.left_out() {
             0 => method,
             n => format!("{method}; {n} file(s) left out: clock data cannot be right"),
         }
     }
 
-    fn describe_method(&self) -> String {
+    /// Files left out of every cross-file figure: their clock data cannot
+    /// be right.
+    pub fn left_out(&self) -> usize {
+        self.files.iter().filter(|c| c.isolated).count()
+    }
+
+    /// How the clocks were aligned, without the files left out.
+    pub fn describe_method(&self) -> String {
         match self.method {
             ClockMethod::None => "none (raw timestamps)".into(),
             ClockMethod::Reference | ClockMethod::SameHost => "one clock (same host)".into(),

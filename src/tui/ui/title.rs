@@ -87,9 +87,21 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     let alignment = &l.analysis.clock;
     if alignment.several_domains() {
         items.push(Item {
-            text: format!("  ·  clocks: {}", alignment.describe()),
+            text: format!("  ·  clocks: {}", alignment.describe_method()),
             keep: 3,
         });
+    }
+    // Files left out of cross-file figures are a warning, kept as the
+    // others are (it was the clock words' tail, the first thing to go).
+    match alignment.left_out() {
+        0 => {}
+        n => items.push(Item {
+            text: format!(
+                "  ⚠ {n} {} left out of cross-file figures (clocks)",
+                if n == 1 { "file" } else { "files" }
+            ),
+            keep: 5,
+        }),
     }
     if app.baseline.as_ref().is_some_and(|b| b.shown) {
         items.push(Item {
