@@ -85,10 +85,9 @@ fn keys_are_handled_while_the_loader_is_held() {
     loader.join().unwrap();
 }
 
-/// A key that needs the cross-rank analyses, pressed after the first frame
-/// but before they are done, is done when they arrive (not lost).
-#[test]
-fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
+/// The 8-GPU fixture with its first frame in and the analyses held back
+/// (returned, for the test to hand over when it wants).
+fn first_frame_only() -> (App, Terminal<TestBackend>, Option<LoadMsg>) {
     use rankline::analysis::Settings;
     use rankline::profile::Source;
     use rankline::tui::data;
@@ -102,7 +101,7 @@ fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
         &mut |m| msgs.push(m),
     );
     let mut app = App::new(Keymap::default_keymap(), false);
-    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    let terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     let mut analysed = None;
     for m in msgs {
         match m {
@@ -111,6 +110,14 @@ fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
             m => app.on_load(m),
         }
     }
+    (app, terminal, analysed)
+}
+
+/// A key that needs the cross-rank analyses, pressed after the first frame
+/// but before they are done, is done when they arrive (not lost).
+#[test]
+fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
+    let (mut app, mut terminal, analysed) = first_frame_only();
     app.on_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
@@ -182,29 +189,8 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
 /// timeline (`t` switched its clock, `a` panned) while the finder waits.
 #[test]
 fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
-    use rankline::analysis::Settings;
-    use rankline::profile::Source;
-    use rankline::tui::data;
     use rankline::tui::state::EventRef;
-    let file =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/megatron_tp8.sqlite");
-    let mut msgs = Vec::new();
-    data::load(
-        &[Source::File(file)],
-        None,
-        &Settings::default(),
-        &mut |m| msgs.push(m),
-    );
-    let mut app = App::new(Keymap::default_keymap(), false);
-    let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
-    let mut analysed = None;
-    for m in msgs {
-        match m {
-            LoadMsg::Progress { .. } => {}
-            LoadMsg::Analysed(_) => analysed = Some(m),
-            m => app.on_load(m),
-        }
-    }
+    let (mut app, mut terminal, analysed) = first_frame_only();
     let view = app.capture.view;
     let ruler = app.ruler;
     for c in "/AllGather".chars() {
