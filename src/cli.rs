@@ -182,14 +182,32 @@ enum SectionArg {
     Clock,
     Behind,
     Why,
+    /// nsys-style summary tables (--of kernels|nvtx|api|osrt|copies, --by name|device|stream)
+    Stats,
     All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatsOfArg {
+    Kernels,
+    Nvtx,
+    Api,
+    Osrt,
+    Copies,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatsByArg {
+    Name,
+    Device,
+    Stream,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     Text,
     Json,
-    /// stragglers only
+    /// stragglers and stats only
     Csv,
 }
 
@@ -229,6 +247,12 @@ struct ReportArgs {
     /// behind: exit 3 when ranks are behind in a hang (for watchdog scripts)
     #[arg(long)]
     fail_on_behind: bool,
+    /// stats: which events the table is of
+    #[arg(long, value_enum, default_value = "kernels")]
+    of: StatsOfArg,
+    /// stats: a row per name, or per device (or stream) and name (GPU events)
+    #[arg(long, value_enum, default_value = "name")]
+    by: StatsByArg,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -572,10 +596,33 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Clock => vec![Section::Clock],
         SectionArg::Behind => vec![Section::Behind],
         SectionArg::Why => vec![Section::Why],
+        SectionArg::Stats => vec![Section::Stats],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {
-        return fail("--format csv is only for `report stragglers` (others: text or json)");
+        return fail(
+            "--format csv is only for `report stragglers` and `report stats` (others: text or json)",
+        );
+    }
+    use rankline::analysis::name_stats::{StatsBy, StatsOf};
+    let stats_of = match args.of {
+        StatsOfArg::Kernels => StatsOf::Kernels,
+        StatsOfArg::Nvtx => StatsOf::Nvtx,
+        StatsOfArg::Api => StatsOf::Api,
+        StatsOfArg::Osrt => StatsOf::Osrt,
+        StatsOfArg::Copies => StatsOf::Copies,
+    };
+    let stats_by = match args.by {
+        StatsByArg::Name => StatsBy::Name,
+        StatsByArg::Device => StatsBy::Device,
+        StatsByArg::Stream => StatsBy::Stream,
+    };
+    if stats_by != StatsBy::Name && !stats_of.on_gpu() {
+        return fail(format!(
+            "--by {} is for kernels and copies (GPU events); {} are per name",
+            stats_by.name(),
+            stats_of.name()
+        ));
     }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
@@ -629,6 +676,8 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         },
         wide: args.wide,
         instances: args.instances,
+        stats_of,
+        stats_by,
     };
     // Whole-capture analyses come from the cache when stored there; when
     // not, they are all computed and stored (the next report or timeline

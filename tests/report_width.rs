@@ -9,17 +9,23 @@ use common::*;
 use std::path::PathBuf;
 use unicode_width::UnicodeWidthStr;
 
-const SECTIONS: &[&str] = &[
-    "summary",
-    "nccl",
-    "overlap",
-    "skew",
-    "launch",
-    "anomalies",
-    "stragglers",
-    "clock",
-    "behind",
-    "why",
+const SECTIONS: &[&[&str]] = &[
+    &["summary"],
+    &["nccl"],
+    &["overlap"],
+    &["skew"],
+    &["launch"],
+    &["anomalies"],
+    &["stragglers"],
+    &["clock"],
+    &["behind"],
+    &["why"],
+    &["stats"],
+    &["stats", "--by", "stream"],
+    &["stats", "--of", "nvtx"],
+    &["stats", "--of", "api"],
+    &["stats", "--of", "osrt"],
+    &["stats", "--of", "copies", "--by", "device"],
 ];
 
 /// Each fixture file and fixture directory, then each real export.
@@ -42,7 +48,11 @@ fn every_text_report_fits_100_columns_on_every_fixture_and_real_export() {
     let mut wide = Vec::new();
     for input in inputs() {
         for section in SECTIONS {
-            let o = rankline(&["report", section, "--no-cache", input.to_str().unwrap()]);
+            let mut args = vec!["report"];
+            args.extend(section.iter());
+            args.extend(["--no-cache", input.to_str().unwrap()]);
+            let o = rankline(&args);
+            let section = section.join(" ");
             for line in stdout(&o).lines() {
                 if line.width() > 100 {
                     wide.push(format!(

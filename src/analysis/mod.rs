@@ -15,6 +15,7 @@ pub mod intervals;
 pub mod kernel_class;
 pub mod launch;
 pub mod matching;
+pub mod name_stats;
 pub mod nccl_breakdown;
 pub mod nccl_name;
 mod op_keys;

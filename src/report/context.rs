@@ -32,6 +32,9 @@ pub struct Options {
     pub wide: bool,
     /// `skew`: list every instance of each group, not only the big ones.
     pub instances: bool,
+    /// `stats`: which events, and per what.
+    pub stats_of: crate::analysis::name_stats::StatsOf,
+    pub stats_by: crate::analysis::name_stats::StatsBy,
 }
 
 /// Shared state of one report run.

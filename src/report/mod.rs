@@ -5,6 +5,7 @@ mod behind;
 mod captures;
 mod clock;
 mod context;
+mod csv;
 pub mod diff;
 mod fit;
 mod json;
@@ -12,6 +13,7 @@ mod launch;
 mod nccl;
 mod overlap;
 mod skew;
+mod stats;
 mod stragglers;
 pub(crate) mod summary;
 pub mod table;
@@ -39,10 +41,11 @@ pub enum Section {
     Clock,
     Behind,
     Why,
+    Stats,
 }
 
 impl Section {
-    pub const ALL: [Section; 10] = [
+    pub const ALL: [Section; 11] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -53,12 +56,13 @@ impl Section {
         Section::Anomalies,
         Section::Behind,
         Section::Stragglers,
+        Section::Stats,
     ];
 
     /// Part of `report all`: not the straggler matrix, which is as wide as
     /// the capture is long (it has its own section).
     pub fn in_all(self) -> bool {
-        self != Section::Stragglers
+        !matches!(self, Section::Stragglers | Section::Stats)
     }
 
     /// The pipeline stages whose results the section shows.
@@ -77,12 +81,14 @@ impl Section {
             Section::Behind => &[Stage::Skew],
             // The big events' late ranks, from the skew stage.
             Section::Why => &[Stage::Skew],
+            // Plain durations; the clocks place a window in each file.
+            Section::Stats => &[Stage::Clock],
         }
     }
 
     /// Has a CSV form (one table); the others are text or JSON only.
     pub fn has_csv(self) -> bool {
-        self == Section::Stragglers
+        matches!(self, Section::Stragglers | Section::Stats)
     }
 
     pub fn name(self) -> &'static str {
@@ -97,6 +103,7 @@ impl Section {
             Section::Clock => "clock",
             Section::Behind => "behind",
             Section::Why => "why",
+            Section::Stats => "stats",
         }
     }
 }
@@ -211,6 +218,13 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
                 let b = crate::analysis::behind::find(p, matching, cx.clock);
                 emit(&|| behind::to_json(&cx, &b), &|| behind::to_text(&cx, &b))
             }
+            Section::Stats => emit(&|| stats::to_json(&cx), &|| {
+                if options.format == Format::Csv {
+                    stats::to_csv(&cx).unwrap_or_else(|why| why + "\n")
+                } else {
+                    stats::to_text(&cx)
+                }
+            }),
             Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching), &|| {
                 if options.format == Format::Csv {
                     stragglers::to_csv(&cx, matching)

@@ -3,6 +3,7 @@
 //! matrix is as wide as the capture is long).
 
 use super::context::Context;
+use super::csv::field as csv_field;
 use super::json;
 use super::table::{self, Table};
 use crate::analysis::caveats::group_caveats;
@@ -84,17 +85,6 @@ pub fn to_json(cx: &Context, m: &Matching) -> Value {
     json!({ "groups": groups })
 }
 
-/// A CSV field: quoted when it holds a separator, quote or line break;
-/// control characters shown as escapes.
-fn csv_field(s: &str) -> String {
-    let s = safe(s);
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.into_owned()
-    }
-}
-
 /// One row per (group, instance, rank), instances in time order; an empty
 /// lateness where the rank's capture does not cover the instance. Each row
 /// carries its group's clock error: a lateness below it is not resolvable.
@@ -165,17 +155,4 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
         "late: start − the instance's earliest start (0 when first), over every instance, big events included",
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_fields_are_quoted_when_they_hold_separators_and_never_carry_controls() {
-        assert_eq!(csv_field("s20"), "s20");
-        assert_eq!(csv_field("node,1:0"), "\"node,1:0\"");
-        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
-        assert_eq!(csv_field("k\x1b[2J"), "k\\x1b[2J");
-    }
 }

@@ -1,0 +1,219 @@
+//! The tables every Nsight user knows (`nsys stats` `cuda_gpu_kern_sum`,
+//! `nvtx_sum`, `cuda_api_sum`, `osrt_sum`, `cuda_gpu_mem_time_sum`): per
+//! name (or per device or stream and name) the count and total, mean,
+//! median, min, max and sample standard deviation of the durations,
+//! sorted by total. Defined as nsys defines them: durations inclusive (an
+//! NVTX range's includes its children), the median of an even count the
+//! mean of the two middle values, stddev over n − 1; kernels by their
+//! demangled name (the short one where there is none).
+
+use super::clock::Alignment;
+use super::window::Window;
+use crate::profile::{DevId, GpuKind, LaneId, Profile, Sym};
+use std::collections::HashMap;
+
+/// Which events a table is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatsOf {
+    #[default]
+    Kernels,
+    Nvtx,
+    Api,
+    Osrt,
+    Copies,
+}
+
+impl StatsOf {
+    pub const ALL: [StatsOf; 5] = [
+        StatsOf::Kernels,
+        StatsOf::Nvtx,
+        StatsOf::Api,
+        StatsOf::Osrt,
+        StatsOf::Copies,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StatsOf::Kernels => "kernels",
+            StatsOf::Nvtx => "nvtx",
+            StatsOf::Api => "api",
+            StatsOf::Osrt => "osrt",
+            StatsOf::Copies => "copies",
+        }
+    }
+
+    /// Events on the GPU (a device and a stream each).
+    pub fn on_gpu(self) -> bool {
+        matches!(self, StatsOf::Kernels | StatsOf::Copies)
+    }
+}
+
+/// What rows are per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatsBy {
+    #[default]
+    Name,
+    Device,
+    Stream,
+}
+
+impl StatsBy {
+    pub const ALL: [StatsBy; 3] = [StatsBy::Name, StatsBy::Device, StatsBy::Stream];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StatsBy::Name => "name",
+            StatsBy::Device => "device",
+            StatsBy::Stream => "stream",
+        }
+    }
+}
+
+/// One row of a stats table; times in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatRow {
+    pub name: Sym,
+    /// With `--by device` or `stream`.
+    pub device: Option<DevId>,
+    /// With `--by stream`.
+    pub lane: Option<LaneId>,
+    pub count: usize,
+    pub total_ns: i64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    /// Sample standard deviation (n − 1); 0 for one event.
+    pub stddev_ns: f64,
+}
+
+/// The table of `of` per `by`, over the events wholly inside `w` (on the
+/// reference clock), largest total first (then by name) — within each
+/// device (and stream) with `by` device or stream. `by` other than
+/// name is for GPU events only: `None` for the others.
+pub fn table(
+    p: &Profile,
+    clock: &Alignment,
+    of: StatsOf,
+    by: StatsBy,
+    w: Window,
+) -> Option<Vec<StatRow>> {
+    if by != StatsBy::Name && !of.on_gpu() {
+        return None;
+    }
+    let mut groups: HashMap<(Sym, Option<DevId>, Option<LaneId>), Vec<i64>> = HashMap::new();
+    let mut add = |key, d: i64| groups.entry(key).or_default().push(d);
+    if of.on_gpu() {
+        for (lane_id, lane) in p.lanes.iter().enumerate() {
+            let lane_id = lane_id as LaneId;
+            let file = p.lane_file(lane_id);
+            for (r, s, e) in clock.lane_rows(p, lane_id, w, file) {
+                let kind = p.gpu.kind(r);
+                let wanted = match of {
+                    StatsOf::Kernels => kind == GpuKind::Kernel,
+                    _ => kind != GpuKind::Kernel,
+                };
+                if !wanted || !clock.window_in_file(file, w).contains(s, e) {
+                    continue;
+                }
+                let name = match of {
+                    StatsOf::Kernels => p.gpu.long_name(r),
+                    _ => p.gpu.name(r),
+                };
+                let key = match by {
+                    StatsBy::Name => (name, None, None),
+                    StatsBy::Device => (name, Some(lane.device), None),
+                    StatsBy::Stream => (name, Some(lane.device), Some(lane_id)),
+                };
+                add(key, e.saturating_sub(s));
+            }
+        }
+    } else {
+        for t in 0..p.threads.len() {
+            let wf = clock.window_in_file(p.thread_file(t as _), w);
+            let mut each =
+                |rows: std::ops::Range<usize>, one: &dyn Fn(usize) -> Option<(Sym, i64, i64)>| {
+                    for r in rows {
+                        if let Some((name, s, e)) = one(r)
+                            && wf.contains(s, e)
+                        {
+                            add((name, None, None), e.saturating_sub(s));
+                        }
+                    }
+                };
+            match of {
+                StatsOf::Api => each(p.runtime_by_thread[t].clone(), &|r| {
+                    Some((p.runtime.name(r), p.runtime.start(r), p.runtime.end(r)))
+                }),
+                StatsOf::Nvtx => each(p.nvtx_by_thread[t].clone(), &|r| {
+                    p.nvtx
+                        .is_range(r)
+                        .then(|| (p.nvtx.name(r), p.nvtx.start(r), p.nvtx.end(r)))
+                }),
+                StatsOf::Osrt => each(p.osrt_by_thread[t].clone(), &|r| {
+                    Some((p.osrt.name(r), p.osrt.start(r), p.osrt.end(r)))
+                }),
+                StatsOf::Kernels | StatsOf::Copies => unreachable!("GPU events above"),
+            }
+        }
+    }
+    let mut rows: Vec<StatRow> = groups
+        .into_iter()
+        .map(|((name, device, lane), mut d)| row(name, device, lane, &mut d))
+        .collect();
+    // Per device (and stream) when the rows are: each one's rows together,
+    // largest total first within it.
+    rows.sort_by(|a, b| {
+        (a.device, a.lane)
+            .cmp(&(b.device, b.lane))
+            .then(b.total_ns.cmp(&a.total_ns))
+            .then_with(|| p.strings.get(a.name).cmp(p.strings.get(b.name)))
+    });
+    Some(rows)
+}
+
+fn row(name: Sym, device: Option<DevId>, lane: Option<LaneId>, d: &mut [i64]) -> StatRow {
+    d.sort_unstable();
+    let n = d.len();
+    let total = d.iter().fold(0i64, |a, &x| a.saturating_add(x));
+    let mean = d.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+    let median = if n % 2 == 1 {
+        d[n / 2] as f64
+    } else {
+        (d[n / 2 - 1] as f64 + d[n / 2] as f64) / 2.0
+    };
+    let stddev = if n > 1 {
+        (d.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    StatRow {
+        name,
+        device,
+        lane,
+        count: n,
+        total_ns: total,
+        mean_ns: mean,
+        median_ns: median,
+        min_ns: d[0],
+        max_ns: d[n - 1],
+        stddev_ns: stddev,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_an_even_count_is_the_mean_of_the_middle_two_and_stddev_is_n_minus_1() {
+        let r = row(0, None, None, &mut [4, 1, 3, 2]);
+        assert_eq!((r.count, r.total_ns, r.min_ns, r.max_ns), (4, 10, 1, 4));
+        assert_eq!(r.median_ns, 2.5);
+        assert_eq!(r.mean_ns, 2.5);
+        // Σ (x − 2.5)² = 5, over n − 1 = 3.
+        assert!((r.stddev_ns - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        let one = row(0, None, None, &mut [7]);
+        assert_eq!((one.median_ns, one.stddev_ns), (7.0, 0.0));
+    }
+}

@@ -1,0 +1,208 @@
+//! The `stats` section: nsys-style summary tables (`cuda_gpu_kern_sum`,
+//! `nvtx_sum`, `cuda_api_sum`, `osrt_sum`, memory operations) per name, or
+//! per device or stream and name, in text, JSON and CSV.
+
+use super::context::Context;
+use super::csv;
+use super::fit::Keep;
+use super::json;
+use super::table::{self, Table};
+use crate::analysis::name_stats::{self, StatRow, StatsBy, StatsOf};
+use serde_json::{Value, json};
+
+/// The rows, or why there are none to give (`--by` on CPU events).
+fn rows(cx: &Context) -> Result<Vec<StatRow>, String> {
+    let (of, by) = (cx.options.stats_of, cx.options.stats_by);
+    let rows =
+        name_stats::table(cx.profile, cx.clock, of, by, cx.options.window).ok_or_else(|| {
+            format!(
+                "--by {} is for kernels and copies (GPU events); {} are per name",
+                by.name(),
+                of.name()
+            )
+        })?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.device.is_none_or(|d| cx.shows(d)))
+        .collect())
+}
+
+fn what(of: StatsOf) -> &'static str {
+    match of {
+        StatsOf::Kernels => "GPU kernels (by demangled name)",
+        StatsOf::Copies => "GPU memory copies and sets",
+        StatsOf::Nvtx => "NVTX ranges (inclusive of nested ranges)",
+        StatsOf::Api => "CUDA API calls (runtime and driver)",
+        StatsOf::Osrt => "OS runtime calls",
+    }
+}
+
+/// Share of the table's total, in percent.
+fn share(r: &StatRow, total: i64) -> f64 {
+    if total > 0 {
+        100.0 * r.total_ns as f64 / total as f64
+    } else {
+        0.0
+    }
+}
+
+fn total(rows: &[StatRow]) -> i64 {
+    rows.iter().fold(0i64, |a, r| a.saturating_add(r.total_ns))
+}
+
+/// The stream column: `s20` (the device is its own column).
+fn stream(cx: &Context, r: &StatRow) -> Option<u32> {
+    r.lane.map(|l| cx.profile.lanes[l as usize].stream)
+}
+
+pub fn to_json(cx: &Context) -> Value {
+    let rows = match rows(cx) {
+        Ok(r) => r,
+        Err(why) => return json!({ "error": why }),
+    };
+    let all = total(&rows);
+    let p = cx.profile;
+    let list: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "name": crate::text_safe::escape_controls(p.strings.get(r.name)),
+                "time_pct": share(r, all),
+                "total_ms": json::ms(r.total_ns),
+                "count": r.count,
+                "avg_ms": r.mean_ns / 1e6,
+                "median_ms": r.median_ns / 1e6,
+                "min_ms": json::ms(r.min_ns),
+                "max_ms": json::ms(r.max_ns),
+                "stddev_ms": r.stddev_ns / 1e6,
+            });
+            if let Some(d) = r.device {
+                v["device"] = json::device(p, d);
+            }
+            if let Some(s) = stream(cx, r) {
+                v["stream"] = s.into();
+            }
+            v
+        })
+        .collect();
+    json!({
+        "of": cx.options.stats_of.name(),
+        "by": cx.options.stats_by.name(),
+        "rows": list,
+    })
+}
+
+/// The columns before the figures: device and stream with `--by`.
+fn keys(cx: &Context) -> Vec<&'static str> {
+    match cx.options.stats_by {
+        StatsBy::Name => vec![],
+        StatsBy::Device => vec!["device"],
+        StatsBy::Stream => vec!["device", "stream"],
+    }
+}
+
+fn key_cells(cx: &Context, r: &StatRow) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(d) = r.device {
+        out.push(cx.profile.device_label(d).to_string());
+    }
+    if let Some(s) = stream(cx, r) {
+        out.push(format!("s{s}"));
+    }
+    out
+}
+
+pub fn to_text(cx: &Context) -> String {
+    let of = cx.options.stats_of;
+    let mut out = format!(
+        "Stats: {} — durations summed over events, not wall time\n",
+        what(of)
+    );
+    let rows = match rows(cx) {
+        Ok(r) => r,
+        Err(why) => return out + &format!("  {why}\n"),
+    };
+    if rows.is_empty() {
+        return out + "  none in this capture (or window)\n";
+    }
+    let all = total(&rows);
+    let mut header = keys(cx);
+    let figures = [
+        "time_%",
+        "total_ms",
+        "count",
+        "avg_ms",
+        "med_ms",
+        "min_ms",
+        "max_ms",
+        "stddev_ms",
+        "name",
+    ];
+    header.extend(figures);
+    let name_col = header.len() - 1;
+    let mut t = Table::new(&header).shorten(name_col, Keep::Start);
+    if !keys(cx).is_empty() {
+        // Rows come per device: the device becomes a heading where the
+        // columns do not fit.
+        t = t.shorten(0, Keep::Middle).heading_when_narrow(0);
+    }
+    for r in &rows {
+        let mut cells = key_cells(cx, r);
+        cells.extend([
+            table::pct(Some(share(r, all))),
+            table::ms(r.total_ns),
+            r.count.to_string(),
+            format!("{:.3}", r.mean_ns / 1e6),
+            format!("{:.3}", r.median_ns / 1e6),
+            table::ms(r.min_ns),
+            table::ms(r.max_ns),
+            format!("{:.3}", r.stddev_ns / 1e6),
+            cx.profile.strings.get(r.name).to_string(),
+        ]);
+        t.row(cells);
+    }
+    out += &t.render(cx.cols());
+    out += &cx.note(
+        "time_% = share of this table's total; med = median (mean of the middle two for an even count); stddev over n − 1",
+    );
+    out
+}
+
+/// One header row, then a row per table row: ms as decimals, no
+/// thousands separators.
+pub fn to_csv(cx: &Context) -> Result<String, String> {
+    let rows = rows(cx)?;
+    let all = total(&rows);
+    let mut header: Vec<String> = keys(cx).into_iter().map(String::from).collect();
+    header.extend(
+        [
+            "name",
+            "time_pct",
+            "total_ms",
+            "count",
+            "avg_ms",
+            "median_ms",
+            "min_ms",
+            "max_ms",
+            "stddev_ms",
+        ]
+        .map(String::from),
+    );
+    let mut out = csv::record(&header);
+    for r in &rows {
+        let mut cells = key_cells(cx, r);
+        cells.extend([
+            cx.profile.strings.get(r.name).to_string(),
+            share(r, all).to_string(),
+            json::ms(r.total_ns).to_string(),
+            r.count.to_string(),
+            (r.mean_ns / 1e6).to_string(),
+            (r.median_ns / 1e6).to_string(),
+            json::ms(r.min_ns).to_string(),
+            json::ms(r.max_ns).to_string(),
+            (r.stddev_ns / 1e6).to_string(),
+        ]);
+        out += &csv::record(&cells);
+    }
+    Ok(out)
+}
