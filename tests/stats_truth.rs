@@ -286,3 +286,46 @@ fn by_device_and_stream_split_the_rows_and_csv_follows_the_json() {
     assert_eq!(lines.len(), name.len() + 1);
     assert!(lines[1..].iter().all(|l| !l.contains(" ms")));
 }
+
+/// `--window` keeps the events wholly inside it, as SQL's `start >= a AND
+/// end <= b` on a single file (its own clock is the reference).
+#[test]
+fn a_window_keeps_the_events_wholly_inside_it() {
+    let f = root().join("fixtures/megatron_tp8.sqlite");
+    let db = Connection::open(&f).unwrap();
+    let (lo, hi): (i64, i64) = db
+        .query_row(
+            "SELECT min(start), max(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let (a, b) = (lo + (hi - lo) / 4, lo + (hi - lo) / 2);
+    let want: i64 = db
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start >= ?1 AND \"end\" <= ?2",
+            [a, b],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let secs = |t: i64| format!("{:.9}", t as f64 / 1e9);
+    let v = json(&[
+        "report",
+        "stats",
+        "--no-cache",
+        "--format",
+        "json",
+        "--window",
+        &secs(a),
+        &secs(b),
+        f.to_str().unwrap(),
+    ]);
+    let got: u64 = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert!(want > 100, "{want}");
+    assert_eq!(got as i64, want);
+}
