@@ -12,19 +12,19 @@
 
 mod args;
 mod diff;
+mod export;
 mod index_analyses;
 mod input_files;
 mod messages;
 
 use args::{AnalysisArgs, NoCacheArg};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use input_files::input_files;
+use input_files::{distinct, input_files};
 use messages::{fail, input_failed, say};
 use rankline::analysis::Settings;
 use rankline::analysis::Window;
 use rankline::analysis::pipeline;
 use rankline::analysis::stored;
-use rankline::profile::inputs::is_nsys_report;
 use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
@@ -131,6 +131,8 @@ enum Command {
     Report(ReportArgs),
     /// Compare two captures (before and after a change); optionally fail on a regression
     Diff(diff::DiffArgs),
+    /// Write a Perfetto / Chrome trace (JSON, .gz) of a capture on the aligned clock
+    Export(export::ExportArgs),
     /// Build the columnar caches of FILEs without opening the UI (one line per file)
     Index {
         /// nsys SQLite exports or .nsys-rep reports (exported with nsys), or directories of them
@@ -293,6 +295,10 @@ pub fn run() -> ExitCode {
             let cache = cli.cache.dir(args.no_cache);
             diff::run(args, cache)
         }
+        Some(Command::Export(args)) => {
+            let cache = cli.cache.dir(args.no_cache);
+            export::run(args, cache)
+        }
         Some(Command::Index { files, analysis }) => match (analysis.settings(), distinct(files)) {
             (Err(e), _) => fail(e),
             (_, Err(e)) => input_failed(e),
@@ -339,21 +345,6 @@ pub fn run() -> ExitCode {
             )
         }
     }
-}
-
-/// [`input_files`], its notes said on stderr; from now on a signal
-/// removes what a cache write or an export in progress leaves. When some
-/// are nsys reports, nsys's output is copied to stderr.
-fn distinct(files: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
-    profile::scratch::remove_scratch_on_signals();
-    let (kept, notes) = input_files(&files)?;
-    for n in &notes {
-        say(n);
-    }
-    if kept.iter().any(|f| is_nsys_report(f)) {
-        profile::nsys_export::echo_nsys_output(true);
-    }
-    Ok(kept)
 }
 
 /// A progress callback that says on stderr when nsys starts exporting

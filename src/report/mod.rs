@@ -17,6 +17,7 @@ mod stats;
 mod stragglers;
 pub(crate) mod summary;
 pub mod table;
+pub mod trace;
 mod why;
 
 use crate::analysis::Analysis;

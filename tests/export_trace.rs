@@ -1,0 +1,241 @@
+//! `rankline export`: the trace parses (plain and gzipped), every event
+//! has the fields the Chrome Trace Event Format requires, its counts equal
+//! SQL's over the raw tables (in a window too), its flows are the launch
+//! links by (process, correlation id), and across nodes its times are on
+//! the aligned clock: an instance's kernels start as far apart as its
+//! start skew says.
+
+mod common;
+
+use common::*;
+use rusqlite::Connection;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn export(inputs: &[&Path], out: &Path, extra: &[&str]) -> (std::process::Output, Option<Value>) {
+    let mut args: Vec<&str> = vec!["export", "--no-cache", "--out", out.to_str().unwrap()];
+    args.extend(extra);
+    args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
+    let o = rankline(&args);
+    let v = std::fs::read(out).ok().map(|bytes| {
+        let text = if out.extension().is_some_and(|x| x == "gz") {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut s)
+                .unwrap();
+            s
+        } else {
+            String::from_utf8(bytes).unwrap()
+        };
+        serde_json::from_str(&text).expect("the trace parses")
+    });
+    (o, v)
+}
+
+fn count(db: &Connection, sql: &str, params: &[i64]) -> usize {
+    db.query_row(sql, rusqlite::params_from_iter(params), |r| {
+        r.get::<_, i64>(0)
+    })
+    .unwrap() as usize
+}
+
+fn by_cat(v: &Value) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "X" {
+            *m.entry(e["cat"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+    }
+    m
+}
+
+/// Every event has what the format needs for its phase.
+fn assert_well_formed(v: &Value) {
+    for e in v["traceEvents"].as_array().unwrap() {
+        let ph = e["ph"].as_str().expect("ph");
+        assert!(
+            e["name"].is_string() && e["pid"].is_u64() && e["tid"].is_u64(),
+            "{e}"
+        );
+        match ph {
+            "M" => assert!(
+                e["args"]["name"].is_string() || e["args"]["sort_index"].is_u64(),
+                "{e}"
+            ),
+            "X" => {
+                assert!(
+                    e["ts"].is_number() && e["dur"].as_f64().unwrap() >= 0.0,
+                    "{e}"
+                );
+                let cat = e["cat"].as_str().unwrap();
+                assert!(
+                    ["kernel", "memcpy", "memset", "cuda_api", "nvtx", "osrt"].contains(&cat),
+                    "{e}"
+                );
+            }
+            "s" | "f" => assert!(e["id"].is_u64() && e["ts"].is_number() && e["cat"] == "launch"),
+            "i" => assert!(e["ts"].is_number() && e["s"] == "g"),
+            other => panic!("phase {other}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn the_trace_of_one_file_counts_what_sql_counts_and_links_launches_per_process() {
+    let f = root().join("fixtures/megatron_tp8.sqlite");
+    let d = temp_dir("export_trace_one");
+    let (o, v) = export(&[&f], &d.join("t.json.gz"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("open it in https://ui.perfetto.dev"),
+        "{}",
+        stdout(&o)
+    );
+    let v = v.unwrap();
+    assert_well_formed(&v);
+    let db = Connection::open(&f).unwrap();
+    let cats = by_cat(&v);
+    let kernels = count(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", &[]);
+    assert_eq!(cats["kernel"], kernels);
+    assert_eq!(
+        cats["memcpy"] + cats["memset"],
+        count(
+            &db,
+            "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY) + (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET)",
+            &[]
+        )
+    );
+    assert_eq!(
+        cats["cuda_api"],
+        count(&db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", &[])
+    );
+    assert_eq!(
+        cats["nvtx"],
+        count(
+            &db,
+            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND \"end\" IS NOT NULL",
+            &[]
+        )
+    );
+    // One flow per launch link: a GPU row and the call of its process with
+    // its correlation id (never the bare correlation-id join).
+    let links = ["KERNEL", "MEMCPY", "MEMSET"]
+        .iter()
+        .map(|t| {
+            count(
+                &db,
+                &format!(
+                    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_{t} g WHERE EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r \
+                     WHERE r.correlationId = g.correlationId AND (r.globalTid >> 24) = (g.globalPid >> 24))"
+                ),
+                &[],
+            )
+        })
+        .sum::<usize>();
+    let events = v["traceEvents"].as_array().unwrap();
+    let starts = events.iter().filter(|e| e["ph"] == "s").count();
+    let ends = events.iter().filter(|e| e["ph"] == "f").count();
+    assert_eq!((starts, ends), (links, links));
+    // Matched kernels carry their instance; big events are markers.
+    let matched = events
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["args"]["group"].is_string())
+        .count();
+    assert!(matched > 1000, "{matched}");
+    assert_eq!(events.iter().filter(|e| e["ph"] == "i").count(), 4);
+}
+
+#[test]
+fn a_window_keeps_the_events_overlapping_it_and_max_events_refuses_before_writing() {
+    let f = root().join("fixtures/megatron_tp8.sqlite");
+    let db = Connection::open(&f).unwrap();
+    let (lo, hi): (i64, i64) = db
+        .query_row(
+            "SELECT min(start), max(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let (a, b) = (lo + (hi - lo) / 3, lo + (hi - lo) / 2);
+    let secs = |t: i64| format!("{:.9}", t as f64 / 1e9);
+    let d = temp_dir("export_trace_window");
+    let (o, v) = export(&[&f], &d.join("w.json"), &["--window", &secs(a), &secs(b)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = count(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE \"end\" >= ?1 AND start <= ?2",
+        &[a, b],
+    );
+    assert!(want > 100);
+    assert_eq!(by_cat(&v.unwrap())["kernel"], want);
+    let out = d.join("big.json");
+    let (o, v) = export(&[&f], &out, &["--max-events", "10"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("over --max-events 10"), "{err}");
+    assert!(
+        v.is_none() && !out.exists(),
+        "a refused trace leaves no file"
+    );
+}
+
+/// Four nodes, four clocks: in the trace an instance's kernels start as
+/// far apart as the skew report says (raw clocks would put them seconds
+/// apart).
+#[test]
+fn across_nodes_the_trace_is_on_the_aligned_clock() {
+    let dir = root().join("fixtures/multinode");
+    let d = temp_dir("export_trace_nodes");
+    let (o, v) = export(&[&dir], &d.join("m.json"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = v.unwrap();
+    assert_well_formed(&v);
+    assert!(
+        v["otherData"]["clock_alignment"]
+            .as_str()
+            .unwrap()
+            .starts_with("collective ends"),
+        "{}",
+        v["otherData"]
+    );
+    let mut starts: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    let mut skew: BTreeMap<(String, u64), f64> = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        let a = &e["args"];
+        if e["cat"] == "kernel" && a["group"].is_string() {
+            let k = (
+                a["group"].as_str().unwrap().to_string(),
+                a["instance"].as_u64().unwrap(),
+            );
+            starts
+                .entry(k.clone())
+                .or_default()
+                .push(e["ts"].as_f64().unwrap());
+            skew.insert(k, a["start_skew_ms"].as_f64().unwrap());
+        }
+    }
+    assert!(starts.len() > 40);
+    for (k, ts) in &starts {
+        let spread_ms = (ts.iter().cloned().fold(f64::MIN, f64::max)
+            - ts.iter().cloned().fold(f64::MAX, f64::min))
+            / 1e3;
+        assert!(
+            (spread_ms - skew[k]).abs() < 1e-5,
+            "{k:?}: {spread_ms} vs {}",
+            skew[k]
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn every_real_export_becomes_a_well_formed_trace() {
+    let d = temp_dir("export_trace_real");
+    for f in sqlite_files(&real_profiles()) {
+        let out = d.join(format!("{}.json", f.file_stem().unwrap().to_string_lossy()));
+        let (o, v) = export(&[&f], &out, &[]);
+        assert!(o.status.success(), "{}: {}", f.display(), stderr(&o));
+        assert_well_formed(&v.unwrap());
+    }
+}
