@@ -619,10 +619,9 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let window = match args.window.as_deref() {
-        None => Window::ALL,
-        Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
-        Some(_) => return fail("--window needs START_S <= END_S, in seconds"),
+    let window = match args::window(args.window.as_deref()) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
     };
     let files = match distinct(args.files) {
         Ok(f) => f,

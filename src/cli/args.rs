@@ -103,3 +103,14 @@ impl AnalysisArgs {
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// `--window START_S END_S` as the window it names (`ALL` without it), or
+/// the usage error to say.
+pub(super) fn window(arg: Option<&[f64]>) -> Result<rankline::analysis::Window, &'static str> {
+    use rankline::analysis::Window;
+    match arg {
+        None => Ok(Window::ALL),
+        Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Ok(Window::from_seconds(a, b)),
+        Some(_) => Err("--window needs START_S <= END_S, in seconds"),
+    }
+}

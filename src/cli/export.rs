@@ -40,10 +40,9 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let window = match args.window.as_deref() {
-        None => Window::ALL,
-        Some(&[a, b]) if a.is_finite() && b.is_finite() && a <= b => Window::from_seconds(a, b),
-        Some(_) => return fail("--window needs START_S <= END_S, in seconds"),
+    let window = match super::args::window(args.window.as_deref()) {
+        Ok(w) => w,
+        Err(e) => return fail(e),
     };
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let plan = profile::LoadPlan::cached(cache.as_ref());
