@@ -146,7 +146,8 @@ fn the_trace_of_one_file_counts_what_sql_counts_and_links_launches_per_process()
 }
 
 #[test]
-fn a_window_keeps_the_events_overlapping_it_and_max_events_refuses_before_writing() {
+fn a_window_keeps_the_events_overlapping_it_found_by_search_and_max_events_refuses_before_writing()
+{
     let f = root().join("fixtures/megatron_tp8.sqlite");
     let db = Connection::open(&f).unwrap();
     let (lo, hi): (i64, i64) = db
@@ -163,11 +164,19 @@ fn a_window_keeps_the_events_overlapping_it_and_max_events_refuses_before_writin
     assert!(o.status.success(), "{}", stderr(&o));
     let want = count(
         &db,
-        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE \"end\" >= ?1 AND start <= ?2",
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start <= ?2 AND (\"end\" > ?1 OR start >= ?1)",
         &[a, b],
     );
     assert!(want > 100);
-    assert_eq!(by_cat(&v.unwrap())["kernel"], want);
+    let cats = by_cat(&v.unwrap());
+    assert_eq!(cats["kernel"], want);
+    let calls = count(
+        &db,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start <= ?2 AND (\"end\" > ?1 OR start >= ?1)",
+        &[a, b],
+    );
+    assert!(calls > 100);
+    assert_eq!(cats["cuda_api"], calls);
     let out = d.join("big.json");
     let (o, v) = export(&[&f], &out, &["--max-events", "10"]);
     assert_eq!(o.status.code(), Some(1));

@@ -60,10 +60,19 @@ pub fn write(
     max: usize,
 ) -> Result<Written, String> {
     let clock = &a.clock;
-    let inside = |s: i64, e: i64| e >= w.start && s <= w.end;
+    // Overlapping the window: running in it, or starting in it (an
+    // event that ends exactly at its start is before it).
+    let inside = |s: i64, e: i64| s <= w.end && (e > w.start || s >= w.start);
     let gpu_ref = |r: usize| clock.gpu_span(p, r);
     // Counted first: a trace too large is refused before a byte is written.
-    let gpu_n = (0..p.gpu.len())
+    // A lane's rows that may reach into the window, found by search (the
+    // time is what the window holds, not the capture).
+    let lane_rows = |l: usize| {
+        let file = p.lane_file(l as _);
+        clock.lane_rows(p, l as _, w, file).map(|(r, _, _)| r)
+    };
+    let gpu_n = (0..p.lanes.len())
+        .flat_map(lane_rows)
         .filter(|&r| {
             let (s, e) = gpu_ref(r);
             inside(s, e)
@@ -71,7 +80,7 @@ pub fn write(
         .count();
     let mut cpu_n = 0usize;
     for t in 0..p.threads.len() {
-        for r in p.runtime_by_thread[t].clone() {
+        for r in calls_in_window(p, clock, t, w) {
             let (s, e) = clock.runtime_span(p, r);
             cpu_n += inside(s, e) as usize;
         }
@@ -154,7 +163,7 @@ pub fn write(
     let mut call_written = vec![false; p.runtime.len()];
     for t in 0..p.threads.len() {
         let pid = cpu_pid(p, p.threads[t].process as usize);
-        for r in p.runtime_by_thread[t].clone() {
+        for r in calls_in_window(p, clock, t, w) {
             let (s, e) = clock.runtime_span(p, r);
             if !inside(s, e) {
                 continue;
@@ -204,7 +213,7 @@ pub fn write(
     let mut flow = 0usize;
     for (l, lane) in p.lanes.iter().enumerate() {
         let pid = device_pid(lane.device as usize);
-        for r in lane.rows.clone() {
+        for r in lane_rows(l) {
             let (s, e) = gpu_ref(r);
             if !inside(s, e) {
                 continue;
@@ -282,4 +291,35 @@ pub fn write(
     }
     out.write_all(b"\n]}\n").map_err(io)?;
     Ok(n)
+}
+
+/// A thread's CUDA calls that may reach into `w`: found by search on their
+/// starts, looking back past the few calls still running at its start (a
+/// runtime call holds a driver call or two, no more).
+fn calls_in_window(
+    p: &Profile,
+    clock: &crate::analysis::clock::Alignment,
+    t: usize,
+    w: Window,
+) -> std::ops::Range<usize> {
+    let rows = p.runtime_by_thread[t].clone();
+    if w.is_all() {
+        return rows;
+    }
+    let wf = clock.window_in_file(p.thread_file(t as _), w);
+    let starts = p.runtime.starts(rows.clone());
+    let hi = rows.start + starts.partition_point(|&s| s <= wf.end);
+    let mut lo = rows.start + starts.partition_point(|&s| s < wf.start);
+    let mut misses = 0;
+    let mut k = lo;
+    while k > rows.start && misses < 8 {
+        k -= 1;
+        if p.runtime.end(k) > wf.start {
+            lo = k;
+            misses = 0;
+        } else {
+            misses += 1;
+        }
+    }
+    lo..hi.max(lo)
 }
