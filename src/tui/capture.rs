@@ -134,7 +134,7 @@ impl Capture {
         if first {
             let p = &data.profile;
             let hosts: Vec<u32> = p.devices.iter().map(|d| d.host).collect();
-            if lanes::hosts_start_collapsed(hosts.len(), &hosts) {
+            if lanes::hosts_start_collapsed(&hosts) {
                 let all = (0..p.hosts.len() as u32).map(LaneKind::Host);
                 self.lanes.collapsed.extend(all);
             }

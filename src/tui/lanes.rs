@@ -151,11 +151,11 @@ fn thread_rows(
 /// straggler map: a thousand ranks are read host by host.
 pub const COLLAPSE_HOSTS_ABOVE: usize = 256;
 
-/// Whether a job of `ranks` ranks on the hosts `host_of_rank` names opens
+/// Whether a job whose ranks are on the hosts `host_of_rank` names opens
 /// with its hosts collapsed: past [`COLLAPSE_HOSTS_ABOVE`] ranks, on more
 /// than one host (one host collapsed would hide everything).
-pub fn hosts_start_collapsed(ranks: usize, host_of_rank: &[u32]) -> bool {
-    ranks > COLLAPSE_HOSTS_ABOVE && host_of_rank.iter().any(|&h| h != host_of_rank[0])
+pub fn hosts_start_collapsed(host_of_rank: &[u32]) -> bool {
+    host_of_rank.len() > COLLAPSE_HOSTS_ABOVE && host_of_rank.iter().any(|&h| h != host_of_rank[0])
 }
 
 /// All rows, in display order, honouring collapsed rows.

@@ -279,9 +279,7 @@ impl App {
     pub fn set_data(&mut self, loaded: Arc<Loaded>) {
         let complete = loaded.complete;
         self.capture.set_data(loaded.clone());
-        for key in std::mem::take(&mut self.typed_ahead) {
-            self.on_key(key);
-        }
+        self.replay_typed_ahead();
         if !complete {
             return;
         }
@@ -293,10 +291,16 @@ impl App {
             self.messages.clear_answer();
             self.apply_timeline(a);
         }
+        self.replay_typed_ahead();
+        self.dirty = true;
+    }
+
+    /// The keys kept while waiting, in the order typed (a key that must
+    /// wait again is kept again, behind the `pending_action`).
+    fn replay_typed_ahead(&mut self) {
         for key in std::mem::take(&mut self.typed_ahead) {
             self.on_key(key);
         }
-        self.dirty = true;
     }
 
     fn goto_instance(&mut self, spec: &str) {

@@ -42,7 +42,7 @@ impl StragglerView {
     pub fn new(map: Arc<StragglerMap>, hosts: Vec<u32>) -> StragglerView {
         // Past a few hundred ranks the map opens as hosts × instances (each
         // host's latest rank per column); Space opens a host.
-        let collapsed = if crate::tui::lanes::hosts_start_collapsed(hosts.len(), &hosts) {
+        let collapsed = if crate::tui::lanes::hosts_start_collapsed(&hosts) {
             hosts.iter().copied().collect()
         } else {
             HashSet::new()
