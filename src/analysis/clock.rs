@@ -425,26 +425,8 @@ impl Alignment {
 /// lane's file clock). Work on one stream runs in order, so only a few rows
 /// starting before the window can still be running in it.
 fn rows_in_window(p: &Profile, rows: Range<usize>, w: Window) -> Range<usize> {
-    if w.is_all() {
-        return rows;
-    }
     let starts = p.gpu.starts(rows.clone());
-    let hi = rows.start + starts.partition_point(|&s| s <= w.end);
-    let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
-    // Look back while earlier rows still end inside the window (a long
-    // kernel can span it); stop after a run that ended before it.
-    let mut misses = 0;
-    let mut k = lo;
-    while k > rows.start && misses < 8 {
-        k -= 1;
-        if p.gpu.end(k) > w.start {
-            lo = k;
-            misses = 0;
-        } else {
-            misses += 1;
-        }
-    }
-    lo..hi.max(lo)
+    super::window::rows_reaching(rows, starts, |k| p.gpu.end(k), w)
 }
 
 /// Clock domains and how far they can be trusted.

@@ -46,6 +46,36 @@ impl Window {
     }
 }
 
+/// Of `rows`, whose starts (`starts`, sorted, one per row) and ends (`end`
+/// of a row) are on the window's clock, those that may reach into `w`:
+/// found by search, looking back past the few rows still running at its
+/// start — work that runs in order (a stream, a thread's calls) has only a
+/// few; a run of eight that ended before it ends the look.
+pub fn rows_reaching(
+    rows: std::ops::Range<usize>,
+    starts: &[i64],
+    end: impl Fn(usize) -> i64,
+    w: Window,
+) -> std::ops::Range<usize> {
+    if w.is_all() {
+        return rows;
+    }
+    let hi = rows.start + starts.partition_point(|&s| s <= w.end);
+    let mut lo = rows.start + starts.partition_point(|&s| s < w.start);
+    let mut misses = 0;
+    let mut k = lo;
+    while k > rows.start && misses < 8 {
+        k -= 1;
+        if end(k) > w.start {
+            lo = k;
+            misses = 0;
+        } else {
+            misses += 1;
+        }
+    }
+    lo..hi.max(lo)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

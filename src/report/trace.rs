@@ -60,39 +60,13 @@ pub fn write(
     max: usize,
 ) -> Result<Written, String> {
     let clock = &a.clock;
-    // Overlapping the window: running in it, or starting in it (an
-    // event that ends exactly at its start is before it).
-    let inside = |s: i64, e: i64| s <= w.end && (e > w.start || s >= w.start);
-    let gpu_ref = |r: usize| clock.gpu_span(p, r);
-    // Counted first: a trace too large is refused before a byte is written.
-    // A lane's rows that may reach into the window, found by search (the
-    // time is what the window holds, not the capture).
-    let lane_rows = |l: usize| {
-        let file = p.lane_file(l as _);
-        clock.lane_rows(p, l as _, w, file).map(|(r, _, _)| r)
-    };
-    let gpu_n = (0..p.lanes.len())
-        .flat_map(lane_rows)
-        .filter(|&r| {
-            let (s, e) = gpu_ref(r);
-            inside(s, e)
-        })
-        .count();
-    let mut cpu_n = 0usize;
-    for t in 0..p.threads.len() {
-        for r in calls_in_window(p, clock, t, w) {
-            let (s, e) = clock.runtime_span(p, r);
-            cpu_n += inside(s, e) as usize;
-        }
-        for r in p.nvtx_by_thread[t].clone() {
-            let (s, e) = clock.nvtx_span(p, r);
-            cpu_n += (p.nvtx.is_range(r) && inside(s, e)) as usize;
-        }
-        for r in p.osrt_by_thread[t].clone() {
-            let (s, e) = clock.osrt_span(p, r);
-            cpu_n += inside(s, e) as usize;
-        }
-    }
+    let sel = Select { p, clock, w };
+    // Counted first, by the same selection as written: a trace too large
+    // is refused before a byte is written.
+    let gpu_n: usize = (0..p.lanes.len()).map(|l| sel.gpu(l).count()).sum();
+    let cpu_n: usize = (0..p.threads.len())
+        .map(|t| sel.api(t).count() + sel.nvtx(t).count() + sel.osrt(t).count())
+        .sum();
     if gpu_n + cpu_n > max {
         return Err(format!(
             "{} events in the window, over --max-events {max}: narrow --window, or raise --max-events",
@@ -163,11 +137,7 @@ pub fn write(
     let mut call_written = vec![false; p.runtime.len()];
     for t in 0..p.threads.len() {
         let pid = cpu_pid(p, p.threads[t].process as usize);
-        for r in calls_in_window(p, clock, t, w) {
-            let (s, e) = clock.runtime_span(p, r);
-            if !inside(s, e) {
-                continue;
-            }
+        for (r, s, e) in sel.api(t) {
             call_written[r] = true;
             n.api += 1;
             emit(
@@ -177,11 +147,7 @@ pub fn write(
                        "args": {"launch": p.runtime.is_launch(r)}}),
             )?;
         }
-        for r in p.nvtx_by_thread[t].clone() {
-            let (s, e) = clock.nvtx_span(p, r);
-            if !p.nvtx.is_range(r) || !inside(s, e) {
-                continue;
-            }
+        for (r, s, e) in sel.nvtx(t) {
             let track = if p.nvtx.kind(r) == NvtxKind::PushPop {
                 1
             } else {
@@ -195,11 +161,7 @@ pub fn write(
                        "args": {"domain": name(p.strings.get(p.nvtx.domain(r)))}}),
             )?;
         }
-        for r in p.osrt_by_thread[t].clone() {
-            let (s, e) = clock.osrt_span(p, r);
-            if !inside(s, e) {
-                continue;
-            }
+        for (r, s, e) in sel.osrt(t) {
             n.osrt += 1;
             emit(
                 out,
@@ -213,11 +175,7 @@ pub fn write(
     let mut flow = 0usize;
     for (l, lane) in p.lanes.iter().enumerate() {
         let pid = device_pid(lane.device as usize);
-        for r in lane_rows(l) {
-            let (s, e) = gpu_ref(r);
-            if !inside(s, e) {
-                continue;
-            }
+        for (r, s, e) in sel.gpu(l) {
             let kind = p.gpu.kind(r);
             let (cat, label) = match kind {
                 GpuKind::Kernel => ("kernel", p.gpu.long_name(r)),
@@ -275,7 +233,7 @@ pub fn write(
         let key = &m.groups[gs.group].key;
         for b in &gs.big_events {
             let i = &b.instance;
-            if !inside(i.earliest_start, i.earliest_start) {
+            if !sel.inside(i.earliest_start, i.earliest_start) {
                 continue;
             }
             n.markers += 1;
@@ -293,33 +251,70 @@ pub fn write(
     Ok(n)
 }
 
-/// A thread's CUDA calls that may reach into `w`: found by search on their
-/// starts, looking back past the few calls still running at its start (a
-/// runtime call holds a driver call or two, no more).
-fn calls_in_window(
-    p: &Profile,
-    clock: &crate::analysis::clock::Alignment,
-    t: usize,
+/// Which events of each track the trace holds: those overlapping the
+/// window (running in it, or starting in it — one that ends exactly at its
+/// start is before it), as (row, start, end) on the reference clock. The
+/// count and the writing read the same selection.
+#[derive(Clone, Copy)]
+struct Select<'a> {
+    p: &'a Profile,
+    clock: &'a crate::analysis::clock::Alignment,
     w: Window,
-) -> std::ops::Range<usize> {
-    let rows = p.runtime_by_thread[t].clone();
-    if w.is_all() {
-        return rows;
+}
+
+type Spans<'a> = Box<dyn Iterator<Item = (usize, i64, i64)> + 'a>;
+
+impl<'a> Select<'a> {
+    fn inside(&self, s: i64, e: i64) -> bool {
+        s <= self.w.end && (e > self.w.start || s >= self.w.start)
     }
-    let wf = clock.window_in_file(p.thread_file(t as _), w);
-    let starts = p.runtime.starts(rows.clone());
-    let hi = rows.start + starts.partition_point(|&s| s <= wf.end);
-    let mut lo = rows.start + starts.partition_point(|&s| s < wf.start);
-    let mut misses = 0;
-    let mut k = lo;
-    while k > rows.start && misses < 8 {
-        k -= 1;
-        if p.runtime.end(k) > wf.start {
-            lo = k;
-            misses = 0;
-        } else {
-            misses += 1;
-        }
+
+    fn keep(
+        self,
+        rows: impl Iterator<Item = usize> + 'a,
+        span: impl Fn(usize) -> (i64, i64) + 'a,
+    ) -> Spans<'a> {
+        Box::new(
+            rows.map(move |r| {
+                let (s, e) = span(r);
+                (r, s, e)
+            })
+            .filter(move |&(_, s, e)| self.inside(s, e)),
+        )
     }
-    lo..hi.max(lo)
+
+    /// A lane's GPU rows, found by search (the time is what the window
+    /// holds, not the capture).
+    fn gpu(self, l: usize) -> Spans<'a> {
+        let (p, clock) = (self.p, self.clock);
+        let file = p.lane_file(l as _);
+        let rows = clock.lane_rows(p, l as _, self.w, file).map(|(r, _, _)| r);
+        self.keep(rows, move |r| clock.gpu_span(p, r))
+    }
+
+    /// A thread's CUDA calls, found by search (a runtime call holds a
+    /// driver call or two, no more: the look back is short).
+    fn api(self, t: usize) -> Spans<'a> {
+        let (p, clock) = (self.p, self.clock);
+        let rows = p.runtime_by_thread[t].clone();
+        let wf = clock.window_in_file(p.thread_file(t as _), self.w);
+        let starts = p.runtime.starts(rows.clone());
+        let rows = crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf);
+        self.keep(rows, move |r| clock.runtime_span(p, r))
+    }
+
+    /// A thread's NVTX ranges (not marks): every one read, since a range
+    /// can start long before the window it spans.
+    fn nvtx(self, t: usize) -> Spans<'a> {
+        let (p, clock) = (self.p, self.clock);
+        let rows = p.nvtx_by_thread[t]
+            .clone()
+            .filter(move |&r| p.nvtx.is_range(r));
+        self.keep(rows, move |r| clock.nvtx_span(p, r))
+    }
+
+    fn osrt(self, t: usize) -> Spans<'a> {
+        let (p, clock) = (self.p, self.clock);
+        self.keep(p.osrt_by_thread[t].clone(), move |r| clock.osrt_span(p, r))
+    }
 }
