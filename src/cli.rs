@@ -608,12 +608,8 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         StatsByArg::Device => StatsBy::Device,
         StatsByArg::Stream => StatsBy::Stream,
     };
-    if stats_by != StatsBy::Name && !stats_of.on_gpu() {
-        return fail(format!(
-            "--by {} is for kernels and copies (GPU events); {} are per name",
-            stats_by.name(),
-            stats_of.name()
-        ));
+    if let Some(why) = rankline::analysis::name_stats::by_refused(stats_of, stats_by) {
+        return fail(why);
     }
     let settings = match args.analysis.settings() {
         Ok(s) => s,

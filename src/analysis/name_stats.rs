@@ -69,6 +69,18 @@ impl StatsBy {
     }
 }
 
+/// Why `by` cannot split `of` (device and stream are for GPU events), if
+/// it cannot: the one line the command line and the report say.
+pub fn by_refused(of: StatsOf, by: StatsBy) -> Option<String> {
+    (by != StatsBy::Name && !of.on_gpu()).then(|| {
+        format!(
+            "--by {} is for kernels and copies (GPU events); {} are per name",
+            by.name(),
+            of.name()
+        )
+    })
+}
+
 /// One row of a stats table; times in ns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatRow {
@@ -90,16 +102,16 @@ pub struct StatRow {
 /// The table of `of` per `by`, over the events wholly inside `w` (on the
 /// reference clock), largest total first (then by name) — within each
 /// device (and stream) with `by` device or stream. `by` other than
-/// name is for GPU events only: `None` for the others.
+/// name is for GPU events only: [`by_refused`] for the others.
 pub fn table(
     p: &Profile,
     clock: &Alignment,
     of: StatsOf,
     by: StatsBy,
     w: Window,
-) -> Option<Vec<StatRow>> {
-    if by != StatsBy::Name && !of.on_gpu() {
-        return None;
+) -> Result<Vec<StatRow>, String> {
+    if let Some(why) = by_refused(of, by) {
+        return Err(why);
     }
     let mut groups: HashMap<(Sym, Option<DevId>, Option<LaneId>), Vec<i64>> = HashMap::new();
     let mut add = |key, d: i64| groups.entry(key).or_default().push(d);
@@ -169,7 +181,7 @@ pub fn table(
             .then(b.total_ns.cmp(&a.total_ns))
             .then_with(|| p.strings.get(a.name).cmp(p.strings.get(b.name)))
     });
-    Some(rows)
+    Ok(rows)
 }
 
 fn row(name: Sym, device: Option<DevId>, lane: Option<LaneId>, d: &mut [i64]) -> StatRow {

@@ -13,14 +13,7 @@ use serde_json::{Value, json};
 /// The rows, or why there are none to give (`--by` on CPU events).
 fn rows(cx: &Context) -> Result<Vec<StatRow>, String> {
     let (of, by) = (cx.options.stats_of, cx.options.stats_by);
-    let rows =
-        name_stats::table(cx.profile, cx.clock, of, by, cx.options.window).ok_or_else(|| {
-            format!(
-                "--by {} is for kernels and copies (GPU events); {} are per name",
-                by.name(),
-                of.name()
-            )
-        })?;
+    let rows = name_stats::table(cx.profile, cx.clock, of, by, cx.options.window)?;
     Ok(rows
         .into_iter()
         .filter(|r| r.device.is_none_or(|d| cx.shows(d)))
