@@ -150,15 +150,9 @@ fn a_window_keeps_the_events_overlapping_it_found_by_search_and_max_events_refus
 {
     let f = root().join("fixtures/megatron_tp8.sqlite");
     let db = Connection::open(&f).unwrap();
-    let (lo, hi): (i64, i64) = db
-        .query_row(
-            "SELECT min(start), max(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (lo, hi) = kernel_span(&db);
     let (a, b) = (lo + (hi - lo) / 3, lo + (hi - lo) / 2);
-    let secs = |t: i64| format!("{:.9}", t as f64 / 1e9);
+    let secs = window_seconds;
     let d = temp_dir("export_trace_window");
     let (o, v) = export(&[&f], &d.join("w.json"), &["--window", &secs(a), &secs(b)]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -61,6 +61,11 @@ fn has_column(db: &Connection, t: &str, c: &str) -> bool {
 
 /// (group key, duration) of every row `sql` returns, grouped.
 fn grouped(db: &Connection, sql: &str) -> Vec<Figures> {
+    grouped_as(db, sql, |k| k.to_string())
+}
+
+/// As [`grouped`], each key first made what nsys groups by.
+fn grouped_as(db: &Connection, sql: &str, key: impl Fn(&str) -> String) -> Vec<Figures> {
     let mut st = db.prepare(sql).unwrap();
     let mut by: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     let rows = st
@@ -70,7 +75,7 @@ fn grouped(db: &Connection, sql: &str) -> Vec<Figures> {
         .unwrap();
     for row in rows {
         let (k, d) = row.unwrap();
-        by.entry(k.unwrap_or_default()).or_default().push(d);
+        by.entry(key(&k.unwrap_or_default())).or_default().push(d);
     }
     let mut out: Vec<Figures> = by.into_values().map(figures).collect();
     out.sort();
@@ -117,27 +122,12 @@ fn truth(file: &Path, of: &str) -> Vec<Figures> {
             d.sort();
             d
         }
-        "api" if has_table(&db, "CUPTI_ACTIVITY_KIND_RUNTIME") => {
-            let mut st = db
-                .prepare(
-                    "SELECT s.value, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r \
-                     JOIN StringIds s ON s.id = r.nameId",
-                )
-                .unwrap();
-            let mut by: BTreeMap<String, Vec<i64>> = BTreeMap::new();
-            for row in st
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-                .unwrap()
-            {
-                let (n, d) = row.unwrap();
-                by.entry(strip_version.replace(&n, "").into_owned())
-                    .or_default()
-                    .push(d);
-            }
-            let mut out: Vec<Figures> = by.into_values().map(figures).collect();
-            out.sort();
-            out
-        }
+        "api" if has_table(&db, "CUPTI_ACTIVITY_KIND_RUNTIME") => grouped_as(
+            &db,
+            "SELECT s.value, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r \
+             JOIN StringIds s ON s.id = r.nameId",
+            |n| strip_version.replace(n, "").into_owned(),
+        ),
         "nvtx" if has_table(&db, "NVTX_EVENTS") => {
             let text = if has_column(&db, "NVTX_EVENTS", "textId") {
                 "COALESCE(n.text, s.value)"
@@ -293,13 +283,7 @@ fn by_device_and_stream_split_the_rows_and_csv_follows_the_json() {
 fn a_window_keeps_the_events_wholly_inside_it() {
     let f = root().join("fixtures/megatron_tp8.sqlite");
     let db = Connection::open(&f).unwrap();
-    let (lo, hi): (i64, i64) = db
-        .query_row(
-            "SELECT min(start), max(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (lo, hi) = kernel_span(&db);
     let (a, b) = (lo + (hi - lo) / 4, lo + (hi - lo) / 2);
     let want: i64 = db
         .query_row(
@@ -308,7 +292,7 @@ fn a_window_keeps_the_events_wholly_inside_it() {
             |r| r.get(0),
         )
         .unwrap();
-    let secs = |t: i64| format!("{:.9}", t as f64 / 1e9);
+    let secs = window_seconds;
     let v = json(&[
         "report",
         "stats",

@@ -210,3 +210,19 @@ pub fn fresh_then_cached(
     assert!(matches!(out.cache_use[..], [CacheUse::Opened(_)]));
     (fresh.profile, out.profile)
 }
+
+/// First kernel start and last kernel end of an export, by SQL (its own
+/// capture clock): where a test places a `--window`.
+pub fn kernel_span(db: &rusqlite::Connection) -> (i64, i64) {
+    db.query_row(
+        "SELECT min(start), max(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+/// ns as the seconds `--window` takes, every ns kept.
+pub fn window_seconds(ns: i64) -> String {
+    format!("{:.9}", ns as f64 / 1e9)
+}
