@@ -11,6 +11,7 @@
 //! signal N.
 
 mod args;
+mod csv_out;
 mod diff;
 mod export;
 mod index_analyses;
@@ -236,6 +237,8 @@ struct ReportArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
+    #[command(flatten)]
+    csv: csv_out::CsvArgs,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -590,10 +593,9 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Stats => vec![Section::Stats],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
-    if matches!(args.format, FormatArg::Csv) && !sections.iter().all(|s| s.has_csv()) {
-        return fail(
-            "--format csv is only for `report stragglers` and `report stats` (others: text or json)",
-        );
+    let csv = matches!(args.format, FormatArg::Csv);
+    if let Some(why) = args.csv.refused_without_csv(csv) {
+        return fail(why);
     }
     use rankline::analysis::name_stats::{StatsBy, StatsOf};
     let stats_of = match args.of {
@@ -684,9 +686,22 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
     if let Some(why) = not_stored {
         say(why);
     }
-    let out = report::render_with(&profile, &sections, &options, &analysis);
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    if csv {
+        let tables = report::tables_with(&profile, &sections, &options, &analysis);
+        let what = format!(
+            "report {}",
+            args.section
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        );
+        if let Err(code) = csv_out::write(&what, &tables, &args.csv) {
+            return code;
+        }
+    } else {
+        let out = report::render_with(&profile, &sections, &options, &analysis);
+        // A closed pipe (`| head`) is not an error worth a message.
+        let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    }
     if args.fail_on_behind && report::any_behind(&profile, &analysis) {
         return ExitCode::from(3);
     }

@@ -421,7 +421,7 @@ fn bad_input_keeps_exit_1_and_bad_usage_exit_2() {
     for args in [
         vec!["diff", BEFORE, BEFORE, "--fail-on-regression", "-1"],
         vec!["diff", BEFORE, BEFORE, "--fail-on-regression", "nan"],
-        vec!["diff", BEFORE, BEFORE, "--format", "csv"],
+        vec!["diff", BEFORE, BEFORE, "--table", "kernels"],
         vec!["diff", BEFORE, BEFORE, "--step-marker", "("],
         vec!["diff", BEFORE],
     ] {

@@ -3,13 +3,14 @@
 //! watched figure grew by more than PCT %.
 
 use super::args::{AnalysisArgs, NoCacheArg};
+use super::csv_out::{self, CsvArgs};
 use super::input_files::input_files;
 use super::messages::{fail, say};
 use rankline::analysis::diff::{self, Gate, Side, diff};
 use rankline::analysis::{Analysis, Settings, Window, pipeline, stored};
 use rankline::profile::{self, CacheDir, Profile, Source};
 use rankline::report::Format;
-use rankline::report::diff::{DiffOptions, gate_lines, render};
+use rankline::report::diff::{DiffOptions, gate_lines, render, tables};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ pub struct DiffArgs {
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     format: DiffFormat,
+    #[command(flatten)]
+    csv: CsvArgs,
     /// Text: print long names and paths whole (default: fit 100 columns)
     #[arg(long)]
     wide: bool,
@@ -60,6 +63,7 @@ enum GateFigure {
 enum DiffFormat {
     Text,
     Json,
+    Csv,
 }
 
 /// One side, loaded and analysed.
@@ -151,7 +155,11 @@ pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
     let format = match args.format {
         DiffFormat::Text => Format::Text,
         DiffFormat::Json => Format::Json,
+        DiffFormat::Csv => Format::Csv,
     };
+    if let Some(why) = args.csv.refused_without_csv(format == Format::Csv) {
+        return fail(why);
+    }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -201,10 +209,16 @@ pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
         wide: args.wide,
         gate,
     };
-    // A closed pipe (`| head`) is not an error worth a message.
-    let _ = std::io::stdout()
-        .lock()
-        .write_all(render(&d, &options).as_bytes());
+    if format == Format::Csv {
+        if let Err(code) = csv_out::write("diff", &tables(&d, &options), &args.csv) {
+            return code;
+        }
+    } else {
+        // A closed pipe (`| head`) is not an error worth a message.
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(render(&d, &options).as_bytes());
+    }
     if b.failed || a.failed {
         return ExitCode::FAILURE;
     }

@@ -13,8 +13,8 @@ pub enum Format {
     #[default]
     Text,
     Json,
-    /// Only for sections with [`Section::has_csv`]; the command line
-    /// refuses it for the others.
+    /// Tables read off the JSON ([`super::tables_with`]); rendered as
+    /// text, it is the text.
     Csv,
 }
 

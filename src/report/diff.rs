@@ -31,6 +31,13 @@ pub fn render(d: &Diff, o: &DiffOptions) -> String {
     }
 }
 
+/// The diff's CSV tables, read off its JSON (see
+/// [`super::csv_tables`]).
+pub fn tables(d: &Diff, o: &DiffOptions) -> Vec<super::csv_tables::Table> {
+    let regressions = o.gate.map(|g| d.regressions(g)).unwrap_or_default();
+    super::csv_tables::tables("diff", &json::to_json(d, &regressions))
+}
+
 /// The gate's verdict for CI logs: one summary line, then one line per
 /// figure that regressed.
 pub fn gate_lines(pct: f64, regressions: &[Regression]) -> Vec<String> {

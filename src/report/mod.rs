@@ -6,6 +6,7 @@ mod captures;
 mod clock;
 mod context;
 mod csv;
+pub mod csv_tables;
 pub mod diff;
 mod fit;
 mod json;
@@ -87,11 +88,6 @@ impl Section {
         }
     }
 
-    /// Has a CSV form (one table); the others are text or JSON only.
-    pub fn has_csv(self) -> bool {
-        matches!(self, Section::Stragglers | Section::Stats)
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Section::Summary => "summary",
@@ -160,80 +156,12 @@ pub fn any_behind(p: &Profile, a: &Analysis) -> bool {
 /// over the whole capture by the pipeline (read back from the cache),
 /// which must then agree with `options`' settings and have no window.
 pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Analysis) -> String {
-    let cx = Context {
-        profile: p,
-        options,
-        no_gpu_activity: p.gpu.is_empty(),
-        analysis: a,
-        clock: &a.clock,
-    };
-    let matching = &a.matching;
-    let skews = &a.skews;
+    let cx = context(p, options, a);
+    let json = options.format == Format::Json;
     let mut json_out = Map::new();
     let mut text_out = Vec::new();
-    let json = options.format == Format::Json;
-    // Only the requested format is rendered (CSV takes the text path).
-    let emit = |to_json: &dyn Fn() -> Value, to_text: &dyn Fn() -> String| {
-        if json {
-            (to_json(), String::new())
-        } else {
-            (Value::Null, to_text())
-        }
-    };
     for &s in sections {
-        let (j, t) = match s {
-            Section::Summary => {
-                let c = &a.completeness;
-                emit(&|| summary::to_json(&cx, c), &|| summary::to_text(&cx, c))
-            }
-            Section::Clock => emit(&|| clock::to_json(&cx, cx.clock), &|| {
-                clock::to_text(&cx, cx.clock)
-            }),
-            Section::Nccl => {
-                let n = &a.nccl;
-                emit(&|| nccl::to_json(&cx, n), &|| nccl::to_text(&cx, n))
-            }
-            Section::Overlap => {
-                let o = &a.overlap;
-                emit(&|| overlap::to_json(&cx, o), &|| overlap::to_text(&cx, o))
-            }
-            Section::Skew => emit(&|| skew::to_json(&cx, matching, skews), &|| {
-                skew::to_text(&cx, matching, skews)
-            }),
-            Section::Launch => {
-                let l = &a.launch;
-                emit(&|| launch::to_json(&cx, matching, l), &|| {
-                    launch::to_text(&cx, matching, l)
-                })
-            }
-            Section::Anomalies => {
-                let r = options.settings.anomaly_ratio;
-                let (rows, events) = (a.anomaly_rows, &a.anomalies);
-                emit(
-                    &|| anomalies::to_json(&cx, matching, r, rows, events),
-                    &|| anomalies::to_text(&cx, matching, r, rows, events),
-                )
-            }
-            Section::Why => emit(&|| why::to_json(&cx), &|| why::to_text(&cx)),
-            Section::Behind => {
-                let b = crate::analysis::behind::find(p, matching, cx.clock);
-                emit(&|| behind::to_json(&cx, &b), &|| behind::to_text(&cx, &b))
-            }
-            Section::Stats => emit(&|| stats::to_json(&cx), &|| {
-                if options.format == Format::Csv {
-                    stats::to_csv(&cx).unwrap_or_else(|why| why + "\n")
-                } else {
-                    stats::to_text(&cx)
-                }
-            }),
-            Section::Stragglers => emit(&|| stragglers::to_json(&cx, matching), &|| {
-                if options.format == Format::Csv {
-                    stragglers::to_csv(&cx, matching)
-                } else {
-                    stragglers::to_text(&cx, matching)
-                }
-            }),
-        };
+        let (j, t) = section(&cx, s, json);
         if json {
             json_out.insert(s.name().to_string(), j);
         } else {
@@ -262,6 +190,92 @@ pub fn render_with(p: &Profile, sections: &[Section], options: &Options, a: &Ana
             crate::text_safe::escape_controls_keep_newlines(&text).into_owned()
         }
     }
+}
+
+fn context<'a>(p: &'a Profile, options: &'a Options, a: &'a Analysis) -> Context<'a> {
+    Context {
+        profile: p,
+        options,
+        no_gpu_activity: p.gpu.is_empty(),
+        analysis: a,
+        clock: &a.clock,
+    }
+}
+
+/// One section, as JSON (`json`) or as text.
+fn section(cx: &Context, s: Section, json: bool) -> (Value, String) {
+    let (a, options) = (cx.analysis, cx.options);
+    let (p, matching, skews) = (cx.profile, &a.matching, &a.skews);
+    // Only the asked form is rendered.
+    let emit = |to_json: &dyn Fn() -> Value, to_text: &dyn Fn() -> String| {
+        if json {
+            (to_json(), String::new())
+        } else {
+            (Value::Null, to_text())
+        }
+    };
+    match s {
+        Section::Summary => {
+            let c = &a.completeness;
+            emit(&|| summary::to_json(cx, c), &|| summary::to_text(cx, c))
+        }
+        Section::Clock => emit(&|| clock::to_json(cx, cx.clock), &|| {
+            clock::to_text(cx, cx.clock)
+        }),
+        Section::Nccl => {
+            let n = &a.nccl;
+            emit(&|| nccl::to_json(cx, n), &|| nccl::to_text(cx, n))
+        }
+        Section::Overlap => {
+            let o = &a.overlap;
+            emit(&|| overlap::to_json(cx, o), &|| overlap::to_text(cx, o))
+        }
+        Section::Skew => emit(&|| skew::to_json(cx, matching, skews), &|| {
+            skew::to_text(cx, matching, skews)
+        }),
+        Section::Launch => {
+            let l = &a.launch;
+            emit(&|| launch::to_json(cx, matching, l), &|| {
+                launch::to_text(cx, matching, l)
+            })
+        }
+        Section::Anomalies => {
+            let r = options.settings.anomaly_ratio;
+            let (rows, events) = (a.anomaly_rows, &a.anomalies);
+            emit(
+                &|| anomalies::to_json(cx, matching, r, rows, events),
+                &|| anomalies::to_text(cx, matching, r, rows, events),
+            )
+        }
+        Section::Why => emit(&|| why::to_json(cx), &|| why::to_text(cx)),
+        Section::Behind => {
+            let b = crate::analysis::behind::find(p, matching, cx.clock);
+            emit(&|| behind::to_json(cx, &b), &|| behind::to_text(cx, &b))
+        }
+        Section::Stats => emit(&|| stats::to_json(cx), &|| stats::to_text(cx)),
+        Section::Stragglers => emit(&|| stragglers::to_json(cx, matching), &|| {
+            stragglers::to_text(cx, matching)
+        }),
+    }
+}
+
+/// The CSV tables of `sections` (see [`csv_tables`]), from analyses
+/// already computed as for [`render_with`].
+pub fn tables_with(
+    p: &Profile,
+    sections: &[Section],
+    options: &Options,
+    a: &Analysis,
+) -> Vec<csv_tables::Table> {
+    let cx = context(p, options, a);
+    let mut out = Vec::new();
+    for &s in sections {
+        match s {
+            Section::Stragglers => out.push(stragglers::csv_table(&cx, &a.matching)),
+            _ => out.extend(csv_tables::tables(s.name(), &section(&cx, s, true).0)),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! per device or stream and name, in text, JSON and CSV.
 
 use super::context::Context;
-use super::csv;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
@@ -58,24 +57,30 @@ pub fn to_json(cx: &Context) -> Value {
     let list: Vec<Value> = rows
         .iter()
         .map(|r| {
-            let mut v = json!({
-                "name": crate::text_safe::escape_controls(p.strings.get(r.name)),
-                "time_pct": share(r, all),
-                "total_ms": json::ms(r.total_ns),
-                "count": r.count,
-                "avg_ms": r.mean_ns / 1e6,
-                "median_ms": r.median_ns / 1e6,
-                "min_ms": json::ms(r.min_ns),
-                "max_ms": json::ms(r.max_ns),
-                "stddev_ms": r.stddev_ns / 1e6,
-            });
+            // The keys first, so the CSV's columns read as the text's.
+            let mut v = serde_json::Map::new();
             if let Some(d) = r.device {
-                v["device"] = json::device(p, d);
+                v.insert("device".into(), json::device(p, d));
             }
             if let Some(s) = stream(cx, r) {
-                v["stream"] = s.into();
+                v.insert("stream".into(), s.into());
             }
-            v
+            let figures: [(&str, Value); 9] = [
+                (
+                    "name",
+                    crate::text_safe::escape_controls(p.strings.get(r.name)).into(),
+                ),
+                ("time_pct", share(r, all).into()),
+                ("total_ms", json::ms(r.total_ns).into()),
+                ("count", r.count.into()),
+                ("avg_ms", (r.mean_ns / 1e6).into()),
+                ("median_ms", (r.median_ns / 1e6).into()),
+                ("min_ms", json::ms(r.min_ns).into()),
+                ("max_ms", json::ms(r.max_ns).into()),
+                ("stddev_ms", (r.stddev_ns / 1e6).into()),
+            ];
+            v.extend(figures.map(|(k, x)| (k.to_string(), x)));
+            Value::Object(v)
         })
         .collect();
     json!({
@@ -159,43 +164,4 @@ pub fn to_text(cx: &Context) -> String {
         "time_% = share of this table's total; med = median (mean of the middle two for an even count); stddev over n − 1",
     );
     out
-}
-
-/// One header row, then a row per table row: ms as decimals, no
-/// thousands separators.
-pub fn to_csv(cx: &Context) -> Result<String, String> {
-    let rows = rows(cx)?;
-    let all = total(&rows);
-    let mut header: Vec<String> = keys(cx).into_iter().map(String::from).collect();
-    header.extend(
-        [
-            "name",
-            "time_pct",
-            "total_ms",
-            "count",
-            "avg_ms",
-            "median_ms",
-            "min_ms",
-            "max_ms",
-            "stddev_ms",
-        ]
-        .map(String::from),
-    );
-    let mut out = csv::record(&header);
-    for r in &rows {
-        let mut cells = key_cells(cx, r);
-        cells.extend([
-            cx.profile.strings.get(r.name).to_string(),
-            share(r, all).to_string(),
-            json::ms(r.total_ns).to_string(),
-            r.count.to_string(),
-            (r.mean_ns / 1e6).to_string(),
-            (r.median_ns / 1e6).to_string(),
-            json::ms(r.min_ns).to_string(),
-            json::ms(r.max_ns).to_string(),
-            (r.stddev_ns / 1e6).to_string(),
-        ]);
-        out += &csv::record(&cells);
-    }
-    Ok(out)
 }

@@ -3,7 +3,7 @@
 //! matrix is as wide as the capture is long).
 
 use super::context::Context;
-use super::csv::field as csv_field;
+use super::csv_tables::Table as CsvTable;
 use super::json;
 use super::table::{self, Table};
 use crate::analysis::caveats::group_caveats;
@@ -88,26 +88,45 @@ pub fn to_json(cx: &Context, m: &Matching) -> Value {
 /// One row per (group, instance, rank), instances in time order; an empty
 /// lateness where the rank's capture does not cover the instance. Each row
 /// carries its group's clock error: a lateness below it is not resolvable.
-pub fn to_csv(cx: &Context, m: &Matching) -> String {
+/// The CSV's table: the JSON's rows of lists are no table of their own.
+pub fn csv_table(cx: &Context, m: &Matching) -> CsvTable {
     let p = cx.profile;
-    let mut out = String::from("group,instance,rank,lateness_ms,clock_uncertainty_ms\n");
-    for (map, rows) in maps(cx) {
-        let key = csv_field(&m.groups[map.group].key);
-        let clock = uncertainty_ms(&m.groups[map.group]);
-        let labels: Vec<String> = rows
+    let mut rows = Vec::new();
+    for (map, ranks) in maps(cx) {
+        let key = m.groups[map.group].key.clone();
+        let clock = uncertainty_ms(&m.groups[map.group]).to_string();
+        let labels: Vec<String> = ranks
             .iter()
-            .map(|&r| csv_field(&p.device_label(map.devices[r]).to_string()))
+            .map(|&r| p.device_label(map.devices[r]).to_string())
             .collect();
         for (c, k) in map.instances.iter().enumerate() {
-            for (label, &r) in labels.iter().zip(&rows) {
+            for (label, &r) in labels.iter().zip(&ranks) {
                 let ms = map
                     .at(r, c)
                     .map_or(String::new(), |ns| json::ms(ns).to_string());
-                out += &format!("{key},{},{label},{ms},{clock}\n", k + 1);
+                rows.push(vec![
+                    key.clone(),
+                    (k + 1).to_string(),
+                    label.clone(),
+                    ms,
+                    clock.clone(),
+                ]);
             }
         }
     }
-    out
+    CsvTable {
+        name: "stragglers.lateness".into(),
+        columns: [
+            "group",
+            "instance",
+            "rank",
+            "lateness_ms",
+            "clock_uncertainty_ms",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
 }
 
 /// Per group, per rank: mean and largest lateness and how often it was
