@@ -242,3 +242,116 @@ fn every_real_export_becomes_a_well_formed_trace() {
         assert_well_formed(&v.unwrap());
     }
 }
+
+/// `--ranks` keeps those ranks' files' GPU events and CPU calls (SQL's
+/// counts over exactly those files), `--devices` the same by name, and
+/// `--groups` the streams carrying a group on every device, its big
+/// events and no other group's; what names nothing is one line, exit 2.
+#[test]
+fn ranks_devices_and_groups_keep_their_tracks() {
+    let dir = root().join("fixtures/per_rank");
+    let d = temp_dir("export_trace_filters");
+    let sql_sum = |files: &[&str], sql: &str| -> usize {
+        files
+            .iter()
+            .map(|f| count(&Connection::open(dir.join(f)).unwrap(), sql, &[]))
+            .sum()
+    };
+    let kernels = "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    let calls = "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+    let kept = ["rank0.sqlite", "rank1.sqlite", "rank3.sqlite"];
+    for filter in [
+        ["--ranks", "0-1,3"],
+        ["--devices", "gpu07:0,gpu07:1,gpu08:1"],
+    ] {
+        let (o, v) = export(&[&dir], &d.join("r.json"), &filter);
+        assert!(o.status.success(), "{filter:?}: {}", stderr(&o));
+        let v = v.unwrap();
+        assert_well_formed(&v);
+        let cats = by_cat(&v);
+        assert_eq!(cats["kernel"], sql_sum(&kept, kernels), "{filter:?}");
+        assert_eq!(cats["cuda_api"], sql_sum(&kept, calls), "{filter:?}");
+        let names: Vec<&str> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "process_name")
+            .filter_map(|e| e["args"]["name"].as_str())
+            .filter(|n| n.ends_with(" GPU"))
+            .collect();
+        assert_eq!(
+            names,
+            ["gpu07:0 r0 GPU", "gpu07:1 r1 GPU", "gpu08:1 r3 GPU"]
+        );
+    }
+    let (o, full) = export(&[&dir], &d.join("all.json"), &[]);
+    assert!(o.status.success());
+    let full = full.unwrap();
+    let group_of = |e: &Value| e["args"]["group"].as_str().map(String::from);
+    let events = |v: &Value| v["traceEvents"].as_array().unwrap().clone();
+    let key = events(&full)
+        .iter()
+        .find_map(group_of)
+        .expect("a matched kernel");
+    let (o, g) = export(&[&dir], &d.join("g.json"), &["--groups", &key]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g = g.unwrap();
+    let of_group = |v: &Value| {
+        events(v)
+            .iter()
+            .filter(|e| e["cat"] == "kernel" && group_of(e).as_deref() == Some(&key))
+            .count()
+    };
+    assert!(of_group(&full) > 0);
+    assert_eq!(of_group(&g), of_group(&full), "every kernel of {key}");
+    assert!(
+        events(&g).iter().filter_map(group_of).all(|k| k == key),
+        "no other group's kernels"
+    );
+    assert!(
+        events(&g)
+            .iter()
+            .filter(|e| e["cat"] == "big_event")
+            .all(|e| e["name"].as_str().unwrap().contains(&format!(" {key}:"))),
+    );
+    for (args, says) in [
+        (["--ranks", "7"], "--ranks 7: no device has that rank"),
+        (["--ranks", "x"], "--ranks x: not a rank"),
+        (["--devices", "nope"], "--devices nope: no such device"),
+        (
+            ["--groups", "nope"],
+            "--groups nope: no such collective group",
+        ),
+    ] {
+        let out = d.join("refused.json");
+        let (o, v) = export(&[&dir], &out, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(v.is_none() && !out.exists());
+    }
+}
+
+/// A trace refused (or failing) leaves the file that was there before.
+#[test]
+fn a_refused_trace_leaves_the_old_file() {
+    let f = root().join("fixtures/megatron_tp8.sqlite");
+    let d = temp_dir("export_trace_keep_old");
+    let out = d.join("old.json");
+    std::fs::write(&out, "before").unwrap();
+    let o = rankline(&[
+        "export",
+        "--no-cache",
+        "--max-events",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "before");
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}

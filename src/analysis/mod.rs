@@ -28,6 +28,7 @@ pub mod steps;
 pub mod stored;
 pub mod stragglers;
 pub mod thread_account;
+pub mod tracks;
 pub mod why;
 pub mod why_words;
 pub mod window;

@@ -3,10 +3,11 @@
 
 use super::args::{AnalysisArgs, NoCacheArg};
 use super::messages::{fail, input_failed, say};
+use rankline::analysis::matching::Matching;
+use rankline::analysis::tracks::Tracks;
 use rankline::analysis::{Window, pipeline, stored};
-use rankline::profile::{self, CacheDir, Source};
+use rankline::profile::{self, CacheDir, DevId, Profile, Source};
 use rankline::report::{self, Section};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,6 +23,15 @@ pub struct ExportArgs {
     /// Only events overlapping this window, in seconds on the reference clock
     #[arg(long, num_args = 2, value_names = ["START_S", "END_S"], allow_negative_numbers = true)]
     window: Option<Vec<f64>>,
+    /// Only these ranks' devices (and the CPU processes driving them): 0,4,8-15
+    #[arg(long, value_name = "LIST")]
+    ranks: Option<String>,
+    /// Only these devices (and the CPU processes driving them), as `report --device` names them: 0,node02:3
+    #[arg(long, value_name = "LIST")]
+    devices: Option<String>,
+    /// Only the streams carrying these collective groups (and the CPU threads that launched on them): s20,s24
+    #[arg(long, value_name = "KEYS")]
+    groups: Option<String>,
     /// Refuse (with one line, before writing) a trace of more events
     #[arg(long, default_value_t = 5_000_000, value_name = "N")]
     max_events: usize,
@@ -36,6 +46,10 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(f) => f,
         Err(e) => return input_failed(e),
     };
+    // A list that cannot be read is said before the capture is loaded.
+    if let Some(Err(why)) = args.ranks.as_deref().map(ranks) {
+        return fail(why);
+    }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -67,29 +81,16 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         |stages| pipeline::run(&p, &settings, Window::ALL, stages, &mut |_| {}),
         |a| Ok((a, Vec::new())),
     );
+    let tracks = match tracks(&args, &p, &analysis.matching) {
+        Ok(t) => t,
+        Err(why) => return fail(why),
+    };
     let out = &args.out;
-    let file = match std::fs::File::create(out) {
-        Ok(f) => f,
-        Err(e) => return input_failed(format!("{}: {e}", out.display())),
-    };
-    let mut buffered = std::io::BufWriter::new(file);
-    let gz = out.extension().is_some_and(|x| x == "gz");
-    let done = if gz {
-        let mut z = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
-        report::trace::write(&mut z, &p, &analysis, window, args.max_events)
-            .and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
-    } else {
-        report::trace::write(&mut buffered, &p, &analysis, window, args.max_events)
-    }
-    .and_then(|n| buffered.flush().map(|_| n).map_err(|e| e.to_string()));
-    let written = match done {
-        Ok(n) => n,
-        Err(why) => {
-            drop(buffered);
-            let _ = std::fs::remove_file(out);
-            return input_failed(format!("{}: {why}", out.display()));
-        }
-    };
+    let written =
+        match report::trace::write_file(out, &p, &analysis, window, &tracks, args.max_events) {
+            Ok(n) => n,
+            Err(why) => return input_failed(why),
+        };
     println!(
         "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} big-event markers; open it in https://ui.perfetto.dev",
         rankline::text_safe::escape_controls(&out.display().to_string()),
@@ -106,4 +107,90 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// The tracks `--ranks`, `--devices` and `--groups` keep (all of them
+/// when none is given; what all given keep when several are).
+fn tracks(args: &ExportArgs, p: &Profile, m: &Matching) -> Result<Tracks, String> {
+    let mut keep = Tracks::all(p, m);
+    let items = |list: &str| -> Vec<String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    if let Some(list) = &args.ranks {
+        let mut by_rank: std::collections::BTreeMap<u32, Vec<DevId>> = Default::default();
+        for d in 0..p.devices.len() as DevId {
+            if let Some(r) = p.devices[d as usize].rank {
+                by_rank.entry(r).or_default().push(d);
+            }
+        }
+        if by_rank.is_empty() {
+            return Err(
+                "--ranks: the capture records no ranks (name devices with --devices)".into(),
+            );
+        }
+        let mut devices = Vec::new();
+        for (item, a, b) in ranks(list)? {
+            let found: Vec<DevId> = by_rank.range(a..=b).flat_map(|(_, d)| d.clone()).collect();
+            if found.is_empty() {
+                return Err(format!("--ranks {item}: no device has that rank"));
+            }
+            devices.extend(found);
+        }
+        keep = keep.and(&Tracks::of_devices(p, m, &devices));
+    }
+    if let Some(list) = &args.devices {
+        let mut devices = Vec::new();
+        for l in items(list) {
+            let found = p.find_devices(&l);
+            if found.is_empty() {
+                let known: Vec<String> = (0..p.devices.len() as DevId)
+                    .map(|d| p.device_label(d).to_string())
+                    .collect();
+                return Err(format!(
+                    "--devices {l}: no such device (devices: {})",
+                    known.join(", ")
+                ));
+            }
+            devices.extend(found);
+        }
+        keep = keep.and(&Tracks::of_devices(p, m, &devices));
+    }
+    if let Some(list) = &args.groups {
+        let mut groups = Vec::new();
+        for key in items(list) {
+            match m.groups.iter().position(|g| g.key == key) {
+                Some(g) => groups.push(g),
+                None => {
+                    let known: Vec<&str> = m.groups.iter().map(|g| g.key.as_str()).collect();
+                    return Err(format!(
+                        "--groups {key}: no such collective group (groups: {})",
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+        keep = keep.and(&Tracks::of_groups(p, m, &groups));
+    }
+    Ok(keep)
+}
+
+/// `0,4,8-15` as (item, first, last) rank ranges.
+fn ranks(list: &str) -> Result<Vec<(&str, u32, u32)>, String> {
+    let bad = |item: &str| format!("--ranks {item}: not a rank or a range of ranks (0,4,8-15)");
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (a, b) = item.split_once('-').unwrap_or((item, item));
+        match (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+            (Ok(a), Ok(b)) if a <= b => out.push((item, a, b)),
+            _ => return Err(bad(item)),
+        }
+    }
+    if out.is_empty() {
+        return Err(bad(list));
+    }
+    Ok(out)
 }

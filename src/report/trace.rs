@@ -8,6 +8,7 @@
 //! start skew and late rank; big events are instant markers.
 
 use crate::analysis::pipeline::Analysis;
+use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
 use crate::profile::{GpuKind, NONE, NvtxKind, Profile};
 use crate::text_safe::escape_controls;
@@ -32,6 +33,44 @@ impl Written {
     }
 }
 
+/// [`write`] to the file `path`, gzipped when its name ends in `.gz`: made
+/// beside it under a temporary name and renamed over it when whole, so a
+/// refusal or a failure leaves whatever was there before.
+pub fn write_file(
+    path: &std::path::Path,
+    p: &Profile,
+    a: &Analysis,
+    w: Window,
+    tracks: &Tracks,
+    max: usize,
+) -> Result<Written, String> {
+    let shown = crate::text_safe::path_text(path);
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".rankline-{}.tmp", std::process::id()));
+    let temp = std::path::PathBuf::from(temp);
+    let file = std::fs::File::create(&temp).map_err(|e| format!("{shown}: {e}"))?;
+    let mut buffered = std::io::BufWriter::new(file);
+    let gz = path.extension().is_some_and(|x| x == "gz");
+    let done = if gz {
+        let mut z = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
+        write(&mut z, p, a, w, tracks, max)
+            .and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
+    } else {
+        write(&mut buffered, p, a, w, tracks, max)
+    }
+    .and_then(|n| buffered.flush().map(|_| n).map_err(|e| e.to_string()));
+    drop(buffered);
+    let done = done.and_then(|n| {
+        std::fs::rename(&temp, path)
+            .map(|_| n)
+            .map_err(|e| e.to_string())
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    done.map_err(|why| format!("{shown}: {why}"))
+}
+
 /// Process ids: devices first, then CPU processes (Perfetto wants numbers).
 fn device_pid(d: usize) -> usize {
     1 + d
@@ -50,22 +89,27 @@ fn us(ns: i64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// The events of `p` that overlap `w` (on the reference clock), as one
-/// trace; `Err` (before writing anything) when they are more than `max`.
+/// The events of `p` on `tracks` that overlap `w` (on the reference
+/// clock), as one trace; `Err` (before writing anything) when they are
+/// more than `max`.
 pub fn write(
     out: &mut dyn Write,
     p: &Profile,
     a: &Analysis,
     w: Window,
+    tracks: &Tracks,
     max: usize,
 ) -> Result<Written, String> {
     let clock = &a.clock;
     let sel = Select { p, clock, w };
     // Counted first, by the same selection as written: a trace too large
     // is refused before a byte is written.
-    let gpu_n: usize = (0..p.lanes.len()).map(|l| sel.gpu(l).count()).sum();
-    let cpu_n: usize = (0..p.threads.len())
-        .map(|t| sel.api(t).count() + sel.nvtx(t).count() + sel.osrt(t).count())
+    let lanes: Vec<usize> = (0..p.lanes.len()).filter(|&l| tracks.lane(l)).collect();
+    let threads: Vec<usize> = (0..p.threads.len()).filter(|&t| tracks.thread(t)).collect();
+    let gpu_n: usize = lanes.iter().map(|&l| sel.gpu(l).count()).sum();
+    let cpu_n: usize = threads
+        .iter()
+        .map(|&t| sel.api(t).count() + sel.nvtx(t).count() + sel.osrt(t).count())
         .sum();
     if gpu_n + cpu_n > max {
         return Err(format!(
@@ -93,7 +137,7 @@ pub fn write(
     out.write_all(b",\"traceEvents\":[\n").map_err(io)?;
     let name = |s: &str| escape_controls(s).into_owned();
     // Names of processes and tracks.
-    for d in 0..p.devices.len() {
+    for d in (0..p.devices.len()).filter(|&d| tracks.device(p, d as _)) {
         emit(
             out,
             json!({"ph": "M", "name": "process_name", "pid": device_pid(d), "tid": 0,
@@ -105,7 +149,8 @@ pub fn write(
                    "args": {"sort_index": d}}),
         )?;
     }
-    for (l, lane) in p.lanes.iter().enumerate() {
+    for &l in &lanes {
+        let lane = &p.lanes[l];
         emit(
             out,
             json!({"ph": "M", "name": "thread_name", "pid": device_pid(lane.device as usize),
@@ -113,6 +158,9 @@ pub fn write(
         )?;
     }
     for (i, pr) in p.processes.iter().enumerate() {
+        if !tracks.process(p, i) {
+            continue;
+        }
         emit(
             out,
             json!({"ph": "M", "name": "process_name", "pid": cpu_pid(p, i), "tid": 0,
@@ -120,7 +168,8 @@ pub fn write(
                                             p.files[pr.file as usize].name())}}),
         )?;
     }
-    for (t, th) in p.threads.iter().enumerate() {
+    for &t in &threads {
+        let th = &p.threads[t];
         for (k, what) in ["CUDA API", "NVTX", "NVTX start/end", "OS runtime"]
             .iter()
             .enumerate()
@@ -135,7 +184,7 @@ pub fn write(
     let mut n = Written::default();
     // Launch calls written, so a flow starts only at a call in the trace.
     let mut call_written = vec![false; p.runtime.len()];
-    for t in 0..p.threads.len() {
+    for &t in &threads {
         let pid = cpu_pid(p, p.threads[t].process as usize);
         for (r, s, e) in sel.api(t) {
             call_written[r] = true;
@@ -173,7 +222,8 @@ pub fn write(
     let m = &a.matching;
     let skews = &a.skews;
     let mut flow = 0usize;
-    for (l, lane) in p.lanes.iter().enumerate() {
+    for &l in &lanes {
+        let lane = &p.lanes[l];
         let pid = device_pid(lane.device as usize);
         for (r, s, e) in sel.gpu(l) {
             let kind = p.gpu.kind(r);
@@ -229,7 +279,7 @@ pub fn write(
             }
         }
     }
-    for gs in skews {
+    for gs in skews.iter().filter(|gs| tracks.group(gs.group)) {
         let key = &m.groups[gs.group].key;
         for b in &gs.big_events {
             let i = &b.instance;
