@@ -555,6 +555,7 @@ fn timeline(
         baseline: baseline.into_iter().map(Source::File).collect(),
         notes: notes.clone(),
         mouse,
+        exporter: Some(export::exporter()),
     };
     // Printed once the terminal is restored, where they stay readable.
     let outcome = run::run(opts);

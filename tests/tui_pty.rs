@@ -509,3 +509,48 @@ fn y_puts_the_goto_reference_on_the_clipboard_with_osc_52() {
     s.send("q");
     assert!(s.wait_exit().success());
 }
+
+/// `E` writes the selected instance's trace under $XDG_STATE_HOME, says
+/// where, and puts nothing beside the input.
+#[test]
+fn e_exports_under_the_state_directory_and_says_where() {
+    let state = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/test-tmp/pty-export-state"
+    );
+    let _ = std::fs::remove_dir_all(state);
+    let listing = || {
+        let mut v: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing();
+    let env = [("XDG_STATE_HOME", state)];
+    let mut s = Session::start_with(
+        &["fixtures/megatron_tp8.sqlite", "--no-cache"],
+        &env,
+        160,
+        48,
+    );
+    s.wait_ready();
+    s.send("]");
+    s.wait_for("instance 55/225");
+    s.send("E");
+    s.wait_for("exported /");
+    s.send("q");
+    assert!(s.wait_exit().success());
+    let dir = std::path::Path::new(state).join("rankline/exports");
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0].starts_with("megatron_tp8-s20-55-") && files[0].ends_with("Z.json.gz"),
+        "{files:?}"
+    );
+    assert_eq!(listing(), before, "nothing new beside the input");
+}

@@ -11,6 +11,9 @@ use rankline::report::{self, Section};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// A trace larger than this is refused unless `--max-events` says more.
+const DEFAULT_MAX_EVENTS: usize = 5_000_000;
+
 #[derive(clap::Args)]
 pub struct ExportArgs {
     /// nsys SQLite exports or .nsys-rep reports, or directories of them
@@ -33,7 +36,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "KEYS")]
     groups: Option<String>,
     /// Refuse (with one line, before writing) a trace of more events
-    #[arg(long, default_value_t = 5_000_000, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_MAX_EVENTS, value_name = "N")]
     max_events: usize,
     #[command(flatten)]
     analysis: AnalysisArgs,
@@ -193,4 +196,13 @@ fn ranks(list: &str) -> Result<Vec<(&str, u32, u32)>, String> {
         return Err(bad(list));
     }
     Ok(out)
+}
+
+/// The timeline's `E`: the same trace as `rankline export`, bounded as its
+/// default `--max-events` bounds it.
+pub fn exporter() -> rankline::tui::export::Exporter {
+    std::sync::Arc::new(|p, a, window, tracks, path| {
+        let n = report::trace::write_file(path, p, a, window, tracks, DEFAULT_MAX_EVENTS)?;
+        Ok(format!("{} events, {} launch flows", n.events(), n.flows))
+    })
 }

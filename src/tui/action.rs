@@ -113,6 +113,7 @@ actions! {
     HistoryForward = "history_forward",
     Messages = "messages",
     CopyReference = "copy_reference",
+    ExportTrace = "export_trace",
     StragglerMap = "straggler_map",
     SwitchCapture = "switch_capture",
     // Lists (finder results, the big-events list, help pages).

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod behind;
 pub mod capture;
 pub mod data;
+pub mod export;
 pub mod finder;
 pub mod history;
 pub mod index;

@@ -3,6 +3,7 @@
 //! The terminal is restored on every exit path, panics and signals included.
 
 use super::data::{self, LoadMsg};
+use super::export::{self, ExportJob, Exporter};
 use super::keymap::Keymap;
 use super::messages::Level;
 use super::state::App;
@@ -35,6 +36,8 @@ pub struct Options {
     /// Messages known before loading starts (inputs given twice, read
     /// once…), listed with the load messages.
     pub notes: Vec<String>,
+    /// What writes a trace for `E` (the command line's `export`).
+    pub exporter: Option<Exporter>,
 }
 
 /// What the loop reacts to.
@@ -46,6 +49,8 @@ pub enum Msg {
     Signal(i32),
     /// Loading ended and no input could be opened: nothing to show.
     NothingOpened,
+    /// A trace export (`E`) ended: its line.
+    Exported(Result<String, String>),
     /// Something went wrong that the UI cannot go on from.
     Fatal(String),
 }
@@ -143,7 +148,24 @@ async fn event_loop(
             let _ = signal_tx.send(Msg::Signal(signal));
         }
     });
+    let export_tx = tx.clone();
     drop(tx);
+    let input = opts
+        .sources
+        .first()
+        .map_or_else(|| "demo".to_string(), source_stem);
+    let exporter = opts.exporter.clone();
+    let mut export = move |job: ExportJob| {
+        let (tx, input, exporter) = (export_tx.clone(), input.clone(), exporter.clone());
+        tokio::task::spawn_blocking(move || {
+            let line = match &exporter {
+                Some(e) => export::exports_dir()
+                    .and_then(|dir| export::run(e, &job, &dir, &input, &utc_now())),
+                None => Err("export is not available here".into()),
+            };
+            let _ = tx.send(Msg::Exported(line));
+        });
+    };
 
     let mut app = App::new(opts.keymap, opts.no_color);
     app.mouse = opts.mouse;
@@ -163,6 +185,7 @@ async fn event_loop(
     let outside = Outside {
         set_mouse: &mut set_mouse,
         clipboard: &mut std::io::stdout(),
+        export: &mut export,
     };
     let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
@@ -183,6 +206,7 @@ pub async fn drive<B: ratatui::backend::Backend>(
     let outside = Outside {
         set_mouse: &mut |_| {},
         clipboard: &mut std::io::sink(),
+        export: &mut |_| {},
     };
     drive_with(terminal, app, rx, outside).await
 }
@@ -193,6 +217,9 @@ pub struct Outside<'a> {
     pub set_mouse: &'a mut dyn FnMut(bool),
     /// Where what `y` copies goes (an OSC 52 sequence).
     pub clipboard: &'a mut dyn Write,
+    /// Starts a trace export (`E`) off the loop; its line comes back as
+    /// [`Msg::Exported`].
+    pub export: &'a mut dyn FnMut(ExportJob),
 }
 
 /// [`drive`], with the terminal's side effects in `outside`.
@@ -205,6 +232,7 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
     let Outside {
         set_mouse,
         clipboard,
+        export,
     } = outside;
     let mut mouse = app.mouse;
     let mut last_frame = Instant::now() - FRAME;
@@ -240,6 +268,9 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
             let _ = clipboard
                 .write_all(seq.as_bytes())
                 .and_then(|()| clipboard.flush());
+        }
+        if let Some(job) = app.export.take() {
+            export(job);
         }
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);
@@ -278,6 +309,7 @@ fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
             *ending = Ending::NothingOpened;
             app.quit = true;
         }
+        Msg::Exported(line) => app.on_exported(line),
         Msg::Fatal(e) => {
             app.fatal = Some(e);
             app.quit = true;
@@ -295,4 +327,26 @@ async fn wait_for_signal() -> Option<i32> {
 #[cfg(not(unix))]
 async fn wait_for_signal() -> Option<i32> {
     tokio::signal::ctrl_c().await.ok().map(|()| 2)
+}
+
+/// An input's name for an export's file name: its file stem.
+fn source_stem(s: &Source) -> String {
+    match s {
+        Source::File(p) => p
+            .file_stem()
+            .map_or_else(|| "capture".into(), |x| x.to_string_lossy().into_owned()),
+        _ => "demo".into(),
+    }
+}
+
+/// Now, as `20261204T221500Z`.
+fn utc_now() -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let c = super::wallclock::civil(ns);
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
+    )
 }

@@ -5,6 +5,7 @@
 
 mod baseline;
 mod clock;
+mod export;
 mod first_screen;
 mod go;
 mod lists;
@@ -96,6 +97,8 @@ pub struct App {
     pub no_color: bool,
     /// Text for the terminal's clipboard (OSC 52), written by the loop.
     pub clipboard: Option<String>,
+    /// A trace export asked for (`E`), run by the loop off the UI thread.
+    pub export: Option<crate::tui::export::ExportJob>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -139,6 +142,7 @@ impl App {
             banner: None,
             no_color,
             clipboard: None,
+            export: None,
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()

@@ -203,6 +203,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, HistoryForward, &["alt-Right"]),
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, CopyReference, &["y"]),
+        (Mode::Timeline, ExportTrace, &["E"]),
         (Mode::Timeline, Messages, &["!"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),

@@ -32,6 +32,7 @@ impl App {
                 | Action::OpenFinder
                 | Action::FocusMode
                 | Action::StragglerMap
+                | Action::ExportTrace
         );
         if needs_analysis && !l.complete {
             self.say("still matching collectives across ranks: a moment");
@@ -147,6 +148,7 @@ impl App {
             }
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(),
+            Action::ExportTrace => self.export_trace(&l),
             Action::StragglerMap => self.open_straggler_map(&l),
             Action::SwitchCapture => self.switch_capture(),
             _ => {}

@@ -1,0 +1,45 @@
+//! `E`: the export asked for, from what the timeline shows; the loop runs
+//! it and its line comes back as a message.
+
+use super::App;
+use crate::analysis::Window;
+use crate::tui::data::Loaded;
+use crate::tui::export::{instance_job, view_job};
+use crate::tui::messages::Level;
+use std::sync::Arc;
+
+impl App {
+    /// The selected instance on every rank, else the visible window and
+    /// the lanes on screen.
+    pub(super) fn export_trace(&mut self, l: &Arc<Loaded>) {
+        let c = &self.capture;
+        let job = c
+            .instance()
+            .and_then(|(g, k)| instance_job(l, g, k))
+            .unwrap_or_else(|| {
+                let v = &c.view;
+                let window = Window {
+                    start: v.t0.floor() as i64,
+                    end: (v.t0 + v.span).ceil() as i64,
+                };
+                let s = &c.lanes.scroll;
+                let end = (s.top + s.visible.max(1)).min(c.lanes.rows.len());
+                let rows: Vec<_> = c.lanes.rows[s.top.min(end)..end]
+                    .iter()
+                    .map(|r| r.kind)
+                    .collect();
+                view_job(l, window, &rows)
+            });
+        self.say(format!("exporting {}…", job.described));
+        self.export = Some(job);
+    }
+
+    /// The export's line: where it went, or why not.
+    pub fn on_exported(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(line) => self.messages.answer(Level::Info, line),
+            Err(why) => self.messages.answer(Level::Warn, why),
+        }
+        self.dirty = true;
+    }
+}
