@@ -36,6 +36,7 @@ fn typed(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
             '⏎' => KeyCode::Enter,
             '⎋' => KeyCode::Esc,
             '⇟' => KeyCode::PageDown,
+            '\t' => KeyCode::Tab,
             c => KeyCode::Char(c),
         };
         app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
@@ -358,4 +359,43 @@ fn files_left_out_on_their_clocks_are_warned_of_in_the_title() {
             "{w}x{h}: {title}"
         );
     }
+}
+
+/// The stats view: the columns that do not fit are named, long names end
+/// in `…`, the keys are said under the table.
+#[test]
+fn the_stats_view_names_what_does_not_fit() {
+    case(
+        "stats_view",
+        &file("megatron_tp8.sqlite"),
+        None,
+        "S",
+        &[
+            (
+                "min_ms, max_ms, stddev_ms: in a wider terminal",
+                "stddev_ms name",
+            ),
+            ("total_ms↓", "total_ms↓"),
+            (
+                "ncclDevKernel_AllGather_RING_LL(nccl…",
+                "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            ),
+        ],
+    );
+}
+
+/// The stats view filtered, sorted by count, on the NVTX table.
+#[test]
+fn the_stats_view_filtered_and_sorted() {
+    case(
+        "stats_view_nvtx_filtered",
+        &file("megatron_tp8.sqlite"),
+        None,
+        "S\t\t/a⏎>",
+        &[
+            ("filter: a", "filter: a"),
+            ("count↓", "count↓"),
+            ("stats: nvtx", "backward"),
+        ],
+    );
 }

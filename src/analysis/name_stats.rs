@@ -114,61 +114,14 @@ pub fn table(
         return Err(why);
     }
     let mut groups: HashMap<(Sym, Option<DevId>, Option<LaneId>), Vec<i64>> = HashMap::new();
-    let mut add = |key, d: i64| groups.entry(key).or_default().push(d);
-    if of.on_gpu() {
-        for (lane_id, lane) in p.lanes.iter().enumerate() {
-            let lane_id = lane_id as LaneId;
-            let file = p.lane_file(lane_id);
-            for (r, s, e) in clock.lane_rows(p, lane_id, w, file) {
-                let kind = p.gpu.kind(r);
-                let wanted = match of {
-                    StatsOf::Kernels => kind == GpuKind::Kernel,
-                    _ => kind != GpuKind::Kernel,
-                };
-                if !wanted || !clock.window_in_file(file, w).contains(s, e) {
-                    continue;
-                }
-                let name = match of {
-                    StatsOf::Kernels => p.gpu.long_name(r),
-                    _ => p.gpu.name(r),
-                };
-                let key = match by {
-                    StatsBy::Name => (name, None, None),
-                    StatsBy::Device => (name, Some(lane.device), None),
-                    StatsBy::Stream => (name, Some(lane.device), Some(lane_id)),
-                };
-                add(key, e.saturating_sub(s));
-            }
-        }
-    } else {
-        for t in 0..p.threads.len() {
-            let wf = clock.window_in_file(p.thread_file(t as _), w);
-            let mut each =
-                |rows: std::ops::Range<usize>, one: &dyn Fn(usize) -> Option<(Sym, i64, i64)>| {
-                    for r in rows {
-                        if let Some((name, s, e)) = one(r)
-                            && wf.contains(s, e)
-                        {
-                            add((name, None, None), e.saturating_sub(s));
-                        }
-                    }
-                };
-            match of {
-                StatsOf::Api => each(p.runtime_by_thread[t].clone(), &|r| {
-                    Some((p.runtime.name(r), p.runtime.start(r), p.runtime.end(r)))
-                }),
-                StatsOf::Nvtx => each(p.nvtx_by_thread[t].clone(), &|r| {
-                    p.nvtx
-                        .is_range(r)
-                        .then(|| (p.nvtx.name(r), p.nvtx.start(r), p.nvtx.end(r)))
-                }),
-                StatsOf::Osrt => each(p.osrt_by_thread[t].clone(), &|r| {
-                    Some((p.osrt.name(r), p.osrt.start(r), p.osrt.end(r)))
-                }),
-                StatsOf::Kernels | StatsOf::Copies => unreachable!("GPU events above"),
-            }
-        }
-    }
+    each(p, clock, of, w, &mut |_, name, lane, d| {
+        let key = match (by, lane) {
+            (StatsBy::Device, Some(l)) => (name, Some(p.lanes[l as usize].device), None),
+            (StatsBy::Stream, Some(l)) => (name, Some(p.lanes[l as usize].device), Some(l)),
+            _ => (name, None, None),
+        };
+        groups.entry(key).or_default().push(d);
+    });
     let mut rows: Vec<StatRow> = groups
         .into_iter()
         .map(|((name, device, lane), mut d)| row(name, device, lane, &mut d))
@@ -182,6 +135,85 @@ pub fn table(
             .then_with(|| p.strings.get(a.name).cmp(p.strings.get(b.name)))
     });
     Ok(rows)
+}
+
+/// The rows of the events of `of` named `name` wholly inside `w`,
+/// longest first (the stats view's Enter, then `n` / `N`).
+pub fn longest_first(
+    p: &Profile,
+    clock: &Alignment,
+    of: StatsOf,
+    name: Sym,
+    w: Window,
+) -> Vec<usize> {
+    let mut found = Vec::new();
+    each(p, clock, of, w, &mut |r, n, _, d| {
+        if n == name {
+            found.push((d, r));
+        }
+    });
+    found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Every event of `of` wholly inside `w` (on the reference clock): its
+/// row, the name it is counted under, its lane (GPU events) and duration.
+fn each(
+    p: &Profile,
+    clock: &Alignment,
+    of: StatsOf,
+    w: Window,
+    visit: &mut dyn FnMut(usize, Sym, Option<LaneId>, i64),
+) {
+    if of.on_gpu() {
+        for lane_id in 0..p.lanes.len() as LaneId {
+            let file = p.lane_file(lane_id);
+            let wf = clock.window_in_file(file, w);
+            for (r, s, e) in clock.lane_rows(p, lane_id, w, file) {
+                let kind = p.gpu.kind(r);
+                let wanted = match of {
+                    StatsOf::Kernels => kind == GpuKind::Kernel,
+                    _ => kind != GpuKind::Kernel,
+                };
+                if !wanted || !wf.contains(s, e) {
+                    continue;
+                }
+                let name = match of {
+                    StatsOf::Kernels => p.gpu.long_name(r),
+                    _ => p.gpu.name(r),
+                };
+                visit(r, name, Some(lane_id), e.saturating_sub(s));
+            }
+        }
+        return;
+    }
+    for t in 0..p.threads.len() {
+        let wf = clock.window_in_file(p.thread_file(t as _), w);
+        let mut rows = |rows: std::ops::Range<usize>,
+                        one: &dyn Fn(usize) -> Option<(Sym, i64, i64)>| {
+            for r in rows {
+                if let Some((name, s, e)) = one(r)
+                    && wf.contains(s, e)
+                {
+                    visit(r, name, None, e.saturating_sub(s));
+                }
+            }
+        };
+        match of {
+            StatsOf::Api => rows(p.runtime_by_thread[t].clone(), &|r| {
+                Some((p.runtime.name(r), p.runtime.start(r), p.runtime.end(r)))
+            }),
+            StatsOf::Nvtx => rows(p.nvtx_by_thread[t].clone(), &|r| {
+                p.nvtx
+                    .is_range(r)
+                    .then(|| (p.nvtx.name(r), p.nvtx.start(r), p.nvtx.end(r)))
+            }),
+            StatsOf::Osrt => rows(p.osrt_by_thread[t].clone(), &|r| {
+                Some((p.osrt.name(r), p.osrt.start(r), p.osrt.end(r)))
+            }),
+            StatsOf::Kernels | StatsOf::Copies => {}
+        }
+    }
 }
 
 fn row(name: Sym, device: Option<DevId>, lane: Option<LaneId>, d: &mut [i64]) -> StatRow {

@@ -15,15 +15,18 @@ pub enum Mode {
     Panel,
     /// The help overlay.
     Help,
+    /// The stats view (`S`); while its filter is typed, `Finder`.
+    Stats,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 5] = [
+    pub const ALL: [Mode; 6] = [
         Mode::Timeline,
         Mode::Stragglers,
         Mode::Finder,
         Mode::Panel,
         Mode::Help,
+        Mode::Stats,
     ];
 
     /// The table name in keymap files.
@@ -34,6 +37,7 @@ impl Mode {
             Mode::Finder => "finder",
             Mode::Panel => "panel",
             Mode::Help => "help",
+            Mode::Stats => "stats",
         }
     }
 }
@@ -114,6 +118,15 @@ actions! {
     Messages = "messages",
     CopyReference = "copy_reference",
     ExportTrace = "export_trace",
+    StatsView = "stats_view",
+    // The stats view: its column to sort by, the order, the table, over
+    // what, and its filter.
+    SortNext = "sort_next",
+    SortPrev = "sort_prev",
+    SortReverse = "sort_reverse",
+    NextTable = "next_table",
+    ToggleScope = "toggle_scope",
+    Filter = "filter",
     StragglerMap = "straggler_map",
     SwitchCapture = "switch_capture",
     // Lists (finder results, the big-events list, help pages).

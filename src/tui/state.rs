@@ -15,6 +15,7 @@ mod pair;
 mod panels;
 mod quitting;
 mod reference;
+mod stats_view;
 mod stragglers;
 mod writes;
 
@@ -33,22 +34,7 @@ use super::scroll::Scroll;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::Arc;
 
-/// A list with a cursor (the finder's hits, the largest skews): the row
-/// under the cursor and the rows the last frame showed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Pick {
-    pub selected: usize,
-    pub scroll: Scroll,
-}
-
-impl Pick {
-    /// Moves the cursor by `by` over `len` rows and scrolls to show it.
-    pub fn step(&mut self, by: isize, len: usize) {
-        let last = len.saturating_sub(1) as isize;
-        self.selected = (self.selected as isize + by).clamp(0, last.max(0)) as usize;
-        self.scroll.show(self.selected);
-    }
-}
+pub use super::pick::Pick;
 
 /// Keys kept while the first frame loads: a burst of typing, not a
 /// buffer for a stuck key.
@@ -73,6 +59,8 @@ pub enum Overlay {
     GotoTime {
         input: String,
     },
+    /// The stats view (`S`).
+    Stats(crate::tui::stats_view::StatsState),
 }
 
 /// Loading progress.
@@ -99,6 +87,9 @@ pub struct App {
     pub clipboard: Option<String>,
     /// A trace export asked for (`E`), run by the loop off the UI thread.
     pub export: Option<crate::tui::export::ExportJob>,
+    /// The stats view's table, and its state between openings.
+    pub stats: Option<crate::tui::stats_view::StatsTable>,
+    pub stats_state: Option<crate::tui::stats_view::StatsState>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -143,6 +134,8 @@ impl App {
             no_color,
             clipboard: None,
             export: None,
+            stats: None,
+            stats_state: None,
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()
@@ -195,6 +188,8 @@ impl App {
             Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
             Overlay::BigEvents(_) | Overlay::Behind(_) | Overlay::Messages(_) => Mode::Panel,
             Overlay::Help(_) | Overlay::Legend(_) => Mode::Help,
+            Overlay::Stats(ref st) if st.typing => Mode::Finder,
+            Overlay::Stats(_) => Mode::Stats,
         }
     }
 
@@ -381,6 +376,10 @@ impl App {
                 query
             }
             Overlay::GotoTime { input } => input,
+            Overlay::Stats(st) if st.typing => {
+                st.pick = Pick::default();
+                &mut st.filter
+            }
             _ => return false,
         };
         match key.code {
@@ -447,6 +446,7 @@ impl App {
             Overlay::BigEvents(pick) => self.apply_big_list(a, pick),
             Overlay::Behind(pick) => self.apply_behind_list(a, pick),
             Overlay::Messages(scroll) => self.apply_messages(a, scroll),
+            Overlay::Stats(st) => self.apply_stats(a, st),
             Overlay::GotoTime { input } => match a {
                 Action::Accept => {
                     self.overlay = Overlay::None;

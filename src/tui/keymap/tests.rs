@@ -204,6 +204,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, CopyReference, &["y"]),
         (Mode::Timeline, ExportTrace, &["E"]),
+        (Mode::Timeline, StatsView, &["S"]),
         (Mode::Timeline, Messages, &["!"]),
         (Mode::Timeline, Legend, &["L"]),
         (Mode::Timeline, Help, &["?"]),
@@ -256,6 +257,22 @@ fn default_keymap_binds_the_spec() {
         (Mode::Help, Cancel, &["Esc", "q", "?"]),
         (Mode::Help, Legend, &["L"]),
         (Mode::Help, Quit, &["ctrl-c"]),
+        (Mode::Stats, Up, &["Up", "k"]),
+        (Mode::Stats, Down, &["Down", "j"]),
+        (Mode::Stats, PageUp, &["PageUp"]),
+        (Mode::Stats, PageDown, &["PageDown"]),
+        (Mode::Stats, Home, &["Home"]),
+        (Mode::Stats, End, &["End"]),
+        (Mode::Stats, SortPrev, &["Left", "<"]),
+        (Mode::Stats, SortNext, &["Right", ">"]),
+        (Mode::Stats, SortReverse, &["r"]),
+        (Mode::Stats, NextTable, &["Tab"]),
+        (Mode::Stats, ToggleScope, &["w"]),
+        (Mode::Stats, Filter, &["/"]),
+        (Mode::Stats, Accept, &["Enter"]),
+        (Mode::Stats, Cancel, &["Esc", "q", "S"]),
+        (Mode::Stats, Help, &["?"]),
+        (Mode::Stats, Quit, &["ctrl-c"]),
     ];
     for &(mode, action, keys) in spec {
         assert_eq!(
@@ -273,7 +290,16 @@ fn default_keymap_binds_the_spec() {
     }
     // Every timeline action except the list ones is reachable there.
     for &action in Action::ALL {
-        if ![Up, Down, Accept, Cancel, SortList].contains(&action) {
+        let stats_only = [
+            SortNext,
+            SortPrev,
+            SortReverse,
+            NextTable,
+            ToggleScope,
+            Filter,
+        ];
+        if ![Up, Down, Accept, Cancel, SortList].contains(&action) && !stats_only.contains(&action)
+        {
             assert!(
                 !km.keys_for(Mode::Timeline, action).is_empty(),
                 "{}",

@@ -33,6 +33,7 @@ impl App {
                 | Action::FocusMode
                 | Action::StragglerMap
                 | Action::ExportTrace
+                | Action::StatsView
         );
         if needs_analysis && !l.complete {
             self.say("still matching collectives across ranks: a moment");
@@ -149,6 +150,7 @@ impl App {
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(),
             Action::ExportTrace => self.export_trace(&l),
+            Action::StatsView => self.open_stats(&l),
             Action::StragglerMap => self.open_straggler_map(&l),
             Action::SwitchCapture => self.switch_capture(),
             _ => {}

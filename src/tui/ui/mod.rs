@@ -8,6 +8,8 @@ mod labels;
 mod launch_config;
 mod overlays;
 mod panels;
+mod popup;
+mod stats_view;
 mod stragglers;
 mod text;
 pub mod theme;

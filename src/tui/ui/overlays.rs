@@ -2,6 +2,7 @@
 //! start skews, the session's messages, and the go-to-time prompt.
 
 use super::panels::wrap::wrap;
+use super::popup::{centered, list_popup, popup};
 use super::text::visible;
 use super::theme::Theme;
 use crate::text_safe::escape_controls;
@@ -18,27 +19,6 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
-
-fn popup(f: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
-    f.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(format!(" {title} "));
-    let lines: Vec<Line> = lines.into_iter().map(visible).collect();
-    f.render_widget(Paragraph::new(lines).block(block), area);
-}
 
 /// Draws the open overlay; a list records in its scroll what it showed.
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
@@ -62,6 +42,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .as_ref()
             .map(|l| behind_list(f, area, l, theme, *pick)),
         Overlay::Messages(scroll) => Some(messages(f, area, app, theme, *scroll)),
+        Overlay::Stats(st) => app
+            .capture
+            .data
+            .as_ref()
+            .map(|l| super::stats_view::draw(f, area, app, l, theme, st)),
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
             let what = match app.ruler {
@@ -84,6 +69,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) | Overlay::Behind(pick) => {
                 pick.scroll = fitted
             }
+            Overlay::Stats(st) => st.pick.scroll = fitted,
             _ => {}
         }
     }
@@ -144,16 +130,8 @@ fn scrolled_popup(
         .into_iter()
         .skip(scroll.top)
         .take(scroll.visible)
-        .map(visible)
         .collect();
-    let mut block = Block::default()
-        .borders(Borders::ALL)
-        .title(title.to_string());
-    if scroll.more_below() {
-        block = block.title_bottom(Line::styled(" ↓ more ", theme.heading()).right_aligned());
-    }
-    f.render_widget(Clear, r);
-    f.render_widget(Paragraph::new(shown).block(block), r);
+    list_popup(f, r, title, shown, theme, scroll.more_below());
     scroll
 }
 

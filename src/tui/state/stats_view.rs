@@ -1,0 +1,181 @@
+//! The stats view's keys: opening it, its table (recomputed only when the
+//! kind or the window changes), sorting, filtering, and Enter, which goes
+//! to the name's longest event with `n` / `N` through the next longest.
+
+use super::{App, JumpSource, Overlay, Pick};
+use crate::analysis::Window;
+use crate::analysis::name_stats::{self, StatsBy, StatsOf};
+use crate::tui::action::Action;
+use crate::tui::data::Loaded;
+use crate::tui::selection::{EventRef, Target};
+use crate::tui::stats_view::{self, COLUMNS, KINDS, Scope, StatsState, StatsTable};
+use crate::tui::timescale::format_duration;
+
+impl App {
+    /// `S`: the last table shown (the kernels at first), recomputed if
+    /// its window was the view's and the view moved.
+    pub(super) fn open_stats(&mut self, l: &Loaded) {
+        let st = self.stats_state.clone().unwrap_or_default();
+        self.ensure_stats_table(l, &st);
+        self.overlay = Overlay::Stats(st);
+    }
+
+    /// The window a scope stands for now.
+    fn stats_window(&self, scope: Scope) -> Window {
+        match scope {
+            Scope::Capture => Window::ALL,
+            Scope::Window => {
+                let v = &self.capture.view;
+                Window {
+                    start: v.t0.floor() as i64,
+                    end: (v.t0 + v.span).ceil() as i64,
+                }
+            }
+        }
+    }
+
+    fn ensure_stats_table(&mut self, l: &Loaded, st: &StatsState) {
+        let window = self.stats_window(st.scope);
+        if self
+            .stats
+            .as_ref()
+            .is_some_and(|t| t.of == st.of && t.window == window)
+        {
+            return;
+        }
+        let rows = name_stats::table(&l.profile, &l.analysis.clock, st.of, StatsBy::Name, window)
+            .unwrap_or_default();
+        self.stats = Some(StatsTable::new(st.of, window, rows));
+    }
+
+    pub(super) fn apply_stats(&mut self, a: Action, mut st: StatsState) {
+        let Some(l) = self.data() else {
+            self.overlay = Overlay::None;
+            return;
+        };
+        let shown = |app: &App, st: &StatsState| {
+            app.stats
+                .as_ref()
+                .map(|t| stats_view::order(t, &l.profile.strings, st))
+                .unwrap_or_default()
+        };
+        let len = shown(self, &st).len();
+        let page = st.pick.scroll.visible.max(2) as isize - 1;
+        if st.typing {
+            // The filter's line: Enter keeps it, Esc clears it; the cursor
+            // still moves.
+            match a {
+                Action::Accept => st.typing = false,
+                Action::Cancel => {
+                    st.typing = false;
+                    st.filter.clear();
+                    st.pick = Pick::default();
+                }
+                Action::Up => st.pick.step(-1, len),
+                Action::Down => st.pick.step(1, len),
+                _ => {}
+            }
+            self.keep_stats(st);
+            return;
+        }
+        match a {
+            Action::Up => st.pick.step(-1, len),
+            Action::Down => st.pick.step(1, len),
+            Action::PageUp => st.pick.step(-page, len),
+            Action::PageDown => st.pick.step(page, len),
+            Action::Home => st.pick.step(-(len as isize), len),
+            Action::End => st.pick.step(len as isize, len),
+            Action::SortNext => st.sort = (st.sort + 1) % COLUMNS.len(),
+            Action::SortPrev => st.sort = (st.sort + COLUMNS.len() - 1) % COLUMNS.len(),
+            Action::SortReverse => st.reverse = !st.reverse,
+            Action::NextTable => {
+                let at = KINDS.iter().position(|&k| k == st.of).unwrap_or(0);
+                st.of = KINDS[(at + 1) % KINDS.len()];
+                st.pick = Pick::default();
+                self.ensure_stats_table(&l, &st);
+            }
+            Action::ToggleScope => {
+                st.scope = match st.scope {
+                    Scope::Capture => Scope::Window,
+                    Scope::Window => Scope::Capture,
+                };
+                st.pick = Pick::default();
+                self.ensure_stats_table(&l, &st);
+            }
+            Action::Filter => st.typing = true,
+            Action::Accept => {
+                let row = shown(self, &st).get(st.pick.selected).copied();
+                self.keep_stats(st);
+                self.overlay = Overlay::None;
+                if let Some(i) = row {
+                    self.go_longest(&l, i);
+                }
+                return;
+            }
+            Action::Cancel | Action::StatsView => {
+                self.keep_stats(st);
+                self.overlay = Overlay::None;
+                return;
+            }
+            _ => {}
+        }
+        self.keep_stats(st);
+    }
+
+    /// The state stays for the next `S`, and the overlay shows it.
+    fn keep_stats(&mut self, st: StatsState) {
+        self.stats_state = Some(StatsState {
+            typing: false,
+            ..st.clone()
+        });
+        self.overlay = Overlay::Stats(st);
+    }
+
+    /// Enter on row `i` of the table: its longest event, and `n` / `N`
+    /// through the rest, longest first.
+    fn go_longest(&mut self, l: &Loaded, i: usize) {
+        let Some(t) = &self.stats else { return };
+        let r = &t.rows[i];
+        let p = &l.profile;
+        let rows = name_stats::longest_first(p, &l.analysis.clock, t.of, r.name, t.window);
+        let as_event = |row: usize| match t.of {
+            StatsOf::Kernels | StatsOf::Copies => EventRef::Gpu(row),
+            StatsOf::Api => EventRef::Api(row),
+            StatsOf::Nvtx => EventRef::Nvtx(row),
+            StatsOf::Osrt => EventRef::Osrt(row),
+        };
+        // One per collective instance: its ranks' kernels are one event
+        // (and a jump lands on the instance's late rank).
+        let m = &l.analysis.matching;
+        let mut seen = std::collections::HashSet::new();
+        let events: Vec<EventRef> = rows
+            .into_iter()
+            .filter(|&row| !t.of.on_gpu() || m.instance_of(row).is_none_or(|i| seen.insert(i)))
+            .map(as_event)
+            .collect();
+        if events.is_empty() {
+            return;
+        }
+        let name = p.strings.get(r.name).to_string();
+        let instances = if seen.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} to step through, one per collective instance)",
+                events.len()
+            )
+        };
+        let line = format!(
+            "the longest of {} {}{instances}: {} (n / N: the next longest)",
+            r.count,
+            crate::text_safe::escape_controls(&name),
+            format_duration(r.max_ns)
+        );
+        let source = JumpSource::Finder {
+            label: name,
+            events,
+        };
+        self.go(Target::Step(source, 0), true);
+        self.say(line);
+    }
+}

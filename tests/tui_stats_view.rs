@@ -1,0 +1,180 @@
+//! The stats view (`S`): the table `report stats` prints, for the whole
+//! capture or the visible window; sorted by any column, filtered; Enter
+//! goes to the name's longest event and `n` / `N` through the next
+//! longest, one per collective instance.
+
+mod common;
+
+use common::tui::*;
+use rankline::tui::state::Overlay;
+
+const MEGATRON: &str = "megatron_tp8.sqlite";
+
+#[test]
+fn s_opens_again_after_a_jump() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    press(&mut app, &mut t, "S");
+    assert!(matches!(app.overlay, Overlay::Stats(_)));
+    key(&mut app, &mut t, crossterm::event::KeyCode::Enter);
+    assert!(matches!(app.overlay, Overlay::None));
+    press(&mut app, &mut t, "n");
+    println!("{:?} {:?}", app.mode(), app.panels.focused());
+    press(&mut app, &mut t, "S");
+    assert!(matches!(app.overlay, Overlay::Stats(_)), "{:?}", app.mode());
+}
+
+use crossterm::event::KeyCode;
+use rankline::tui::selection::EventRef;
+use serde_json::Value;
+
+/// The view's rows as (name, total ns, count, max ns), in the order shown.
+fn shown(app: &rankline::tui::state::App) -> Vec<(String, i64, usize, i64)> {
+    let Overlay::Stats(st) = &app.overlay else {
+        panic!("the stats view is not open")
+    };
+    let l = app.capture.data().unwrap();
+    let t = app.stats.as_ref().unwrap();
+    rankline::tui::stats_view::order(t, &l.profile.strings, st)
+        .into_iter()
+        .map(|i| {
+            let r = &t.rows[i];
+            (
+                l.profile.strings.get(r.name).to_string(),
+                r.total_ns,
+                r.count,
+                r.max_ns,
+            )
+        })
+        .collect()
+}
+
+/// `report stats` JSON rows as (name, total ms, count).
+fn report(extra: &[&str]) -> Vec<(String, f64, u64)> {
+    let mut args = vec!["report", "stats", "--no-cache", "--format", "json"];
+    args.extend(extra);
+    args.push("fixtures/megatron_tp8.sqlite");
+    common::json(&args)["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r: &Value| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["total_ms"].as_f64().unwrap(),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn same_as_report(rows: &[(String, i64, usize, i64)], want: &[(String, f64, u64)]) {
+    assert_eq!(rows.len(), want.len());
+    for (r, w) in rows.iter().zip(want) {
+        assert_eq!(r.0, w.0);
+        assert!((r.1 as f64 / 1e6 - w.1).abs() < 1e-9, "{r:?} {w:?}");
+        assert_eq!(r.2 as u64, w.2);
+    }
+}
+
+#[test]
+fn the_table_is_the_reports_for_the_capture_and_for_the_window() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    press(&mut app, &mut t, "S");
+    let rows = shown(&app);
+    assert!(rows.len() > 5);
+    same_as_report(&rows, &report(&[]));
+    // Zoomed in, the window's table is the report's over that window.
+    press(&mut app, &mut t, "Swwww");
+    let v = app.capture.view;
+    press(&mut app, &mut t, "S");
+    press(&mut app, &mut t, "w");
+    let (a, b) = (v.t0.floor() / 1e9, (v.t0 + v.span).ceil() / 1e9);
+    let win = report(&["--window", &format!("{a:.9}"), &format!("{b:.9}")]);
+    assert!(!win.is_empty() && win.len() <= rows.len());
+    same_as_report(&shown(&app), &win);
+    assert!(screen(&t).contains("over the window"), "{}", screen(&t));
+    // Tab: the next table, the copies, as the report has them.
+    press(&mut app, &mut t, "w");
+    press_code(&mut app, &mut t, KeyCode::Tab);
+    same_as_report(&shown(&app), &report(&["--of", "copies"]));
+}
+
+fn press_code(
+    app: &mut rankline::tui::state::App,
+    t: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    c: KeyCode,
+) {
+    key(app, t, c);
+}
+
+#[test]
+fn any_column_sorts_either_way_and_the_filter_keeps_matching_names() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    press(&mut app, &mut t, "S");
+    // total → count → avg → med → min → max.
+    for _ in 0..5 {
+        press_code(&mut app, &mut t, KeyCode::Right);
+    }
+    let rows = shown(&app);
+    assert!(
+        rows.windows(2).all(|w| w[0].3 >= w[1].3),
+        "by max, largest first"
+    );
+    assert!(screen(&t).contains("max_ms↓"), "{}", screen(&t));
+    press(&mut app, &mut t, "r");
+    let reversed = shown(&app);
+    assert!(reversed.windows(2).all(|w| w[0].3 <= w[1].3));
+    assert!(screen(&t).contains("max_ms↑"));
+    press(&mut app, &mut t, "/NCCL");
+    // Typed letters go to the filter, not to the keys (r, w…).
+    press(&mut app, &mut t, "rw");
+    key(&mut app, &mut t, KeyCode::Backspace);
+    key(&mut app, &mut t, KeyCode::Backspace);
+    key(&mut app, &mut t, KeyCode::Enter);
+    let filtered = shown(&app);
+    assert_eq!(filtered.len(), 3, "{filtered:?}");
+    assert!(filtered.iter().all(|r| r.0.to_lowercase().contains("nccl")));
+    assert!(screen(&t).contains("filter: NCCL"));
+    key(&mut app, &mut t, KeyCode::Esc);
+    assert!(matches!(app.overlay, Overlay::None), "Esc closes");
+    press(&mut app, &mut t, "S");
+    assert_eq!(shown(&app), filtered, "the view opens as it was left");
+}
+
+/// Enter: the name's longest kernel's instance; `n` the next longest, in
+/// another instance each time, never longer than the one before.
+#[test]
+fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    press(&mut app, &mut t, "S");
+    let top = shown(&app)[0].clone();
+    assert!(top.0.starts_with("ncclDevKernel_AllGather"), "{top:?}");
+    key(&mut app, &mut t, KeyCode::Enter);
+    let l = app.capture.data().unwrap();
+    let (p, m) = (&l.profile, &l.analysis.matching);
+    let longest_instance = |app: &rankline::tui::state::App| {
+        let (g, k) = app.capture.instance().expect("an instance selected");
+        m.groups[g]
+            .members(k)
+            .map(|(_, _, (s, e))| e - s)
+            .max()
+            .unwrap()
+    };
+    assert_eq!(longest_instance(&app), top.3, "the instance of the longest");
+    assert!(screen(&t).contains("the longest of 959"), "{}", screen(&t));
+    let mut seen = vec![app.capture.instance().unwrap()];
+    let mut last = top.3;
+    for _ in 0..5 {
+        press(&mut app, &mut t, "n");
+        let here = app.capture.instance().unwrap();
+        assert!(!seen.contains(&here), "n moved on: {seen:?} {here:?}");
+        let d = longest_instance(&app);
+        assert!(d <= last, "{d} after {last}");
+        last = d;
+        seen.push(here);
+    }
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!()
+    };
+    assert_eq!(p.strings.get(p.gpu.long_name(r)), top.0);
+}
