@@ -78,3 +78,8 @@ BASE=fixtures/why.sqlite READY=S20 shot 30-why-on-cpu-80x24 80 24 "]" "]" "]" "]
 # clocks' agreement, the launch panel says how far they agree.
 BASE="--align utc fixtures/per_rank" READY=S16 shot 31-straggler-map-utc-only 160 48 "H"
 BASE="--align utc fixtures/per_rank" READY=S16 shot 32-launch-across-hosts-utc-only 160 48 "]" "]" "2"
+# The numbers people already know (issue 26): the stats view, the NVTX
+# table filtered and sorted by count, at 80×24 the columns that give way.
+shot 33-stats-view 160 48 "S"
+shot 34-stats-nvtx-filtered 160 48 "S" $'\t' $'\t' "/" "a" $'\r' ">"
+shot 35-stats-view-80x24 80 24 "S"
