@@ -60,9 +60,10 @@ macro_rules! actions {
                 }
             }
 
-            /// The action named `name` in a keymap file.
+            /// The action named `name` in a keymap file (`range-start`
+            /// as well as `range_start`).
             pub fn from_name(name: &str) -> Option<Action> {
-                match name {
+                match name.replace('-', "_").as_str() {
                     $($name => Some(Action::$variant),)*
                     _ => None,
                 }
@@ -118,6 +119,9 @@ actions! {
     Messages = "messages",
     CopyReference = "copy_reference",
     ExportTrace = "export_trace",
+    RangeStart = "range_start",
+    RangeEnd = "range_end",
+    PanelRange = "panel_range",
     StatsView = "stats_view",
     // The stats view: its column to sort by, the order, the table, over
     // what, and its filter.

@@ -106,6 +106,12 @@ pub struct Capture {
     pub facts: Facts,
     /// What is derived from the view's window, when it changes.
     pub windowed: Windowed,
+    /// The range marked on the ruler, and what it holds (derived for the
+    /// rows in view when the range panel is open).
+    pub range: crate::tui::range::RangeMarks,
+    pub range_facts: Option<crate::tui::range::RangeFacts>,
+    /// What the facts were derived for: the range and the rows in view.
+    pub range_key: Option<(crate::analysis::Window, usize, usize, usize)>,
 }
 
 impl Capture {
@@ -259,6 +265,24 @@ impl Capture {
 
     /// The overlap of the view's window, derived again when the window
     /// changed since it was last.
+    /// The range's facts for the rows in view, when either changed.
+    pub fn derive_range(&mut self) {
+        let Some(l) = self.data.as_ref() else { return };
+        let Some(w) = self.range.window() else {
+            self.range_facts = None;
+            return;
+        };
+        let s = &self.lanes.scroll;
+        let end = (s.top + s.visible.max(1)).min(self.lanes.rows.len());
+        let key = (w, s.top.min(end), end, self.lanes.rows.len());
+        if self.range_key == Some(key) && self.range_facts.is_some() {
+            return;
+        }
+        let rows: Vec<_> = self.lanes.rows[key.1..end].iter().map(|r| r.kind).collect();
+        self.range_facts = Some(crate::tui::range::facts(l, w, &rows));
+        self.range_key = Some(key);
+    }
+
     pub fn derive_window(&mut self) {
         let Some(l) = self.data.as_ref() else { return };
         let w = Window {

@@ -16,6 +16,7 @@ pub mod messages;
 pub mod osc52;
 pub mod panel;
 pub mod pick;
+pub mod range;
 pub mod run;
 pub mod scroll;
 pub mod selection;

@@ -16,17 +16,19 @@ pub enum PanelKind {
     Summary,
     Details,
     Diff,
+    Range,
 }
 
 impl PanelKind {
     /// In screen order.
-    pub const ALL: [PanelKind; 6] = [
+    pub const ALL: [PanelKind; 7] = [
         PanelKind::Skew,
         PanelKind::Launch,
         PanelKind::Overlap,
         PanelKind::Summary,
         PanelKind::Details,
         PanelKind::Diff,
+        PanelKind::Range,
     ];
 
     /// The panel's title.
@@ -38,6 +40,7 @@ impl PanelKind {
             PanelKind::Summary => "summary",
             PanelKind::Details => "details",
             PanelKind::Diff => "diff",
+            PanelKind::Range => "range",
         }
     }
 

@@ -14,6 +14,7 @@ mod navigate;
 mod pair;
 mod panels;
 mod quitting;
+mod range;
 mod reference;
 mod stats_view;
 mod stragglers;
@@ -326,6 +327,9 @@ impl App {
     pub fn derive(&mut self) {
         if self.panels.is_open(PanelKind::Overlap) {
             self.capture.derive_window();
+        }
+        if self.panels.is_open(PanelKind::Range) {
+            self.capture.derive_range();
         }
     }
 

@@ -204,6 +204,9 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, CopyReference, &["y"]),
         (Mode::Timeline, ExportTrace, &["E"]),
+        (Mode::Timeline, RangeStart, &[","]),
+        (Mode::Timeline, RangeEnd, &["."]),
+        (Mode::Timeline, PanelRange, &["7"]),
         (Mode::Timeline, StatsView, &["S"]),
         (Mode::Timeline, Messages, &["!"]),
         (Mode::Timeline, Legend, &["L"]),
@@ -700,4 +703,15 @@ fn missing_explicit_file_is_an_error() {
 #[test]
 fn no_user_file_anywhere_means_defaults() {
     assert!(load_from(None, None).is_ok());
+}
+
+#[test]
+fn action_names_take_a_hyphen_for_an_underscore() {
+    let km =
+        with_user("[timeline]\nrange-start = { keys = [\"(\"] }\nrange-end = { keys = [\")\"] }\n");
+    assert_eq!(
+        km.action(Mode::Timeline, &ch('(')),
+        Some(Action::RangeStart)
+    );
+    assert_eq!(km.action(Mode::Timeline, &ch(')')), Some(Action::RangeEnd));
 }

@@ -84,6 +84,42 @@ impl App {
         if !self.layout.timeline.contains(at) {
             return;
         }
+        // A drag on the ruler marks a range: pressed at its start,
+        // released at its end.
+        let button = matches!(
+            m.kind,
+            K::Down(MouseButton::Left) | K::Drag(MouseButton::Left) | K::Up(MouseButton::Left)
+        );
+        if button && at.y < self.layout.lanes.y {
+            let t = self.fraction_at(at.x).map(|f| {
+                let v = self.capture.view;
+                (v.t0 + f * v.span) as i64
+            });
+            match (m.kind, t) {
+                (K::Down(MouseButton::Left), Some(t)) => {
+                    self.capture.range = Default::default();
+                    self.mark_range(true, Some(t));
+                }
+                // A click without a drag marks nothing.
+                (K::Up(MouseButton::Left), Some(t))
+                    if self.capture.range.start == Some(t) && self.capture.range.end.is_none() =>
+                {
+                    self.capture.range = Default::default();
+                    self.say("drag along the ruler to mark a range");
+                }
+                // While dragging the end follows the pointer; the panel
+                // opens on release (opening it would move the ruler).
+                (K::Drag(MouseButton::Left), Some(t)) if self.capture.range.start.is_some() => {
+                    self.capture.range.end = Some(t);
+                }
+                (K::Up(MouseButton::Left), Some(t)) if self.capture.range.start.is_some() => {
+                    self.mark_range(false, Some(t));
+                }
+                _ => {}
+            }
+            self.derive();
+            return;
+        }
         let shift = m.modifiers.contains(KeyModifiers::SHIFT);
         match (m.kind, shift) {
             (K::ScrollUp, false) => self.zoom_at(at.x, Action::ZoomIn),

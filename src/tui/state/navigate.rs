@@ -80,6 +80,7 @@ impl App {
             Action::NextEvent => self.step_event(&l, true),
             Action::PrevEvent => self.step_event(&l, false),
             Action::SelectUnderCursor => self.select_under_cursor(&l),
+            Action::ClearSelection if !self.capture.range.is_empty() => self.clear_range(),
             Action::ClearSelection => {
                 let c = &mut self.capture;
                 let focus = c.lanes.focus;
@@ -150,6 +151,9 @@ impl App {
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(),
             Action::ExportTrace => self.export_trace(&l),
+            Action::RangeStart => self.mark_range(true, None),
+            Action::RangeEnd => self.mark_range(false, None),
+            Action::PanelRange => self.toggle_panel(PanelKind::Range),
             Action::StatsView => self.open_stats(&l),
             Action::StragglerMap => self.open_straggler_map(&l),
             Action::SwitchCapture => self.switch_capture(),

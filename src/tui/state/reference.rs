@@ -25,6 +25,11 @@ impl App {
     }
 
     pub(super) fn copy_reference(&mut self) {
+        if let Some(text) = self.range_reference() {
+            self.clipboard = Some(osc52::copy_sequence(&text));
+            self.say(format!("copied the range as {text} (OSC 52 clipboard)"));
+            return;
+        }
         let Some(text) = self.selection_reference() else {
             self.say("nothing selected to copy (Enter selects)");
             return;

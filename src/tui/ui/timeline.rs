@@ -63,7 +63,8 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
         t0: app.capture.view.t0,
         ns_per_cell: app.capture.view.span / width as f64,
     };
-    let markers = instance_markers(app, l, &geo);
+    let mut markers = instance_markers(app, l, &geo);
+    markers.extend(range_markers(app, &geo));
     draw_ruler(buf, area, app, l, &geo, &markers, theme);
     let selected = selected_rows(app, l);
     let late_lane = late_lane(app, l);
@@ -186,6 +187,19 @@ fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'stat
     [(last, "last"), (first, "first"), (end, "end")]
         .into_iter()
         .filter_map(|(t, tag)| geo.col(t).map(|c| (c, tag)))
+        .collect()
+}
+
+/// Columns of the marked range's start and end.
+fn range_markers(app: &App, geo: &Geometry) -> Vec<(usize, &'static str)> {
+    let r = &app.capture.range;
+    let (a, b) = match (r.start, r.end) {
+        (Some(a), Some(b)) => (Some(a.min(b)), Some(a.max(b))),
+        other => other,
+    };
+    [(a, "range"), (b, "range end")]
+        .into_iter()
+        .filter_map(|(t, tag)| geo.col(t?).map(|c| (c, tag)))
         .collect()
 }
 

@@ -7,6 +7,7 @@ mod diff;
 mod launch;
 mod lines;
 mod overlap;
+mod range;
 mod skew;
 mod summary;
 pub(super) mod wrap;
@@ -33,6 +34,7 @@ pub fn lines(kind: PanelKind, app: &App, l: &Loaded, theme: &Theme, width: usize
         PanelKind::Summary => summary::lines(app, l, theme),
         PanelKind::Details => details::lines(app, l, theme),
         PanelKind::Diff => diff::lines(app, theme, width),
+        PanelKind::Range => range::lines(app, l, theme),
     }
 }
 

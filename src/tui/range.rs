@@ -1,0 +1,153 @@
+//! A time range marked on the ruler (`,` and `.`, or a drag on the
+//! ruler), and what is in it: busy time per lane in view (interval
+//! unions), the kernels and NVTX ranges by time (as `report stats
+//! --window` counts them: wholly inside), the collective instances inside
+//! with their skews. Pure: derived once per range and view.
+
+use super::data::Loaded;
+use super::lanes::LaneKind;
+use crate::analysis::Window;
+use crate::analysis::intervals;
+use crate::analysis::name_stats::{self, StatRow, StatsBy, StatsOf};
+use crate::profile::DevId;
+
+/// The marks: a start, and an end once given (in either order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RangeMarks {
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+}
+
+impl RangeMarks {
+    /// The range, once both ends are marked (on the reference clock).
+    pub fn window(&self) -> Option<Window> {
+        let (a, b) = (self.start?, self.end?);
+        Some(Window {
+            start: a.min(b),
+            end: a.max(b),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start.is_none() && self.end.is_none()
+    }
+}
+
+/// The range as `report` and `export` take it: `--window START END`, in
+/// seconds on the reference clock.
+pub fn window_arg(w: Window) -> String {
+    format!(
+        "--window {:.9} {:.9}",
+        w.start as f64 / 1e9,
+        w.end as f64 / 1e9
+    )
+}
+
+/// One collective instance wholly inside the range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceIn {
+    pub group: usize,
+    pub index: usize,
+    pub start_skew_ns: i64,
+    pub late: DevId,
+}
+
+/// What the range holds.
+#[derive(Debug, Clone)]
+pub struct RangeFacts {
+    pub window: Window,
+    /// Per row in view that has GPU work or CUDA calls: the time any of
+    /// its events runs inside the range (their union, clipped to it).
+    pub busy: Vec<(LaneKind, i64)>,
+    /// By total time, largest first, wholly inside the range.
+    pub kernels: Vec<StatRow>,
+    pub nvtx: Vec<StatRow>,
+    /// In time order.
+    pub instances: Vec<InstanceIn>,
+}
+
+/// The facts of `w` for the rows `rows` (those on screen).
+pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
+    let (p, clock) = (&l.profile, &l.analysis.clock);
+    let lane_spans = |lane: usize, out: &mut Vec<(i64, i64)>| {
+        let file = p.lane_file(lane as _);
+        out.extend(
+            clock
+                .lane_rows(p, lane as _, w, file)
+                .filter_map(|(_, s, e)| w.clip(s, e)),
+        );
+    };
+    let mut busy = Vec::new();
+    for &row in rows {
+        let mut spans: Vec<intervals::Span> = Vec::new();
+        match row {
+            LaneKind::Stream(l) => lane_spans(l as usize, &mut spans),
+            LaneKind::Device(d) => {
+                for (i, lane) in p.lanes.iter().enumerate() {
+                    if lane.device == d {
+                        lane_spans(i, &mut spans);
+                    }
+                }
+            }
+            LaneKind::Api(t) => {
+                let rows = p.runtime_by_thread[t as usize].clone();
+                let wf = clock.window_in_file(p.thread_file(t), w);
+                let starts = p.runtime.starts(rows.clone());
+                spans.extend(
+                    crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf)
+                        .filter_map(|r| {
+                            let (s, e) = clock.runtime_span(p, r);
+                            w.clip(s, e)
+                        }),
+                );
+            }
+            _ => continue,
+        }
+        busy.push((row, intervals::total(&intervals::union(spans))));
+    }
+    let table = |of| name_stats::table(p, clock, of, StatsBy::Name, w).unwrap_or_default();
+    let mut instances = Vec::new();
+    for gs in &l.analysis.skews {
+        let g = &l.analysis.matching.groups[gs.group];
+        for i in &gs.instances {
+            if i.earliest_start < w.start || i.earliest_start > w.end {
+                continue;
+            }
+            let end = g.members(i.index).map(|m| m.2.1).max().unwrap_or(i64::MAX);
+            if end <= w.end {
+                instances.push(InstanceIn {
+                    group: gs.group,
+                    index: i.index,
+                    start_skew_ns: i.start_skew_ns,
+                    late: g.devices[i.late],
+                });
+            }
+        }
+    }
+    instances.sort_by_key(|i| {
+        let g = &l.analysis.matching.groups[i.group];
+        (g.members(i.index).map(|m| m.2.0).min(), i.group, i.index)
+    });
+    RangeFacts {
+        window: w,
+        busy,
+        kernels: table(StatsOf::Kernels),
+        nvtx: table(StatsOf::Nvtx),
+        instances,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_read_either_way() {
+        let m = RangeMarks {
+            start: Some(50),
+            end: Some(10),
+        };
+        assert_eq!(m.window(), Some(Window { start: 10, end: 50 }));
+        assert_eq!(RangeMarks::default().window(), None);
+    }
+}
