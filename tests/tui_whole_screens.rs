@@ -399,3 +399,23 @@ fn the_stats_view_filtered_and_sorted() {
         ],
     );
 }
+
+/// The range panel: its `--window`, busy per row in view (the rows the
+/// frame shows, once the panel took its share), what is inside.
+#[test]
+fn the_range_panel_says_its_window_and_what_is_in_it() {
+    case(
+        "range_panel",
+        &file("megatron_tp8.sqlite"),
+        None,
+        "w,dddd.",
+        &[
+            (
+                "--window 5.554716343 5.932653326",
+                "--window 5.554716343 5.932653326",
+            ),
+            ("busy in the range", "kernels by time, wholly inside"),
+            ("range end", "range end"),
+        ],
+    );
+}

@@ -333,6 +333,15 @@ impl App {
         }
     }
 
+    /// After a frame: what is derived from the rows in view (the range's
+    /// facts) again, when the frame moved them (a panel opened and the
+    /// timeline lost rows). True when it changed: draw once more.
+    pub fn after_frame(&mut self) -> bool {
+        let before = self.capture.range_key;
+        self.derive();
+        self.capture.range_key != before
+    }
+
     /// Handles a key press; keys go to text input in the finder and prompt.
     pub fn on_key(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {

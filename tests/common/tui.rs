@@ -17,8 +17,13 @@ pub fn fixture(name: &str) -> Source {
     Source::File(super::root().join("fixtures").join(name))
 }
 
+/// A frame as the loop draws it: again when it moved what the rows in
+/// view derive.
 pub fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
     t.draw(|f| ui::draw(f, app)).unwrap();
+    if app.after_frame() {
+        t.draw(|f| ui::draw(f, app)).unwrap();
+    }
 }
 
 /// Each character of `keys` as a key press, drawing after each.
