@@ -83,3 +83,6 @@ BASE="--align utc fixtures/per_rank" READY=S16 shot 32-launch-across-hosts-utc-o
 shot 33-stats-view 160 48 "S"
 shot 34-stats-nvtx-filtered 160 48 "S" $'\t' $'\t' "/" "a" $'\r' ">"
 shot 35-stats-view-80x24 80 24 "S"
+# A range (issue 27): marked at the cursor with `,` and `.`, panel 7.
+shot 36-range-panel 160 48 "w" "," "d" "d" "d" "d" "."
+shot 37-range-panel-80x24 80 24 "w" "," "d" "d" "d" "d" "."
