@@ -187,6 +187,8 @@ enum SectionArg {
     Why,
     /// nsys-style summary tables (--of kernels|nvtx|api|osrt|copies, --by name|device|stream)
     Stats,
+    /// The places bookmarked in the timeline (M) for this capture
+    Bookmarks,
     All,
 }
 
@@ -592,6 +594,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Behind => vec![Section::Behind],
         SectionArg::Why => vec![Section::Why],
         SectionArg::Stats => vec![Section::Stats],
+        SectionArg::Bookmarks => vec![Section::Bookmarks],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     let csv = matches!(args.format, FormatArg::Csv);

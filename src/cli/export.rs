@@ -89,13 +89,24 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(why) => return fail(why),
     };
     let out = &args.out;
-    let written =
-        match report::trace::write_file(out, &p, &analysis, window, &tracks, args.max_events) {
-            Ok(n) => n,
-            Err(why) => return input_failed(why),
-        };
+    let (marks, left_out) = bookmarks_of(&files);
+    if let Some(why) = left_out {
+        say(why);
+    }
+    let written = match report::trace::write_file(
+        out,
+        &p,
+        &analysis,
+        window,
+        &tracks,
+        &marks,
+        args.max_events,
+    ) {
+        Ok(n) => n,
+        Err(why) => return input_failed(why),
+    };
     println!(
-        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} big-event markers; open it in https://ui.perfetto.dev",
+        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
         rankline::text_safe::escape_controls(&out.display().to_string()),
         written.events(),
         written.kernels,
@@ -202,7 +213,28 @@ fn ranks(list: &str) -> Result<Vec<(&str, u32, u32)>, String> {
 /// default `--max-events` bounds it.
 pub fn exporter() -> rankline::tui::export::Exporter {
     std::sync::Arc::new(|p, a, window, tracks, path| {
-        let n = report::trace::write_file(path, p, a, window, tracks, DEFAULT_MAX_EVENTS)?;
-        Ok(format!("{} events, {} launch flows", n.events(), n.flows))
+        let files: Vec<PathBuf> = p.files.iter().map(|f| f.path.clone()).collect();
+        // Said in the line: the terminal is the timeline's.
+        let (marks, left_out) = bookmarks_of(&files);
+        let n = report::trace::write_file(path, p, a, window, tracks, &marks, DEFAULT_MAX_EVENTS)?;
+        let mut line = format!("{} events, {} launch flows", n.events(), n.flows);
+        if let Some(why) = left_out {
+            line += &format!("; {why}");
+        }
+        Ok(line)
     })
+}
+
+/// The capture's bookmarks, as markers; none, and why, when they cannot
+/// be read.
+fn bookmarks_of(
+    files: &[PathBuf],
+) -> (Vec<rankline::profile::bookmarks::Bookmark>, Option<String>) {
+    match rankline::profile::bookmarks::load(files) {
+        Ok(marks) => (marks, None),
+        Err(why) => (
+            Vec::new(),
+            Some(format!("bookmarks left out of the trace: {why}")),
+        ),
+    }
 }

@@ -4,6 +4,7 @@
 //! immutable; nothing is ever written beside them. An nsys report is read
 //! through an SQLite export made with the user's nsys ([`nsys_export`]).
 
+pub mod bookmarks;
 pub mod cache;
 pub mod column;
 pub mod distinct;

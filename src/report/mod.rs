@@ -2,6 +2,7 @@
 
 mod anomalies;
 mod behind;
+mod bookmarks;
 mod captures;
 mod clock;
 mod context;
@@ -44,10 +45,11 @@ pub enum Section {
     Behind,
     Why,
     Stats,
+    Bookmarks,
 }
 
 impl Section {
-    pub const ALL: [Section; 11] = [
+    pub const ALL: [Section; 12] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -59,12 +61,16 @@ impl Section {
         Section::Behind,
         Section::Stragglers,
         Section::Stats,
+        Section::Bookmarks,
     ];
 
     /// Part of `report all`: not the straggler matrix, which is as wide as
     /// the capture is long (it has its own section).
     pub fn in_all(self) -> bool {
-        !matches!(self, Section::Stragglers | Section::Stats)
+        !matches!(
+            self,
+            Section::Stragglers | Section::Stats | Section::Bookmarks
+        )
     }
 
     /// The pipeline stages whose results the section shows.
@@ -85,6 +91,8 @@ impl Section {
             Section::Why => &[Stage::Skew],
             // Plain durations; the clocks place a window in each file.
             Section::Stats => &[Stage::Clock],
+            // The user's marks, no analysis.
+            Section::Bookmarks => &[],
         }
     }
 
@@ -101,6 +109,7 @@ impl Section {
             Section::Behind => "behind",
             Section::Why => "why",
             Section::Stats => "stats",
+            Section::Bookmarks => "bookmarks",
         }
     }
 }
@@ -141,7 +150,7 @@ pub fn needs_clock(sections: &[Section]) -> bool {
 /// counts those inside it, as before.
 pub fn need(sections: &[Section], window: Window) -> Need {
     sections.iter().fold(Need::Gpu, |need, s| match (s, need) {
-        (Section::Nccl | Section::Overlap, need) => need,
+        (Section::Nccl | Section::Overlap | Section::Bookmarks, need) => need,
         (Section::Summary, Need::Gpu | Need::Counts) if window.is_all() => Need::Counts,
         _ => Need::All,
     })
@@ -253,6 +262,7 @@ fn section(cx: &Context, s: Section, json: bool) -> (Value, String) {
             emit(&|| behind::to_json(cx, &b), &|| behind::to_text(cx, &b))
         }
         Section::Stats => emit(&|| stats::to_json(cx), &|| stats::to_text(cx)),
+        Section::Bookmarks => emit(&|| bookmarks::to_json(cx), &|| bookmarks::to_text(cx)),
         Section::Stragglers => emit(&|| stragglers::to_json(cx, matching), &|| {
             stragglers::to_text(cx, matching)
         }),

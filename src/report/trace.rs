@@ -10,6 +10,7 @@
 use crate::analysis::pipeline::Analysis;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
+use crate::profile::bookmarks::Bookmark;
 use crate::profile::{GpuKind, NONE, NvtxKind, Profile};
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
@@ -42,6 +43,7 @@ pub fn write_file(
     a: &Analysis,
     w: Window,
     tracks: &Tracks,
+    marks: &[Bookmark],
     max: usize,
 ) -> Result<Written, String> {
     let shown = crate::text_safe::path_text(path);
@@ -53,10 +55,10 @@ pub fn write_file(
     let gz = path.extension().is_some_and(|x| x == "gz");
     let done = if gz {
         let mut z = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
-        write(&mut z, p, a, w, tracks, max)
+        write(&mut z, p, a, w, tracks, marks, max)
             .and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
     } else {
-        write(&mut buffered, p, a, w, tracks, max)
+        write(&mut buffered, p, a, w, tracks, marks, max)
     }
     .and_then(|n| buffered.flush().map(|_| n).map_err(|e| e.to_string()));
     drop(buffered);
@@ -90,7 +92,7 @@ fn us(ns: i64) -> f64 {
 }
 
 /// The events of `p` on `tracks` that overlap `w` (on the reference
-/// clock), as one trace; `Err` (before writing anything) when they are
+/// clock), with the bookmarks `marks` starting in it, as one trace; `Err` (before writing anything) when they are
 /// more than `max`.
 pub fn write(
     out: &mut dyn Write,
@@ -98,6 +100,7 @@ pub fn write(
     a: &Analysis,
     w: Window,
     tracks: &Tracks,
+    marks: &[Bookmark],
     max: usize,
 ) -> Result<Written, String> {
     let clock = &a.clock;
@@ -296,6 +299,21 @@ pub fn write(
                                 "late_rank": p.device_label(m.groups[gs.group].devices[i.late]).to_string()}}),
             )?;
         }
+    }
+    // The user's bookmarks, at the start of their window.
+    for b in marks {
+        let [start, end] = b.window_ns;
+        if !sel.inside(start, start) {
+            continue;
+        }
+        n.markers += 1;
+        emit(
+            out,
+            json!({"ph": "i", "s": "g", "cat": "bookmark", "name": format!("bookmark {}", name(&b.name)),
+                   "pid": 0, "tid": 0, "ts": us(start),
+                   "args": {"window_end_us": us(end), "group": b.group.as_deref().map(name),
+                            "instance": b.instance, "created": name(&b.created)}}),
+        )?;
     }
     out.write_all(b"\n]}\n").map_err(io)?;
     Ok(n)

@@ -119,6 +119,8 @@ actions! {
     Messages = "messages",
     CopyReference = "copy_reference",
     ExportTrace = "export_trace",
+    AddBookmark = "add_bookmark",
+    Bookmarks = "bookmarks",
     RangeStart = "range_start",
     RangeEnd = "range_end",
     PanelRange = "panel_range",

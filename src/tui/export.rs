@@ -94,19 +94,10 @@ pub fn tracks_of_rows(p: &Profile, idx: &RenderIndex, m: &Matching, rows: &[Lane
     Tracks::of(p, m, lanes, threads)
 }
 
-/// Where exports go: `$XDG_STATE_HOME/rankline/exports`, else
-/// `~/.local/state/rankline/exports`.
+/// Where exports go: `exports` in rankline's state directory
+/// (`$XDG_STATE_HOME/rankline`, else `~/.local/state/rankline`).
 pub fn exports_dir() -> Result<PathBuf, String> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/state"))
-        })
-        .ok_or("no place for exports: $HOME and $XDG_STATE_HOME are unset")?;
-    Ok(state.join("rankline").join("exports"))
+    Ok(crate::profile::bookmarks::state_dir()?.join("exports"))
 }
 
 /// A new file in `dir` for the job: `<input>-<what>-<UTC time>.json.gz`,

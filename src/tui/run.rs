@@ -159,8 +159,9 @@ async fn event_loop(
         let (tx, input, exporter) = (export_tx.clone(), input.clone(), exporter.clone());
         tokio::task::spawn_blocking(move || {
             let line = match &exporter {
-                Some(e) => export::exports_dir()
-                    .and_then(|dir| export::run(e, &job, &dir, &input, &utc_now())),
+                Some(e) => export::exports_dir().and_then(|dir| {
+                    export::run(e, &job, &dir, &input, &super::wallclock::compact_now())
+                }),
                 None => Err("export is not available here".into()),
             };
             let _ = tx.send(Msg::Exported(line));
@@ -337,16 +338,4 @@ fn source_stem(s: &Source) -> String {
             .map_or_else(|| "capture".into(), |x| x.to_string_lossy().into_owned()),
         _ => "demo".into(),
     }
-}
-
-/// Now, as `20261204T221500Z`.
-fn utc_now() -> String {
-    let ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
-    let c = super::wallclock::civil(ns);
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        c.year, c.month, c.day, c.hour, c.minute, c.second
-    )
 }

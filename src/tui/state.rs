@@ -4,6 +4,7 @@
 //! (screen, overlays, panels, the last frame's layout).
 
 mod baseline;
+mod bookmarks;
 mod clock;
 mod export;
 mod first_screen;
@@ -62,6 +63,12 @@ pub enum Overlay {
     },
     /// The stats view (`S`).
     Stats(crate::tui::stats_view::StatsState),
+    /// `M`: the new bookmark's name.
+    BookmarkName {
+        input: String,
+    },
+    /// `'`: the capture's bookmarks.
+    Bookmarks(Pick),
 }
 
 /// Loading progress.
@@ -91,6 +98,8 @@ pub struct App {
     /// The stats view's table, and its state between openings.
     pub stats: Option<crate::tui::stats_view::StatsTable>,
     pub stats_state: Option<crate::tui::stats_view::StatsState>,
+    /// The capture's bookmarks, read from disk when first asked for.
+    pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -137,6 +146,7 @@ impl App {
             export: None,
             stats: None,
             stats_state: None,
+            bookmarks: None,
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()
@@ -186,8 +196,13 @@ impl App {
                 Screen::Timeline => Mode::Timeline,
                 Screen::Stragglers => Mode::Stragglers,
             },
-            Overlay::Finder { .. } | Overlay::GotoTime { .. } => Mode::Finder,
-            Overlay::BigEvents(_) | Overlay::Behind(_) | Overlay::Messages(_) => Mode::Panel,
+            Overlay::Finder { .. } | Overlay::GotoTime { .. } | Overlay::BookmarkName { .. } => {
+                Mode::Finder
+            }
+            Overlay::BigEvents(_)
+            | Overlay::Behind(_)
+            | Overlay::Messages(_)
+            | Overlay::Bookmarks(_) => Mode::Panel,
             Overlay::Help(_) | Overlay::Legend(_) => Mode::Help,
             Overlay::Stats(ref st) if st.typing => Mode::Finder,
             Overlay::Stats(_) => Mode::Stats,
@@ -388,7 +403,7 @@ impl App {
                 *pick = Pick::default();
                 query
             }
-            Overlay::GotoTime { input } => input,
+            Overlay::GotoTime { input } | Overlay::BookmarkName { input } => input,
             Overlay::Stats(st) if st.typing => {
                 st.pick = Pick::default();
                 &mut st.filter
@@ -460,6 +475,15 @@ impl App {
             Overlay::Behind(pick) => self.apply_behind_list(a, pick),
             Overlay::Messages(scroll) => self.apply_messages(a, scroll),
             Overlay::Stats(st) => self.apply_stats(a, st),
+            Overlay::Bookmarks(pick) => self.apply_bookmarks(a, pick),
+            Overlay::BookmarkName { input } => match a {
+                Action::Accept => {
+                    self.overlay = Overlay::None;
+                    self.add_bookmark(&input);
+                }
+                Action::Cancel => self.overlay = Overlay::None,
+                _ => {}
+            },
             Overlay::GotoTime { input } => match a {
                 Action::Accept => {
                     self.overlay = Overlay::None;

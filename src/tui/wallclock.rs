@@ -49,6 +49,27 @@ pub fn civil(epoch_ns: i64) -> Civil {
     }
 }
 
+/// Now, in ns since the epoch.
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Now as ISO 8601 UTC: `2026-12-04T22:15:00Z`.
+pub fn iso_now() -> String {
+    let c = civil(now_ns());
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
+    )
+}
+
+/// Now for a file name: `20261204T221500Z`.
+pub fn compact_now() -> String {
+    iso_now().replace(['-', ':'], "")
+}
+
 /// "2026-05-26 07:59 UTC": the title's part, the ruler gives the rest.
 pub fn date_and_minute(epoch_ns: i64) -> String {
     let c = civil(epoch_ns);

@@ -11,8 +11,9 @@ use std::process::{Command, Output};
 pub fn rankline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rankline"))
         .args(args)
-        // Tests never touch the user's cache.
+        // Tests never touch the user's cache, bookmarks or exports.
         .env("XDG_CACHE_HOME", test_cache_home())
+        .env("XDG_STATE_HOME", root().join("target/test-state-home"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run rankline")

@@ -86,6 +86,14 @@ impl Key {
         })
     }
 
+    /// What names the input for state kept beyond the cache (bookmarks):
+    /// its path, size and content sample — not its times, inode or the
+    /// cache format, so a copy kept in place or a new rankline keeps it.
+    pub fn lasting_id(&self) -> u64 {
+        let named = (&self.path, self.size, &self.fingerprint);
+        xxh3_64(&serde_json::to_vec(&named).unwrap_or_default())
+    }
+
     /// The entry's file name. It hashes everything but the content sample,
     /// so an input whose content changed under the same metadata finds its
     /// old entry, rejects it as stale and replaces it.

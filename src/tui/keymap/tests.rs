@@ -204,6 +204,8 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, CopyReference, &["y"]),
         (Mode::Timeline, ExportTrace, &["E"]),
+        (Mode::Timeline, AddBookmark, &["M"]),
+        (Mode::Timeline, Bookmarks, &["'"]),
         (Mode::Timeline, RangeStart, &[","]),
         (Mode::Timeline, RangeEnd, &["."]),
         (Mode::Timeline, PanelRange, &["7"]),

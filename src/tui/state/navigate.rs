@@ -34,6 +34,8 @@ impl App {
                 | Action::StragglerMap
                 | Action::ExportTrace
                 | Action::StatsView
+                | Action::AddBookmark
+                | Action::Bookmarks
         );
         if needs_analysis && !l.complete {
             self.say("still matching collectives across ranks: a moment");
@@ -151,6 +153,8 @@ impl App {
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(),
             Action::ExportTrace => self.export_trace(&l),
+            Action::AddBookmark => self.ask_bookmark_name(),
+            Action::Bookmarks => self.open_bookmarks(),
             Action::RangeStart => self.mark_range(true, None),
             Action::RangeEnd => self.mark_range(false, None),
             Action::PanelRange => self.toggle_panel(PanelKind::Range),

@@ -2,6 +2,7 @@
 //! line and popups. Nothing here changes state except the frame geometry
 //! the state needs for cursor maths.
 
+mod bookmarks;
 pub mod cells;
 mod glossary;
 mod labels;

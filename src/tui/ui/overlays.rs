@@ -47,6 +47,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .data
             .as_ref()
             .map(|l| super::stats_view::draw(f, area, app, l, theme, st)),
+        Overlay::Bookmarks(pick) => Some(super::bookmarks::list(f, area, app, theme, *pick)),
+        Overlay::BookmarkName { input } => {
+            super::bookmarks::prompt(f, area, input);
+            None
+        }
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
             let what = match app.ruler {
@@ -70,6 +75,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
                 pick.scroll = fitted
             }
             Overlay::Stats(st) => st.pick.scroll = fitted,
+            Overlay::Bookmarks(pick) => pick.scroll = fitted,
             _ => {}
         }
     }
