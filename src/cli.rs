@@ -189,6 +189,8 @@ enum SectionArg {
     Stats,
     /// The places bookmarked in the timeline (M) for this capture
     Bookmarks,
+    /// Each thread's NVTX push/pop ranges as a tree, with their kernels and GPU time (--thread T, --depth N)
+    NvtxTree,
     All,
 }
 
@@ -260,6 +262,12 @@ struct ReportArgs {
     /// stats: a row per name, or per device (or stream) and name (GPU events)
     #[arg(long, value_enum, default_value = "name")]
     by: StatsByArg,
+    /// nvtx-tree: one thread (T4101 or 4101)
+    #[arg(long, value_name = "T")]
+    thread: Option<String>,
+    /// nvtx-tree: levels of ranges to show
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -595,6 +603,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Why => vec![Section::Why],
         SectionArg::Stats => vec![Section::Stats],
         SectionArg::Bookmarks => vec![Section::Bookmarks],
+        SectionArg::NvtxTree => vec![Section::NvtxTree],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     let csv = matches!(args.format, FormatArg::Csv);
@@ -670,6 +679,8 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         instances: args.instances,
         stats_of,
         stats_by,
+        nvtx_thread: args.thread.clone(),
+        nvtx_depth: args.depth,
     };
     // Whole-capture analyses come from the cache when stored there; when
     // not, they are all computed and stored (the next report or timeline

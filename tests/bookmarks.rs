@@ -84,7 +84,11 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
     let l = app.capture.data().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     assert_eq!(app.capture.instance(), Some((g, 54)));
-    assert!(near(app.capture.view, view), "{:?} {view:?}", app.capture.view);
+    assert!(
+        near(app.capture.view, view),
+        "{:?} {view:?}",
+        app.capture.view
+    );
     press(&mut app, &mut t, "'");
     key(&mut app, &mut t, KeyCode::Down);
     key(&mut app, &mut t, KeyCode::Enter);

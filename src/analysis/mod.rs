@@ -18,6 +18,7 @@ pub mod matching;
 pub mod name_stats;
 pub mod nccl_breakdown;
 pub mod nccl_name;
+pub mod nvtx_tree;
 mod op_keys;
 pub mod overlap;
 pub mod pipeline;

@@ -35,6 +35,9 @@ pub struct Options {
     /// `stats`: which events, and per what.
     pub stats_of: crate::analysis::name_stats::StatsOf,
     pub stats_by: crate::analysis::name_stats::StatsBy,
+    /// `nvtx-tree`: one thread (`T4101` or `4101`), and how many levels.
+    pub nvtx_thread: Option<String>,
+    pub nvtx_depth: Option<usize>,
 }
 
 /// Shared state of one report run.

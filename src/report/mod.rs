@@ -13,6 +13,7 @@ mod fit;
 mod json;
 mod launch;
 mod nccl;
+mod nvtx_tree;
 mod overlap;
 mod skew;
 mod stats;
@@ -46,10 +47,11 @@ pub enum Section {
     Why,
     Stats,
     Bookmarks,
+    NvtxTree,
 }
 
 impl Section {
-    pub const ALL: [Section; 12] = [
+    pub const ALL: [Section; 13] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -62,6 +64,7 @@ impl Section {
         Section::Stragglers,
         Section::Stats,
         Section::Bookmarks,
+        Section::NvtxTree,
     ];
 
     /// Part of `report all`: not the straggler matrix, which is as wide as
@@ -69,7 +72,7 @@ impl Section {
     pub fn in_all(self) -> bool {
         !matches!(
             self,
-            Section::Stragglers | Section::Stats | Section::Bookmarks
+            Section::Stragglers | Section::Stats | Section::Bookmarks | Section::NvtxTree
         )
     }
 
@@ -93,6 +96,8 @@ impl Section {
             Section::Stats => &[Stage::Clock],
             // The user's marks, no analysis.
             Section::Bookmarks => &[],
+            // Launch links are the profile's; the clocks place the times.
+            Section::NvtxTree => &[Stage::Clock],
         }
     }
 
@@ -110,6 +115,7 @@ impl Section {
             Section::Why => "why",
             Section::Stats => "stats",
             Section::Bookmarks => "bookmarks",
+            Section::NvtxTree => "nvtx-tree",
         }
     }
 }
@@ -263,6 +269,7 @@ fn section(cx: &Context, s: Section, json: bool) -> (Value, String) {
         }
         Section::Stats => emit(&|| stats::to_json(cx), &|| stats::to_text(cx)),
         Section::Bookmarks => emit(&|| bookmarks::to_json(cx), &|| bookmarks::to_text(cx)),
+        Section::NvtxTree => emit(&|| nvtx_tree::to_json(cx), &|| nvtx_tree::to_text(cx)),
         Section::Stragglers => emit(&|| stragglers::to_json(cx, matching), &|| {
             stragglers::to_text(cx, matching)
         }),
