@@ -86,3 +86,5 @@ shot 35-stats-view-80x24 80 24 "S"
 # A range (issue 27): marked at the cursor with `,` and `.`, panel 7.
 shot 36-range-panel 160 48 "w" "," "d" "d" "d" "d" "."
 shot 37-range-panel-80x24 80 24 "w" "," "d" "d" "d" "d" "."
+# The NVTX tree (issue 27): T, then Tab to D1's thread (D0 launched nothing).
+shot 38-nvtx-tree 160 48 "T" $'\t'

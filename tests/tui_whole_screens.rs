@@ -419,3 +419,20 @@ fn the_range_panel_says_its_window_and_what_is_in_it() {
         ],
     );
 }
+
+/// The NVTX tree view: ranges indented, kernels as leaves, the columns
+/// named.
+#[test]
+fn the_nvtx_tree_view_reads_whole() {
+    case(
+        "nvtx_tree",
+        &file("megatron_tp8.sqlite"),
+        None,
+        "T\t",
+        &[
+            ("gpu_ms", "gpu_ms"),
+            ("train_step", "train_step"),
+            ("▸", "▸ a kernel launched"),
+        ],
+    );
+}

@@ -119,6 +119,7 @@ actions! {
     Messages = "messages",
     CopyReference = "copy_reference",
     ExportTrace = "export_trace",
+    NvtxTree = "nvtx_tree",
     AddBookmark = "add_bookmark",
     Bookmarks = "bookmarks",
     RangeStart = "range_start",

@@ -13,6 +13,7 @@ pub mod index;
 pub mod keymap;
 pub mod lanes;
 pub mod messages;
+pub mod nvtx_view;
 pub mod osc52;
 pub mod panel;
 pub mod pick;

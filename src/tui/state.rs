@@ -12,6 +12,7 @@ mod go;
 mod lists;
 mod mouse;
 mod navigate;
+mod nvtx_view;
 mod pair;
 mod panels;
 mod quitting;
@@ -69,6 +70,8 @@ pub enum Overlay {
     },
     /// `'`: the capture's bookmarks.
     Bookmarks(Pick),
+    /// `T`: a thread's NVTX tree.
+    NvtxTree(Pick),
 }
 
 /// Loading progress.
@@ -100,6 +103,8 @@ pub struct App {
     pub stats_state: Option<crate::tui::stats_view::StatsState>,
     /// The capture's bookmarks, read from disk when first asked for.
     pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
+    /// The NVTX tree view's thread, as rows.
+    pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -147,6 +152,7 @@ impl App {
             stats: None,
             stats_state: None,
             bookmarks: None,
+            nvtx_tree: None,
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()
@@ -202,7 +208,8 @@ impl App {
             Overlay::BigEvents(_)
             | Overlay::Behind(_)
             | Overlay::Messages(_)
-            | Overlay::Bookmarks(_) => Mode::Panel,
+            | Overlay::Bookmarks(_)
+            | Overlay::NvtxTree(_) => Mode::Panel,
             Overlay::Help(_) | Overlay::Legend(_) => Mode::Help,
             Overlay::Stats(ref st) if st.typing => Mode::Finder,
             Overlay::Stats(_) => Mode::Stats,
@@ -476,6 +483,7 @@ impl App {
             Overlay::Messages(scroll) => self.apply_messages(a, scroll),
             Overlay::Stats(st) => self.apply_stats(a, st),
             Overlay::Bookmarks(pick) => self.apply_bookmarks(a, pick),
+            Overlay::NvtxTree(pick) => self.apply_nvtx_tree(a, pick),
             Overlay::BookmarkName { input } => match a {
                 Action::Accept => {
                     self.overlay = Overlay::None;

@@ -204,6 +204,7 @@ fn default_keymap_binds_the_spec() {
         (Mode::Timeline, OpenFinder, &["/"]),
         (Mode::Timeline, CopyReference, &["y"]),
         (Mode::Timeline, ExportTrace, &["E"]),
+        (Mode::Timeline, NvtxTree, &["T"]),
         (Mode::Timeline, AddBookmark, &["M"]),
         (Mode::Timeline, Bookmarks, &["'"]),
         (Mode::Timeline, RangeStart, &[","]),

@@ -153,6 +153,7 @@ impl App {
             Action::Messages => self.open_messages(),
             Action::CopyReference => self.copy_reference(),
             Action::ExportTrace => self.export_trace(&l),
+            Action::NvtxTree => self.open_nvtx_tree(&l),
             Action::AddBookmark => self.ask_bookmark_name(),
             Action::Bookmarks => self.open_bookmarks(),
             Action::RangeStart => self.mark_range(true, None),

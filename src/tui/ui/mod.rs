@@ -7,6 +7,7 @@ pub mod cells;
 mod glossary;
 mod labels;
 mod launch_config;
+mod nvtx_view;
 mod overlays;
 mod panels;
 mod popup;

@@ -48,6 +48,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .as_ref()
             .map(|l| super::stats_view::draw(f, area, app, l, theme, st)),
         Overlay::Bookmarks(pick) => Some(super::bookmarks::list(f, area, app, theme, *pick)),
+        Overlay::NvtxTree(pick) => app
+            .capture
+            .data
+            .as_ref()
+            .map(|l| super::nvtx_view::draw(f, area, app, l, theme, *pick)),
         Overlay::BookmarkName { input } => {
             super::bookmarks::prompt(f, area, input);
             None
@@ -75,7 +80,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
                 pick.scroll = fitted
             }
             Overlay::Stats(st) => st.pick.scroll = fitted,
-            Overlay::Bookmarks(pick) => pick.scroll = fitted,
+            Overlay::Bookmarks(pick) | Overlay::NvtxTree(pick) => pick.scroll = fitted,
             _ => {}
         }
     }

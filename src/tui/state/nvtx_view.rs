@@ -1,0 +1,89 @@
+//! `T`: the NVTX tree of the cursor's thread (else the first with
+//! ranges); Tab goes on to the next thread, Enter to a range or kernel.
+
+use super::{App, Overlay, Pick};
+use crate::tui::action::Action;
+use crate::tui::data::Loaded;
+use crate::tui::lanes::{LaneKind, row_process};
+use crate::tui::nvtx_view::{self, TreeRow};
+use crate::tui::selection::{EventRef, Target};
+
+impl App {
+    pub(super) fn open_nvtx_tree(&mut self, l: &Loaded) {
+        let threads = nvtx_view::threads(l);
+        let Some(&first) = threads.first() else {
+            self.say("no NVTX push/pop ranges in this capture");
+            return;
+        };
+        let idx = &l.index;
+        // The cursor row's thread, when it is a thread's row.
+        let here = self.capture.lanes.at_cursor().and_then(|r| match r.kind {
+            LaneKind::Api(t) => Some(t as usize),
+            LaneKind::Nvtx(tr) => Some(idx.nvtx_tracks[tr].thread as usize),
+            LaneKind::Cpu(tr) => Some(idx.cpu_tracks[tr].thread as usize),
+            _ => None,
+        });
+        // Else the first thread of the cursor row's process, else the first.
+        let of_process = self
+            .capture
+            .lanes
+            .at_cursor()
+            .and_then(|r| row_process(&l.profile, idx, r.kind))
+            .and_then(|pr| {
+                threads
+                    .iter()
+                    .copied()
+                    .find(|&t| l.profile.threads[t].process == pr)
+            });
+        let t = here
+            .filter(|t| threads.contains(t))
+            .or(of_process)
+            .unwrap_or(first);
+        if self.nvtx_tree.as_ref().is_none_or(|tree| tree.thread != t) {
+            self.nvtx_tree = Some(nvtx_view::build(l, t));
+        }
+        self.overlay = Overlay::NvtxTree(Pick::default());
+    }
+
+    pub(super) fn apply_nvtx_tree(&mut self, a: Action, mut pick: Pick) {
+        let Some(l) = self.data() else { return };
+        let n = self.nvtx_tree.as_ref().map_or(0, |t| t.rows.len());
+        let page = pick.scroll.visible.max(2) as isize - 1;
+        match a {
+            Action::Up => pick.step(-1, n),
+            Action::Down => pick.step(1, n),
+            Action::PageUp => pick.step(-page, n),
+            Action::PageDown => pick.step(page, n),
+            Action::Home => pick.step(-(n as isize), n),
+            Action::End => pick.step(n as isize, n),
+            // Tab: the next thread with ranges.
+            Action::FocusPanel => {
+                let threads = nvtx_view::threads(&l);
+                let at = self.nvtx_tree.as_ref().map(|t| t.thread);
+                let i = at.and_then(|t| threads.iter().position(|&x| x == t));
+                let next = threads[i.map_or(0, |i| (i + 1) % threads.len())];
+                self.nvtx_tree = Some(nvtx_view::build(&l, next));
+                pick = Pick::default();
+            }
+            Action::Accept => {
+                let target = self.nvtx_tree.as_ref().and_then(|t| {
+                    t.rows.get(pick.selected).map(|r| match *r {
+                        TreeRow::Range(i) => EventRef::Nvtx(t.nodes[i].row),
+                        TreeRow::Kernel(k, _) => EventRef::Gpu(k),
+                    })
+                });
+                self.overlay = Overlay::None;
+                if let Some(e) = target {
+                    self.go(Target::Event(e), true);
+                }
+                return;
+            }
+            Action::Cancel => {
+                self.overlay = Overlay::None;
+                return;
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::NvtxTree(pick);
+    }
+}
