@@ -29,11 +29,14 @@ pub fn list(f: &mut Frame, area: Rect, app: &App, theme: &Theme, pick: Pick) -> 
     let marks = app.bookmarks.as_deref().unwrap_or(&[]);
     let width = area.width.min(100);
     let inner = usize::from(width.saturating_sub(2));
+    // The name gives way first, so that the rest reads whole at 80.
+    let nw = inner.saturating_sub(58).clamp(12, 28);
+    let head = format!(
+        "{:<nw$} {:<12} {:<23} created (UTC)",
+        "name", "instance", "window s"
+    );
     let mut lines = vec![Line::styled(
-        format!(
-            "{:<28} {:<12} {:<23} created (UTC)",
-            "name", "instance", "window s"
-        ),
+        fit_name(&head, inner).unwrap_or(head),
         theme.heading(),
     )];
     for (i, b) in marks.iter().enumerate() {
@@ -42,9 +45,9 @@ pub fn list(f: &mut Frame, area: Rect, app: &App, theme: &Theme, pick: Pick) -> 
             _ => "-".into(),
         };
         let [a, e] = b.window_ns;
-        let name = fit_name(&escape_controls(&b.name), 28).unwrap_or_default();
+        let name = fit_name(&escape_controls(&b.name), nw).unwrap_or_default();
         let text = format!(
-            "{name:<28} {:<12} {:<23} {}",
+            "{name:<nw$} {:<12} {:<23} {}",
             escape_controls(&at),
             format!("{:.3}–{:.3}", a as f64 / 1e9, e as f64 / 1e9),
             escape_controls(&b.created)
