@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use rusqlite::Connection;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// (tid, start, end) → (kernels, gpu ns), by SQL.
@@ -60,19 +59,6 @@ fn by_sql(db: &Connection) -> BTreeMap<(i64, i64, i64), (usize, i64)> {
     out
 }
 
-fn flatten(v: &[Value], out: &mut BTreeMap<(i64, i64, i64), (usize, i64)>) {
-    for r in v {
-        let key = (
-            r["thread"].as_i64().unwrap(),
-            r["start_ns"].as_i64().unwrap(),
-            r["end_ns"].as_i64().unwrap(),
-        );
-        let gpu_ns = (r["gpu_ms"].as_f64().unwrap() * 1e6).round() as i64;
-        out.insert(key, (r["kernels"].as_u64().unwrap() as usize, gpu_ns));
-        flatten(r["children"].as_array().unwrap(), out);
-    }
-}
-
 #[test]
 fn kernels_and_gpu_time_per_range_equal_sql() {
     let mut files = vec![root().join("fixtures/megatron_tp8.sqlite")];
@@ -96,8 +82,18 @@ fn kernels_and_gpu_time_per_range_equal_sql() {
             "json",
             f.to_str().unwrap(),
         ]);
-        let mut got = BTreeMap::new();
-        flatten(v["ranges"].as_array().unwrap(), &mut got);
+        let got: BTreeMap<(i64, i64, i64), (usize, i64)> = nvtx_ranges(&v)
+            .iter()
+            .map(|r| {
+                let key = (
+                    r["thread"].as_i64().unwrap(),
+                    r["start_ns"].as_i64().unwrap(),
+                    r["end_ns"].as_i64().unwrap(),
+                );
+                let gpu_ns = (r["gpu_ms"].as_f64().unwrap() * 1e6).round() as i64;
+                (key, (r["kernels"].as_u64().unwrap() as usize, gpu_ns))
+            })
+            .collect();
         let want = by_sql(&Connection::open(f).unwrap());
         assert_eq!(got.len(), want.len(), "{}", f.display());
         let with_kernels = want.values().filter(|w| w.0 > 0).count();

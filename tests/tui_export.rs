@@ -16,8 +16,15 @@ const MEGATRON: &str = "megatron_tp8.sqlite";
 fn written(job: &rankline::tui::export::ExportJob, test: &str) -> serde_json::Value {
     let dir = common::temp_dir(test);
     let exporter: rankline::tui::export::Exporter = std::sync::Arc::new(|p, a, w, tr, path| {
-        rankline::report::trace::write_file(path, p, a, w, tr, &[], 1_000_000)
-            .map(|n| format!("{} events", n.events()))
+        let trace = rankline::report::trace::Trace {
+            profile: p,
+            analysis: a,
+            window: w,
+            tracks: tr,
+            marks: &[],
+            max_events: 1_000_000,
+        };
+        rankline::report::trace::write_file(path, &trace).map(|n| format!("{} events", n.events()))
     });
     let line = run_export(&exporter, job, &dir, "megatron_tp8", "20261204T000000Z").unwrap();
     let path = dir.join("megatron_tp8-".to_string() + &job.what + "-20261204T000000Z.json.gz");

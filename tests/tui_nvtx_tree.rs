@@ -9,18 +9,6 @@ use crossterm::event::KeyCode;
 use rankline::tui::nvtx_view::TreeRow;
 use rankline::tui::selection::EventRef;
 use rankline::tui::state::Overlay;
-use serde_json::Value;
-
-fn flatten(v: &[Value], out: &mut Vec<(String, u64, f64)>) {
-    for r in v {
-        out.push((
-            r["name"].as_str().unwrap().to_string(),
-            r["kernels"].as_u64().unwrap(),
-            r["gpu_ms"].as_f64().unwrap(),
-        ));
-        flatten(r["children"].as_array().unwrap(), out);
-    }
-}
 
 #[test]
 fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
@@ -50,8 +38,16 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
         &tid,
         "fixtures/megatron_tp8.sqlite",
     ]);
-    let mut want = Vec::new();
-    flatten(v["ranges"].as_array().unwrap(), &mut want);
+    let want: Vec<(String, u64, f64)> = common::nvtx_ranges(&v)
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["kernels"].as_u64().unwrap(),
+                r["gpu_ms"].as_f64().unwrap(),
+            )
+        })
+        .collect();
     let got: Vec<(String, u64, f64)> = tree
         .nodes
         .iter()

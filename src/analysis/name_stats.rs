@@ -12,6 +12,20 @@ use super::window::Window;
 use crate::profile::{DevId, GpuKind, LaneId, Profile, Sym};
 use std::collections::HashMap;
 
+/// The columns of a stats table as nsys heads them (with their units),
+/// the report's and the timeline's alike.
+pub const COLUMNS: [&str; 9] = [
+    "time_%",
+    "total_ms",
+    "count",
+    "avg_ms",
+    "med_ms",
+    "min_ms",
+    "max_ms",
+    "stddev_ms",
+    "name",
+];
+
 /// Which events a table is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StatsOf {

@@ -93,15 +93,15 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
     if let Some(why) = left_out {
         say(why);
     }
-    let written = match report::trace::write_file(
-        out,
-        &p,
-        &analysis,
+    let trace = report::trace::Trace {
+        profile: &p,
+        analysis: &analysis,
         window,
-        &tracks,
-        &marks,
-        args.max_events,
-    ) {
+        tracks: &tracks,
+        marks: &marks,
+        max_events: args.max_events,
+    };
+    let written = match report::trace::write_file(out, &trace) {
         Ok(n) => n,
         Err(why) => return input_failed(why),
     };
@@ -216,7 +216,15 @@ pub fn exporter() -> rankline::tui::export::Exporter {
         let files: Vec<PathBuf> = p.files.iter().map(|f| f.path.clone()).collect();
         // Said in the line: the terminal is the timeline's.
         let (marks, left_out) = bookmarks_of(&files);
-        let n = report::trace::write_file(path, p, a, window, tracks, &marks, DEFAULT_MAX_EVENTS)?;
+        let trace = report::trace::Trace {
+            profile: p,
+            analysis: a,
+            window,
+            tracks,
+            marks: &marks,
+            max_events: DEFAULT_MAX_EVENTS,
+        };
+        let n = report::trace::write_file(path, &trace)?;
         let mut line = format!("{} events, {} launch flows", n.events(), n.flows);
         if let Some(why) = left_out {
             line += &format!("; {why}");

@@ -125,17 +125,7 @@ pub fn to_text(cx: &Context) -> String {
     }
     let all = total(&rows);
     let mut header = keys(cx);
-    let figures = [
-        "time_%",
-        "total_ms",
-        "count",
-        "avg_ms",
-        "med_ms",
-        "min_ms",
-        "max_ms",
-        "stddev_ms",
-        "name",
-    ];
+    let figures = name_stats::COLUMNS;
     header.extend(figures);
     let name_col = header.len() - 1;
     let mut t = Table::new(&header).shorten(name_col, Keep::Start);

@@ -16,6 +16,19 @@ use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
 use std::io::Write;
 
+/// What a trace holds: the events of `tracks` overlapping `window` (on
+/// the reference clock), the bookmarks `marks` starting in it, refused
+/// when more than `max_events`.
+#[derive(Clone, Copy)]
+pub struct Trace<'a> {
+    pub profile: &'a Profile,
+    pub analysis: &'a Analysis,
+    pub window: Window,
+    pub tracks: &'a Tracks,
+    pub marks: &'a [Bookmark],
+    pub max_events: usize,
+}
+
 /// What was written, by kind.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Written {
@@ -37,15 +50,7 @@ impl Written {
 /// [`write`] to the file `path`, gzipped when its name ends in `.gz`: made
 /// beside it under a temporary name and renamed over it when whole, so a
 /// refusal or a failure leaves whatever was there before.
-pub fn write_file(
-    path: &std::path::Path,
-    p: &Profile,
-    a: &Analysis,
-    w: Window,
-    tracks: &Tracks,
-    marks: &[Bookmark],
-    max: usize,
-) -> Result<Written, String> {
+pub fn write_file(path: &std::path::Path, t: &Trace) -> Result<Written, String> {
     let shown = crate::text_safe::path_text(path);
     let mut temp = path.as_os_str().to_owned();
     temp.push(format!(".rankline-{}.tmp", std::process::id()));
@@ -55,10 +60,9 @@ pub fn write_file(
     let gz = path.extension().is_some_and(|x| x == "gz");
     let done = if gz {
         let mut z = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
-        write(&mut z, p, a, w, tracks, marks, max)
-            .and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
+        write(&mut z, t).and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
     } else {
-        write(&mut buffered, p, a, w, tracks, marks, max)
+        write(&mut buffered, t)
     }
     .and_then(|n| buffered.flush().map(|_| n).map_err(|e| e.to_string()));
     drop(buffered);
@@ -94,15 +98,15 @@ fn us(ns: i64) -> f64 {
 /// The events of `p` on `tracks` that overlap `w` (on the reference
 /// clock), with the bookmarks `marks` starting in it, as one trace; `Err` (before writing anything) when they are
 /// more than `max`.
-pub fn write(
-    out: &mut dyn Write,
-    p: &Profile,
-    a: &Analysis,
-    w: Window,
-    tracks: &Tracks,
-    marks: &[Bookmark],
-    max: usize,
-) -> Result<Written, String> {
+pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
+    let Trace {
+        profile: p,
+        analysis: a,
+        window: w,
+        tracks,
+        marks,
+        max_events: max,
+    } = *t;
     let clock = &a.clock;
     let sel = Select { p, clock, w };
     // Counted first, by the same selection as written: a trace too large

@@ -8,17 +8,7 @@ use crate::analysis::name_stats::{StatRow, StatsOf};
 use crate::profile::Interner;
 
 /// The columns, as `report stats` heads them.
-pub const COLUMNS: [&str; 9] = [
-    "time_%",
-    "total_ms",
-    "count",
-    "avg_ms",
-    "med_ms",
-    "min_ms",
-    "max_ms",
-    "stddev_ms",
-    "name",
-];
+pub use crate::analysis::name_stats::COLUMNS;
 /// The column of the name (sorted A to Z; the figures largest first).
 pub const NAME: usize = 8;
 /// Sorted by total at first, as nsys sorts.

@@ -227,3 +227,17 @@ pub fn kernel_span(db: &rusqlite::Connection) -> (i64, i64) {
 pub fn window_seconds(ns: i64) -> String {
     format!("{:.9}", ns as f64 / 1e9)
 }
+
+/// `report nvtx-tree` JSON's ranges in pre-order (a parent before its
+/// children), nesting dropped.
+pub fn nvtx_ranges(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    fn walk(v: &[serde_json::Value], out: &mut Vec<serde_json::Value>) {
+        for r in v {
+            out.push(r.clone());
+            walk(r["children"].as_array().map_or(&[], Vec::as_slice), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(v["ranges"].as_array().map_or(&[], Vec::as_slice), &mut out);
+    out
+}
