@@ -731,6 +731,12 @@ fn select_devices(p: &Profile, labels: &[String]) -> Result<Option<Vec<DevId>>, 
     if labels.is_empty() {
         return Ok(None);
     }
+    devices_named(p, "--device", labels).map(Some)
+}
+
+/// The devices `labels` name (each as `report --device` takes it), or the
+/// refusal that names the option `flag` and the devices there are.
+fn devices_named(p: &Profile, flag: &str, labels: &[String]) -> Result<Vec<DevId>, String> {
     let mut out = Vec::new();
     for l in labels {
         let found = p.find_devices(l);
@@ -739,11 +745,11 @@ fn select_devices(p: &Profile, labels: &[String]) -> Result<Option<Vec<DevId>>, 
                 .map(|d| p.device_label(d).to_string())
                 .collect();
             return Err(format!(
-                "--device {l}: no such device (devices: {})",
+                "{flag} {l}: no such device (devices: {})",
                 known.join(", ")
             ));
         }
         out.extend(found);
     }
-    Ok(Some(out))
+    Ok(out)
 }

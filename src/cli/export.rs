@@ -157,20 +157,7 @@ fn tracks(args: &ExportArgs, p: &Profile, m: &Matching) -> Result<Tracks, String
         keep = keep.and(&Tracks::of_devices(p, m, &devices));
     }
     if let Some(list) = &args.devices {
-        let mut devices = Vec::new();
-        for l in items(list) {
-            let found = p.find_devices(&l);
-            if found.is_empty() {
-                let known: Vec<String> = (0..p.devices.len() as DevId)
-                    .map(|d| p.device_label(d).to_string())
-                    .collect();
-                return Err(format!(
-                    "--devices {l}: no such device (devices: {})",
-                    known.join(", ")
-                ));
-            }
-            devices.extend(found);
-        }
+        let devices = super::devices_named(p, "--devices", &items(list))?;
         keep = keep.and(&Tracks::of_devices(p, m, &devices));
     }
     if let Some(list) = &args.groups {
