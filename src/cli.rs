@@ -12,6 +12,7 @@
 
 mod args;
 mod csv_out;
+mod devices;
 mod diff;
 mod export;
 mod index_analyses;
@@ -731,25 +732,5 @@ fn select_devices(p: &Profile, labels: &[String]) -> Result<Option<Vec<DevId>>, 
     if labels.is_empty() {
         return Ok(None);
     }
-    devices_named(p, "--device", labels).map(Some)
-}
-
-/// The devices `labels` name (each as `report --device` takes it), or the
-/// refusal that names the option `flag` and the devices there are.
-fn devices_named(p: &Profile, flag: &str, labels: &[String]) -> Result<Vec<DevId>, String> {
-    let mut out = Vec::new();
-    for l in labels {
-        let found = p.find_devices(l);
-        if found.is_empty() {
-            let known: Vec<String> = (0..p.devices.len() as DevId)
-                .map(|d| p.device_label(d).to_string())
-                .collect();
-            return Err(format!(
-                "{flag} {l}: no such device (devices: {})",
-                known.join(", ")
-            ));
-        }
-        out.extend(found);
-    }
-    Ok(out)
+    devices::named(p, "--device", labels).map(Some)
 }

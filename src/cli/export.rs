@@ -157,7 +157,7 @@ fn tracks(args: &ExportArgs, p: &Profile, m: &Matching) -> Result<Tracks, String
         keep = keep.and(&Tracks::of_devices(p, m, &devices));
     }
     if let Some(list) = &args.devices {
-        let devices = super::devices_named(p, "--devices", &items(list))?;
+        let devices = super::devices::named(p, "--devices", &items(list))?;
         keep = keep.and(&Tracks::of_devices(p, m, &devices));
     }
     if let Some(list) = &args.groups {
