@@ -37,6 +37,13 @@ pub struct Lanes {
 }
 
 impl Lanes {
+    /// The rows on screen, as the last frame drew them (at least one).
+    pub fn on_screen(&self) -> std::ops::Range<usize> {
+        let s = &self.scroll;
+        let end = (s.top + s.visible.max(1)).min(self.rows.len());
+        s.top.min(end)..end
+    }
+
     /// The row under the cursor.
     pub fn at_cursor(&self) -> Option<&LaneRow> {
         self.rows.get(self.cursor)
@@ -272,23 +279,19 @@ impl Capture {
             self.range_facts = None;
             return;
         };
-        let s = &self.lanes.scroll;
-        let end = (s.top + s.visible.max(1)).min(self.lanes.rows.len());
-        let key = (w, s.top.min(end), end, self.lanes.rows.len());
+        let shown = self.lanes.on_screen();
+        let key = (w, shown.start, shown.end, self.lanes.rows.len());
         if self.range_key == Some(key) && self.range_facts.is_some() {
             return;
         }
-        let rows: Vec<_> = self.lanes.rows[key.1..end].iter().map(|r| r.kind).collect();
+        let rows: Vec<_> = self.lanes.rows[shown].iter().map(|r| r.kind).collect();
         self.range_facts = Some(crate::tui::range::facts(l, w, &rows));
         self.range_key = Some(key);
     }
 
     pub fn derive_window(&mut self) {
         let Some(l) = self.data.as_ref() else { return };
-        let w = Window {
-            start: self.view.t0 as i64,
-            end: self.view.end() as i64,
-        };
+        let w = self.view.window();
         if self.windowed.window == Some(w) {
             return;
         }

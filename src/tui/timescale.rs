@@ -56,6 +56,14 @@ impl View {
         self.t0 + self.span
     }
 
+    /// The window shown, in whole ns: every ns any column covers.
+    pub fn window(&self) -> crate::analysis::Window {
+        crate::analysis::Window {
+            start: self.t0.floor() as i64,
+            end: self.end().ceil() as i64,
+        }
+    }
+
     pub fn zoom(&mut self, factor: f64) {
         let c = self.center();
         self.span = (self.span * factor).max(MIN_SPAN_NS);

@@ -68,7 +68,7 @@ impl App {
             self.messages.answer(crate::tui::messages::Level::Warn, why);
             return;
         }
-        let v = self.capture.view;
+        let w = self.capture.view.window();
         let instance = self.capture.instance();
         let b = Bookmark {
             name: if name.trim().is_empty() {
@@ -78,7 +78,7 @@ impl App {
             },
             group: instance.map(|(g, _)| l.analysis.matching.groups[g].key.clone()),
             instance: instance.map(|(_, k)| k + 1),
-            window_ns: [v.t0 as i64, v.end() as i64],
+            window_ns: [w.start, w.end],
             created: crate::tui::wallclock::iso_now(),
         };
         match bookmarks::add(&inputs, b.clone()) {

@@ -2,7 +2,6 @@
 //! it and its line comes back as a message.
 
 use super::App;
-use crate::analysis::Window;
 use crate::tui::data::Loaded;
 use crate::tui::export::{instance_job, view_job};
 use crate::tui::messages::Level;
@@ -17,18 +16,11 @@ impl App {
             .instance()
             .and_then(|(g, k)| instance_job(l, g, k))
             .unwrap_or_else(|| {
-                let v = &c.view;
-                let window = Window {
-                    start: v.t0.floor() as i64,
-                    end: (v.t0 + v.span).ceil() as i64,
-                };
-                let s = &c.lanes.scroll;
-                let end = (s.top + s.visible.max(1)).min(c.lanes.rows.len());
-                let rows: Vec<_> = c.lanes.rows[s.top.min(end)..end]
+                let rows: Vec<_> = c.lanes.rows[c.lanes.on_screen()]
                     .iter()
                     .map(|r| r.kind)
                     .collect();
-                view_job(l, window, &rows)
+                view_job(l, c.view.window(), &rows)
             });
         self.say(format!("exporting {}…", job.described));
         self.export = Some(job);

@@ -24,13 +24,7 @@ impl App {
     fn stats_window(&self, scope: Scope) -> Window {
         match scope {
             Scope::Capture => Window::ALL,
-            Scope::Window => {
-                let v = &self.capture.view;
-                Window {
-                    start: v.t0.floor() as i64,
-                    end: (v.t0 + v.span).ceil() as i64,
-                }
-            }
+            Scope::Window => self.capture.view.window(),
         }
     }
 
