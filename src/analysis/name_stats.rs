@@ -56,6 +56,17 @@ impl StatsOf {
         }
     }
 
+    /// What the table counts, as its heading says it.
+    pub fn described(self) -> &'static str {
+        match self {
+            StatsOf::Kernels => "GPU kernels (by demangled name)",
+            StatsOf::Copies => "GPU memory copies and sets",
+            StatsOf::Nvtx => "NVTX ranges (inclusive of nested ranges)",
+            StatsOf::Api => "CUDA API calls (runtime and driver)",
+            StatsOf::Osrt => "OS runtime calls",
+        }
+    }
+
     /// Events on the GPU (a device and a stream each).
     pub fn on_gpu(self) -> bool {
         matches!(self, StatsOf::Kernels | StatsOf::Copies)
@@ -227,6 +238,20 @@ fn each(
             }),
             StatsOf::Kernels | StatsOf::Copies => {}
         }
+    }
+}
+
+/// The table's total: its rows' totals summed (saturating).
+pub fn total_ns(rows: &[StatRow]) -> i64 {
+    rows.iter().fold(0i64, |a, r| a.saturating_add(r.total_ns))
+}
+
+/// A row's share of a table's total `total`, in percent.
+pub fn share_pct(r: &StatRow, total: i64) -> f64 {
+    if total > 0 {
+        100.0 * r.total_ns as f64 / total as f64
+    } else {
+        0.0
     }
 }
 

@@ -6,7 +6,7 @@ use super::context::Context;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
-use crate::analysis::name_stats::{self, StatRow, StatsBy, StatsOf};
+use crate::analysis::name_stats::{self, StatRow, StatsBy};
 use serde_json::{Value, json};
 
 /// The rows, or why there are none to give (`--by` on CPU events).
@@ -19,29 +19,6 @@ fn rows(cx: &Context) -> Result<Vec<StatRow>, String> {
         .collect())
 }
 
-fn what(of: StatsOf) -> &'static str {
-    match of {
-        StatsOf::Kernels => "GPU kernels (by demangled name)",
-        StatsOf::Copies => "GPU memory copies and sets",
-        StatsOf::Nvtx => "NVTX ranges (inclusive of nested ranges)",
-        StatsOf::Api => "CUDA API calls (runtime and driver)",
-        StatsOf::Osrt => "OS runtime calls",
-    }
-}
-
-/// Share of the table's total, in percent.
-fn share(r: &StatRow, total: i64) -> f64 {
-    if total > 0 {
-        100.0 * r.total_ns as f64 / total as f64
-    } else {
-        0.0
-    }
-}
-
-fn total(rows: &[StatRow]) -> i64 {
-    rows.iter().fold(0i64, |a, r| a.saturating_add(r.total_ns))
-}
-
 /// The stream column: `s20` (the device is its own column).
 fn stream(cx: &Context, r: &StatRow) -> Option<u32> {
     r.lane.map(|l| cx.profile.lanes[l as usize].stream)
@@ -52,7 +29,7 @@ pub fn to_json(cx: &Context) -> Value {
         Ok(r) => r,
         Err(why) => return json!({ "error": why }),
     };
-    let all = total(&rows);
+    let all = name_stats::total_ns(&rows);
     let p = cx.profile;
     let list: Vec<Value> = rows
         .iter()
@@ -70,7 +47,7 @@ pub fn to_json(cx: &Context) -> Value {
                     "name",
                     crate::text_safe::escape_controls(p.strings.get(r.name)).into(),
                 ),
-                ("time_pct", share(r, all).into()),
+                ("time_pct", name_stats::share_pct(r, all).into()),
                 ("total_ms", json::ms(r.total_ns).into()),
                 ("count", r.count.into()),
                 ("avg_ms", (r.mean_ns / 1e6).into()),
@@ -114,7 +91,7 @@ pub fn to_text(cx: &Context) -> String {
     let of = cx.options.stats_of;
     let mut out = format!(
         "Stats: {} — durations summed over events, not wall time\n",
-        what(of)
+        of.described()
     );
     let rows = match rows(cx) {
         Ok(r) => r,
@@ -123,7 +100,7 @@ pub fn to_text(cx: &Context) -> String {
     if rows.is_empty() {
         return out + "  none in this capture (or window)\n";
     }
-    let all = total(&rows);
+    let all = name_stats::total_ns(&rows);
     let mut header = keys(cx);
     let figures = name_stats::COLUMNS;
     header.extend(figures);
@@ -137,7 +114,7 @@ pub fn to_text(cx: &Context) -> String {
     for r in &rows {
         let mut cells = key_cells(cx, r);
         cells.extend([
-            table::pct(Some(share(r, all))),
+            table::pct(Some(name_stats::share_pct(r, all))),
             table::ms(r.total_ns),
             r.count.to_string(),
             format!("{:.3}", r.mean_ns / 1e6),

@@ -70,7 +70,7 @@ pub struct StatsTable {
 
 impl StatsTable {
     pub fn new(of: StatsOf, window: Window, rows: Vec<StatRow>) -> StatsTable {
-        let total_ns = rows.iter().fold(0i64, |a, r| a.saturating_add(r.total_ns));
+        let total_ns = crate::analysis::name_stats::total_ns(&rows);
         StatsTable {
             of,
             window,
@@ -81,11 +81,7 @@ impl StatsTable {
 
     /// A row's share of the table's total, in percent.
     pub fn share(&self, r: &StatRow) -> f64 {
-        if self.total_ns > 0 {
-            100.0 * r.total_ns as f64 / self.total_ns as f64
-        } else {
-            0.0
-        }
+        crate::analysis::name_stats::share_pct(r, self.total_ns)
     }
 }
 

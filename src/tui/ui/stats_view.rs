@@ -5,7 +5,6 @@
 use super::labels::fit_name;
 use super::panels::wrap::wrap;
 use super::theme::Theme;
-use crate::analysis::name_stats::StatsOf;
 use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
@@ -24,16 +23,6 @@ const WIDTHS: [usize; 8] = [6, 11, 8, 10, 10, 10, 10, 10];
 const NAME_ROOM: usize = 28;
 /// In the order they give way.
 const GIVE_WAY: [usize; 4] = [7, 5, 6, 4];
-
-fn what(of: StatsOf) -> &'static str {
-    match of {
-        StatsOf::Kernels => "GPU kernels (by demangled name)",
-        StatsOf::Copies => "GPU memory copies and sets",
-        StatsOf::Nvtx => "NVTX ranges (inclusive of nested ones)",
-        StatsOf::Api => "CUDA API calls",
-        StatsOf::Osrt => "OS runtime calls",
-    }
-}
 
 /// The figure columns shown in `inner` columns.
 fn columns(inner: usize) -> Vec<usize> {
@@ -93,7 +82,7 @@ pub fn draw(
         Line::styled(
             format!(
                 "{} over {scope}: {} of {} names · durations summed over events, not wall time",
-                what(t.of),
+                t.of.described(),
                 shown.len(),
                 t.rows.len()
             ),
