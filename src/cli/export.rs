@@ -89,7 +89,7 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(why) => return fail(why),
     };
     let out = &args.out;
-    let (marks, left_out) = bookmarks_of(&files);
+    let (marks, left_out) = bookmarks_of(&p);
     if let Some(why) = left_out {
         say(why);
     }
@@ -200,9 +200,8 @@ fn ranks(list: &str) -> Result<Vec<(&str, u32, u32)>, String> {
 /// default `--max-events` bounds it.
 pub fn exporter() -> rankline::tui::export::Exporter {
     std::sync::Arc::new(|p, a, window, tracks, path| {
-        let files: Vec<PathBuf> = p.files.iter().map(|f| f.path.clone()).collect();
         // Said in the line: the terminal is the timeline's.
-        let (marks, left_out) = bookmarks_of(&files);
+        let (marks, left_out) = bookmarks_of(p);
         let trace = report::trace::Trace {
             profile: p,
             analysis: a,
@@ -222,10 +221,9 @@ pub fn exporter() -> rankline::tui::export::Exporter {
 
 /// The capture's bookmarks, as markers; none, and why, when they cannot
 /// be read.
-fn bookmarks_of(
-    files: &[PathBuf],
-) -> (Vec<rankline::profile::bookmarks::Bookmark>, Option<String>) {
-    match rankline::profile::bookmarks::load(files) {
+fn bookmarks_of(p: &Profile) -> (Vec<rankline::profile::bookmarks::Bookmark>, Option<String>) {
+    use rankline::profile::bookmarks;
+    match bookmarks::load(&bookmarks::inputs(p)) {
         Ok(marks) => (marks, None),
         Err(why) => (
             Vec::new(),

@@ -45,6 +45,17 @@ pub fn state_dir() -> Result<PathBuf, String> {
     Ok(state.join("rankline"))
 }
 
+/// The inputs a capture's bookmarks are kept for: the files it was
+/// loaded from (the embedded demo has none). The timeline, `report` and
+/// `export` name a capture alike, whatever else was given and failed.
+pub fn inputs(p: &super::Profile) -> Vec<PathBuf> {
+    p.files
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|path| path.is_file())
+        .collect()
+}
+
 /// The bookmarks file of the capture made of `inputs` (any order).
 pub fn file_of(inputs: &[PathBuf]) -> Result<PathBuf, String> {
     let mut ids = Vec::with_capacity(inputs.len());

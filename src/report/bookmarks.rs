@@ -8,12 +8,8 @@ use crate::profile::bookmarks::{self, Bookmark};
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
 
-fn inputs(cx: &Context) -> Vec<std::path::PathBuf> {
-    cx.profile.files.iter().map(|f| f.path.clone()).collect()
-}
-
 fn read(cx: &Context) -> Result<(Vec<Bookmark>, String), String> {
-    let inputs = inputs(cx);
+    let inputs = bookmarks::inputs(cx.profile);
     let file = bookmarks::file_of(&inputs)?;
     Ok((
         bookmarks::load(&inputs)?,

@@ -9,26 +9,15 @@ use crate::tui::action::Action;
 use crate::tui::data::Loaded;
 use crate::tui::selection::Target;
 use crate::tui::timescale::View;
-use std::path::PathBuf;
 
 impl App {
-    /// The capture's input files (none for the embedded demo).
-    fn bookmark_inputs(l: &Loaded) -> Vec<PathBuf> {
-        l.profile
-            .files
-            .iter()
-            .map(|f| f.path.clone())
-            .filter(|p| p.is_file())
-            .collect()
-    }
-
     /// The bookmarks, read from disk the first time.
     pub fn bookmarks(&mut self) -> Result<&[Bookmark], String> {
         if self.bookmarks.is_none() {
             let Some(l) = self.data() else {
                 return Ok(&[]);
             };
-            let inputs = Self::bookmark_inputs(&l);
+            let inputs = bookmarks::inputs(&l.profile);
             if inputs.is_empty() {
                 return Err("bookmarks are kept for files: the demo has none".into());
             }
@@ -59,7 +48,7 @@ impl App {
     /// own name when empty).
     pub(super) fn add_bookmark(&mut self, name: &str) {
         let Some(l) = self.data() else { return };
-        let inputs = Self::bookmark_inputs(&l);
+        let inputs = bookmarks::inputs(&l.profile);
         if inputs.is_empty() {
             self.say("bookmarks are kept for files: the demo has none");
             return;
