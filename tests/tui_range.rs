@@ -133,3 +133,53 @@ fn a_drag_on_the_ruler_marks_a_range_and_a_click_marks_none() {
     let s = screen(&t);
     assert!(s.contains("range") && s.contains("range end"), "{s}");
 }
+
+/// Across four nodes (four clocks), each device's busy time in the range
+/// is `report overlap --window`'s: measured on its own file's clock with
+/// the range placed in it.
+#[test]
+fn across_nodes_busy_is_the_overlap_reports() {
+    let files =
+        rankline::profile::inputs::expand_inputs(&[common::root().join("fixtures/multinode")])
+            .unwrap();
+    let src: Vec<_> = files
+        .iter()
+        .cloned()
+        .map(rankline::profile::Source::File)
+        .collect();
+    let (mut app, mut t) = open_at(&src, None, 160, 48);
+    press(&mut app, &mut t, "w,dd.");
+    let f = app.capture.range_facts.clone().expect("the range's facts");
+    let arg = window_arg(f.window);
+    let w: Vec<&str> = arg.split(' ').collect();
+    let overlap = common::json(&[
+        "report",
+        "overlap",
+        "--no-cache",
+        "--format",
+        "json",
+        w[0],
+        w[1],
+        w[2],
+        "fixtures/multinode",
+    ]);
+    let l = app.capture.data().unwrap();
+    let mut checked = 0;
+    for (kind, busy) in &f.busy {
+        let LaneKind::Device(d) = kind else { continue };
+        let label = serde_json::Value::from(l.profile.device_label(*d).key_string());
+        let row = overlap["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["device"] == label)
+            .unwrap_or_else(|| panic!("{label} in {overlap}"));
+        let want = row["span_ms"].as_f64().unwrap() - row["idle_ms"].as_f64().unwrap();
+        assert!(
+            (*busy as f64 / 1e6 - want).abs() < 1e-5,
+            "{label}: {busy} vs {want}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "{:?}", f.busy);
+}

@@ -69,12 +69,15 @@ pub struct RangeFacts {
 /// The facts of `w` for the rows `rows` (those on screen).
 pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
     let (p, clock) = (&l.profile, &l.analysis.clock);
+    // A device's busy time on its own file's clock, only the range
+    // placed in it — as `report overlap --window` measures it.
     let lane_spans = |lane: usize, out: &mut Vec<(i64, i64)>| {
         let file = p.lane_file(lane as _);
+        let wf = clock.window_in_file(file, w);
         out.extend(
             clock
                 .lane_rows(p, lane as _, w, file)
-                .filter_map(|(_, s, e)| w.clip(s, e)),
+                .filter_map(|(_, s, e)| wf.clip(s, e)),
         );
     };
     let mut busy = Vec::new();
