@@ -331,6 +331,16 @@ impl Alignment {
         )
     }
 
+    /// The rows of thread `t`'s CUDA calls that reach into `w` (on the
+    /// reference clock), found by search: a call holds a driver call or
+    /// two, no more, so the look back is short.
+    pub fn thread_calls(&self, p: &Profile, t: usize, w: Window) -> std::ops::Range<usize> {
+        let rows = p.runtime_by_thread[t].clone();
+        let wf = self.window_in_file(p.thread_file(t as _), w);
+        let starts = p.runtime.starts(rows.clone());
+        crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf)
+    }
+
     /// The rows of `lane` that may reach into `w` (a reference-clock
     /// window), each with its start and end on the clock of file `onto`
     /// (the lane's own file: its timestamps as they are). Found by binary

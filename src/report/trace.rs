@@ -364,14 +364,10 @@ impl<'a> Select<'a> {
         self.keep(rows, move |r| clock.gpu_span(p, r))
     }
 
-    /// A thread's CUDA calls, found by search (a runtime call holds a
-    /// driver call or two, no more: the look back is short).
+    /// A thread's CUDA calls, found by search.
     fn api(self, t: usize) -> Spans<'a> {
         let (p, clock) = (self.p, self.clock);
-        let rows = p.runtime_by_thread[t].clone();
-        let wf = clock.window_in_file(p.thread_file(t as _), self.w);
-        let starts = p.runtime.starts(rows.clone());
-        let rows = crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf);
+        let rows = clock.thread_calls(p, t, self.w);
         self.keep(rows, move |r| clock.runtime_span(p, r))
     }
 

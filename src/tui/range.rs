@@ -93,16 +93,10 @@ pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
                 }
             }
             LaneKind::Api(t) => {
-                let rows = p.runtime_by_thread[t as usize].clone();
-                let wf = clock.window_in_file(p.thread_file(t), w);
-                let starts = p.runtime.starts(rows.clone());
-                spans.extend(
-                    crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf)
-                        .filter_map(|r| {
-                            let (s, e) = clock.runtime_span(p, r);
-                            w.clip(s, e)
-                        }),
-                );
+                spans.extend(clock.thread_calls(p, t as usize, w).filter_map(|r| {
+                    let (s, e) = clock.runtime_span(p, r);
+                    w.clip(s, e)
+                }))
             }
             _ => continue,
         }
@@ -127,7 +121,8 @@ pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
             }
         }
     }
-    instances.sort_by_key(|i| {
+    // The earliest start of each, once (a key reads every rank's kernel).
+    instances.sort_by_cached_key(|i| {
         let g = &l.analysis.matching.groups[i.group];
         (g.members(i.index).map(|m| m.2.0).min(), i.group, i.index)
     });
