@@ -212,6 +212,12 @@ enum StatsByArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum NamesArg {
+    Short,
+    Demangled,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     Text,
     Json,
@@ -263,6 +269,9 @@ struct ReportArgs {
     /// stats: a row per name, or per device (or stream) and name (GPU events)
     #[arg(long, value_enum, default_value = "name")]
     by: StatsByArg,
+    /// stats: count kernels under their demangled names (as nsys stats) or short ones
+    #[arg(long, value_enum, default_value = "demangled")]
+    names: NamesArg,
     /// nvtx-tree: one thread (T4101 or 4101)
     #[arg(long, value_name = "T")]
     thread: Option<String>,
@@ -680,6 +689,10 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         instances: args.instances,
         stats_of,
         stats_by,
+        kernel_names: match args.names {
+            NamesArg::Short => profile::names::KernelNames::Short,
+            NamesArg::Demangled => profile::names::KernelNames::Demangled,
+        },
         nvtx_thread: args.thread.clone(),
         nvtx_depth: args.depth,
     };

@@ -433,9 +433,28 @@ fn the_summary_panel_lists_gpus_listed_but_unused() {
 fn the_finder_shows_the_selected_long_name_in_full() {
     let (mut app, mut t) = open(&fixture(), None, 80, 24);
     let l = app.capture.data.clone().unwrap();
-    let longest = l.entries.iter().max_by_key(|e| e.label.len()).unwrap();
+    // Of the entries listed with short kernel names (the default).
+    let longest = l
+        .entries
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                rankline::tui::finder::EntryKind::Kernel(
+                    rankline::profile::names::KernelNames::Demangled,
+                    _
+                )
+            )
+        })
+        .max_by_key(|e| e.label.len())
+        .unwrap();
     assert!(longest.label.len() > 80, "{}", longest.label);
-    let hits = rankline::tui::finder::search(&l.entries, &longest.label, 200);
+    let hits = rankline::tui::finder::search(
+        &l.entries,
+        &longest.label,
+        200,
+        rankline::profile::names::KernelNames::Short,
+    );
     let i = hits
         .iter()
         .position(|&h| l.entries[h].label == longest.label)

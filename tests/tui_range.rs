@@ -41,11 +41,11 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     assert!(w.end > w.start);
     let arg = window_arg(w);
     assert!(screen(&t).contains(&arg), "{}", screen(&t));
-    // Kernels and NVTX ranges: report stats --window's rows.
+    // Kernels and NVTX ranges: report stats --window's rows, kernels by
+    // the names shown (short, then demangled after K).
     let l = app.capture.data().unwrap();
     let p = &l.profile;
-    for (of, rows) in [("kernels", &f.kernels), ("nvtx", &f.nvtx)] {
-        let want = report("stats", &arg, &["--of", of]);
+    let same = |rows: &[rankline::analysis::name_stats::StatRow], want: &serde_json::Value, of| {
         let want = want["rows"].as_array().unwrap();
         assert_eq!(rows.len(), want.len(), "{of}");
         assert!(!rows.is_empty(), "{of}");
@@ -53,7 +53,29 @@ fn the_range_panel_equals_the_reports_over_its_window() {
             assert_eq!(p.strings.get(r.name), w["name"].as_str().unwrap());
             assert_eq!(r.count as u64, w["count"].as_u64().unwrap());
         }
-    }
+    };
+    let short = report("stats", &arg, &["--of", "kernels", "--names", "short"]);
+    same(&f.kernels, &short, "kernels");
+    same(&f.nvtx, &report("stats", &arg, &["--of", "nvtx"]), "nvtx");
+    press(&mut app, &mut t, "K");
+    let demangled = app.capture.range_facts.clone().unwrap().kernels;
+    same(
+        &demangled,
+        &report("stats", &arg, &["--of", "kernels"]),
+        "demangled",
+    );
+    let short_names: Vec<&str> = short["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    let long_names: Vec<&str> = demangled.iter().map(|r| p.strings.get(r.name)).collect();
+    assert_ne!(
+        short_names, long_names,
+        "the fixture's kernels have two names"
+    );
+    press(&mut app, &mut t, "K");
     // Busy per device row: report overlap --window's span − idle.
     let overlap = report("overlap", &arg, &[]);
     let mut devices = 0;

@@ -82,14 +82,29 @@ fn the_table_is_the_reports_for_the_capture_and_for_the_window() {
     press(&mut app, &mut t, "S");
     let rows = shown(&app);
     assert!(rows.len() > 5);
-    same_as_report(&rows, &report(&[]));
+    // Kernels by the names the timeline shows (short), then by demangled
+    // name after K, as `report stats` has them either way.
+    same_as_report(&rows, &report(&["--names", "short"]));
+    press(&mut app, &mut t, "K");
+    let demangled = shown(&app);
+    same_as_report(&demangled, &report(&[]));
+    assert_ne!(demangled, rows, "the fixture's kernels have two names");
+    assert!(screen(&t).contains("by demangled name"), "{}", screen(&t));
+    press(&mut app, &mut t, "K");
+    assert!(screen(&t).contains("by short name"), "{}", screen(&t));
     // Zoomed in, the window's table is the report's over that window.
     press(&mut app, &mut t, "Swwww");
     let v = app.capture.view;
     press(&mut app, &mut t, "S");
     press(&mut app, &mut t, "w");
     let (a, b) = (v.t0.floor() / 1e9, (v.t0 + v.span).ceil() / 1e9);
-    let win = report(&["--window", &format!("{a:.9}"), &format!("{b:.9}")]);
+    let win = report(&[
+        "--names",
+        "short",
+        "--window",
+        &format!("{a:.9}"),
+        &format!("{b:.9}"),
+    ]);
     assert!(!win.is_empty() && win.len() <= rows.len());
     same_as_report(&shown(&app), &win);
     assert!(screen(&t).contains("over the window"), "{}", screen(&t));
@@ -176,5 +191,5 @@ fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
     let Some(EventRef::Gpu(r)) = app.capture.selection else {
         panic!()
     };
-    assert_eq!(p.strings.get(p.gpu.long_name(r)), top.0);
+    assert_eq!(p.strings.get(p.gpu.name(r)), top.0);
 }

@@ -376,9 +376,11 @@ fn the_stats_view_names_what_does_not_fit() {
                 "stddev_ms name",
             ),
             ("total_ms↓", "total_ms↓"),
+            // Short names, as on the lanes; K shows the demangled ones.
+            ("(by short name)", "(by short name)"),
             (
-                "ncclDevKernel_AllGather_RING_LL(nccl…",
-                "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "ncclDevKernel_ReduceScatter_Sum_bf16…",
+                "ncclDevKernel_AllGather_RING_LL ",
             ),
         ],
     );

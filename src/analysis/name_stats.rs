@@ -9,6 +9,7 @@
 
 use super::clock::Alignment;
 use super::window::Window;
+use crate::profile::names::KernelNames;
 use crate::profile::{DevId, GpuKind, LaneId, Profile, Sym};
 use std::collections::HashMap;
 
@@ -57,8 +58,10 @@ impl StatsOf {
     }
 
     /// What the table counts, as its heading says it.
-    pub fn described(self) -> &'static str {
+    /// What the table is of; kernels by the names they are counted under.
+    pub fn described(self, names: KernelNames) -> &'static str {
         match self {
+            StatsOf::Kernels if names == KernelNames::Short => "GPU kernels (by short name)",
             StatsOf::Kernels => "GPU kernels (by demangled name)",
             StatsOf::Copies => "GPU memory copies and sets",
             StatsOf::Nvtx => "NVTX ranges (inclusive of nested ranges)",
@@ -133,13 +136,14 @@ pub fn table(
     clock: &Alignment,
     of: StatsOf,
     by: StatsBy,
+    names: KernelNames,
     w: Window,
 ) -> Result<Vec<StatRow>, String> {
     if let Some(why) = by_refused(of, by) {
         return Err(why);
     }
     let mut groups: HashMap<(Sym, Option<DevId>, Option<LaneId>), Vec<i64>> = HashMap::new();
-    each(p, clock, of, w, &mut |_, name, lane, d| {
+    each(p, clock, of, names, w, &mut |_, name, lane, d| {
         let key = match (by, lane) {
             (StatsBy::Device, Some(l)) => (name, Some(p.lanes[l as usize].device), None),
             (StatsBy::Stream, Some(l)) => (name, Some(p.lanes[l as usize].device), Some(l)),
@@ -168,11 +172,12 @@ pub fn longest_first(
     p: &Profile,
     clock: &Alignment,
     of: StatsOf,
+    names: KernelNames,
     name: Sym,
     w: Window,
 ) -> Vec<usize> {
     let mut found = Vec::new();
-    each(p, clock, of, w, &mut |r, n, _, d| {
+    each(p, clock, of, names, w, &mut |r, n, _, d| {
         if n == name {
             found.push((d, r));
         }
@@ -182,11 +187,13 @@ pub fn longest_first(
 }
 
 /// Every event of `of` wholly inside `w` (on the reference clock): its
-/// row, the name it is counted under, its lane (GPU events) and duration.
+/// row, the name it is counted under (a kernel's as `names` says), its
+/// lane (GPU events) and duration.
 fn each(
     p: &Profile,
     clock: &Alignment,
     of: StatsOf,
+    names: KernelNames,
     w: Window,
     visit: &mut dyn FnMut(usize, Sym, Option<LaneId>, i64),
 ) {
@@ -204,7 +211,7 @@ fn each(
                     continue;
                 }
                 let name = match of {
-                    StatsOf::Kernels => p.gpu.long_name(r),
+                    StatsOf::Kernels => p.gpu.name_as(r, names),
                     _ => p.gpu.name(r),
                 };
                 visit(r, name, Some(lane_id), e.saturating_sub(s));

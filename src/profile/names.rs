@@ -1,5 +1,32 @@
 //! Display names derived from raw export values.
 
+/// Which of a kernel's two names is shown: the short one nsys puts on its
+/// timeline (`ncclKernel_AllReduce_RING_LL_Sum_float`), or the demangled
+/// signature, which tells template instantiations apart. Copies and sets
+/// have one name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum KernelNames {
+    #[default]
+    Short,
+    Demangled,
+}
+
+impl KernelNames {
+    pub fn other(self) -> KernelNames {
+        match self {
+            KernelNames::Short => KernelNames::Demangled,
+            KernelNames::Demangled => KernelNames::Short,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            KernelNames::Short => "short",
+            KernelNames::Demangled => "demangled",
+        }
+    }
+}
+
 /// Strips the `_v<N>` version suffix nsys appends to runtime API names
 /// (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
 pub fn strip_api_version(name: &str) -> &str {

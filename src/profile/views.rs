@@ -258,6 +258,15 @@ impl GpuRows {
         part.sym(part.file.gpu.name[i])
     }
 
+    /// Kernel name in the form `names` asks for.
+    #[inline]
+    pub fn name_as(&self, r: usize, names: crate::profile::names::KernelNames) -> Sym {
+        match names {
+            crate::profile::names::KernelNames::Short => self.name(r),
+            crate::profile::names::KernelNames::Demangled => self.long_name(r),
+        }
+    }
+
     /// The launching runtime/driver call (a row of [`RuntimeRows`]), or
     /// [`NONE`].
     #[inline]

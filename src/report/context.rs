@@ -35,6 +35,8 @@ pub struct Options {
     /// `stats`: which events, and per what.
     pub stats_of: crate::analysis::name_stats::StatsOf,
     pub stats_by: crate::analysis::name_stats::StatsBy,
+    /// `stats`: the names kernels are counted under (demangled, as nsys).
+    pub kernel_names: crate::profile::names::KernelNames,
     /// `nvtx-tree`: one thread (`T4101` or `4101`), and how many levels.
     pub nvtx_thread: Option<String>,
     pub nvtx_depth: Option<usize>,

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 /// The rows, or why there are none to give (`--by` on CPU events).
 fn rows(cx: &Context) -> Result<Vec<StatRow>, String> {
     let (of, by) = (cx.options.stats_of, cx.options.stats_by);
-    let rows = name_stats::table(cx.profile, cx.clock, of, by, cx.options.window)?;
+    let names = cx.options.kernel_names;
+    let rows = name_stats::table(cx.profile, cx.clock, of, by, names, cx.options.window)?;
     Ok(rows
         .into_iter()
         .filter(|r| r.device.is_none_or(|d| cx.shows(d)))
@@ -91,7 +92,7 @@ pub fn to_text(cx: &Context) -> String {
     let of = cx.options.stats_of;
     let mut out = format!(
         "Stats: {} — durations summed over events, not wall time\n",
-        of.described()
+        of.described(cx.options.kernel_names)
     );
     let rows = match rows(cx) {
         Ok(r) => r,

@@ -94,6 +94,8 @@ actions! {
     SelectUnderCursor = "select",
     ClearSelection = "clear_selection",
     ToggleRelativeTime = "toggle_relative_time",
+    MinDuration = "min_duration",
+    KernelNames = "kernel_names",
     ToggleCollapse = "toggle_collapse",
     NextOccurrence = "next_occurrence",
     PrevOccurrence = "prev_occurrence",

@@ -97,6 +97,9 @@ pub struct Windowed {
 pub struct Capture {
     /// What was loaded; `None` until the loader's first frame arrives.
     pub data: Option<Arc<Loaded>>,
+    /// The minimum duration drawn and the kernel names shown (the same on
+    /// both captures of a `--baseline` pair: set on both at once).
+    pub show: crate::tui::show::Show,
     /// The window on the timeline, on the reference clock.
     pub view: View,
     pub lanes: Lanes,
@@ -216,6 +219,17 @@ impl Capture {
         self.selection.map(|e| time::event_span(l, e))
     }
 
+    /// Shows events and names as `show` says; what is said of the
+    /// selection follows the names.
+    pub fn set_show(&mut self, show: crate::tui::show::Show) {
+        self.show = show;
+        // The range's kernels are counted under the names shown.
+        self.range_key = None;
+        if let Some(l) = self.data() {
+            self.facts = Facts::of(&l, self.selection, show.names);
+        }
+    }
+
     /// Selects an event (a matched NCCL kernel selects its whole
     /// instance) and derives its facts; with `center`, brings it into
     /// view. The cursor goes to the event's row, expanding what hides it.
@@ -223,7 +237,7 @@ impl Capture {
         let Some(l) = self.data() else { return };
         let was_focus = self.lanes.focus;
         self.selection = e;
-        self.facts = Facts::of(&l, e);
+        self.facts = Facts::of(&l, e, self.show.names);
         let inst = self.facts.instance;
         if inst.is_some() && !matches!(self.jump, Some(JumpSource::Finder { .. })) {
             self.jump = inst.map(|(g, _)| JumpSource::Group(g));
@@ -270,8 +284,6 @@ impl Capture {
         }
     }
 
-    /// The overlap of the view's window, derived again when the window
-    /// changed since it was last.
     /// The range's facts for the rows in view, when either changed.
     pub fn derive_range(&mut self) {
         let Some(l) = self.data.as_ref() else { return };
@@ -285,7 +297,7 @@ impl Capture {
             return;
         }
         let rows: Vec<_> = self.lanes.rows[shown].iter().map(|r| r.kind).collect();
-        self.range_facts = Some(crate::tui::range::facts(l, w, &rows));
+        self.range_facts = Some(crate::tui::range::facts(l, w, &rows, self.show.names));
         self.range_key = Some(key);
     }
 

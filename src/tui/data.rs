@@ -1,8 +1,10 @@
 //! What the UI shows once loading is done: the profile, every analysis and
 //! the render index, built off the UI thread and shared read-only.
 
+use super::filtered::FilterCache;
 use super::finder::{self, Entry};
 use super::index::RenderIndex;
+use super::lanes::LaneKind;
 use crate::analysis::behind::{self, Behind};
 use crate::analysis::diff::Diff;
 use crate::analysis::launch::{Verdict, explain_late};
@@ -74,6 +76,8 @@ pub struct Loaded {
     pub span: Option<(i64, i64)>,
     /// The cross-rank analyses are done.
     pub complete: bool,
+    /// The lanes drawn with the minimum-duration filter on, summarized.
+    pub filtered: FilterCache<LaneKind>,
 }
 
 impl Loaded {
@@ -93,6 +97,7 @@ impl Loaded {
             behind: Behind::default(),
             span,
             complete: false,
+            filtered: FilterCache::default(),
         }
     }
 
@@ -156,6 +161,7 @@ impl Loaded {
             behind,
             span,
             complete: true,
+            filtered: FilterCache::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! ranks, the devices too (users think in ranks: `r4`, `node03`).
 
 use crate::analysis::Analysis;
+use crate::profile::names::KernelNames;
 use crate::profile::{GpuKind, Profile, Sym};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
@@ -10,7 +11,9 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 /// What an entry names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EntryKind {
-    Kernel(Sym),
+    /// A kernel by one of its names: the finder lists those of the form
+    /// the views show.
+    Kernel(KernelNames, Sym),
     Nvtx(Sym),
     Group(usize),
     Device(crate::profile::DevId),
@@ -43,19 +46,23 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
     }
     // Counted by symbol: a slot per interned string beats hashing millions
     // of rows.
-    let mut kernels = vec![0usize; p.strings.len()];
-    for i in 0..p.gpu.len() {
-        if p.gpu.kind(i) == GpuKind::Kernel {
-            kernels[p.gpu.name(i) as usize] += 1;
+    for names in [KernelNames::Short, KernelNames::Demangled] {
+        let mut kernels = vec![0usize; p.strings.len()];
+        for i in 0..p.gpu.len() {
+            if p.gpu.kind(i) == GpuKind::Kernel
+                && let Some(c) = kernels.get_mut(p.gpu.name_as(i, names) as usize)
+            {
+                *c += 1;
+            }
         }
+        let mut k: Vec<(Sym, usize)> = counted(kernels);
+        k.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.extend(k.into_iter().map(|(s, count)| Entry {
+            kind: EntryKind::Kernel(names, s),
+            label: format!("{} (kernel)", p.strings.get(s)),
+            count,
+        }));
     }
-    let mut k: Vec<(Sym, usize)> = counted(kernels);
-    k.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    out.extend(k.into_iter().map(|(s, count)| Entry {
-        kind: EntryKind::Kernel(s),
-        label: format!("{} (kernel)", p.strings.get(s)),
-        count,
-    }));
     let mut nvtx = vec![0usize; p.strings.len()];
     for i in 0..p.nvtx.len() {
         if p.nvtx.is_range(i)
@@ -116,17 +123,26 @@ fn counted(per_symbol: Vec<usize>) -> Vec<(Sym, usize)> {
 /// Where some entries hold the query as it was typed (case aside), only
 /// those match: `node02` is the host and its devices, not `node00:2`,
 /// which matches it letter by letter.
-pub fn search(entries: &[Entry], query: &str, limit: usize) -> Vec<usize> {
+/// Kernels are found by the names the views show (`names`).
+pub fn search(entries: &[Entry], query: &str, limit: usize, names: KernelNames) -> Vec<usize> {
+    let listed = |e: &Entry| match e.kind {
+        EntryKind::Kernel(form, _) => form == names,
+        _ => true,
+    };
     if query.is_empty() {
-        return (0..entries.len().min(limit)).collect();
+        return (0..entries.len())
+            .filter(|&i| listed(&entries[i]))
+            .take(limit)
+            .collect();
     }
     let matcher = SkimMatcherV2::default();
     let lower = query.to_lowercase();
     let literal = |e: &Entry| e.label.to_lowercase().contains(&lower);
-    let any_literal = entries.iter().any(literal);
+    let any_literal = entries.iter().filter(|e| listed(e)).any(literal);
     let mut scored: Vec<(i64, usize)> = entries
         .iter()
         .enumerate()
+        .filter(|(_, e)| listed(e))
         .filter(|(_, e)| !any_literal || literal(e))
         .filter_map(|(i, e)| matcher.fuzzy_match(&e.label, query).map(|s| (s, i)))
         .collect();
@@ -150,10 +166,13 @@ mod tests {
             e("ncclDevKernel_AllGather_RING_LL (kernel)"),
             e("train_step (NVTX)"),
         ];
-        assert_eq!(search(&entries, "allgather", 10), vec![1]);
-        assert_eq!(search(&entries, "step", 10), vec![2]);
-        assert_eq!(search(&entries, "", 2), vec![0, 1]);
-        assert!(search(&entries, "zzzz", 10).is_empty());
+        assert_eq!(
+            search(&entries, "allgather", 10, KernelNames::Short),
+            vec![1]
+        );
+        assert_eq!(search(&entries, "step", 10, KernelNames::Short), vec![2]);
+        assert_eq!(search(&entries, "", 2, KernelNames::Short), vec![0, 1]);
+        assert!(search(&entries, "zzzz", 10, KernelNames::Short).is_empty());
     }
 
     #[test]
@@ -168,8 +187,11 @@ mod tests {
             e("node02 (host, 4 devices)"),
             e("node02:0 (device on node02)"),
         ];
-        assert_eq!(search(&entries, "node02", 10), vec![1, 2]);
+        assert_eq!(
+            search(&entries, "node02", 10, KernelNames::Short),
+            vec![1, 2]
+        );
         // Nothing holds it: letter by letter, as before.
-        assert_eq!(search(&entries, "nd02", 10).len(), 3);
+        assert_eq!(search(&entries, "nd02", 10, KernelNames::Short).len(), 3);
     }
 }

@@ -108,6 +108,9 @@ pub struct Track<'a> {
     /// Source row of event `i`: `first + i`, or `rows[i]`.
     pub first: usize,
     pub rows: Option<&'a [u32]>,
+    /// Events shorter than this are not drawn (0: every event is); set
+    /// with the summary of the others by `Filtered::apply`.
+    pub min_dur: i64,
 }
 
 /// The category of each event of a track, read where it is known rather
@@ -172,10 +175,29 @@ impl Track<'_> {
         self.start.len()
     }
 
-    /// Σ durations of events `i..j`: whole blocks from their summaries,
-    /// the rows of the two partial blocks read (at most 2 × BLOCK).
+    /// Whether event `k` is drawn: as long as the minimum duration.
+    #[inline]
+    pub fn shown(&self, k: usize) -> bool {
+        self.lasts(k, self.min_dur)
+    }
+
+    /// Whether event `k` lasts `min_dur` or longer (any event does for 0).
+    #[inline]
+    pub fn lasts(&self, k: usize, min_dur: i64) -> bool {
+        min_dur <= 0 || self.end[k].saturating_sub(self.start[k]) >= min_dur
+    }
+
+    /// Σ durations of the drawn events `i..j`: whole blocks from their
+    /// summaries, the rows of the two partial blocks read (at most 2 ×
+    /// BLOCK).
     pub fn busy(&self, i: usize, j: usize) -> i64 {
-        let d = |k: usize| self.end[k].saturating_sub(self.start[k]).max(0);
+        let d = |k: usize| {
+            if self.shown(k) {
+                self.end[k].saturating_sub(self.start[k]).max(0)
+            } else {
+                0
+            }
+        };
         let sum = |r: std::ops::Range<usize>| r.map(d).fold(0i64, i64::saturating_add);
         let (bi, bj) = (i.div_ceil(BLOCK), j / BLOCK);
         if bi >= bj {
@@ -405,6 +427,13 @@ impl Summary {
 }
 
 pub fn summarize(start: &[i64], end: &[i64], cat: Cats) -> Summary {
+    summarize_min(start, end, cat, 0)
+}
+
+/// The summary of the events of `min_dur` or longer (block starts stay
+/// every event's: they place rows, not busy time). A block with none of
+/// them gets the category of its first event; it adds no busy time.
+pub fn summarize_min(start: &[i64], end: &[i64], cat: Cats, min_dur: i64) -> Summary {
     let blocks = start.len().div_ceil(BLOCK);
     let mut out = Summary {
         block_start: Vec::with_capacity(blocks),
@@ -416,7 +445,10 @@ pub fn summarize(start: &[i64], end: &[i64], cat: Cats) -> Summary {
     for b in 0..blocks {
         let rows = b * BLOCK..((b + 1) * BLOCK).min(start.len());
         out.block_start.push(start[rows.start]);
-        let d = |i: usize| end[i].saturating_sub(start[i]);
+        let d = |i: usize| {
+            let d = end[i].saturating_sub(start[i]);
+            if min_dur > 0 && d < min_dur { 0 } else { d }
+        };
         // Reversed or extreme timestamps (a damaged file) add no busy time
         // and must not wrap.
         for i in rows.clone() {
@@ -608,6 +640,7 @@ impl RenderIndex {
             summary: &self.gpu_summary[lane],
             first: rows.start,
             rows: None,
+            min_dur: 0,
         }
     }
 
@@ -623,6 +656,7 @@ impl RenderIndex {
             summary: &self.rt_summary[thread],
             first: rows.start,
             rows: None,
+            min_dur: 0,
         }
     }
 
@@ -635,6 +669,7 @@ impl RenderIndex {
             summary: &t.summary,
             first: 0,
             rows: Some(&t.rows),
+            min_dur: 0,
         }
     }
 
@@ -647,6 +682,7 @@ impl RenderIndex {
             summary: &t.summary,
             first: 0,
             rows: Some(&t.rows),
+            min_dur: 0,
         }
     }
 

@@ -422,6 +422,19 @@ fn cpu_word(idx: &RenderIndex, c: usize) -> &'static str {
 
 /// Whether row `kind` shows event `e` (a device row shows all its GPU
 /// events, a host row all its devices').
+/// The stream lanes a host or device header row draws merged (none for
+/// other rows).
+pub fn streams_under(p: &Profile, kind: LaneKind) -> impl Iterator<Item = LaneId> + '_ {
+    (0..p.lanes.len() as LaneId).filter(move |&i| {
+        let ln = &p.lanes[i as usize];
+        match kind {
+            LaneKind::Host(h) => p.devices[ln.device as usize].host == h,
+            LaneKind::Device(d) => ln.device == d,
+            _ => false,
+        }
+    })
+}
+
 pub fn event_on_row(p: &Profile, idx: &RenderIndex, kind: LaneKind, e: EventRef) -> bool {
     match (kind, e) {
         (LaneKind::Stream(lane), EventRef::Gpu(r)) => p.gpu.lane(r) == lane,

@@ -10,6 +10,7 @@ use crate::analysis::Window;
 use crate::analysis::intervals;
 use crate::analysis::name_stats::{self, StatRow, StatsBy, StatsOf};
 use crate::profile::DevId;
+use crate::profile::names::KernelNames;
 
 /// The marks: a start, and an end once given (in either order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,7 +68,7 @@ pub struct RangeFacts {
 }
 
 /// The facts of `w` for the rows `rows` (those on screen).
-pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
+pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind], names: KernelNames) -> RangeFacts {
     let (p, clock) = (&l.profile, &l.analysis.clock);
     // A device's busy time on its own file's clock, only the range
     // placed in it — as `report overlap --window` measures it.
@@ -102,7 +103,7 @@ pub fn facts(l: &Loaded, w: Window, rows: &[LaneKind]) -> RangeFacts {
         }
         busy.push((row, intervals::total(&intervals::union(spans))));
     }
-    let table = |of| name_stats::table(p, clock, of, StatsBy::Name, w).unwrap_or_default();
+    let table = |of| name_stats::table(p, clock, of, StatsBy::Name, names, w).unwrap_or_default();
     let mut instances = Vec::new();
     for gs in &l.analysis.skews {
         let g = &l.analysis.matching.groups[gs.group];

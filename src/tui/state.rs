@@ -18,6 +18,7 @@ mod panels;
 mod quitting;
 mod range;
 mod reference;
+mod show;
 mod stats_view;
 mod stragglers;
 mod writes;
@@ -508,7 +509,7 @@ impl App {
             self.overlay = Overlay::None;
             return;
         };
-        let hits = finder::search(&l.entries, &query, 200);
+        let hits = finder::search(&l.entries, &query, 200, self.capture.show.names);
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, hits.len());

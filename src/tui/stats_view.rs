@@ -6,6 +6,7 @@
 use crate::analysis::Window;
 use crate::analysis::name_stats::{StatRow, StatsOf};
 use crate::profile::Interner;
+use crate::profile::names::KernelNames;
 
 /// The columns, as `report stats` heads them.
 pub use crate::analysis::name_stats::COLUMNS;
@@ -63,16 +64,19 @@ impl Default for StatsState {
 #[derive(Debug, Clone)]
 pub struct StatsTable {
     pub of: StatsOf,
+    /// The kernel names rows are counted under.
+    pub names: KernelNames,
     pub window: Window,
     pub rows: Vec<StatRow>,
     pub total_ns: i64,
 }
 
 impl StatsTable {
-    pub fn new(of: StatsOf, window: Window, rows: Vec<StatRow>) -> StatsTable {
+    pub fn new(of: StatsOf, names: KernelNames, window: Window, rows: Vec<StatRow>) -> StatsTable {
         let total_ns = crate::analysis::name_stats::total_ns(&rows);
         StatsTable {
             of,
+            names,
             window,
             rows,
             total_ns,
@@ -155,6 +159,7 @@ mod tests {
         );
         let t = StatsTable::new(
             StatsOf::Kernels,
+            KernelNames::Demangled,
             Window::ALL,
             vec![
                 row(a, 10, 500, 90),

@@ -6,6 +6,7 @@
 use crate::analysis::launch::{LateLaunch, explain_late};
 use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host};
 use crate::analysis::why::{Why, why_late};
+use crate::profile::names::KernelNames;
 use crate::tui::data::Loaded;
 use crate::tui::selection::EventRef;
 use crate::tui::timescale::{format_duration, short_duration};
@@ -44,14 +45,14 @@ fn launched_by(l: &Loaded, call: usize) -> Option<usize> {
 
 impl Facts {
     /// The facts of `selection` in `l`.
-    pub fn of(l: &Loaded, selection: Option<EventRef>) -> Facts {
+    pub fn of(l: &Loaded, selection: Option<EventRef>, names: KernelNames) -> Facts {
         let instance = match selection {
             Some(EventRef::Gpu(r)) => l.analysis.matching.instance_of(r),
             _ => None,
         };
         let Some((g, k)) = instance else {
             return Facts {
-                status: event_status(l, selection),
+                status: event_status(l, selection, names),
                 launched: match selection {
                     Some(EventRef::Api(call)) => launched_by(l, call),
                     _ => None,
@@ -147,14 +148,14 @@ fn stored_skew(l: &Loaded, g: usize, k: usize) -> Option<InstanceSkew> {
 }
 
 /// A single event's line: its name, where it ran and how long.
-fn event_status(l: &Loaded, selection: Option<EventRef>) -> String {
+fn event_status(l: &Loaded, selection: Option<EventRef>, names: KernelNames) -> String {
     let p = &l.profile;
     match selection {
         Some(EventRef::Gpu(r)) => {
             let lane = &p.lanes[p.gpu.lane(r) as usize];
             format!(
                 "{} · {} S{} · {}",
-                p.strings.get(p.gpu.name(r)),
+                p.strings.get(p.gpu.name_as(r, names)),
                 p.device_label(lane.device).tag(),
                 lane.stream,
                 format_duration(p.gpu.end(r).saturating_sub(p.gpu.start(r)))

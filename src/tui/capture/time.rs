@@ -125,6 +125,19 @@ pub fn row_view(l: &Loaded, kind: LaneKind, view: View) -> View {
     }
 }
 
+/// Events of row `kind` the minimum-duration filter hides in the view's
+/// window (placed on the row's clock): those starting in it.
+pub fn hidden_on_row(l: &Loaded, kind: LaneKind, view: View, min_dur: i64) -> u64 {
+    let Some((t, _)) = track(l, kind) else {
+        return 0;
+    };
+    let Some(f) = l.filtered.get(kind, &t, min_dur) else {
+        return 0;
+    };
+    let w = row_view(l, kind, view).window();
+    f.hidden_between(&t, w.start, w.end)
+}
+
 /// How far `t` (on the track's clock) is from event `k` of the track: 0
 /// inside it, else to its nearer edge.
 fn distance(track: &Track<'_>, k: usize, t: i64) -> i64 {
@@ -144,12 +157,14 @@ pub struct Hit {
 }
 
 /// The event of row `kind` at reference-clock time `t`: the one holding
-/// it, else the nearest within `cell_ns` (one timeline cell).
-pub fn event_at(l: &Loaded, kind: LaneKind, t: i64, cell_ns: i64) -> Option<Hit> {
+/// it, else the nearest within `cell_ns` (one timeline cell). Events
+/// shorter than `min_dur` are not drawn, so not there.
+pub fn event_at(l: &Loaded, kind: LaneKind, t: i64, cell_ns: i64, min_dur: i64) -> Option<Hit> {
     let (track, make) = track(l, kind)?;
     let t = on_row(l, kind, t);
     let i = track.start.partition_point(|&s| s <= t);
     (i.saturating_sub(LOOK_BACK)..(i + 1).min(track.len()))
+        .filter(|&k| track.lasts(k, min_dur))
         .map(|k| (distance(&track, k, t), k))
         .filter(|&(d, _)| d <= cell_ns.max(0))
         .min()
@@ -160,12 +175,24 @@ pub fn event_at(l: &Loaded, kind: LaneKind, t: i64, cell_ns: i64) -> Option<Hit>
 }
 
 /// The event of row `kind` nearest to reference-clock time `t` (by its
-/// nearer edge), however far.
-pub fn nearest(l: &Loaded, kind: LaneKind, t: i64) -> Option<EventRef> {
+/// nearer edge), however far, of those lasting `min_dur` or longer.
+pub fn nearest(l: &Loaded, kind: LaneKind, t: i64, min_dur: i64) -> Option<EventRef> {
     let (track, make) = track(l, kind)?;
     let t = on_row(l, kind, t);
     let i = track.start.partition_point(|&s| s <= t);
-    (i.saturating_sub(LOOK_BACK)..(i + 1).min(track.len()))
+    let mut near: Vec<usize> = (i.saturating_sub(LOOK_BACK)..(i + 1).min(track.len()))
+        .filter(|&k| track.lasts(k, min_dur))
+        .collect();
+    if min_dur > 0 {
+        // Hidden events may stand between: the first drawn either side.
+        near.extend(
+            (0..i.saturating_sub(LOOK_BACK))
+                .rev()
+                .find(|&k| track.lasts(k, min_dur)),
+        );
+        near.extend((i + 1..track.len()).find(|&k| track.lasts(k, min_dur)));
+    }
+    near.into_iter()
         .min_by_key(|&k| (distance(&track, k, t), k))
         .map(|k| make(track.row(k)))
 }
@@ -180,8 +207,14 @@ pub enum From {
 }
 
 /// The first event of row `kind` starting after `from` (`forward`), or
-/// the last starting before it.
-pub fn step(l: &Loaded, kind: LaneKind, from: From, forward: bool) -> Option<EventRef> {
+/// the last starting before it, of those lasting `min_dur` or longer.
+pub fn step(
+    l: &Loaded,
+    kind: LaneKind,
+    from: From,
+    forward: bool,
+    min_dur: i64,
+) -> Option<EventRef> {
     let (track, make) = track(l, kind)?;
     let t = match from {
         // The event's own timestamp: no trip through the clocks, which
@@ -191,9 +224,10 @@ pub fn step(l: &Loaded, kind: LaneKind, from: From, forward: bool) -> Option<Eve
     };
     let i = if forward {
         let i = track.start.partition_point(|&s| s <= t);
-        (i < track.len()).then_some(i)
+        (i..track.len()).find(|&k| track.lasts(k, min_dur))
     } else {
-        track.start.partition_point(|&s| s < t).checked_sub(1)
+        let i = track.start.partition_point(|&s| s < t);
+        (0..i).rev().find(|&k| track.lasts(k, min_dur))
     };
     i.map(|i| make(track.row(i)))
 }

@@ -9,6 +9,7 @@ use crate::tui::messages::Level;
 
 impl App {
     pub(super) fn on_baseline(&mut self, m: BaselineMsg) {
+        let show = self.capture.show;
         let Some(b) = self.baseline.as_mut() else {
             return;
         };
@@ -16,6 +17,7 @@ impl App {
             BaselineMsg::Stage(stage) => b.status = BaselineStatus::Loading(stage),
             BaselineMsg::Loaded(l) => {
                 b.status = BaselineStatus::Ready;
+                b.other.show = show;
                 b.other.set_data(l);
             }
             BaselineMsg::Diff(d) => b.diff = Some(d),

@@ -183,7 +183,7 @@ impl App {
         let v = self.capture.view;
         let t = (v.t0 + frac * v.span) as i64;
         let cell = (v.span / self.layout.timeline_width.max(1) as f64).ceil() as i64;
-        match time::event_at(&l, kind, t, cell) {
+        match time::event_at(&l, kind, t, cell, self.capture.show.min_dur) {
             Some(hit) => self.capture.select(Some(hit.event), false),
             None => self.say("nothing under the pointer on this lane"),
         }

@@ -93,6 +93,8 @@ impl App {
                 }
             }
             Action::ToggleRelativeTime => self.cycle_time(&l),
+            Action::MinDuration => self.cycle_min_duration(),
+            Action::KernelNames => self.switch_kernel_names(),
             Action::ToggleCollapse => {
                 let lanes = &mut self.capture.lanes;
                 match lanes.at_cursor().filter(|row| row.collapsible) {
@@ -188,7 +190,7 @@ impl App {
             Some(e) => From::Event(e),
             None => From::Time(c.view.center() as i64),
         };
-        match time::step(l, kind, from, forward) {
+        match time::step(l, kind, from, forward, c.show.min_dur) {
             Some(e) => self.capture.select(Some(e), true),
             None => self.say(format!(
                 "no {} event on this row",
@@ -203,9 +205,10 @@ impl App {
             return;
         };
         let t = c.view.center() as i64;
-        match time::event_at(l, kind, t, self.cell_ns()) {
+        let min = c.show.min_dur;
+        match time::event_at(l, kind, t, self.cell_ns(), min) {
             Some(hit) => self.capture.select(Some(hit.event), false),
-            None => match time::nearest(l, kind, t) {
+            None => match time::nearest(l, kind, t, min) {
                 // Nothing under the cursor: the nearest event of the lane,
                 // brought into view.
                 Some(e) => {
@@ -314,8 +317,8 @@ impl App {
                 }
                 return;
             }
-            EntryKind::Kernel(s) => (0..p.gpu.len())
-                .filter(|&i| p.gpu.name(i) == s)
+            EntryKind::Kernel(names, s) => (0..p.gpu.len())
+                .filter(|&i| p.gpu.name_as(i, names) == s)
                 .map(|i| (time::event_span(l, EventRef::Gpu(i)).0, EventRef::Gpu(i)))
                 .collect(),
             EntryKind::Nvtx(s) => (0..p.nvtx.len())

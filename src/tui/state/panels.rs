@@ -113,9 +113,11 @@ impl App {
             PanelTarget::Instance(g, k) => self.go_instance(g, k),
             PanelTarget::Kernel(name) => {
                 let p = &l.profile;
-                let entry = l.entries.iter().position(
-                    |e| matches!(e.kind, EntryKind::Kernel(s) if p.strings.get(s) == name),
-                );
+                let names = self.capture.show.names;
+                let entry = l.entries.iter().position(|e| {
+                    matches!(e.kind, EntryKind::Kernel(form, s)
+                        if form == names && p.strings.get(s) == name)
+                });
                 match entry {
                     Some(e) => self.jump_to_entry(&l, e),
                     None => self.say(format!("no kernel {name} in this capture")),

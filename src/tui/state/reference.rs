@@ -14,7 +14,7 @@ impl App {
         }
         let p = &l.profile;
         let name = match c.selection? {
-            EventRef::Gpu(r) => p.gpu.name(r),
+            EventRef::Gpu(r) => p.gpu.name_as(r, c.show.names),
             EventRef::Api(r) => p.runtime.name(r),
             EventRef::Nvtx(r) => p.nvtx.name(r),
             EventRef::Osrt(r) => p.osrt.name(r),

@@ -30,16 +30,18 @@ impl App {
 
     fn ensure_stats_table(&mut self, l: &Loaded, st: &StatsState) {
         let window = self.stats_window(st.scope);
+        let names = self.capture.show.names;
         if self
             .stats
             .as_ref()
-            .is_some_and(|t| t.of == st.of && t.window == window)
+            .is_some_and(|t| t.of == st.of && t.names == names && t.window == window)
         {
             return;
         }
-        let rows = name_stats::table(&l.profile, &l.analysis.clock, st.of, StatsBy::Name, window)
-            .unwrap_or_default();
-        self.stats = Some(StatsTable::new(st.of, window, rows));
+        let (p, clock) = (&l.profile, &l.analysis.clock);
+        let rows =
+            name_stats::table(p, clock, st.of, StatsBy::Name, names, window).unwrap_or_default();
+        self.stats = Some(StatsTable::new(st.of, names, window, rows));
     }
 
     pub(super) fn apply_stats(&mut self, a: Action, mut st: StatsState) {
@@ -97,6 +99,11 @@ impl App {
                 self.ensure_stats_table(&l, &st);
             }
             Action::Filter => st.typing = true,
+            Action::KernelNames => {
+                self.switch_kernel_names();
+                st.pick = Pick::default();
+                self.ensure_stats_table(&l, &st);
+            }
             Action::Accept => {
                 let row = shown(self, &st).get(st.pick.selected).copied();
                 self.keep_stats(st);
@@ -131,7 +138,7 @@ impl App {
         let Some(t) = &self.stats else { return };
         let r = &t.rows[i];
         let p = &l.profile;
-        let rows = name_stats::longest_first(p, &l.analysis.clock, t.of, r.name, t.window);
+        let rows = name_stats::longest_first(p, &l.analysis.clock, t.of, t.names, r.name, t.window);
         let as_event = |row: usize| match t.of {
             StatsOf::Kernels | StatsOf::Copies => EventRef::Gpu(row),
             StatsOf::Api => EventRef::Api(row),

@@ -92,6 +92,9 @@ fn coarse_cell(t: &Track, k0: usize, k1: usize, len: f64) -> Cell {
     let step = (k1 - k0).div_ceil(SAMPLES).max(1);
     let mut votes = [0i64; 32];
     let busy = (sum.block_prefix[k1] - sum.block_prefix[k0]) as f64;
+    if t.min_dur > 0 && busy <= 0.0 {
+        return EMPTY;
+    }
     for k in (k0..k1).step_by(step) {
         let vote = &mut votes[sum.block_cat[k] as usize % 32];
         *vote = vote.saturating_add((sum.block_prefix[k + 1] - sum.block_prefix[k]).max(1));
@@ -136,27 +139,34 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     // Events starting before the slice may reach into it (nested calls:
     // look back a little).
     let lo = (i.saturating_sub(3)..i)
-        .find(|&k| t.end[k] > a)
+        .find(|&k| t.end[k] > a && t.shown(k))
         .unwrap_or(i);
     let len = b.saturating_sub(a) as f64;
     if j == lo {
         return EMPTY;
     }
-    let clip = |k: usize| t.end[k].min(b).saturating_sub(t.start[k].max(a)).max(0);
+    // Events below the minimum duration are not there.
+    let clip = |k: usize| {
+        if t.shown(k) {
+            t.end[k].min(b).saturating_sub(t.start[k].max(a)).max(0)
+        } else {
+            0
+        }
+    };
     if j - lo <= EXACT_LIMIT {
         let mut busy = 0i64;
-        let mut best = (0i64, lo);
-        for k in lo..j {
+        let mut best: Option<(i64, usize)> = None;
+        for k in (lo..j).filter(|&k| t.shown(k)) {
             let d = clip(k);
             busy = busy.saturating_add(d);
-            if d > best.0 {
-                best = (d, k);
+            if best.is_none_or(|b| d > b.0) {
+                best = Some((d, k));
             }
         }
-        if busy == 0 && !(lo..j).any(|k| t.start[k] >= a) {
+        let Some((_, k)) = best else { return EMPTY };
+        if busy == 0 && !(lo..j).any(|k| t.start[k] >= a && t.shown(k)) {
             return EMPTY;
         }
-        let k = best.1;
         return Cell {
             busy: ((busy as f64 / len).min(1.0) as f32).max(f32::MIN_POSITIVE),
             cat: t.cat.get(k),
@@ -167,8 +177,17 @@ fn one_cell(t: &Track, a: i64, b: i64, i: usize, j: usize) -> Cell {
     // Many events: durations of those starting inside, plus spill-over;
     // the dominant category from the block summaries the slice covers.
     let sum = t.summary;
-    let inside = t.busy(i, j) - t.end[j - 1].saturating_sub(b).max(0);
+    let overhang = if t.shown(j - 1) {
+        t.end[j - 1].saturating_sub(b).max(0)
+    } else {
+        0
+    };
+    let inside = t.busy(i, j) - overhang;
     let spill = (lo..i).map(clip).fold(0, i64::saturating_add);
+    // Filtered, every event drawn lasts: no busy time, nothing drawn.
+    if t.min_dur > 0 && inside.saturating_add(spill) <= 0 {
+        return EMPTY;
+    }
     let busy = (inside.saturating_add(spill) as f64 / len).clamp(0.0, 1.0) as f32;
     let (k0, k1) = (i / BLOCK, (j - 1) / BLOCK + 1);
     let step = (k1 - k0).div_ceil(SAMPLES).max(1);
@@ -204,6 +223,7 @@ mod tests {
             summary,
             first: 0,
             rows: None,
+            min_dur: 0,
         }
     }
 
@@ -221,6 +241,30 @@ mod tests {
         assert!(cells[2].covered);
         assert_eq!(cells[2].cat, 3);
         assert!(cells[5].covered);
+    }
+
+    #[test]
+    fn events_below_the_minimum_are_not_drawn_at_any_zoom() {
+        // Short (5 ns) events every 10 ns, one long (400 ns) at the end.
+        let mut s: Vec<i64> = (0..1000).map(|i| i * 10).collect();
+        let mut e: Vec<i64> = s.iter().map(|x| x + 5).collect();
+        s.push(10_000);
+        e.push(10_400);
+        let c = vec![1u8; s.len()];
+        let p = summarize(&s, &e, Cats::Each(&c));
+        let t = track(&s, &e, &c, &p);
+        let f = crate::tui::filtered::Filtered::of(&t, 100);
+        let shown = f.apply(t);
+        // Exact, medium and coarse slices alike: only the long one.
+        for ns in [20.0, 400.0, 2_000.0] {
+            let cells = cells(&shown, 0.0, ns, (10_400.0 / ns) as usize + 1);
+            let drawn: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].busy > 0.0).collect();
+            let first = drawn.first().copied().unwrap_or(0);
+            assert!(first as f64 * ns >= 10_000.0 - ns, "{ns}: {drawn:?}");
+            assert!(!drawn.is_empty(), "{ns}");
+        }
+        // Unfiltered, the short ones are there.
+        assert!(cells(&t, 0.0, 20.0, 10).iter().all(|c| c.busy > 0.0));
     }
 
     #[test]

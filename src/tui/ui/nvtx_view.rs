@@ -67,7 +67,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
                     "  ".repeat(level.min(30))
                 );
                 let room = inner.saturating_sub(lead.chars().count());
-                let name = escape_controls(p.strings.get(p.gpu.name(k)));
+                let name = escape_controls(p.strings.get(p.gpu.name_as(k, app.capture.show.names)));
                 format!("{lead}{}", fit_name(&name, room).unwrap_or_default())
             }
         }

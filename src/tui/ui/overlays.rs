@@ -30,7 +30,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .capture
             .data
             .as_ref()
-            .map(|l| finder_popup(f, area, l, theme, query, *pick)),
+            .map(|l| finder_popup(f, area, app, l, theme, query, *pick)),
         Overlay::BigEvents(pick) => app
             .capture
             .data
@@ -208,6 +208,7 @@ fn legend(f: &mut Frame, area: Rect, theme: &Theme, scroll: Scroll) -> Scroll {
 fn finder_popup(
     f: &mut Frame,
     area: Rect,
+    app: &App,
     l: &Loaded,
     theme: &Theme,
     query: &str,
@@ -217,7 +218,7 @@ fn finder_popup(
     let r = centered(area, 90, area.height.saturating_sub(4).max(6));
     let room = r.height.saturating_sub(4) as usize;
     const SHOWN: usize = 200;
-    let hits = finder::search(&l.entries, query, SHOWN);
+    let hits = finder::search(&l.entries, query, SHOWN, app.capture.show.names);
     let mut lines = vec![
         Line::from(format!("> {query}█")),
         Line::styled(

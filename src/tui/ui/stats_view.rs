@@ -82,7 +82,7 @@ pub fn draw(
         Line::styled(
             format!(
                 "{} over {scope}: {} of {} names · durations summed over events, not wall time",
-                t.of.described(),
+                t.of.described(t.names),
                 shown.len(),
                 t.rows.len()
             ),

@@ -294,11 +294,11 @@ fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
     Some(LaneKind::Stream(l.profile.gpu.lane(late.row)))
 }
 
-fn event_name(l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
+fn event_name(app: &App, l: &Loaded, kind: LaneKind, track: &Track, i: usize) -> String {
     let p = &l.profile;
     let row = track.row(i);
     let sym = match kind {
-        LaneKind::Stream(_) => p.gpu.name(row),
+        LaneKind::Stream(_) => p.gpu.name_as(row, app.capture.show.names),
         LaneKind::Api(_) => p.runtime.name(row),
         LaneKind::Nvtx(_) => p.nvtx.name(row),
         LaneKind::Cpu(tr) => match l.index.cpu_tracks[tr].kind {
@@ -327,6 +327,9 @@ fn draw_row(
     let p = &l.profile;
     // The row's file clock: the view is on the reference clock.
     let file_t0 = row_view(l, kind, app.capture.view).t0;
+    let min = app.capture.show.min_dur;
+    // Kept here: the drawn track borrows the filtered summary.
+    let filtered;
     let (row_cells, track): (Vec<Cell>, Option<Track>) = match kind {
         LaneKind::Missing(_) => {
             put_str(
@@ -340,11 +343,6 @@ fn draw_row(
             return;
         }
         LaneKind::Device(_) | LaneKind::Host(_) => {
-            let on_row = |ln: &crate::profile::Lane| match kind {
-                LaneKind::Host(h) => p.devices[ln.device as usize].host == h,
-                LaneKind::Device(d) => ln.device == d,
-                _ => false,
-            };
             let mut merged = vec![
                 Cell {
                     busy: 0.0,
@@ -354,9 +352,15 @@ fn draw_row(
                 };
                 geo.width
             ];
-            for (lane, _) in p.lanes.iter().enumerate().filter(|(_, ln)| on_row(ln)) {
-                let t = l.index.gpu_track(p, lane);
-                let t0 = row_view(l, LaneKind::Stream(lane as u32), app.capture.view).t0;
+            for lane in crate::tui::lanes::streams_under(p, kind) {
+                let stream = LaneKind::Stream(lane);
+                let t = l.index.gpu_track(p, lane as usize);
+                let f = l.filtered.get(stream, &t, min);
+                let t = match f.as_deref() {
+                    Some(f) => f.apply(t),
+                    None => t,
+                };
+                let t0 = row_view(l, stream, app.capture.view).t0;
                 for (m, c) in merged
                     .iter_mut()
                     .zip(cells(&t, t0, geo.ns_per_cell, geo.width))
@@ -372,20 +376,15 @@ fn draw_row(
             }
             (merged, None)
         }
-        LaneKind::Stream(lane) => {
-            let t = l.index.gpu_track(p, lane as usize);
-            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
-        }
-        LaneKind::Api(th) => {
-            let t = l.index.api_track(p, th as usize);
-            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
-        }
-        LaneKind::Nvtx(tr) => {
-            let t = l.index.nvtx_track(&l.profile, tr);
-            (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
-        }
-        LaneKind::Cpu(tr) => {
-            let t = l.index.cpu_track(tr);
+        _ => {
+            let Some((t, _)) = crate::tui::capture::time::track(l, kind) else {
+                return;
+            };
+            filtered = l.filtered.get(kind, &t, min);
+            let t = match filtered.as_deref() {
+                Some(f) => f.apply(t),
+                None => t,
+            };
             (cells(&t, file_t0, geo.ns_per_cell, geo.width), Some(t))
         }
     };
@@ -466,7 +465,7 @@ fn draw_row(
         }
         let run = end - c + 1;
         if run >= 5 {
-            let name = event_name(l, kind, &track, ev);
+            let name = event_name(app, l, kind, &track, ev);
             let style = if sel_cols[c] {
                 theme.selected(theme.name_on(Cat::from_u8(cell.cat)))
             } else {

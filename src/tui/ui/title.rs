@@ -5,6 +5,8 @@ use super::super::data::Loaded;
 use super::super::state::App;
 use super::super::timescale::format_duration;
 use crate::text_safe::escape_controls;
+use crate::tui::capture::time::hidden_on_row;
+use crate::tui::lanes::{LaneKind, streams_under};
 use ratatui::text::Line;
 
 /// One title item: its text (with the separator before it) and how long it
@@ -109,6 +111,15 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             keep: 4,
         });
     }
+    if let Some(at_least) = app.capture.show.filter_label() {
+        items.push(Item {
+            text: format!(
+                "  ·  events {at_least} ({} hidden in view)",
+                hidden_in_view(app, l)
+            ),
+            keep: 4,
+        });
+    }
     if app.capture.lanes.focus {
         items.push(Item {
             text: "  ·  FOCUS".into(),
@@ -120,6 +131,29 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         .map(|i| (escape_controls(&i.text).into_owned(), i.keep))
         .collect();
     Line::from(fit(texts, width as usize))
+}
+
+/// Events the minimum-duration filter hides on the rows on screen, in the
+/// window: a device or host row's streams counted once, whether drawn on
+/// their own rows or merged into the header's.
+fn hidden_in_view(app: &App, l: &Loaded) -> u64 {
+    let c = &app.capture;
+    let p = &l.profile;
+    let mut kinds = std::collections::HashSet::new();
+    for row in &c.lanes.rows[c.lanes.on_screen()] {
+        match row.kind {
+            LaneKind::Host(_) | LaneKind::Device(_) => {
+                kinds.extend(streams_under(p, row.kind).map(LaneKind::Stream));
+            }
+            k => {
+                kinds.insert(k);
+            }
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|k| hidden_on_row(l, k, c.view, c.show.min_dur))
+        .sum()
 }
 
 /// Joins the items, dropping the least kept first until the text fits

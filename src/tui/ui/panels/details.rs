@@ -76,7 +76,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                 )
             };
             (
-                p.strings.get(p.gpu.long_name(r)).to_string(),
+                p.strings
+                    .get(p.gpu.name_as(r, app.capture.show.names))
+                    .to_string(),
                 p.gpu.start(r),
                 p.gpu.end(r),
                 format!(
@@ -134,6 +136,21 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     // Shown on the reference clock, as the timeline.
     let (start, end) = crate::tui::capture::time::event_span(l, e);
     let mut out = PanelLines::one(Line::styled(name, theme.heading()));
+    // The kernel's other name, when it says more (or less).
+    if let EventRef::Gpu(r) = e {
+        let names = app.capture.show.names;
+        let (shown, other) = (p.gpu.name_as(r, names), p.gpu.name_as(r, names.other()));
+        if shown != other {
+            out.push(Line::styled(
+                format!(
+                    "{} name: {}",
+                    names.other().describe(),
+                    crate::text_safe::escape_controls(p.strings.get(other))
+                ),
+                theme.dim(),
+            ));
+        }
+    }
     out.push(place);
     out.push(Line::from(vec![Span::raw(format!(
         "start {}  end {}",

@@ -8,6 +8,7 @@ use crate::analysis::launch::{Verdict, before_return};
 use crate::analysis::thread_account::{Source, source_of};
 use crate::analysis::why::Why;
 use crate::analysis::why_words as words;
+use crate::profile::names::KernelNames;
 use crate::profile::{NONE, Sym, ThreadId};
 use crate::text_safe::escape_controls;
 use crate::tui::action::{Action, Mode};
@@ -49,7 +50,12 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         _ => return PanelLines::one("Select a kernel or a launch call to see the launch."),
     };
     out.push_to(
-        Line::styled(p.strings.get(p.gpu.name(r)).to_string(), theme.heading()),
+        Line::styled(
+            p.strings
+                .get(p.gpu.name_as(r, app.capture.show.names))
+                .to_string(),
+            theme.heading(),
+        ),
         Some(EventRef::Gpu(r)),
     );
     let call = p.gpu.launch(r);
@@ -124,7 +130,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                     out.push_to(
                         format!(
                             "  queued behind {} (S{})",
-                            p.strings.get(p.gpu.name(pr.row)),
+                            p.strings.get(p.gpu.name_as(pr.row, app.capture.show.names)),
                             p.lanes[pr.lane as usize].stream
                         ),
                         Some(EventRef::Gpu(pr.row)),
@@ -159,7 +165,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         ));
     }
     if let Some(w) = &app.capture.facts.account {
-        account_lines(&mut out, l, w, theme);
+        account_lines(&mut out, l, app.capture.show.names, w, theme);
     }
     out
 }
@@ -182,6 +188,7 @@ fn target(l: &Loaded, thread: ThreadId, x: &Share<Sym>) -> Option<EventRef> {
 fn split_lines(
     out: &mut PanelLines,
     l: &Loaded,
+    names: KernelNames,
     w: &Why,
     thread: ThreadId,
     s: &Split<Sym>,
@@ -208,7 +215,7 @@ fn split_lines(
                     "{indent}{:<9} {:>9}  ↳ waited for {} (S{})",
                     "",
                     "",
-                    escape_controls(p.strings.get(p.gpu.name(v.row))),
+                    escape_controls(p.strings.get(p.gpu.name_as(v.row, names))),
                     p.lanes[v.lane as usize].stream
                 ),
                 Some(EventRef::Gpu(v.row)),
@@ -227,7 +234,7 @@ fn split_lines(
 /// The late rank's delay part by part: the CPU part's explanations,
 /// largest first, what nothing explains, the chain of GPU work that held
 /// it, and what the capture did not record. Enter on a part goes there.
-fn account_lines(out: &mut PanelLines, l: &Loaded, w: &Why, theme: &Theme) {
+fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, theme: &Theme) {
     let p = &l.profile;
     out.push(Line::styled(
         format!(
@@ -239,7 +246,7 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, w: &Why, theme: &Theme) {
         theme.heading(),
     ));
     if let (Some(s), Some(t)) = (&w.cpu, w.thread) {
-        split_lines(out, l, w, t, s, "  ");
+        split_lines(out, l, names, w, t, s, "  ");
     }
     for link in &w.gpu_chain {
         out.push_to(
@@ -252,7 +259,7 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, w: &Why, theme: &Theme) {
             Some(EventRef::Gpu(link.row)),
         );
         if let Some(late) = &link.late_launch {
-            split_lines(out, l, w, late.thread, &late.split, "    ");
+            split_lines(out, l, names, w, late.thread, &late.split, "    ");
         }
     }
     if w.gpu_unexplained_ns() > 20_000 {

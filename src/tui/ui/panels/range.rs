@@ -6,6 +6,7 @@
 use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::name_stats::StatRow;
 use crate::figure_text::fixed;
+use crate::profile::names::KernelNames;
 use crate::tui::data::Loaded;
 use crate::tui::panel::PanelTarget;
 use crate::tui::range::window_arg;
@@ -77,11 +78,13 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             ));
         }
     };
-    table(
-        &mut out,
-        "kernels by time, wholly inside (report stats --window):",
-        &f.kernels,
-    );
+    let kernels = match app.capture.show.names {
+        KernelNames::Short => {
+            "kernels by time, wholly inside (report stats --window --names short):"
+        }
+        KernelNames::Demangled => "kernels by time, wholly inside (report stats --window):",
+    };
+    table(&mut out, kernels, &f.kernels);
     table(&mut out, "NVTX ranges by time, wholly inside:", &f.nvtx);
     out.push(Line::styled(
         format!(
