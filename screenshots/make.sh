@@ -88,3 +88,7 @@ shot 36-range-panel 160 48 "w" "," "d" "d" "d" "d" "."
 shot 37-range-panel-80x24 80 24 "w" "," "d" "d" "d" "d" "."
 # The NVTX tree (issue 27): T, then Tab to D1's thread (D0 launched nothing).
 shot 38-nvtx-tree 160 48 "T" $'\t'
+# Filters (issue 27): x three times hides events shorter than 100 µs (the
+# title counts what it hides in view); K shows demangled kernel names.
+shot 39-filter-100us 160 48 "x" "x" "x"
+shot 40-demangled-names 160 48 "K" "]" "5"
