@@ -60,9 +60,12 @@ fn operation_ids_match_instances_when_present() {
 fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
     let f = copy_fixture("shared_stream_two_comms.sqlite", "rung_nvtx");
     let c = Connection::open(&f).unwrap();
-    // One NCCL API range around each NCCL kernel's launch call, carrying the
-    // communicator id in the first 8 payload bytes: devices 0,1 and 2,3 are
-    // different communicators on the same stream id.
+    // The payload schemas as a real export declares them, and one NCCL API
+    // range around each NCCL kernel's launch call with the communicator id
+    // where its schema puts it: devices 0,1 and 2,3 are different
+    // communicators on the same stream id.
+    c.execute_batch(include_str!("../fixtures/nccl_payload_schemas.sql"))
+        .unwrap();
     let rows: Vec<(i64, i64, i64, i64)> = {
         let mut st = c
             .prepare(&format!(

@@ -17,6 +17,7 @@ pub mod launch;
 pub mod matching;
 pub mod name_stats;
 pub mod nccl_breakdown;
+pub mod nccl_calls;
 pub mod nccl_name;
 pub mod nvtx_tree;
 mod op_keys;

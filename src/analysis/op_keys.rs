@@ -3,7 +3,7 @@
 //! like the documented tables, because no real export here carries them.
 
 use super::kernel_class::KernelClasses;
-use crate::profile::{NONE, Profile};
+use crate::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
 
 /// How instances were matched: the rung of the ladder that named them
@@ -49,15 +49,12 @@ impl OpKeys {
         }
         // (process, correlationId) → NCCL kernel row.
         let mut by_corr: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut launches: Vec<(u32, u32)> = Vec::new(); // (runtime row, gpu row)
-        for lane in &p.lanes {
-            for i in lane.rows.clone() {
-                if classes.comm(p, i).is_none() {
-                    continue;
-                }
-                by_corr.insert((lane.process, p.gpu.correlation(i)), i as u32);
-                if p.gpu.launch(i) != NONE {
-                    launches.push((p.gpu.launch(i), i as u32));
+        if !p.nccl_ops.process.is_empty() {
+            for lane in &p.lanes {
+                for i in lane.rows.clone() {
+                    if classes.comm(p, i).is_some() {
+                        by_corr.insert((lane.process, p.gpu.correlation(i)), i as u32);
+                    }
                 }
             }
         }
@@ -67,33 +64,16 @@ impl OpKeys {
                 keys.operation.insert(row, o.operation[j]);
             }
         }
-        // Kernel → innermost NCCL API range on its launch thread containing
-        // the launch call; numbered per (process, communicator) in time order.
+        // Kernel → the NCCL API call that issued it; numbered per
+        // (process, communicator) in time order.
         let a = &p.nccl_api;
-        let mut ranges_by_thread: HashMap<u32, Vec<usize>> = HashMap::new();
-        for j in 0..a.thread.len() {
-            ranges_by_thread.entry(a.thread[j]).or_default().push(j);
-        }
         let mut per_comm: BTreeMap<(u32, u64), Vec<(i64, u32)>> = BTreeMap::new();
-        for (call, row) in launches {
-            let (t, at) = (
-                p.runtime.thread(call as usize),
-                p.runtime.start(call as usize),
-            );
-            let Some(cands) = ranges_by_thread.get(&t) else {
+        for (at, row, j) in super::nccl_calls::enclosing_calls(p, classes) {
+            let Some(comm) = a.comm[j] else {
                 continue;
             };
-            let inner = cands
-                .iter()
-                .filter(|&&j| a.start[j] <= at && at <= a.end[j])
-                .min_by_key(|&&j| a.end[j].saturating_sub(a.start[j]));
-            if let Some(&j) = inner {
-                let process = p.threads[t as usize].process;
-                per_comm
-                    .entry((process, a.comm[j]))
-                    .or_default()
-                    .push((at, row));
-            }
+            let process = p.threads[a.thread[j] as usize].process;
+            per_comm.entry((process, comm)).or_default().push((at, row));
         }
         for ((_, comm), mut rows) in per_comm {
             rows.sort_unstable();

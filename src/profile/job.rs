@@ -189,6 +189,8 @@ impl Profile {
         api.start.extend_from_slice(&a.start);
         api.end.extend_from_slice(&a.end);
         api.comm.extend_from_slice(&a.comm);
+        api.bytes.extend_from_slice(&a.bytes);
+        api.schemas += a.schemas;
         let o = &one.nccl_ops;
         let ops = &mut self.nccl_ops;
         ops.process.extend(o.process.iter().map(|p| p + proc_base));

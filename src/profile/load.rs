@@ -63,7 +63,14 @@ struct State<'p> {
     /// Rows of `p.osrt` still open when the capture stopped (unsorted
     /// order): they end at the capture's end once it is known.
     osrt_open: Vec<u32>,
+    /// The NVTX payload layouts the export declares (read before NVTX).
+    payload_schemas: crate::profile::payload::Schemas,
 }
+
+/// More schema entries than any export declares (NCCL registers about 20
+/// schemas of up to 7 entries, once per process): a file listing more is
+/// read no further.
+const SCHEMA_ENTRIES_MAX: usize = 1 << 16;
 
 /// Loads one export, its large tables read as `plan` says. `file_index`
 /// only labels progress reports.
@@ -155,6 +162,7 @@ fn read_file(
         progress,
         rows_needed: false,
         osrt_open: Vec::new(),
+        payload_schemas: Default::default(),
     };
     st.run(&db, source, limits, plan)?;
     if st.rows_needed {
@@ -251,6 +259,7 @@ impl State<'_> {
         self.read_threads(db)?;
         self.read_gpus(db)?;
         self.read_contexts(db)?;
+        self.read_payload_schemas(db)?;
         let candidates = suspect::Candidates::new(session.window, session.system_clock_ns);
         let counted = self.read_large_tables(db, source, limits, plan, &candidates)?;
         // Before anything reads the rows' times: bounds, timebase, sorting.
@@ -683,6 +692,67 @@ impl State<'_> {
         // matching reads from loaded rows: such a file is read whole.
         self.rows_needed = counted.nvtx_payloads;
         Ok(counted)
+    }
+
+    /// The payload schemas' entries (small tables: a few rows per schema,
+    /// repeated per process). UNVERIFIED decoding (see `payload.rs`).
+    fn read_payload_schemas(&mut self, db: &Db) -> Result<(), LoadError> {
+        let mut sizes = Vec::new();
+        let wanted = [
+            ("domainId", true),
+            ("schemaId", true),
+            ("payloadSize", false),
+        ];
+        db.each_row(self, "NVTX_PAYLOAD_SCHEMAS", &wanted, "", None, |_, r| {
+            if let (Some(d), Some(s)) = (int(r, 0)?, int(r, 1)?) {
+                sizes.push((d, s as u64, int(r, 2)?));
+            }
+            Ok(())
+        })?;
+        let mut entries = Vec::new();
+        let wanted = [
+            ("domainId", true),
+            ("schemaId", true),
+            ("idx", true),
+            ("type", true),
+            ("name", false),
+            ("offset", false),
+        ];
+        db.each_row(
+            self,
+            "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+            &wanted,
+            "",
+            None,
+            |_, r| {
+                if let (Some(d), Some(s), Some(idx), Some(kind)) =
+                    (int(r, 0)?, int(r, 1)?, int(r, 2)?, int(r, 3)?)
+                    && entries.len() < SCHEMA_ENTRIES_MAX
+                {
+                    let name = match r.get_ref(4)? {
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned()
+                        }
+                        _ => String::new(),
+                    };
+                    let offset = int(r, 5)?;
+                    entries.push((
+                        d,
+                        s as u64,
+                        crate::profile::payload::Entry {
+                            idx,
+                            kind,
+                            name,
+                            offset,
+                        },
+                    ));
+                }
+                Ok(())
+            },
+        )?;
+        self.payload_schemas = crate::profile::payload::Schemas::new(&sizes, entries);
+        self.p.nccl_api.schemas = self.payload_schemas.count();
+        Ok(())
     }
 
     /// UNVERIFIED shape (see [`NcclOperations`]).

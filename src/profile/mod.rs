@@ -24,6 +24,7 @@ pub mod names;
 pub mod nsys_export;
 mod open;
 pub mod parallel;
+mod payload;
 mod progress;
 mod raw;
 mod rows;

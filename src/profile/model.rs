@@ -539,16 +539,21 @@ impl Nvtx {
     }
 }
 
-/// NCCL API calls from NCCL's NVTX domain whose payload carries the
-/// communicator id (first 8 bytes of `binaryData`). UNVERIFIED: no real
-/// export here has the payload; the layout follows the payload schema
-/// (`NCCL communicator ID` at offset 0) seen in the 2026 exports.
+/// NCCL API calls from NCCL's NVTX domain whose payload, decoded with the
+/// export's payload schemas, gives the communicator id or the message size
+/// (see [`super::payload`]). UNVERIFIED: no real export here has payload
+/// data.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NcclApiRanges {
     pub thread: Vec<ThreadId>,
     pub start: Vec<i64>,
     pub end: Vec<i64>,
-    pub comm: Vec<u64>,
+    pub comm: Vec<Option<u64>>,
+    /// "Message size [bytes]" as NCCL records it: per rank (see
+    /// `analysis::bandwidth` for what that is per op).
+    pub bytes: Vec<Option<u64>>,
+    /// Payload schemas the files declare (with or without payload data).
+    pub schemas: usize,
 }
 
 /// Rows of `NCCL_GPU_OPERATIONS` (nsys ≥ 2025.6 with NCCL ≥ 2.28): an

@@ -309,8 +309,8 @@ pub struct RawNvtx {
     pub global_tid: Vec<i64>,
     pub name: Vec<i64>,
     pub domain: Vec<i64>,
-    /// (row, communicator id) of rows whose payload carries one.
-    pub comm: Vec<(u32, u64)>,
+    /// (row, payload bytes) of rows with a binary payload.
+    pub payload: Vec<(u32, Vec<u8>)>,
     pub texts: Interner,
 }
 
@@ -333,8 +333,12 @@ impl RawNvtx {
         self.global_tid.append(&mut other.global_tid);
         self.name.append(&mut other.name);
         self.domain.append(&mut other.domain);
-        self.comm
-            .extend(other.comm.iter().map(|&(row, id)| (row + base, id)));
+        self.payload.extend(
+            other
+                .payload
+                .into_iter()
+                .map(|(row, bytes)| (row + base, bytes)),
+        );
     }
 }
 
@@ -844,8 +848,8 @@ pub fn read_nvtx(
             ValueRef::Null => string_id(r.int(N::TextId)),
             text => name_value(text, &mut n.texts),
         };
-        if let Some(comm) = comm_id(r.value(N::BinaryData)) {
-            n.comm.push((n.start.len() as u32, comm));
+        if let Some(bytes) = payload_bytes(r.value(N::BinaryData)) {
+            n.payload.push((n.start.len() as u32, bytes));
         }
         n.start.push(start);
         n.end.push(r.time(N::End).unwrap_or(i64::MIN));
@@ -887,21 +891,27 @@ pub fn read_strings(
     )
 }
 
-/// The communicator id at offset 0 of an NCCL NVTX payload, stored as a
-/// blob or as hex text. UNVERIFIED (see [`super::model::NcclApiRanges`]).
-fn comm_id(v: ValueRef) -> Option<u64> {
-    let bytes: Vec<u8> = match v {
-        ValueRef::Blob(b) => b.get(..8)?.to_vec(),
+/// No payload rankline decodes is larger (NCCL's are 8 to 56 bytes plus
+/// nsys's 32-byte header): a longer one is not read.
+const PAYLOAD_MAX: usize = 256;
+
+/// A row's binary payload, stored as a blob or as hex text (the column is
+/// declared TEXT). Decoded with the export's schemas by
+/// [`super::payload::Schemas`].
+fn payload_bytes(v: ValueRef) -> Option<Vec<u8>> {
+    match v {
+        ValueRef::Blob(b) if !b.is_empty() && b.len() <= PAYLOAD_MAX => Some(b.to_vec()),
         ValueRef::Text(t) => {
             let t = std::str::from_utf8(t).ok()?.trim();
             let t = t.strip_prefix("0x").unwrap_or(t);
-            (0..16)
+            if t.is_empty() || t.len() % 2 != 0 || t.len() > 2 * PAYLOAD_MAX {
+                return None;
+            }
+            (0..t.len())
                 .step_by(2)
                 .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
-                .collect::<Option<Vec<u8>>>()?
+                .collect()
         }
-        _ => return None,
-    };
-    let first: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(first))
+        _ => None,
+    }
 }

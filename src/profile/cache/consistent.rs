@@ -70,6 +70,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             p.nccl_api.start.len(),
             p.nccl_api.end.len(),
             p.nccl_api.comm.len(),
+            p.nccl_api.bytes.len(),
         ])
         && same(&[
             p.nccl_ops.process.len(),

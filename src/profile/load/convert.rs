@@ -433,7 +433,7 @@ impl State<'_> {
                 );
             }
         }
-        let mut comm = n.comm.iter().peekable();
+        let mut payload = n.payload.iter().peekable();
         for i in 0..rows {
             let kind = match n.event_type[i] {
                 59 => NvtxKind::PushPop,
@@ -455,18 +455,21 @@ impl State<'_> {
                     None => self.p.strings.intern(&format!("domain {d}")),
                 },
             };
-            while comm.peek().is_some_and(|c| (c.0 as usize) < i) {
-                comm.next();
+            while payload.peek().is_some_and(|c| (c.0 as usize) < i) {
+                payload.next();
             }
-            if let Some(&&(_, id)) = comm.peek().filter(|c| c.0 as usize == i)
+            if let Some((_, blob)) = payload.peek().filter(|c| c.0 as usize == i)
                 && kind != NvtxKind::Mark
-                && names[i].is_some_and(|s| self.p.strings.get(s).starts_with("nccl"))
+                && let Some(name) = names[i].map(|s| self.p.strings.get(s))
+                && name.starts_with("nccl")
+                && let Some(f) = self.payload_schemas.decode(n.domain[i], name, blob)
             {
                 let a = &mut self.p.nccl_api;
                 a.thread.push(threads[i]);
                 a.start.push(start);
                 a.end.push(end);
-                a.comm.push(id);
+                a.comm.push(f.comm);
+                a.bytes.push(f.bytes);
             }
             let out = &mut self.p.nvtx;
             out.start.push(start);
