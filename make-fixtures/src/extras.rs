@@ -21,7 +21,7 @@ pub struct Fixture {
     pub scenario: Value,
 }
 
-fn dev(host: &str, id: u32) -> Dev {
+pub(crate) fn dev(host: &str, id: u32) -> Dev {
     Dev {
         host: host.to_string(),
         id,
@@ -29,7 +29,7 @@ fn dev(host: &str, id: u32) -> Dev {
     }
 }
 
-fn ranks(pid0: u32, n: u32) -> Vec<Rank> {
+pub(crate) fn ranks(pid0: u32, n: u32) -> Vec<Rank> {
     (0..n)
         .map(|d| Rank {
             pid: pid0 + d,
@@ -40,7 +40,7 @@ fn ranks(pid0: u32, n: u32) -> Vec<Rank> {
 }
 
 /// Finishes the plans and lays out the profile: one process per rank, GPUs 0..n listed.
-fn profile(
+pub(crate) fn profile(
     path: &str,
     host: &str,
     sim: Sim,

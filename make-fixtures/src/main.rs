@@ -26,6 +26,7 @@ mod megatron;
 mod model;
 mod multinode;
 mod names;
+mod payloads;
 mod per_rank;
 mod plan;
 mod rng;
@@ -190,6 +191,22 @@ fn fixtures() {
         .unwrap_or_else(|e| panic!("writing {}: {e}", why::PATH));
     println!("{}", why::PATH);
     save("why.truth.json", &t);
+
+    let pl = payloads::build(&mut rng::Rng::new(0x5EED_0020));
+    let fx = &pl.fixture;
+    let path = root().join(payloads::PATH);
+    writer::write_with(&fx.profile, &path, &|tx, _| payloads::extra(&pl.blobs, tx))
+        .unwrap_or_else(|e| panic!("writing {}: {e}", payloads::PATH));
+    println!("{}", payloads::PATH);
+    let mut t = truth(&[&fx.profile], &fx.groups, fx.scenario.clone());
+    // Every call names its communicator: rung 2 of the matching names every instance.
+    t["skew"]["groups"][0]["match_method"] = "nvtx".into();
+    save("payloads.truth.json", &t);
+    // The real schema rows, for the library's tests that add payloads of their own.
+    let path = root().join(payloads::SCHEMAS_PATH);
+    std::fs::write(&path, payloads::SCHEMA_SQL)
+        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    println!("{}", payloads::SCHEMAS_PATH);
 }
 
 /// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,
