@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod anomalies;
+pub mod bandwidth;
 pub mod behind;
 pub mod caveats;
 pub mod clock;

@@ -4,7 +4,7 @@
 
 use super::clock::Alignment;
 use super::kernel_class::KernelClasses;
-use super::nccl_name::{CollOp, NamePart};
+use super::nccl_name::{CollOp, CommKernel, NamePart};
 use super::window::Window;
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::BTreeMap;
@@ -25,6 +25,13 @@ pub struct OpStats {
     pub max_ns: i64,
 }
 
+impl OpStats {
+    /// The key its kernels were told apart by.
+    pub fn key(&self) -> OpKey {
+        (self.op, self.dtype, self.algo, self.proto)
+    }
+}
+
 /// The NCCL kernels of one stream (lane).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StreamNccl {
@@ -42,12 +49,39 @@ pub struct DeviceNccl {
     pub streams: Vec<StreamNccl>,
 }
 
-type OpKey = (
+/// What a stream's NCCL kernels are told apart by: op, dtype and hints.
+pub type OpKey = (
     CollOp,
     Option<&'static str>,
     Option<&'static str>,
     Option<&'static str>,
 );
+
+pub fn op_key(k: &CommKernel) -> OpKey {
+    (k.op, k.dtype, k.algo, k.proto)
+}
+
+/// Calls `f(lane, row, kernel, duration)` for every NCCL kernel wholly
+/// inside `w` (on the reference clock), lane by lane in row order.
+pub fn each_kernel(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    w: Window,
+    mut f: impl FnMut(LaneId, usize, &CommKernel, i64),
+) {
+    for lane in 0..p.lanes.len() as LaneId {
+        let file = p.lane_file(lane);
+        let wf = clock.window_in_file(file, w);
+        for (i, s, e) in clock.lane_rows(p, lane, w, file) {
+            if let Some(k) = classes.comm(p, i)
+                && wf.contains(s, e)
+            {
+                f(lane, i, k, e.saturating_sub(s));
+            }
+        }
+    }
+}
 
 /// NCCL breakdown of the kernels wholly inside `w` (on the reference
 /// clock), for devices with any.
@@ -57,39 +91,29 @@ pub fn nccl_breakdown(
     clock: &Alignment,
     w: Window,
 ) -> Vec<DeviceNccl> {
+    let mut by_lane: BTreeMap<LaneId, BTreeMap<OpKey, OpStats>> = BTreeMap::new();
+    each_kernel(p, classes, clock, w, |lane, _, k, d| {
+        let st = by_lane
+            .entry(lane)
+            .or_default()
+            .entry(op_key(k))
+            .or_insert(OpStats {
+                op: k.op,
+                dtype: k.dtype,
+                algo: k.algo,
+                proto: k.proto,
+                count: 0,
+                total_ns: 0,
+                min_ns: i64::MAX,
+                max_ns: i64::MIN,
+            });
+        st.count += 1;
+        st.total_ns = st.total_ns.saturating_add(d);
+        st.min_ns = st.min_ns.min(d);
+        st.max_ns = st.max_ns.max(d);
+    });
     let mut by_dev: BTreeMap<DevId, Vec<StreamNccl>> = BTreeMap::new();
-    for (lane_id, lane) in p.lanes.iter().enumerate() {
-        let mut ops: BTreeMap<OpKey, OpStats> = BTreeMap::new();
-        let (lane_id, file) = (lane_id as LaneId, p.lane_file(lane_id as LaneId));
-        let wf = clock.window_in_file(file, w);
-        for (i, s, e) in clock.lane_rows(p, lane_id, w, file) {
-            let Some(k) = classes.comm(p, i) else {
-                continue;
-            };
-            if !wf.contains(s, e) {
-                continue;
-            }
-            let d = e.saturating_sub(s);
-            let st = ops
-                .entry((k.op, k.dtype, k.algo, k.proto))
-                .or_insert(OpStats {
-                    op: k.op,
-                    dtype: k.dtype,
-                    algo: k.algo,
-                    proto: k.proto,
-                    count: 0,
-                    total_ns: 0,
-                    min_ns: i64::MAX,
-                    max_ns: i64::MIN,
-                });
-            st.count += 1;
-            st.total_ns = st.total_ns.saturating_add(d);
-            st.min_ns = st.min_ns.min(d);
-            st.max_ns = st.max_ns.max(d);
-        }
-        if ops.is_empty() {
-            continue;
-        }
+    for (lane_id, ops) in by_lane {
         let mut ops: Vec<OpStats> = ops.into_values().collect();
         ops.sort_by(|a, b| {
             b.total_ns
@@ -98,7 +122,7 @@ pub fn nccl_breakdown(
                 .then(a.dtype.cmp(&b.dtype))
         });
         by_dev
-            .entry(lane.device)
+            .entry(p.lanes[lane_id as usize].device)
             .or_default()
             .push(StreamNccl { lane: lane_id, ops });
     }

@@ -66,14 +66,16 @@ impl OpKeys {
         }
         // Kernel → the NCCL API call that issued it; numbered per
         // (process, communicator) in time order.
-        let a = &p.nccl_api;
         let mut per_comm: BTreeMap<(u32, u64), Vec<(i64, u32)>> = BTreeMap::new();
-        for (at, row, j) in super::nccl_calls::enclosing_calls(p, classes) {
-            let Some(comm) = a.comm[j] else {
+        for c in super::nccl_calls::issuing_calls(p, classes) {
+            let Some(comm) = c.comm else {
                 continue;
             };
-            let process = p.threads[a.thread[j] as usize].process;
-            per_comm.entry((process, comm)).or_default().push((at, row));
+            let process = p.threads[c.thread as usize].process;
+            per_comm
+                .entry((process, comm))
+                .or_default()
+                .push((c.at, c.row));
         }
         for ((_, comm), mut rows) in per_comm {
             rows.sort_unstable();

@@ -8,6 +8,7 @@
 //! instances per group, and the timeline shows one group at a time.
 
 use super::anomalies::{AnomalyEvent, anomalies};
+use super::bandwidth::Sizes;
 use super::clock::{self, AlignMode, Alignment};
 use super::completeness::{Completeness, completeness};
 use super::kernel_class::KernelClasses;
@@ -25,7 +26,8 @@ use crate::profile::Profile;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Stage {
     /// Collectives matched across ranks, clocks aligned from their ends,
-    /// matched again on the aligned clocks.
+    /// matched again on the aligned clocks; the message sizes NCCL's calls
+    /// recorded.
     Clock,
     Completeness,
     Nccl,
@@ -120,6 +122,9 @@ pub struct Analysis {
     /// UTC stamps, refined from collective ends once [`Stage::Clock`] ran.
     pub clock: Alignment,
     pub nccl: Vec<DeviceNccl>,
+    /// The message size NCCL recorded for each NCCL kernel (none without
+    /// payloads): with the matching, bytes and bandwidth.
+    pub sizes: Sizes,
     pub overlap: Vec<DeviceOverlap>,
     pub matching: Matching,
     pub steps: Steps,
@@ -138,6 +143,7 @@ impl Analysis {
             completeness: Completeness::default(),
             clock: clock::from_utc(p, s.align),
             nccl: Vec::new(),
+            sizes: Sizes::default(),
             overlap: Vec::new(),
             matching: Matching::default(),
             steps: Steps::default(),
@@ -188,6 +194,8 @@ pub fn resume(
         match st {
             Stage::Clock => {
                 (a.clock, a.matching) = align_and_match(p, &a.classes, s.align);
+                // From the NCCL calls that name rung 2's communicators.
+                a.sizes = Sizes::read(p, &a.classes);
                 // Completeness measured before the clocks were aligned
                 // spans the capture on them now.
                 if a.holds.has(Stage::Completeness) {

@@ -12,7 +12,7 @@ use super::nccl_name::CollOp;
 use super::stats::Spread;
 use super::steps::Steps;
 use super::window::Window;
-use crate::profile::{NONE, Profile};
+use crate::profile::Profile;
 
 /// Figures of one matched instance, over the ranks that have it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -348,12 +348,7 @@ fn step_of(
     let Some(row) = g.row(inst.index, inst.late) else {
         return (None, None);
     };
-    let process = p.lanes[p.gpu.lane(row) as usize].process;
-    let at = match p.gpu.launch(row) {
-        NONE => inst.earliest_start,
-        call => clock.runtime_span(p, call as usize).0,
-    };
-    match steps.containing(p, clock, process, at) {
+    match steps.of_kernel(p, clock, row, inst.earliest_start) {
         Some((step, step_start)) => (
             Some(step),
             Some(inst.earliest_start.saturating_sub(step_start)),

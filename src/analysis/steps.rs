@@ -64,6 +64,23 @@ impl Steps {
             .map(|i| (i, span(i).0))
     }
 
+    /// The step of GPU row `row`'s process that holds its launch call (or,
+    /// with no launch call, `otherwise`), all on the reference clock.
+    pub fn of_kernel(
+        &self,
+        p: &Profile,
+        clock: &Alignment,
+        row: usize,
+        otherwise: i64,
+    ) -> Option<(usize, i64)> {
+        let process = p.lanes[p.gpu.lane(row) as usize].process;
+        let at = match p.gpu.launch(row) {
+            crate::profile::NONE => otherwise,
+            call => clock.runtime_span(p, call as usize).0,
+        };
+        self.containing(p, clock, process, at)
+    }
+
     pub fn any(&self) -> bool {
         self.per_process.iter().any(|v| !v.is_empty())
     }

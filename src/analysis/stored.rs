@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
 /// changes: stored analyses of another version are recomputed.
-pub const FORMAT: u32 = 11;
+pub const FORMAT: u32 = 12;
 
 /// The key of the analyses of `p` under `s`: every setting (derived from
 /// the whole value, [`Settings::key`]), with what else of `p` the inputs'
@@ -114,6 +114,7 @@ fn fits(a: &Analysis, p: &Profile) -> Result<(), String> {
             .all(|d| device(d.device) && d.streams.iter().all(|s| lane(s.lane))),
         "NCCL figures",
     )?;
+    check(a.sizes.fits(p), "message sizes")?;
     check(
         a.overlap.iter().all(|o| device(o.device)),
         "overlap figures",

@@ -185,6 +185,7 @@ impl Profile {
         );
         let a = &one.nccl_api;
         let api = &mut self.nccl_api;
+        api.name.extend(a.name.iter().map(|&s| sym(s)));
         api.thread.extend(a.thread.iter().map(|t| t + thread_base));
         api.start.extend_from_slice(&a.start);
         api.end.extend_from_slice(&a.end);

@@ -260,6 +260,17 @@ impl State<'_> {
         self.read_gpus(db)?;
         self.read_contexts(db)?;
         self.read_payload_schemas(db)?;
+        // NCCL's payloads give message sizes: a file that declares their
+        // schemas is checked for payload data even when only the GPU side
+        // was asked for, and read whole when it has some.
+        let checked = ReadPlan {
+            need: Need::Counts,
+            ..*plan
+        };
+        let plan = match plan.need {
+            Need::Gpu if self.payload_schemas.count() > 0 => &checked,
+            _ => plan,
+        };
         let candidates = suspect::Candidates::new(session.window, session.system_clock_ns);
         let counted = self.read_large_tables(db, source, limits, plan, &candidates)?;
         // Before anything reads the rows' times: bounds, timebase, sorting.

@@ -541,10 +541,14 @@ impl Nvtx {
 
 /// NCCL API calls from NCCL's NVTX domain whose payload, decoded with the
 /// export's payload schemas, gives the communicator id or the message size
-/// (see [`super::payload`]). UNVERIFIED: no real export here has payload
-/// data.
+/// (see [`super::payload`]); and, in a file that has such calls, its
+/// `ncclGroupStart` / `ncclGroupEnd` ranges (no payload): grouped calls
+/// launch their kernels inside `ncclGroupEnd`, not inside themselves.
+/// UNVERIFIED: no real export here has payload data.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NcclApiRanges {
+    /// The call's name (`ncclAllReduce`, `ncclSend`, `ncclGroupEnd`…).
+    pub name: Vec<Sym>,
     pub thread: Vec<ThreadId>,
     pub start: Vec<i64>,
     pub end: Vec<i64>,

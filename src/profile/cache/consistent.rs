@@ -66,6 +66,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             e.timestamp.len(),
         ])
         && same(&[
+            p.nccl_api.name.len(),
             p.nccl_api.thread.len(),
             p.nccl_api.start.len(),
             p.nccl_api.end.len(),
@@ -106,6 +107,7 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             .chain(n.domain.iter())
             .chain(o.name.iter())
             .chain(c.stack_frames.iter())
+            .chain(p.nccl_api.name.iter())
             .all(strings)
         && p.processes
             .iter()

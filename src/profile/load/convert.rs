@@ -434,6 +434,10 @@ impl State<'_> {
             }
         }
         let mut payload = n.payload.iter().peekable();
+        // ncclGroupStart / ncclGroupEnd ranges, kept if the file has calls
+        // with payloads (grouped calls are found through them).
+        let mut group_marks = Vec::new();
+        let had_calls = self.p.nccl_api.start.len();
         for i in 0..rows {
             let kind = match n.event_type[i] {
                 59 => NvtxKind::PushPop,
@@ -458,13 +462,20 @@ impl State<'_> {
             while payload.peek().is_some_and(|c| (c.0 as usize) < i) {
                 payload.next();
             }
-            if let Some((_, blob)) = payload.peek().filter(|c| c.0 as usize == i)
+            if let Some(sym) = names[i]
+                && kind == NvtxKind::PushPop
+                && matches!(self.p.strings.get(sym), "ncclGroupStart" | "ncclGroupEnd")
+            {
+                group_marks.push((sym, threads[i], start, end));
+            } else if let Some((_, blob)) = payload.peek().filter(|c| c.0 as usize == i)
                 && kind != NvtxKind::Mark
-                && let Some(name) = names[i].map(|s| self.p.strings.get(s))
+                && let Some(sym) = names[i]
+                && let name = self.p.strings.get(sym)
                 && name.starts_with("nccl")
                 && let Some(f) = self.payload_schemas.decode(n.domain[i], name, blob)
             {
                 let a = &mut self.p.nccl_api;
+                a.name.push(sym);
                 a.thread.push(threads[i]);
                 a.start.push(start);
                 a.end.push(end);
@@ -479,6 +490,17 @@ impl State<'_> {
             out.kind.push(kind);
             out.domain.push(domain);
             out.depth.push(0);
+        }
+        if self.p.nccl_api.start.len() > had_calls {
+            let a = &mut self.p.nccl_api;
+            for (sym, thread, start, end) in group_marks {
+                a.name.push(sym);
+                a.thread.push(thread);
+                a.start.push(start);
+                a.end.push(end);
+                a.comm.push(None);
+                a.bytes.push(None);
+            }
         }
     }
 

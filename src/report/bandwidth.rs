@@ -1,0 +1,296 @@
+//! Bytes and bandwidth in `report nccl` and `report skew --instances`:
+//! the figures of `analysis::bandwidth`, with what must be said beside
+//! them (where the sizes come from, how they are timed, what busbw is not).
+
+use super::context::Context;
+use super::fit::Keep;
+use super::json;
+use super::skew::spread_json;
+use super::table::Table;
+pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
+use crate::analysis::bandwidth::{
+    self, InstanceBandwidth, OpBandwidth, RankVolume, size_convention,
+};
+use crate::analysis::matching::Group;
+use crate::analysis::skew::GroupSkew;
+use crate::analysis::nccl_name::CollOp;
+use crate::analysis::stats::Spread;
+use crate::figure_text::fixed;
+use crate::text_safe::escape_controls as safe;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// Everything `report` shows of bytes and bandwidth, computed once.
+pub struct Figures {
+    pub recorded: bool,
+    /// The one line said of the sizes (none, how many, unverified).
+    pub said: String,
+    pub instances: HashMap<(usize, usize), InstanceBandwidth>,
+    pub ops: Vec<OpBandwidth>,
+    pub ranks: Vec<RankVolume>,
+}
+
+impl Figures {
+    pub fn of(cx: &Context) -> Figures {
+        let a = cx.analysis;
+        let instances = bandwidth::instances(&a.matching, &a.skews, &a.sizes);
+        let ranks = bandwidth::rank_volume(
+            cx.profile,
+            &a.matching,
+            &a.skews,
+            &instances,
+            &a.steps,
+            cx.clock,
+        );
+        Figures {
+            recorded: a.sizes.recorded(),
+            said: a.sizes.said(),
+            ops: bandwidth::per_op(&a.matching, &a.skews, &instances),
+            instances,
+            ranks,
+        }
+    }
+}
+
+/// MiB with one decimal, for a table column.
+fn mib(b: u64) -> String {
+    fixed(b as f64 / (1024.0 * 1024.0), 1)
+}
+
+fn gbps(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| fixed(v, 1))
+}
+
+fn spread_cell(s: Option<Spread>, pick: fn(&Spread) -> f64) -> String {
+    gbps(s.map(|s| pick(&s)))
+}
+
+/// The `bandwidth` object of `report nccl`'s JSON.
+pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
+    let p = cx.profile;
+    let m = &cx.analysis.matching;
+    let ops: Vec<Value> = f
+        .ops
+        .iter()
+        .filter(|o| cx.shows_group(&m.groups[o.group]))
+        .map(|o| {
+            json!({
+                "group": m.groups[o.group].key,
+                "op": o.op.name(),
+                "ranks": o.ranks,
+                "instances": o.instances,
+                "sized_instances": o.sized,
+                "sizes_recorded": o.sized > 0,
+                "bytes": o.bytes,
+                "size_convention": size_convention(o.op),
+                "busbw_factor": o.factor,
+                "algbw_gbps": spread_or_null(o.algbw_gbps),
+                "busbw_gbps": spread_or_null(o.busbw_gbps),
+                "naive_gbps": spread_or_null(o.naive_gbps),
+            })
+        })
+        .collect();
+    let ranks: Vec<Value> = f
+        .ranks
+        .iter()
+        .filter(|r| cx.shows(r.device))
+        .map(|r| {
+            json!({
+                "device": json::device(p, r.device),
+                "step": r.step,
+                "instances": r.instances,
+                "bytes_sent_estimate": r.bytes_sent,
+            })
+        })
+        .collect();
+    json!({
+        "sizes_recorded": f.recorded,
+        "note": f.said,
+        "timing": TIMING,
+        "caveat": CAVEAT,
+        "ops": ops,
+        "ranks": ranks,
+        "ranks_note": "bytes_sent_estimate = busbw factor × bytes per instance (a ring's volume): an estimate, not a measurement",
+    })
+}
+
+/// `{p50, p90, max}`, or `null` (not an object of nulls: no figure).
+fn spread_or_null(s: Option<Spread>) -> Value {
+    match s {
+        Some(_) => spread_json(s),
+        None => Value::Null,
+    }
+}
+
+/// The text of `report nccl` after its time tables.
+pub fn nccl_text(cx: &Context, f: &Figures) -> String {
+    let m = &cx.analysis.matching;
+    let mut out = String::from("\nBytes and bandwidth per group and op (GB/s = 10^9 bytes/s)\n");
+    out += &cx.note(&f.said);
+    if !f.recorded {
+        return out;
+    }
+    let mut t = Table::new(&[
+        "group",
+        "op",
+        "ranks",
+        "inst",
+        "sized",
+        "MiB",
+        "algbw_p50",
+        "algbw_p90",
+        "busbw_p50",
+        "busbw_p90",
+    ])
+    .shorten(0, Keep::Start);
+    let shown: Vec<&OpBandwidth> = f
+        .ops
+        .iter()
+        .filter(|o| cx.shows_group(&m.groups[o.group]))
+        .collect();
+    for o in &shown {
+        t.row(vec![
+            m.groups[o.group].key.clone(),
+            o.op.name().into(),
+            o.ranks.to_string(),
+            o.instances.to_string(),
+            o.sized.to_string(),
+            o.bytes.map_or("-".into(), mib),
+            spread_cell(o.algbw_gbps, |s| s.p50),
+            spread_cell(o.algbw_gbps, |s| s.p90),
+            spread_cell(o.busbw_gbps, |s| s.p50),
+            spread_cell(o.busbw_gbps, |s| s.p90),
+        ]);
+    }
+    out += &t.render(cx.cols());
+    let mut ops: Vec<CollOp> = shown.iter().map(|o| o.op).collect();
+    ops.sort_by_key(|o| o.name());
+    ops.dedup();
+    let conventions: Vec<String> = ops
+        .iter()
+        .map(|&op| format!("{op}: {}", size_convention(op)))
+        .collect();
+    out += &cx.note(&format!("bytes per instance: {}", conventions.join("; ")));
+    out += &cx.note(&format!("{TIMING} (naive figures in the JSON)"));
+    out += &cx.note("busbw = algbw × the op's factor for the group's ranks (AllReduce 2(N−1)/N; AllGather, ReduceScatter, AllToAll (N−1)/N; others 1)");
+    out += &cx.note(&format!("! {CAVEAT}"));
+    out += &rank_text(cx, f);
+    out
+}
+
+/// Per rank: the estimated bytes sent over the capture (steps in JSON).
+fn rank_text(cx: &Context, f: &Figures) -> String {
+    let p = cx.profile;
+    let mut per_dev: Vec<(crate::profile::DevId, f64, usize, usize)> = Vec::new();
+    for r in f.ranks.iter().filter(|r| cx.shows(r.device)) {
+        match per_dev.last_mut() {
+            Some(last) if last.0 == r.device => {
+                last.1 += r.bytes_sent;
+                last.2 += r.instances;
+                last.3 += usize::from(r.step.is_some());
+            }
+            _ => per_dev.push((r.device, r.bytes_sent, r.instances, usize::from(r.step.is_some()))),
+        }
+    }
+    if per_dev.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nEstimated bytes sent per rank (an estimate: busbw factor × bytes per instance)\n");
+    let mut t = Table::new(&["device", "instances", "steps", "sent_MiB", "per_step_MiB"])
+        .shorten(0, Keep::Middle);
+    for (d, sent, n, steps) in per_dev {
+        t.row(vec![
+            safe(&p.device_label(d).to_string()).into_owned(),
+            n.to_string(),
+            steps.to_string(),
+            fixed(sent / (1024.0 * 1024.0), 1),
+            if steps > 0 {
+                fixed(sent / steps as f64 / (1024.0 * 1024.0), 1)
+            } else {
+                "-".into()
+            },
+        ]);
+    }
+    out += &t.render(cx.cols());
+    out += &cx.note("a ring's volume: tree, NVLS and CollNet algorithms move other amounts; per step in the JSON");
+    out
+}
+
+/// The fields an instance adds to `report skew --instances` JSON.
+pub fn instance_fields(f: &Figures, group: usize, k: usize) -> Value {
+    match f.instances.get(&(group, k)) {
+        Some(b) => json!({
+            "bytes": b.bytes,
+            "recorded_bytes": b.recorded,
+            "sizes_differ": b.sizes_differ,
+            "transfer_ms": b.transfer_ns.map(json::ms),
+            "algbw_gbps": b.algbw_gbps,
+            "busbw_gbps": b.busbw_gbps,
+        }),
+        None => json!({
+            "bytes": null,
+            "recorded_bytes": null,
+            "sizes_differ": null,
+            "transfer_ms": null,
+            "algbw_gbps": null,
+            "busbw_gbps": null,
+        }),
+    }
+}
+
+/// Bytes and bandwidth of every instance of a group with a size, for
+/// `report skew --instances`.
+pub fn instances_text(cx: &Context, g: &Group, s: &GroupSkew, f: &Figures) -> String {
+    let mut out = format!(
+        "\nBytes and bandwidth per instance of {} (GB/s)\n",
+        safe(&g.key)
+    );
+    let mut t = Table::new(&[
+        "instance",
+        "op",
+        "MiB",
+        "transfer_ms",
+        "algbw",
+        "busbw",
+        "naive_min",
+        "naive_max",
+    ]);
+    let mut without = 0;
+    for i in &s.instances {
+        let Some(b) = f.instances.get(&(s.group, i.index)) else {
+            without += 1;
+            continue;
+        };
+        let naive = |pick: fn(f64, f64) -> f64| {
+            b.naive_gbps.iter().map(|x| x.1).reduce(pick)
+        };
+        t.row(vec![
+            (i.index + 1).to_string(),
+            i.op.name().into(),
+            mib(b.bytes),
+            b.transfer_ns.map_or("-".into(), super::table::ms),
+            gbps(b.algbw_gbps),
+            gbps(b.busbw_gbps),
+            gbps(naive(f64::min)),
+            gbps(naive(f64::max)),
+        ]);
+    }
+    out += &t.render(cx.cols());
+    if without > 0 {
+        out += &cx.note(&format!(
+            "{without} instance(s) without a size are not listed"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mib_has_one_decimal() {
+        assert_eq!(mib(8 << 20), "8.0");
+        assert_eq!(mib(3 << 19), "1.5");
+    }
+}
