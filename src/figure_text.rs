@@ -27,6 +27,21 @@ pub fn given(v: f64) -> String {
     }
 }
 
+/// Bytes in binary units (GiB, MiB, KiB), as buffer sizes are given.
+pub fn bytes(b: u64) -> String {
+    const K: f64 = 1024.0;
+    let v = b as f64;
+    if v >= K * K * K {
+        format!("{} GiB", fixed(v / (K * K * K), 2))
+    } else if v >= K * K {
+        format!("{} MiB", fixed(v / (K * K), 1))
+    } else if v >= K {
+        format!("{} KiB", fixed(v / K, 1))
+    } else {
+        format!("{b} B")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +57,14 @@ mod tests {
         assert_eq!(given(2.5), "2.5");
         assert_eq!(given(0.125), "0.125");
         assert_eq!(given(f64::NAN), "-");
+    }
+
+    #[test]
+    fn bytes_read_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4 << 10), "4.0 KiB");
+        assert_eq!(bytes(64 << 20), "64.0 MiB");
+        assert_eq!(bytes(3 << 30), "3.00 GiB");
+        assert_eq!(bytes(u64::MAX), "17179869184.00 GiB");
     }
 }

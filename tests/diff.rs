@@ -527,11 +527,35 @@ fn json_has_the_documented_shape() {
             "classes",
             "overlap",
             "skew",
+            "bandwidth",
             "exposed_nccl",
             "completeness",
             "regressions"
         ]
     );
+    // Neither side recorded message sizes: said, and every figure null.
+    let b = &d["bandwidth"];
+    assert_eq!(keys(b), ["sizes_recorded", "note", "caveat", "ops"]);
+    assert_eq!(
+        b["sizes_recorded"],
+        serde_json::json!({"before": false, "after": false})
+    );
+    for o in b["ops"].as_array().unwrap() {
+        assert_eq!(
+            keys(o),
+            [
+                "op",
+                "before",
+                "after",
+                "bytes_delta_pct",
+                "busbw_p50_delta_pct"
+            ]
+        );
+        assert!(
+            o["after"]["bytes"].is_null() && o["after"]["busbw_gbps"].is_null(),
+            "{o}"
+        );
+    }
     assert_eq!(keys(&d["before"]), ["files"]);
     assert_eq!(
         d["after"]["files"],

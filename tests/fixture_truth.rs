@@ -46,6 +46,21 @@ fn megatron_tp8_reproduces_ground_truth() {
     check_sections(&truth, &got);
 }
 
+/// NCCL's payloads name every call's communicator: matched by rung 2,
+/// with the same figures as the generator's own.
+#[test]
+fn payloads_reproduces_ground_truth() {
+    let truth = load_truth("payloads.truth.json");
+    let got = report(&[
+        "report",
+        "all",
+        "fixtures/payloads.sqlite",
+        "--format",
+        "json",
+    ]);
+    check_sections(&truth, &got);
+}
+
 #[test]
 fn megatron_tp8_missing_device_is_warned() {
     let got = report(&[
@@ -186,12 +201,13 @@ fn trim_counts_only_events_wholly_inside() {
     }
 }
 
-const FIXTURE_SETS: [&[&str]; 5] = [
+const FIXTURE_SETS: [&[&str]; 6] = [
     &["fixtures/megatron_tp8.sqlite"],
     &["fixtures/two_node_a.sqlite", "fixtures/two_node_b.sqlite"],
     &["fixtures/mismatch_extra_collective.sqlite"],
     &["fixtures/stream_ids_differ.sqlite"],
     &["fixtures/shared_stream_two_comms.sqlite"],
+    &["fixtures/payloads.sqlite"],
 ];
 
 /// Every fixture has copies; they count as busy, not idle, and the parts

@@ -11,7 +11,7 @@ use rusqlite::{Transaction, params};
 use serde_json::{Value, json};
 
 use crate::extras::{Fixture, dev, profile, ranks};
-use crate::model::{Kernel, KName, Nccl, Nvtx, NvtxKind, global_tid};
+use crate::model::{KName, Kernel, Nccl, Nvtx, NvtxKind, global_tid};
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
@@ -88,10 +88,30 @@ fn plan() -> Vec<Coll> {
         transfer_us: t,
     };
     vec![
-        one("AllReduce", Some("bf16"), call("ncclAllReduce", 64 * MIB), (900.0, 1100.0)),
-        one("AllGather", None, call("ncclAllGather", 8 * MIB), (500.0, 700.0)),
-        one("ReduceScatter", Some("bf16"), call("ncclReduceScatter", 8 * MIB), (500.0, 700.0)),
-        one("Broadcast", None, call("ncclBroadcast", 16 * MIB), (300.0, 400.0)),
+        one(
+            "AllReduce",
+            Some("bf16"),
+            call("ncclAllReduce", 64 * MIB),
+            (900.0, 1100.0),
+        ),
+        one(
+            "AllGather",
+            None,
+            call("ncclAllGather", 8 * MIB),
+            (500.0, 700.0),
+        ),
+        one(
+            "ReduceScatter",
+            Some("bf16"),
+            call("ncclReduceScatter", 8 * MIB),
+            (500.0, 700.0),
+        ),
+        one(
+            "Broadcast",
+            None,
+            call("ncclBroadcast", 16 * MIB),
+            (300.0, 400.0),
+        ),
         // A ring exchange as torch's batch_isend_irecv issues it (the real 2026.2 export's
         // shape): one SendRecv kernel; its size is one direction's bytes.
         group(
@@ -105,7 +125,10 @@ fn plan() -> Vec<Coll> {
         group(
             "AllReduce",
             Some("bf16"),
-            vec![call("ncclAllReduce", 2 * MIB), call("ncclAllReduce", 6 * MIB)],
+            vec![
+                call("ncclAllReduce", 2 * MIB),
+                call("ncclAllReduce", 6 * MIB),
+            ],
             Some(8 * MIB),
             (200.0, 300.0),
         ),

@@ -145,10 +145,10 @@ pub fn test_size(op: CollOp, recorded: u64, n: usize) -> u64 {
 /// Which size an op's figures use, said beside them.
 pub fn size_convention(op: CollOp) -> &'static str {
     match op {
-        CollOp::AllGather => "N × each rank's send buffer (the gathered total)",
-        CollOp::ReduceScatter => "N × each rank's receive buffer (the reduced total)",
-        CollOp::AllToAll => "N × one peer's share (the total)",
-        CollOp::SendRecv => "the bytes one rank sends or receives (one direction)",
+        CollOp::AllGather => "the gathered total, N × each rank's send buffer",
+        CollOp::ReduceScatter => "the reduced total, N × each rank's receive buffer",
+        CollOp::AllToAll => "the total, N × one peer's share",
+        CollOp::SendRecv => "one direction: what a rank sends or receives",
         _ => "each rank's buffer",
     }
 }
@@ -279,11 +279,17 @@ pub fn per_op(
         let g = &m.groups[s.group];
         let mut by_op: BTreeMap<&'static str, (CollOp, Vec<usize>)> = BTreeMap::new();
         for i in &s.instances {
-            by_op.entry(i.op.name()).or_insert((i.op, Vec::new())).1.push(i.index);
+            by_op
+                .entry(i.op.name())
+                .or_insert((i.op, Vec::new()))
+                .1
+                .push(i.index);
         }
         for (_, (op, ks)) in by_op {
-            let figs: Vec<&InstanceBandwidth> =
-                ks.iter().filter_map(|&k| figures.get(&(s.group, k))).collect();
+            let figs: Vec<&InstanceBandwidth> = ks
+                .iter()
+                .filter_map(|&k| figures.get(&(s.group, k)))
+                .collect();
             out.push(OpBandwidth {
                 group: s.group,
                 op,
@@ -450,7 +456,11 @@ mod tests {
             nccl_kernels: 3,
         };
         assert_eq!((some.of(4), some.of(2)), (Some(20), None));
-        assert!(some.said().contains("2 of 3 NCCL kernels"), "{}", some.said());
+        assert!(
+            some.said().contains("2 of 3 NCCL kernels"),
+            "{}",
+            some.said()
+        );
         assert!(some.said().contains("unverified"));
     }
 }

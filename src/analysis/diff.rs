@@ -6,6 +6,7 @@
 //! results; names and device labels are copied out, so the report and the
 //! timeline read a [`Diff`] without either profile.
 
+mod bandwidth;
 mod completeness;
 mod exposed;
 mod kernels;
@@ -15,6 +16,7 @@ mod side;
 mod skew;
 mod steps;
 
+pub use bandwidth::{BytesDiff, OpBytes, OpBytesPair};
 pub use completeness::{DeviceSet, DiffCompleteness};
 pub use exposed::{ExposedNccl, ExposedPer};
 pub use kernels::{ClassDelta, KernelClass, KernelDelta};
@@ -53,6 +55,8 @@ pub struct Diff {
     pub overlap: Vec<OverlapPair>,
     /// Paired groups first (before's order), then the unpaired ones.
     pub skew: Vec<SkewPair>,
+    /// Bytes and busbw per op, from NCCL's recorded message sizes.
+    pub bytes: BytesDiff,
     pub completeness: DiffCompleteness,
 }
 
@@ -67,6 +71,7 @@ pub fn diff(before: Side, after: Side) -> Diff {
         classes,
         overlap: overlap::overlap_pairs(before, after),
         skew: skew::skew_pairs(before, after),
+        bytes: bandwidth::bytes_diff(before, after),
         completeness: completeness::diff_completeness(before, after),
     }
 }
@@ -138,6 +143,7 @@ impl Diff {
                 .all(|c| c.before_ns == c.after_ns && c.before_count == c.after_count)
             && self.overlap.iter().all(same_overlap)
             && self.skew.iter().all(same_skew)
+            && self.bytes.ops.iter().all(|o| o.before == o.after)
             && !self.completeness.differs()
     }
 

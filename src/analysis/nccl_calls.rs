@@ -294,7 +294,10 @@ mod tests {
 
     /// A table of calls: (name, start, end, comm, bytes), names interned
     /// as their index in `names`.
-    fn table(rows: &[(&str, i64, i64, Option<u64>, Option<u64>)]) -> (NcclApiRanges, Vec<Kind>) {
+    /// (name, start, end, communicator, bytes).
+    type Row<'a> = (&'a str, i64, i64, Option<u64>, Option<u64>);
+
+    fn table(rows: &[Row]) -> (NcclApiRanges, Vec<Kind>) {
         let mut a = NcclApiRanges::default();
         let mut kinds = Vec::new();
         for (i, &(name, s, e, c, b)) in rows.iter().enumerate() {
@@ -329,7 +332,11 @@ mod tests {
         t.index(&a);
         assert_eq!(t.innermost(&a, &kinds, 5), Some(0));
         assert_eq!(t.innermost(&a, &kinds, 35), Some(6));
-        assert_eq!(t.innermost(&a, &kinds, 20), None, "a group start holds no launch");
+        assert_eq!(
+            t.innermost(&a, &kinds, 20),
+            None,
+            "a group start holds no launch"
+        );
         let launched: HashMap<usize, Vec<u32>> =
             [(0, vec![100]), (6, vec![101]), (8, vec![102])].into();
         let mut groups = HashMap::new();
@@ -353,12 +360,21 @@ mod tests {
         ]);
         let ar = |_: u32| Some(CollOp::AllReduce);
         // Two calls, one kernel: coalesced, both calls' bytes.
-        assert_eq!(grouped(&a, &kinds, &[0, 1], &[9], 0, &ar), (Some(4), Some(8)));
+        assert_eq!(
+            grouped(&a, &kinds, &[0, 1], &[9], 0, &ar),
+            (Some(4), Some(8))
+        );
         // Two calls, two kernels of their ops: one each, in order.
-        assert_eq!(grouped(&a, &kinds, &[0, 1], &[8, 9], 1, &ar), (Some(4), Some(6)));
+        assert_eq!(
+            grouped(&a, &kinds, &[0, 1], &[8, 9], 1, &ar),
+            (Some(4), Some(6))
+        );
         // Calls of two ops, one kernel: the communicator, no bytes.
         assert_eq!(grouped(&a, &kinds, &[0, 2], &[9], 0, &ar), (Some(4), None));
         // Three kernels for two calls: no bytes.
-        assert_eq!(grouped(&a, &kinds, &[0, 1], &[7, 8, 9], 0, &ar), (Some(4), None));
+        assert_eq!(
+            grouped(&a, &kinds, &[0, 1], &[7, 8, 9], 0, &ar),
+            (Some(4), None)
+        );
     }
 }

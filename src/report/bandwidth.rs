@@ -5,17 +5,19 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::json;
-use super::skew::spread_json;
 use super::table::Table;
-pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
 use crate::analysis::bandwidth::{
-    self, InstanceBandwidth, OpBandwidth, RankVolume, size_convention,
+    self, InstanceBandwidth, LaneOp, OpBandwidth, RankVolume, Sizes, size_convention,
 };
+pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
 use crate::analysis::matching::Group;
-use crate::analysis::skew::GroupSkew;
+use crate::analysis::nccl_breakdown::OpKey;
 use crate::analysis::nccl_name::CollOp;
+use crate::analysis::pipeline::{self, Stage, Stages};
+use crate::analysis::skew::GroupSkew;
 use crate::analysis::stats::Spread;
 use crate::figure_text::fixed;
+use crate::profile::LaneId;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -28,19 +30,44 @@ pub struct Figures {
     pub instances: HashMap<(usize, usize), InstanceBandwidth>,
     pub ops: Vec<OpBandwidth>,
     pub ranks: Vec<RankVolume>,
+    /// Per (stream, op key) of the NCCL breakdown.
+    pub lane_ops: HashMap<(LaneId, OpKey), LaneOp>,
+    /// Per group of the matching the figures come from: its key, and
+    /// whether `--device` shows it.
+    groups: Vec<(String, bool)>,
 }
 
 impl Figures {
+    /// From the report's analyses; when they hold no matching (`report
+    /// nccl` alone does not match collectives) and the capture has sizes,
+    /// the matching and skews are computed for them here — without sizes
+    /// nothing more is computed.
     pub fn of(cx: &Context) -> Figures {
-        let a = cx.analysis;
+        let (p, o) = (cx.profile, cx.options);
+        let held = cx.analysis;
+        let completed;
+        let a = if held.holds.has(Stage::Skew) {
+            held
+        } else {
+            let sizes = Sizes::read(p, &held.classes);
+            if !sizes.recorded() {
+                return Figures::none(sizes.said());
+            }
+            let want = Stages::of(&[Stage::Skew]);
+            completed = pipeline::resume(p, &o.settings, o.window, held.clone(), want, &mut |_| {});
+            &completed
+        };
         let instances = bandwidth::instances(&a.matching, &a.skews, &a.sizes);
-        let ranks = bandwidth::rank_volume(
-            cx.profile,
+        let ranks =
+            bandwidth::rank_volume(p, &a.matching, &a.skews, &instances, &a.steps, &a.clock);
+        let lane_ops = bandwidth::lane_ops(
+            p,
+            &a.classes,
+            &a.clock,
+            o.window,
             &a.matching,
-            &a.skews,
+            &a.sizes,
             &instances,
-            &a.steps,
-            cx.clock,
         );
         Figures {
             recorded: a.sizes.recorded(),
@@ -48,7 +75,34 @@ impl Figures {
             ops: bandwidth::per_op(&a.matching, &a.skews, &instances),
             instances,
             ranks,
+            lane_ops,
+            groups: a
+                .matching
+                .groups
+                .iter()
+                .map(|g| (g.key.clone(), cx.shows_group(g)))
+                .collect(),
         }
+    }
+
+    fn none(said: String) -> Figures {
+        Figures {
+            recorded: false,
+            said,
+            instances: HashMap::new(),
+            ops: Vec::new(),
+            ranks: Vec::new(),
+            lane_ops: HashMap::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// The group/op rows `--device` shows, with their group's key.
+    fn shown_ops(&self) -> impl Iterator<Item = (&str, &OpBandwidth)> {
+        self.ops.iter().filter_map(|o| {
+            let (key, shown) = self.groups.get(o.group)?;
+            shown.then_some((key.as_str(), o))
+        })
     }
 }
 
@@ -68,14 +122,11 @@ fn spread_cell(s: Option<Spread>, pick: fn(&Spread) -> f64) -> String {
 /// The `bandwidth` object of `report nccl`'s JSON.
 pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
     let p = cx.profile;
-    let m = &cx.analysis.matching;
     let ops: Vec<Value> = f
-        .ops
-        .iter()
-        .filter(|o| cx.shows_group(&m.groups[o.group]))
-        .map(|o| {
+        .shown_ops()
+        .map(|(key, o)| {
             json!({
-                "group": m.groups[o.group].key,
+                "group": key,
                 "op": o.op.name(),
                 "ranks": o.ranks,
                 "instances": o.instances,
@@ -84,9 +135,9 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
                 "bytes": o.bytes,
                 "size_convention": size_convention(o.op),
                 "busbw_factor": o.factor,
-                "algbw_gbps": spread_or_null(o.algbw_gbps),
-                "busbw_gbps": spread_or_null(o.busbw_gbps),
-                "naive_gbps": spread_or_null(o.naive_gbps),
+                "algbw_gbps": json::spread_or_null(o.algbw_gbps),
+                "busbw_gbps": json::spread_or_null(o.busbw_gbps),
+                "naive_gbps": json::spread_or_null(o.naive_gbps),
             })
         })
         .collect();
@@ -108,23 +159,14 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
         "note": f.said,
         "timing": TIMING,
         "caveat": CAVEAT,
-        "ops": ops,
-        "ranks": ranks,
-        "ranks_note": "bytes_sent_estimate = busbw factor × bytes per instance (a ring's volume): an estimate, not a measurement",
+        "group_ops": ops,
+        "rank_steps": ranks,
+        "rank_steps_note": "bytes_sent_estimate = busbw factor × bytes per instance (a ring's volume): an estimate, not a measurement",
     })
-}
-
-/// `{p50, p90, max}`, or `null` (not an object of nulls: no figure).
-fn spread_or_null(s: Option<Spread>) -> Value {
-    match s {
-        Some(_) => spread_json(s),
-        None => Value::Null,
-    }
 }
 
 /// The text of `report nccl` after its time tables.
 pub fn nccl_text(cx: &Context, f: &Figures) -> String {
-    let m = &cx.analysis.matching;
     let mut out = String::from("\nBytes and bandwidth per group and op (GB/s = 10^9 bytes/s)\n");
     out += &cx.note(&f.said);
     if !f.recorded {
@@ -143,14 +185,10 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
         "busbw_p90",
     ])
     .shorten(0, Keep::Start);
-    let shown: Vec<&OpBandwidth> = f
-        .ops
-        .iter()
-        .filter(|o| cx.shows_group(&m.groups[o.group]))
-        .collect();
-    for o in &shown {
+    let shown: Vec<(&str, &OpBandwidth)> = f.shown_ops().collect();
+    for (key, o) in &shown {
         t.row(vec![
-            m.groups[o.group].key.clone(),
+            key.to_string(),
             o.op.name().into(),
             o.ranks.to_string(),
             o.instances.to_string(),
@@ -163,7 +201,7 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
         ]);
     }
     out += &t.render(cx.cols());
-    let mut ops: Vec<CollOp> = shown.iter().map(|o| o.op).collect();
+    let mut ops: Vec<CollOp> = shown.iter().map(|(_, o)| o.op).collect();
     ops.sort_by_key(|o| o.name());
     ops.dedup();
     let conventions: Vec<String> = ops
@@ -189,13 +227,20 @@ fn rank_text(cx: &Context, f: &Figures) -> String {
                 last.2 += r.instances;
                 last.3 += usize::from(r.step.is_some());
             }
-            _ => per_dev.push((r.device, r.bytes_sent, r.instances, usize::from(r.step.is_some()))),
+            _ => per_dev.push((
+                r.device,
+                r.bytes_sent,
+                r.instances,
+                usize::from(r.step.is_some()),
+            )),
         }
     }
     if per_dev.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\nEstimated bytes sent per rank (an estimate: busbw factor × bytes per instance)\n");
+    let mut out = String::from(
+        "\nEstimated bytes sent per rank (an estimate: busbw factor × bytes per instance)\n",
+    );
     let mut t = Table::new(&["device", "instances", "steps", "sent_MiB", "per_step_MiB"])
         .shorten(0, Keep::Middle);
     for (d, sent, n, steps) in per_dev {
@@ -261,9 +306,7 @@ pub fn instances_text(cx: &Context, g: &Group, s: &GroupSkew, f: &Figures) -> St
             without += 1;
             continue;
         };
-        let naive = |pick: fn(f64, f64) -> f64| {
-            b.naive_gbps.iter().map(|x| x.1).reduce(pick)
-        };
+        let naive = |pick: fn(f64, f64) -> f64| b.naive_gbps.iter().map(|x| x.1).reduce(pick);
         t.row(vec![
             (i.index + 1).to_string(),
             i.op.name().into(),

@@ -1,6 +1,7 @@
 //! `rankline diff`: a [`Diff`] as text (100 columns unless `--wide`) or
 //! JSON, and the regression gate's lines.
 
+mod bytes_text;
 mod json;
 mod layout;
 mod options;

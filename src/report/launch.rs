@@ -4,7 +4,7 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::json;
-use super::skew::spread_json;
+use super::json::spread_json;
 use super::table::{self, Table};
 use crate::analysis::launch::{LaunchReport, before_return};
 use crate::analysis::matching::Matching;

@@ -1,6 +1,7 @@
 //! `report`: headless text and JSON output of the analysis sections.
 
 mod anomalies;
+mod bandwidth;
 mod behind;
 mod bookmarks;
 mod captures;
@@ -82,6 +83,8 @@ impl Section {
             // The summary names the clocks and spans the capture on them.
             Section::Summary => &[Stage::Completeness, Stage::Clock],
             Section::Clock => &[Stage::Clock],
+            // Bytes and bandwidth need the matching only with sizes: the
+            // section computes it then (report::bandwidth::Figures).
             Section::Nccl => &[Stage::Nccl],
             Section::Overlap => &[Stage::Overlap],
             Section::Skew => &[Stage::Skew],

@@ -1,5 +1,6 @@
 //! The `nccl` section: NCCL time per device, stream and collective type.
 
+use super::bandwidth::{self, Figures};
 use super::context::Context;
 use super::fit::Keep;
 use super::json;
@@ -9,6 +10,8 @@ use serde_json::{Value, json};
 
 pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
     let p = cx.profile;
+    let figures = Figures::of(cx);
+    let bytes = &figures.lane_ops;
     let devices: Vec<Value> = devs
         .iter()
         .filter(|d| cx.shows(d.device))
@@ -22,6 +25,7 @@ pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
                         .ops
                         .iter()
                         .map(|o| {
+                            let b = bytes.get(&(s.lane, o.key())).cloned().unwrap_or_default();
                             json!({
                                 "op": o.op.name(),
                                 "dtype": o.dtype,
@@ -32,6 +36,11 @@ pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
                                 "min_ms": json::ms(o.min_ns),
                                 "max_ms": json::ms(o.max_ns),
                                 "pct_of_device_nccl": 100.0 * o.total_ns as f64 / d.total_ns as f64,
+                                "sizes_recorded": b.sized > 0,
+                                "sized_kernels": b.sized,
+                                "bytes": b.bytes,
+                                "algbw_gbps": json::spread_or_null(b.algbw_gbps),
+                                "busbw_gbps": json::spread_or_null(b.busbw_gbps),
                             })
                         })
                         .collect();
@@ -41,7 +50,7 @@ pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
             json!({"device": json::device(p, d.device), "nccl_total_ms": json::ms(d.total_ns), "streams": streams})
         })
         .collect();
-    json!({ "devices": devices })
+    json!({ "devices": devices, "bandwidth": bandwidth::nccl_json(cx, &figures) })
 }
 
 pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
@@ -99,5 +108,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     }
     out += "\n";
     out += &tot.render(cx.cols());
+    out += &bandwidth::nccl_text(cx, &Figures::of(cx));
     out
 }

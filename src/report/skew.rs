@@ -1,9 +1,10 @@
 //! The `skew` section: per matched group, start/end skew, late arrivers,
 //! waiting time and the big events.
 
+use super::bandwidth::{self, Figures};
 use super::context::Context;
 use super::fit::Keep;
-use super::json;
+use super::json::{self, spread_json};
 use super::table::{self, Table};
 use crate::analysis::caveats::{Caveat, group_caveats};
 use crate::analysis::matching::{Group, Matching};
@@ -13,13 +14,6 @@ use crate::figure_text::fixed;
 use crate::profile::DevId;
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Map, Value, json};
-
-pub fn spread_json(s: Option<Spread>) -> Value {
-    match s {
-        Some(s) => json!({"p50": s.p50, "p90": s.p90, "max": s.max}),
-        None => json!({"p50": null, "p90": null, "max": null}),
-    }
-}
 
 fn per_device<T: Into<Value> + Copy>(cx: &Context, devices: &[DevId], v: &[T]) -> Value {
     let mut m = Map::new();
@@ -39,6 +33,7 @@ pub(super) fn missing_devices(cx: &Context) -> Vec<DevId> {
 pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
     let p = cx.profile;
     let missing = missing_devices(cx);
+    let bytes = cx.options.instances.then(|| Figures::of(cx));
     let groups: Vec<Value> = skews
         .iter()
         .filter(|s| cx.shows_group(&m.groups[s.group]))
@@ -142,7 +137,15 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 let list: Vec<Value> = s
                     .instances
                     .iter()
-                    .map(|i| instance_json(cx, g, s, i))
+                    .map(|i| {
+                        let mut v = instance_json(cx, g, s, i);
+                        if let (Some(f), Value::Object(o)) = (&bytes, &mut v)
+                            && let Value::Object(b) = bandwidth::instance_fields(f, s.group, i.index)
+                        {
+                            o.extend(b);
+                        }
+                        v
+                    })
                     .collect();
                 out["instance_list"] = Value::Array(list);
             }
@@ -157,11 +160,19 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
             json!({"device": json::device(p, lane.device), "stream": lane.stream})
         })
         .collect();
-    json!({
+    let mut out = json!({
         "groups": groups,
         "unpaired_streams": unpaired,
         "suspect_events_left_out": cx.suspect_events().total(),
-    })
+    });
+    if let Some(f) = &bytes {
+        out["sizes_recorded"] = f.recorded.into();
+        out["sizes_note"] = f.said.clone().into();
+        if f.recorded {
+            out["bandwidth_caveat"] = bandwidth::CAVEAT.into();
+        }
+    }
+    out
 }
 
 /// Whether instance `i` of `s` is one of its big events.
@@ -212,8 +223,9 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
     })
 }
 
-/// Every instance of a group, for `--instances`.
-fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
+/// Every instance of a group, for `--instances`; with sizes, each one's
+/// bytes and bandwidth after.
+fn instances_text(cx: &Context, g: &Group, s: &GroupSkew, bytes: &Figures) -> String {
     let mut out = format!(
         "\nEvery instance of {} ({})\n",
         safe(&g.key),
@@ -241,6 +253,9 @@ fn instances_text(cx: &Context, g: &Group, s: &GroupSkew) -> String {
         t.row(row);
     }
     out += &t.render(cx.cols());
+    if bytes.recorded {
+        out += &bandwidth::instances_text(cx, g, s, bytes);
+    }
     out
 }
 
@@ -386,8 +401,15 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         }
     }
     if cx.options.instances {
+        let bytes = Figures::of(cx);
         for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
-            out += &instances_text(cx, &m.groups[s.group], s);
+            out += &instances_text(cx, &m.groups[s.group], s, &bytes);
+        }
+        out += "\n";
+        out += &cx.note(&bytes.said);
+        if bytes.recorded {
+            out += &cx.note(bandwidth::TIMING);
+            out += &cx.note(&format!("! {}", bandwidth::CAVEAT));
         }
     }
     for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {

@@ -247,6 +247,11 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
             } else {
                 n.kernels += 1;
             }
+            // As NCCL's call recorded it (per rank); absent, never 0,
+            // without payloads.
+            if let Some(b) = a.sizes.of(r) {
+                args["message_bytes"] = b.into();
+            }
             if let Some((g, k)) = m.instance_of(r) {
                 let group = &m.groups[g];
                 args["group"] = group.key.clone().into();

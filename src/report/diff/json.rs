@@ -3,13 +3,14 @@
 //! the before value is 0.
 
 use crate::analysis::diff::{
-    DeviceSet, Diff, DiffCompleteness, OverlapPair, Regression, SkewPair, SkewSide, StepFigures,
+    BytesDiff, DeviceSet, Diff, DiffCompleteness, OpBytes, OverlapPair, Regression, SkewPair,
+    SkewSide, StepFigures,
 };
 use crate::analysis::launch::Verdict;
 use crate::profile::{DeviceKey, DeviceLabel};
 use crate::report::json::ms;
+use crate::report::json::{spread_json, spread_or_null};
 use crate::report::overlap::figures_json;
-use crate::report::skew::spread_json;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 
@@ -83,6 +84,31 @@ fn skew(s: &SkewPair) -> Value {
     })
 }
 
+fn op_bytes(o: &OpBytes) -> Value {
+    json!({
+        "instances": o.instances,
+        "sized_instances": o.sized,
+        "bytes": o.bytes,
+        "busbw_gbps": spread_or_null(o.busbw_gbps),
+    })
+}
+
+/// Bytes and busbw per op; every figure `null` on a side without sizes.
+fn bandwidth(b: &BytesDiff) -> Value {
+    json!({
+        "sizes_recorded": {"before": b.recorded.0, "after": b.recorded.1},
+        "note": {"before": b.said.0, "after": b.said.1},
+        "caveat": crate::analysis::bandwidth::CAVEAT,
+        "ops": b.ops.iter().map(|o| json!({
+            "op": o.op.name(),
+            "before": o.before.as_ref().map(op_bytes),
+            "after": o.after.as_ref().map(op_bytes),
+            "bytes_delta_pct": o.bytes_delta_pct(),
+            "busbw_p50_delta_pct": o.busbw_p50_delta_pct(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// One side's devices, under the keys `report summary` gives them.
 fn device_set(s: &DeviceSet) -> Value {
     json!({
@@ -136,6 +162,7 @@ pub fn to_json(d: &Diff, regressions: &[Regression]) -> Value {
         })).collect::<Vec<_>>(),
         "overlap": d.overlap.iter().map(overlap).collect::<Vec<_>>(),
         "skew": d.skew.iter().map(skew).collect::<Vec<_>>(),
+        "bandwidth": bandwidth(&d.bytes),
         "exposed_nccl": d.exposed_nccl().map(|e| json!({
             "per": e.per.name(),
             "before_ms": e.before_ms,

@@ -272,6 +272,7 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
     out += &classes(&l);
     out += &super::overlap_text::overlap(&l);
     out += &super::skew_text::skew(&l);
+    out += &super::bytes_text::bytes(&l);
     out += &completeness(&l);
     if let Some(g) = o.gate {
         out += &regressions(&l, g, rs);
