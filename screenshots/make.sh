@@ -92,3 +92,8 @@ shot 38-nvtx-tree 160 48 "T" $'\t'
 # title counts what it hides in view); K shows demangled kernel names.
 shot 39-filter-100us 160 48 "x" "x" "x"
 shot 40-demangled-names 160 48 "K" "]" "5"
+# Bytes and bandwidth (issue 28): the AllGather rank 2 came late to, its
+# size and algbw/busbw from NCCL's payloads; the details of a SendRecv
+# kernel launched by a group of calls; the report's table.
+BASE="fixtures/payloads.sqlite --goto s20:2" READY=S20 shot 41-bandwidth-skew-panel 160 48 "1"
+BASE="fixtures/payloads.sqlite --goto s20:5" READY=S20 shot 42-message-size-details-80x24 80 24 "5"

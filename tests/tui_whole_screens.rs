@@ -438,3 +438,17 @@ fn the_nvtx_tree_view_reads_whole() {
         ],
     );
 }
+
+#[test]
+fn the_skew_panel_gives_bytes_and_bandwidth() {
+    case(
+        "bandwidth_skew_panel",
+        &file("payloads.sqlite"),
+        Some("s20:2"),
+        "1",
+        &[
+            ("32.0 MiB", "32.0 MiB"),
+            ("algbw 60.1 GB/s", "busbw 45.1 GB/s"),
+        ],
+    );
+}

@@ -1,8 +1,10 @@
 //! What the views say about the selection, derived once when it changes
 //! (never while drawing): its collective instance, the instance's skew as
 //! the analyses measured it, the late rank's launch, a whole host that was
-//! late, and the one-line answer the status bar shows.
+//! late, its bytes and bandwidth, and the one-line answer the status bar
+//! shows.
 
+use crate::analysis::bandwidth::{self, InstanceBandwidth};
 use crate::analysis::launch::{LateLaunch, explain_late};
 use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host};
 use crate::analysis::why::{Why, why_late};
@@ -25,6 +27,8 @@ pub struct Facts {
     pub late_host: Option<LateHost>,
     /// The late rank's delay, accounted part by part.
     pub account: Option<Why>,
+    /// The instance's bytes and bandwidth, when NCCL recorded its size.
+    pub bandwidth: Option<InstanceBandwidth>,
     /// The selection in one line: the answer with every panel closed.
     pub status: String,
     /// The same, short, the verdict before who was late, for a narrow
@@ -117,8 +121,10 @@ impl Facts {
             late.verdict.name()
         );
         let account = Some(why_late(p, &a.clock, &a.matching, g, &skew));
+        let bandwidth = bandwidth::instance(group, k, skew.unfinished, &a.sizes);
         Facts {
             instance,
+            bandwidth,
             skew: Some(skew),
             late: Some(late),
             late_host: host,

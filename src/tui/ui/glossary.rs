@@ -93,6 +93,15 @@ pub const TERMS: &[(&str, &str)] = &[
         "RING LL",
         "name tokens are specialization hints, not the algorithm or protocol",
     ),
+    (
+        "algbw",
+        "bytes ÷ (the instance's end − its latest start), GB/s; sizes from NCCL's payloads",
+    ),
+    (
+        "busbw",
+        "algbw × the op's factor (AllReduce 2(N−1)/N): nccl-tests' scale, not one link's use",
+    ),
+    ("naive", "bytes ÷ one rank's kernel time: includes its wait"),
 ];
 
 /// The glossary as help lines, wrapped to `width` columns.

@@ -56,6 +56,22 @@ fn cpu_event(
     )
 }
 
+/// An NCCL kernel's message size as its call recorded it, or why not.
+fn message_size<'a>(l: &Loaded, r: usize, theme: &Theme) -> Line<'a> {
+    let sizes = &l.analysis.sizes;
+    match sizes.of(r) {
+        Some(b) => Line::from(format!(
+            "message size {} (NCCL's call, per rank; payload decoding unverified)",
+            crate::figure_text::bytes(b)
+        )),
+        None if sizes.recorded() => Line::styled(
+            "message size not recorded (grouped calls that cannot be split, or no NCCL call with a payload around its launch)",
+            theme.dim(),
+        ),
+        None => Line::styled(crate::analysis::bandwidth::NOT_RECORDED, theme.dim()),
+    }
+}
+
 /// Everything about the selected event.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
@@ -166,6 +182,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         thread.map_or("-".into(), |t| nvtx_path(l, t, at))
     )));
     if let EventRef::Gpu(r) = e {
+        if l.analysis.classes.comm(p, r).is_some() {
+            out.push(message_size(l, r, theme));
+        }
         for line in super::super::launch_config::lines(p, r) {
             out.push(line);
         }

@@ -2,7 +2,9 @@
 //! (Enter on a rank selects its kernel).
 
 use super::lines::{PanelLines, ms, shown_tag};
+use crate::analysis::bandwidth::{self, InstanceBandwidth};
 use crate::analysis::clock::ClockMethod;
+use crate::analysis::nccl_name::CollOp;
 use crate::figure_text::fixed;
 use crate::tui::data::Loaded;
 use crate::tui::state::{App, EventRef};
@@ -177,6 +179,14 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     if !many {
         out.push(figures);
     }
+    // Sizes beside the figures; their absence (most captures) a note at
+    // the end.
+    let sized = l.analysis.sizes.recorded();
+    if sized {
+        for line in bytes_lines(facts.bandwidth.as_ref(), inst.op, theme) {
+            out.push(line);
+        }
+    }
     // A rank behind in a hang never launched it; the others' captures do
     // not cover it.
     let (never, lacking): (Vec<usize>, Vec<usize>) = group.missing(k).into_iter().partition(|&d| {
@@ -270,6 +280,56 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         "wait = duration − shortest: waiting summed, not step time to win",
         theme.dim(),
     ));
+    if !sized {
+        out.push(Line::styled(bandwidth::NOT_RECORDED, theme.dim()));
+    }
+    out
+}
+
+/// The instance's bytes and bandwidth with how they are timed and what
+/// busbw is not; or why it has none.
+fn bytes_lines<'a>(b: Option<&InstanceBandwidth>, op: CollOp, theme: &Theme) -> Vec<Line<'a>> {
+    let Some(b) = b else {
+        return vec![Line::styled(
+            "message size not recorded for this instance (grouped calls that cannot be split, or no NCCL call with a payload around its launches)",
+            theme.dim(),
+        )];
+    };
+    let gbps = |v: Option<f64>| v.map_or("-".into(), |v| format!("{} GB/s", fixed(v, 1)));
+    let mut out = vec![Line::from(format!(
+        "{} ({}){}",
+        crate::figure_text::bytes(b.bytes),
+        bandwidth::size_convention(op),
+        if b.sizes_differ {
+            " · ranks recorded different sizes: the most common"
+        } else {
+            ""
+        }
+    ))];
+    out.push(Line::from(match b.transfer_ns {
+        Some(ns) => format!(
+            "algbw {} · busbw {} over {} ms from the latest start to the end",
+            gbps(b.algbw_gbps),
+            gbps(b.busbw_gbps),
+            ms(ns)
+        ),
+        None => "algbw, busbw: not timed (a rank's kernel is missing or was still running)".into(),
+    }));
+    let naive: Vec<f64> = b.naive_gbps.iter().map(|x| x.1).collect();
+    if let (Some(lo), Some(hi)) = (
+        naive.iter().copied().reduce(f64::min),
+        naive.iter().copied().reduce(f64::max),
+    ) {
+        out.push(Line::styled(
+            format!(
+                "naive bytes ÷ each rank's kernel {}–{} GB/s (includes the wait)",
+                fixed(lo, 1),
+                fixed(hi, 1)
+            ),
+            theme.dim(),
+        ));
+    }
+    out.push(Line::styled(bandwidth::CAVEAT, theme.dim()));
     out
 }
 
