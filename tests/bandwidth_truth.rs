@@ -513,3 +513,42 @@ fn csv_tables_carry_the_bytes_and_bandwidth() {
     assert!(col(&rows, "bytes").iter().all(String::is_empty));
     assert!(col(&rows, "sizes_recorded").iter().all(|s| s == "false"));
 }
+
+/// `--window` keeps the instances wholly inside it, as `skew` does: the
+/// first step's seven collectives.
+#[test]
+fn a_window_keeps_the_instances_inside_it() {
+    let skew = json(&[
+        "report",
+        "skew",
+        "--instances",
+        PAYLOADS,
+        "--format",
+        "json",
+    ]);
+    let list = skew["groups"][0]["instance_list"].as_array().unwrap();
+    let at = |k: usize| list[k]["start_ns"].as_i64().unwrap();
+    let (a, b) = (window_seconds(at(0) - 1_000), window_seconds(at(7) - 1_000));
+    let v = json(&[
+        "report", "nccl", PAYLOADS, "--format", "json", "--window", &a, &b,
+    ]);
+    let ops = v["bandwidth"]["group_ops"].as_array().unwrap();
+    let count = |op: &str| {
+        ops.iter()
+            .find(|o| o["op"] == op)
+            .map_or(0, |o| o["instances"].as_u64().unwrap())
+    };
+    assert_eq!(
+        [
+            count("AllReduce"),
+            count("AllGather"),
+            count("ReduceScatter"),
+            count("SendRecv")
+        ],
+        [2, 2, 1, 1],
+        "{ops:?}"
+    );
+    let want: u64 = list[..7].iter().filter_map(|i| i["bytes"].as_u64()).sum();
+    let got: u64 = ops.iter().filter_map(|o| o["bytes"].as_u64()).sum();
+    assert_eq!(got, want);
+}

@@ -50,6 +50,21 @@ fn duration(app: &rankline::tui::state::App, e: EventRef) -> i64 {
     b - a
 }
 
+/// At 80 columns, beside a warning, the title still says the filter is on
+/// (short), and how many events it hides.
+#[test]
+fn the_filter_is_said_at_80_columns() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 80, 24);
+    press(&mut app, &mut t, "xx");
+    let want = hidden_by_scan(&app, 10_000);
+    let title = screen(&t).lines().next().unwrap().to_string();
+    assert!(title.contains("⚠ no GPU activity"), "{title}");
+    assert!(
+        title.contains(&format!("≥ 10 µs: {want} hidden")),
+        "{title}"
+    );
+}
+
 #[test]
 fn the_filter_cycles_counts_what_it_hides_and_skips_it() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);

@@ -9,11 +9,13 @@ use crate::tui::capture::time::hidden_on_row;
 use crate::tui::lanes::{LaneKind, streams_under};
 use ratatui::text::Line;
 
-/// One title item: its text (with the separator before it) and how long it
-/// stays when space runs out (higher stays longer).
+/// One title item: its text (with the separator before it), how long it
+/// stays when space runs out (higher stays longer), and a shorter text it
+/// takes first, if it has one.
 struct Item {
     text: String,
     keep: u8,
+    short: Option<String>,
 }
 
 /// The title for a bar `width` columns wide.
@@ -22,6 +24,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     let mut items = vec![Item {
         text: " rankline".into(),
         keep: 1,
+        short: None,
     }];
     let missing = &l.analysis.completeness.missing;
     if !missing.is_empty() {
@@ -29,6 +32,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         items.push(Item {
             text: format!("  ⚠ no GPU activity on {}", list.join(" ")),
             keep: 5,
+            short: None,
         });
     }
     // A rank with no file is missing from the job as a device without
@@ -46,6 +50,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
                 }
             ),
             keep: 5,
+            short: None,
         });
     }
     let failed = app.messages.errors().count();
@@ -53,6 +58,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         items.push(Item {
             text: format!("  ⚠ {failed} file(s) failed"),
             keep: 5,
+            short: None,
         });
     }
     for f in &p.files {
@@ -60,6 +66,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             items.push(Item {
                 text: format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal)),
                 keep: 5,
+                short: None,
             });
         }
     }
@@ -67,6 +74,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     items.push(Item {
         text: format!("  ·  {}", files.join(", ")),
         keep: 0,
+        short: None,
     });
     items.push(Item {
         text: format!(
@@ -74,6 +82,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             format_duration(app.capture.view.span as i64)
         ),
         keep: u8::MAX,
+        short: None,
     });
     let clock = match app.utc_origin(l) {
         Some(utc0) => crate::tui::wallclock::date_and_minute(
@@ -85,12 +94,14 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     items.push(Item {
         text: format!("  ·  {clock}"),
         keep: 2,
+        short: None,
     });
     let alignment = &l.analysis.clock;
     if alignment.several_domains() {
         items.push(Item {
             text: format!("  ·  clocks: {}", alignment.describe_method()),
             keep: 3,
+            short: None,
         });
     }
     // Files left out of cross-file figures are a warning, kept as the
@@ -103,34 +114,49 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
                 if n == 1 { "file" } else { "files" }
             ),
             keep: 5,
+            short: None,
         }),
     }
     if app.baseline.as_ref().is_some_and(|b| b.shown) {
         items.push(Item {
             text: "  ·  BASELINE".into(),
             keep: 4,
+            short: None,
         });
     }
+    // A filter hiding events is said at any width, as a warning is: a
+    // lane missing its short events must not look like missing data.
     if let Some(at_least) = app.capture.show.filter_label() {
+        let hidden = hidden_in_view(app, l);
         items.push(Item {
-            text: format!(
-                "  ·  events {at_least} ({} hidden in view)",
-                hidden_in_view(app, l)
-            ),
-            keep: 4,
+            text: format!("  ·  events {at_least} ({hidden} hidden in view)"),
+            keep: 5,
+            short: Some(format!("  ·  {at_least}: {hidden} hidden")),
         });
     }
     if app.capture.lanes.focus {
         items.push(Item {
             text: "  ·  FOCUS".into(),
             keep: 4,
+            short: None,
         });
     }
-    let texts: Vec<(String, u8)> = items
+    let texts: Vec<Fitted> = items
         .into_iter()
-        .map(|i| (escape_controls(&i.text).into_owned(), i.keep))
+        .map(|i| Fitted {
+            text: escape_controls(&i.text).into_owned(),
+            keep: i.keep,
+            short: i.short.map(|s| escape_controls(&s).into_owned()),
+        })
         .collect();
     Line::from(fit(texts, width as usize))
+}
+
+/// An item as it is fitted: its text escaped.
+struct Fitted {
+    text: String,
+    keep: u8,
+    short: Option<String>,
 }
 
 /// Events the minimum-duration filter hides on the rows on screen, in the
@@ -156,28 +182,37 @@ fn hidden_in_view(app: &App, l: &Loaded) -> u64 {
         .sum()
 }
 
-/// Joins the items, dropping the least kept first until the text fits
-/// `width` columns (what is kept is never cut here).
-fn fit(mut items: Vec<(String, u8)>, width: usize) -> String {
-    let cols = |items: &[(String, u8)]| -> usize {
+/// Joins the items until the text fits `width` columns: items with a
+/// short form take it first, then the least kept go first (what is kept is
+/// never cut here).
+fn fit(mut items: Vec<Fitted>, width: usize) -> String {
+    let cols = |items: &[Fitted]| -> usize {
         items
             .iter()
-            .map(|(t, _)| Line::from(t.as_str()).width())
+            .map(|i| Line::from(i.text.as_str()).width())
             .sum()
     };
+    for i in 0..items.len() {
+        if cols(&items) <= width {
+            break;
+        }
+        if let Some(short) = items[i].short.take() {
+            items[i].text = short;
+        }
+    }
     while cols(&items) > width {
         let Some(drop) = items
             .iter()
             .enumerate()
-            .filter(|(_, (_, keep))| *keep < u8::MAX)
-            .min_by_key(|(i, (_, keep))| (*keep, usize::MAX - i))
+            .filter(|(_, it)| it.keep < u8::MAX)
+            .min_by_key(|(i, it)| (it.keep, usize::MAX - i))
             .map(|(i, _)| i)
         else {
             break;
         };
         items.remove(drop);
     }
-    let mut s: String = items.into_iter().map(|(t, _)| t).collect();
+    let mut s: String = items.into_iter().map(|i| i.text).collect();
     // The first item kept may have lost the separator's partner.
     if let Some(rest) = s.strip_prefix("  ·  ") {
         s = format!(" {rest}");
@@ -205,15 +240,23 @@ pub fn rank_list(ranks: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::{Fitted, fit};
 
-    fn items() -> Vec<(String, u8)> {
+    fn item(text: &str, keep: u8) -> Fitted {
+        Fitted {
+            text: text.into(),
+            keep,
+            short: None,
+        }
+    }
+
+    fn items() -> Vec<Fitted> {
         vec![
-            (" rankline".into(), 1),
-            ("  ⚠ no GPU activity on D0".into(), 5),
-            ("  ·  megatron_tp8.sqlite".into(), 0),
-            ("  ·  window 1.117 s".into(), u8::MAX),
-            ("  ·  capture clock".into(), 2),
+            item(" rankline", 1),
+            item("  ⚠ no GPU activity on D0", 5),
+            item("  ·  megatron_tp8.sqlite", 0),
+            item("  ·  window 1.117 s", u8::MAX),
+            item("  ·  capture clock", 2),
         ]
     }
 
@@ -248,5 +291,24 @@ mod tests {
         );
         assert_eq!(fit(items(), 40), " window 1.117 s");
         assert_eq!(fit(items(), 10), " window 1.117 s");
+    }
+
+    #[test]
+    fn a_filter_takes_its_short_form_before_anything_gives_way() {
+        let mut with_filter = items();
+        with_filter.push(Fitted {
+            short: Some("  ·  ≥ 10 µs: 5499 hidden".into()),
+            ..item("  ·  events ≥ 10 µs (5499 hidden in view)", 5)
+        });
+        assert!(fit(with_filter, 200).ends_with("events ≥ 10 µs (5499 hidden in view)"));
+        let mut with_filter = items();
+        with_filter.push(Fitted {
+            short: Some("  ·  ≥ 10 µs: 5499 hidden".into()),
+            ..item("  ·  events ≥ 10 µs (5499 hidden in view)", 5)
+        });
+        assert_eq!(
+            fit(with_filter, 80),
+            "  ⚠ no GPU activity on D0  ·  window 1.117 s  ·  ≥ 10 µs: 5499 hidden"
+        );
     }
 }
