@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use rankline::analysis::Analysis;
 use rankline::analysis::bandwidth::{self, NOT_RECORDED};
 use rankline::profile::{LoadPlan, Profile};
 use serde_json::Value;
@@ -19,14 +20,16 @@ fn truth() -> Value {
     t["scenario"]["bandwidth"].clone()
 }
 
-fn load(path: &Path) -> Profile {
+/// The payloads fixture loaded, and every analysis of it.
+fn analyzed() -> (Profile, Analysis) {
     let out = rankline::profile::load(
-        &rankline::profile::files(&[path.to_path_buf()]),
+        &rankline::profile::files(&[root().join(PAYLOADS)]),
         &LoadPlan::default(),
         &mut |_, _, _| {},
     );
     assert!(out.errors.is_empty(), "{:?}", out.errors);
-    out.profile
+    let a = rankline::analysis::pipeline::analyze(&out.profile, &Default::default(), &mut |_| {});
+    (out.profile, a)
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -51,8 +54,7 @@ fn percentile(v: &[f64], q: f64) -> f64 {
 
 #[test]
 fn every_nccl_kernel_has_the_size_its_call_recorded() {
-    let p = load(&root().join(PAYLOADS));
-    let a = rankline::analysis::pipeline::analyze(&p, &Default::default(), &mut |_| {});
+    let (p, a) = analyzed();
     let kernels = truth()["kernels"].as_array().unwrap().clone();
     assert_eq!(kernels.len(), 56);
     let (mut sized, mut unsized_) = (0, 0);
@@ -115,8 +117,7 @@ fn every_instance_has_the_generators_bytes_algbw_and_busbw() {
         }
     }
     // The naive figures (each rank's kernel, with its wait), per rank.
-    let p = load(&root().join(PAYLOADS));
-    let a = rankline::analysis::pipeline::analyze(&p, &Default::default(), &mut |_| {});
+    let (_, a) = analyzed();
     let group = &a.matching.groups[0];
     for (k, w) in want.iter().enumerate() {
         let b = bandwidth::instance(group, k, false, &a.sizes);

@@ -64,8 +64,10 @@ fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
     // range around each NCCL kernel's launch call with the communicator id
     // where its schema puts it: devices 0,1 and 2,3 are different
     // communicators on the same stream id.
-    c.execute_batch(include_str!("../fixtures/nccl_payload_schemas.sql"))
-        .unwrap();
+    c.execute_batch(include_str!(
+        "../make-fixtures/src/nccl_payload_schemas.sql"
+    ))
+    .unwrap();
     let rows: Vec<(i64, i64, i64, i64)> = {
         let mut st = c
             .prepare(&format!(

@@ -202,11 +202,6 @@ fn fixtures() {
     // Every call names its communicator: rung 2 of the matching names every instance.
     t["skew"]["groups"][0]["match_method"] = "nvtx".into();
     save("payloads.truth.json", &t);
-    // The real schema rows, for the library's tests that add payloads of their own.
-    let path = root().join(payloads::SCHEMAS_PATH);
-    std::fs::write(&path, payloads::SCHEMA_SQL)
-        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-    println!("{}", payloads::SCHEMAS_PATH);
 }
 
 /// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,

@@ -91,21 +91,36 @@ pub fn nccl(
         Some(d) => format!("ncclDevKernel_{op}_Sum_{d}_{algo}_{proto}"),
         None => format!("ncclDevKernel_{op}_{algo}_{proto}"),
     };
-    let name = KName {
-        demangled: format!("{short}(ncclDevKernelArgsStorage<4096ul>)"),
-        mangled: Some(format!(
-            "_Z{}{short}24ncclDevKernelArgsStorageILm4096EE",
-            short.len()
-        )),
-        short,
-    };
     let info = Nccl {
         op,
         dtype,
         algo: Some(algo),
         proto: Some(proto),
     };
-    (name, info)
+    (nccl_name(short), info)
+}
+
+/// NCCL's point-to-point kernel, `ncclDevKernel_SendRecv`: no dtype, algorithm or protocol.
+pub fn nccl_sendrecv() -> (KName, Nccl) {
+    let info = Nccl {
+        op: "SendRecv",
+        dtype: None,
+        algo: None,
+        proto: None,
+    };
+    (nccl_name("ncclDevKernel_SendRecv".into()), info)
+}
+
+/// An NCCL device kernel's names: short, demangled with its argument storage, mangled.
+fn nccl_name(short: String) -> KName {
+    KName {
+        demangled: format!("{short}(ncclDevKernelArgsStorage<4096ul>)"),
+        mangled: Some(format!(
+            "_Z{}{short}24ncclDevKernelArgsStorageILm4096EE",
+            short.len()
+        )),
+        short,
+    }
 }
 
 /// Launch shape of NCCL kernels (taken from a real ncclDevKernel_SendRecv row).

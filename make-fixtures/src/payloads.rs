@@ -23,10 +23,9 @@ const HOST: &str = "dgx-p01";
 const PID0: u32 = 7101;
 const N: usize = 4;
 const COMM: u64 = 0x9e37_79b9_7f4a_7c15;
-/// NCCL's payload schema rows as a real 2026.2 export declares them; also written to
-/// `SCHEMAS_PATH` for the library's tests.
-pub const SCHEMA_SQL: &str = include_str!("nccl_payload_schemas.sql");
-pub const SCHEMAS_PATH: &str = "fixtures/nccl_payload_schemas.sql";
+/// NCCL's payload schema rows as a real 2026.2 export declares them (the library's tests
+/// that add payloads of their own read the same file).
+const SCHEMA_SQL: &str = include_str!("nccl_payload_schemas.sql");
 
 /// One NCCL API call: its name, the size NCCL records for it (per rank) and its schema
 /// (2^24 + NCCL's NVTX_SID).
@@ -185,27 +184,12 @@ fn record(c: &Call, body: &[u8]) -> Vec<u8> {
     v
 }
 
-/// The kernel an op's collective runs (SendRecv's has no dtype, algorithm or protocol).
+/// The kernel an op's collective runs.
 fn kernel(c: &Coll) -> (KName, Nccl) {
-    if c.op != "SendRecv" {
-        return names::nccl(c.op, c.dtype, "RING", "LL");
+    match c.op {
+        "SendRecv" => names::nccl_sendrecv(),
+        op => names::nccl(op, c.dtype, "RING", "LL"),
     }
-    let short = "ncclDevKernel_SendRecv".to_string();
-    let name = KName {
-        demangled: format!("{short}(ncclDevKernelArgsStorage<4096ul>)"),
-        mangled: Some(format!(
-            "_Z{}{short}24ncclDevKernelArgsStorageILm4096EE",
-            short.len()
-        )),
-        short,
-    };
-    let info = Nccl {
-        op: "SendRecv",
-        dtype: None,
-        algo: None,
-        proto: None,
-    };
-    (name, info)
 }
 
 pub struct Payloads {

@@ -249,22 +249,63 @@ pub fn instances(
     out
 }
 
+/// The figures of a set of instances (or kernels) with a size: their
+/// bytes and the spread of each bandwidth.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Instances (or kernels) counted.
+    pub counted: usize,
+    /// Those with figures.
+    pub sized: usize,
+    /// Σ nccl-tests' size over them; `None` when none has a size.
+    pub bytes: Option<u64>,
+    pub algbw_gbps: Option<Spread>,
+    pub busbw_gbps: Option<Spread>,
+    /// The naive figure (bytes ÷ each rank's duration), over every member.
+    pub naive_gbps: Option<Spread>,
+}
+
+/// [`Totals`] as instances are added.
+#[derive(Debug, Default)]
+pub struct Tally {
+    counted: usize,
+    figures: Vec<(u64, Option<f64>, Option<f64>)>,
+    naive: Vec<f64>,
+}
+
+impl Tally {
+    /// One more instance, with its figures when it has a size.
+    pub fn add(&mut self, f: Option<&InstanceBandwidth>) {
+        self.counted += 1;
+        if let Some(f) = f {
+            self.figures.push((f.bytes, f.algbw_gbps, f.busbw_gbps));
+            self.naive.extend(f.naive_gbps.iter().map(|x| x.1));
+        }
+    }
+
+    pub fn totals(self) -> Totals {
+        let sized = self.figures.len();
+        Totals {
+            counted: self.counted,
+            sized,
+            bytes: (sized > 0)
+                .then(|| self.figures.iter().fold(0u64, |s, f| s.saturating_add(f.0))),
+            algbw_gbps: Spread::of(self.figures.iter().filter_map(|f| f.1)),
+            busbw_gbps: Spread::of(self.figures.iter().filter_map(|f| f.2)),
+            naive_gbps: Spread::of(self.naive),
+        }
+    }
+}
+
 /// One group's figures for one op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpBandwidth {
     pub group: usize,
     pub op: CollOp,
     pub ranks: usize,
-    pub instances: usize,
-    /// Instances with a size.
-    pub sized: usize,
-    /// Σ nccl-tests' size over the sized instances.
-    pub bytes: Option<u64>,
     pub factor: Option<f64>,
-    pub algbw_gbps: Option<Spread>,
-    pub busbw_gbps: Option<Spread>,
-    /// The naive figure (bytes ÷ each rank's duration), over every member.
-    pub naive_gbps: Option<Spread>,
+    /// Over the op's instances.
+    pub totals: Totals,
 }
 
 /// Per group and op over the skew stage's instances, in group order then
@@ -276,52 +317,30 @@ pub fn per_op(
 ) -> Vec<OpBandwidth> {
     let mut out = Vec::new();
     for s in skews {
-        let g = &m.groups[s.group];
-        let mut by_op: BTreeMap<&'static str, (CollOp, Vec<usize>)> = BTreeMap::new();
+        let ranks = m.groups[s.group].devices.len();
+        let mut by_op: BTreeMap<&'static str, (CollOp, Tally)> = BTreeMap::new();
         for i in &s.instances {
             by_op
                 .entry(i.op.name())
-                .or_insert((i.op, Vec::new()))
+                .or_insert((i.op, Tally::default()))
                 .1
-                .push(i.index);
+                .add(figures.get(&(s.group, i.index)));
         }
-        for (_, (op, ks)) in by_op {
-            let figs: Vec<&InstanceBandwidth> = ks
-                .iter()
-                .filter_map(|&k| figures.get(&(s.group, k)))
-                .collect();
-            out.push(OpBandwidth {
-                group: s.group,
-                op,
-                ranks: g.devices.len(),
-                instances: ks.len(),
-                sized: figs.len(),
-                bytes: (!figs.is_empty())
-                    .then(|| figs.iter().map(|f| f.bytes).fold(0, u64::saturating_add)),
-                factor: bus_factor(op, g.devices.len()),
-                algbw_gbps: Spread::of(figs.iter().filter_map(|f| f.algbw_gbps)),
-                busbw_gbps: Spread::of(figs.iter().filter_map(|f| f.busbw_gbps)),
-                naive_gbps: Spread::of(figs.iter().flat_map(|f| f.naive_gbps.iter().map(|x| x.1))),
-            });
-        }
+        out.extend(by_op.into_values().map(|(op, tally)| OpBandwidth {
+            group: s.group,
+            op,
+            ranks,
+            factor: bus_factor(op, ranks),
+            totals: tally.totals(),
+        }));
     }
     out
 }
 
-/// A stream's NCCL kernels of one op key (as the NCCL breakdown tells
-/// them apart): their bytes and the bandwidth of their instances.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LaneOp {
-    /// Kernels with a recorded size.
-    pub sized: usize,
-    /// Σ nccl-tests' size over those in a matched instance.
-    pub bytes: Option<u64>,
-    pub algbw_gbps: Option<Spread>,
-    pub busbw_gbps: Option<Spread>,
-}
-
-/// Per (stream, op key), over the NCCL kernels wholly inside `w`, as the
-/// breakdown counts them; empty when no size is recorded.
+/// Per (stream, op key), over the NCCL kernels wholly inside `w` with a
+/// recorded size (as the breakdown tells them apart): `counted` kernels,
+/// the figures of the matched instances they are in. Empty when no size
+/// is recorded.
 #[allow(clippy::too_many_arguments)]
 pub fn lane_ops(
     p: &Profile,
@@ -331,36 +350,20 @@ pub fn lane_ops(
     m: &Matching,
     sizes: &Sizes,
     figures: &HashMap<(usize, usize), InstanceBandwidth>,
-) -> HashMap<(LaneId, OpKey), LaneOp> {
+) -> HashMap<(LaneId, OpKey), Totals> {
     if !sizes.recorded() {
         return HashMap::new();
     }
-    type Acc = (usize, Option<u64>, Vec<f64>, Vec<f64>);
-    let mut acc: HashMap<(LaneId, OpKey), Acc> = HashMap::new();
+    let mut acc: HashMap<(LaneId, OpKey), Tally> = HashMap::new();
     nccl_breakdown::each_kernel(p, classes, clock, w, |lane, row, k, _| {
-        let a = acc.entry((lane, nccl_breakdown::op_key(k))).or_default();
-        if sizes.of(row).is_none() {
-            return;
+        if sizes.of(row).is_some() {
+            let f = m.instance_of(row).and_then(|gk| figures.get(&gk));
+            acc.entry((lane, nccl_breakdown::op_key(k)))
+                .or_default()
+                .add(f);
         }
-        a.0 += 1;
-        let Some(f) = m.instance_of(row).and_then(|gk| figures.get(&gk)) else {
-            return;
-        };
-        a.1 = Some(a.1.unwrap_or(0).saturating_add(f.bytes));
-        a.2.extend(f.algbw_gbps);
-        a.3.extend(f.busbw_gbps);
     });
-    acc.into_iter()
-        .map(|(key, (sized, bytes, algbw, busbw))| {
-            let lane_op = LaneOp {
-                sized,
-                bytes,
-                algbw_gbps: Spread::of(algbw),
-                busbw_gbps: Spread::of(busbw),
-            };
-            (key, lane_op)
-        })
-        .collect()
+    acc.into_iter().map(|(k, t)| (k, t.totals())).collect()
 }
 
 /// Bytes a rank sent in one step's collectives, estimated as factor ×

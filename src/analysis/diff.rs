@@ -16,7 +16,7 @@ mod side;
 mod skew;
 mod steps;
 
-pub use bandwidth::{BytesDiff, OpBytes, OpBytesPair};
+pub use bandwidth::{BytesDiff, OpBytesPair};
 pub use completeness::{DeviceSet, DiffCompleteness};
 pub use exposed::{ExposedNccl, ExposedPer};
 pub use kernels::{ClassDelta, KernelClass, KernelDelta};

@@ -7,7 +7,7 @@ use super::fit::Keep;
 use super::json;
 use super::table::Table;
 use crate::analysis::bandwidth::{
-    self, InstanceBandwidth, LaneOp, OpBandwidth, RankVolume, Sizes, size_convention,
+    self, InstanceBandwidth, OpBandwidth, RankVolume, Sizes, Totals, size_convention,
 };
 pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
 use crate::analysis::matching::Group;
@@ -31,7 +31,7 @@ pub struct Figures {
     pub ops: Vec<OpBandwidth>,
     pub ranks: Vec<RankVolume>,
     /// Per (stream, op key) of the NCCL breakdown.
-    pub lane_ops: HashMap<(LaneId, OpKey), LaneOp>,
+    pub lane_ops: HashMap<(LaneId, OpKey), Totals>,
     /// Per group of the matching the figures come from: its key, and
     /// whether `--device` shows it.
     groups: Vec<(String, bool)>,
@@ -129,15 +129,15 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
                 "group": key,
                 "op": o.op.name(),
                 "ranks": o.ranks,
-                "instances": o.instances,
-                "sized_instances": o.sized,
-                "sizes_recorded": o.sized > 0,
-                "bytes": o.bytes,
+                "instances": o.totals.counted,
+                "sized_instances": o.totals.sized,
+                "sizes_recorded": o.totals.sized > 0,
+                "bytes": o.totals.bytes,
                 "size_convention": size_convention(o.op),
                 "busbw_factor": o.factor,
-                "algbw_gbps": json::spread_or_null(o.algbw_gbps),
-                "busbw_gbps": json::spread_or_null(o.busbw_gbps),
-                "naive_gbps": json::spread_or_null(o.naive_gbps),
+                "algbw_gbps": json::spread_or_null(o.totals.algbw_gbps),
+                "busbw_gbps": json::spread_or_null(o.totals.busbw_gbps),
+                "naive_gbps": json::spread_or_null(o.totals.naive_gbps),
             })
         })
         .collect();
@@ -191,13 +191,13 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
             key.to_string(),
             o.op.name().into(),
             o.ranks.to_string(),
-            o.instances.to_string(),
-            o.sized.to_string(),
-            o.bytes.map_or("-".into(), mib),
-            spread_cell(o.algbw_gbps, |s| s.p50),
-            spread_cell(o.algbw_gbps, |s| s.p90),
-            spread_cell(o.busbw_gbps, |s| s.p50),
-            spread_cell(o.busbw_gbps, |s| s.p90),
+            o.totals.counted.to_string(),
+            o.totals.sized.to_string(),
+            o.totals.bytes.map_or("-".into(), mib),
+            spread_cell(o.totals.algbw_gbps, |s| s.p50),
+            spread_cell(o.totals.algbw_gbps, |s| s.p90),
+            spread_cell(o.totals.busbw_gbps, |s| s.p50),
+            spread_cell(o.totals.busbw_gbps, |s| s.p90),
         ]);
     }
     out += &t.render(cx.cols());

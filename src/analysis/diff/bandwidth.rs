@@ -3,27 +3,17 @@
 //! see `analysis::bandwidth`); `None` on a side without sizes.
 
 use super::side::{Side, delta_pct};
-use crate::analysis::bandwidth;
+use crate::analysis::bandwidth::{self, Tally, Totals};
 use crate::analysis::nccl_name::CollOp;
-use crate::analysis::stats::Spread;
 use std::collections::BTreeMap;
-
-/// One op's figures on one side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpBytes {
-    pub instances: usize,
-    /// Instances with a size.
-    pub sized: usize,
-    pub bytes: Option<u64>,
-    pub busbw_gbps: Option<Spread>,
-}
 
 /// One op on both sides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpBytesPair {
     pub op: CollOp,
-    pub before: Option<OpBytes>,
-    pub after: Option<OpBytes>,
+    /// Over the op's instances in every group.
+    pub before: Option<Totals>,
+    pub after: Option<Totals>,
 }
 
 impl OpBytesPair {
@@ -51,35 +41,20 @@ pub struct BytesDiff {
     pub ops: Vec<OpBytesPair>,
 }
 
-fn side_ops(s: Side) -> BTreeMap<&'static str, (CollOp, OpBytes)> {
+fn side_ops(s: Side) -> BTreeMap<&'static str, (CollOp, Totals)> {
     let a = s.analysis;
     let figures = bandwidth::instances(&a.matching, &a.skews, &a.sizes);
-    // Per op: its instances, and the bytes and busbw of those with a size.
-    type Acc = (CollOp, usize, Vec<u64>, Vec<f64>);
-    let mut acc: BTreeMap<&'static str, Acc> = BTreeMap::new();
+    let mut acc: BTreeMap<&'static str, (CollOp, Tally)> = BTreeMap::new();
     for gs in &a.skews {
         for i in &gs.instances {
-            let e = acc
-                .entry(i.op.name())
-                .or_insert((i.op, 0, Vec::new(), Vec::new()));
-            e.1 += 1;
-            if let Some(f) = figures.get(&(gs.group, i.index)) {
-                e.2.push(f.bytes);
-                e.3.extend(f.busbw_gbps);
-            }
+            acc.entry(i.op.name())
+                .or_insert((i.op, Tally::default()))
+                .1
+                .add(figures.get(&(gs.group, i.index)));
         }
     }
     acc.into_iter()
-        .map(|(name, (op, instances, bytes, busbw))| {
-            let figures = OpBytes {
-                instances,
-                sized: bytes.len(),
-                bytes: (!bytes.is_empty())
-                    .then(|| bytes.iter().fold(0u64, |s, &b| s.saturating_add(b))),
-                busbw_gbps: Spread::of(busbw),
-            };
-            (name, (op, figures))
-        })
+        .map(|(name, (op, tally))| (name, (op, tally.totals())))
         .collect()
 }
 

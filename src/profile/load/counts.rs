@@ -262,8 +262,10 @@ mod tests {
     fn nvtx_ranges_with_payloads_are_read_not_counted() {
         let f = copy("counts-payloads", "shared_stream_two_comms.sqlite");
         let c = rusqlite::Connection::open(&f).unwrap();
-        c.execute_batch(include_str!("../../../fixtures/nccl_payload_schemas.sql"))
-            .unwrap();
+        c.execute_batch(include_str!(
+            "../../../make-fixtures/src/nccl_payload_schemas.sql"
+        ))
+        .unwrap();
         c.execute(
             "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, binaryData)
                SELECT start, end, 59, 'ncclAllReduce', globalTid, 1, '4444333322221111'

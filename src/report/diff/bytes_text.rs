@@ -2,17 +2,17 @@
 //! none (the sizes come from NCCL's NVTX payloads, often absent).
 
 use super::layout::{Layout, signed_pct};
+use crate::analysis::bandwidth::Totals;
 use crate::analysis::bandwidth::{CAVEAT, NOT_RECORDED};
-use crate::analysis::diff::OpBytes;
 use crate::figure_text::fixed;
 use crate::report::table::Table;
 
-fn mib(s: Option<&OpBytes>) -> String {
+fn mib(s: Option<&Totals>) -> String {
     s.and_then(|s| s.bytes)
         .map_or("-".into(), |b| fixed(b as f64 / (1024.0 * 1024.0), 1))
 }
 
-fn busbw(s: Option<&OpBytes>) -> String {
+fn busbw(s: Option<&Totals>) -> String {
     s.and_then(|s| s.busbw_gbps)
         .map_or("-".into(), |b| fixed(b.p50, 1))
 }

@@ -2,9 +2,10 @@
 //! unrounded ms, devices as `report` writes them, `delta_pct` null when
 //! the before value is 0.
 
+use crate::analysis::bandwidth::Totals;
 use crate::analysis::diff::{
-    BytesDiff, DeviceSet, Diff, DiffCompleteness, OpBytes, OverlapPair, Regression, SkewPair,
-    SkewSide, StepFigures,
+    BytesDiff, DeviceSet, Diff, DiffCompleteness, OverlapPair, Regression, SkewPair, SkewSide,
+    StepFigures,
 };
 use crate::analysis::launch::Verdict;
 use crate::profile::{DeviceKey, DeviceLabel};
@@ -84,9 +85,9 @@ fn skew(s: &SkewPair) -> Value {
     })
 }
 
-fn op_bytes(o: &OpBytes) -> Value {
+fn op_bytes(o: &Totals) -> Value {
     json!({
-        "instances": o.instances,
+        "instances": o.counted,
         "sized_instances": o.sized,
         "bytes": o.bytes,
         "busbw_gbps": spread_or_null(o.busbw_gbps),
