@@ -40,13 +40,17 @@ pub struct Figures {
 impl Figures {
     /// From the report's analyses; when they hold no matching (`report
     /// nccl` alone does not match collectives) and the capture has sizes,
-    /// the matching and skews are computed for them here — without sizes
-    /// nothing more is computed.
+    /// the matching and skews are computed for them here. Without sizes
+    /// nothing more is computed, and nothing is listed whatever the
+    /// analyses hold (a report reads the same from a cache as without).
     pub fn of(cx: &Context) -> Figures {
         let (p, o) = (cx.profile, cx.options);
         let held = cx.analysis;
         let completed;
         let a = if held.holds.has(Stage::Skew) {
+            if !held.sizes.recorded() {
+                return Figures::none(held.sizes.said());
+            }
             held
         } else {
             let sizes = Sizes::read(p, &held.classes);
