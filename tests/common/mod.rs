@@ -241,3 +241,25 @@ pub fn nvtx_ranges(v: &serde_json::Value) -> Vec<serde_json::Value> {
     walk(v["ranges"].as_array().map_or(&[], Vec::as_slice), &mut out);
     out
 }
+
+/// Every line the README shows after `cmd` up to `until` (blank lines and
+/// a lone `…` or `...`, which mark cuts, aside) is a line of `real`, in
+/// order. Returns the README from `until` on.
+pub fn assert_readme_shows(cmd: &str, until: &str, real: &str) -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find(cmd).expect("README example") + cmd.len();
+    let end = start + readme[start..].find(until).unwrap();
+    let shown: Vec<&str> = readme[start..end]
+        .lines()
+        .filter(|l| !l.is_empty() && !matches!(l.trim(), "…" | "..."))
+        .collect();
+    assert!(shown.len() >= 3, "{shown:?}");
+    let mut lines = real.lines();
+    for l in shown {
+        assert!(
+            lines.any(|r| r == l),
+            "README line not in the output (in order): {l:?}"
+        );
+    }
+    readme[end..].to_string()
+}
