@@ -33,32 +33,24 @@ fn check_sections(truth: &Value, got: &Value) {
     assert!(n >= 3, "truth has only {n} sections");
 }
 
+/// `report all` of `fixtures/<name>.sqlite` against `<name>.truth.json`.
+fn reproduces_ground_truth(name: &str) {
+    let truth = load_truth(&format!("{name}.truth.json"));
+    let file = format!("fixtures/{name}.sqlite");
+    let got = report(&["report", "all", &file, "--format", "json"]);
+    check_sections(&truth, &got);
+}
+
 #[test]
 fn megatron_tp8_reproduces_ground_truth() {
-    let truth = load_truth("megatron_tp8.truth.json");
-    let got = report(&[
-        "report",
-        "all",
-        "fixtures/megatron_tp8.sqlite",
-        "--format",
-        "json",
-    ]);
-    check_sections(&truth, &got);
+    reproduces_ground_truth("megatron_tp8");
 }
 
 /// NCCL's payloads name every call's communicator: matched by rung 2,
 /// with the same figures as the generator's own.
 #[test]
 fn payloads_reproduces_ground_truth() {
-    let truth = load_truth("payloads.truth.json");
-    let got = report(&[
-        "report",
-        "all",
-        "fixtures/payloads.sqlite",
-        "--format",
-        "json",
-    ]);
-    check_sections(&truth, &got);
+    reproduces_ground_truth("payloads");
 }
 
 #[test]
