@@ -18,29 +18,34 @@ struct Item {
     short: Option<String>,
 }
 
+impl Item {
+    fn new(text: impl Into<String>, keep: u8) -> Item {
+        Item {
+            text: text.into(),
+            keep,
+            short: None,
+        }
+    }
+}
+
 /// The title for a bar `width` columns wide.
 pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     let p = &l.profile;
-    let mut items = vec![Item {
-        text: " rankline".into(),
-        keep: 1,
-        short: None,
-    }];
+    let mut items = vec![Item::new(" rankline", 1)];
     let missing = &l.analysis.completeness.missing;
     if !missing.is_empty() {
         let list: Vec<String> = missing.iter().map(|&d| p.device_label(d).tag()).collect();
-        items.push(Item {
-            text: format!("  ⚠ no GPU activity on {}", list.join(" ")),
-            keep: 5,
-            short: None,
-        });
+        items.push(Item::new(
+            format!("  ⚠ no GPU activity on {}", list.join(" ")),
+            5,
+        ));
     }
     // A rank with no file is missing from the job as a device without
     // activity is: every cross-rank figure covers fewer ranks.
     let c = &l.analysis.completeness;
     if let (Some(world), false) = (c.world_size, c.ranks_missing.is_empty()) {
-        items.push(Item {
-            text: format!(
+        items.push(Item::new(
+            format!(
                 "  ⚠ {} of a world of {world} {} no file",
                 rank_list(&c.ranks_missing),
                 if c.ranks_missing.len() == 1 {
@@ -49,41 +54,30 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
                     "have"
                 }
             ),
-            keep: 5,
-            short: None,
-        });
+            5,
+        ));
     }
     let failed = app.messages.errors().count();
     if failed > 0 {
-        items.push(Item {
-            text: format!("  ⚠ {failed} file(s) failed"),
-            keep: 5,
-            short: None,
-        });
+        items.push(Item::new(format!("  ⚠ {failed} file(s) failed"), 5));
     }
     for f in &p.files {
         if let Some(wal) = &f.wal {
-            items.push(Item {
-                text: format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal)),
-                keep: 5,
-                short: None,
-            });
+            items.push(Item::new(
+                format!("  ⚠ {}", crate::profile::wal_title(&f.path, wal)),
+                5,
+            ));
         }
     }
     let files: Vec<String> = p.files.iter().map(|f| f.name()).collect();
-    items.push(Item {
-        text: format!("  ·  {}", files.join(", ")),
-        keep: 0,
-        short: None,
-    });
-    items.push(Item {
-        text: format!(
+    items.push(Item::new(format!("  ·  {}", files.join(", ")), 0));
+    items.push(Item::new(
+        format!(
             "  ·  window {}",
             format_duration(app.capture.view.span as i64)
         ),
-        keep: u8::MAX,
-        short: None,
-    });
+        u8::MAX,
+    ));
     let clock = match app.utc_origin(l) {
         Some(utc0) => crate::tui::wallclock::date_and_minute(
             utc0.saturating_add(app.capture.view.center() as i64),
@@ -91,72 +85,53 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         None if app.ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
         None => "capture clock".into(),
     };
-    items.push(Item {
-        text: format!("  ·  {clock}"),
-        keep: 2,
-        short: None,
-    });
+    items.push(Item::new(format!("  ·  {clock}"), 2));
     let alignment = &l.analysis.clock;
     if alignment.several_domains() {
-        items.push(Item {
-            text: format!("  ·  clocks: {}", alignment.describe_method()),
-            keep: 3,
-            short: None,
-        });
+        items.push(Item::new(
+            format!("  ·  clocks: {}", alignment.describe_method()),
+            3,
+        ));
     }
     // Files left out of cross-file figures are a warning, kept as the
     // others are (it was the clock words' tail, the first thing to go).
     match alignment.left_out() {
         0 => {}
-        n => items.push(Item {
-            text: format!(
+        n => items.push(Item::new(
+            format!(
                 "  ⚠ {n} {} left out of cross-file figures (clocks)",
                 if n == 1 { "file" } else { "files" }
             ),
-            keep: 5,
-            short: None,
-        }),
+            5,
+        )),
     }
     if app.baseline.as_ref().is_some_and(|b| b.shown) {
-        items.push(Item {
-            text: "  ·  BASELINE".into(),
-            keep: 4,
-            short: None,
-        });
+        items.push(Item::new("  ·  BASELINE", 4));
     }
     // A filter hiding events is said at any width, as a warning is: a
     // lane missing its short events must not look like missing data.
     if let Some(at_least) = app.capture.show.filter_label() {
         let hidden = hidden_in_view(app, l);
         items.push(Item {
-            text: format!("  ·  events {at_least} ({hidden} hidden in view)"),
-            keep: 5,
             short: Some(format!("  ·  {at_least}: {hidden} hidden")),
+            ..Item::new(
+                format!("  ·  events {at_least} ({hidden} hidden in view)"),
+                5,
+            )
         });
     }
     if app.capture.lanes.focus {
-        items.push(Item {
-            text: "  ·  FOCUS".into(),
-            keep: 4,
-            short: None,
-        });
+        items.push(Item::new("  ·  FOCUS", 4));
     }
-    let texts: Vec<Fitted> = items
+    let escaped: Vec<Item> = items
         .into_iter()
-        .map(|i| Fitted {
+        .map(|i| Item {
             text: escape_controls(&i.text).into_owned(),
-            keep: i.keep,
             short: i.short.map(|s| escape_controls(&s).into_owned()),
+            ..i
         })
         .collect();
-    Line::from(fit(texts, width as usize))
-}
-
-/// An item as it is fitted: its text escaped.
-struct Fitted {
-    text: String,
-    keep: u8,
-    short: Option<String>,
+    Line::from(fit(escaped, width as usize))
 }
 
 /// Events the minimum-duration filter hides on the rows on screen, in the
@@ -185,8 +160,8 @@ fn hidden_in_view(app: &App, l: &Loaded) -> u64 {
 /// Joins the items until the text fits `width` columns: items with a
 /// short form take it first, then the least kept go first (what is kept is
 /// never cut here).
-fn fit(mut items: Vec<Fitted>, width: usize) -> String {
-    let cols = |items: &[Fitted]| -> usize {
+fn fit(mut items: Vec<Item>, width: usize) -> String {
+    let cols = |items: &[Item]| -> usize {
         items
             .iter()
             .map(|i| Line::from(i.text.as_str()).width())
@@ -240,17 +215,13 @@ pub fn rank_list(ranks: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Fitted, fit};
+    use super::{Item, fit};
 
-    fn item(text: &str, keep: u8) -> Fitted {
-        Fitted {
-            text: text.into(),
-            keep,
-            short: None,
-        }
+    fn item(text: &str, keep: u8) -> Item {
+        Item::new(text, keep)
     }
 
-    fn items() -> Vec<Fitted> {
+    fn items() -> Vec<Item> {
         vec![
             item(" rankline", 1),
             item("  ⚠ no GPU activity on D0", 5),
@@ -296,13 +267,13 @@ mod tests {
     #[test]
     fn a_filter_takes_its_short_form_before_anything_gives_way() {
         let mut with_filter = items();
-        with_filter.push(Fitted {
+        with_filter.push(Item {
             short: Some("  ·  ≥ 10 µs: 5499 hidden".into()),
             ..item("  ·  events ≥ 10 µs (5499 hidden in view)", 5)
         });
         assert!(fit(with_filter, 200).ends_with("events ≥ 10 µs (5499 hidden in view)"));
         let mut with_filter = items();
-        with_filter.push(Fitted {
+        with_filter.push(Item {
             short: Some("  ·  ≥ 10 µs: 5499 hidden".into()),
             ..item("  ·  events ≥ 10 µs (5499 hidden in view)", 5)
         });
