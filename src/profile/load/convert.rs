@@ -435,9 +435,11 @@ impl State<'_> {
         }
         let mut payload = n.payload.iter().peekable();
         // ncclGroupStart / ncclGroupEnd ranges, kept if the file has calls
-        // with payloads (grouped calls are found through them).
+        // with payloads (grouped calls are found through them); a file
+        // with no payload at all is not looked at for them.
         let mut group_marks = Vec::new();
         let had_calls = self.p.nccl_api.start.len();
+        let payloads = !n.payload.is_empty();
         for i in 0..rows {
             let kind = match n.event_type[i] {
                 59 => NvtxKind::PushPop,
@@ -462,7 +464,8 @@ impl State<'_> {
             while payload.peek().is_some_and(|c| (c.0 as usize) < i) {
                 payload.next();
             }
-            if let Some(sym) = names[i]
+            if payloads
+                && let Some(sym) = names[i]
                 && kind == NvtxKind::PushPop
                 && matches!(self.p.strings.get(sym), "ncclGroupStart" | "ncclGroupEnd")
             {
