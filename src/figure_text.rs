@@ -27,6 +27,11 @@ pub fn given(v: f64) -> String {
     }
 }
 
+/// Bytes as MiB with one decimal, for a column headed `MiB`.
+pub fn mib(bytes: f64) -> String {
+    fixed(bytes / (1024.0 * 1024.0), 1)
+}
+
 /// Bytes in binary units (GiB, MiB, KiB), as buffer sizes are given.
 pub fn bytes(b: u64) -> String {
     const K: f64 = 1024.0;
@@ -66,5 +71,6 @@ mod tests {
         assert_eq!(bytes(64 << 20), "64.0 MiB");
         assert_eq!(bytes(3 << 30), "3.00 GiB");
         assert_eq!(bytes(u64::MAX), "17179869184.00 GiB");
+        assert_eq!(mib((3 << 19) as f64), "1.5");
     }
 }

@@ -297,6 +297,22 @@ impl Tally {
     }
 }
 
+/// Instances (op and figures, when they have a size) tallied per op, by
+/// op name.
+pub fn tally_by_op<'a>(
+    instances: impl IntoIterator<Item = (CollOp, Option<&'a InstanceBandwidth>)>,
+) -> BTreeMap<&'static str, (CollOp, Tally)> {
+    let mut by_op: BTreeMap<&'static str, (CollOp, Tally)> = BTreeMap::new();
+    for (op, f) in instances {
+        by_op
+            .entry(op.name())
+            .or_insert((op, Tally::default()))
+            .1
+            .add(f);
+    }
+    by_op
+}
+
 /// One group's figures for one op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpBandwidth {
@@ -318,14 +334,11 @@ pub fn per_op(
     let mut out = Vec::new();
     for s in skews {
         let ranks = m.groups[s.group].devices.len();
-        let mut by_op: BTreeMap<&'static str, (CollOp, Tally)> = BTreeMap::new();
-        for i in &s.instances {
-            by_op
-                .entry(i.op.name())
-                .or_insert((i.op, Tally::default()))
-                .1
-                .add(figures.get(&(s.group, i.index)));
-        }
+        let by_op = tally_by_op(
+            s.instances
+                .iter()
+                .map(|i| (i.op, figures.get(&(s.group, i.index)))),
+        );
         out.extend(by_op.into_values().map(|(op, tally)| OpBandwidth {
             group: s.group,
             op,

@@ -292,11 +292,10 @@ mod tests {
         assert_eq!(call_op("AllReduce"), None);
     }
 
-    /// A table of calls: (name, start, end, comm, bytes), names interned
-    /// as their index in `names`.
     /// (name, start, end, communicator, bytes).
     type Row<'a> = (&'a str, i64, i64, Option<u64>, Option<u64>);
 
+    /// The calls of `rows` on one thread, and what each is.
     fn table(rows: &[Row]) -> (NcclApiRanges, Vec<Kind>) {
         let mut a = NcclApiRanges::default();
         let mut kinds = Vec::new();

@@ -112,7 +112,7 @@ impl Figures {
 
 /// MiB with one decimal, for a table column.
 fn mib(b: u64) -> String {
-    fixed(b as f64 / (1024.0 * 1024.0), 1)
+    crate::figure_text::mib(b as f64)
 }
 
 fn gbps(v: Option<f64>) -> String {
@@ -249,12 +249,12 @@ fn rank_text(cx: &Context, f: &Figures) -> String {
         .shorten(0, Keep::Middle);
     for (d, sent, n, steps) in per_dev {
         t.row(vec![
-            safe(&p.device_label(d).to_string()).into_owned(),
+            p.device_label(d).to_string(),
             n.to_string(),
             steps.to_string(),
-            fixed(sent / (1024.0 * 1024.0), 1),
+            crate::figure_text::mib(sent),
             if steps > 0 {
-                fixed(sent / steps as f64 / (1024.0 * 1024.0), 1)
+                crate::figure_text::mib(sent / steps as f64)
             } else {
                 "-".into()
             },

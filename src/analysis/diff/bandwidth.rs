@@ -3,7 +3,7 @@
 //! see `analysis::bandwidth`); `None` on a side without sizes.
 
 use super::side::{Side, delta_pct};
-use crate::analysis::bandwidth::{self, Tally, Totals};
+use crate::analysis::bandwidth::{self, Totals};
 use crate::analysis::nccl_name::CollOp;
 use std::collections::BTreeMap;
 
@@ -44,16 +44,13 @@ pub struct BytesDiff {
 fn side_ops(s: Side) -> BTreeMap<&'static str, (CollOp, Totals)> {
     let a = s.analysis;
     let figures = bandwidth::instances(&a.matching, &a.skews, &a.sizes);
-    let mut acc: BTreeMap<&'static str, (CollOp, Tally)> = BTreeMap::new();
-    for gs in &a.skews {
-        for i in &gs.instances {
-            acc.entry(i.op.name())
-                .or_insert((i.op, Tally::default()))
-                .1
-                .add(figures.get(&(gs.group, i.index)));
-        }
-    }
-    acc.into_iter()
+    let every = a.skews.iter().flat_map(|gs| {
+        gs.instances
+            .iter()
+            .map(|i| (i.op, figures.get(&(gs.group, i.index))))
+    });
+    bandwidth::tally_by_op(every)
+        .into_iter()
         .map(|(name, (op, tally))| (name, (op, tally.totals())))
         .collect()
 }

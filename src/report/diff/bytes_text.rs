@@ -9,7 +9,7 @@ use crate::report::table::Table;
 
 fn mib(s: Option<&Totals>) -> String {
     s.and_then(|s| s.bytes)
-        .map_or("-".into(), |b| fixed(b as f64 / (1024.0 * 1024.0), 1))
+        .map_or("-".into(), |b| crate::figure_text::mib(b as f64))
 }
 
 fn busbw(s: Option<&Totals>) -> String {
