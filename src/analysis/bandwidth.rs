@@ -29,7 +29,7 @@ use super::skew::GroupSkew;
 use super::stats::Spread;
 use super::steps::Steps;
 use super::window::Window;
-use crate::profile::{DevId, LaneId, Profile};
+use crate::profile::{DevId, LaneId, PayloadTally, Profile};
 use std::collections::{BTreeMap, HashMap};
 
 /// The caveat that goes beside every bandwidth figure.
@@ -51,14 +51,19 @@ pub struct Sizes {
     pub schemas: usize,
     /// NCCL kernels in the capture, counted when any size is recorded.
     pub nccl_kernels: usize,
+    /// What became of the payloads the inputs hold.
+    #[serde(default)]
+    pub payloads: PayloadTally,
 }
 
 impl Sizes {
     pub fn read(p: &Profile, classes: &KernelClasses) -> Sizes {
         let schemas = p.nccl_api.schemas;
+        let payloads = p.nccl_api.payloads;
         if !p.nccl_api.bytes.iter().any(Option::is_some) {
             return Sizes {
                 schemas,
+                payloads,
                 ..Sizes::default()
             };
         }
@@ -74,6 +79,7 @@ impl Sizes {
             by_row,
             schemas,
             nccl_kernels,
+            payloads,
         }
     }
 
@@ -98,8 +104,15 @@ impl Sizes {
     /// there are none, or how many kernels have one and that the decoding
     /// is unverified.
     pub fn said(&self) -> String {
+        let t = &self.payloads;
         if !self.recorded() {
-            return if self.schemas > 0 {
+            return if t.present > 0 && t.decoded == 0 {
+                format!(
+                    "message sizes not known: {} NCCL payloads present, none decodable with the declared schemas: {}",
+                    t.present,
+                    t.reasons()
+                )
+            } else if self.schemas > 0 && t.present == 0 {
                 format!(
                     "{NOT_RECORDED}: the export declares NCCL's payload schemas but holds no payload data"
                 )
@@ -109,13 +122,25 @@ impl Sizes {
         }
         let n = self.by_row.len();
         let all = self.nccl_kernels.max(n);
-        if n == all {
+        let mut line = if n == all {
             format!("{UNVERIFIED}; every NCCL kernel ({n}) has a size")
         } else {
             format!(
                 "{UNVERIFIED}; {n} of {all} NCCL kernels have a size (the others were launched outside an NCCL call with a payload, or by a group of calls that cannot be split among its kernels)"
             )
+        };
+        if t.undecodable() > 0 {
+            line += &format!(
+                "; {} of {} payloads not decodable, left out: {}",
+                t.undecodable(),
+                t.present,
+                t.reasons()
+            );
         }
+        if t.duplicates > 0 {
+            line += &format!("; {} duplicated payload rows counted once", t.duplicates);
+        }
+        line
     }
 }
 
@@ -470,6 +495,7 @@ mod tests {
             by_row: vec![(1, 10), (4, 20)],
             schemas: 8,
             nccl_kernels: 3,
+            payloads: PayloadTally::default(),
         };
         assert_eq!((some.of(4), some.of(2)), (Some(20), None));
         assert!(

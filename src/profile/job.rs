@@ -192,6 +192,7 @@ impl Profile {
         api.comm.extend_from_slice(&a.comm);
         api.bytes.extend_from_slice(&a.bytes);
         api.schemas += a.schemas;
+        api.payloads.add(&a.payloads);
         let o = &one.nccl_ops;
         let ops = &mut self.nccl_ops;
         ops.process.extend(o.process.iter().map(|p| p + proc_base));

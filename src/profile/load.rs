@@ -4,6 +4,7 @@
 mod convert;
 mod counts;
 pub mod memory;
+mod nccl_rows;
 pub mod ranges;
 mod source;
 mod stacks;

@@ -558,6 +558,97 @@ pub struct NcclApiRanges {
     pub bytes: Vec<Option<u64>>,
     /// Payload schemas the files declare (with or without payload data).
     pub schemas: usize,
+    /// What became of the payloads of NCCL calls the files hold.
+    #[serde(default)]
+    pub payloads: PayloadTally,
+}
+
+/// The payloads of NCCL calls (ranges named `nccl…` with `binaryData`),
+/// by what became of each: decoded, or why not. Nothing undecodable is
+/// read another way, so these say why sizes or communicators are missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PayloadTally {
+    pub present: u64,
+    pub decoded: u64,
+    /// No schema the export declares is the call's.
+    pub no_schema: u64,
+    /// Its schema's entries overlap or lie outside the payload size.
+    pub unusable_schema: u64,
+    /// Shorter or longer than nsys's record header declares.
+    pub truncated: u64,
+    /// A message size above 2^48 bytes.
+    pub impossible_size: u64,
+    /// Too short for any field its schema places.
+    pub no_fields: u64,
+    /// Not bytes that can be read (empty, over 256 bytes, text not hex).
+    #[serde(default)]
+    pub unreadable: u64,
+    /// Rows identical to another (thread, times, name, payload): counted once.
+    pub duplicates: u64,
+}
+
+impl PayloadTally {
+    pub fn add(&mut self, o: &PayloadTally) {
+        let sum = |a: &mut u64, b: u64| *a = a.saturating_add(b);
+        sum(&mut self.present, o.present);
+        sum(&mut self.decoded, o.decoded);
+        sum(&mut self.no_schema, o.no_schema);
+        sum(&mut self.unusable_schema, o.unusable_schema);
+        sum(&mut self.truncated, o.truncated);
+        sum(&mut self.impossible_size, o.impossible_size);
+        sum(&mut self.no_fields, o.no_fields);
+        sum(&mut self.unreadable, o.unreadable);
+        sum(&mut self.duplicates, o.duplicates);
+    }
+
+    /// Counts one payload that gave nothing.
+    pub fn refused(&mut self, why: super::payload::Undecodable) {
+        use super::payload::Undecodable as U;
+        let n = match why {
+            U::NoSchema => &mut self.no_schema,
+            U::UnusableSchema => &mut self.unusable_schema,
+            U::Truncated => &mut self.truncated,
+            U::ImpossibleSize => &mut self.impossible_size,
+            U::NoFields => &mut self.no_fields,
+            U::Unreadable => &mut self.unreadable,
+        };
+        *n = n.saturating_add(1);
+    }
+
+    /// Payloads present that gave nothing.
+    pub fn undecodable(&self) -> u64 {
+        self.present.saturating_sub(self.decoded)
+    }
+
+    /// Why payloads gave nothing, in words: `3 cut short of the length
+    /// their header declares, 1 with a size above 2^48 bytes`.
+    pub fn reasons(&self) -> String {
+        [
+            (
+                self.unusable_schema,
+                "whose schema's entries overlap or lie outside its payload size",
+            ),
+            (
+                self.truncated,
+                "cut short of (or longer than) the length their record header declares",
+            ),
+            (self.impossible_size, "with a message size above 2^48 bytes"),
+            (self.no_schema, "of a schema the export does not declare"),
+            (
+                self.no_fields,
+                "too short for the fields their schema places",
+            ),
+            (
+                self.unreadable,
+                "not readable as bytes (empty, over 256 bytes, or text that is not hex)",
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
 }
 
 /// Rows of `NCCL_GPU_OPERATIONS` (nsys ≥ 2025.6 with NCCL ≥ 2.28): an

@@ -21,6 +21,8 @@ const STATIC_START: u64 = 1 << 24;
 /// `NVTX_PAYLOAD_ENTRY_TYPE_SIZE`: a `size_t`.
 const TYPE_SIZE: i64 = 22;
 const HEADER: usize = 32;
+/// No NCCL message is this large (256 TiB): a size above it is damage.
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 48;
 
 /// Where a schema keeps the two fields rankline reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,6 +31,9 @@ pub struct Layout {
     pub size: u64,
     pub comm: Option<usize>,
     pub bytes: Option<usize>,
+    /// Its entries overlap or lie outside its payload size: nothing it
+    /// places can be trusted.
+    pub unusable: bool,
 }
 
 /// One schema entry as the export lists it.
@@ -53,6 +58,24 @@ pub struct Fields {
     pub bytes: Option<u64>,
 }
 
+/// Why a payload gives nothing: it is never re-read another way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undecodable {
+    /// No schema the export declares is the call's.
+    NoSchema,
+    /// Its schema's entries overlap or lie outside the payload size.
+    UnusableSchema,
+    /// nsys's record header declares another length than the blob has.
+    Truncated,
+    /// A message size above [`MAX_MESSAGE_BYTES`].
+    ImpossibleSize,
+    /// Too short to hold any field its schema places.
+    NoFields,
+    /// Not bytes rankline can read: empty, over 256 bytes, or text that is
+    /// not hex.
+    Unreadable,
+}
+
 impl Schemas {
     /// From the schema rows (`(domain, schema, payload size)`) and the
     /// entry rows (`(domain, schema, entry)`); rows repeat once per
@@ -65,6 +88,7 @@ impl Schemas {
                 list.push(e);
             }
         }
+        // A negative size is no declared size; it cannot bound anything.
         let sizes: HashMap<(i64, u64), u64> = schemas
             .iter()
             .filter_map(|&(d, s, n)| Some(((d, s), u64::try_from(n?).ok()?)))
@@ -73,9 +97,8 @@ impl Schemas {
             .into_iter()
             .map(|(key, mut list)| {
                 list.sort_by_key(|e| e.idx);
-                let mut layout = layout_of(&list);
-                layout.size = sizes.get(&key).copied().unwrap_or(0);
-                (key, layout)
+                let size = sizes.get(&key).copied().unwrap_or(0);
+                (key, layout_of(&list, size))
             })
             .collect();
         Schemas { layouts }
@@ -86,13 +109,23 @@ impl Schemas {
         self.layouts.len()
     }
 
-    /// The fields of the payload `blob` of the call `name` in `domain`.
-    pub fn decode(&self, domain: i64, name: &str, blob: &[u8]) -> Option<Fields> {
-        let (schema, payload) = match header(blob) {
+    /// The fields of the payload `blob` of the call `name` in `domain`,
+    /// or why it gives none.
+    pub fn decode(&self, domain: i64, name: &str, blob: &[u8]) -> Result<Fields, Undecodable> {
+        if blob.is_empty() {
+            return Err(Undecodable::Unreadable);
+        }
+        let (schema, payload) = match self.header(domain, blob)? {
             Some(h) => h,
-            None => (nccl_schema(name)?, blob),
+            None => (nccl_schema(name).ok_or(Undecodable::NoSchema)?, blob),
         };
-        let layout = self.layouts.get(&(domain, schema))?;
+        let layout = self
+            .layouts
+            .get(&(domain, schema))
+            .ok_or(Undecodable::NoSchema)?;
+        if layout.unusable {
+            return Err(Undecodable::UnusableSchema);
+        }
         let read = |at: Option<usize>| {
             let at = at?;
             let b: [u8; 8] = payload.get(at..at.checked_add(8)?)?.try_into().ok()?;
@@ -102,22 +135,51 @@ impl Schemas {
             comm: read(layout.comm),
             bytes: read(layout.bytes),
         };
-        (fields != Fields::default()).then_some(fields)
+        if fields.bytes.is_some_and(|b| b > MAX_MESSAGE_BYTES) {
+            return Err(Undecodable::ImpossibleSize);
+        }
+        if fields == Fields::default() {
+            return Err(Undecodable::NoFields);
+        }
+        Ok(fields)
     }
-}
 
-/// nsys's record header, when `blob` holds one: (schema id, payload).
-fn header(blob: &[u8]) -> Option<(u64, &[u8])> {
-    let word = |at: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(blob.get(at..at + 8)?.try_into().ok()?))
-    };
-    let half = |at: usize| -> Option<u64> {
-        Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?) as u64)
-    };
-    let size = usize::try_from(word(16)?).ok()?;
-    let total = usize::try_from(word(24)?).ok()?;
-    let whole = HEADER.checked_add(size)?;
-    (total == whole && blob.len() == whole).then_some((half(8)?, &blob[HEADER..]))
+    /// nsys's record header, when `blob` starts with one: (schema id,
+    /// payload). A blob that starts like a record (this domain, a schema
+    /// it declares) but whose length is not the one its header declares
+    /// is cut or padded: `Err`, never read as a bare payload, where the
+    /// header's words would pass for a communicator and a size.
+    fn header<'a>(
+        &self,
+        domain: i64,
+        blob: &'a [u8],
+    ) -> Result<Option<(u64, &'a [u8])>, Undecodable> {
+        let half = |at: usize| -> Option<u64> {
+            Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?) as u64)
+        };
+        let word = |at: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(blob.get(at..at + 8)?.try_into().ok()?))
+        };
+        // Its first words: this domain, zero, a schema id, zero (cut
+        // inside the header, the last may be missing).
+        let (Some(d), Some(0), Some(schema)) = (half(0), half(4), half(8)) else {
+            return Ok(None);
+        };
+        if half(12).is_some_and(|w| w != 0) {
+            return Ok(None);
+        }
+        if i64::try_from(d).ok() != Some(domain) || !self.layouts.contains_key(&(domain, schema)) {
+            return Ok(None);
+        }
+        let whole = word(16)
+            .and_then(|size| usize::try_from(size).ok())
+            .and_then(|size| HEADER.checked_add(size))
+            .filter(|&whole| word(24) == Some(whole as u64) && blob.len() == whole);
+        match whole {
+            Some(_) => Ok(Some((schema, &blob[HEADER..]))),
+            None => Err(Undecodable::Truncated),
+        }
+    }
 }
 
 /// The static schema NCCL registers for its API call `name`.
@@ -139,17 +201,34 @@ fn nccl_schema(name: &str) -> Option<u64> {
 }
 
 /// The offsets of the communicator (the entry NCCL names so) and of the
-/// message size (the first `size_t` entry: older NCCL names it "Bytes").
-fn layout_of(entries: &[Entry]) -> Layout {
-    let mut layout = Layout::default();
+/// message size (the first `size_t` entry: older NCCL names it "Bytes"),
+/// in a payload of `size` bytes (0: not declared). Entries that overlap,
+/// or reach past a declared size, make the schema unusable: a field read
+/// there would be another field's bytes.
+fn layout_of(entries: &[Entry], size: u64) -> Layout {
+    let mut layout = Layout {
+        size,
+        ..Layout::default()
+    };
     let mut next = 0usize;
+    // (offset, width) of each entry; an unknown type counts one byte,
+    // so that only what is surely wrong makes a schema unusable.
+    let mut placed: Vec<(usize, usize)> = Vec::with_capacity(entries.len());
     for e in entries {
         let width = type_width(e.kind);
-        let at = match e.offset.and_then(|o| usize::try_from(o).ok()) {
-            Some(o) => o,
-            None => next.next_multiple_of(width.clamp(1, 8)),
+        let at = match e.offset {
+            None => next.next_multiple_of(width.unwrap_or(1).clamp(1, 8)),
+            Some(o) => match usize::try_from(o) {
+                Ok(o) => o,
+                Err(_) => {
+                    layout.unusable = true;
+                    continue;
+                }
+            },
         };
+        let width = width.unwrap_or(1);
         next = at.saturating_add(width);
+        placed.push((at, width));
         if e.name == "NCCL communicator ID" && layout.comm.is_none() && width == 8 {
             layout.comm = Some(at);
         }
@@ -157,21 +236,32 @@ fn layout_of(entries: &[Entry]) -> Layout {
             layout.bytes = Some(at);
         }
     }
+    placed.sort_unstable();
+    let overlap = placed
+        .windows(2)
+        .any(|w| w[1].0 < w[0].0.saturating_add(w[0].1));
+    let outside = size > 0
+        && placed
+            .iter()
+            .any(|&(at, width)| at.saturating_add(width) as u64 > size);
+    layout.unusable |= overlap || outside;
     layout
 }
 
 /// Bytes of an NVTX payload entry type on a 64-bit host
 /// (`nvToolsExtPayload.h`); a schema or enum id (≥ 2^24) is taken as an
-/// enum (4 bytes), which is what NCCL's reduction operation is.
-fn type_width(kind: i64) -> usize {
-    match kind {
+/// enum (4 bytes), which is what NCCL's reduction operation is. `None`:
+/// a type this list does not know.
+fn type_width(kind: i64) -> Option<usize> {
+    Some(match kind {
         1 | 2 | 11 | 12 | 25 | 32 => 1,
         3 | 4 | 13 | 14 | 26 | 42 | 50 => 2,
         5 | 6 | 15 | 16 | 19 | 24 | 27 | 43 | 52 | 68 | 69 | 71 | 72 => 4,
+        7 | 8 | 9 | 10 | 17 | 18 | 20 | 22 | 23 | 44 => 8,
         21 | 33 | 34 | 45 => 16,
         k if k >= STATIC_START as i64 => 4,
-        _ => 8,
-    }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -208,45 +298,119 @@ mod tests {
         v
     }
 
+    /// nsys's record of `body` under schema `schema`: domain 1.
+    fn record(schema: u64, body: &[u8]) -> Vec<u8> {
+        let mut blob = Vec::new();
+        blob.extend(1u32.to_le_bytes());
+        blob.extend(0u32.to_le_bytes());
+        blob.extend((schema as u32).to_le_bytes());
+        blob.extend(0u32.to_le_bytes());
+        blob.extend((body.len() as u64).to_le_bytes());
+        blob.extend(((HEADER + body.len()) as u64).to_le_bytes());
+        blob.extend(body);
+        blob
+    }
+
     #[test]
     fn a_bare_payload_is_read_by_the_calls_schema() {
         let f = schemas().decode(1, "ncclAllReduce", &payload(0xabc, 1 << 20));
         assert_eq!(
             f,
-            Some(Fields {
+            Ok(Fields {
                 comm: Some(0xabc),
                 bytes: Some(1 << 20)
             })
         );
-        // Another domain, an unknown call, a short blob: nothing.
-        assert_eq!(schemas().decode(2, "ncclAllReduce", &payload(1, 2)), None);
-        assert_eq!(schemas().decode(1, "ncclFoo", &payload(1, 2)), None);
-        assert_eq!(schemas().decode(1, "ncclAllReduce", &[1, 2, 3]), None);
+        // Another domain, an unknown call, a short blob: nothing, and why.
+        let no = |d, name, blob: &[u8]| schemas().decode(d, name, blob).unwrap_err();
+        assert_eq!(
+            no(2, "ncclAllReduce", &payload(1, 2)),
+            Undecodable::NoSchema
+        );
+        assert_eq!(no(1, "ncclFoo", &payload(1, 2)), Undecodable::NoSchema);
+        assert_eq!(no(1, "ncclAllReduce", &[1, 2, 3]), Undecodable::NoFields);
     }
 
     #[test]
     fn an_nsys_record_names_its_schema_in_its_header() {
-        let body = payload(7, 4096);
-        let mut blob = Vec::new();
-        blob.extend(1u32.to_le_bytes());
-        blob.extend(0u32.to_le_bytes());
-        blob.extend(((STATIC_START + 5) as u32).to_le_bytes());
-        blob.extend(0u32.to_le_bytes());
-        blob.extend((body.len() as u64).to_le_bytes());
-        blob.extend(((HEADER + body.len()) as u64).to_le_bytes());
-        blob.extend(&body);
+        let blob = record(STATIC_START + 5, &payload(7, 4096));
         // The header names the schema whatever the call's name says.
         let f = schemas().decode(1, "ncclSomethingElse", &blob).unwrap();
         assert_eq!((f.comm, f.bytes), (Some(7), Some(4096)));
     }
 
     #[test]
+    fn a_record_cut_short_is_never_read_as_a_bare_payload() {
+        let blob = record(STATIC_START + 5, &payload(7, 4096));
+        for cut in [12, 20, 31, 32, 40, blob.len() - 1] {
+            assert_eq!(
+                schemas().decode(1, "ncclAllReduce", &blob[..cut]),
+                Err(Undecodable::Truncated),
+                "cut at {cut}"
+            );
+        }
+        let mut padded = blob.clone();
+        padded.push(0);
+        assert_eq!(
+            schemas().decode(1, "ncclAllReduce", &padded),
+            Err(Undecodable::Truncated)
+        );
+    }
+
+    #[test]
+    fn sizes_no_message_can_have_are_refused() {
+        let s = schemas();
+        let at = |b: u64| s.decode(1, "ncclAllReduce", &payload(1, b));
+        assert_eq!(
+            at(MAX_MESSAGE_BYTES).unwrap().bytes,
+            Some(MAX_MESSAGE_BYTES)
+        );
+        assert_eq!(at(MAX_MESSAGE_BYTES + 1), Err(Undecodable::ImpossibleSize));
+        assert_eq!(at(u64::MAX), Err(Undecodable::ImpossibleSize));
+    }
+
+    #[test]
+    fn a_schema_whose_entries_overlap_or_overflow_is_unusable() {
+        let s = STATIC_START + 5;
+        let with = |size_at: i64, payload_size: i64| {
+            let rows = vec![
+                (1, s, entry(0, 18, "NCCL communicator ID", None)),
+                (1, s, entry(1, 22, "Message size [bytes]", Some(size_at))),
+            ];
+            Schemas::new(&[(1, s, Some(payload_size))], rows).decode(
+                1,
+                "ncclAllReduce",
+                &payload(1, 2),
+            )
+        };
+        assert!(with(8, 16).is_ok());
+        // The size inside the communicator id: its bytes would be read as a size.
+        assert_eq!(with(0, 16), Err(Undecodable::UnusableSchema));
+        assert_eq!(with(4, 16), Err(Undecodable::UnusableSchema));
+        // Past the payload size the schema declares.
+        assert_eq!(with(12, 16), Err(Undecodable::UnusableSchema));
+        assert_eq!(with(-8, 16), Err(Undecodable::UnusableSchema));
+        // An entry of a type not known here counts one byte: not a reason.
+        let rows = vec![
+            (1, s, entry(0, 18, "NCCL communicator ID", None)),
+            (1, s, entry(1, 22, "Message size [bytes]", Some(8))),
+            (1, s, entry(2, 99, "Something new", Some(16))),
+            (1, s, entry(3, 5, "Root", Some(17))),
+        ];
+        let ok = Schemas::new(&[(1, s, Some(24))], rows);
+        assert!(ok.decode(1, "ncclAllReduce", &payload(1, 2)).is_ok());
+    }
+
+    #[test]
     fn unset_offsets_follow_natural_alignment() {
-        let l = layout_of(&[
-            entry(0, 5, "Root", None),
-            entry(1, 18, "NCCL communicator ID", None),
-            entry(2, 22, "Bytes", None),
-        ]);
-        assert_eq!((l.comm, l.bytes), (Some(8), Some(16)));
+        let l = layout_of(
+            &[
+                entry(0, 5, "Root", None),
+                entry(1, 18, "NCCL communicator ID", None),
+                entry(2, 22, "Bytes", None),
+            ],
+            24,
+        );
+        assert_eq!((l.comm, l.bytes, l.unusable), (Some(8), Some(16), false));
     }
 }

@@ -896,22 +896,26 @@ pub fn read_strings(
 const PAYLOAD_MAX: usize = 256;
 
 /// A row's binary payload, stored as a blob or as hex text (the column is
-/// declared TEXT). Decoded with the export's schemas by
-/// [`super::payload::Schemas`].
+/// declared TEXT), when it has one: empty when it cannot be read (longer
+/// than [`PAYLOAD_MAX`], empty, or text that is not hex), so that it is
+/// counted as a payload that gave nothing. Decoded with the export's
+/// schemas by [`super::payload::Schemas`].
 fn payload_bytes(v: ValueRef) -> Option<Vec<u8>> {
-    match v {
-        ValueRef::Blob(b) if !b.is_empty() && b.len() <= PAYLOAD_MAX => Some(b.to_vec()),
-        ValueRef::Text(t) => {
-            let t = std::str::from_utf8(t).ok()?.trim();
-            let t = t.strip_prefix("0x").unwrap_or(t);
-            if t.is_empty() || t.len() % 2 != 0 || t.len() > 2 * PAYLOAD_MAX {
-                return None;
-            }
-            (0..t.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
-                .collect()
+    let hex = |t: &[u8]| -> Option<Vec<u8>> {
+        let t = std::str::from_utf8(t).ok()?.trim();
+        let t = t.strip_prefix("0x").unwrap_or(t);
+        if t.is_empty() || t.len() % 2 != 0 || t.len() > 2 * PAYLOAD_MAX {
+            return None;
         }
+        (0..t.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
+            .collect()
+    };
+    match v {
+        ValueRef::Blob(b) if b.len() <= PAYLOAD_MAX => Some(b.to_vec()),
+        ValueRef::Blob(_) => Some(Vec::new()),
+        ValueRef::Text(t) => Some(hex(t).unwrap_or_default()),
         _ => None,
     }
 }

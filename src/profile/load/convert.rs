@@ -475,15 +475,21 @@ impl State<'_> {
                 && let Some(sym) = names[i]
                 && let name = self.p.strings.get(sym)
                 && name.starts_with("nccl")
-                && let Some(f) = self.payload_schemas.decode(n.domain[i], name, blob)
             {
                 let a = &mut self.p.nccl_api;
-                a.name.push(sym);
-                a.thread.push(threads[i]);
-                a.start.push(start);
-                a.end.push(end);
-                a.comm.push(f.comm);
-                a.bytes.push(f.bytes);
+                a.payloads.present += 1;
+                match self.payload_schemas.decode(n.domain[i], name, blob) {
+                    Ok(f) => {
+                        a.payloads.decoded += 1;
+                        a.name.push(sym);
+                        a.thread.push(threads[i]);
+                        a.start.push(start);
+                        a.end.push(end);
+                        a.comm.push(f.comm);
+                        a.bytes.push(f.bytes);
+                    }
+                    Err(why) => a.payloads.refused(why),
+                }
             }
             let out = &mut self.p.nvtx;
             out.start.push(start);
@@ -504,6 +510,7 @@ impl State<'_> {
                 a.comm.push(None);
                 a.bytes.push(None);
             }
+            super::nccl_rows::drop_duplicates(a, had_calls);
         }
     }
 
