@@ -15,6 +15,9 @@ pub enum Caveat {
     Origin(String),
     /// Matched by a rung built against synthetic data only.
     Unverified(MatchMethod),
+    /// Kernels of these devices that no NCCL call named (a lost range or
+    /// payload): (device, placed by order, left out as their ends did not fit).
+    WithoutCalls(Vec<(DevId, usize, usize)>),
     /// Sequences differ where no placement explains it; only the instances
     /// before it are paired.
     Desync(Vec<DevId>, Desync),
@@ -52,6 +55,37 @@ impl Caveat {
                 "matched by {}, a rung built against synthetic data only (unverified)",
                 m.name()
             ),
+            Caveat::WithoutCalls(list) => {
+                let kernels = |n: usize| if n == 1 { "kernel" } else { "kernels" };
+                let lacked: Vec<String> = list
+                    .iter()
+                    .map(|&(d, placed, out)| {
+                        format!(
+                            "{} {} of device {}",
+                            placed + out,
+                            kernels(placed + out),
+                            p.device_label(d)
+                        )
+                    })
+                    .collect();
+                let out: Vec<String> = list
+                    .iter()
+                    .filter(|x| x.2 > 0)
+                    .map(|&(d, _, out)| format!("{out} of device {}", p.device_label(d)))
+                    .collect();
+                let placed: usize = list.iter().map(|x| x.1).sum();
+                let mut line = format!(
+                    "no NCCL call with a payload names {}: {placed} placed by their order on the stream, checked against the ends of the instance",
+                    lacked.join(", ")
+                );
+                if !out.is_empty() {
+                    line += &format!(
+                        "; left out of every instance, their ends not fitting: {}",
+                        out.join(", ")
+                    );
+                }
+                line
+            }
             Caveat::Desync(devices, d) => {
                 let sides: Vec<String> = d
                     .ops
@@ -162,6 +196,14 @@ pub fn group_caveats(
     }
     if !g.method.verified() {
         out.push(Caveat::Unverified(g.method));
+    }
+    if !g.without_calls.is_empty() {
+        out.push(Caveat::WithoutCalls(
+            g.without_calls
+                .iter()
+                .map(|w| (g.devices[w.device], w.placed, w.left_out))
+                .collect(),
+        ));
     }
     if let Some(d) = &g.desync {
         out.push(Caveat::Desync(g.devices.clone(), d.clone()));

@@ -3,8 +3,9 @@
 //! Rungs, tried in order per group of streams:
 //! 1. an operation id shared by all ranks (`NCCL_GPU_OPERATIONS`, nsys ≥
 //!    2025.6 with NCCL ≥ 2.28) — UNVERIFIED: no real export here has it;
-//! 2. NCCL NVTX ranges carrying a communicator id, numbered per
-//!    communicator — UNVERIFIED: no real export here has the payload;
+//! 2. NCCL NVTX ranges carrying a communicator id: each communicator's
+//!    kernels are a group, placed in sequence as in rung 3 ([`by_comm`]) —
+//!    UNVERIFIED: no real export here has the payload;
 //! 3. sequence matching: the k-th NCCL kernel of each device's stream is one
 //!    instance. Streams are grouped by stream id when the ids agree across
 //!    ranks, otherwise paired by the longest common prefix of their
@@ -19,7 +20,9 @@
 //! communicators shows as ends that are aligned within device subsets but
 //! not across them; those subsets become groups of their own.
 
+mod by_comm;
 mod placement;
+mod streams;
 
 use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
@@ -32,6 +35,7 @@ use crate::profile::{DevId, LaneId, Profile};
 pub use placement::Basis;
 use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
+use streams::{Seq, cluster_streams, nccl_sequences};
 
 /// The first instance no placement explains: the ranks ran different
 /// operations there (or some ran none). Only the instances before it are
@@ -87,8 +91,25 @@ pub struct Group {
     pub ops: Vec<CollOp>,
     /// Why this group exists apart (e.g. split off by end alignment).
     pub note: Option<String>,
+    /// Devices (indices into `devices`) with kernels that no NCCL call
+    /// named while the others' did (rung 2): placed by their order on the
+    /// stream and checked against ends.
+    #[serde(default)]
+    pub without_calls: Vec<WithoutCalls>,
     /// How its devices' clocks were aligned, when they are on several.
     pub clocks: Option<GroupClocks>,
+}
+
+/// One device's kernels in a rung-2 group that no NCCL call named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WithoutCalls {
+    /// Index into the group's `devices`.
+    pub device: usize,
+    /// Kernels placed by their order on the stream.
+    pub placed: usize,
+    /// Kernels left out of every instance: their end did not fit the
+    /// instance their order put them in.
+    pub left_out: usize,
 }
 
 /// The clocks of a group whose devices are on several clock domains.
@@ -234,16 +255,6 @@ impl Matching {
     }
 }
 
-/// The NCCL kernels of one stream, in start order.
-#[derive(Debug, Clone)]
-struct Seq {
-    device: DevId,
-    lane: LaneId,
-    stream: u32,
-    rows: Vec<u32>,
-    ops: Vec<CollOp>,
-}
-
 /// Matches every NCCL collective of the profile across devices.
 /// Times across files are compared on `clock`.
 pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment) -> Matching {
@@ -252,39 +263,44 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         .enumerate()
         .map(|(i, d)| (d, i))
         .collect();
-    let seqs = nccl_sequences(p, classes);
-    let (clusters, unpaired) = cluster_streams(seqs, &order);
     let keys = OpKeys::read(p, classes);
+    let split = by_comm::split(p, nccl_sequences(p, classes), &keys);
+    let (stream_clusters, mut unpaired) = cluster_streams(split.rest, &order);
+    unpaired.extend(split.unplaced.iter().map(|&(lane, _)| lane));
+    let mut clusters: Vec<(Vec<Seq>, bool)> = Vec::new();
+    for comm in split.comms {
+        if comm.len() < 2 {
+            unpaired.extend(comm.iter().map(|s| s.lane));
+        } else {
+            clusters.push((comm, true));
+        }
+    }
+    clusters.extend(stream_clusters.into_iter().map(|c| (c, false)));
+    // Communicators per stream-id key, to say when one stream carries several.
+    let mut per_key: HashMap<String, usize> = HashMap::new();
+    for (c, from_comm) in &clusters {
+        if *from_comm {
+            *per_key.entry(group_key(c)).or_default() += 1;
+        }
+    }
     let mut groups = Vec::new();
-    let mut unpaired = unpaired;
-    let clusters = clusters
-        .into_iter()
-        .flat_map(|c| split_by_clock(p, clock, c));
-    for (mut members, refused) in clusters {
-        members.sort_by_key(|s| order[&s.device]);
-        let base = group_key(&members);
-        let mut parts = split_by_communicator(members, &keys);
-        parts.sort_by_key(|part| part.first().map(|s| order[&s.device]));
-        let split = parts.len() > 1;
-        for (i, part) in parts.into_iter().enumerate() {
-            if part.len() < 2 {
-                unpaired.extend(part.iter().map(|s| s.lane));
+    for (cluster, from_comm) in clusters {
+        for (mut members, refused) in split_by_clock(p, clock, cluster) {
+            if members.len() < 2 {
+                unpaired.extend(members.iter().map(|s| s.lane));
                 continue;
             }
-            let key = if split {
-                format!("{base}/{}", i + 1)
-            } else {
-                base.clone()
-            };
-            let mut built = build_groups(p, part, &keys, key, clock);
-            if split {
-                for g in &mut built {
-                    g.note =
-                        Some("split by NCCL communicator id (NVTX payload, unverified)".into());
+            members.sort_by_key(|s| order[&s.device]);
+            let key = group_key(&members);
+            let shared = per_key.get(&key).copied().unwrap_or(0);
+            let mut built = build_groups(p, members, &keys, key.clone(), clock, from_comm);
+            for g in &mut built {
+                if from_comm && shared > 1 {
+                    g.note = Some(format!(
+                        "one of {shared} communicators on {key}, told apart by NCCL's NVTX payloads (unverified)"
+                    ));
                 }
-            }
-            if let Some(why) = &refused {
-                for g in &mut built {
+                if let Some(why) = &refused {
                     g.note = Some(why.clone());
                 }
             }
@@ -335,114 +351,6 @@ fn split_by_clock(
         .collect()
 }
 
-/// Streams sharing an id but belonging to different communicators (known
-/// from NCCL's NVTX payload) are different groups.
-fn split_by_communicator(members: Vec<Seq>, keys: &OpKeys) -> Vec<Vec<Seq>> {
-    let comms: Vec<Option<u64>> = members
-        .iter()
-        .map(|s| keys.dominant_comm(&s.rows))
-        .collect();
-    if comms.iter().any(|c| c.is_none()) || comms.windows(2).all(|w| w[0] == w[1]) {
-        return vec![members];
-    }
-    let mut parts: BTreeMap<u64, Vec<Seq>> = BTreeMap::new();
-    for (s, c) in members.into_iter().zip(comms) {
-        parts.entry(c.unwrap_or(0)).or_default().push(s);
-    }
-    parts.into_values().collect()
-}
-
-fn nccl_sequences(p: &Profile, classes: &KernelClasses) -> Vec<Seq> {
-    let mut out = Vec::new();
-    for (lane_id, lane) in p.lanes.iter().enumerate() {
-        let mut rows = Vec::new();
-        let mut ops = Vec::new();
-        for i in lane.rows.clone() {
-            if let Some(k) = classes.comm(p, i) {
-                rows.push(i as u32);
-                ops.push(k.op);
-            }
-        }
-        if !rows.is_empty() {
-            out.push(Seq {
-                device: lane.device,
-                lane: lane_id as LaneId,
-                stream: lane.stream,
-                rows,
-                ops,
-            });
-        }
-    }
-    out
-}
-
-/// Offsets tried when pairing streams whose ids differ: a capture that
-/// starts this many collectives later still pairs.
-const CLUSTER_SHIFT: i64 = 64;
-
-/// The longest run of agreeing ops from the start of the overlap, over
-/// the offsets of `b` against `a` within [`CLUSTER_SHIFT`].
-fn common_run(a: &[CollOp], b: &[CollOp]) -> usize {
-    (-CLUSTER_SHIFT..=CLUSTER_SHIFT)
-        .map(|o| {
-            let (x, y) = if o >= 0 {
-                (a.get(o as usize..).unwrap_or(&[]), b)
-            } else {
-                (a, b.get((-o) as usize..).unwrap_or(&[]))
-            };
-            x.iter().zip(y).take_while(|(p, q)| p == q).count()
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Groups streams: by stream id where each device has exactly one NCCL
-/// stream with that id, then every other stream joins the cluster (lacking
-/// its device) whose reference sequence shares the longest agreeing run
-/// with it at some offset (a capture starting later) — at least half of
-/// the shorter sequence.
-fn cluster_streams(seqs: Vec<Seq>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Seq>>, Vec<LaneId>) {
-    let mut by_stream: BTreeMap<u32, Vec<Seq>> = BTreeMap::new();
-    for s in seqs {
-        by_stream.entry(s.stream).or_default().push(s);
-    }
-    let mut clusters: Vec<Vec<Seq>> = Vec::new();
-    let mut leftover: Vec<Seq> = Vec::new();
-    for (_, members) in by_stream {
-        let mut devs: Vec<DevId> = members.iter().map(|s| s.device).collect();
-        devs.sort_unstable();
-        let distinct = devs.windows(2).all(|w| w[0] != w[1]);
-        if distinct && members.len() >= 2 {
-            clusters.push(members);
-        } else {
-            leftover.extend(members);
-        }
-    }
-    // Longest first, then device order: a long sequence is the better reference.
-    leftover.sort_by_key(|s| (std::cmp::Reverse(s.ops.len()), order[&s.device], s.stream));
-    for s in leftover {
-        let best = clusters
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.iter().all(|m| m.device != s.device))
-            .map(|(i, c)| (common_run(&c[0].ops, &s.ops), i, c[0].ops.len()))
-            .filter(|&(lcp, _, len)| lcp >= 1 && 2 * lcp >= len.min(s.ops.len()))
-            .max_by_key(|&(lcp, i, _)| (lcp, std::cmp::Reverse(i)));
-        match best {
-            Some((_, i, _)) => clusters[i].push(s),
-            None => clusters.push(vec![s]),
-        }
-    }
-    let mut unpaired = Vec::new();
-    clusters.retain(|c| {
-        if c.len() < 2 {
-            unpaired.extend(c.iter().map(|s| s.lane));
-        }
-        c.len() >= 2
-    });
-    (clusters, unpaired)
-}
-
 /// A short, host-free key: `s29`, or `s7+s15` when the ranks' stream ids
 /// differ (each id once, in device order).
 fn group_key(members: &[Seq]) -> String {
@@ -483,11 +391,13 @@ fn build_groups(
     keys: &OpKeys,
     key: String,
     clock: &Alignment,
+    from_comm: bool,
 ) -> Vec<Group> {
-    let group = build_group(p, key, &members, keys, clock);
+    let group = build_group(p, key, &members, keys, clock, from_comm);
     // Across refined clocks, ends align within a tighter threshold than
-    // `end_aligned`'s 1 ms, so such a group is still examined.
-    if (group.end_aligned && group.clocks.is_none()) || members.len() < 4 {
+    // `end_aligned`'s 1 ms, so such a group is still examined. A
+    // communicator NCCL's payloads name is one, whatever its ends.
+    if from_comm || (group.end_aligned && group.clocks.is_none()) || members.len() < 4 {
         return vec![group];
     }
     let subsets = end_aligned_subsets(p, &group, &members, clock);
@@ -501,7 +411,7 @@ fn build_groups(
         .map(|(i, subset)| {
             let sub: Vec<Seq> = subset.iter().map(|&d| members[d].clone()).collect();
             let key = format!("{}/{}", group.key, i + 1);
-            let mut g = build_group(p, key, &sub, keys, clock);
+            let mut g = build_group(p, key, &sub, keys, clock, false);
             g.note = Some(format!(
                 "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
                 group.key
@@ -517,6 +427,7 @@ fn build_group(
     members: &[Seq],
     keys: &OpKeys,
     clock: &Alignment,
+    from_comm: bool,
 ) -> Group {
     // Each kernel's span on the reference clock, found once.
     let spans: Vec<Vec<Span>> = members
@@ -529,17 +440,23 @@ fn build_group(
         })
         .collect();
     let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
-    let (method, slots, captured, desync) = match keys.instances(&all_rows) {
+    let (method, mut slots, captured, desync) = match keys.instances(&all_rows) {
         Some((method, inst)) => {
-            let (slots, captured) = keyed(inst, &spans, members);
-            (method, slots, captured, None)
+            let (slots, captured, desync) = keyed(inst, &spans, members);
+            (method, slots, captured, desync)
         }
         None => {
             let (slots, captured, desync) = by_sequence(p, members, &spans, clock);
-            (MatchMethod::Sequence, slots, captured, desync)
+            let method = if from_comm {
+                MatchMethod::Nvtx
+            } else {
+                MatchMethod::Sequence
+            };
+            (method, slots, captured, desync)
         }
     };
     let n = members.len();
+    let without_calls = check_keyless(p, members, &mut slots, clock);
     // The type of an instance is that of its first member's kernel.
     let op_of_row: HashMap<u32, CollOp> = members
         .iter()
@@ -600,7 +517,76 @@ fn build_group(
         aligned,
         ops,
         note: None,
+        without_calls,
     }
+}
+
+/// Takes out of `slots` every kernel placed without a call whose end does
+/// not fit its instance's kernels with calls (on the reference clock,
+/// within 4× their usual end spread plus the clock error), and says per
+/// device how many were placed and taken out.
+fn check_keyless(
+    p: &Profile,
+    members: &[Seq],
+    slots: &mut [u32],
+    clock: &Alignment,
+) -> Vec<WithoutCalls> {
+    if members.iter().all(|s| s.keyless.is_empty()) {
+        return Vec::new();
+    }
+    let n = members.len();
+    let keyless = |d: usize, r: u32| members[d].keyless.binary_search(&r).is_ok();
+    let end = |r: u32| clock.gpu_span(p, r as usize).1;
+    // Ends of the kernels with calls, per instance.
+    let keyed_ends: Vec<Vec<i64>> = slots
+        .chunks(n)
+        .map(|rows| {
+            rows.iter()
+                .enumerate()
+                .filter(|&(d, &r)| r != ABSENT && !keyless(d, r))
+                .map(|(_, &r)| end(r))
+                .collect()
+        })
+        .collect();
+    let mut spreads: Vec<f64> = keyed_ends
+        .iter()
+        .filter(|e| e.len() >= 2)
+        .map(|e| (e.iter().max().unwrap() - e.iter().min().unwrap()) as f64)
+        .collect();
+    let usual =
+        super::stats::Spread::of(spreads.drain(..)).map_or(END_ALIGNED_NS as f64, |s| s.p50);
+    let rows: Vec<u32> = members
+        .iter()
+        .filter_map(|s| s.rows.first().copied())
+        .collect();
+    let tolerance = (4.0 * usual).max(20_000.0) as i64 + clock.uncertainty_ns(p, &rows);
+    let mut out: Vec<WithoutCalls> = Vec::new();
+    for (d, s) in members.iter().enumerate() {
+        if s.keyless.is_empty() {
+            continue;
+        }
+        let mut w = WithoutCalls {
+            device: d,
+            placed: 0,
+            left_out: 0,
+        };
+        for (k, ends) in keyed_ends.iter().enumerate() {
+            let r = slots[k * n + d];
+            if r == ABSENT || !keyless(d, r) {
+                continue;
+            }
+            if by_comm::ends_fit(end(r), &mut ends.clone(), tolerance) {
+                w.placed += 1;
+            } else {
+                slots[k * n + d] = ABSENT;
+                w.left_out += 1;
+            }
+        }
+        // Kernels past a desync are in no instance: left out too.
+        w.left_out += s.keyless.len() - w.placed - w.left_out;
+        out.push(w);
+    }
+    out
 }
 
 /// Instances named by a key (rungs 1 and 2), in order of earliest start:
@@ -609,7 +595,7 @@ fn keyed(
     inst: Vec<Vec<Option<u32>>>,
     spans: &[Vec<Span>],
     members: &[Seq],
-) -> (Vec<u32>, Vec<Captured>) {
+) -> (Vec<u32>, Vec<Captured>, Option<Desync>) {
     let start_of: HashMap<u32, i64> = members
         .iter()
         .zip(spans)
@@ -625,6 +611,34 @@ fn keyed(
     };
     let mut inst = inst;
     inst.sort_by_key(|rows| earliest(rows));
+    // A key naming kernels of different ops cannot be one collective: the
+    // first such instance is a desync, and only those before it are paired.
+    let op_of: HashMap<u32, CollOp> = members
+        .iter()
+        .flat_map(|s| s.rows.iter().copied().zip(s.ops.iter().copied()))
+        .collect();
+    let mut desync = None;
+    for (k, rows) in inst.iter().enumerate() {
+        let mut ops: Vec<(CollOp, Vec<usize>)> = Vec::new();
+        for (d, r) in rows.iter().enumerate() {
+            let Some(&op) = r.and_then(|r| op_of.get(&r)) else {
+                continue;
+            };
+            match ops.iter_mut().find(|(o, _)| *o == op) {
+                Some((_, devs)) => devs.push(d),
+                None => ops.push((op, vec![d])),
+            }
+        }
+        if ops.len() > 1 {
+            ops.sort_by_key(|(_, devs)| std::cmp::Reverse(devs.len()));
+            desync = Some(Desync {
+                instance: k + 1,
+                ops,
+            });
+            inst.truncate(k);
+            break;
+        }
+    }
     let n = members.len();
     let mut captured = vec![
         Captured {
@@ -649,7 +663,7 @@ fn keyed(
         .into_iter()
         .flat_map(|rows| rows.into_iter().map(|r| r.unwrap_or(ABSENT)))
         .collect();
-    (slots, captured)
+    (slots, captured, desync)
 }
 
 /// Instances by sequence: each device placed along the group's sequence.
@@ -820,6 +834,7 @@ mod tests {
             stream,
             rows: (0..ops.len() as u32).collect(),
             ops: ops.to_vec(),
+            keyless: Vec::new(),
         }
     }
 

@@ -1,13 +1,15 @@
-//! Rungs 1 and 2 of collective matching: keys that name the same collective
-//! on every rank. Both are UNVERIFIED: built against synthetic data shaped
-//! like the documented tables, because no real export here carries them.
+//! Rungs 1 and 2 of collective matching: an operation id that names the
+//! same collective on every rank, and the communicator NCCL's NVTX payload
+//! names for each kernel. Both are UNVERIFIED: built against synthetic
+//! data shaped like the documented tables, because no real export here
+//! carries them.
 
 use super::kernel_class::KernelClasses;
 use crate::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
 
-/// How instances were matched: the rung of the ladder that named them
-/// (rungs 1 and 2 here, the sequence in matching.rs).
+/// How instances were matched: an operation id (rung 1), communicators
+/// from NCCL's payloads placed in sequence (rung 2), or the sequence alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MatchMethod {
     OperationId,
@@ -30,15 +32,19 @@ impl MatchMethod {
     }
 }
 
-/// Per NCCL kernel row, the key of each rung that has one.
+/// Per NCCL kernel row, what rungs 1 and 2 know of it.
 #[derive(Debug, Default)]
 pub struct OpKeys {
+    /// Rung 1: an id naming the collective on every rank.
     operation: HashMap<u32, u64>,
-    /// (communicator id, per-communicator sequence number).
-    nvtx: HashMap<u32, (u64, u64)>,
+    /// Rung 2: the communicator of the NCCL call that issued the kernel.
+    /// It says which communicator, not which call of it: the calls are
+    /// placed in order like any sequence, so a call a rank lacks (a lost
+    /// range or payload) shifts nothing.
+    comm: HashMap<u32, u64>,
 }
 
-/// A rung is used for a group only when it covers this share of its kernels.
+/// Rung 1 is used for a group only when it covers this share of its kernels.
 const COVERAGE: f64 = 0.9;
 
 impl OpKeys {
@@ -64,50 +70,30 @@ impl OpKeys {
                 keys.operation.insert(row, o.operation[j]);
             }
         }
-        // Kernel → the NCCL API call that issued it; numbered per
-        // (process, communicator) in time order.
-        let mut per_comm: BTreeMap<(u32, u64), Vec<(i64, u32)>> = BTreeMap::new();
         for c in super::nccl_calls::issuing_calls(p, classes) {
-            let Some(comm) = c.comm else {
-                continue;
-            };
-            let process = p.threads[c.thread as usize].process;
-            per_comm
-                .entry((process, comm))
-                .or_default()
-                .push((c.at, c.row));
-        }
-        for ((_, comm), mut rows) in per_comm {
-            rows.sort_unstable();
-            for (seq, (_, row)) in rows.into_iter().enumerate() {
-                keys.nvtx.insert(row, (comm, seq as u64));
+            if let Some(comm) = c.comm {
+                keys.comm.insert(c.row, comm);
             }
         }
         keys
     }
 
-    /// The communicator most of these kernels belong to (rung 2 data).
-    pub fn dominant_comm(&self, rows: &[u32]) -> Option<u64> {
-        let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
-        for r in rows {
-            if let Some(&(comm, _)) = self.nvtx.get(r) {
-                *counts.entry(comm).or_default() += 1;
-            }
-        }
-        let (&comm, &n) = counts
-            .iter()
-            .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))?;
-        ((n as f64) >= COVERAGE * rows.len() as f64).then_some(comm)
+    /// The communicator NCCL's payload names for kernel `row`.
+    pub fn comm(&self, row: u32) -> Option<u64> {
+        self.comm.get(&row).copied()
     }
 
-    /// Instances of a group by rung 1 or 2, when one covers its kernels:
-    /// a slot per member for every key present on at least two members
+    /// Whether any kernel's communicator is known.
+    pub fn has_comms(&self) -> bool {
+        !self.comm.is_empty()
+    }
+
+    /// Instances of a group by rung 1, when it covers its kernels: a slot
+    /// per member for every key present on at least two members
     /// (captures that start or stop at different collectives lack some).
     pub fn instances(&self, members: &[&[u32]]) -> Option<(MatchMethod, Vec<Vec<Option<u32>>>)> {
-        if let Some(inst) = by_key(members, |r| self.operation.get(&r).copied()) {
-            return Some((MatchMethod::OperationId, inst));
-        }
-        by_key(members, |r| self.nvtx.get(&r).copied()).map(|inst| (MatchMethod::Nvtx, inst))
+        by_key(members, |r| self.operation.get(&r).copied())
+            .map(|inst| (MatchMethod::OperationId, inst))
     }
 }
 

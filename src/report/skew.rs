@@ -103,6 +103,11 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "sequence_consistent": g.sequence_consistent(),
                 "desync": desync,
                 "captured": captured,
+                "without_calls": g.without_calls.iter().map(|w| json!({
+                    "device": json::device(p, g.devices[w.device]),
+                    "placed": w.placed,
+                    "left_out": w.left_out,
+                })).collect::<Vec<_>>(),
                 "end_aligned": g.end_aligned,
                 "note": notes.first(),
                 "notes": notes,
