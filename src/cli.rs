@@ -644,6 +644,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(w) => w,
         Err(e) => return fail(e),
     };
+    let given = args.files.clone();
     let files = match distinct(args.files) {
         Ok(f) => f,
         Err(e) => return input_failed(e),
@@ -723,7 +724,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
                 .to_possible_value()
                 .map_or_else(String::new, |v| v.get_name().to_string())
         );
-        if let Err(code) = csv_out::write(&what, &tables, &args.csv) {
+        if let Err(code) = csv_out::write(&what, &tables, &args.csv, &given) {
             return code;
         }
     } else {

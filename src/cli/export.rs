@@ -49,9 +49,13 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(f) => f,
         Err(e) => return input_failed(e),
     };
-    // A list that cannot be read is said before the capture is loaded.
+    // A list that cannot be read, or an --out that would destroy a file,
+    // is said before the capture is loaded.
     if let Some(Err(why)) = args.ranks.as_deref().map(ranks) {
         return fail(why);
+    }
+    if let Err(why) = profile::out_file::check(&args.out, &args.files) {
+        return fail(format!("--out {why}"));
     }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
@@ -101,9 +105,10 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         marks: &marks,
         max_events: args.max_events,
     };
-    let written = match report::trace::write_file(out, &trace) {
+    let written = match report::trace::write_file(out, &args.files, &trace) {
         Ok(n) => n,
-        Err(why) => return input_failed(why),
+        Err(profile::out_file::Error::Refused(why)) => return fail(format!("--out {why}")),
+        Err(profile::out_file::Error::Failed(why)) => return input_failed(why),
     };
     println!(
         "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
@@ -210,7 +215,8 @@ pub fn exporter() -> rankline::tui::export::Exporter {
             marks: &marks,
             max_events: DEFAULT_MAX_EVENTS,
         };
-        let n = report::trace::write_file(path, &trace)?;
+        let inputs = rankline::profile::bookmarks::inputs(p);
+        let n = report::trace::write_file(path, &inputs, &trace).map_err(|e| e.to_string())?;
         let mut line = format!("{} events, {} launch flows", n.events(), n.flows);
         if let Some(why) = left_out {
             line += &format!("; {why}");
