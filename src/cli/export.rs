@@ -230,7 +230,7 @@ pub fn exporter() -> rankline::tui::export::Exporter {
 fn bookmarks_of(p: &Profile) -> (Vec<rankline::profile::bookmarks::Bookmark>, Option<String>) {
     use rankline::profile::bookmarks;
     match bookmarks::load(&bookmarks::inputs(p)) {
-        Ok(marks) => (marks, None),
+        Ok(kept) => (kept.marks, kept.left_out),
         Err(why) => (
             Vec::new(),
             Some(format!("bookmarks left out of the trace: {why}")),
