@@ -167,11 +167,15 @@ fn read(path: &Path) -> Result<Option<Stored>, String> {
 /// left out when read stay in the file as they were.
 pub fn add(inputs: &[PathBuf], b: Bookmark) -> Result<(PathBuf, Kept), String> {
     let path = file_of(inputs)?;
-    let shown = crate::text_safe::path_text(&path);
+    add_to(&path, inputs, b).map(|kept| (path, kept))
+}
+
+fn add_to(path: &Path, inputs: &[PathBuf], b: Bookmark) -> Result<Kept, String> {
+    let shown = crate::text_safe::path_text(path);
     if !b.has_a_window() {
         return Err(format!("{}: a bookmark needs a window", b.name));
     }
-    let mut bookmarks = read(&path)?.unwrap_or_default().bookmarks;
+    let mut bookmarks = read(path)?.unwrap_or_default().bookmarks;
     bookmarks.push(b);
     let stored = Stored {
         inputs: inputs.iter().map(|p| p.display().to_string()).collect(),
@@ -181,9 +185,49 @@ pub fn add(inputs: &[PathBuf], b: Bookmark) -> Result<(PathBuf, Kept), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{shown}: {e}"))?;
     }
     let text = serde_json::to_string_pretty(&stored).map_err(|e| e.to_string())?;
-    super::out_file::write(&path, inputs, |w| {
+    super::out_file::write(path, inputs, |w| {
         w.write_all(text.as_bytes()).map_err(|e| e.to_string())
     })
     .map_err(|e| e.to_string())?;
-    Ok((path.clone(), kept(&path, stored.bookmarks)))
+    Ok(kept(path, stored.bookmarks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(name: &str, window_ns: [i64; 2]) -> Bookmark {
+        Bookmark {
+            name: name.into(),
+            group: None,
+            instance: None,
+            window_ns,
+            created: "2026-12-04T22:15:00Z".into(),
+        }
+    }
+
+    /// A symbolic link at the file's name is read through (it may be the
+    /// user's own) but replaced by the write, never written through.
+    #[test]
+    fn an_add_replaces_a_symlink_and_leaves_its_target() {
+        let d = std::env::temp_dir().join(format!("rankline-bookmarks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let other = d.join("other.json");
+        let before = serde_json::to_string(&Stored {
+            inputs: vec![],
+            bookmarks: vec![mark("theirs", [1, 2])],
+        })
+        .unwrap();
+        std::fs::write(&other, &before).unwrap();
+        let path = d.join("ours.json");
+        std::os::unix::fs::symlink(&other, &path).unwrap();
+        let kept = add_to(&path, &[], mark("ours", [3, 4])).unwrap();
+        assert_eq!(kept.marks.len(), 2);
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), before);
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+        let e = add_to(&path, &[], mark("reversed", [4, 3])).unwrap_err();
+        assert!(e.contains("needs a window"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
