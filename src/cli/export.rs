@@ -20,7 +20,8 @@ pub struct ExportArgs {
     #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// The trace to write: Chrome Trace Event Format JSON, gzipped when
-    /// the name ends in .gz (Perfetto and chrome://tracing open both)
+    /// the name ends in .gz, any case (Perfetto and chrome://tracing open
+    /// both); never one of the inputs (exit 2); a FIFO is written in place
     #[arg(long, value_name = "TRACE.json[.gz]")]
     out: PathBuf,
     /// Only events overlapping this window, in seconds on the reference clock
