@@ -160,13 +160,5 @@ fn a_bookmark_whose_window_is_reversed_or_overflows_is_neither_listed_nor_export
         "{}",
         stderr(&o)
     );
-    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let marks: Vec<&str> = trace["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["cat"] == "bookmark")
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(marks, ["bookmark kept"]);
+    assert_eq!(common::bookmark_markers(&out), ["bookmark kept"]);
 }

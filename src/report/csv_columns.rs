@@ -11,6 +11,21 @@ pub fn when_empty(name: &str) -> Option<&'static [&'static str]> {
     COLUMNS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
 }
 
+/// The clock's tables, in `report clock` and inside `report summary`.
+const CLOCK_FILES: &[&str] = &[
+    "path",
+    "host",
+    "timebase",
+    "method",
+    "offset_ms",
+    "drift_ppm",
+    "drift_fitted",
+    "instances_used",
+    "refused",
+    "isolated",
+];
+const CLOCK_CAPTURED: &[&str] = &["group", "device", "first", "last", "placed_by", "confirmed"];
+
 /// Every table that may be empty, by name.
 pub const COLUMNS: &[(&str, &[&str])] = &[
     (
@@ -42,25 +57,8 @@ pub const COLUMNS: &[(&str, &[&str])] = &[
         "bookmarks.bookmarks",
         &["name", "group", "instance", "window_ns", "created"],
     ),
-    (
-        "clock.captured",
-        &["group", "device", "first", "last", "placed_by", "confirmed"],
-    ),
-    (
-        "clock.files",
-        &[
-            "path",
-            "host",
-            "timebase",
-            "method",
-            "offset_ms",
-            "drift_ppm",
-            "drift_fitted",
-            "instances_used",
-            "refused",
-            "isolated",
-        ],
-    ),
+    ("clock.captured", CLOCK_CAPTURED),
+    ("clock.files", CLOCK_FILES),
     (
         "diff.bandwidth.ops",
         &[
@@ -278,25 +276,8 @@ pub const COLUMNS: &[(&str, &[&str])] = &[
             "clock_uncertainty_ms",
         ],
     ),
-    (
-        "summary.clock.captured",
-        &["group", "device", "first", "last", "placed_by", "confirmed"],
-    ),
-    (
-        "summary.clock.files",
-        &[
-            "path",
-            "host",
-            "timebase",
-            "method",
-            "offset_ms",
-            "drift_ppm",
-            "drift_fitted",
-            "instances_used",
-            "refused",
-            "isolated",
-        ],
-    ),
+    ("summary.clock.captured", CLOCK_CAPTURED),
+    ("summary.clock.files", CLOCK_FILES),
     (
         "summary.devices",
         &[
