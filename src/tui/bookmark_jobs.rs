@@ -3,15 +3,18 @@
 //! anything, on any mount, and `q` and signals must still be answered.
 
 use crate::profile::bookmarks::{self, Bookmark, Kept};
+use crate::tui::data::Loaded;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-/// Work on the bookmarks file, run off the UI thread.
-#[derive(Debug, Clone)]
+/// Work on the bookmarks file of the capture `data` was loaded from, run
+/// off the UI thread (naming the file stats the inputs too).
+#[derive(Clone)]
 pub enum BookmarkJob {
     /// Read them, then list them when `list`.
-    Load { inputs: Vec<PathBuf>, list: bool },
+    Load { data: Arc<Loaded>, list: bool },
     Add {
-        inputs: Vec<PathBuf>,
+        data: Arc<Loaded>,
         bookmark: Bookmark,
     },
 }
@@ -33,21 +36,30 @@ impl BookmarkJob {
     /// Does it: file operations, which may block.
     pub fn run(self) -> BookmarksDone {
         match self {
-            BookmarkJob::Load { inputs, list } => BookmarksDone::Loaded {
-                kept: bookmarks::load(&inputs),
+            BookmarkJob::Load { data, list } => BookmarksDone::Loaded {
+                kept: inputs(&data).and_then(|i| bookmarks::load(&i)),
                 list,
             },
-            BookmarkJob::Add { inputs, bookmark } => BookmarksDone::Added {
+            BookmarkJob::Add { data, bookmark } => BookmarksDone::Added {
                 name: bookmark.name.clone(),
-                kept: bookmarks::add(&inputs, bookmark),
+                kept: inputs(&data).and_then(|i| bookmarks::add(&i, bookmark)),
             },
         }
     }
 }
 
+/// The capture's files, which its bookmarks are kept for.
+fn inputs(data: &Loaded) -> Result<Vec<PathBuf>, String> {
+    let inputs = bookmarks::inputs(&data.profile);
+    if inputs.is_empty() {
+        return Err("bookmarks are kept for files: the demo has none".into());
+    }
+    Ok(inputs)
+}
+
 /// The jobs asked for, and whether one is running: one at a time, as an
 /// add reads the file, then writes it whole.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct BookmarkJobs {
     queued: std::collections::VecDeque<BookmarkJob>,
     running: bool,

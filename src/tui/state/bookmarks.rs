@@ -6,14 +6,13 @@
 //! is and wherever it lives, `q` and signals are still answered.
 
 use super::{App, Overlay, Pick};
-use crate::profile::bookmarks::{self, Bookmark, Kept};
+use crate::profile::bookmarks::{Bookmark, Kept};
 use crate::tui::action::Action;
 use crate::tui::bookmark_jobs::{BookmarkJob, BookmarksDone};
 use crate::tui::data::Loaded;
 use crate::tui::messages::Level;
 use crate::tui::selection::Target;
 use crate::tui::timescale::View;
-use std::path::PathBuf;
 
 impl App {
     /// The next bookmark job for the loop to run, when none is running
@@ -60,17 +59,6 @@ impl App {
         self.bookmarks = Some(kept.marks);
     }
 
-    /// The capture's files, for its bookmarks; `None` (said) for the demo.
-    fn bookmark_inputs(&mut self) -> Option<Vec<PathBuf>> {
-        let l = self.data()?;
-        let inputs = bookmarks::inputs(&l.profile);
-        if inputs.is_empty() {
-            self.say("bookmarks are kept for files: the demo has none");
-            return None;
-        }
-        Some(inputs)
-    }
-
     /// The name a bookmark of the place here gets when none is typed.
     fn place_name(&self, l: &Loaded) -> String {
         match self.capture.instance() {
@@ -93,9 +81,6 @@ impl App {
     /// own name when empty).
     pub(super) fn add_bookmark(&mut self, name: &str) {
         let Some(l) = self.data() else { return };
-        let Some(inputs) = self.bookmark_inputs() else {
-            return;
-        };
         let w = self.capture.view.window();
         let instance = self.capture.instance();
         let bookmark = Bookmark {
@@ -111,7 +96,7 @@ impl App {
         };
         self.say(format!("bookmarking {}…", bookmark.name));
         self.bookmark_jobs
-            .push(BookmarkJob::Add { inputs, bookmark });
+            .push(BookmarkJob::Add { data: l, bookmark });
     }
 
     /// `'`: the list, once read.
@@ -120,12 +105,10 @@ impl App {
             Some([]) => self.say("no bookmarks yet (M marks this place)"),
             Some(_) => self.overlay = Overlay::Bookmarks(Pick::default()),
             None => {
-                let Some(inputs) = self.bookmark_inputs() else {
-                    return;
-                };
+                let Some(data) = self.data() else { return };
                 self.say("reading the bookmarks…");
                 self.bookmark_jobs
-                    .push(BookmarkJob::Load { inputs, list: true });
+                    .push(BookmarkJob::Load { data, list: true });
             }
         }
     }
