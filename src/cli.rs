@@ -325,7 +325,9 @@ pub fn run() -> ExitCode {
         Some(Command::Index { files, analysis }) => match (analysis.settings(), distinct(files)) {
             (Err(e), _) => fail(e),
             (_, Err(e)) => input_failed(e),
-            (Ok(settings), Ok(files)) => index(files, cli.cache.used(), &settings),
+            (Ok(settings), Ok(files)) => {
+                index(files, cli.cache.used(), cli.cache.cache_cap_gb, &settings)
+            }
         },
         Some(Command::Bench {
             file,
@@ -382,7 +384,7 @@ fn say_exports(files: &[PathBuf]) -> impl FnMut(usize, Stage, usize) + '_ {
     }
 }
 
-fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode {
+fn index(files: Vec<PathBuf>, cache: CacheDir, cap_gb: f64, settings: &Settings) -> ExitCode {
     let mut failed = false;
     // Files are indexed at once, one per core; lines come out in file order.
     let done = profile::parallel::each_on(
@@ -487,7 +489,7 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
             }
         }
     }
-    if let Some(line) = over_cap(&cache, &entries) {
+    if let Some(line) = over_cap(&cache, cap_gb, &entries) {
         say(line);
     }
     if failed {
@@ -499,8 +501,10 @@ fn index(files: Vec<PathBuf>, cache: CacheDir, settings: &Settings) -> ExitCode 
 
 /// When the cache is over its cap after an index: how much the indexed
 /// files' entries need (they are kept while in use, an hour; after that
-/// the next writer's eviction may take them).
-fn over_cap(cache: &CacheDir, entries: &[PathBuf]) -> Option<String> {
+/// the next writer's eviction may take them). The cap is said as
+/// `--cache-cap-gb` gave it (`0.001`, not `0.00`), the sizes with as many
+/// decimals.
+fn over_cap(cache: &CacheDir, cap_gb: f64, entries: &[PathBuf]) -> Option<String> {
     let total = profile::cache::counted_bytes(&cache.dir);
     if total <= cache.cap_bytes {
         return None;
@@ -511,11 +515,12 @@ fn over_cap(cache: &CacheDir, entries: &[PathBuf]) -> Option<String> {
         .map(|m| m.len())
         .sum();
     let gb = |b: u64| b as f64 / 1e9;
+    let cap = cap_gb.to_string();
+    let places = cap.split_once('.').map_or(0, |(_, f)| f.len()).max(2);
     Some(format!(
-        "{}: the cache holds {:.2} GB, over its cap of {:.2} GB; these files' entries take {:.2} GB and are kept for an hour after use, then older entries go first: --cache-cap-gb {:.0} or more keeps this job",
+        "{}: the cache holds {:.places$} GB, over its cap of {cap} GB; these files' entries take {:.places$} GB and are kept for an hour after use, then older entries go first: --cache-cap-gb {:.0} or more keeps this job",
         escape_controls(&cache.dir.display().to_string()),
         gb(total),
-        gb(cache.cap_bytes),
         gb(ours),
         gb(ours).ceil().max(1.0)
     ))
@@ -644,6 +649,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(w) => w,
         Err(e) => return fail(e),
     };
+    let given = args.files.clone();
     let files = match distinct(args.files) {
         Ok(f) => f,
         Err(e) => return input_failed(e),
@@ -723,7 +729,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
                 .to_possible_value()
                 .map_or_else(String::new, |v| v.get_name().to_string())
         );
-        if let Err(code) = csv_out::write(&what, &tables, &args.csv) {
+        if let Err(code) = csv_out::write(&what, &tables, &args.csv, &given) {
             return code;
         }
     } else {

@@ -141,17 +141,9 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let trace: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let names: Vec<&str> = trace["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["cat"] == "bookmark")
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names = common::bookmark_markers(&out);
     assert_eq!(names.len(), 2, "{names:?}");
-    assert!(names.contains(&"bookmark slow gather"));
+    assert!(names.iter().any(|n| n == "bookmark slow gather"));
     // Never beside the input.
     let beside: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -456,3 +456,37 @@ fn index_builds_caches_without_the_ui() {
     ]);
     assert!(stdout(&o).contains("already cached"), "{}", stdout(&o));
 }
+
+/// A symbolic link at an entry's name (another user of a shared cache
+/// directory may put one there) is replaced by the rebuilt entry, never
+/// written through: the file it points at is untouched.
+#[test]
+fn a_symlink_at_an_entry_name_is_replaced_not_written_through() {
+    let (f, cache) = megatron_and_cache("cache_symlink_entry");
+    let good = report(&f, &cache);
+    let victim = cache.with_file_name("victim.txt");
+    std::fs::write(&victim, "mine").unwrap();
+    let mut planted = Vec::new();
+    for e in std::fs::read_dir(&cache).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_file() {
+            std::fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink(&victim, &path).unwrap();
+            planted.push(path);
+        }
+    }
+    assert!(
+        planted.len() >= 2,
+        "the model and its analyses: {planted:?}"
+    );
+    assert_eq!(report(&f, &cache), good);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+    for p in &planted {
+        let meta = std::fs::symlink_metadata(p).unwrap();
+        assert!(
+            meta.is_file(),
+            "{} rebuilt in place of the link",
+            p.display()
+        );
+    }
+}

@@ -37,10 +37,14 @@ fn read(csv_text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// The JSON value's text as the CSV must write it.
+/// The JSON value's text as the CSV must write it (text a spreadsheet
+/// would evaluate begins with `'`).
 fn cell(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
+        Value::String(s) if s.starts_with(['=', '+', '-', '@']) && s.parse::<f64>().is_err() => {
+            format!("'{s}")
+        }
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
         other => other.to_string(),
@@ -106,11 +110,12 @@ fn every_table_holds_the_json_rows_and_values() {
                     continue; // nested in rows: checked below by its count
                 };
                 checked += 1;
+                let (header, records) = read(text);
+                assert_header_when_empty(name, &header, rows.is_empty());
                 if rows.is_empty() {
-                    assert!(text.is_empty(), "{input} {name}: {text}");
+                    assert!(records.is_empty(), "{input} {name}: {text}");
                     continue;
                 }
-                let (header, records) = read(text);
                 assert_eq!(records.len(), rows.len(), "{input} {name}");
                 for (row, rec) in rows.iter().zip(&records) {
                     for (c, got) in header.iter().zip(rec) {
@@ -138,6 +143,112 @@ fn every_table_holds_the_json_rows_and_values() {
             assert!(checked > 0 || tables.is_empty(), "{input} {section}");
         }
     }
+}
+
+/// A top-level table's header when it has no rows is known, and its
+/// columns are in every header the table has with rows, in order.
+fn assert_header_when_empty(name: &str, header: &[String], empty: bool) {
+    let when_empty = rankline::report::csv_columns::when_empty(name)
+        .unwrap_or_else(|| panic!("{name}: no header for when it has no rows"));
+    if empty {
+        assert_eq!(header, when_empty, "{name}");
+    } else {
+        let mut columns = header.iter();
+        for c in when_empty {
+            assert!(columns.any(|h| h == c), "{name}: {c} not in {header:?}");
+        }
+    }
+}
+
+/// The sections not in `SECTIONS`, and `diff`: an empty table is written
+/// with its header (it was a 0-byte file), every table that may be empty
+/// has one.
+#[test]
+fn empty_tables_have_their_header() {
+    let runs: [&[&str]; 5] = [
+        &["report", "stragglers", "fixtures/two_node_a.sqlite"],
+        &["report", "nvtx-tree", "fixtures/two_node_a.sqlite"],
+        &["report", "bookmarks", "fixtures/two_node_a.sqlite"],
+        &["report", "all", "fixtures/two_node_a.sqlite"],
+        &["diff", MEGATRON, "fixtures/diff/slow_gemm.sqlite"],
+    ];
+    let mut empty = 0;
+    for args in runs {
+        let mut all = args.to_vec();
+        all.push("--no-cache");
+        for (name, text) in tables_of("csv-empty-tables", &all) {
+            assert!(!text.is_empty(), "{args:?}: {name}.csv is empty");
+            let (header, records) = read(&text);
+            let top = rankline::report::csv_columns::when_empty(&name).is_some();
+            if records.is_empty() || top {
+                assert_header_when_empty(&name, &header, records.is_empty());
+            }
+            empty += usize::from(records.is_empty());
+        }
+    }
+    assert!(empty >= 5, "{empty} empty tables seen");
+}
+
+/// Kernel and NVTX names a spreadsheet would evaluate are written as text
+/// (a leading `'`); numbers, negative ones too, stay numbers.
+#[test]
+fn names_a_spreadsheet_would_evaluate_are_text() {
+    let d = temp_dir("csv-formulas");
+    let f = d.join("in.sqlite");
+    std::fs::copy(root().join("fixtures/two_node_a.sqlite"), &f).unwrap();
+    let db = rusqlite::Connection::open(&f).unwrap();
+    // Short and demangled names alike (reports show the demangled).
+    let sql = "UPDATE StringIds SET value = '=HYPERLINK(\"http://x\",\"y\")'
+           WHERE id IN (SELECT k.%s FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s
+                        ON s.id = k.shortName WHERE s.value = 'vectorized_elementwise_kernel');
+         UPDATE StringIds SET value = '@SUM(1+1)*cmd|'' /C calc''!A0'
+           WHERE id IN (SELECT k.%s FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s
+                        ON s.id = k.shortName WHERE s.value = 'multi_tensor_apply_kernel');";
+    for column in ["demangledName", "shortName"] {
+        db.execute_batch(&sql.replace("%s", column)).unwrap();
+    }
+    drop(db);
+    let o = rankline(&[
+        "report",
+        "stats",
+        "--no-cache",
+        "--format",
+        "csv",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (header, records) = read(&stdout(&o));
+    assert_eq!(header[0], "name");
+    let names: Vec<&str> = records.iter().map(|r| r[0].as_str()).collect();
+    assert!(
+        names.contains(&"'=HYPERLINK(\"http://x\",\"y\")"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"'@SUM(1+1)*cmd|' /C calc'!A0"), "{names:?}");
+    assert!(
+        names.iter().all(|n| !n.starts_with(['=', '+', '-', '@'])),
+        "{names:?}"
+    );
+    // A negative figure is a number, as written.
+    let o = rankline(&[
+        "report",
+        "clock",
+        "--no-cache",
+        "--format",
+        "csv",
+        "--table",
+        "files",
+        "fixtures/multinode",
+    ]);
+    let (header, records) = read(&stdout(&o));
+    let at = header.iter().position(|h| h == "offset_ms").unwrap();
+    let offsets: Vec<&str> = records.iter().map(|r| r[at].as_str()).collect();
+    assert!(
+        offsets
+            .iter()
+            .all(|o| o.is_empty() || o.parse::<f64>().is_ok()),
+        "{offsets:?}"
+    );
 }
 
 /// A table nested in rows (a device's streams' collective types) has a

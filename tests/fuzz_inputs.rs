@@ -6,6 +6,9 @@
 //! no panic, no signal, no hang, and the input unchanged with nothing written
 //! beside it. `RANKLINE_FUZZ_ITERS=N cargo test --test fuzz_inputs` is the
 //! maintainers' long run (the default keeps `cargo test` under a minute).
+//! Damaged exports also meet hostile outputs and bookmarks files: the
+//! input as `--out`, a FIFO, a symbolic link at a CSV table's name, a FIFO,
+//! a huge file or /dev/zero where the bookmarks are kept.
 
 mod common;
 
@@ -134,6 +137,8 @@ struct Run {
     inputs: Vec<(PathBuf, Vec<u8>, bool)>,
     child: Child,
     started: Instant,
+    /// An output refused (exit 2, one line naming `--out`) is the outcome.
+    refused: bool,
     /// The mutated files' directories and how many entries each had.
     dirs: Vec<(PathBuf, usize)>,
 }
@@ -159,8 +164,22 @@ fn start_with(
     inputs: Vec<(PathBuf, Vec<u8>, bool)>,
     cache: Option<&Path>,
 ) -> Run {
+    start_in(what, args, inputs, cache, None)
+}
+
+/// [`start_with`], with `state` as the state directory (bookmarks).
+fn start_in(
+    what: String,
+    args: Vec<std::ffi::OsString>,
+    inputs: Vec<(PathBuf, Vec<u8>, bool)>,
+    cache: Option<&Path>,
+    state: Option<&Path>,
+) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rankline"));
     cmd.args(args);
+    if let Some(state) = state {
+        cmd.env("XDG_STATE_HOME", state);
+    }
     match cache {
         Some(dir) => cmd.arg("--cache-dir").arg(dir),
         None => cmd.arg("--no-cache"),
@@ -190,6 +209,7 @@ fn start_with(
         inputs,
         child,
         started: Instant::now(),
+        refused: false,
         dirs,
     }
 }
@@ -235,8 +255,9 @@ fn finish(mut run: Run) -> Option<String> {
         Some(_) if err.contains("panicked") || err.contains("internal error") => {
             Some("panicked".to_string())
         }
-        Some(0) => None,
-        Some(1) if each_names_one => None,
+        Some(0) if !run.refused => None,
+        Some(1) if each_names_one && !run.refused => None,
+        Some(2) if run.refused && lines.len() == 1 && lines[0].contains("--out") => None,
         Some(1) => Some("exit 1 without one line per failing file naming it".to_string()),
         Some(c) => Some(format!("exit {c}")),
     };
@@ -363,4 +384,100 @@ fn directory_runs(base: &Path, n: usize) -> Vec<String> {
         failures.extend(finish(start_with(what, args, both, None)));
     }
     failures
+}
+
+/// What rankline writes or reads beside a damaged input: the input as
+/// `--out`, a FIFO as `--out`, a symbolic link to the input at a CSV
+/// table's name; a FIFO, a 20 MiB file or a link to /dev/zero as the
+/// capture's bookmarks file. Each run ends as [`finish`] wants (an `--out`
+/// that is the input refused with exit 2), the input unchanged.
+#[test]
+fn hostile_outputs_and_bookmarks_end_cleanly() {
+    let base = temp_dir("fuzz_outputs");
+    let mut failures = Vec::new();
+    let cases = 24;
+    for i in 0..cases {
+        let mut rng = Rng(0x0A7_0000 + i as u64);
+        let which = i % SEEDS.len();
+        let mut bytes = std::fs::read(root().join(SEEDS[which])).expect("read fixture");
+        let said = if i % 4 == 0 {
+            "intact".to_string()
+        } else {
+            mutate(&mut bytes, &mut rng)
+        };
+        let dir = base.join(format!("run{i}"));
+        let out = base.join(format!("out{i}"));
+        let state = base.join(format!("state{i}"));
+        for d in [&dir, &out] {
+            std::fs::create_dir_all(d).expect("run dir");
+        }
+        let input = dir.join("export.sqlite");
+        std::fs::write(&input, &bytes).expect("write export");
+        let inputs = vec![(input.clone(), bytes.clone(), true)];
+        let arg = |p: &Path| std::ffi::OsString::from(p);
+        let export_to = |to: &Path| -> Vec<std::ffi::OsString> {
+            vec!["export".into(), "--out".into(), arg(to), arg(&input)]
+        };
+        let case = i % 6;
+        let what = format!("output case {case} #{i} {} ({said})", SEEDS[which]);
+        match case {
+            0 => {
+                let mut run = start_with(what, export_to(&input), inputs, None);
+                run.refused = true;
+                failures.extend(finish(run));
+            }
+            1 => {
+                let fifo = out.join("pipe.json");
+                common::nodes::mkfifo(&fifo);
+                let (failed, _) = common::nodes::reading_fifo(&fifo, || {
+                    finish(start_with(what.clone(), export_to(&fifo), inputs, None))
+                });
+                failures.extend(failed);
+                let kind = std::fs::symlink_metadata(&fifo).map(|m| m.file_type());
+                if !kind.is_ok_and(|k| std::os::unix::fs::FileTypeExt::is_fifo(&k)) {
+                    failures.push(format!("{what}: the FIFO was replaced"));
+                }
+            }
+            2 => {
+                let link = out.join("skew.groups.csv");
+                std::os::unix::fs::symlink(&input, &link).expect("symlink");
+                let args = vec![
+                    "report".into(),
+                    "all".into(),
+                    "--format".into(),
+                    "csv".into(),
+                    "--out-dir".into(),
+                    arg(&out),
+                    arg(&input),
+                ];
+                failures.extend(finish(start_with(what, args, inputs, None)));
+            }
+            _ => {
+                let name = rankline::profile::bookmarks::file_name(std::slice::from_ref(&input))
+                    .expect("a bookmarks file name");
+                let file = state.join("rankline/bookmarks").join(name);
+                std::fs::create_dir_all(file.parent().unwrap()).expect("state dir");
+                match case {
+                    3 => common::nodes::mkfifo(&file),
+                    4 => std::fs::File::create(&file)
+                        .and_then(|f| f.set_len(20 << 20))
+                        .expect("a sparse file"),
+                    _ => std::os::unix::fs::symlink("/dev/zero", &file).expect("symlink"),
+                }
+                let report = vec!["report".into(), "bookmarks".into(), arg(&input)];
+                let trace = export_to(&out.join("t.json"));
+                for args in [report, trace] {
+                    let run = start_in(what.clone(), args, inputs.clone(), None, Some(&state));
+                    failures.extend(finish(run));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} hostile outputs did not end cleanly:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&base);
 }

@@ -88,7 +88,7 @@ fn an_index_over_the_cap_says_how_much_the_job_needs() {
     let err = stderr(&o);
     let line = err
         .lines()
-        .find(|l| l.contains("over its cap of 0.00 GB"))
+        .find(|l| l.contains("over its cap of 0.000001 GB"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(line.contains("these files' entries take "), "{line}");
     assert!(

@@ -3,6 +3,7 @@
 //! `--no-cache`, the error lines, directories, `index`, `NSYS=` and Ctrl-C.
 
 mod common;
+use common::nodes::mkfifo;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -458,11 +459,6 @@ fn index_exports_and_caches_a_directory_of_reports() {
     );
     assert_eq!(lines[3], "job of 3 files: analyses already stored", "{out}");
     assert_eq!(calls(&log).len(), 3);
-}
-
-/// A FIFO the stand-in nsys says "started" into.
-fn mkfifo(path: &Path) {
-    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
 }
 
 /// The FIFO held open for reading and writing: the stand-in's write never

@@ -24,7 +24,9 @@ fn written(job: &rankline::tui::export::ExportJob, test: &str) -> serde_json::Va
             marks: &[],
             max_events: 1_000_000,
         };
-        rankline::report::trace::write_file(path, &trace).map(|n| format!("{} events", n.events()))
+        rankline::report::trace::write_file(path, &[], &trace)
+            .map_err(|e| e.to_string())
+            .map(|n| format!("{} events", n.events()))
     });
     let line = run_export(&exporter, job, &dir, "megatron_tp8", "20261204T000000Z").unwrap();
     let path = dir.join("megatron_tp8-".to_string() + &job.what + "-20261204T000000Z.json.gz");

@@ -2,6 +2,8 @@
 //! terminal emulator (vt100). Open the fixture, jump to the next big event,
 //! open the skew panel, read the answer, quit.
 
+mod common;
+
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -553,4 +555,40 @@ fn e_exports_under_the_state_directory_and_says_where() {
         "{files:?}"
     );
     assert_eq!(listing(), before, "nothing new beside the input");
+}
+
+/// A FIFO as the capture's bookmarks file: `'` says it is not a regular
+/// file, and `q` quits with the terminal restored (opening it blocked the
+/// loop: `q`, Ctrl-C and SIGTERM did nothing, the screen stayed).
+#[test]
+fn a_fifo_as_the_bookmarks_file_leaves_q_working() {
+    let state = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/test-tmp/pty-bookmarks-fifo"
+    );
+    let _ = std::fs::remove_dir_all(state);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rankline"))
+        .args(["report", "bookmarks", "--format", "json", "--no-cache"])
+        .arg("fixtures/megatron_tp8.sqlite")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("XDG_STATE_HOME", state)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let file = std::path::PathBuf::from(v["file"].as_str().unwrap());
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    common::nodes::mkfifo(&file);
+    let env = [("XDG_STATE_HOME", state)];
+    let mut s = Session::start_with(
+        &["fixtures/megatron_tp8.sqlite", "--no-cache"],
+        &env,
+        200,
+        48,
+    );
+    s.wait_ready();
+    s.send("'");
+    s.wait_for("not a regular file");
+    s.send("q");
+    assert!(s.wait_exit().success());
+    s.assert_restored();
 }

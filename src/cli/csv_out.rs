@@ -2,6 +2,7 @@
 //! (or the one `--table` names) to a file of its own under `--out-dir`.
 
 use super::messages::{fail, say};
+use rankline::profile::out_file;
 use rankline::report::csv_tables::Table;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,10 +27,15 @@ impl CsvArgs {
     }
 }
 
-/// Prints or writes `tables` of the command `what` (`report skew`) as
-/// `args` say. A choice the tables cannot meet is a usage error that
-/// names them.
-pub(super) fn write(what: &str, tables: &[Table], args: &CsvArgs) -> Result<(), ExitCode> {
+/// Prints or writes `tables` of the command `what` (`report skew`) on
+/// `inputs` (the command line's) as `args` say. A choice the tables
+/// cannot meet is a usage error that names them.
+pub(super) fn write(
+    what: &str,
+    tables: &[Table],
+    args: &CsvArgs,
+    inputs: &[PathBuf],
+) -> Result<(), ExitCode> {
     let names = || {
         tables
             .iter()
@@ -71,7 +77,7 @@ pub(super) fn write(what: &str, tables: &[Table], args: &CsvArgs) -> Result<(), 
         None => tables.iter().collect(),
     };
     if let Some(dir) = &args.out_dir {
-        return write_files(dir, &picked);
+        return write_files(dir, &picked, inputs);
     }
     match picked.as_slice() {
         [] => Err(fail(format!("{what} has no table to write as CSV"))),
@@ -88,28 +94,42 @@ pub(super) fn write(what: &str, tables: &[Table], args: &CsvArgs) -> Result<(), 
     }
 }
 
-/// Each table to `dir/<name>.csv`, said in a line per file on stdout.
-fn write_files(dir: &Path, tables: &[&Table]) -> Result<(), ExitCode> {
+/// Each table to `dir/<name>.csv`, said in a line per file on stdout;
+/// none when one of them would be refused (exit 2): never over an input,
+/// never through a symbolic link at a table's name.
+fn write_files(dir: &Path, tables: &[&Table], inputs: &[PathBuf]) -> Result<(), ExitCode> {
     let shown = rankline::text_safe::path_text(dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
         say(format!("{shown}: cannot make the directory: {e}"));
         return Err(ExitCode::FAILURE);
     }
+    let paths: Vec<PathBuf> = tables
+        .iter()
+        .map(|t| dir.join(format!("{}.csv", t.name)))
+        .collect();
+    for path in &paths {
+        if let Err(why) = out_file::check(path, inputs) {
+            return Err(fail(format!("--out-dir {why}")));
+        }
+    }
     let mut out = std::io::stdout().lock();
-    for t in tables {
-        let path = dir.join(format!("{}.csv", t.name));
-        if let Err(e) = std::fs::write(&path, t.to_csv()) {
-            say(format!(
-                "{}: cannot write: {e}",
-                rankline::text_safe::path_text(&path)
-            ));
-            return Err(ExitCode::FAILURE);
+    for (t, path) in tables.iter().zip(&paths) {
+        let csv = t.to_csv();
+        match out_file::write(path, inputs, |w| {
+            w.write_all(csv.as_bytes()).map_err(|e| e.to_string())
+        }) {
+            Ok(()) => {}
+            Err(out_file::Error::Refused(why)) => return Err(fail(format!("--out-dir {why}"))),
+            Err(out_file::Error::Failed(why)) => {
+                say(format!("cannot write {why}"));
+                return Err(ExitCode::FAILURE);
+            }
         }
         let rows = t.rows.len();
         let _ = writeln!(
             out,
             "{} ({rows} row{})",
-            rankline::text_safe::path_text(&path),
+            rankline::text_safe::path_text(path),
             if rows == 1 { "" } else { "s" }
         );
     }

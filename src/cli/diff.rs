@@ -210,7 +210,12 @@ pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {
         gate,
     };
     if format == Format::Csv {
-        if let Err(code) = csv_out::write("diff", &tables(&d, &options), &args.csv) {
+        if let Err(code) = csv_out::write(
+            "diff",
+            &tables(&d, &options),
+            &args.csv,
+            &[args.before.clone(), args.after.clone()],
+        ) {
             return code;
         }
     } else {

@@ -20,7 +20,8 @@ pub struct ExportArgs {
     #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<PathBuf>,
     /// The trace to write: Chrome Trace Event Format JSON, gzipped when
-    /// the name ends in .gz (Perfetto and chrome://tracing open both)
+    /// the name ends in .gz, any case (Perfetto and chrome://tracing open
+    /// both); never one of the inputs (exit 2); a FIFO is written in place
     #[arg(long, value_name = "TRACE.json[.gz]")]
     out: PathBuf,
     /// Only events overlapping this window, in seconds on the reference clock
@@ -49,9 +50,13 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Ok(f) => f,
         Err(e) => return input_failed(e),
     };
-    // A list that cannot be read is said before the capture is loaded.
+    // A list that cannot be read, or an --out that would destroy a file,
+    // is said before the capture is loaded.
     if let Some(Err(why)) = args.ranks.as_deref().map(ranks) {
         return fail(why);
+    }
+    if let Err(why) = profile::out_file::check(&args.out, &args.files) {
+        return fail(format!("--out {why}"));
     }
     let settings = match args.analysis.settings() {
         Ok(s) => s,
@@ -101,9 +106,10 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         marks: &marks,
         max_events: args.max_events,
     };
-    let written = match report::trace::write_file(out, &trace) {
+    let written = match report::trace::write_file(out, &args.files, &trace) {
         Ok(n) => n,
-        Err(why) => return input_failed(why),
+        Err(profile::out_file::Error::Refused(why)) => return fail(format!("--out {why}")),
+        Err(profile::out_file::Error::Failed(why)) => return input_failed(why),
     };
     println!(
         "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
@@ -210,7 +216,8 @@ pub fn exporter() -> rankline::tui::export::Exporter {
             marks: &marks,
             max_events: DEFAULT_MAX_EVENTS,
         };
-        let n = report::trace::write_file(path, &trace)?;
+        let inputs = rankline::profile::bookmarks::inputs(p);
+        let n = report::trace::write_file(path, &inputs, &trace).map_err(|e| e.to_string())?;
         let mut line = format!("{} events, {} launch flows", n.events(), n.flows);
         if let Some(why) = left_out {
             line += &format!("; {why}");
@@ -224,7 +231,7 @@ pub fn exporter() -> rankline::tui::export::Exporter {
 fn bookmarks_of(p: &Profile) -> (Vec<rankline::profile::bookmarks::Bookmark>, Option<String>) {
     use rankline::profile::bookmarks;
     match bookmarks::load(&bookmarks::inputs(p)) {
-        Ok(marks) => (marks, None),
+        Ok(kept) => (kept.marks, kept.left_out),
         Err(why) => (
             Vec::new(),
             Some(format!("bookmarks left out of the trace: {why}")),

@@ -14,6 +14,16 @@ pub fn is_nsys_report(path: &Path) -> bool {
         .is_some_and(|e| REPORT_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)))
 }
 
+/// Whether a directory input reads the entry `name`: an export's or a
+/// report's name (any case), not hidden.
+pub fn is_input_name(name: &std::ffi::OsStr) -> bool {
+    let path = Path::new(name);
+    let is_export = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("sqlite"));
+    (is_export || is_nsys_report(path)) && !name.to_string_lossy().starts_with('.')
+}
+
 /// The files `inputs` name, in order (see [`expand_inputs_noting`]).
 pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     expand_inputs_noting(inputs).map(|(files, _)| files)
@@ -82,16 +92,11 @@ fn exports_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         let name = entry.file_name();
-        let is_export = Path::new(&name)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("sqlite"));
-        let is_report = is_nsys_report(Path::new(&name));
-        let hidden = name.to_string_lossy().starts_with('.');
         // Whatever it is: a broken symlink, a FIFO or a subdirectory named
         // like an export is a rank's file missing, which the loader says
         // (one line each) while the rest still loads.
-        if (is_export || is_report) && !hidden {
-            if is_report {
+        if is_input_name(&name) {
+            if is_nsys_report(Path::new(&name)) {
                 reports.push(entry.path());
             } else {
                 found.push(entry.path());

@@ -23,6 +23,7 @@ mod model;
 pub mod names;
 pub mod nsys_export;
 mod open;
+pub mod out_file;
 pub mod parallel;
 mod payload;
 mod progress;

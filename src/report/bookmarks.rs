@@ -4,11 +4,11 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::table::Table;
-use crate::profile::bookmarks::{self, Bookmark};
+use crate::profile::bookmarks::{self, Kept};
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
 
-fn read(cx: &Context) -> Result<(Vec<Bookmark>, String), String> {
+fn read(cx: &Context) -> Result<(Kept, String), String> {
     let inputs = bookmarks::inputs(cx.profile);
     let file = bookmarks::file_of(&inputs)?;
     Ok((
@@ -19,8 +19,9 @@ fn read(cx: &Context) -> Result<(Vec<Bookmark>, String), String> {
 
 pub fn to_json(cx: &Context) -> Value {
     match read(cx) {
-        Ok((marks, file)) => json!({
+        Ok((Kept { marks, left_out }, file)) => json!({
             "file": file,
+            "left_out": left_out,
             "bookmarks": marks.iter().map(|b| json!({
                 "name": escape_controls(&b.name),
                 "group": b.group.as_deref().map(escape_controls),
@@ -35,11 +36,14 @@ pub fn to_json(cx: &Context) -> Value {
 
 pub fn to_text(cx: &Context) -> String {
     let mut out = String::from("Bookmarks (M in the timeline marks one; ' lists them)\n");
-    let (marks, file) = match read(cx) {
+    let (Kept { marks, left_out }, file) = match read(cx) {
         Ok(r) => r,
         Err(why) => return out + &format!("  {why}\n"),
     };
     out += &format!("  kept in {file}\n");
+    if let Some(why) = left_out {
+        out += &format!("  {why}\n");
+    }
     if marks.is_empty() {
         return out + "  none for this capture\n";
     }

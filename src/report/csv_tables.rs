@@ -9,7 +9,7 @@
 //! spreadsheet. Nested objects become `a.b` columns, lists of plain values
 //! one field joined by `;`, null an empty field.
 
-use super::csv;
+use super::{csv, csv_columns};
 use serde_json::{Map, Value};
 
 /// One table: its name, its columns (in the order the JSON first has
@@ -22,15 +22,10 @@ pub struct Table {
 }
 
 impl Table {
-    /// The table as RFC 4180 CSV: one header row, then a record per row.
-    /// A table without rows has no columns either (the JSON names none):
-    /// nothing at all.
+    /// The table as RFC 4180 CSV: one header row (a table without rows
+    /// too), then a record per row.
     pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        if self.columns.is_empty() {
-            return out;
-        }
-        out += &csv::record(&self.columns);
+        let mut out = csv::record(&self.columns);
         for r in &self.rows {
             out += &csv::record(r);
         }
@@ -40,14 +35,23 @@ impl Table {
 
 /// Every table of `value`, the JSON of the section `section`, in the
 /// order they first appear (a parent before the tables in its rows); the
-/// rows of a nested table are those of every row it sits in.
+/// rows of a nested table are those of every row it sits in. An empty
+/// list is a table with the header [`csv_columns`] gives it, or none.
 pub fn tables(section: &str, value: &Value) -> Vec<Table> {
     let mut found = Vec::new();
     collect(section, value, &[], &mut found);
     let names: Vec<String> = found.iter().map(|(n, _)| n.clone()).collect();
     found
         .into_iter()
-        .map(|(name, rows)| {
+        .filter_map(|(name, rows)| {
+            if rows.is_empty() {
+                let columns = csv_columns::when_empty(&name)?;
+                return Some(Table {
+                    columns: columns.iter().map(|c| c.to_string()).collect(),
+                    name,
+                    rows: Vec::new(),
+                });
+            }
             // An empty list where other rows hold a table is that table.
             let nested = |c: &str| names.contains(&format!("{name}.{c}"));
             let mut columns: Vec<String> = Vec::new();
@@ -75,11 +79,11 @@ pub fn tables(section: &str, value: &Value) -> Vec<Table> {
                         .collect()
                 })
                 .collect();
-            Table {
+            Some(Table {
                 name,
                 columns,
                 rows,
-            }
+            })
         })
         .collect()
 }

@@ -8,6 +8,7 @@ mod captures;
 mod clock;
 mod context;
 mod csv;
+pub mod csv_columns;
 pub mod csv_tables;
 pub mod diff;
 mod fit;

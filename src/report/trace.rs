@@ -11,6 +11,7 @@ use crate::analysis::pipeline::Analysis;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
 use crate::profile::bookmarks::Bookmark;
+use crate::profile::out_file;
 use crate::profile::{GpuKind, NONE, NvtxKind, Profile};
 use crate::text_safe::escape_controls;
 use serde_json::{Value, json};
@@ -47,34 +48,25 @@ impl Written {
     }
 }
 
-/// [`write`] to the file `path`, gzipped when its name ends in `.gz`: made
-/// beside it under a temporary name and renamed over it when whole, so a
-/// refusal or a failure leaves whatever was there before.
-pub fn write_file(path: &std::path::Path, t: &Trace) -> Result<Written, String> {
-    let shown = crate::text_safe::path_text(path);
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".rankline-{}.tmp", std::process::id()));
-    let temp = std::path::PathBuf::from(temp);
-    let file = std::fs::File::create(&temp).map_err(|e| format!("{shown}: {e}"))?;
-    let mut buffered = std::io::BufWriter::new(file);
-    let gz = path.extension().is_some_and(|x| x == "gz");
-    let done = if gz {
-        let mut z = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
-        write(&mut z, t).and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
-    } else {
-        write(&mut buffered, t)
-    }
-    .and_then(|n| buffered.flush().map(|_| n).map_err(|e| e.to_string()));
-    drop(buffered);
-    let done = done.and_then(|n| {
-        std::fs::rename(&temp, path)
-            .map(|_| n)
-            .map_err(|e| e.to_string())
-    });
-    if done.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    done.map_err(|why| format!("{shown}: {why}"))
+/// [`write`] to the file `path`, gzipped when its name ends in `.gz` (any
+/// case), as [`out_file::write`] writes it: never over one of `inputs`,
+/// a refusal or a failure leaving whatever was there before.
+pub fn write_file(
+    path: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+    t: &Trace,
+) -> Result<Written, out_file::Error> {
+    let gz = path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("gz"));
+    out_file::write(path, inputs, |out| {
+        if gz {
+            let mut z = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+            write(&mut z, t).and_then(|n| z.finish().map(|_| n).map_err(|e| e.to_string()))
+        } else {
+            write(out, t)
+        }
+    })
 }
 
 /// Process ids: devices first, then CPU processes (Perfetto wants numbers).

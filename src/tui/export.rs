@@ -106,7 +106,8 @@ pub fn new_file(dir: &Path, input: &str, what: &str, utc: &str) -> PathBuf {
     let base = format!("{}-{what}-{utc}", file_safe(input));
     let mut path = dir.join(format!("{base}.json.gz"));
     let mut n = 2;
-    while path.exists() {
+    // Any entry, a dangling symbolic link too, is taken.
+    while path.symlink_metadata().is_ok() {
         path = dir.join(format!("{base}-{n}.json.gz"));
         n += 1;
     }

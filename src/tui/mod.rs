@@ -4,6 +4,7 @@
 pub mod action;
 pub mod baseline;
 pub mod behind;
+pub mod bookmark_jobs;
 pub mod capture;
 pub mod data;
 pub mod export;

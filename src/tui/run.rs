@@ -2,6 +2,7 @@
 //! redraws coalesced to at most one frame per ~16 ms and none when idle.
 //! The terminal is restored on every exit path, panics and signals included.
 
+use super::bookmark_jobs::{BookmarkJob, BookmarksDone};
 use super::data::{self, LoadMsg};
 use super::export::{self, ExportJob, Exporter};
 use super::keymap::Keymap;
@@ -51,6 +52,8 @@ pub enum Msg {
     NothingOpened,
     /// A trace export (`E`) ended: its line.
     Exported(Result<String, String>),
+    /// A read or write of the bookmarks file ended.
+    Bookmarks(BookmarksDone),
     /// Something went wrong that the UI cannot go on from.
     Fatal(String),
 }
@@ -149,6 +152,7 @@ async fn event_loop(
         }
     });
     let export_tx = tx.clone();
+    let bookmarks_tx = tx.clone();
     drop(tx);
     let input = opts
         .sources
@@ -165,6 +169,15 @@ async fn event_loop(
                 None => Err("export is not available here".into()),
             };
             let _ = tx.send(Msg::Exported(line));
+        });
+    };
+
+    // The bookmarks file may be anything (a FIFO, a hung mount): never
+    // touched on the loop's thread.
+    let mut bookmarks = move |job: BookmarkJob| {
+        let tx = bookmarks_tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(Msg::Bookmarks(job.run()));
         });
     };
 
@@ -187,6 +200,7 @@ async fn event_loop(
         set_mouse: &mut set_mouse,
         clipboard: &mut std::io::stdout(),
         export: &mut export,
+        bookmarks: &mut bookmarks,
     };
     let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
@@ -208,6 +222,7 @@ pub async fn drive<B: ratatui::backend::Backend>(
         set_mouse: &mut |_| {},
         clipboard: &mut std::io::sink(),
         export: &mut |_| {},
+        bookmarks: &mut |_| {},
     };
     drive_with(terminal, app, rx, outside).await
 }
@@ -221,6 +236,9 @@ pub struct Outside<'a> {
     /// Starts a trace export (`E`) off the loop; its line comes back as
     /// [`Msg::Exported`].
     pub export: &'a mut dyn FnMut(ExportJob),
+    /// Starts a read or write of the bookmarks file off the loop; its end
+    /// comes back as [`Msg::Bookmarks`].
+    pub bookmarks: &'a mut dyn FnMut(BookmarkJob),
 }
 
 /// [`drive`], with the terminal's side effects in `outside`.
@@ -234,6 +252,7 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         set_mouse,
         clipboard,
         export,
+        bookmarks,
     } = outside;
     let mut mouse = app.mouse;
     let mut last_frame = Instant::now() - FRAME;
@@ -273,6 +292,9 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         if let Some(job) = app.export.take() {
             export(job);
         }
+        if let Some(job) = app.next_bookmark_job() {
+            bookmarks(job);
+        }
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);
         }
@@ -311,6 +333,7 @@ fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
             app.quit = true;
         }
         Msg::Exported(line) => app.on_exported(line),
+        Msg::Bookmarks(done) => app.on_bookmarks(done),
         Msg::Fatal(e) => {
             app.fatal = Some(e);
             app.quit = true;

@@ -104,6 +104,8 @@ pub struct App {
     pub stats_state: Option<crate::tui::stats_view::StatsState>,
     /// The capture's bookmarks, read from disk when first asked for.
     pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
+    /// Reads and writes of the bookmarks file, run by the loop.
+    pub bookmark_jobs: crate::tui::bookmark_jobs::BookmarkJobs,
     /// The NVTX tree view's thread, as rows.
     pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
     pub progress: Progress,
@@ -153,6 +155,7 @@ impl App {
             stats: None,
             stats_state: None,
             bookmarks: None,
+            bookmark_jobs: Default::default(),
             nvtx_tree: None,
             progress: Progress {
                 stage: "starting".into(),

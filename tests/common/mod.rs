@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod nodes;
 pub mod split;
 pub mod tui;
 
@@ -262,4 +263,17 @@ pub fn assert_readme_shows(cmd: &str, until: &str, real: &str) -> String {
         );
     }
     readme[end..].to_string()
+}
+
+/// The names of the bookmark markers (`cat: bookmark`) of the trace at `path`.
+pub fn bookmark_markers(path: &Path) -> Vec<String> {
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("the trace")).expect("JSON");
+    trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["cat"] == "bookmark")
+        .map(|e| e["name"].as_str().expect("a name").to_string())
+        .collect()
 }

@@ -33,8 +33,13 @@ pub fn press(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
     }
 }
 
+/// A key press; the bookmark file's work it asks for is done before the
+/// next frame (the loop runs it off its thread and hands back the end).
 pub fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
     app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    while let Some(job) = app.next_bookmark_job() {
+        app.on_bookmarks(job.run());
+    }
     draw(app, t);
 }
 

@@ -1,29 +1,62 @@
 //! `M` marks the place (the window, and the instance selected) under a
 //! name; `'` lists the capture's bookmarks, Enter goes to one (a jump,
 //! recorded in the history like every jump). Kept on disk by
-//! `profile::bookmarks`, read when first asked for.
+//! `profile::bookmarks`, read when first asked for. The file is read and
+//! written by the loop off the UI thread, one job at a time: whatever it
+//! is and wherever it lives, `q` and signals are still answered.
 
 use super::{App, Overlay, Pick};
-use crate::profile::bookmarks::{self, Bookmark};
+use crate::profile::bookmarks::{Bookmark, Kept};
 use crate::tui::action::Action;
+use crate::tui::bookmark_jobs::{BookmarkJob, BookmarksDone};
 use crate::tui::data::Loaded;
+use crate::tui::messages::Level;
 use crate::tui::selection::Target;
 use crate::tui::timescale::View;
 
 impl App {
-    /// The bookmarks, read from disk the first time.
-    pub fn bookmarks(&mut self) -> Result<&[Bookmark], String> {
-        if self.bookmarks.is_none() {
-            let Some(l) = self.data() else {
-                return Ok(&[]);
-            };
-            let inputs = bookmarks::inputs(&l.profile);
-            if inputs.is_empty() {
-                return Err("bookmarks are kept for files: the demo has none".into());
+    /// The next bookmark job for the loop to run, when none is running
+    /// (one at a time: an add reads the file, then writes it whole).
+    pub fn next_bookmark_job(&mut self) -> Option<BookmarkJob> {
+        self.bookmark_jobs.start_next()
+    }
+
+    /// A job's end: the bookmarks now known, and what to say or open.
+    pub fn on_bookmarks(&mut self, done: BookmarksDone) {
+        self.bookmark_jobs.done();
+        self.dirty = true;
+        match done {
+            BookmarksDone::Loaded { kept: Err(why), .. } => self.messages.answer(Level::Warn, why),
+            BookmarksDone::Loaded {
+                kept: Ok(kept),
+                list,
+            } => {
+                self.keep_bookmarks(kept);
+                if list {
+                    self.open_bookmarks();
+                }
             }
-            self.bookmarks = Some(bookmarks::load(&inputs)?);
+            BookmarksDone::Added { kept: Err(why), .. } => self
+                .messages
+                .answer(Level::Warn, format!("bookmark not kept: {why}")),
+            BookmarksDone::Added {
+                name,
+                kept: Ok((path, kept)),
+            } => {
+                self.keep_bookmarks(kept);
+                self.say(format!(
+                    "bookmarked {name} (' lists them; kept in {})",
+                    crate::text_safe::path_text(&path)
+                ));
+            }
         }
-        Ok(self.bookmarks.as_deref().unwrap_or(&[]))
+    }
+
+    fn keep_bookmarks(&mut self, kept: Kept) {
+        if let Some(why) = kept.left_out {
+            self.messages.push(Level::Warn, why);
+        }
+        self.bookmarks = Some(kept.marks);
     }
 
     /// The name a bookmark of the place here gets when none is typed.
@@ -48,18 +81,9 @@ impl App {
     /// own name when empty).
     pub(super) fn add_bookmark(&mut self, name: &str) {
         let Some(l) = self.data() else { return };
-        let inputs = bookmarks::inputs(&l.profile);
-        if inputs.is_empty() {
-            self.say("bookmarks are kept for files: the demo has none");
-            return;
-        }
-        if let Err(why) = self.bookmarks() {
-            self.messages.answer(crate::tui::messages::Level::Warn, why);
-            return;
-        }
         let w = self.capture.view.window();
         let instance = self.capture.instance();
-        let b = Bookmark {
+        let bookmark = Bookmark {
             name: if name.trim().is_empty() {
                 self.place_name(&l)
             } else {
@@ -70,29 +94,22 @@ impl App {
             window_ns: [w.start, w.end],
             created: crate::tui::wallclock::iso_now(),
         };
-        match bookmarks::add(&inputs, b.clone()) {
-            Ok(path) => {
-                let said = format!(
-                    "bookmarked {} (' lists them; kept in {})",
-                    b.name,
-                    crate::text_safe::path_text(&path)
-                );
-                self.bookmarks.get_or_insert_with(Vec::new).push(b);
-                self.say(said);
-            }
-            Err(why) => self.messages.answer(
-                crate::tui::messages::Level::Warn,
-                format!("bookmark not kept: {why}"),
-            ),
-        }
+        self.say(format!("bookmarking {}…", bookmark.name));
+        self.bookmark_jobs
+            .push(BookmarkJob::Add { data: l, bookmark });
     }
 
-    /// `'`: the list.
+    /// `'`: the list, once read.
     pub(super) fn open_bookmarks(&mut self) {
-        match self.bookmarks() {
-            Ok([]) => self.say("no bookmarks yet (M marks this place)"),
-            Ok(_) => self.overlay = Overlay::Bookmarks(Pick::default()),
-            Err(why) => self.messages.answer(crate::tui::messages::Level::Warn, why),
+        match self.bookmarks.as_deref() {
+            Some([]) => self.say("no bookmarks yet (M marks this place)"),
+            Some(_) => self.overlay = Overlay::Bookmarks(Pick::default()),
+            None => {
+                let Some(data) = self.data() else { return };
+                self.say("reading the bookmarks…");
+                self.bookmark_jobs
+                    .push(BookmarkJob::Load { data, list: true });
+            }
         }
     }
 
