@@ -78,7 +78,8 @@ fn detail_json(cx: &Context, w: &Why, x: &Share<Sym>) -> Value {
             json!({
                 "frame": p.strings.get(on.frame),
                 "samples": on.samples,
-                "period_ms": ms(on.period_ns),
+                // the period these samples show; null when they show none
+                "period_ms": on.period_ns.map(ms),
             })
         }),
         _ => Value::Null,
