@@ -5,7 +5,7 @@ use super::fit;
 use crate::analysis::clock::Alignment;
 use crate::analysis::matching::Group;
 use crate::analysis::{Analysis, Settings, Window};
-use crate::profile::{DevId, Profile};
+use crate::profile::{DevId, Profile, SuspectEvents, SuspectTable};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,13 +67,20 @@ impl Context<'_> {
         g.devices.iter().any(|&d| self.shows(d))
     }
 
-    /// Events of every file left out because their times cannot be right.
-    pub fn suspect_events(&self) -> crate::profile::SuspectEvents {
-        let mut all = crate::profile::SuspectEvents::default();
+    /// Rows of `table`, of every file, left out because their times
+    /// cannot be right.
+    pub fn suspect_rows(&self, table: SuspectTable) -> SuspectEvents {
+        let mut all = SuspectEvents::default();
         for f in &self.profile.files {
-            all.add(&f.suspect_events);
+            all.add(f.suspect_rows.of(table));
         }
         all
+    }
+
+    /// GPU activity and CUDA calls left out: what the GPU-side figures
+    /// (skew, launch, overlap) would read.
+    pub fn suspect_events(&self) -> SuspectEvents {
+        self.suspect_rows(SuspectTable::GpuOrCudaCalls)
     }
 
     /// The line a section whose figures left suspect events out says, when
