@@ -314,20 +314,36 @@ fn cpu_side_rows_that_cannot_be_right_are_counted_per_table_and_left_out() {
     }
     assert!(!out.contains("GPU event(s)"), "{out}");
 
-    // The figures of the file without those rows (skew reads GPU rows
-    // only: it left none out).
+    // The figures of the file without those rows, and how many were left
+    // out of them said (skew reads GPU rows only: none).
     let strip = |v: &Value, dir: &Path| v.to_string().replace(&dir.display().to_string(), "");
-    for section in ["why", "skew"] {
-        let got = run(section, &files);
+    for (section, n) in [("why", 12), ("skew", 0)] {
+        let mut got = run(section, &files);
         let want = run(section, std::slice::from_ref(&clean));
+        assert_eq!(got["suspect_events_left_out"], n, "{section}");
+        assert_eq!(want["suspect_events_left_out"], 0, "{section}");
+        got["suspect_events_left_out"] = 0.into();
         assert_eq!(
             strip(&got, &damaged_dir),
             strip(&want, &clean_dir),
             "{section}"
         );
     }
-    assert_eq!(run("skew", &files)["suspect_events_left_out"], 0);
     assert_eq!(osrt_stats(&damaged), osrt_stats(&clean));
+    let said = |args: &[&str]| text_on(args, &files).replace("\n    ", " ");
+    let osrt = "! 5 OS runtime calls whose times cannot be right were left out (1 end before start, 2 zero or impossible timestamp, 1 longer than the capture, 1 outside the capture window): report summary lists them per file";
+    let out = said(&["report", "stats", "--of", "osrt", "--no-cache"]);
+    assert!(out.contains(osrt), "{out}");
+    let out = said(&["report", "why", "--no-cache"]);
+    for line in [
+        osrt,
+        "! 1 CUDA event record whose time cannot be right was left out (1 zero or impossible timestamp)",
+        "! 2 CPU samples whose times cannot be right were left out",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    let out = said(&["report", "stats", "--of", "kernels", "--no-cache"]);
+    assert!(!out.contains("cannot be right"), "{out}");
     // plain SQL over the calls whose times can be right
     let (a, b) = WHY_WINDOW;
     let c = Connection::open(&damaged).unwrap();
