@@ -6,9 +6,9 @@
 //! are sorted, so that no figure, span or clock fit uses them.
 
 use crate::profile::column::Col;
-use crate::profile::finalize::{permute, renumber};
 use crate::profile::model::{FileProfile, SuspectEvents, SuspectRows};
 use crate::profile::raw::TIME_LIMIT_NS;
+use crate::profile::reorder::{Reorder, renumber};
 
 /// The share of events that may fall outside a recorded window for it to
 /// be this data's capture window (a window on another clock, seen in real
@@ -185,72 +185,34 @@ pub fn leave_out(
     let g = &mut p.gpu;
     let gpu = Times::spans(&g.start, &g.end).open(&g.unfinished);
     if let Some(rows) = gpu.kept(window, &mut s.gpu_or_cuda_calls) {
-        permute(&mut g.start, &rows);
-        permute(&mut g.end, &rows);
-        permute(&mut g.lane, &rows);
-        permute(&mut g.name, &rows);
-        permute(&mut g.correlation, &rows);
-        permute(&mut g.launch, &rows);
-        permute(&mut g.detail, &rows);
-        renumber(&mut g.unfinished, &rows);
+        g.reorder(&rows);
     }
     let r = &mut p.runtime;
     if let Some(rows) = Times::spans(&r.start, &r.end).kept(window, &mut s.gpu_or_cuda_calls) {
-        permute(&mut r.start, &rows);
-        permute(&mut r.end, &rows);
-        permute(&mut r.thread, &rows);
-        permute(&mut r.name, &rows);
-        permute(&mut r.correlation, &rows);
-        permute(&mut r.class, &rows);
-        permute(&mut r.is_launch, &rows);
+        r.reorder(&rows);
     }
     let o = &mut p.osrt;
     let osrt = Times::spans(&o.start, &o.end).open(osrt_open);
     if let Some(rows) = osrt.kept(window, &mut s.os_runtime_calls) {
-        permute(&mut o.start, &rows);
-        permute(&mut o.end, &rows);
-        permute(&mut o.thread, &rows);
-        permute(&mut o.name, &rows);
+        o.reorder(&rows);
         renumber(osrt_open, &rows);
     }
     let c = &mut p.sched;
     if let Some(rows) = Times::instants(&c.start).kept(window, &mut s.scheduling_events) {
-        permute(&mut c.start, &rows);
-        permute(&mut c.thread, &rows);
-        permute(&mut c.cpu, &rows);
-        permute(&mut c.sched_in, &rows);
+        c.reorder(&rows);
     }
-    // Stacks are shared, by number: only each sample's number goes.
     let m = &mut p.samples;
     if let Some(rows) = Times::instants(&m.start).kept(window, &mut s.cpu_samples) {
-        permute(&mut m.start, &rows);
-        permute(&mut m.thread, &rows);
-        permute(&mut m.stack, &rows);
+        m.reorder(&rows);
     }
     let y = &mut p.syncs;
     if let Some(rows) = Times::spans(&y.start, &y.end).kept(window, &mut s.cuda_syncs) {
-        permute(&mut y.start, &rows);
-        permute(&mut y.end, &rows);
-        permute(&mut y.process, &rows);
-        permute(&mut y.device, &rows);
-        permute(&mut y.stream, &rows);
-        permute(&mut y.lane, &rows);
-        permute(&mut y.sync_type, &rows);
-        permute(&mut y.event, &rows);
-        permute(&mut y.correlation, &rows);
-        permute(&mut y.call, &rows);
+        y.reorder(&rows);
     }
     let e = &mut p.cuda_events;
     let events = Times::instants(&e.timestamp).zero_unrecorded();
     if let Some(rows) = events.kept(window, &mut s.cuda_event_records) {
-        permute(&mut e.process, &rows);
-        permute(&mut e.device, &rows);
-        permute(&mut e.stream, &rows);
-        permute(&mut e.lane, &rows);
-        permute(&mut e.event, &rows);
-        permute(&mut e.correlation, &rows);
-        permute(&mut e.call, &rows);
-        permute(&mut e.timestamp, &rows);
+        e.reorder(&rows);
     }
     (s, judged_by)
 }
