@@ -1,6 +1,7 @@
 //! Bounded, deterministic fuzzing of damaged exports: byte- and page-level
-//! mutations of the small fixtures, each opened by the real binary in a child
-//! process (an abort must not take the harness down).
+//! mutations of the small fixtures, and rows given times that cannot be
+//! right, each opened by the real binary in a child process (an abort must
+//! not take the harness down).
 //!
 //! Every run must end with exit 0, or exit 1 and one line naming the file:
 //! no panic, no signal, no hang, and the input unchanged with nothing written
@@ -481,3 +482,167 @@ fn hostile_outputs_and_bookmarks_end_cleanly() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+}
+
+/// How a row's times are made impossible, as `SET` clauses: for calls
+/// (two times) and for instants (one), and whether rankline can tell
+/// without a capture window (far outside it and longer than it need one).
+const BAD_TIMES: &[(&str, &str, bool)] = &[
+    (
+        "end = 9223372036854775807",
+        "start = 9223372036854775807",
+        true,
+    ),
+    (
+        "start = -9223372036854775808",
+        "start = -9223372036854775808",
+        true,
+    ),
+    ("start = 0", "start = 0", true),
+    ("end = start - 1", "start = 0", true),
+    // just past the largest time a row may carry, and at it
+    (
+        "start = 2305843009213693953",
+        "start = 2305843009213693953",
+        true,
+    ),
+    (
+        "start = 2305843009213693952, end = 2305843009213693952",
+        "start = 2305843009213693952",
+        false,
+    ),
+    ("start = -1, end = -1", "start = -1", false),
+    (
+        "start = start + 1000000000000000, end = end + 1000000000000000",
+        "start = start + 1000000000000000",
+        false,
+    ),
+    (
+        "end = start + 1000000000000000",
+        "start = start - 1000000000000000",
+        false,
+    ),
+];
+
+/// The tables whose rows get [`BAD_TIMES`], their key in
+/// `suspect_events_by_table`, and whether a row has two times.
+const TIMED_TABLES: [(&str, &str, bool); 3] = [
+    ("OSRT_API", "os_runtime_calls", true),
+    ("SCHED_EVENTS", "scheduling_events", false),
+    ("COMPOSITE_EVENTS", "cpu_samples", false),
+];
+
+/// OS runtime, scheduling and sample rows of fixtures/why.sqlite given
+/// impossible times (issue 41): one row, or a few of several tables, in
+/// the file as it is and with a capture window recorded. Each run ends
+/// with exit 0 and nothing on stderr, a summary's count-only read and a
+/// full load (written to the cache, then read back) count alike, and each
+/// row rankline can judge is counted in its table.
+#[test]
+fn rows_with_impossible_times_end_cleanly_and_are_counted() {
+    let base = temp_dir("fuzz_rows");
+    let cache = base.join("cache");
+    let seed = root().join("fixtures/why.sqlite");
+    let mut cases: Vec<Vec<(usize, usize)>> = Vec::new();
+    for t in 0..TIMED_TABLES.len() {
+        cases.extend((0..BAD_TIMES.len()).map(|b| vec![(t, b)]));
+    }
+    let mut rng = Rng(0x7155_0041);
+    for _ in 0..8 {
+        cases.push(
+            (0..TIMED_TABLES.len())
+                .map(|t| (t, rng.below(BAD_TIMES.len())))
+                .collect(),
+        );
+    }
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        for window in [false, true] {
+            let dir = base.join(format!("rows{i}{}", if window { "w" } else { "" }));
+            std::fs::create_dir_all(&dir).expect("run dir");
+            let input = dir.join("why.sqlite");
+            std::fs::copy(&seed, &input).expect("copy fixture");
+            let c = rusqlite::Connection::open(&input).expect("open copy");
+            if window {
+                c.execute_batch(
+                    "CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER NOT NULL,
+                       duration INTEGER NOT NULL, startTime INTEGER NOT NULL,
+                       stopTime INTEGER NOT NULL);
+                     INSERT INTO ANALYSIS_DETAILS VALUES (0, 1000000000, 4900000000, 5900000000);",
+                )
+                .expect("window");
+            }
+            let mut said = Vec::new();
+            let mut want = std::collections::BTreeMap::new();
+            for &(t, b) in case {
+                let (table, key, calls) = TIMED_TABLES[t];
+                let (call, instant, always) = BAD_TIMES[b];
+                let rows: i64 = c
+                    .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                    .expect("count");
+                let row = 1 + rng.below(rows as usize) as i64;
+                let set = if calls { call } else { instant };
+                let q = format!(
+                    "UPDATE {table} SET {set} WHERE rowid = (SELECT rowid FROM {table} LIMIT 1 OFFSET {})",
+                    row - 1
+                );
+                c.execute(&q, []).expect("damage a row");
+                said.push(format!("{table} row {row}: {set}"));
+                *want.entry(key).or_insert(0u64) += u64::from(always || window);
+            }
+            drop(c);
+            let what = format!(
+                "rows #{i}{} ({})",
+                if window { " with a window" } else { "" },
+                said.join("; ")
+            );
+            let input = input.to_str().expect("utf-8 path");
+            // Each run: exit 0, nothing on stderr, JSON on stdout.
+            let run = |args: &[&str]| -> Result<serde_json::Value, String> {
+                let o = common::rankline(args);
+                let err = String::from_utf8_lossy(&o.stderr).into_owned();
+                if !o.status.success() || !err.is_empty() {
+                    return Err(format!("{}: {err}", o.status));
+                }
+                serde_json::from_slice(&o.stdout).map_err(|e| e.to_string())
+            };
+            let c = cache.to_str().expect("utf-8 path");
+            let all = ["report", "all", "--format", "json", "--cache-dir", c, input];
+            let runs = (
+                run(&["report", "summary", "--format", "json", "--no-cache", input]),
+                run(&all),
+                run(&all),
+            );
+            let (counted, loaded, reread) = match runs {
+                (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+                (a, b, c) => {
+                    let why = [a.err(), b.err(), c.err()].into_iter().flatten();
+                    failures.push(format!("{what}: {}", why.collect::<Vec<_>>().join("; ")));
+                    continue;
+                }
+            };
+            let file = &counted["files"][0];
+            for (k, v) in [("full load", &loaded), ("cached load", &reread)] {
+                if v["summary"]["files"][0] != *file {
+                    failures.push(format!("{what}: the {k} counts otherwise"));
+                }
+            }
+            for (key, n) in &want {
+                let by = &file["suspect_events_by_table"][key];
+                let got: u64 = by
+                    .as_object()
+                    .map_or(0, |o| o.values().filter_map(|x| x.as_u64()).sum());
+                if got != *n {
+                    failures.push(format!("{what}: {key} counts {got}, not {n}: {by}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs with impossible times went wrong:\n{}",
+        failures.len(),
+        2 * cases.len(),
+        failures.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&base);

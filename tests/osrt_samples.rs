@@ -49,14 +49,17 @@ fn name(p: &Profile, s: Sym) -> String {
 /// One OS runtime call: (start, end, name).
 type Call = (i64, i64, String);
 
-/// Per thread: (count, first call, last call), in (start, rowid) order.
+/// Per thread: (count, first call, last call), in (start, rowid) order,
+/// of the calls whose times can be right.
 fn osrt_by_sql(c: &Connection) -> BTreeMap<(u32, u32), (usize, Call, Call)> {
     let mut st = c
-        .prepare(
+        .prepare(&format!(
             "SELECT o.globalTid, o.start, o.end, coalesce(s.value, '')
              FROM OSRT_API o LEFT JOIN StringIds s ON s.id = o.nameId
-             WHERE o.globalTid IS NOT NULL ORDER BY o.globalTid, o.start, o.rowid",
-        )
+             WHERE o.globalTid IS NOT NULL AND {}
+             ORDER BY o.globalTid, o.start, o.rowid",
+            can_be_right(c, "o.start", "o.end")
+        ))
         .unwrap();
     let rows = st
         .query_map([], |r| {
@@ -96,10 +99,11 @@ fn osrt_by_model(p: &Profile) -> BTreeMap<(u32, u32), (usize, Call, Call)> {
     out
 }
 
-/// Every sample as (pid, tid, time, leaf symbol), sorted.
+/// Every sample whose time can be right as (pid, tid, time, leaf
+/// symbol), sorted.
 fn samples_by_sql(c: &Connection) -> Vec<(u32, u32, i64, String)> {
     let mut st = c
-        .prepare(
+        .prepare(&format!(
             "SELECT e.globalTid, e.start, coalesce((
                  SELECT group_concat(v, '|') FROM (
                      SELECT coalesce(s.value, '') AS v
@@ -109,8 +113,9 @@ fn samples_by_sql(c: &Connection) -> Vec<(u32, u32, i64, String)> {
                        AND coalesce(f.kernelMode, 0) = 0
                      ORDER BY f.stackDepth LIMIT 8)), '')
              FROM COMPOSITE_EVENTS e
-             WHERE e.globalTid IS NOT NULL",
-        )
+             WHERE e.globalTid IS NOT NULL AND {}",
+            can_be_right(c, "e.start", "e.start")
+        ))
         .unwrap();
     let mut v: Vec<(u32, u32, i64, String)> = st
         .query_map([], |r| {
@@ -146,29 +151,26 @@ fn one(c: &Connection, q: &str) -> Option<i64> {
         .flatten()
 }
 
-/// The events' first start and last end over the tables rankline loads.
+/// The first start and last end of the events whose times can be right,
+/// over the tables rankline loads.
 fn event_bounds_by_sql(c: &Connection) -> (i64, i64) {
     let mut lo = i64::MAX;
     let mut hi = i64::MIN;
-    for t in [
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        "CUPTI_ACTIVITY_KIND_MEMSET",
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-        "OSRT_API",
+    for (t, end) in [
+        ("CUPTI_ACTIVITY_KIND_KERNEL", "end"),
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", "end"),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", "end"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "end"),
+        ("OSRT_API", "end"),
+        ("COMPOSITE_EVENTS", "start"),
     ] {
-        if let Some(v) = one(c, &format!("SELECT min(start) FROM {t}")) {
+        let right = can_be_right(c, "start", end);
+        if let Some(v) = one(c, &format!("SELECT min(start) FROM {t} WHERE {right}")) {
             lo = lo.min(v);
         }
-        if let Some(v) = one(c, &format!("SELECT max(max(end, start)) FROM {t}")) {
+        if let Some(v) = one(c, &format!("SELECT max({end}) FROM {t} WHERE {right}")) {
             hi = hi.max(v);
         }
-    }
-    if let Some(v) = one(c, "SELECT min(start) FROM COMPOSITE_EVENTS") {
-        lo = lo.min(v);
-    }
-    if let Some(v) = one(c, "SELECT max(start) FROM COMPOSITE_EVENTS") {
-        hi = hi.max(v);
     }
     (lo, hi)
 }
@@ -180,13 +182,17 @@ fn os_runtime_calls_equal_sql_per_thread() {
         let path = real_profiles().join(f);
         let p = load(&path);
         let c = sql(&path);
-        let total: usize = one(
-            &c,
-            "SELECT count(*) FROM OSRT_API WHERE globalTid IS NOT NULL",
-        )
-        .unwrap() as usize;
+        let count = |right: &str| {
+            let q =
+                format!("SELECT count(*) FROM OSRT_API WHERE globalTid IS NOT NULL AND {right}");
+            one(&c, &q).unwrap() as usize
+        };
+        let total = count(&can_be_right(&c, "start", "end"));
         assert!(total > 0, "{f}");
         assert_eq!(p.osrt.len(), total, "{f}");
+        // the others are counted, left out
+        let left_out = p.files[0].suspect_rows.os_runtime_calls.total();
+        assert_eq!(left_out as usize, count("1") - total, "{f}");
         assert_eq!(osrt_by_model(&p), osrt_by_sql(&c), "{f}");
         assert_eq!(p.osrt_by_thread.len(), p.threads.len(), "{f}");
     }
@@ -202,9 +208,17 @@ fn cpu_samples_and_their_innermost_user_frames_equal_sql() {
         let want = samples_by_sql(&c);
         assert!(!want.is_empty(), "{f}");
         assert_eq!(p.samples.len(), want.len(), "{f}");
+        let all = one(
+            &c,
+            "SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid IS NOT NULL",
+        );
+        let left_out = p.files[0].suspect_rows.cpu_samples.total();
+        assert_eq!(left_out as i64, all.unwrap() - want.len() as i64, "{f}");
         let got = samples_by_model(&p);
-        // A few spelled out, then all of them.
-        for k in [0, want.len() / 2, want.len() - 1] {
+        // A few with call stacks spelled out, then all of them.
+        let stacked: Vec<usize> = (0..want.len()).filter(|&k| !want[k].3.is_empty()).collect();
+        let n = stacked.len();
+        for k in [stacked[0], stacked[n / 2], stacked[n - 1]] {
             assert_eq!(got[k], want[k], "{f}: sample {k}");
             assert!(!got[k].3.is_empty(), "{f}: sample {k} has no leaf");
         }

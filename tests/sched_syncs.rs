@@ -108,10 +108,11 @@ type Sync = (i64, i64, u32, u8, String, bool);
 fn syncs_by_sql(c: &Connection) -> BTreeMap<u32, Vec<Sync>> {
     let q = format!(
         "SELECT s.globalPid, s.start, s.end, s.eventId, s.syncType, {}, {}
-         FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s WHERE s.globalPid IS NOT NULL
+         FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s WHERE s.globalPid IS NOT NULL AND {}
          ORDER BY (s.globalPid >> 24) & 16777215, s.start, s.rowid",
         call_name_sql("s"),
-        gpu_row_exists(c, "s")
+        gpu_row_exists(c, "s"),
+        can_be_right(c, "s.start", "s.end")
     );
     let mut st = c.prepare(&q).unwrap();
     let mut out: BTreeMap<u32, Vec<Sync>> = BTreeMap::new();
@@ -192,13 +193,16 @@ fn one(c: &Connection, q: &str) -> Option<i64> {
 /// One scheduling event: (time, cpu, scheduled in).
 type Sched = (i64, u16, bool);
 
-/// Per thread, its events in (start, rowid) order.
+/// Per thread, its events whose times can be right in (start, rowid)
+/// order.
 fn sched_by_sql(c: &Connection) -> BTreeMap<(u32, u32), Vec<Sched>> {
     let mut st = c
-        .prepare(
+        .prepare(&format!(
             "SELECT globalTid, start, cpu, isSchedIn FROM SCHED_EVENTS
-             WHERE globalTid IS NOT NULL ORDER BY globalTid, start, rowid",
-        )
+             WHERE globalTid IS NOT NULL AND {}
+             ORDER BY globalTid, start, rowid",
+            can_be_right(c, "start", "start")
+        ))
         .unwrap();
     let mut out: BTreeMap<(u32, u32), Vec<Sched>> = BTreeMap::new();
     let rows = st
@@ -255,6 +259,9 @@ fn scheduling_events_equal_sql_per_thread() {
         let total: usize = want.values().map(Vec::len).sum();
         assert!(total > 0, "{f}");
         assert_eq!(p.sched.len(), total, "{f}");
+        // the others are counted, left out (every row here has a thread)
+        let left_out = p.files[0].suspect_rows.scheduling_events.total();
+        assert_eq!(left_out as usize, rows - total, "{f}");
         assert_eq!(p.sched_by_thread.len(), p.threads.len(), "{f}");
         let got = sched_by_model(&p);
         // Counts, first and last events, then every in/out sequence.
@@ -656,8 +663,8 @@ fn scheduling_events_keep_file_order_at_one_instant_and_saturate_the_cpu() {
 
 /// Sync and event records of pid 100 (thread 101) around one kernel on
 /// stream 7: records on stream 9 (no GPU row there), records without a
-/// call or a process, values out of range, events recorded twice (their
-/// calls in the file in the other order). Columns as nsys declares them
+/// call or a process, values out of range, a sync ending before it starts,
+/// events recorded twice (their calls in the file in the other order). Columns as nsys declares them
 /// (2022.1 syncs, 2026.2 events with `timestamp`).
 fn stream_export(dir: &Path) -> PathBuf {
     small_export(
@@ -687,7 +694,8 @@ fn stream_export(dir: &Path) -> PathBuf {
            (600, 700, 0, 1677721701, 13, 4, 0, NULL);
          INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES
            (310, 390, 3, 1, 7, 10, 1677721600, 3, 4294967295),
-           (610, 605, 0, 1, 9, 13, 1677721600, 300, 5),
+           (610, 615, 0, 1, 9, 13, 1677721600, 300, 5),
+           (620, 605, 3, 1, 7, 10, 1677721600, 3, 4294967295),
            (10, 20, 3, 1, 7, NULL, 1677721600, 1, 4294967295),
            (30, 40, 3, 1, 7, 10, NULL, 1, 4294967295);
          INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES
@@ -707,7 +715,8 @@ fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
     let stream7 = p.gpu.lane(0);
     let gpu = p.lanes[stream7 as usize].device;
     assert_eq!(p.devices[gpu as usize].id, 3);
-    // Syncs by start; the one without a process is skipped.
+    // Syncs by start; the one without a process is skipped, the one
+    // ending before it starts left out and counted.
     let y = &p.syncs;
     let got: Vec<_> = (0..y.len())
         .map(|r| {
@@ -729,10 +738,10 @@ fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
                 "cudaStreamSynchronize".into(),
                 (stream7, gpu)
             ),
-            // Ends no earlier than it starts; syncType saturated; no lane on
-            // stream 9, its GPU its context's (not the device 0 it names).
+            // syncType saturated; no lane on stream 9, its GPU its
+            // context's (not the device 0 it names).
             (
-                (610, 610),
+                (610, 615),
                 (255, 5, 9),
                 "cudaEventSynchronize".into(),
                 (NONE, gpu)
@@ -741,6 +750,8 @@ fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
     );
     assert_eq!(p.syncs_by_process.len(), 1);
     assert_eq!(p.syncs_by_process[0], 0..3);
+    let left_out = p.files[0].suspect_rows.cuda_syncs;
+    assert_eq!((left_out.end_before_start, left_out.total()), (1, 1));
     // Events by (event, start of the call; none first); the one without a
     // process is skipped; an eventId past u32 saturates.
     let e = &p.cuda_events;
@@ -770,7 +781,7 @@ fn sync_and_event_records_link_their_calls_and_keep_what_was_recorded() {
     // One file: its times are the reference clock's; a timestamp of 0 was
     // not collected.
     let clock = Alignment::default();
-    assert_eq!(clock.sync_span(&p, 2), (610, 610));
+    assert_eq!(clock.sync_span(&p, 2), (610, 615));
     assert_eq!(clock.cuda_event_time(&p, 1), Some(480));
     assert_eq!(clock.cuda_event_time(&p, 0), None);
     // Nothing was made for the records: one lane, the GPU of the kernel.

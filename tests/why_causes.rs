@@ -202,3 +202,48 @@ fn a_kernel_queued_for_ms_after_a_launch_us_late_is_gpu_side() {
         assert!(got.contains(&(inst, want.to_string())), "{inst}: {got:?}");
     }
 }
+
+/// The on-CPU rank's 20 samples all moved to one instant: they show no
+/// sampling period, so none is said (the thread's capture-wide median
+/// once read "every 1.0 ms" here); and a period is the one the samples
+/// described show, not the thread's.
+#[test]
+fn a_period_is_said_only_when_the_samples_described_show_one() {
+    let dir = temp_dir("why_causes_one_instant");
+    let f = dir.join("why.sqlite");
+    std::fs::copy(root().join(FIXTURE), &f).unwrap();
+    let c = rusqlite::Connection::open(&f).unwrap();
+    // the busy rank's samples: 5.4005 s to 5.4195 s, 1 ms apart
+    let tid: i64 = c
+        .query_row(
+            "SELECT globalTid FROM COMPOSITE_EVENTS GROUP BY globalTid HAVING count(*) = 20",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE COMPOSITE_EVENTS SET start = 5410000000 WHERE globalTid = ?1",
+        [tid],
+    )
+    .unwrap();
+    drop(c);
+    let path = f.to_str().unwrap();
+    let flat = text(&["report", "why", "--no-cache", path])
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("DataLoader.__next__ (20 samples)"), "{flat}");
+    assert!(!flat.contains("every"), "{flat}");
+    let v = json(&["report", "why", "--no-cache", "--format", "json", path]);
+    let on_cpu: Vec<&Value> = v["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["cpu_parts"].as_array().unwrap())
+        .filter(|p| p["kind"] == "on-cpu")
+        .collect();
+    assert_eq!(on_cpu.len(), 1, "{v}");
+    assert_eq!(on_cpu[0]["detail"]["samples"], 20, "{v}");
+    assert!(on_cpu[0]["detail"]["period_ms"].is_null(), "{v}");
+}

@@ -931,7 +931,7 @@ mod tests {
             rank: None,
             world_size: None,
             host_index: 0,
-            suspect_events: Default::default(),
+            suspect_rows: Default::default(),
             wal: None,
         });
         p.processes.push(Process {

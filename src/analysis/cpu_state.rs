@@ -119,9 +119,11 @@ pub struct OnCpu {
     pub frame: Sym,
     /// Samples whose span meets the window.
     pub samples: usize,
-    /// The thread's sampling period (median gap between all its samples, as
-    /// the timeline's sample track takes it).
-    pub period_ns: i64,
+    /// The sampling period these samples show (the median gap between
+    /// them); `None` when they show none (fewer than two instants, or gaps
+    /// too long to be one). Their spans take the thread's period, which
+    /// its other samples may be what show.
+    pub period_ns: Option<i64>,
 }
 
 /// The sampling period assumed when a thread has too few samples to tell
@@ -136,11 +138,11 @@ pub fn on_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) ->
     let times: Vec<(usize, i64)> = rows.map(|r| (r, clock.sample_time(p, r))).collect();
     let period = period_of(&times);
     let h = period / 2;
-    let near: Vec<usize> = times
+    let (near, near_times): (Vec<usize>, Vec<i64>) = times
         .iter()
         .filter(|&&(_, t)| t + h > window.0 && t - h < window.1)
-        .map(|&(r, _)| r)
-        .collect();
+        .copied()
+        .unzip();
     if near.is_empty() {
         return None;
     }
@@ -160,7 +162,7 @@ pub fn on_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) ->
         spans,
         frame: majority_frame(&stacks).unwrap_or(0),
         samples: near.len(),
-        period_ns: period,
+        period_ns: period_shown(&near_times),
     })
 }
 
@@ -173,19 +175,23 @@ fn period_of(times: &[(usize, i64)]) -> i64 {
     period_of_times(&times.iter().map(|t| t.1).collect::<Vec<_>>())
 }
 
-/// A thread's sampling period from its sample times (sorted): the median
-/// gap, gaps longer than [`MAX_PERIOD_NS`] (idle) left out.
+/// A thread's sampling period from its sample times (sorted): the one
+/// they show, else [`DEFAULT_PERIOD_NS`].
 pub fn period_of_times(times: &[i64]) -> i64 {
+    period_shown(times).unwrap_or(DEFAULT_PERIOD_NS)
+}
+
+/// The sampling period sample times (sorted) show: the median gap, gaps
+/// of 0 (one instant) and longer than [`MAX_PERIOD_NS`] (idle) left out;
+/// `None` when no gap is left.
+fn period_shown(times: &[i64]) -> Option<i64> {
     let mut gaps: Vec<i64> = times
         .windows(2)
         .map(|w| w[1] - w[0])
         .filter(|&g| g > 0 && g <= MAX_PERIOD_NS)
         .collect();
-    if gaps.is_empty() {
-        return DEFAULT_PERIOD_NS;
-    }
     gaps.sort_unstable();
-    gaps[gaps.len() / 2]
+    gaps.get(gaps.len() / 2).copied()
 }
 
 /// The innermost frame (lowest mean depth) that more than half of the
@@ -253,5 +259,9 @@ mod tests {
         // a long idle gap is not a period
         let times = vec![(0, 0), (1, 50_000_000)];
         assert_eq!(period_of(&times), DEFAULT_PERIOD_NS);
+        // samples at one instant show no period
+        assert_eq!(period_shown(&[7; 20]), None);
+        assert_eq!(period_shown(&[7]), None);
+        assert_eq!(period_shown(&[]), None);
     }
 }

@@ -70,11 +70,12 @@ pub fn share_text(p: &Profile, w: &Why, x: &Share<Sym>) -> String {
         }
         CpuKind::OnCpu => {
             if let Some(on) = &w.on_cpu {
-                s += &format!(
-                    " ({} samples, every {:.1} ms)",
-                    on.samples,
-                    ms(on.period_ns)
-                );
+                s += &match on.period_ns {
+                    Some(period) => {
+                        format!(" ({} samples, every {:.1} ms)", on.samples, ms(period))
+                    }
+                    None => format!(" ({} samples)", on.samples),
+                };
             }
         }
         _ => {}

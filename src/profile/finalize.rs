@@ -2,17 +2,11 @@
 //! relies on (per lane / per thread, by start), then linking GPU activity
 //! to its launch call by (process, correlationId).
 
-use super::column::{Col, Pod};
 use super::model::*;
+use super::reorder::Reorder;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::ops::Range;
-
-pub(crate) fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
-    let src: &[T] = v;
-    let out: Col<T> = perm.iter().map(|&i| src[i as usize]).collect();
-    *v = out;
-}
 
 /// Row order grouped by `group[i]` (stable), each group ordered by `cmp`:
 /// linear when rows already arrive in time order, as exports store them.
@@ -108,70 +102,23 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     let perm = grouped_order(&g.lane, lanes.len(), |a, b| {
         (start[a], end[a]).cmp(&(start[b], end[b]))
     });
-    // Half the columns on another core: when only GPU rows were read
-    // (`report overlap`), nothing else runs beside this.
-    let perm = &perm;
-    let GpuActivity {
-        start,
-        end,
-        lane,
-        name,
-        correlation,
-        launch,
-        detail,
-        unfinished,
-        ..
-    } = g;
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            permute(start, perm);
-            permute(end, perm);
-            permute(correlation, perm);
-        });
-        permute(lane, perm);
-        permute(name, perm);
-        permute(launch, perm);
-        permute(detail, perm);
-        renumber(unfinished, perm);
-    });
+    g.reorder(&perm);
     for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
         lanes[lane].rows = rows;
     }
 }
 
-/// `rows` (ascending row numbers before `perm` reordered the table) as
-/// the numbers of the same rows after it, ascending: one pass, no inverse
-/// permutation (the list is short, the table is not).
-pub(crate) fn renumber(rows: &mut Col<u32>, perm: &[u32]) {
-    if rows.is_empty() {
-        return;
-    }
-    let old: &[u32] = rows;
-    let out: Col<u32> = perm
-        .iter()
-        .enumerate()
-        .filter(|&(_, i)| old.binary_search(i).is_ok())
-        .map(|(j, _)| j as u32)
-        .collect();
-    *rows = out;
-}
-
 fn sort_osrt(o: &mut OsrtCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &o.start;
     let perm = grouped_order(&o.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    permute(&mut o.start, &perm);
-    permute(&mut o.end, &perm);
-    permute(&mut o.thread, &perm);
-    permute(&mut o.name, &perm);
+    o.reorder(&perm);
     group_ranges(&o.thread, nthreads)
 }
 
 fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &c.start;
     let perm = grouped_order(&c.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    permute(&mut c.start, &perm);
-    permute(&mut c.thread, &perm);
-    permute(&mut c.stack, &perm);
+    c.reorder(&perm);
     group_ranges(&c.thread, nthreads)
 }
 
@@ -180,10 +127,7 @@ fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
 fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &e.start;
     let perm = grouped_order(&e.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    permute(&mut e.start, &perm);
-    permute(&mut e.thread, &perm);
-    permute(&mut e.cpu, &perm);
-    permute(&mut e.sched_in, &perm);
+    e.reorder(&perm);
     group_ranges(&e.thread, nthreads)
 }
 
@@ -191,28 +135,7 @@ fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
 fn sort_syncs(y: &mut CudaSyncs, nproc: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &y.start;
     let perm = grouped_order(&y.process, nproc, |a, b| start[a].cmp(&start[b]));
-    let CudaSyncs {
-        start,
-        end,
-        process,
-        device,
-        stream,
-        lane,
-        sync_type,
-        event,
-        correlation,
-        call,
-    } = y;
-    permute(start, &perm);
-    permute(end, &perm);
-    permute(process, &perm);
-    permute(device, &perm);
-    permute(stream, &perm);
-    permute(lane, &perm);
-    permute(sync_type, &perm);
-    permute(event, &perm);
-    permute(correlation, &perm);
-    permute(call, &perm);
+    y.reorder(&perm);
     group_ranges(&y.process, nproc)
 }
 
@@ -226,37 +149,14 @@ fn sort_cuda_events(e: &mut CudaEvents, call_start: &[i64], nproc: usize) -> Vec
         (event[i], start.is_some(), start.unwrap_or(0))
     };
     let perm = grouped_order(&e.process, nproc, |a, b| key(a).cmp(&key(b)));
-    let CudaEvents {
-        process,
-        device,
-        stream,
-        lane,
-        event,
-        correlation,
-        call,
-        timestamp,
-    } = e;
-    permute(process, &perm);
-    permute(device, &perm);
-    permute(stream, &perm);
-    permute(lane, &perm);
-    permute(event, &perm);
-    permute(correlation, &perm);
-    permute(call, &perm);
-    permute(timestamp, &perm);
+    e.reorder(&perm);
     group_ranges(&e.process, nproc)
 }
 
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &r.start;
     let perm = grouped_order(&r.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    permute(&mut r.start, &perm);
-    permute(&mut r.end, &perm);
-    permute(&mut r.thread, &perm);
-    permute(&mut r.name, &perm);
-    permute(&mut r.correlation, &perm);
-    permute(&mut r.class, &perm);
-    permute(&mut r.is_launch, &perm);
+    r.reorder(&perm);
     group_ranges(&r.thread, nthreads)
 }
 
@@ -266,13 +166,7 @@ fn sort_nvtx(n: &mut Nvtx, nthreads: usize) -> Vec<Range<usize>> {
     let perm = grouped_order(&n.thread, nthreads, |a, b| {
         start[a].cmp(&start[b]).then(end[b].cmp(&end[a]))
     });
-    permute(&mut n.start, &perm);
-    permute(&mut n.end, &perm);
-    permute(&mut n.thread, &perm);
-    permute(&mut n.name, &perm);
-    permute(&mut n.kind, &perm);
-    permute(&mut n.domain, &perm);
-    permute(&mut n.depth, &perm);
+    n.reorder(&perm);
     let ranges = group_ranges(&n.thread, nthreads);
     // Push/pop ranges nest per thread: depth = open enclosing ranges.
     let mut open: Vec<i64> = Vec::new();
@@ -392,20 +286,5 @@ mod tests {
     fn group_ranges_cover_sorted_keys() {
         let r = group_ranges(&[0, 0, 2, 2, 2, 3], 5);
         assert_eq!(r, vec![0..2, 0..0, 2..5, 5..6, 0..0]);
-    }
-
-    #[test]
-    fn renumber_follows_the_rows_through_a_permutation() {
-        // Rows 0 and 3 of the old order are at 2 and 0 of the new one.
-        let mut rows: Col<u32> = vec![0, 3].into();
-        renumber(&mut rows, &[3, 1, 0, 2]);
-        assert_eq!(&rows[..], &[0, 2]);
-    }
-
-    #[test]
-    fn permute_reorders() {
-        let mut v64: Col<i64> = vec![10, 20, 30].into();
-        permute(&mut v64, &[2, 0, 1]);
-        assert_eq!(&v64[..], &[30, 10, 20]);
     }
 }

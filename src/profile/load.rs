@@ -63,7 +63,7 @@ struct State<'p> {
     rows_needed: bool,
     /// Rows of `p.osrt` still open when the capture stopped (unsorted
     /// order): they end at the capture's end once it is known.
-    osrt_open: Vec<u32>,
+    osrt_open: crate::profile::column::Col<u32>,
     /// The NVTX payload layouts the export declares (read before NVTX).
     payload_schemas: crate::profile::payload::Schemas,
 }
@@ -162,7 +162,7 @@ fn read_file(
         details: DetailIds::default(),
         progress,
         rows_needed: false,
-        osrt_open: Vec::new(),
+        osrt_open: Default::default(),
         payload_schemas: Default::default(),
     };
     st.run(&db, source, limits, plan)?;
@@ -250,7 +250,7 @@ impl State<'_> {
             capture_start_ns: None,
             capture_end_ns: None,
             host_index: 0,
-            suspect_events: Default::default(),
+            suspect_rows: Default::default(),
             wal: None,
         });
         (self.progress)(self.file_index, Stage::Strings, 0);
@@ -275,10 +275,12 @@ impl State<'_> {
         let candidates = suspect::Candidates::new(session.window, session.system_clock_ns);
         let counted = self.read_large_tables(db, source, limits, plan, &candidates)?;
         // Before anything reads the rows' times: bounds, timebase, sorting.
-        let window = session.window_on(self.p.event_bounds());
-        let (mut suspects, judged_by) = suspect::leave_out(&mut self.p, window, &candidates);
-        suspects.add(&counted.runtime_suspect[judged_by]);
-        self.p.files[0].suspect_events = suspects;
+        // Which clock the window is on, by the times that can be right.
+        let window = session.window_on(self.p.event_bounds_of(suspect::possible));
+        let (mut suspects, judged_by) =
+            suspect::leave_out(&mut self.p, &mut self.osrt_open, window, &candidates);
+        suspects.add(&counted.suspect[judged_by]);
+        self.p.files[0].suspect_rows = suspects;
         self.add_counts(counted, judged_by);
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
@@ -303,7 +305,7 @@ impl State<'_> {
             g.end[i] = end.max(g.start[i]);
         }
         let o = &mut self.p.osrt;
-        for &i in &self.osrt_open {
+        for &i in self.osrt_open.iter() {
             let i = i as usize;
             o.end[i] = end.max(o.start[i]);
         }

@@ -28,6 +28,7 @@ pub mod parallel;
 mod payload;
 mod progress;
 mod raw;
+mod reorder;
 mod rows;
 pub mod scratch;
 pub mod spec;

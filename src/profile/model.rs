@@ -88,9 +88,9 @@ pub struct FileInfo {
     pub system_clock_ns: Option<i64>,
     /// What the file's timestamps count from (decided from its data).
     pub timebase: Timebase,
-    /// Events left out because their times cannot be right.
+    /// Rows left out because their times cannot be right, per table.
     #[serde(default)]
-    pub suspect_events: SuspectEvents,
+    pub suspect_rows: SuspectRows,
     /// A non-empty write-ahead log found beside the file when it was
     /// opened: rows in it were not read. Looked for at every open, so
     /// never cached.
@@ -98,9 +98,9 @@ pub struct FileInfo {
     pub wal: Option<PathBuf>,
 }
 
-/// GPU activity and CUDA API calls of a file whose times cannot be right,
-/// by the first reason each fails (NCCL's own profiler has shipped such
-/// timestamps): left out of the model, so that no figure uses them.
+/// Rows of a file whose times cannot be right, by the first reason each
+/// fails (NCCL's own profiler has shipped such timestamps): left out of
+/// the model, so that no figure uses them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SuspectEvents {
     pub end_before_start: u64,
@@ -142,6 +142,109 @@ impl SuspectEvents {
         .map(|(n, what)| format!("{n} {what}"))
         .collect::<Vec<_>>()
         .join(", ")
+    }
+}
+
+/// The tables whose rows are judged (see `load/suspect.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuspectTable {
+    /// GPU activity (kernels, copies, sets) and CUDA runtime/driver calls.
+    GpuOrCudaCalls,
+    OsRuntime,
+    Scheduling,
+    CpuSamples,
+    CudaSyncs,
+    CudaEvents,
+}
+
+impl SuspectTable {
+    pub const ALL: [SuspectTable; 6] = [
+        SuspectTable::GpuOrCudaCalls,
+        SuspectTable::OsRuntime,
+        SuspectTable::Scheduling,
+        SuspectTable::CpuSamples,
+        SuspectTable::CudaSyncs,
+        SuspectTable::CudaEvents,
+    ];
+
+    /// `n` rows of this table in words (`3 CPU samples`, `1 OS runtime
+    /// call`), whether they read as several, and whether each has one time
+    /// (an instant) or two.
+    pub fn rows(self, n: u64) -> (String, bool, bool) {
+        let (one, many, instant) = match self {
+            // as said before the other tables were judged
+            SuspectTable::GpuOrCudaCalls => {
+                return (format!("{n} GPU event(s) or CUDA call(s)"), true, false);
+            }
+            SuspectTable::OsRuntime => ("OS runtime call", "OS runtime calls", false),
+            SuspectTable::Scheduling => ("scheduling event", "scheduling events", true),
+            SuspectTable::CpuSamples => ("CPU sample", "CPU samples", true),
+            SuspectTable::CudaSyncs => ("CUDA sync record", "CUDA sync records", false),
+            SuspectTable::CudaEvents => ("CUDA event record", "CUDA event records", true),
+        };
+        match n {
+            1 => (format!("1 {one}"), false, instant),
+            _ => (format!("{n} {many}"), true, instant),
+        }
+    }
+
+    /// The word for `n` rows' times: `time` for one instant, else `times`.
+    pub fn times(self, n: u64) -> &'static str {
+        match self.rows(n) {
+            (_, false, true) => "time",
+            _ => "times",
+        }
+    }
+}
+
+/// A file's rows left out because their times cannot be right, per table
+/// ([`SuspectTable`]), each by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SuspectRows {
+    pub gpu_or_cuda_calls: SuspectEvents,
+    pub os_runtime_calls: SuspectEvents,
+    pub scheduling_events: SuspectEvents,
+    pub cpu_samples: SuspectEvents,
+    pub cuda_syncs: SuspectEvents,
+    pub cuda_event_records: SuspectEvents,
+}
+
+impl SuspectRows {
+    pub fn of(&self, t: SuspectTable) -> &SuspectEvents {
+        match t {
+            SuspectTable::GpuOrCudaCalls => &self.gpu_or_cuda_calls,
+            SuspectTable::OsRuntime => &self.os_runtime_calls,
+            SuspectTable::Scheduling => &self.scheduling_events,
+            SuspectTable::CpuSamples => &self.cpu_samples,
+            SuspectTable::CudaSyncs => &self.cuda_syncs,
+            SuspectTable::CudaEvents => &self.cuda_event_records,
+        }
+    }
+
+    pub fn of_mut(&mut self, t: SuspectTable) -> &mut SuspectEvents {
+        match t {
+            SuspectTable::GpuOrCudaCalls => &mut self.gpu_or_cuda_calls,
+            SuspectTable::OsRuntime => &mut self.os_runtime_calls,
+            SuspectTable::Scheduling => &mut self.scheduling_events,
+            SuspectTable::CpuSamples => &mut self.cpu_samples,
+            SuspectTable::CudaSyncs => &mut self.cuda_syncs,
+            SuspectTable::CudaEvents => &mut self.cuda_event_records,
+        }
+    }
+
+    /// Every table's, by reason.
+    pub fn total(&self) -> SuspectEvents {
+        let mut all = SuspectEvents::default();
+        for t in SuspectTable::ALL {
+            all.add(self.of(t));
+        }
+        all
+    }
+
+    pub fn add(&mut self, o: &SuspectRows) {
+        for t in SuspectTable::ALL {
+            self.of_mut(t).add(o.of(t));
+        }
     }
 }
 
@@ -199,18 +302,28 @@ impl FileInfo {
         }
     }
 
-    /// The line said about the events left out of this file, when any
-    /// were (names escaped by the caller).
-    pub fn suspect_warning(&self) -> Option<String> {
-        let s = &self.suspect_events;
-        (s.total() > 0).then(|| {
-            format!(
-                "{}: {} GPU event(s) or CUDA call(s) left out, their times cannot be right ({})",
-                self.name(),
-                s.total(),
-                s.describe()
-            )
-        })
+    /// The lines said about the rows left out of this file, one per table
+    /// that had any (names escaped by the caller): `node1.sqlite: 1 OS
+    /// runtime call left out, its times cannot be right (1 zero or
+    /// impossible timestamp)`.
+    pub fn suspect_warnings(&self) -> Vec<String> {
+        SuspectTable::ALL
+            .iter()
+            .filter_map(|&t| {
+                let s = self.suspect_rows.of(t);
+                let n = s.total();
+                (n > 0).then(|| {
+                    let (rows, many, _) = t.rows(n);
+                    format!(
+                        "{}: {rows} left out, {} {} cannot be right ({})",
+                        self.name(),
+                        if many { "their" } else { "its" },
+                        t.times(n),
+                        s.describe()
+                    )
+                })
+            })
+            .collect()
     }
 
     /// What to add to this file's timestamps to get its host's boot
@@ -443,7 +556,7 @@ rows_by_start!(SchedEvents);
 #[derive(Debug, Default, Clone)]
 pub struct CudaSyncs {
     pub start: Col<i64>,
-    /// Never before the start.
+    /// Never before the start (a record ending before it is left out).
     pub end: Col<i64>,
     pub process: Col<ProcId>,
     /// The GPU: its lane's, else its context's, else the one its
@@ -807,41 +920,54 @@ impl FileProfile {
     /// CUDA or OS runtime call to after the last, and counting them would
     /// move every such capture's bounds.
     pub fn event_bounds(&self) -> Option<(i64, i64)> {
-        let mut bounds = self.span();
+        self.event_bounds_of(|_| true)
+    }
+
+    /// [`Self::event_bounds`] over the times `keep` takes (before the rows
+    /// that cannot be right are left out: over the times that can be).
+    pub fn event_bounds_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 2] = [
             (&self.osrt.start, &self.osrt.end),
             (&self.samples.start, &self.samples.start),
         ];
-        for (starts, ends) in cols {
-            if let (Some(&lo), Some(&hi)) = (starts.iter().min(), ends.iter().max()) {
-                bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
-            }
-        }
-        bounds
+        widen(self.span_of(keep), &cols, keep)
     }
 
     /// Time span of all loaded or counted events (GPU activity, runtime
     /// calls, NVTX), if any.
     pub fn span(&self) -> Option<(i64, i64)> {
+        self.span_of(|_| true)
+    }
+
+    fn span_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 3] = [
             (&self.gpu.start, &self.gpu.end),
             (&self.runtime.start, &self.runtime.end),
             (&self.nvtx.start, &self.nvtx.end),
         ];
-        let mut span: Option<(i64, i64)> = None;
-        for (starts, ends) in cols {
-            if let (Some(&lo), Some(&hi)) = (starts.iter().min(), ends.iter().max()) {
-                span = Some(match span {
-                    None => (lo, hi),
-                    Some((a, b)) => (a.min(lo), b.max(hi)),
-                });
-            }
-        }
+        let span = widen(None, &cols, keep);
         match (span, self.cpu_counts.span) {
             (Some((a, b)), Some((lo, hi))) => Some((a.min(lo), b.max(hi))),
             (span, counted) => span.or(counted),
         }
     }
+}
+
+/// `bounds` widened to the first start and last end in `cols` that `keep`
+/// takes.
+fn widen(
+    mut bounds: Option<(i64, i64)>,
+    cols: &[(&[i64], &[i64])],
+    keep: impl Fn(i64) -> bool + Copy,
+) -> Option<(i64, i64)> {
+    for (starts, ends) in cols {
+        let lo = starts.iter().copied().filter(|&t| keep(t)).min();
+        let hi = ends.iter().copied().filter(|&t| keep(t)).max();
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    bounds
 }
 
 /// Host and device names of a capture.

@@ -188,7 +188,7 @@ impl RawSched {
 #[derive(Default)]
 pub struct RawSyncs {
     pub start: Vec<i64>,
-    /// Never before the start.
+    /// As recorded (one before the start is left out of the load).
     pub end: Vec<i64>,
     /// Plain pid.
     pub pid: Vec<u32>,
@@ -597,7 +597,9 @@ pub fn read_runtime(
 }
 
 /// Reads `rows` of the OS runtime API table. A call without a start or a
-/// thread is skipped; one whose end is NULL is open (`unfinished`).
+/// thread is skipped; one whose end is NULL is open (`unfinished`). Times
+/// are kept as recorded: ones that cannot be right are left out of the
+/// load, and counted (load/suspect.rs).
 pub fn read_osrt(
     conn: &Connection,
     schema: &Schema,
@@ -610,7 +612,7 @@ pub fn read_osrt(
     t.reserve(rows_hint);
     let read = Selection::all(&spec::OSRT);
     scan(conn, schema, path, &read, rows, Stage::Osrt, report, |r| {
-        let (Some(start), Some(global_tid)) = (r.time(O::Start), r.int(O::GlobalTid)) else {
+        let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
             return Ok(());
         };
         let end = match r.value(O::End) {
@@ -618,8 +620,8 @@ pub fn read_osrt(
                 t.unfinished.push(t.start.len() as u32);
                 start
             }
-            _ => match r.time(O::End) {
-                Some(end) => end.max(start),
+            _ => match r.int(O::End) {
+                Some(end) => end,
                 None => return Ok(()),
             },
         };
@@ -634,7 +636,7 @@ pub fn read_osrt(
 
 /// Reads `rows` of the thread scheduling events; one without a time, a
 /// CPU, a direction or a thread is skipped. A CPU past `u16` reads as
-/// `u16::MAX` (a negative one as 0).
+/// `u16::MAX` (a negative one as 0). Times as recorded (see [`read_osrt`]).
 pub fn read_sched(
     conn: &Connection,
     schema: &Schema,
@@ -648,7 +650,7 @@ pub fn read_sched(
     let read = Selection::all(&spec::SCHED);
     scan(conn, schema, path, &read, rows, Stage::Sched, report, |r| {
         if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
-            r.time(Sc::Start),
+            r.int(Sc::Start),
             r.int(Sc::Cpu),
             r.int(Sc::IsSchedIn),
             r.int(Sc::GlobalTid),
@@ -666,7 +668,8 @@ pub fn read_sched(
 /// Reads `rows` of the CUDA synchronization records. One without a
 /// process (`globalPid` NULL) or a value its table declares NOT NULL is
 /// skipped; `syncType` is kept as recorded (real exports record wrong ones:
-/// what a sync waited for is decided from its call's name).
+/// what a sync waited for is decided from its call's name), and so are
+/// the times (see [`read_osrt`]).
 pub fn read_syncs(
     conn: &Connection,
     schema: &Schema,
@@ -680,7 +683,7 @@ pub fn read_syncs(
     let read = Selection::all(&spec::SYNCS);
     scan(conn, schema, path, &read, rows, Stage::Syncs, report, |r| {
         let (Some(start), Some(end), Some(global_pid)) =
-            (r.time(Sy::Start), r.time(Sy::End), r.int(Sy::GlobalPid))
+            (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
         else {
             return Ok(());
         };
@@ -694,7 +697,7 @@ pub fn read_syncs(
             return Ok(());
         };
         t.start.push(start);
-        t.end.push(end.max(start));
+        t.end.push(end);
         t.pid.push(decode(global_pid).pid);
         t.device.push(sat_u32(device));
         t.context.push(sat_u32(context));
@@ -709,6 +712,8 @@ pub fn read_syncs(
 
 /// Reads `rows` of the CUDA event records. One without a process
 /// (`globalPid` NULL) or a value its table declares NOT NULL is skipped.
+/// A timestamp is kept as recorded (see [`read_osrt`]); NULL reads as 0,
+/// not collected.
 pub fn read_cuda_events(
     conn: &Connection,
     schema: &Schema,
@@ -742,7 +747,7 @@ pub fn read_cuda_events(
                 t.stream.push(sat_u32(stream));
                 t.correlation.push(correlation(r.int(E::CorrelationId)));
                 t.event.push(sat_u32(event));
-                t.timestamp.push(r.time(E::Timestamp).unwrap_or(0));
+                t.timestamp.push(r.int(E::Timestamp).unwrap_or(0));
             }
             Ok(())
         },
@@ -751,7 +756,7 @@ pub fn read_cuda_events(
 }
 
 /// Reads `rows` of the CPU sampling events; one without a time or a
-/// thread is skipped.
+/// thread is skipped. Times as recorded (see [`read_osrt`]).
 pub fn read_samples(
     conn: &Connection,
     schema: &Schema,
@@ -773,7 +778,7 @@ pub fn read_samples(
         report,
         |r| {
             if let (Some(id), Some(start), Some(global_tid)) =
-                (r.int(S::Id), r.time(S::Start), r.int(S::GlobalTid))
+                (r.int(S::Id), r.int(S::Start), r.int(S::GlobalTid))
             {
                 t.id.push(id);
                 t.start.push(start);

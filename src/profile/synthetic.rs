@@ -63,7 +63,7 @@ fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileP
         rank: None,
         world_size: None,
         host_index: 0,
-        suspect_events: Default::default(),
+        suspect_rows: Default::default(),
         wal: None,
     });
     for id in 0..per_host {

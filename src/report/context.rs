@@ -5,7 +5,7 @@ use super::fit;
 use crate::analysis::clock::Alignment;
 use crate::analysis::matching::Group;
 use crate::analysis::{Analysis, Settings, Window};
-use crate::profile::{DevId, Profile};
+use crate::profile::{DevId, Profile, SuspectEvents, SuspectTable};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,26 +67,56 @@ impl Context<'_> {
         g.devices.iter().any(|&d| self.shows(d))
     }
 
-    /// Events of every file left out because their times cannot be right.
-    pub fn suspect_events(&self) -> crate::profile::SuspectEvents {
-        let mut all = crate::profile::SuspectEvents::default();
+    /// Rows of `table`, of every file, left out because their times
+    /// cannot be right.
+    pub fn suspect_rows(&self, table: SuspectTable) -> SuspectEvents {
+        let mut all = SuspectEvents::default();
         for f in &self.profile.files {
-            all.add(&f.suspect_events);
+            all.add(f.suspect_rows.of(table));
         }
         all
     }
 
-    /// The line a section whose figures left suspect events out says, when
-    /// it left any out.
-    pub fn suspect_note(&self) -> String {
-        let s = self.suspect_events();
-        match s.total() {
-            0 => String::new(),
-            n => self.note(&format!(
-                "! {n} GPU event(s) or CUDA call(s) whose times cannot be right were left out ({}): report summary lists them per file",
-                s.describe()
-            )),
+    /// The rows of `tables` (those a section's figures read) left out, over
+    /// every file.
+    pub fn suspect_events_of(&self, tables: &[SuspectTable]) -> SuspectEvents {
+        let mut all = SuspectEvents::default();
+        for &t in tables {
+            all.add(&self.suspect_rows(t));
         }
+        all
+    }
+
+    /// GPU activity and CUDA calls left out: what the GPU-side figures
+    /// (skew, launch, overlap) would read.
+    pub fn suspect_events(&self) -> SuspectEvents {
+        self.suspect_rows(SuspectTable::GpuOrCudaCalls)
+    }
+
+    /// The line a GPU-side section says of the rows it left out.
+    pub fn suspect_note(&self) -> String {
+        self.suspect_note_of(&[SuspectTable::GpuOrCudaCalls])
+    }
+
+    /// The lines a section whose figures read `tables` says of their rows
+    /// left out: one per table that had any.
+    pub fn suspect_note_of(&self, tables: &[SuspectTable]) -> String {
+        let mut out = String::new();
+        for &t in tables {
+            let s = self.suspect_rows(t);
+            let n = s.total();
+            if n == 0 {
+                continue;
+            }
+            let (rows, many, _) = t.rows(n);
+            out += &self.note(&format!(
+                "! {rows} whose {} cannot be right {} left out ({}): report summary lists them per file",
+                t.times(n),
+                if many { "were" } else { "was" },
+                s.describe()
+            ));
+        }
+        out
     }
 
     /// The width text fits: `None` with `--wide`.

@@ -6,7 +6,8 @@ use super::context::Context;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
-use crate::analysis::name_stats::{self, StatRow, StatsBy};
+use crate::analysis::name_stats::{self, StatRow, StatsBy, StatsOf};
+use crate::profile::SuspectTable;
 use serde_json::{Value, json};
 
 /// The rows, or why there are none to give (`--by` on CPU events).
@@ -18,6 +19,16 @@ fn rows(cx: &Context) -> Result<Vec<StatRow>, String> {
         .into_iter()
         .filter(|r| r.device.is_none_or(|d| cx.shows(d)))
         .collect())
+}
+
+/// The tables whose rows `--of` reads, as their rows are judged (NVTX
+/// ranges are not).
+fn judged_tables(of: StatsOf) -> &'static [SuspectTable] {
+    match of {
+        StatsOf::Kernels | StatsOf::Api | StatsOf::Copies => &[SuspectTable::GpuOrCudaCalls],
+        StatsOf::Osrt => &[SuspectTable::OsRuntime],
+        StatsOf::Nvtx => &[],
+    }
 }
 
 /// The stream column: `s20` (the device is its own column).
@@ -61,10 +72,12 @@ pub fn to_json(cx: &Context) -> Value {
             Value::Object(v)
         })
         .collect();
+    let left_out = cx.suspect_events_of(judged_tables(cx.options.stats_of));
     json!({
         "of": cx.options.stats_of.name(),
         "by": cx.options.stats_by.name(),
         "rows": list,
+        "suspect_events_left_out": left_out.total(),
     })
 }
 
@@ -94,6 +107,7 @@ pub fn to_text(cx: &Context) -> String {
         "Stats: {} — durations summed over events, not wall time\n",
         of.described(cx.options.kernel_names)
     );
+    out += &cx.suspect_note_of(judged_tables(of));
     let rows = match rows(cx) {
         Ok(r) => r,
         Err(why) => return out + &format!("  {why}\n"),

@@ -26,7 +26,9 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "rank": f.rank,
                 "world_size": f.world_size,
                 // left out of every figure: their times cannot be right
-                "suspect_events": f.suspect_events,
+                // (every table's, and per table)
+                "suspect_events": f.suspect_rows.total(),
+                "suspect_events_by_table": f.suspect_rows,
             })
         })
         .collect();
@@ -105,7 +107,7 @@ pub fn to_text(cx: &Context, c: &Completeness) -> String {
         ]);
     }
     out += &files.render(cx.cols());
-    for line in p.files.iter().filter_map(|f| f.suspect_warning()) {
+    for line in p.files.iter().flat_map(|f| f.suspect_warnings()) {
         out += &cx.note(&escape_controls(&format!("! {line}")));
     }
     // A report's nsys version is that of the user's nsys, which rankline ran.

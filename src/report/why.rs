@@ -11,7 +11,7 @@ use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::preceding_kernel;
 use crate::analysis::why::{Why, big_events};
 use crate::analysis::why_words as words;
-use crate::profile::Sym;
+use crate::profile::{SuspectTable, Sym};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -78,7 +78,8 @@ fn detail_json(cx: &Context, w: &Why, x: &Share<Sym>) -> Value {
             json!({
                 "frame": p.strings.get(on.frame),
                 "samples": on.samples,
-                "period_ms": ms(on.period_ns),
+                // the period these samples show; null when they show none
+                "period_ms": on.period_ns.map(ms),
             })
         }),
         _ => Value::Null,
@@ -158,6 +159,9 @@ pub fn to_json(cx: &Context) -> Value {
     json!({
         "why": ws.iter().map(|w| why_json(cx, w)).collect::<Vec<_>>(),
         "causes_ms": summary,
+        // rows of the tables the accounts read, left out: their times
+        // cannot be right
+        "suspect_events_left_out": cx.suspect_events_of(&SuspectTable::ALL).total(),
     })
 }
 
@@ -184,6 +188,7 @@ pub fn to_text(cx: &Context) -> String {
     let p = cx.profile;
     let ws = accounts(cx);
     let mut out = String::from("The late ranks' delay, accounted (big events)\n");
+    out += &cx.suspect_note_of(&SuspectTable::ALL);
     if ws.is_empty() {
         out += "  no big-skew events: nothing to account for\n";
         return out;

@@ -285,7 +285,7 @@ impl App {
                         self.messages
                             .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
                     }
-                    if let Some(line) = f.suspect_warning() {
+                    for line in f.suspect_warnings() {
                         self.messages.push(Level::Warn, line);
                     }
                 }

@@ -277,3 +277,50 @@ pub fn bookmark_markers(path: &Path) -> Vec<String> {
         .map(|e| e["name"].as_str().expect("a name").to_string())
         .collect()
 }
+
+/// SQL true of a row whose times `start` and `end` (one column twice for
+/// an instant) can be right in the export `c`, as rankline judges them
+/// (src/profile/load/suspect.rs): both nonzero and within ±2⁶¹ ns, the end
+/// not before the start, and, when the export's GPU rows keep to its
+/// `ANALYSIS_DETAILS` window as recorded (no more than 1 % wholly
+/// outside), no longer than the window and not wholly outside it. (The
+/// window shifted onto another clock is not looked for: no export the
+/// tests read this way needs it.)
+pub fn can_be_right(c: &rusqlite::Connection, start: &str, end: &str) -> String {
+    let lim = 1i64 << 61;
+    let mut sql = format!(
+        "({start} <> 0 AND {end} <> 0 AND {start} BETWEEN -{lim} AND {lim}
+          AND {end} BETWEEN -{lim} AND {lim} AND {end} >= {start}"
+    );
+    if let Some((a, b)) = gpu_window(c) {
+        sql += &format!(" AND {end} - {start} <= {b} - {a} AND {end} >= {a} AND {start} <= {b}");
+    }
+    sql + ")"
+}
+
+/// The `ANALYSIS_DETAILS` window of `c` when its GPU rows keep to it (see
+/// [`can_be_right`]).
+fn gpu_window(c: &rusqlite::Connection) -> Option<(i64, i64)> {
+    let (a, b): (i64, i64) = c
+        .query_row(
+            "SELECT startTime, stopTime FROM ANALYSIS_DETAILS LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()?;
+    let (mut rows, mut outside) = (0i64, 0i64);
+    for t in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        let q = format!("SELECT count(*), total(end < {a} OR start > {b}) FROM {t}");
+        if let Ok((n, out)) =
+            c.query_row(&q, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+        {
+            rows += n;
+            outside += out as i64;
+        }
+    }
+    (a < b && rows > 0 && outside * 100 <= rows).then_some((a, b))
+}

@@ -249,8 +249,9 @@ impl State<'_> {
             .collect();
         let out = &mut self.p.osrt;
         let base = out.start.len() as u32;
-        self.osrt_open
-            .extend(t.unfinished.iter().map(|&i| base + i));
+        for &i in &t.unfinished {
+            self.osrt_open.push(base + i);
+        }
         out.start.append(&mut std::mem::take(&mut t.start).into());
         out.end.append(&mut std::mem::take(&mut t.end).into());
         out.thread.append(&mut threads.into());

@@ -1,7 +1,8 @@
 //! Runtime calls and NVTX events counted per thread instead of loaded
 //! ([`super::Need::Counts`], what `report summary` reads): per thread, the
 //! rows a full load would keep, and their first start and last end as the
-//! loaded rows would have them.
+//! loaded rows would have them. Of the other CPU-side tables and the CUDA
+//! sync and event records, only the rows a load would leave out.
 //!
 //! The rows are those the loader's SELECT sees (same declaration in
 //! `spec.rs`, so same table, filter and required columns, and rowid
@@ -15,8 +16,8 @@
 //! `scale_1m.sqlite` against 0.25 s for a plain scan, which made a summary
 //! read that way slower than loading everything.
 
-use super::suspect::{self, Candidates};
-use crate::profile::model::SuspectEvents;
+use super::suspect::{self, Candidates, Times};
+use crate::profile::model::{SuspectRows, SuspectTable};
 use crate::profile::open::{LoadError, Schema};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{self, Rows, Selection};
@@ -49,9 +50,10 @@ impl Tally {
 #[derive(Debug, Default)]
 pub struct Counted {
     /// Per candidate window ([`Candidates`]): the calls a load would keep
-    /// once the window is known, and those it would leave out.
+    /// once the window is known, and the rows of every table counted that
+    /// it would leave out.
     pub runtime: [BTreeMap<i64, Tally>; 3],
-    pub runtime_suspect: [SuspectEvents; 3],
+    pub suspect: [SuspectRows; 3],
     /// Also the threads of NVTX rows a load reads but does not keep
     /// (domain creations): a load makes their threads all the same.
     pub nvtx: BTreeMap<i64, Tally>,
@@ -64,7 +66,7 @@ impl Counted {
     pub fn append(&mut self, other: Counted) {
         let [r0, r1, r2] = other.runtime;
         let [m0, m1, m2] = &mut self.runtime;
-        for (s, o) in self.runtime_suspect.iter_mut().zip(&other.runtime_suspect) {
+        for (s, o) in self.suspect.iter_mut().zip(&other.suspect) {
             s.add(o);
         }
         for (mine, theirs) in [(m0, r0), (m1, r1), (m2, r2), (&mut self.nvtx, other.nvtx)] {
@@ -135,7 +137,7 @@ pub fn runtime(
             if let Some(c) = raw::kept_call(&r) {
                 for (k, w) in candidates.0.iter().enumerate() {
                     match suspect::judge(c.start, c.end, *w) {
-                        Some(why) => suspect::count(&mut out.runtime_suspect[k], why),
+                        Some(why) => suspect::count(&mut out.suspect[k].gpu_or_cuda_calls, why),
                         None => tallies[k].add(c.global_tid, 1, Some((c.start, c.end))),
                     }
                 }
@@ -145,6 +147,16 @@ pub fn runtime(
     )?;
     out.runtime = tallies.map(Tallies::finish);
     Ok(out)
+}
+
+/// The rows of `table` (read as a load reads them, their times `times`)
+/// that a load would leave out, per candidate window.
+pub fn left_out(table: SuspectTable, times: Times, candidates: &Candidates) -> Counted {
+    let mut out = Counted::default();
+    for (k, w) in candidates.0.iter().enumerate() {
+        times.count_into(*w, out.suspect[k].of_mut(table));
+    }
+    out
 }
 
 /// Counts `rows` of the NVTX events the loader reads (`spec::NVTX`'s

@@ -6,8 +6,8 @@
 
 use super::counts::{self, Counted};
 use super::source::{Need, Source, open_source};
-use super::suspect::Candidates;
-use crate::profile::model::GpuKind;
+use super::suspect::{Candidates, Times};
+use crate::profile::model::{GpuKind, SuspectTable};
 use crate::profile::open::{LoadError, Schema, quote_ident};
 use crate::profile::progress::Stage;
 use crate::profile::raw::{
@@ -34,24 +34,27 @@ pub struct ReadPlan {
 
 impl ReadPlan {
     /// Whether `table` is read at all under this plan.
-    /// OS runtime calls, CPU samples and thread scheduling only in a
-    /// full read: nothing but the model (the timeline) shows them.
+    /// OS runtime calls, CPU samples, thread scheduling and CUDA sync and
+    /// event records are loaded only in a full read (nothing but the model
+    /// shows them); a summary's counts the rows it would leave out. The
+    /// samples' frames only in a full read.
     pub fn reads(&self, table: Table) -> bool {
         match table {
             Table::Gpu(_) => true,
-            Table::Runtime | Table::Nvtx => self.need != Need::Gpu,
-            Table::Osrt
+            Table::Runtime
+            | Table::Nvtx
+            | Table::Osrt
             | Table::Samples
-            | Table::Frames
             | Table::Sched
             | Table::Syncs
-            | Table::CudaEvents => self.need == Need::All,
+            | Table::CudaEvents => self.need != Need::Gpu,
+            Table::Frames => self.need == Need::All,
         }
     }
 
     /// Whether `table`'s rows are counted, not loaded (see `counts.rs`).
     pub fn counts(&self, table: Table) -> bool {
-        self.need == Need::Counts && matches!(table, Table::Runtime | Table::Nvtx)
+        self.need == Need::Counts && !matches!(table, Table::Gpu(_) | Table::Frames)
     }
 }
 
@@ -146,7 +149,7 @@ pub enum Chunk {
     Sched(Box<RawSched>),
     Syncs(Box<RawSyncs>),
     CudaEvents(Box<RawCudaEvents>),
-    /// Runtime or NVTX rows counted ([`Need::Counts`]).
+    /// Rows counted ([`Need::Counts`]).
     Counted(Box<Counted>),
 }
 
@@ -214,6 +217,11 @@ fn rowid_bounds(conn: &Connection, schema: &Schema, table: &str) -> Option<(i64,
 /// `analysis/op_keys.rs`) by the kernels' correlation ids.
 const NCCL_OPERATIONS: &str = "NCCL_GPU_OPERATIONS";
 
+/// The rows of one job a load would leave out, per candidate window.
+fn left_out(table: SuspectTable, times: Times, candidates: &Candidates) -> Chunk {
+    Chunk::Counted(Box::new(counts::left_out(table, times, candidates)))
+}
+
 /// Reads one job on `conn`.
 fn read(
     conn: &Connection,
@@ -231,6 +239,41 @@ fn read(
         Table::Nvtx if need == Need::Counts => Chunk::Counted(Box::new(counts::nvtx(
             conn, schema, path, job.rows, report,
         )?)),
+        // Read as a load reads them, to count what it would leave out.
+        Table::Osrt if need == Need::Counts => {
+            let o = raw::read_osrt(conn, schema, path, job.rows, 0, report)?;
+            let times = Times::spans(&o.start, &o.end).open(&o.unfinished);
+            left_out(SuspectTable::OsRuntime, times, candidates)
+        }
+        Table::Samples if need == Need::Counts => {
+            let m = raw::read_samples(conn, schema, path, job.rows, 0, report)?;
+            left_out(
+                SuspectTable::CpuSamples,
+                Times::instants(&m.start),
+                candidates,
+            )
+        }
+        Table::Sched if need == Need::Counts => {
+            let c = raw::read_sched(conn, schema, path, job.rows, 0, report)?;
+            left_out(
+                SuspectTable::Scheduling,
+                Times::instants(&c.start),
+                candidates,
+            )
+        }
+        Table::Syncs if need == Need::Counts => {
+            let y = raw::read_syncs(conn, schema, path, job.rows, 0, report)?;
+            left_out(
+                SuspectTable::CudaSyncs,
+                Times::spans(&y.start, &y.end),
+                candidates,
+            )
+        }
+        Table::CudaEvents if need == Need::Counts => {
+            let e = raw::read_cuda_events(conn, schema, path, job.rows, 0, report)?;
+            let times = Times::instants(&e.timestamp).zero_unrecorded();
+            left_out(SuspectTable::CudaEvents, times, candidates)
+        }
         Table::Gpu(kind) => {
             let table = gpu_table(kind);
             // Without runtime calls and NVTX, kernels need only times and

@@ -9,8 +9,8 @@ use rusqlite::types::ValueRef;
 
 /// The largest timestamp (either sign) a row may carry, 73 years in ns:
 /// beyond it a time cannot be right, and below it the sum of two times
-/// plus a UTC shift stays within i64. Rows past it are left out (GPU
-/// activity and CUDA calls counted, see load/suspect.rs).
+/// plus a UTC shift stays within i64. Rows past it are left out: counted
+/// for every table load/suspect.rs judges, skipped for NVTX.
 pub const TIME_LIMIT_NS: i64 = 1 << 61;
 
 /// What a read of a declared table selects: some of its columns' values,
