@@ -32,25 +32,50 @@ pub struct Call {
     pub peer: Option<usize>,
 }
 
+/// One NCCL kernel: a collective of a communicator or a grouped point-to-point call
+/// (ncclGroupStart … ncclGroupEnd). `blocking`: the compute stream waits for it at once;
+/// otherwise only at the next `WaitPending` (DP buckets overlapped with backward).
+#[derive(Clone, Debug)]
+pub struct Nccl {
+    pub group: Group,
+    pub kind: Kind,
+    pub op: &'static str,
+    pub dtype: Option<&'static str>,
+    pub proto: &'static str,
+    pub calls: Vec<Call>,
+    pub blocking: bool,
+}
+
+impl Nccl {
+    /// Point-to-point calls issued as one group: one SendRecv kernel, waited for at once.
+    fn sendrecv(group: Group, kind: Kind, calls: Vec<Call>) -> Nccl {
+        Nccl {
+            group,
+            kind,
+            op: "SendRecv",
+            dtype: None,
+            proto: "Simple",
+            calls,
+            blocking: true,
+        }
+    }
+
+    /// Issued between ncclGroupStart and ncclGroupEnd (point-to-point calls).
+    pub fn grouped(&self) -> bool {
+        self.calls.iter().any(|c| c.peer.is_some())
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Work {
     /// The step's input batch copied to the device (cudaMemcpyAsync HtoD, compute stream).
     Input,
     /// A compute kernel on the compute stream; `dur` is the same on every sibling rank.
-    Compute { kind: Compute, dur: i64 },
-    /// One NCCL kernel: a collective of a communicator or a grouped point-to-point call
-    /// (ncclGroupStart … ncclGroupEnd). `blocking`: the compute stream waits for it at once;
-    /// otherwise only at the next `WaitPending` (DP buckets overlapped with backward).
-    Nccl {
-        group: Group,
-        kind: Kind,
-        op: &'static str,
-        dtype: Option<&'static str>,
-        proto: &'static str,
-        calls: Vec<Call>,
-        grouped: bool,
-        blocking: bool,
+    Compute {
+        kind: Compute,
+        dur: i64,
     },
+    Nccl(Nccl),
     /// The compute stream waits for the asynchronous NCCL ops issued so far.
     WaitPending,
     /// A CUDA graph replay: one cudaGraphLaunch, these kernels in order on the compute stream.
@@ -59,7 +84,9 @@ pub enum Work {
         kernels: Vec<(Compute, i64)>,
     },
     /// The launching thread off-CPU (planted).
-    Stall { ms: f64 },
+    Stall {
+        ms: f64,
+    },
     /// The loss copied back (DtoH) and cudaStreamSynchronize: the CPU waits for the GPU.
     StepEnd,
 }
@@ -91,10 +118,17 @@ impl Op {
         }
     }
 
+    pub fn nccl(&self) -> Option<&Nccl> {
+        match &self.work {
+            Work::Nccl(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// The group kind name a delay's target names ("graph" for a CUDA graph launch).
     fn target_kind(&self) -> Option<(&'static str, &'static str)> {
         match &self.work {
-            Work::Nccl { kind, op, .. } => Some((kind.name(), op)),
+            Work::Nccl(n) => Some((n.kind.name(), n.op)),
             Work::Graph { .. } => Some(("graph", "")),
             _ => None,
         }
@@ -147,32 +181,11 @@ impl Builder<'_> {
         keyed::rng(self.spec.seed, &key).us(lo, hi)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn nccl(
-        &mut self,
-        group: Group,
-        kind: Kind,
-        op: &'static str,
-        dtype: Option<&'static str>,
-        proto: &'static str,
-        calls: Vec<Call>,
-        blocking: bool,
-    ) {
-        let k = self.next.entry(group).or_insert(0);
-        let mut o = Op::new(
-            self.step,
-            Work::Nccl {
-                group,
-                kind,
-                op,
-                dtype,
-                proto,
-                grouped: calls.iter().any(|c| c.peer.is_some()),
-                calls,
-                blocking,
-            },
-        );
-        o.key = Some((group, *k));
+    /// An NCCL op, keyed by its group's count so far.
+    fn nccl(&mut self, n: Nccl) {
+        let k = self.next.entry(n.group).or_insert(0);
+        let mut o = Op::new(self.step, Work::Nccl(n));
+        o.key = Some((o.nccl().unwrap().group, *k));
         *k += 1;
         self.ops.push(o);
     }
@@ -195,15 +208,15 @@ impl Builder<'_> {
             bytes,
             peer: None,
         };
-        self.nccl(
-            Group::Comm(ci),
+        self.nccl(Nccl {
+            group: Group::Comm(ci),
             kind,
             op,
             dtype,
             proto,
-            vec![call],
+            calls: vec![call],
             blocking,
-        );
+        });
     }
 
     /// A batched exchange with the neighbouring stage `peer_stage`: what this rank sends and
@@ -226,8 +239,7 @@ impl Builder<'_> {
                 peer: Some(peer_stage),
             });
         }
-        let g = Group::Exchange(x);
-        self.nccl(g, Kind::Pp, "SendRecv", None, "Simple", calls, true);
+        self.nccl(Nccl::sendrecv(Group::Exchange(x), Kind::Pp, calls));
     }
 
     /// The expert-parallel all-to-all: one grouped ncclSend/ncclRecv per other member, sizes
@@ -263,15 +275,7 @@ impl Builder<'_> {
                 peer: Some(peer),
             });
         }
-        self.nccl(
-            Group::Comm(ci),
-            Kind::Ep,
-            "SendRecv",
-            None,
-            "Simple",
-            calls,
-            true,
-        );
+        self.nccl(Nccl::sendrecv(Group::Comm(ci), Kind::Ep, calls));
     }
 
     fn first(&self) -> bool {
@@ -550,10 +554,10 @@ fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
 pub fn first_use(ops: &[Op]) -> Vec<Kind> {
     let mut v = vec![];
     for o in ops {
-        if let Work::Nccl { kind, .. } = o.work
-            && !v.contains(&kind)
+        if let Work::Nccl(n) = &o.work
+            && !v.contains(&n.kind)
         {
-            v.push(kind);
+            v.push(n.kind);
         }
     }
     v

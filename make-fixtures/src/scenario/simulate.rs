@@ -176,35 +176,24 @@ impl Builder<'_> {
             let mut want = ranks.clone();
             want.sort();
             assert_eq!(have, want, "{group:?} #{k}: members");
-            let Work::Nccl {
-                kind,
-                op,
-                dtype,
-                proto,
-                ..
-            } = members[0].1.work
-            else {
-                unreachable!()
-            };
+            let first = members[0].1.nccl().expect("a keyed op is an NCCL op");
             for (r, o) in &members {
-                let Work::Nccl { op: o2, .. } = o.work else {
-                    unreachable!()
-                };
-                assert_eq!(op, o2, "{group:?} #{k}: rank {r} runs another op");
+                let op = o.nccl().unwrap().op;
+                assert_eq!(op, first.op, "{group:?} #{k}: rank {r} runs another op");
             }
             if let Group::Exchange(_) = group {
                 check_directions(&members);
             }
-            let t = self.transfer(group, kind, op, k);
+            let t = self.transfer(group, first.kind, first.op, k);
             self.rendezvous.push(self.sim.graph.node(t));
             self.index.insert((group, k), self.sim.instances.len());
             self.sim.instances.push(Instance {
                 group,
                 k,
                 step: members[0].1.step,
-                op,
-                dtype,
-                proto,
+                op: first.op,
+                dtype: first.dtype,
+                proto: first.proto,
                 members: vec![],
             });
         }
@@ -259,11 +248,23 @@ impl Builder<'_> {
         what: CpuWhat,
     ) -> usize {
         let n = self.cpu_node(st, dur, gap);
+        self.interval(st.rank, step, (n, n), what)
+    }
+
+    /// Records CPU interval [start of `span.0`, end of `span.1`] of rank `rank`.
+    fn interval(
+        &mut self,
+        rank: usize,
+        step: Option<usize>,
+        span: (NodeId, NodeId),
+        what: CpuWhat,
+    ) -> usize {
+        let (start, end) = span;
         self.sim.cpu.push(Cpu {
-            rank: st.rank,
+            rank,
             step,
-            start: n,
-            end: n,
+            start,
+            end,
             what,
         });
         self.sim.cpu.len() - 1
@@ -279,12 +280,7 @@ impl Builder<'_> {
         dur: i64,
         gap: i64,
     ) -> usize {
-        let what = CpuWhat::Api {
-            api,
-            class,
-            gpu: vec![],
-        };
-        self.cpu(st, Some(step), dur, gap, what)
+        self.cpu(st, Some(step), dur, gap, api_what(api, class))
     }
 
     /// A GPU node on `stream` of `dur`, after launch call `call` and the stream's last node.
@@ -361,13 +357,7 @@ impl Builder<'_> {
                 let d = self.draw(r, &[comm as u64, 3], 5.0, 20.0);
                 let leave = self.cpu_node(&mut st, d, 0);
                 self.sim.graph.after(leave, all, 0);
-                self.sim.cpu.push(Cpu {
-                    rank: r,
-                    step: None,
-                    start: enter,
-                    end: leave,
-                    what: CpuWhat::CommInit { comm },
-                });
+                self.interval(r, None, (enter, leave), CpuWhat::CommInit { comm });
             }
         }
         let mut step_first: Option<NodeId> = None;
@@ -393,12 +383,13 @@ impl Builder<'_> {
                 let gap = python(self, 40.0, 80.0);
                 let d = self.draw(st.rank, &[salt, 3], 10.0, 20.0);
                 let call = self.api(st, step, "cudaMemcpyAsync_v3020", 0, d, gap);
+                // the same batch size on every rank: drawn as rank 0's
                 let dur = self.draw(0, &[salt, 4], 150.0, 200.0);
                 let n = self.gpu_node(st, COMPUTE, call, dur, salt);
                 let g = gpu(st.rank, COMPUTE, n, GpuWhat::Copy(1, 4 << 20));
                 self.push_gpu(st, g, call, o);
             }
-            Work::Compute { kind, dur, .. } => {
+            Work::Compute { kind, dur } => {
                 let gap = python(self, 15.0, 40.0);
                 let d = self.draw(st.rank, &[salt, 3], 4.0, 9.0);
                 let call = self.api(st, step, "cudaLaunchKernel_v7000", 0, d, gap);
@@ -412,7 +403,7 @@ impl Builder<'_> {
                 let g = gpu(st.rank, COMPUTE, n, GpuWhat::Kernel(*kind));
                 self.push_gpu(st, g, call, o);
             }
-            Work::Nccl { .. } => self.nccl(st, o, salt),
+            Work::Nccl(_) => self.nccl(st, o, salt),
             Work::WaitPending => {
                 let ends = std::mem::take(&mut st.pending);
                 self.compute_waits(st, &ends);
@@ -457,13 +448,8 @@ impl Builder<'_> {
                 let back = self.draw(st.rank, &[salt, 7], 8.0, 15.0);
                 self.sim.graph.after(ret, n, back);
                 st.cpu = ret;
-                self.sim.cpu.push(Cpu {
-                    rank: st.rank,
-                    step: Some(step),
-                    start: enter,
-                    end: ret,
-                    what: api_what("cudaStreamSynchronize_v3020", 0),
-                });
+                let sync = api_what("cudaStreamSynchronize_v3020", 0);
+                self.interval(st.rank, Some(step), (enter, ret), sync);
             }
         }
     }
@@ -473,34 +459,24 @@ impl Builder<'_> {
     /// cuLaunchKernelEx; the kernel waits for its peers at the instance's rendezvous. (The
     /// event records around it are left out: rows that time nothing, in files kept small.)
     fn nccl(&mut self, st: &mut Rank, o: &Op, salt: u64) {
-        let Work::Nccl {
-            kind,
-            calls,
-            grouped,
-            blocking,
-            group,
-            ..
-        } = &o.work
-        else {
-            unreachable!()
-        };
+        let n = o.nccl().expect("an NCCL op");
         let step = Some(o.step);
-        let comm = match group {
-            Group::Comm(c) => *c,
-            Group::Exchange(x) => self.layout.exchanges[*x].comm,
+        let comm = match n.group {
+            Group::Comm(c) => c,
+            Group::Exchange(x) => self.layout.exchanges[x].comm,
         };
-        let stream = self.streams.of(st.rank, *kind);
+        let stream = self.streams.of(st.rank, n.kind);
         let gap = self.draw(st.rank, &[salt, 9], 25.0, 60.0);
         let d = self.draw(st.rank, &[salt, 10], 1.5, 3.0);
         self.cpu(st, step, d, gap, api_what("cudaStreamWaitEvent_v3020", 0));
-        let (open_name, open_call) = if *grouped {
+        let (open_name, open_call) = if n.grouped() {
             let start = CpuWhat::Nccl {
                 name: "ncclGroupStart",
                 comm,
                 call: None,
             };
             self.cpu(st, step, US, 2 * US, start);
-            for (j, c) in calls.iter().enumerate() {
+            for (j, c) in n.calls.iter().enumerate() {
                 let d = self.draw(st.rank, &[salt, 11, j as u64], 3.0, 5.0);
                 let what = CpuWhat::Nccl {
                     name: c.name,
@@ -511,24 +487,19 @@ impl Builder<'_> {
             }
             ("ncclGroupEnd", None)
         } else {
-            (calls[0].name, Some(calls[0].clone()))
+            (n.calls[0].name, Some(n.calls[0].clone()))
         };
         // the range that encloses the launch: opened here, closed after it
         let open = self.cpu_node(st, 2 * US, US);
         let d = self.draw(st.rank, &[salt, 12], 6.0, 14.0);
         let call = self.api(st, o.step, "cuLaunchKernelEx", 1, d, US);
         let close = self.cpu_node(st, US, US);
-        self.sim.cpu.push(Cpu {
-            rank: st.rank,
-            step,
-            start: open,
-            end: close,
-            what: CpuWhat::Nccl {
-                name: open_name,
-                comm,
-                call: open_call,
-            },
-        });
+        let range = CpuWhat::Nccl {
+            name: open_name,
+            comm,
+            call: open_call,
+        };
+        self.interval(st.rank, step, (open, close), range);
 
         let inst = self.index[&o.key.expect("an NCCL op has its key")];
         let s = self.gpu_node(st, stream, call, 0, salt);
@@ -549,7 +520,7 @@ impl Builder<'_> {
         let i = self.push_gpu(st, g, call, o);
         self.sim.instances[inst].members.push((st.rank, i));
         if stream != COMPUTE {
-            if *blocking {
+            if n.blocking {
                 self.compute_waits(st, &[e]);
             } else {
                 st.pending.push(e);
@@ -580,9 +551,7 @@ fn gpu(rank: usize, stream: u32, n: NodeId, what: GpuWhat) -> Gpu {
 /// An exchange's two sides agree: what one sends the other receives.
 fn check_directions(members: &[(usize, &Op)]) {
     let flow = |o: &Op, name: &str| -> u64 {
-        let Work::Nccl { calls, .. } = &o.work else {
-            unreachable!()
-        };
+        let calls = &o.nccl().unwrap().calls;
         calls
             .iter()
             .filter(|c| c.name == name)
