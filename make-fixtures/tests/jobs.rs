@@ -65,6 +65,10 @@ fn groups(t: &Value) -> HashMap<String, (String, Vec<i64>, Vec<i64>, i64)> {
     m
 }
 
+fn count(db: &Connection, sql: &str) -> i64 {
+    db.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
 /// The op of an NCCL kernel's short name: `ncclDevKernel_AllGather_RING_LL128` → AllGather.
 fn op_of(short: &str) -> &str {
     let rest = short.strip_prefix("ncclDevKernel_").unwrap();
@@ -346,13 +350,7 @@ fn decode(blob: &[u8]) -> (u32, u64, u64, u32) {
 fn payloads_name_each_kernels_communicator() {
     for (name, t, db) in jobs() {
         if t["payloads"] != true {
-            let n: i64 = db
-                .query_row(
-                    "SELECT count(*) FROM NVTX_EVENTS WHERE domainId = 1",
-                    [],
-                    |r| r.get(0),
-                )
-                .unwrap();
+            let n = count(&db, "SELECT count(*) FROM NVTX_EVENTS WHERE domainId = 1");
             assert_eq!(n, 0, "{name}: NCCL ranges without payloads");
             continue;
         }
@@ -495,14 +493,8 @@ fn payloads_name_each_kernels_communicator() {
 fn graph_kernels_carry_their_launch() {
     for (name, t, db) in jobs() {
         let Some(launches) = t["graph_launches"].as_array() else {
-            let n: i64 = db
-                .query_row(
-                    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL",
-                    [],
-                    |r| r.get(0),
-                )
-                .unwrap();
-            assert_eq!(n, 0, "{name}");
+            let sql = "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL";
+            assert_eq!(count(&db, sql), 0, "{name}: graph kernels without graphs");
             continue;
         };
         let pids: HashMap<i64, i64> = arr(&t["ranks"])

@@ -162,7 +162,10 @@ fn instances(x: &Input) -> Vec<Value> {
         .collect()
 }
 
-/// Each delay's own op and the instances it made late: the graph re-run without it.
+/// Each delay's own op (`late_op`: its start with and without the delay) and `made_late`:
+/// every instance whose start skew the delay widened by at least MADE_LATE_NS, found by
+/// re-running the graph without it, with the rank that started last there — the delayed
+/// rank, or one it held up (a TP partner waiting in its kernel, the next pipeline stage).
 fn delays(x: &Input) -> Vec<Value> {
     let graph: &Graph = &x.sim.graph;
     x.spec
