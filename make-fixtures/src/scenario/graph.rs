@@ -31,6 +31,10 @@ impl Graph {
         self.nodes.len() - 1
     }
 
+    pub fn dur(&self, n: NodeId) -> i64 {
+        self.nodes[n].dur
+    }
+
     /// `n` starts no earlier than `on`'s end + `lag`.
     pub fn after(&mut self, n: NodeId, on: NodeId, lag: i64) {
         self.nodes[n].deps.push((on, lag));
@@ -76,5 +80,33 @@ impl Graph {
         }
         assert_eq!(done, n, "the programs deadlock: a cycle of waits");
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// a (10) → c, b (30) → c: c waits for the later of the two; without b's 30, for a.
+    #[test]
+    fn a_node_starts_after_its_latest_dependency_and_overrides_replay_without_a_cause() {
+        let mut g = Graph::default();
+        let (a, b, c) = (g.node(10), g.node(30), g.node(5));
+        g.after(c, a, 2);
+        g.after(c, b, 1);
+        let t = g.eval(100, &[]);
+        assert_eq!((t.start[c], t.end[c], t.via[c]), (131, 136, Some(b)));
+        let t = g.eval(100, &[(b, 0)]);
+        assert_eq!((t.start[c], t.via[c]), (112, Some(a)));
+    }
+
+    #[test]
+    #[should_panic(expected = "deadlock")]
+    fn a_cycle_is_a_deadlock() {
+        let mut g = Graph::default();
+        let (a, b) = (g.node(1), g.node(1));
+        g.after(a, b, 0);
+        g.after(b, a, 0);
+        g.eval(0, &[]);
     }
 }

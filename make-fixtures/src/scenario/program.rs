@@ -531,7 +531,7 @@ fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
             o.delay = Some(d);
             ops.insert(at, o);
         }
-        Delay::SlowGemm { ms, .. } => {
+        Delay::SlowGemm { ms, factor, .. } => {
             let gemm = (0..at)
                 .rev()
                 .find(|&i| {
@@ -544,8 +544,15 @@ fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
                     )
                 })
                 .unwrap_or_else(|| panic!("delay {d}: no GEMM before {t:?}"));
+            let Work::Compute { dur, .. } = ops[gemm].work else {
+                unreachable!()
+            };
             ops[gemm].delay = Some(d);
-            ops[gemm].extra = (*ms * 1e6) as i64;
+            ops[gemm].extra = match (ms, factor) {
+                (Some(ms), None) => (ms * 1e6) as i64,
+                (None, Some(f)) if *f >= 1.0 => (dur as f64 * (f - 1.0)) as i64,
+                _ => panic!("delay {d}: slow_gemm takes ms or a factor ≥ 1"),
+            };
         }
     }
 }
@@ -561,4 +568,63 @@ pub fn first_use(ops: &[Op]) -> Vec<Kind> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::spec::Target;
+
+    fn ops() -> Vec<Op> {
+        let gemm = Work::Compute {
+            kind: Compute::Xmma,
+            dur: 400 * 1_000,
+        };
+        let rs = Nccl {
+            group: Group::Comm(0),
+            kind: Kind::Tp,
+            op: "ReduceScatter",
+            dtype: Some("bf16"),
+            proto: "LL128",
+            calls: vec![],
+            blocking: true,
+        };
+        vec![Op::new(0, gemm), Op::new(0, Work::Nccl(rs))]
+    }
+
+    fn at() -> Target {
+        Target {
+            rank: 0,
+            step: 1,
+            group: "tp".into(),
+            op: Some("ReduceScatter".into()),
+            nth: 1,
+        }
+    }
+
+    #[test]
+    fn a_slow_gemm_runs_long_by_ms_or_by_a_factor() {
+        for (ms, factor, extra) in [(Some(8.0), None, 8_000_000), (None, Some(3.0), 800_000)] {
+            let mut v = ops();
+            plant(
+                &mut v,
+                0,
+                &Delay::SlowGemm {
+                    at: at(),
+                    ms,
+                    factor,
+                },
+            );
+            assert_eq!((v[0].delay, v[0].extra), (Some(0), extra));
+            assert_eq!(v[1].target_of, Some(0));
+        }
+    }
+
+    #[test]
+    fn a_stall_goes_right_before_its_target() {
+        let mut v = ops();
+        plant(&mut v, 0, &Delay::CpuStall { at: at(), ms: 22.0 });
+        assert!(matches!(v[1].work, Work::Stall { ms } if ms == 22.0));
+        assert_eq!(v[2].target_of, Some(0));
+    }
 }

@@ -55,9 +55,13 @@ pub enum Delay {
     /// The launching thread sits off-CPU (an OS runtime `pthread_cond_wait`) for `ms` right
     /// before the call that launches the target op: it and what follows launch late.
     CpuStall { at: Target, ms: f64 },
-    /// The GEMM that runs right before the target op on the compute stream takes `ms` longer:
-    /// the op is launched in time but starts late on the GPU.
-    SlowGemm { at: Target, ms: f64 },
+    /// The GEMM that runs right before the target op on the compute stream takes `ms` longer
+    /// (or `factor` times as long): the op is launched in time but starts late on the GPU.
+    SlowGemm {
+        at: Target,
+        ms: Option<f64>,
+        factor: Option<f64>,
+    },
 }
 
 impl Delay {
@@ -70,11 +74,6 @@ impl Delay {
         match self {
             Delay::CpuStall { .. } => "cpu_stall",
             Delay::SlowGemm { .. } => "slow_gemm",
-        }
-    }
-    pub fn ms(&self) -> f64 {
-        match self {
-            Delay::CpuStall { ms, .. } | Delay::SlowGemm { ms, .. } => *ms,
         }
     }
 }

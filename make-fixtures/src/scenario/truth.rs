@@ -192,7 +192,8 @@ fn delays(x: &Input) -> Vec<Value> {
                 "rank": t.rank,
                 "step": t.step,
                 "before": {"group": t.group, "op": t.op, "nth": t.nth},
-                "ms": d.ms(),
+                // what the delay added to its node (a factor's too), in ms
+                "ms": (graph.dur(p.node) - p.without) as f64 / 1e6,
                 "late_op": {
                     "stream": target.stream,
                     "start": x.times.start[target.start],
