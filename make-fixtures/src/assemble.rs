@@ -31,6 +31,7 @@ fn kernel(
         static_smem: shape.static_smem,
         dynamic_smem: shape.dynamic_smem,
         grid_id: 0,
+        graph: None,
     }
 }
 

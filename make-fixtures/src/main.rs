@@ -10,7 +10,8 @@
 //! CUDA synchronization and event rows, into `scale_10m_cpu.sqlite` (see scale_cpu.rs).
 //! `make-fixtures scale-nodes [--files N] [--gpus G] [--kernels K] [--out DIR]` writes one file
 //! per node, each on its own clock (default 64 × 8 GPUs, about 1 M kernels, into
-//! `target/scale/nodes/`; see scale_nodes.rs).
+//! `target/scale/nodes/`; see scale_nodes.rs). `make-fixtures jobs` writes only the scenario
+//! engine's jobs (`fixtures/jobs/`, from `make-fixtures/scenarios/*.toml`; see scenario/).
 
 mod assemble;
 mod clock;
@@ -33,6 +34,7 @@ mod rng;
 mod scale;
 mod scale_nodes;
 mod scale_step;
+mod scenario;
 mod sim;
 mod staggered;
 mod stats;
@@ -111,6 +113,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None => fixtures(),
+        // only the scenario engine's jobs (fixtures/jobs/), e.g. while editing scenarios/
+        Some("jobs") => scenario::write_all(),
         Some("scale") => match scale::parse(&args[1..]).and_then(|a| scale::run(&a, &root())) {
             Ok(()) => {}
             Err(e) if e.is_empty() => println!("{}", scale::USAGE),
@@ -202,6 +206,8 @@ fn fixtures() {
     // Every call names its communicator: rung 2 of the matching names every instance.
     t["skew"]["groups"][0]["match_method"] = "nvtx".into();
     save("payloads.truth.json", &t);
+
+    scenario::write_all();
 }
 
 /// The multi-file scenarios of issue 10: one directory of exports each, on their own clocks,

@@ -76,6 +76,8 @@ pub struct Kernel {
     pub static_smem: u32,
     pub dynamic_smem: u32,
     pub grid_id: i64,
+    /// (graphNodeId, graphId) of a kernel replayed from a CUDA graph; None: launched alone.
+    pub graph: Option<(i64, i64)>,
 }
 
 #[derive(Clone)]

@@ -25,7 +25,7 @@ const N: usize = 4;
 const COMM: u64 = 0x9e37_79b9_7f4a_7c15;
 /// NCCL's payload schema rows as a real 2026.2 export declares them (the library's tests
 /// that add payloads of their own read the same file).
-const SCHEMA_SQL: &str = include_str!("nccl_payload_schemas.sql");
+pub(crate) const SCHEMA_SQL: &str = include_str!("nccl_payload_schemas.sql");
 
 /// One NCCL API call: its name, the size NCCL records for it (per rank) and its schema
 /// (2^24 + NCCL's NVTX_SID).
@@ -173,10 +173,16 @@ fn payload(c: &Call, peer: u32) -> Vec<u8> {
 
 /// nsys's record of a payload: domain id, schema id, payload size, total size, payload.
 fn record(c: &Call, body: &[u8]) -> Vec<u8> {
+    nsys_record(c.schema as u32, body)
+}
+
+/// nsys's record of a payload of NCCL's domain (id 1) by schema `schema`: a 32-byte header
+/// (domain id, schema id, payload size, total size), then the payload.
+pub(crate) fn nsys_record(schema: u32, body: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
     v.extend(1u32.to_le_bytes());
     v.extend(0u32.to_le_bytes());
-    v.extend((c.schema as u32).to_le_bytes());
+    v.extend(schema.to_le_bytes());
     v.extend(0u32.to_le_bytes());
     v.extend((body.len() as u64).to_le_bytes());
     v.extend((32 + body.len() as u64).to_le_bytes());

@@ -211,6 +211,13 @@ pub fn write_with(
                 x[5],
                 x[6],
             ])?;
+            // KERNEL_SQL leaves both NULL (the scale writer streams through it unchanged).
+            if let Some((node, graph)) = k.graph {
+                tx.execute(
+                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphNodeId = ?1, graphId = ?2 WHERE rowid = last_insert_rowid()",
+                    params![node, graph],
+                )?;
+            }
         }
 
         let mut mc = tx.prepare(MEMCPY_SQL)?;

@@ -56,6 +56,24 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
     ] {
         assert!(names.iter().any(|n| n == multi), "{multi} not written");
     }
+    // the scenario engine's jobs (make-fixtures/scenarios/), each with and without payloads
+    for job in [
+        "3d_dedicated",
+        "3d_shared",
+        "3d_lazy",
+        "3d_sync_compute",
+        "pp4",
+        "moe_ep",
+        "cuda_graphs",
+        "3d_lockstep",
+    ] {
+        for variant in ["", "_payloads"] {
+            for ext in ["sqlite", "truth.json"] {
+                let f = format!("jobs/{job}{variant}.{ext}");
+                assert!(names.contains(&f), "{f} not written");
+            }
+        }
+    }
     assert_eq!(
         files_under(&committed),
         names,

@@ -1,0 +1,230 @@
+//! The simulated job → one `model::Profile` per host file (one host of 8 GPUs for now), with
+//! the rows the writer does not model: NCCL payload blobs and OS runtime waits. Correlation
+//! ids are per process, in the order of its calls (so they collide across processes, as in
+//! real exports); a graph's kernels carry their cudaGraphLaunch's.
+
+use super::graph::Times;
+use super::keyed;
+use super::layout::Layout;
+use super::payload;
+use super::simulate::{CpuWhat, GpuWhat, Sim};
+use super::spec::Spec;
+use super::streams::{COMPUTE, Streams};
+use crate::assemble::{Rank, merge, process, threads, watchdog_calls};
+use crate::model::*;
+use crate::names;
+use crate::plan::RankOut;
+
+pub const GPUS_PER_HOST: usize = 8;
+/// The main thread's tid is its pid; the NCCL watchdog's is pid + this.
+const WATCHDOG: u32 = 23;
+pub const COND_WAIT: &str = "pthread_cond_wait";
+
+/// What one file holds beyond its profile.
+pub struct Emitted {
+    pub profile: Profile,
+    /// (start, globalTid, binaryData) of each NCCL range with a payload.
+    pub blobs: Vec<(i64, i64, Vec<u8>)>,
+    /// (pid, tid, start, end) of each OS runtime wait.
+    pub osrt: Vec<(u32, u32, i64, i64)>,
+    /// The correlation id of each CPU interval of the simulation (0: not a CUDA call).
+    pub corr: Vec<i64>,
+}
+
+pub fn pid(spec: &Spec, rank: usize) -> u32 {
+    spec.pid_base + rank as u32
+}
+
+pub fn device(rank: usize) -> u32 {
+    (rank % GPUS_PER_HOST) as u32
+}
+
+fn rank_ids(spec: &Spec, r: usize) -> Rank {
+    Rank {
+        pid: pid(spec, r),
+        device: device(r),
+        context_id: device(r) + 1,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn emit(
+    path: &str,
+    spec: &Spec,
+    layout: &Layout,
+    streams: &Streams,
+    sim: &Sim,
+    t: &Times,
+    comm_ids: &[u64],
+) -> Emitted {
+    let world = layout.world();
+    assert!(
+        world <= GPUS_PER_HOST,
+        "one host of {GPUS_PER_HOST} GPUs for now"
+    );
+    let mut p = Profile {
+        path: path.into(),
+        host: spec.host.clone(),
+        ..Default::default()
+    };
+    let mut urng = keyed::rng(spec.seed, &[keyed::label("uuid")]);
+    for r in 0..world {
+        let rk = rank_ids(spec, r);
+        p.gpus.push(h100(
+            rk.device,
+            DGX_BUS[rk.device as usize],
+            uuid(&mut urng),
+        ));
+        let mut st = vec![(COMPUTE, 3, 0)];
+        st.extend(streams.created_by(r).into_iter().map(|s| (s, 2, 0)));
+        let ctx = Context {
+            device: rk.device,
+            context_id: rk.context_id,
+            null_stream: COMPUTE,
+            streams: st,
+        };
+        let th = threads(rk.pid, &[(0, "python3"), (WATCHDOG, "pt_nccl_watchdg")]);
+        p.processes.push(process(rk.pid, "python3", th, Some(ctx)));
+    }
+
+    // calls, per process in time order, numbered from 1 with the watchdog's among them
+    let mut corr = vec![0; sim.cpu.len()];
+    let mut calls = vec![];
+    for r in 0..world {
+        let pid = pid(spec, r);
+        let mut mine: Vec<(Call, Option<usize>)> = vec![];
+        for (i, c) in sim.cpu.iter().enumerate().filter(|(_, c)| c.rank == r) {
+            if let CpuWhat::Api { api, class, .. } = c.what {
+                let call = Call {
+                    pid,
+                    tid: pid,
+                    start: t.start[c.start],
+                    end: t.end[c.end],
+                    api: api.into(),
+                    class,
+                    corr: 0,
+                };
+                mine.push((call, Some(i)));
+            }
+        }
+        let (lo, hi) = mine.iter().fold((i64::MAX, i64::MIN), |(lo, hi), c| {
+            (lo.min(c.0.start), hi.max(c.0.end))
+        });
+        let mut wrng = keyed::rng(spec.seed, &[keyed::label("watchdog"), r as u64]);
+        let dog = watchdog_calls(pid, pid + WATCHDOG, lo, hi, &mut wrng);
+        mine.extend(dog.into_iter().map(|c| (c, None)));
+        mine.sort_by_key(|c| (c.0.start, c.0.tid));
+        for (n, (mut c, item)) in mine.into_iter().enumerate() {
+            c.corr = n as i64 + 1;
+            if let Some(i) = item {
+                corr[i] = c.corr;
+            }
+            calls.push(c);
+        }
+    }
+
+    let mut launched_by = vec![usize::MAX; sim.gpu.len()];
+    for (i, c) in sim.cpu.iter().enumerate() {
+        if let CpuWhat::Api { gpu, .. } = &c.what {
+            for &g in gpu {
+                launched_by[g] = i;
+            }
+        }
+    }
+    let mut out = RankOut {
+        kernels: vec![],
+        memcpys: vec![],
+        memsets: vec![],
+        calls,
+        nvtx: vec![],
+        launch_of: vec![],
+        steps: vec![],
+    };
+    for (i, g) in sim.gpu.iter().enumerate() {
+        let rk = rank_ids(spec, g.rank);
+        let (start, end, corr) = (t.start[g.start], t.end[g.end], corr[launched_by[i]]);
+        match g.what {
+            GpuWhat::Kernel(kind) => {
+                let mut k = rk.compute(g.stream, start, end, kind);
+                k.corr = corr;
+                k.graph = g.graph;
+                out.kernels.push(k);
+            }
+            GpuWhat::Nccl { instance } => {
+                let inst = &sim.instances[instance];
+                let (name, channels) = match inst.op {
+                    "SendRecv" => (names::nccl_sendrecv(), 32),
+                    op => (names::nccl(op, inst.dtype, "RING", inst.proto), 16),
+                };
+                let mut k = rk.nccl(g.stream, start, end, &name, channels);
+                k.corr = corr;
+                out.kernels.push(k);
+            }
+            GpuWhat::Copy(kind, bytes) => out.memcpys.push(Memcpy {
+                pid: rk.pid,
+                device: rk.device,
+                context_id: rk.context_id,
+                stream: g.stream,
+                start,
+                end,
+                bytes,
+                copy_kind: kind,
+                corr,
+            }),
+        }
+    }
+
+    let mut blobs = vec![];
+    let mut osrt = vec![];
+    for r in 0..world {
+        for &(a, b) in &sim.steps[r] {
+            let (s, e) = (t.start[a] - 20_000, t.end[b] + 10_000);
+            out.nvtx.push(range(pid(spec, r), s, e, "train_step", 0));
+        }
+    }
+    for c in &sim.cpu {
+        let (pid, start, end) = (pid(spec, c.rank), t.start[c.start], t.end[c.end]);
+        let tid = global_tid(pid, pid);
+        match &c.what {
+            CpuWhat::Stall => osrt.push((pid, pid, start, end)),
+            CpuWhat::Nccl { name, comm, call } if spec.payloads => {
+                out.nvtx.push(range(pid, start, end, name, 1));
+                if let Some(call) = call {
+                    blobs.push((start, tid, payload::call(comm_ids[*comm], call)));
+                }
+            }
+            CpuWhat::CommInit { comm } if spec.payloads => {
+                let name = "ncclCommInitRankConfig";
+                out.nvtx.push(range(pid, start, end, name, 1));
+                let members = &layout.comms[*comm].ranks;
+                let me = members.iter().position(|&m| m == c.rank).unwrap();
+                let blob = payload::comm_init(comm_ids[*comm], members.len(), me, device(c.rank));
+                blobs.push((start, tid, blob));
+            }
+            _ => {}
+        }
+    }
+    merge(&mut p, vec![out]);
+    Emitted {
+        profile: p,
+        blobs,
+        osrt,
+        corr,
+    }
+}
+
+/// A push/pop range on a main thread: the step's (domain 0, inline text) or an NCCL API
+/// call's (NCCL's domain 1, a registered string).
+fn range(pid: u32, start: i64, end: i64, text: &str, domain: i64) -> Nvtx {
+    Nvtx {
+        pid,
+        tid: pid,
+        kind: NvtxKind::PushPop,
+        start,
+        end: Some(end),
+        text: text.to_string(),
+        registered: domain == 1,
+        domain,
+        range_id: None,
+    }
+}

@@ -1,0 +1,107 @@
+//! The scenario engine: plays every `make-fixtures/scenarios/*.toml` (spec.rs) into
+//! `fixtures/jobs/<name>.sqlite` and `<name>.truth.json`. One pipeline for all of them:
+//! layout (ranks → communicators) → program (each rank's ops) → streams (the policy's ids)
+//! → simulate (a dependency graph) → graph (times) → emit (the nsys rows) → truth.
+
+mod emit;
+mod graph;
+mod keyed;
+mod layout;
+mod payload;
+mod program;
+mod simulate;
+mod spec;
+mod streams;
+mod truth;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Transaction, params};
+
+use crate::model::global_tid;
+use crate::writer::{self, Strings};
+
+/// Where the scenario files are (read at run time: adding one needs no code).
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// Writes every scenario's jobs, in file name order.
+pub fn write_all() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("make-fixtures/scenarios")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    std::fs::create_dir_all(crate::root().join("fixtures/jobs")).expect("fixtures/jobs");
+    for f in files {
+        for job in spec::load(&f) {
+            play(&job.name, &job.spec);
+        }
+    }
+}
+
+fn play(name: &str, spec: &spec::Spec) {
+    let layout = layout::Layout::new(spec);
+    let programs = program::build(spec, &layout);
+    let first_use: Vec<_> = programs.iter().map(|p| program::first_use(p)).collect();
+    let streams = streams::Streams::new(spec.streams, &layout, &first_use);
+    let sim = simulate::run(spec, &layout, &streams, &programs);
+    let times = sim.graph.eval(simulate::ORIGIN, &[]);
+    let comm_ids: Vec<u64> = layout
+        .comms
+        .iter()
+        .map(|c| keyed::rng(spec.seed, &[keyed::label("comm"), keyed::label(&c.name)]).next_u64())
+        .collect();
+    let path = format!("fixtures/jobs/{name}.sqlite");
+    let out = emit::emit(&path, spec, &layout, &streams, &sim, &times, &comm_ids);
+    let extra = |tx: &Transaction, st: &mut Strings| {
+        if spec.payloads {
+            crate::payloads::extra(&out.blobs, tx)?;
+        }
+        write_osrt(tx, st, &out.osrt)
+    };
+    let file = crate::root().join(&path);
+    writer::write_with(&out.profile, &file, &extra)
+        .unwrap_or_else(|e| panic!("writing {path}: {e}"));
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    println!("{path} ({} KiB)", size.div_ceil(1024));
+    let t = truth::truth(&truth::Input {
+        name,
+        spec,
+        layout: &layout,
+        streams: &streams,
+        sim: &sim,
+        times: &times,
+        comm_ids: &comm_ids,
+        corr: &out.corr,
+    });
+    crate::save(&format!("jobs/{name}.truth.json"), &t);
+}
+
+/// The OS runtime trace's tables and its waits (none: no tables, as nsys without
+/// `--trace osrt`).
+fn write_osrt(
+    tx: &Transaction,
+    st: &mut Strings,
+    rows: &[(u32, u32, i64, i64)],
+) -> rusqlite::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // the OS runtime trace's own tables (no CPU sampling: not its tables either)
+    for (_, ddl) in crate::ddl::OSRT_TABLES
+        .iter()
+        .filter(|(name, _)| name.starts_with("OSRT_"))
+    {
+        tx.execute_batch(ddl)?;
+    }
+    for &(pid, tid, s, e) in rows {
+        tx.execute(
+            "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, callchainId, argumentsId) VALUES (?1, ?2, 27, ?3, ?4, 0, 0, 0, 0)",
+            params![s, e, global_tid(pid, tid), st.id(emit::COND_WAIT)],
+        )?;
+    }
+    Ok(())
+}

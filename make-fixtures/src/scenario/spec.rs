@@ -1,0 +1,197 @@
+//! The shape of a scenario file (`make-fixtures/scenarios/*.toml`): the job's layout, its
+//! stream policy, its schedule and its planted delays. A file may `include` another (its keys
+//! override the included file's, key by key) and name `variants`: suffixes of its file stem,
+//! each with keys of its own (`"" = {}` and `"_payloads" = { payloads = true }` write
+//! `<stem>.sqlite` and `<stem>_payloads.sqlite` from one file).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// Which CUDA stream each process group's NCCL kernels run on.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Each kind of group its own NCCL stream, created in the same order on every rank: the
+    /// same stream id everywhere.
+    Dedicated,
+    /// TP and DP on one NCCL stream (same id on every rank), the others dedicated.
+    Shared,
+    /// Each rank creates a group's stream when it first uses it: the ids depend on the order
+    /// in which the rank meets its groups (stage 0 meets TP before PP, the last stage PP first).
+    Lazy,
+    /// PyTorch ≥ 2.8: synchronous collectives (TP, embedding, grad norm) on the current
+    /// (compute) stream; asynchronous ones (DP buckets, PP, EP) on their groups' streams.
+    SyncOnCompute,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Dedicated => "dedicated",
+            Policy::Shared => "shared",
+            Policy::Lazy => "lazy",
+            Policy::SyncOnCompute => "sync_on_compute",
+        }
+    }
+}
+
+/// What a CUDA graph captures.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Graphs {
+    #[default]
+    None,
+    /// Each microbatch's forward compute: one graph, captured before the capture window and
+    /// replayed with `cudaGraphLaunch` once per microbatch.
+    Forward,
+}
+
+/// A planted cause of lateness on one rank.
+#[derive(Deserialize, Clone, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Delay {
+    /// The launching thread sits off-CPU (an OS runtime `pthread_cond_wait`) for `ms` right
+    /// before the call that launches the target op: it and what follows launch late.
+    CpuStall { at: Target, ms: f64 },
+    /// The GEMM that runs right before the target op on the compute stream takes `ms` longer
+    /// (or `factor` times as long): the op is launched in time but starts late on the GPU.
+    SlowGemm {
+        at: Target,
+        ms: Option<f64>,
+        factor: Option<f64>,
+    },
+}
+
+impl Delay {
+    pub fn target(&self) -> &Target {
+        match self {
+            Delay::CpuStall { at, .. } | Delay::SlowGemm { at, .. } => at,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Delay::CpuStall { .. } => "cpu_stall",
+            Delay::SlowGemm { .. } => "slow_gemm",
+        }
+    }
+}
+
+/// The op a delay lands before: on `rank`, in `step` (1-based), the `nth` (1-based) op of
+/// group kind `group` ("tp", "pp", "dp", "emb", "gradnorm", "ep", or "graph" for a
+/// `cudaGraphLaunch`), of NCCL op `op` when given ("AllGather", "ReduceScatter", …).
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    pub rank: usize,
+    pub step: usize,
+    pub group: String,
+    pub op: Option<String>,
+    #[serde(default = "one")]
+    pub nth: usize,
+}
+
+/// Mixture-of-experts: expert-parallel groups of `ep` ranks inside the data-parallel
+/// dimension; each MLP becomes a router, an all-to-all dispatch, the experts' GEMM and an
+/// all-to-all combine.
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Moe {
+    pub ep: usize,
+}
+
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub description: String,
+    pub seed: u64,
+    pub host: String,
+    pub pid_base: u32,
+    pub tp: usize,
+    pub pp: usize,
+    pub dp: usize,
+    pub moe: Option<Moe>,
+    pub steps: usize,
+    pub microbatches: usize,
+    /// Transformer layers per pipeline stage.
+    pub layers: usize,
+    /// Gradient buckets of the data-parallel reduction, launched during the last
+    /// microbatch's backward.
+    pub dp_buckets: usize,
+    /// Megatron's distributed optimizer: buckets are reduce-scattered, and the updated
+    /// parameters all-gathered after the optimizer step (else each bucket is all-reduced).
+    #[serde(default)]
+    pub distributed_optimizer: bool,
+    pub streams: Policy,
+    #[serde(default)]
+    pub cuda_graphs: Graphs,
+    /// NCCL's NVTX ranges with their payloads (communicator id, size, peer).
+    #[serde(default)]
+    pub payloads: bool,
+    /// Upper bound of each member's end after a collective's common end (µs).
+    pub end_jitter_us: f64,
+    /// Natural drift: each kernel of each rank up to this much longer (µs, 0: lockstep).
+    #[serde(default)]
+    pub drift_us: f64,
+    #[serde(default, rename = "delay")]
+    pub delays: Vec<Delay>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One job a scenario file writes: its name and its spec.
+pub struct Job {
+    pub name: String,
+    pub spec: Spec,
+}
+
+/// The jobs of scenario file `path`, in the order of their names.
+pub fn load(path: &Path) -> Vec<Job> {
+    let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+    let mut table = read(path);
+    let variants = match table.remove("variants") {
+        Some(Value::Table(v)) => v,
+        Some(_) => panic!("{}: variants must be a table", path.display()),
+        None => Table::from_iter([(String::new(), Value::Table(Table::new()))]),
+    };
+    let mut jobs: Vec<Job> = variants
+        .into_iter()
+        .map(|(suffix, keys)| {
+            let Value::Table(keys) = keys else {
+                panic!("{}: variant {suffix:?} must be a table", path.display())
+            };
+            let mut t = table.clone();
+            t.extend(keys);
+            let spec: Spec = Value::Table(t)
+                .try_into()
+                .unwrap_or_else(|e| panic!("{}{suffix}: {e}", path.display()));
+            Job {
+                name: format!("{stem}{suffix}"),
+                spec,
+            }
+        })
+        .collect();
+    jobs.sort_by(|a, b| a.name.cmp(&b.name));
+    jobs
+}
+
+/// A file's keys over those of the file it includes (a path beside it).
+fn read(path: &Path) -> Table {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut table: Table = text
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match table.remove("include") {
+        None => table,
+        Some(Value::String(base)) => {
+            let mut merged = read(&path.with_file_name(base));
+            merged.extend(table);
+            merged
+        }
+        Some(_) => panic!("{}: include must be a file name", path.display()),
+    }
+}
