@@ -482,7 +482,6 @@ fn hostile_outputs_and_bookmarks_end_cleanly() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
-}
 
 /// How a row's times are made impossible, as `SET` clauses: for calls
 /// (two times) and for instants (one), and whether rankline can tell
@@ -646,3 +645,4 @@ fn rows_with_impossible_times_end_cleanly_and_are_counted() {
         failures.join("\n")
     );
     let _ = std::fs::remove_dir_all(&base);
+}
