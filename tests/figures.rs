@@ -76,7 +76,10 @@ fn groups_split_off_a_shared_stream_id_say_so_first() {
     assert_eq!(groups.len(), 2);
     for g in groups {
         let n = notes(g);
-        assert!(n[0].starts_with("split off s20: "), "{n:?}");
+        assert!(
+            n[0].starts_with("one of 2 communicators on s20, told apart by their ends"),
+            "{n:?}"
+        );
         // One host, every rank recorded: nothing else applies.
         assert_eq!(n.len(), 1, "{n:?}");
     }

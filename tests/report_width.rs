@@ -28,17 +28,24 @@ const SECTIONS: &[&[&str]] = &[
     &["stats", "--of", "copies", "--by", "device"],
 ];
 
-/// Each fixture file and fixture directory, then each real export.
+/// The scenario jobs of `fixtures/jobs/` (each a capture of its own)
+/// checked here: one of each shape of communicator (3D with payloads, a
+/// four-stage pipeline, CUDA graphs); the others print the same tables.
+const JOBS: [&str; 3] = ["3d_dedicated_payloads", "pp4", "cuda_graphs"];
+
+/// Each fixture file and fixture directory (a job's files), the jobs
+/// above, then each real export.
 fn inputs() -> Vec<PathBuf> {
     let fixtures = root().join("fixtures");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
+        .filter(|p| p.is_dir() && !p.ends_with("jobs"))
         .collect();
     dirs.sort();
     let mut all = sqlite_files(&fixtures);
     all.extend(dirs);
+    all.extend(JOBS.iter().map(|j| fixtures.join("jobs").join(format!("{j}.sqlite"))));
     all.extend(sqlite_files(&real_profiles()));
     all
 }

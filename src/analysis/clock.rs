@@ -322,6 +322,16 @@ impl Alignment {
             .map(|t| self.to_reference(file, t))
     }
 
+    /// File `file`'s capture window (its `capture_start_ns` to its
+    /// `capture_end_ns`), when recorded.
+    pub fn capture_window(&self, p: &Profile, file: usize) -> Option<(i64, i64)> {
+        let f = p.files.get(file)?;
+        Some((
+            self.to_reference(file, f.capture_start_ns?),
+            self.to_reference(file, f.capture_end_ns?),
+        ))
+    }
+
     /// Start and end of an NVTX range (or a mark).
     pub fn nvtx_span(&self, p: &Profile, row: usize) -> (i64, i64) {
         let f = p.thread_file(p.nvtx.thread(row));

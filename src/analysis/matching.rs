@@ -20,7 +20,10 @@
 //! communicators shows as ends that are aligned within device subsets but
 //! not across them; those subsets become groups of their own.
 
+mod atoms;
 mod by_comm;
+mod by_ends;
+mod join;
 mod placement;
 mod streams;
 
@@ -32,10 +35,11 @@ pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
+use join::Unit;
 pub use placement::Basis;
 use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
-use streams::{Seq, cluster_streams, nccl_sequences};
+use streams::{Seq, nccl_sequences};
 
 /// The first instance no placement explains: the ranks ran different
 /// operations there (or some ran none). Only the instances before it are
@@ -96,8 +100,39 @@ pub struct Group {
     /// stream and checked against ends.
     #[serde(default)]
     pub without_calls: Vec<WithoutCalls>,
+    /// How its members were found to be one communicator.
+    pub found_by: FoundBy,
+    /// Four or more members that never parted and never all waited for
+    /// one late member: the data cannot tell one communicator from
+    /// several in lockstep.
+    #[serde(default)]
+    pub lockstep_ambiguous: bool,
     /// How its devices' clocks were aligned, when they are on several.
     pub clocks: Option<GroupClocks>,
+}
+
+/// How a group's members were found to be one communicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FoundBy {
+    /// NCCL's NVTX payloads name the communicator.
+    Payload,
+    /// Their kernels always end together, on one clock.
+    Ends,
+    /// Their stream ids or op sequences agree (across clocks, or where
+    /// the ends show nothing).
+    Sequence,
+}
+
+impl FoundBy {
+    pub const ALL: [FoundBy; 3] = [FoundBy::Payload, FoundBy::Ends, FoundBy::Sequence];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FoundBy::Payload => "payload",
+            FoundBy::Ends => "ends",
+            FoundBy::Sequence => "sequence",
+        }
+    }
 }
 
 /// One device's kernels in a rung-2 group that no NCCL call named.
@@ -264,27 +299,60 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         .map(|(i, d)| (d, i))
         .collect();
     let keys = OpKeys::read(p, classes);
-    let split = by_comm::split(p, nccl_sequences(p, classes), &keys);
-    let (stream_clusters, mut unpaired) = cluster_streams(split.rest, &order);
-    unpaired.extend(split.unplaced.iter().map(|&(lane, _)| lane));
-    let mut clusters: Vec<(Vec<Seq>, bool)> = Vec::new();
-    for comm in split.comms {
+    let named = by_comm::split(p, nccl_sequences(p, classes), &keys);
+    let ends = by_ends::split(p, clock, named.rest);
+    let mut unpaired: Vec<LaneId> = named
+        .unplaced
+        .iter()
+        .chain(&ends.unplaced)
+        .map(|&(lane, _)| lane)
+        .collect();
+    let domain = |s: &Seq| clock.domain(p.lane_file(s.lane));
+    let mut units: Vec<Unit> = ends
+        .found
+        .into_iter()
+        .map(|f| Unit {
+            domain: f.seqs.first().map_or(0, domain),
+            seqs: f.seqs,
+            by_ends: true,
+            lockstep_ambiguous: f.lockstep_ambiguous,
+        })
+        .collect();
+    units.extend(ends.rest.into_iter().map(|s| {
+        let d = domain(&s);
+        Unit::single(s, d)
+    }));
+    let (joined, alone) = join::join(units, &order);
+    unpaired.extend(alone);
+    let mut clusters: Vec<(Vec<Seq>, FoundBy, bool)> = Vec::new();
+    for comm in named.comms {
         if comm.len() < 2 {
             unpaired.extend(comm.iter().map(|s| s.lane));
         } else {
-            clusters.push((comm, true));
+            clusters.push((comm, FoundBy::Payload, false));
         }
     }
-    clusters.extend(stream_clusters.into_iter().map(|c| (c, false)));
+    for c in joined {
+        let found = match c.as_slice() {
+            [one] if one.by_ends => FoundBy::Ends,
+            _ => FoundBy::Sequence,
+        };
+        let ambiguous = c.iter().any(|u| u.lockstep_ambiguous);
+        clusters.push((
+            c.into_iter().flat_map(|u| u.seqs).collect(),
+            found,
+            ambiguous,
+        ));
+    }
     // Communicators per stream-id key, to say when one stream carries several.
     let mut per_key: HashMap<String, usize> = HashMap::new();
-    for (c, from_comm) in &clusters {
-        if *from_comm {
+    for (c, found, _) in &clusters {
+        if *found != FoundBy::Sequence {
             *per_key.entry(group_key(c)).or_default() += 1;
         }
     }
     let mut groups = Vec::new();
-    for (cluster, from_comm) in clusters {
+    for (cluster, found, ambiguous) in clusters {
         for (mut members, refused) in split_by_clock(p, clock, cluster) {
             if members.len() < 2 {
                 unpaired.extend(members.iter().map(|s| s.lane));
@@ -293,12 +361,18 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
             members.sort_by_key(|s| order[&s.device]);
             let key = group_key(&members);
             let shared = per_key.get(&key).copied().unwrap_or(0);
-            let mut built = build_groups(p, members, &keys, key.clone(), clock, from_comm);
+            let mut built = build_groups(p, members, &keys, key.clone(), clock, found);
             for g in &mut built {
-                if from_comm && shared > 1 {
-                    g.note = Some(format!(
-                        "one of {shared} communicators on {key}, told apart by NCCL's NVTX payloads (unverified)"
-                    ));
+                g.lockstep_ambiguous = ambiguous;
+                if shared > 1 {
+                    g.note = Some(match found {
+                        FoundBy::Payload => format!(
+                            "one of {shared} communicators on {key}, told apart by NCCL's NVTX payloads (unverified)"
+                        ),
+                        _ => format!(
+                            "one of {shared} communicators on {key}, told apart by their ends (its members' kernels always end together, the others' part from them)"
+                        ),
+                    });
                 }
                 if let Some(why) = &refused {
                     g.note = Some(why.clone());
@@ -391,13 +465,16 @@ fn build_groups(
     keys: &OpKeys,
     key: String,
     clock: &Alignment,
-    from_comm: bool,
+    found: FoundBy,
 ) -> Vec<Group> {
-    let group = build_group(p, key, &members, keys, clock, from_comm);
+    let group = build_group(p, key, &members, keys, clock, found);
     // Across refined clocks, ends align within a tighter threshold than
     // `end_aligned`'s 1 ms, so such a group is still examined. A
-    // communicator NCCL's payloads name is one, whatever its ends.
-    if from_comm || (group.end_aligned && group.clocks.is_none()) || members.len() < 4 {
+    // communicator NCCL's payloads name, or its ends found, is one.
+    if found != FoundBy::Sequence
+        || (group.end_aligned && group.clocks.is_none())
+        || members.len() < 4
+    {
         return vec![group];
     }
     let subsets = end_aligned_subsets(p, &group, &members, clock);
@@ -411,7 +488,7 @@ fn build_groups(
         .map(|(i, subset)| {
             let sub: Vec<Seq> = subset.iter().map(|&d| members[d].clone()).collect();
             let key = format!("{}/{}", group.key, i + 1);
-            let mut g = build_group(p, key, &sub, keys, clock, false);
+            let mut g = build_group(p, key, &sub, keys, clock, FoundBy::Sequence);
             g.note = Some(format!(
                 "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
                 group.key
@@ -427,7 +504,7 @@ fn build_group(
     members: &[Seq],
     keys: &OpKeys,
     clock: &Alignment,
-    from_comm: bool,
+    found: FoundBy,
 ) -> Group {
     // Each kernel's span on the reference clock, found once.
     let spans: Vec<Vec<Span>> = members
@@ -447,7 +524,7 @@ fn build_group(
         }
         None => {
             let (slots, captured, desync) = by_sequence(p, members, &spans, clock);
-            let method = if from_comm {
+            let method = if found == FoundBy::Payload {
                 MatchMethod::Nvtx
             } else {
                 MatchMethod::Sequence
@@ -518,6 +595,8 @@ fn build_group(
         ops,
         note: None,
         without_calls,
+        found_by: found,
+        lockstep_ambiguous: false,
     }
 }
 
@@ -848,26 +927,5 @@ mod tests {
             seq(2, 7, &[SendRecv]),
         ];
         assert_eq!(group_key(&differ), "s7+s15");
-    }
-
-    #[test]
-    fn streams_pair_by_id_then_by_prefix() {
-        let order: HashMap<DevId, usize> = (0..4).map(|d| (d, d as usize)).collect();
-        let seqs = vec![
-            seq(0, 7, &[SendRecv, SendRecv, SendRecv]),
-            seq(1, 15, &[SendRecv, SendRecv, SendRecv]),
-            seq(0, 20, &[AllReduce, AllReduce]),
-            seq(1, 20, &[AllReduce, AllReduce]),
-            seq(2, 30, &[Broadcast]),
-        ];
-        let (clusters, unpaired) = cluster_streams(seqs, &order);
-        assert_eq!(clusters.len(), 2);
-        let streams: Vec<Vec<(DevId, u32)>> = clusters
-            .iter()
-            .map(|c| c.iter().map(|s| (s.device, s.stream)).collect())
-            .collect();
-        assert!(streams.contains(&vec![(0, 20), (1, 20)]));
-        assert!(streams.contains(&vec![(0, 7), (1, 15)]));
-        assert_eq!(unpaired, vec![2]);
     }
 }

@@ -98,6 +98,9 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "match_method": g.method.name(),
                 "match_verified": g.method.verified(),
                 "devices": json::devices(p, &g.devices),
+                "streams": g.lanes.iter().map(|&l| p.lanes[l as usize].stream).collect::<Vec<_>>(),
+                "found_by": g.found_by.name(),
+                "lockstep_ambiguous": g.lockstep_ambiguous,
                 "instances": s.instances.len(),
                 "sequence_length": g.instances(),
                 "sequence_consistent": g.sequence_consistent(),
@@ -377,7 +380,9 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             "step",
             "step_offset_ms",
         ])
-        .shorten(4, Keep::Middle);
+        .shorten(4, Keep::Middle)
+        // `ReduceSc…` still names the op: the last resort at 100 columns.
+        .shorten_to(1, Keep::Start, 9);
         for e in &s.big_events {
             let mut row = instance_cells(cx, g, &e.instance);
             row.push(e.step.map_or("-".into(), |s| s.to_string()));

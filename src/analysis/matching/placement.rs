@@ -14,7 +14,9 @@
 //!   the constant offset between their clocks, so at the right offset the
 //!   end differences have a tiny spread (MAD ≤ [`MAX_END_MAD_NS`] over at
 //!   least [`MIN_OVERLAP`] instances) and at every other candidate a spread
-//!   [`RUNNER_UP`] times larger. This needs no clock alignment at all;
+//!   [`RUNNER_UP`] times larger. This needs no clock alignment at all; on
+//!   one clock, where that offset is zero, the measure is the ends'
+//!   distance itself (p90 of |end difference|);
 //! - **by clock**: when ends cannot tell (a strictly periodic schedule),
 //!   a rank on the same clock (domain) as a placed one confirms the
 //!   offset at which their starts line up (median distance under 1 ms and
@@ -318,6 +320,7 @@ fn place_one(tracks: &[Track], t: usize, offset: &[Option<i64>], c: &Consensus) 
         .into_iter()
         .map(|(o, at)| score(tracks, t, offset, o, at))
         .collect();
+
     choose(&cands, c, me.ops.len())
 }
 
@@ -452,7 +455,19 @@ fn score(
         end_diff.push(a.1.saturating_sub(b.1) as f64);
         start_dist.push(a.0.saturating_sub(b.0).unsigned_abs() as f64);
     }
-    cand.end_mad = (end_diff.len() >= MIN_OVERLAP).then(|| mad(&mut end_diff));
+    // On one clock there is no offset between the clocks to allow for:
+    // the ends themselves meet, so their distance (p90) is the measure —
+    // ends a period apart (a repeating schedule one step off) spread as
+    // little as the right ones, and two collectives back to back end a few
+    // tens of µs apart, which a spread cannot tell from jitter.
+    cand.end_mad = (end_diff.len() >= MIN_OVERLAP).then(|| {
+        if same {
+            let mut gaps: Vec<f64> = end_diff.iter().map(|d| d.abs()).collect();
+            p90(&mut gaps)
+        } else {
+            mad(&mut end_diff)
+        }
+    });
     cand.distance = median(&mut start_dist);
     cand.same_clock = same;
     cand
@@ -513,6 +528,16 @@ fn median(v: &mut [f64]) -> f64 {
     let mid = v.len() / 2;
     v.select_nth_unstable_by(mid, f64::total_cmp);
     v[mid]
+}
+
+/// The 90th percentile (nearest rank).
+fn p90(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::INFINITY;
+    }
+    let at = ((v.len() * 9).div_ceil(10)).clamp(1, v.len()) - 1;
+    v.select_nth_unstable_by(at, f64::total_cmp);
+    v[at]
 }
 
 /// Median absolute deviation from the median.
@@ -610,16 +635,16 @@ mod tests {
 
     #[test]
     fn periodic_schedules_are_confirmed_by_one_clock_only() {
-        // Exactly periodic: every offset fits the ends. On one clock the
-        // starts decide; across clocks 5 ms apart (more than a period) the
-        // nearest is a guess.
+        // Exactly periodic: every offset fits the ends' spread. On one
+        // clock the ends themselves meet at one offset only; across clocks
+        // 5 ms apart (more than a period) the nearest is a guess.
         let ops = vec![AllReduce; 20];
         let spans: Vec<Span> = (0..20).map(|i| (i * 4 * MS, i * 4 * MS + MS)).collect();
         let a = (ops.clone(), spans.clone(), 0);
         let b = (ops[2..].to_vec(), spans[2..].to_vec(), 0);
         let p = run(&[a.clone(), b]);
         assert_eq!(p.offsets, vec![0, 2]);
-        assert_eq!(p.basis[1], Basis::Clock);
+        assert_eq!(p.basis[1], Basis::Ends);
         let shifted: Vec<Span> = spans[2..]
             .iter()
             .map(|s| (s.0 + 5 * MS, s.1 + 5 * MS))

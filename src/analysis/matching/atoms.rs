@@ -1,0 +1,305 @@
+//! Which sets of streams are communicators, from the sets that were seen
+//! ending together.
+//!
+//! The kernels of one collective call end together on every member (the
+//! last arrival releases all of them). Siblings — the same kind of
+//! communicator in another replica, running in lockstep — often end just
+//! as close, so one cluster of ends can hold several calls at once; but
+//! siblings part whenever one of them is delayed and the other is not,
+//! while the members of one call never part. So, per op, over the whole
+//! capture:
+//! - a set seen ending together that is the disjoint union of smaller
+//!   sets also seen ending together is siblings coinciding, not a
+//!   communicator — unless it is *coupled*: once, its members all waited
+//!   for one late starter (the latest start alone, the others ending with
+//!   it), which siblings cannot do;
+//! - what is left are the communicators, except a set inside a larger one
+//!   whose other members never end together on their own: that is the
+//!   larger one with members missing (a desync, a kernel not captured).
+
+use std::collections::HashMap;
+
+/// A set of streams (track ids, sorted) seen ending together in clean
+/// clusters of one op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub tracks: Vec<u32>,
+    pub count: usize,
+    /// At least one of those clusters shows its members waiting for one
+    /// late starter.
+    pub coupled: bool,
+}
+
+/// The communicators (track sets) the sets seen for one op show.
+pub fn communicators(seen: &[Seen]) -> Vec<Vec<u32>> {
+    let sets: Vec<&[u32]> = seen.iter().map(|s| s.tracks.as_slice()).collect();
+    let index = Index::of(&sets);
+    let kept: Vec<&[u32]> = seen
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            s.tracks.len() >= 2 && (s.coupled || !index.covers(&s.tracks, Some(*i), true))
+        })
+        .map(|(_, s)| s.tracks.as_slice())
+        .collect();
+    let refined = split_overlaps(kept.iter().map(|s| s.to_vec()).collect(), &sets);
+    let mut kept: Vec<&[u32]> = refined.iter().map(Vec::as_slice).collect();
+    kept.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    // A set inside a kept larger one is that one with members missing,
+    // unless the rest of the larger one is made of kept sets too (then the
+    // larger one is a coupled union and both stand).
+    let kept_index = Index::of(&kept);
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for (i, s) in kept.iter().enumerate() {
+        let partial = kept[..i].iter().enumerate().any(|(j, big)| {
+            big.len() > s.len() && is_subset(s, big) && {
+                let rest: Vec<u32> = big.iter().copied().filter(|t| !s.contains(t)).collect();
+                !kept_index.covers(&rest, Some(j), false)
+            }
+        });
+        if !partial && !out.iter().any(|o| o.as_slice() == *s) {
+            out.push(s.to_vec());
+        }
+    }
+    out
+}
+
+/// Two sets that share two or more streams, neither inside the other, may
+/// be siblings that coincided with different partners at different times:
+/// then what they share, and what each has alone, are the communicators —
+/// when each of those parts never parts in what was seen (every set seen
+/// with one of its streams holds all of it). A stream in both with other
+/// partners in each (a pipeline's middle stage) fails that, and the two
+/// stand.
+fn split_overlaps(mut sets: Vec<Vec<u32>>, seen: &[&[u32]]) -> Vec<Vec<u32>> {
+    let whole = |part: &[u32]| {
+        seen.iter()
+            .filter(|s| part.iter().any(|t| s.binary_search(t).is_ok()))
+            .all(|s| is_subset(part, s))
+    };
+    let mut refused: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+    loop {
+        let mut found = None;
+        'pairs: for i in 0..sets.len() {
+            for j in i + 1..sets.len() {
+                let (a, b) = (&sets[i], &sets[j]);
+                if refused.contains(&(a.clone(), b.clone())) {
+                    continue;
+                }
+                let both: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|t| b.binary_search(t).is_ok())
+                    .collect();
+                let only_a: Vec<u32> = a
+                    .iter()
+                    .copied()
+                    .filter(|t| b.binary_search(t).is_err())
+                    .collect();
+                let only_b: Vec<u32> = b
+                    .iter()
+                    .copied()
+                    .filter(|t| a.binary_search(t).is_err())
+                    .collect();
+                if both.len() < 2 || only_a.is_empty() || only_b.is_empty() {
+                    continue;
+                }
+                let parts = [both, only_a, only_b];
+                if parts.iter().all(|p| p.len() >= 2 && whole(p)) {
+                    found = Some((i, j, parts));
+                    break 'pairs;
+                }
+                refused.push((a.clone(), b.clone()));
+            }
+        }
+        let Some((i, j, parts)) = found else {
+            return sets;
+        };
+        sets.remove(j);
+        sets.remove(i);
+        for p in parts {
+            if !sets.contains(&p) {
+                sets.push(p);
+            }
+        }
+        sets.sort();
+    }
+}
+
+fn is_subset(small: &[u32], big: &[u32]) -> bool {
+    small.iter().all(|t| big.binary_search(t).is_ok())
+}
+
+/// Sets by the tracks they hold, for exact covers.
+struct Index<'a> {
+    sets: Vec<&'a [u32]>,
+    by_track: HashMap<u32, Vec<usize>>,
+}
+
+/// Steps an exact-cover search may take before it gives up (a set it
+/// cannot show to be a union counts as not one).
+const COVER_BUDGET: usize = 20_000;
+
+impl<'a> Index<'a> {
+    fn of(sets: &[&'a [u32]]) -> Index<'a> {
+        let mut by_track: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (i, s) in sets.iter().enumerate() {
+            for &t in s.iter() {
+                by_track.entry(t).or_default().push(i);
+            }
+        }
+        Index {
+            sets: sets.to_vec(),
+            by_track,
+        }
+    }
+
+    /// Whether `target` is the disjoint union of sets of the index other
+    /// than `except` (with `proper`, each strictly smaller than `target`).
+    fn covers(&self, target: &[u32], except: Option<usize>, proper: bool) -> bool {
+        if target.is_empty() {
+            return true;
+        }
+        let mut left: Vec<u32> = target.to_vec();
+        let mut budget = COVER_BUDGET;
+        let limit = if proper { target.len() } else { usize::MAX };
+        self.search(&mut left, limit, except, &mut budget)
+    }
+
+    /// Covers `left` with sets shorter than `limit`.
+    fn search(
+        &self,
+        left: &mut Vec<u32>,
+        limit: usize,
+        except: Option<usize>,
+        budget: &mut usize,
+    ) -> bool {
+        let Some(&first) = left.first() else {
+            return true;
+        };
+        for &i in self.by_track.get(&first).map_or(&[][..], Vec::as_slice) {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            let s = self.sets[i];
+            if Some(i) == except || s.len() >= limit || !is_subset(s, left) {
+                continue;
+            }
+            let before = left.clone();
+            left.retain(|t| s.binary_search(t).is_err());
+            if self.search(left, limit, except, budget) {
+                return true;
+            }
+            *left = before;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(tracks: &[u32], coupled: bool) -> Seen {
+        Seen {
+            tracks: tracks.to_vec(),
+            count: 1,
+            coupled,
+        }
+    }
+
+    fn sorted(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn siblings_that_part_once_are_two_communicators() {
+        // Two pairs in lockstep, parted once by a delay.
+        let s = [
+            seen(&[0, 1, 2, 3], false),
+            seen(&[0, 1], false),
+            seen(&[2, 3], false),
+        ];
+        assert_eq!(sorted(communicators(&s)), vec![vec![0, 1], vec![2, 3]]);
+    }
+
+    #[test]
+    fn a_set_that_never_parts_is_one() {
+        assert_eq!(
+            communicators(&[seen(&[0, 1, 2, 3], false)]),
+            vec![vec![0, 1, 2, 3]]
+        );
+    }
+
+    #[test]
+    fn a_coupled_union_stands_beside_its_parts() {
+        // Grad-norm over {0,1,4,5} (once all waited for one late rank) and
+        // the embedding pairs {0,4}, {1,5} on the same streams.
+        let s = [
+            seen(&[0, 1, 4, 5], true),
+            seen(&[0, 4], false),
+            seen(&[1, 5], false),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 1, 4, 5], vec![0, 4], vec![1, 5]]
+        );
+    }
+
+    #[test]
+    fn a_member_missing_is_the_whole_one() {
+        // A desync: three ranks ran the op, the fourth another.
+        let s = [seen(&[0, 1, 2, 3], false), seen(&[0, 1, 2], false)];
+        assert_eq!(communicators(&s), vec![vec![0, 1, 2, 3]]);
+    }
+
+    #[test]
+    fn siblings_seen_with_different_partners_are_told_apart() {
+        // Exchanges {0,4}, {1,5}, {2,6}, {3,7}: {2,6} and {3,7} never
+        // parted, and coincided once with {0,4}, once with {1,5}.
+        let s = [
+            seen(&[0, 2, 3, 4, 6, 7], false),
+            seen(&[1, 2, 3, 5, 6, 7], false),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 4], vec![1, 5], vec![2, 3, 6, 7]]
+        );
+    }
+
+    #[test]
+    fn middle_stages_of_sibling_pipelines_are_not_split() {
+        // Stage pairs 2-4 and 3-5 (never parted), 4-6 and 5-7 (never
+        // parted), 0-2 and 1-3 (parted): 4 and 5 are middle stages.
+        let s = [
+            seen(&[0, 2], false),
+            seen(&[1, 3], false),
+            seen(&[0, 1, 2, 3], false),
+            seen(&[2, 3, 4, 5], false),
+            seen(&[4, 5, 6, 7], false),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 2], vec![1, 3], vec![2, 3, 4, 5], vec![4, 5, 6, 7]]
+        );
+    }
+
+    #[test]
+    fn pairs_of_a_pipeline_stand_alone() {
+        // Stage pairs (0,2), (2,4) and the sibling pipeline's (1,3), (3,5).
+        let s = [
+            seen(&[0, 1, 2, 3], false),
+            seen(&[0, 2], false),
+            seen(&[1, 3], false),
+            seen(&[2, 4], false),
+            seen(&[3, 5], false),
+            seen(&[2, 3, 4, 5], false),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 2], vec![1, 3], vec![2, 4], vec![3, 5]]
+        );
+    }
+}
