@@ -22,7 +22,7 @@
 
 use super::clock::Alignment;
 use super::kernel_class::KernelClasses;
-use super::matching::{Group, Matching};
+use super::matching::{Group, Matching, RanksFrom};
 use super::nccl_breakdown::{self, OpKey};
 use super::nccl_name::CollOp;
 use super::skew::GroupSkew;
@@ -212,7 +212,7 @@ pub fn instance(g: &Group, k: usize, unfinished: bool, sizes: &Sizes) -> Option<
     let recorded: Vec<u64> = members.iter().filter_map(|m| sizes.of(m.1)).collect();
     let size = mode(&recorded)?;
     let op = g.ops[k];
-    let ranks = g.devices.len();
+    let (ranks, _) = g.bandwidth_ranks();
     let bytes = test_size(op, size, ranks);
     let timed = g.complete(k) && !unfinished;
     let transfer_ns = timed.then(|| {
@@ -344,6 +344,8 @@ pub struct OpBandwidth {
     pub group: usize,
     pub op: CollOp,
     pub ranks: usize,
+    /// Where `ranks` comes from.
+    pub ranks_from: RanksFrom,
     pub factor: Option<f64>,
     /// Over the op's instances.
     pub totals: Totals,
@@ -358,7 +360,7 @@ pub fn per_op(
 ) -> Vec<OpBandwidth> {
     let mut out = Vec::new();
     for s in skews {
-        let ranks = m.groups[s.group].devices.len();
+        let (ranks, ranks_from) = m.groups[s.group].bandwidth_ranks();
         let by_op = tally_by_op(
             s.instances
                 .iter()
@@ -368,6 +370,7 @@ pub fn per_op(
             group: s.group,
             op,
             ranks,
+            ranks_from,
             factor: bus_factor(op, ranks),
             totals: tally.totals(),
         }));

@@ -15,6 +15,9 @@ pub enum Caveat {
     Origin(String),
     /// Matched by a rung built against synthetic data only.
     Unverified(MatchMethod),
+    /// Four or more members that never parted and never all waited for
+    /// one late member: they may be several communicators in lockstep.
+    LockstepAmbiguous(Vec<DevId>),
     /// Kernels of these devices that no NCCL call named (a lost range or
     /// payload): (device, placed by order, left out as their ends did not fit).
     WithoutCalls(Vec<(DevId, usize, usize)>),
@@ -28,8 +31,8 @@ pub enum Caveat {
     Unconfirmed(Vec<DevId>),
     /// p90 end skew of 1 ms or more. When every rank's place in the
     /// sequence is confirmed (ops or ends agree at one offset only), the
-    /// pairing holds and the ends merely spread by this much (ms, p90);
-    /// otherwise the pairing is not confirmed.
+    /// places fit but the group may hold more than one communicator (ms,
+    /// p90); otherwise the pairing is not confirmed.
     EndsNotAligned {
         confirmed: bool,
         p90_ms: Option<f64>,
@@ -55,6 +58,16 @@ impl Caveat {
                 "matched by {}, a rung built against synthetic data only (unverified)",
                 m.name()
             ),
+            Caveat::LockstepAmbiguous(devices) => {
+                let labels: Vec<String> = devices
+                    .iter()
+                    .map(|&d| p.device_label(d).to_string())
+                    .collect();
+                format!(
+                    "{} never parted and never all waited for one late member: this may be several communicators in lockstep, which the capture cannot tell apart (no payload names them); its skews and late ranks are over all of them, and each one's may be smaller",
+                    labels.join(" ")
+                )
+            }
             Caveat::WithoutCalls(list) => {
                 let kernels = |n: usize| if n == 1 { "kernel" } else { "kernels" };
                 let lacked: Vec<String> = list
@@ -128,7 +141,7 @@ impl Caveat {
                 confirmed: true,
                 p90_ms: Some(ms),
             } => format!(
-                "ends spread by {ms:.3} ms (p90 end skew): every rank's place in the sequence is confirmed, so the pairing holds"
+                "ends spread by {ms:.3} ms (p90 end skew): every rank's place in the sequence fits its ops, but the members of one call end together, so this group may hold more than one communicator"
             ),
             Caveat::EndsNotAligned { .. } => {
                 "ends are not aligned (p90 end skew ≥ 1 ms): the pairing is not confirmed".into()
@@ -196,6 +209,9 @@ pub fn group_caveats(
     }
     if !g.method.verified() {
         out.push(Caveat::Unverified(g.method));
+    }
+    if g.lockstep_ambiguous {
+        out.push(Caveat::LockstepAmbiguous(g.devices.clone()));
     }
     if !g.without_calls.is_empty() {
         out.push(Caveat::WithoutCalls(

@@ -107,8 +107,30 @@ pub struct Group {
     /// several in lockstep.
     #[serde(default)]
     pub lockstep_ambiguous: bool,
+    /// NCCL's size of the communicator (of the one an exchange is part
+    /// of), from its init payload, when captured.
+    #[serde(default)]
+    pub comm_size: Option<u32>,
     /// How its devices' clocks were aligned, when they are on several.
     pub clocks: Option<GroupClocks>,
+}
+
+/// Where N of a group's bandwidth figures comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RanksFrom {
+    /// NCCL's communicator-init payload ("No. of ranks").
+    NcclInit,
+    /// The members matched in the capture (fewer when ranks lack a file).
+    Members,
+}
+
+impl RanksFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            RanksFrom::NcclInit => "nccl-init",
+            RanksFrom::Members => "members",
+        }
+    }
 }
 
 /// How a group's members were found to be one communicator.
@@ -219,6 +241,15 @@ impl Group {
             .map(|(d, (&r, &s))| (d, r as usize, s))
     }
 
+    /// N of the bandwidth figures: NCCL's size of the communicator when
+    /// its init payload was captured, else the members found; and which.
+    pub fn bandwidth_ranks(&self) -> (usize, RanksFrom) {
+        match self.comm_size {
+            Some(n) if self.found_by == FoundBy::Payload => (n as usize, RanksFrom::NcclInit),
+            _ => (self.devices.len(), RanksFrom::Members),
+        }
+    }
+
     /// How many devices have a kernel in instance `k`.
     pub fn present(&self, k: usize) -> usize {
         self.members(k).count()
@@ -243,6 +274,12 @@ pub struct Matching {
     pub groups: Vec<Group>,
     /// Streams with NCCL kernels that pair with no other device.
     pub unpaired: Vec<LaneId>,
+    /// Per stream, its NCCL kernels that are in no instance (of an
+    /// unpaired stream, past a desync, left out as their ends did not
+    /// fit, on a stream of several communicators nothing placed): every
+    /// kernel is either in an instance or counted here.
+    #[serde(default)]
+    pub unmatched: Vec<(LaneId, u32)>,
     /// (GPU row, group, 0-based instance), sorted by row; rebuilt, not
     /// stored ([`Matching::index_rows`]). A sorted list, not a hash map:
     /// built in a fraction of the time (1.4 M rows at 10 M kernels, on
@@ -324,12 +361,13 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
     }));
     let (joined, alone) = join::join(units, &order);
     unpaired.extend(alone);
-    let mut clusters: Vec<(Vec<Seq>, FoundBy, bool)> = Vec::new();
-    for comm in named.comms {
+    // (members, how found, lockstep ambiguous, NCCL's communicator size).
+    let mut clusters: Vec<(Vec<Seq>, FoundBy, bool, Option<u32>)> = Vec::new();
+    for (comm, size) in named.comms.into_iter().zip(named.sizes) {
         if comm.len() < 2 {
             unpaired.extend(comm.iter().map(|s| s.lane));
         } else {
-            clusters.push((comm, FoundBy::Payload, false));
+            clusters.push((comm, FoundBy::Payload, false, size));
         }
     }
     for c in joined {
@@ -338,21 +376,18 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
             _ => FoundBy::Sequence,
         };
         let ambiguous = c.iter().any(|u| u.lockstep_ambiguous);
-        clusters.push((
-            c.into_iter().flat_map(|u| u.seqs).collect(),
-            found,
-            ambiguous,
-        ));
+        let members = c.into_iter().flat_map(|u| u.seqs).collect();
+        clusters.push((members, found, ambiguous, None));
     }
     // Communicators per stream-id key, to say when one stream carries several.
     let mut per_key: HashMap<String, usize> = HashMap::new();
-    for (c, found, _) in &clusters {
+    for (c, found, _, _) in &clusters {
         if *found != FoundBy::Sequence {
             *per_key.entry(group_key(c)).or_default() += 1;
         }
     }
     let mut groups = Vec::new();
-    for (cluster, found, ambiguous) in clusters {
+    for (cluster, found, ambiguous, size) in clusters {
         for (mut members, refused) in split_by_clock(p, clock, cluster) {
             if members.len() < 2 {
                 unpaired.extend(members.iter().map(|s| s.lane));
@@ -364,6 +399,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
             let mut built = build_groups(p, members, &keys, key.clone(), clock, found);
             for g in &mut built {
                 g.lockstep_ambiguous = ambiguous;
+                g.comm_size = size;
                 if shared > 1 {
                     g.note = Some(match found {
                         FoundBy::Payload => format!(
@@ -386,12 +422,28 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         (first(a), &a.key).cmp(&(first(b), &b.key))
     });
     unique_keys(&mut groups);
+    unpaired.sort_unstable();
+    unpaired.dedup();
     let mut m = Matching {
         groups,
         unpaired,
+        unmatched: Vec::new(),
         by_row: Default::default(),
     };
     m.index_rows();
+    m.unmatched = p
+        .lanes
+        .iter()
+        .enumerate()
+        .filter_map(|(l, lane)| {
+            let n = lane
+                .rows
+                .clone()
+                .filter(|&r| classes.comm(p, r).is_some() && m.instance_of(r).is_none())
+                .count();
+            (n > 0).then_some((l as LaneId, n as u32))
+        })
+        .collect();
     m
 }
 
@@ -490,7 +542,7 @@ fn build_groups(
             let key = format!("{}/{}", group.key, i + 1);
             let mut g = build_group(p, key, &sub, keys, clock, FoundBy::Sequence);
             g.note = Some(format!(
-                "split off {}: ends align within these devices but not across the whole stream id (likely a separate communicator)",
+                "split off {}: these devices' ends meet in 90 % or more of the instances and the others' do not (a call's members end together), so they are a communicator of their own",
                 group.key
             ));
             g
@@ -597,6 +649,7 @@ fn build_group(
         without_calls,
         found_by: found,
         lockstep_ambiguous: false,
+        comm_size: None,
     }
 }
 

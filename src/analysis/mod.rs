@@ -11,6 +11,7 @@ pub mod completeness;
 pub mod cpu_state;
 pub mod cuda_sync;
 pub mod diff;
+pub mod events;
 pub mod gpu_chain;
 pub mod intervals;
 pub mod kernel_class;

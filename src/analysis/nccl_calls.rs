@@ -25,6 +25,10 @@ pub struct Issued {
     /// launched one kernel of that op — summed (coalesced calls), or for
     /// SendRecv the larger of the bytes sent and received (one direction).
     pub bytes: Option<u64>,
+    /// For point-to-point calls (ncclSend, ncclRecv), the one peer (its
+    /// rank in the communicator) every call of the kernel names; `None`
+    /// when they name several (an all-to-all) or none.
+    pub peer: Option<u32>,
 }
 
 /// The op an NCCL API call's name runs (`None`: not a collective or p2p
@@ -87,19 +91,20 @@ pub fn issuing_calls(p: &Profile, classes: &KernelClasses) -> Vec<Issued> {
     }
     let mut out = Vec::with_capacity(launched.len());
     for &(at, row, thread, j) in &launched {
-        let (comm, bytes) = match kinds[j] {
+        let (comm, bytes, peer) = match kinds[j] {
             // A call's kernel of another op (an AllToAll run as SendRecv
             // kernels) does not take the call's size: its convention is
             // the call's op's.
             k @ (Kind::Call(_) | Kind::Recv) => {
                 let same = k.op().is_some() && k.op() == op_of(row);
-                (a.comm[j], a.bytes[j].filter(|_| same))
+                (a.comm[j], a.bytes[j].filter(|_| same), a.peer[j])
             }
             Kind::GroupEnd => {
                 let calls = groups.get(&j).map_or(&[][..], Vec::as_slice);
                 let kernels = &by_container[&j];
                 let k = kernels.iter().position(|&r| r == row).unwrap_or(0);
-                grouped(a, &kinds, calls, kernels, k, &op_of)
+                let (comm, bytes) = grouped(a, &kinds, calls, kernels, k, &op_of);
+                (comm, bytes, one_peer(a, calls))
             }
             Kind::GroupStart => continue,
         };
@@ -109,6 +114,7 @@ pub fn issuing_calls(p: &Profile, classes: &KernelClasses) -> Vec<Issued> {
             thread,
             comm,
             bytes,
+            peer,
         });
     }
     out
@@ -194,6 +200,31 @@ fn grouped(
         sum(&|_| true)
     };
     (comm, bytes)
+}
+
+/// The one peer every point-to-point call of `calls` names, if they name
+/// exactly one.
+fn one_peer(a: &NcclApiRanges, calls: &[usize]) -> Option<u32> {
+    let first = a.peer[*calls.first()?]?;
+    calls
+        .iter()
+        .all(|&j| a.peer[j] == Some(first))
+        .then_some(first)
+}
+
+/// Each communicator's size and each process's rank in it, from NCCL's
+/// communicator-init payloads ("No. of ranks", "Rank"): (process,
+/// communicator) → (rank, size).
+pub fn ranks_in_communicators(p: &Profile) -> HashMap<(crate::profile::ProcId, u64), (u32, u32)> {
+    let a = &p.nccl_api;
+    let mut out = HashMap::new();
+    for j in 0..a.thread.len() {
+        if let (Some(comm), Some(rank), Some(n)) = (a.comm[j], a.rank[j], a.nranks[j]) {
+            let process = p.threads[a.thread[j] as usize].process;
+            out.insert((process, comm), (rank, n));
+        }
+    }
+    out
 }
 
 /// One thread's NCCL ranges by start, with the latest end reached by any
@@ -306,6 +337,9 @@ mod tests {
             a.end.push(e);
             a.comm.push(c);
             a.bytes.push(b);
+            a.peer.push(None);
+            a.rank.push(None);
+            a.nranks.push(None);
             kinds.push(Kind::of(name));
         }
         (a, kinds)

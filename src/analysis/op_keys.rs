@@ -5,7 +5,7 @@
 //! carries them.
 
 use super::kernel_class::KernelClasses;
-use crate::profile::Profile;
+use crate::profile::{ProcId, Profile};
 use std::collections::{BTreeMap, HashMap};
 
 /// How instances were matched: an operation id (rung 1), communicators
@@ -37,11 +37,15 @@ impl MatchMethod {
 pub struct OpKeys {
     /// Rung 1: an id naming the collective on every rank.
     operation: HashMap<u32, u64>,
-    /// Rung 2: the communicator of the NCCL call that issued the kernel.
-    /// It says which communicator, not which call of it: the calls are
-    /// placed in order like any sequence, so a call a rank lacks (a lost
-    /// range or payload) shifts nothing.
-    comm: HashMap<u32, u64>,
+    /// Rung 2: the communicator of the NCCL call that issued the kernel,
+    /// and for a point-to-point call its one peer (its rank there). It
+    /// says which communicator, not which call of it: the calls are placed
+    /// in order like any sequence, so a call a rank lacks (a lost range or
+    /// payload) shifts nothing.
+    comm: HashMap<u32, (u64, Option<u32>)>,
+    /// (process, communicator) → (its rank, the communicator's size), from
+    /// NCCL's communicator-init payloads.
+    ranks: HashMap<(ProcId, u64), (u32, u32)>,
 }
 
 /// Rung 1 is used for a group only when it covers this share of its kernels.
@@ -72,15 +76,28 @@ impl OpKeys {
         }
         for c in super::nccl_calls::issuing_calls(p, classes) {
             if let Some(comm) = c.comm {
-                keys.comm.insert(c.row, comm);
+                keys.comm.insert(c.row, (comm, c.peer));
             }
         }
+        keys.ranks = super::nccl_calls::ranks_in_communicators(p);
         keys
     }
 
     /// The communicator NCCL's payload names for kernel `row`.
     pub fn comm(&self, row: u32) -> Option<u64> {
-        self.comm.get(&row).copied()
+        self.comm.get(&row).map(|c| c.0)
+    }
+
+    /// The one peer (its rank in the communicator) of point-to-point
+    /// kernel `row`, when its calls name one.
+    pub fn peer(&self, row: u32) -> Option<u32> {
+        self.comm.get(&row).and_then(|c| c.1)
+    }
+
+    /// Process `process`'s rank in communicator `comm` and the
+    /// communicator's size, from its init payload.
+    pub fn rank_in(&self, process: ProcId, comm: u64) -> Option<(u32, u32)> {
+        self.ranks.get(&(process, comm)).copied()
     }
 
     /// Whether any kernel's communicator is known.

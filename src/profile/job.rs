@@ -191,6 +191,9 @@ impl Profile {
         api.end.extend_from_slice(&a.end);
         api.comm.extend_from_slice(&a.comm);
         api.bytes.extend_from_slice(&a.bytes);
+        api.peer.extend_from_slice(&a.peer);
+        api.rank.extend_from_slice(&a.rank);
+        api.nranks.extend_from_slice(&a.nranks);
         api.schemas += a.schemas;
         api.payloads.add(&a.payloads);
         let o = &one.nccl_ops;

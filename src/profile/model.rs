@@ -669,6 +669,14 @@ pub struct NcclApiRanges {
     /// "Message size [bytes]" as NCCL records it: per rank (see
     /// `analysis::bandwidth` for what that is per op).
     pub bytes: Vec<Option<u64>>,
+    /// ncclSend / ncclRecv's peer, as its rank in the communicator.
+    #[serde(default)]
+    pub peer: Vec<Option<u32>>,
+    /// A communicator init's caller rank and communicator size.
+    #[serde(default)]
+    pub rank: Vec<Option<u32>>,
+    #[serde(default)]
+    pub nranks: Vec<Option<u32>>,
     /// Payload schemas the files declare (with or without payload data).
     pub schemas: usize,
     /// What became of the payloads of NCCL calls the files hold.
@@ -693,6 +701,9 @@ pub struct PayloadTally {
     pub impossible_size: u64,
     /// Too short for any field its schema places.
     pub no_fields: u64,
+    /// A rank or communicator size no communicator can have.
+    #[serde(default)]
+    pub impossible_rank: u64,
     /// Not bytes that can be read (empty, over 256 bytes, text not hex).
     #[serde(default)]
     pub unreadable: u64,
@@ -710,6 +721,7 @@ impl PayloadTally {
         sum(&mut self.truncated, o.truncated);
         sum(&mut self.impossible_size, o.impossible_size);
         sum(&mut self.no_fields, o.no_fields);
+        sum(&mut self.impossible_rank, o.impossible_rank);
         sum(&mut self.unreadable, o.unreadable);
         sum(&mut self.duplicates, o.duplicates);
     }
@@ -723,6 +735,7 @@ impl PayloadTally {
             U::Truncated => &mut self.truncated,
             U::ImpossibleSize => &mut self.impossible_size,
             U::NoFields => &mut self.no_fields,
+            U::ImpossibleRank => &mut self.impossible_rank,
             U::Unreadable => &mut self.unreadable,
         };
         *n = n.saturating_add(1);
@@ -750,6 +763,10 @@ impl PayloadTally {
             (
                 self.no_fields,
                 "too short for the fields their schema places",
+            ),
+            (
+                self.impossible_rank,
+                "with a rank or communicator size no communicator has",
             ),
             (
                 self.unreadable,

@@ -31,6 +31,11 @@ pub struct Layout {
     pub size: u64,
     pub comm: Option<usize>,
     pub bytes: Option<usize>,
+    /// ncclSend / ncclRecv's "Peer rank" (a 4-byte int).
+    pub peer: Option<usize>,
+    /// A communicator init's "Rank" and "No. of ranks" (4-byte ints).
+    pub rank: Option<usize>,
+    pub nranks: Option<usize>,
     /// Its entries overlap or lie outside its payload size: nothing it
     /// places can be trusted.
     pub unusable: bool,
@@ -56,7 +61,15 @@ pub struct Schemas {
 pub struct Fields {
     pub comm: Option<u64>,
     pub bytes: Option<u64>,
+    /// The peer's rank in the communicator (ncclSend, ncclRecv).
+    pub peer: Option<u32>,
+    /// The caller's rank and the communicator's size (its init).
+    pub rank: Option<u32>,
+    pub nranks: Option<u32>,
 }
+
+/// No communicator has more ranks: a rank or size beyond is damage.
+pub const MAX_RANKS: u32 = 1 << 20;
 
 /// Why a payload gives nothing: it is never re-read another way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +84,8 @@ pub enum Undecodable {
     ImpossibleSize,
     /// Too short to hold any field its schema places.
     NoFields,
+    /// A rank or communicator size no communicator can have.
+    ImpossibleRank,
     /// Not bytes rankline can read: empty, over 256 bytes, or text that is
     /// not hex.
     Unreadable,
@@ -131,10 +146,25 @@ impl Schemas {
             let b: [u8; 8] = payload.get(at..at.checked_add(8)?)?.try_into().ok()?;
             Some(u64::from_le_bytes(b))
         };
+        let int = |at: Option<usize>| {
+            let at = at?;
+            let b: [u8; 4] = payload.get(at..at.checked_add(4)?)?.try_into().ok()?;
+            u32::try_from(i32::from_le_bytes(b)).ok()
+        };
         let fields = Fields {
             comm: read(layout.comm),
             bytes: read(layout.bytes),
+            peer: int(layout.peer),
+            rank: int(layout.rank),
+            nranks: int(layout.nranks),
         };
+        let within = |r: Option<u32>| r.is_none_or(|r| r < MAX_RANKS);
+        if !(within(fields.peer) && within(fields.rank) && within(fields.nranks))
+            || fields.nranks == Some(0)
+            || fields.rank.zip(fields.nranks).is_some_and(|(r, n)| r >= n)
+        {
+            return Err(Undecodable::ImpossibleRank);
+        }
         if fields.bytes.is_some_and(|b| b > MAX_MESSAGE_BYTES) {
             return Err(Undecodable::ImpossibleSize);
         }
@@ -235,6 +265,13 @@ fn layout_of(entries: &[Entry], size: u64) -> Layout {
         if e.kind == TYPE_SIZE && layout.bytes.is_none() {
             layout.bytes = Some(at);
         }
+        let int4 = width == 4;
+        match e.name.as_str() {
+            "Peer rank" | "Peer" if int4 && layout.peer.is_none() => layout.peer = Some(at),
+            "Rank" if int4 && layout.rank.is_none() => layout.rank = Some(at),
+            "No. of ranks" if int4 && layout.nranks.is_none() => layout.nranks = Some(at),
+            _ => {}
+        }
     }
     placed.sort_unstable();
     let overlap = placed
@@ -318,7 +355,8 @@ mod tests {
             f,
             Ok(Fields {
                 comm: Some(0xabc),
-                bytes: Some(1 << 20)
+                bytes: Some(1 << 20),
+                ..Fields::default()
             })
         );
         // Another domain, an unknown call, a short blob: nothing, and why.
@@ -399,6 +437,42 @@ mod tests {
         ];
         let ok = Schemas::new(&[(1, s, Some(24))], rows);
         assert!(ok.decode(1, "ncclAllReduce", &payload(1, 2)).is_ok());
+    }
+
+    #[test]
+    fn peers_ranks_and_sizes_are_read_and_impossible_ones_refused() {
+        let send = STATIC_START + 9;
+        let init = STATIC_START + 11;
+        let rows = vec![
+            (1, send, entry(0, 18, "NCCL communicator ID", None)),
+            (1, send, entry(1, 22, "Message size [bytes]", Some(8))),
+            (1, send, entry(2, 5, "Peer rank", Some(16))),
+            (1, init, entry(0, 18, "NCCL communicator ID", None)),
+            (1, init, entry(1, 5, "No. of ranks", Some(8))),
+            (1, init, entry(2, 5, "Rank", Some(12))),
+        ];
+        let s = Schemas::new(&[(1, send, Some(24)), (1, init, Some(24))], rows);
+        let mut blob = 9u64.to_le_bytes().to_vec();
+        blob.extend(64u64.to_le_bytes());
+        blob.extend(3i32.to_le_bytes());
+        blob.extend([0u8; 4]);
+        let f = s.decode(1, "ncclSend", &blob).unwrap();
+        assert_eq!((f.comm, f.bytes, f.peer), (Some(9), Some(64), Some(3)));
+        let mut blob = 9u64.to_le_bytes().to_vec();
+        blob.extend(4i32.to_le_bytes());
+        blob.extend(2i32.to_le_bytes());
+        blob.extend([0u8; 8]);
+        let f = s.decode(1, "x", &record(init, &blob)).unwrap();
+        assert_eq!((f.rank, f.nranks), (Some(2), Some(4)));
+        // A rank at or past the size: damage.
+        let mut bad = 9u64.to_le_bytes().to_vec();
+        bad.extend(4i32.to_le_bytes());
+        bad.extend(4i32.to_le_bytes());
+        bad.extend([0u8; 8]);
+        assert_eq!(
+            s.decode(1, "x", &record(init, &bad)),
+            Err(Undecodable::ImpossibleRank)
+        );
     }
 
     #[test]

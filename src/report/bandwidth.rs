@@ -10,7 +10,7 @@ use crate::analysis::bandwidth::{
     self, InstanceBandwidth, OpBandwidth, RankVolume, Sizes, Totals, size_convention,
 };
 pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
-use crate::analysis::matching::Group;
+use crate::analysis::matching::{Group, RanksFrom};
 use crate::analysis::nccl_breakdown::OpKey;
 use crate::analysis::nccl_name::CollOp;
 use crate::analysis::pipeline::{self, Stage, Stages};
@@ -133,6 +133,7 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
                 "group": key,
                 "op": o.op.name(),
                 "ranks": o.ranks,
+                "ranks_from": o.ranks_from.name(),
                 "instances": o.totals.counted,
                 "sized_instances": o.totals.sized,
                 "sizes_recorded": o.totals.sized > 0,
@@ -215,6 +216,13 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
     out += &cx.note(&format!("bytes per instance: {}", conventions.join("; ")));
     out += &cx.note(&format!("{TIMING} (naive figures in the JSON)"));
     out += &cx.note("busbw = algbw × the op's factor for the group's ranks (AllReduce 2(N−1)/N; AllGather, ReduceScatter, AllToAll (N−1)/N; others 1)");
+    let from = |r: RanksFrom| shown.iter().any(|(_, o)| o.ranks_from == r);
+    if from(RanksFrom::NcclInit) {
+        out += &cx.note("ranks = NCCL's size of the communicator, from its init payload");
+    }
+    if from(RanksFrom::Members) {
+        out += &cx.note("ranks = the members matched in the capture (no communicator init recorded): a communicator whose ranks lack a file is larger");
+    }
     out += &cx.note(&format!("! {CAVEAT}"));
     out += &rank_text(cx, f);
     out

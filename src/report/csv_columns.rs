@@ -252,6 +252,11 @@ pub const COLUMNS: &[(&str, &[&str])] = &[
         ],
     ),
     ("skew.unpaired_streams", &["device", "stream"]),
+    ("skew.unmatched_kernels", &["device", "stream", "kernels"]),
+    (
+        "skew.events",
+        &["start_ns", "end_ns", "origin", "skew_ms", "late_devices"],
+    ),
     (
         "stats.rows",
         &[

@@ -101,6 +101,7 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "streams": g.lanes.iter().map(|&l| p.lanes[l as usize].stream).collect::<Vec<_>>(),
                 "found_by": g.found_by.name(),
                 "lockstep_ambiguous": g.lockstep_ambiguous,
+                "comm_size": g.comm_size,
                 "instances": s.instances.len(),
                 "sequence_length": g.instances(),
                 "sequence_consistent": g.sequence_consistent(),
@@ -168,9 +169,35 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
             json!({"device": json::device(p, lane.device), "stream": lane.stream})
         })
         .collect();
+    let unmatched: Vec<Value> = m
+        .unmatched
+        .iter()
+        .map(|&(l, n)| {
+            let lane = &p.lanes[l as usize];
+            json!({"device": json::device(p, lane.device), "stream": lane.stream, "kernels": n})
+        })
+        .collect();
+    let events: Vec<Value> = crate::analysis::events::events(m, skews)
+        .iter()
+        .map(|e| {
+            json!({
+                "start_ns": e.start_ns,
+                "end_ns": e.end_ns,
+                "origin": json::device(p, e.origin),
+                "skew_ms": json::ms(e.skew_ns),
+                "late_devices": json::devices(p, &e.late),
+                "instances": e.instances.iter().map(|&(g, k)| json!({
+                    "group": m.groups[g].key,
+                    "instance": k + 1,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     let mut out = json!({
         "groups": groups,
+        "events": events,
         "unpaired_streams": unpaired,
+        "unmatched_kernels": unmatched,
         "suspect_events_left_out": cx.suspect_events().total(),
     });
     if let Some(f) = &bytes {
@@ -186,6 +213,85 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
 /// Whether instance `i` of `s` is one of its big events.
 fn is_big(s: &GroupSkew, i: &InstanceSkew) -> bool {
     s.big_events.iter().any(|e| e.instance.index == i.index)
+}
+
+/// The big instances as events, when one delay showed in several groups.
+fn events_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+    let p = cx.profile;
+    let events = crate::analysis::events::events(m, skews);
+    let big: usize = events.iter().map(|e| e.instances.len()).sum();
+    if events.len() == big {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{big} big instances are {} events (one delay shows in every group it holds up)\n",
+        events.len()
+    );
+    for e in events.iter().filter(|e| e.instances.len() > 1) {
+        let at: Vec<String> = e
+            .instances
+            .iter()
+            .map(|&(g, k)| format!("{}:{}", m.groups[g].key, k + 1))
+            .collect();
+        out += &cx.note(&format!(
+            "at {} s: {} late, up to {} ms, in {} instances ({})",
+            fixed(e.start_ns as f64 / 1e9, 6),
+            safe(&p.device_label(e.origin).tag().to_string()),
+            table::ms(e.skew_ns),
+            e.instances.len(),
+            safe(&at.join(", "))
+        ));
+    }
+    out
+}
+
+/// Each group as a communicator: its members (ranks when every member's
+/// is recorded, else devices), the stream ids they ran on, and how they
+/// were found to be one.
+fn communicators_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
+    let p = cx.profile;
+    let mut t = Table::new(&["group", "found_by", "members", "streams"])
+        .shorten(0, Keep::Start)
+        .shorten(2, Keep::Start);
+    for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
+        let g = &m.groups[s.group];
+        let ranks: Option<Vec<u32>> = g
+            .devices
+            .iter()
+            .map(|&d| p.devices[d as usize].rank)
+            .collect();
+        let members = match ranks {
+            Some(mut r) => {
+                r.sort_unstable();
+                format!("ranks {}", crate::analysis::completeness::rank_ranges(&r))
+            }
+            None => {
+                let labels: Vec<String> = g
+                    .devices
+                    .iter()
+                    .map(|&d| p.device_label(d).to_string())
+                    .collect();
+                format!("devices {}", labels.join(" "))
+            }
+        };
+        let mut streams: Vec<u32> = g
+            .lanes
+            .iter()
+            .map(|&l| p.lanes[l as usize].stream)
+            .collect();
+        streams.sort_unstable();
+        streams.dedup();
+        let streams: Vec<String> = streams.iter().map(|s| s.to_string()).collect();
+        let found = if g.lockstep_ambiguous {
+            format!("{} (lockstep?)", g.found_by.name())
+        } else {
+            g.found_by.name().to_string()
+        };
+        t.row(vec![g.key.clone(), found, members, streams.join(" ")]);
+    }
+    let mut out = t.render(cx.cols());
+    out += &cx.note("found_by: payload = NCCL's NVTX payloads name the communicator; ends = its members' kernels always end together (one clock); sequence = stream ids and op sequences agree");
+    out
 }
 
 /// Duration of the late rank's kernel of instance `i`.
@@ -342,6 +448,8 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     out += &t.render(cx.cols());
     out += "\n";
     out += &figures.render(cx.cols());
+    out += "\n";
+    out += &communicators_text(cx, m, skews);
     // Missing devices concern every group: said once, below.
     let missing = missing_devices(cx);
     for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
@@ -410,6 +518,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             ));
         }
     }
+    out += &events_text(cx, m, skews);
     if cx.options.instances {
         let bytes = Figures::of(cx);
         for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
@@ -453,6 +562,25 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         out += "\n";
         out += &cx.note(&format!(
             "streams with NCCL kernels that pair with no other device: {}",
+            list.join(", ")
+        ));
+    }
+    if !m.unmatched.is_empty() {
+        let total: u32 = m.unmatched.iter().map(|x| x.1).sum();
+        let list: Vec<String> = m
+            .unmatched
+            .iter()
+            .map(|&(l, n)| {
+                format!(
+                    "s{}@D{} ({n})",
+                    p.lanes[l as usize].stream,
+                    safe(&p.device_label(p.lanes[l as usize].device).to_string())
+                )
+            })
+            .collect();
+        out += &cx.note(&format!(
+            "{total} NCCL kernel{} in no instance: {}",
+            if total == 1 { " is" } else { "s are" },
             list.join(", ")
         ));
     }

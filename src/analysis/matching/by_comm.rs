@@ -10,6 +10,11 @@
 //! the communicator its stream id and ops fit ([`join_unnamed`]). Each
 //! such kernel's end is checked against the instance it lands in
 //! ([`ends_fit`]).
+//!
+//! Point-to-point traffic is not a collective: a communicator's Send/Recv
+//! kernels each name their peer, and each pair of ranks that exchange is
+//! a group of its own (a pipeline's stage pairs), its exchanges in order.
+//! A rank's place in the communicator comes from its init payload.
 
 use super::streams::{Seq, common_run};
 use crate::analysis::op_keys::OpKeys;
@@ -19,9 +24,14 @@ use std::collections::BTreeMap;
 /// The kernels of a capture, split by communicator.
 #[derive(Debug, Default)]
 pub struct Split {
-    /// Per communicator (in id order): one sequence per device holding its
-    /// kernels of it, on whichever streams they ran.
+    /// Per communicator (in id order; a point-to-point one per pair of
+    /// ranks that exchange): one sequence per device holding its kernels
+    /// of it, on whichever streams they ran.
     pub comms: Vec<Vec<Seq>>,
+    /// Parallel to `comms`: NCCL's size of the communicator (for an
+    /// exchange, of the communicator it is part of), from its init
+    /// payload, when captured.
+    pub sizes: Vec<Option<u32>>,
     /// Streams on which no payload names a communicator: matched as
     /// without payloads.
     pub rest: Vec<Seq>,
@@ -40,11 +50,24 @@ pub fn split(p: &Profile, seqs: Vec<Seq>, keys: &OpKeys) -> Split {
         };
     }
     let mut out = Split::default();
-    // (comm, device) → its kernels: (row, op, lane, stream, without a call).
+    // (unit, device) → its kernels: (row, op, lane, stream, without a call).
     type Kernel = (u32, crate::analysis::nccl_name::CollOp, LaneId, u32, bool);
-    let mut by: BTreeMap<(u64, DevId), Vec<Kernel>> = BTreeMap::new();
+    let mut by: BTreeMap<(Unit, DevId), Vec<Kernel>> = BTreeMap::new();
     for s in seqs {
-        let named: Vec<Option<u64>> = s.rows.iter().map(|&r| keys.comm(r)).collect();
+        let process = p.lanes[s.lane as usize].process;
+        let named: Vec<Option<Unit>> = s
+            .rows
+            .iter()
+            .map(|&r| {
+                let comm = keys.comm(r)?;
+                // A pair of ranks, when the peer and this rank are known.
+                let pair = keys
+                    .peer(r)
+                    .zip(keys.rank_in(process, comm))
+                    .map(|(peer, (me, _))| (me.min(peer), me.max(peer)));
+                Some((comm, pair))
+            })
+            .collect();
         if named.iter().all(Option::is_none) {
             out.rest.push(s);
             continue;
@@ -63,7 +86,7 @@ pub fn split(p: &Profile, seqs: Vec<Seq>, keys: &OpKeys) -> Split {
             }
         }
     }
-    let mut comms: BTreeMap<u64, Vec<Seq>> = BTreeMap::new();
+    let mut comms: BTreeMap<Unit, Vec<Seq>> = BTreeMap::new();
     for ((comm, device), mut kernels) in by {
         kernels.sort_by_key(|k| (p.gpu.start(k.0 as usize), k.0));
         // The stream it names the device by: the one most of them ran on.
@@ -84,10 +107,24 @@ pub fn split(p: &Profile, seqs: Vec<Seq>, keys: &OpKeys) -> Split {
             keyless: kernels.iter().filter(|k| k.4).map(|k| k.0).collect(),
         });
     }
-    out.comms = comms.into_values().collect();
+    let size = |comm: u64| {
+        p.processes
+            .iter()
+            .enumerate()
+            .find_map(|(i, _)| keys.rank_in(i as crate::profile::ProcId, comm))
+            .map(|(_, n)| n)
+    };
+    for ((comm, _), seqs) in comms {
+        out.sizes.push(size(comm));
+        out.comms.push(seqs);
+    }
     join_unnamed(&mut out);
     out
 }
+
+/// What a kernel belongs to: its communicator, and for an exchange the
+/// pair of ranks (lower first) in it.
+type Unit = (u64, Option<(u32, u32)>);
 
 /// A stream on which no call names a communicator (its file lost every
 /// payload, or holds none) joins the communicator that lacks its device,
@@ -122,7 +159,7 @@ fn join_unnamed(out: &mut Split) {
 /// The communicator of the kernel at `i` of a stream whose kernels'
 /// communicators are `named` (`None` where no call names it): the
 /// stream's only one, else the one of both its nearest named neighbours.
-fn by_neighbours(named: &[Option<u64>], i: usize) -> Option<u64> {
+fn by_neighbours<T: Copy + PartialEq>(named: &[Option<T>], i: usize) -> Option<T> {
     let mut on_stream = named.iter().flatten();
     let first = *on_stream.next()?;
     if on_stream.all(|&c| c == first) {

@@ -72,6 +72,9 @@ pub fn consistent(p: &FileProfile) -> Result<(), String> {
             p.nccl_api.end.len(),
             p.nccl_api.comm.len(),
             p.nccl_api.bytes.len(),
+            p.nccl_api.peer.len(),
+            p.nccl_api.rank.len(),
+            p.nccl_api.nranks.len(),
         ])
         && same(&[
             p.nccl_ops.process.len(),

@@ -488,6 +488,9 @@ impl State<'_> {
                         a.end.push(end);
                         a.comm.push(f.comm);
                         a.bytes.push(f.bytes);
+                        a.peer.push(f.peer);
+                        a.rank.push(f.rank);
+                        a.nranks.push(f.nranks);
                     }
                     Err(why) => a.payloads.refused(why),
                 }
@@ -510,6 +513,9 @@ impl State<'_> {
                 a.end.push(end);
                 a.comm.push(None);
                 a.bytes.push(None);
+                a.peer.push(None);
+                a.rank.push(None);
+                a.nranks.push(None);
             }
             super::nccl_rows::drop_duplicates(a, had_calls);
         }

@@ -26,7 +26,7 @@ pub fn drop_duplicates(a: &mut NcclApiRanges, from: usize) {
     for w in order.windows(2) {
         if key(w[0]) == key(w[1]) {
             dropped[w[1]] = true;
-            if a.comm[w[1]].is_some() || a.bytes[w[1]].is_some() {
+            if a.comm[w[1]].is_some() || a.bytes[w[1]].is_some() || a.rank[w[1]].is_some() {
                 payloads += 1;
             }
         }
@@ -47,6 +47,9 @@ pub fn drop_duplicates(a: &mut NcclApiRanges, from: usize) {
     kept(&mut a.end, &dropped);
     kept(&mut a.comm, &dropped);
     kept(&mut a.bytes, &dropped);
+    kept(&mut a.peer, &dropped);
+    kept(&mut a.rank, &dropped);
+    kept(&mut a.nranks, &dropped);
     a.payloads.duplicates = a.payloads.duplicates.saturating_add(payloads);
 }
 
@@ -72,6 +75,9 @@ mod tests {
             a.end.push(e);
             a.comm.push(c);
             a.bytes.push(b);
+            a.peer.push(None);
+            a.rank.push(None);
+            a.nranks.push(None);
         }
         drop_duplicates(&mut a, 0);
         assert_eq!(a.bytes, vec![Some(64), Some(32), Some(64), None]);

@@ -76,14 +76,23 @@ pub fn big_events_notice(l: &Loaded, key: &str) -> Option<String> {
     let group = &l.analysis.matching.groups[e.group];
     let late = late_rank(l, e.group, e.instance)?;
     let n = l.big_events.len();
+    // One delay that holds up several groups at once is one event.
+    let events = crate::analysis::events::events(&l.analysis.matching, &l.analysis.skews).len();
     let press = if key.is_empty() {
         String::new()
     } else {
         format!(" — press {key}")
     };
+    let count = if events < n {
+        format!(
+            "{events} big-skew event{} ({n} instances)",
+            if events == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("{n} big-skew event{}", if n == 1 { "" } else { "s" })
+    };
     Some(format!(
-        "{n} big-skew event{}, worst {}:{} late {} +{:.1} ms{press}",
-        if n == 1 { "" } else { "s" },
+        "{count}, worst {}:{} late {} +{:.1} ms{press}",
         group.key,
         e.instance + 1,
         p.device_label(group.devices[late]).tag(),
