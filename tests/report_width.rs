@@ -45,7 +45,10 @@ fn inputs() -> Vec<PathBuf> {
     dirs.sort();
     let mut all = sqlite_files(&fixtures);
     all.extend(dirs);
-    all.extend(JOBS.iter().map(|j| fixtures.join("jobs").join(format!("{j}.sqlite"))));
+    all.extend(
+        JOBS.iter()
+            .map(|j| fixtures.join("jobs").join(format!("{j}.sqlite"))),
+    );
     all.extend(sqlite_files(&real_profiles()));
     all
 }
