@@ -132,6 +132,14 @@ impl Why {
         self.cpu.as_ref().map_or(0, |s| s.unaccounted_ns())
     }
 
+    /// What the capture lacks, to be listed: all but a graph's unseen
+    /// dependencies, which are said with the GPU part they may explain.
+    pub fn listed_missing(&self) -> Vec<Missing> {
+        let mut v = self.missing.clone();
+        v.retain(|&m| m != Missing::Graph);
+        v
+    }
+
     /// GPU time the chain does not cover (never negative).
     pub fn gpu_unexplained_ns(&self) -> i64 {
         (self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)).max(0)

@@ -190,14 +190,9 @@ pub fn to_text(cx: &Context) -> String {
         out += "  no big-skew events: nothing to account for\n";
         return out;
     }
-    // What every account lacks is said once, below them; a graph's unseen
-    // dependencies where its GPU part is described.
-    let noted = |w: &Why| -> Vec<Missing> {
-        let mut v = w.missing.clone();
-        v.retain(|&m| m != Missing::Graph);
-        v
-    };
-    let common: Vec<_> = noted(&ws[0])
+    // What every account lacks is said once, below them.
+    let common: Vec<_> = ws[0]
+        .listed_missing()
         .into_iter()
         .filter(|m| ws.iter().all(|w| w.missing.contains(m)))
         .collect();
@@ -273,7 +268,7 @@ pub fn to_text(cx: &Context) -> String {
                 ),
             );
         }
-        for m in noted(w).iter().filter(|m| !common.contains(m)) {
+        for m in w.listed_missing().iter().filter(|m| !common.contains(m)) {
             out += &cx.note_in(1, &format!("· {}", m.sentence()));
         }
     }

@@ -275,12 +275,7 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, 
             }
         ));
     }
-    let names: Vec<&str> = w
-        .missing
-        .iter()
-        .filter(|&&m| m != Missing::Graph)
-        .map(|m| m.name())
-        .collect();
+    let names: Vec<&str> = w.listed_missing().iter().map(|m| m.name()).collect();
     if !names.is_empty() {
         out.push(Line::styled(
             format!(
