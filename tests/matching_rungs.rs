@@ -114,10 +114,10 @@ fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
 }
 
 /// Kernels launched from a CUDA graph link to the graph launch, are counted
-/// as such, and a late one gets no verdict (its launch time says nothing
-/// about when the CPU issued that kernel).
+/// as such, and a late one is judged by that launch call like any kernel
+/// (issue 42: it was issued no earlier than the call's end).
 #[test]
-fn graph_kernels_are_flagged_and_get_no_verdict() {
+fn graph_kernels_are_flagged_and_judged_by_their_launch_call() {
     let f = copy_fixture("megatron_tp8.sqlite", "graph_kernels");
     let o = rankline(&[
         "report",
@@ -156,5 +156,8 @@ fn graph_kernels_are_flagged_and_get_no_verdict() {
     let late = &after["late_instances"][0];
     assert_eq!(late["device"], 2);
     assert_eq!(late["from_graph"], true);
-    assert_eq!(late["verdict"], "unknown");
+    let was = &before["late_instances"][0];
+    for k in ["verdict", "cpu_delay_ms", "api_end_to_start_ms", "api"] {
+        assert_eq!(late[k], was[k], "{k}");
+    }
 }

@@ -37,7 +37,7 @@ pub enum Verdict {
     /// The launch call and the peer's start are on two clocks whose
     /// alignment is less certain than the delay between them.
     NotResolvable,
-    /// No launch call (partial capture) or launched from a CUDA graph.
+    /// No launch call in the capture (trimmed or partial).
     Unknown,
 }
 
@@ -221,13 +221,15 @@ pub fn explain_late(
     let (mut api, mut end_to_start, mut delay) = (None, None, None);
     let (mut verdict, mut resolvable) = (Verdict::Unknown, true);
     let error = peer.map_or(0, |m| clock.rows_error_ns(p, row, m.1));
+    // A graph kernel's launch call is the cudaGraphLaunch that replayed it
+    // (nsys gives every kernel of a replay that call's correlation id): it
+    // was issued no earlier than that call's end, so it is judged like any
+    // launch; what the graph's earlier nodes held it for is GPU time.
     if call != NONE {
         let end = clock.runtime_span(p, call as usize).1;
         let signed = end.saturating_sub(earliest_other);
         resolvable = signed.unsigned_abs() > error.unsigned_abs();
-        verdict = if from_graph {
-            Verdict::Unknown
-        } else if !resolvable {
+        verdict = if !resolvable {
             Verdict::NotResolvable
         } else if signed > 0 && signed > start.saturating_sub(end.max(earliest_other)) {
             // Late on the CPU when that is where most of the lateness is:

@@ -11,7 +11,10 @@
 //! cpu = max(0, launch-call end − earliest peer's start) and
 //! gpu = kernel start − max(launch-call end, earliest peer's start) (a few
 //! µs negative when a kernel starts before its launch call returns: kept
-//! signed), all on the reference clock.
+//! signed), all on the reference clock. A kernel replayed from a CUDA graph
+//! has the graph's `cudaGraphLaunch` as its launch call; the export records
+//! no dependencies between a graph's nodes, so what its earlier nodes held
+//! it for is said to be unrecorded, never guessed.
 
 use super::account::Split;
 use super::clock::Alignment;
@@ -35,7 +38,9 @@ pub enum Missing {
     Syncs,
     /// The kernel has no launch call in the capture.
     LaunchCall,
-    /// Launched from a CUDA graph: the launch call is the graph's.
+    /// A kernel replayed from a CUDA graph started late with nothing
+    /// recorded holding it: the export records no dependencies between a
+    /// graph's nodes, so what its earlier nodes held on the GPU is unseen.
     Graph,
 }
 
@@ -61,12 +66,18 @@ impl Missing {
             }
             Missing::Samples => "no CPU samples recorded (nsys --sample=process-tree)",
             Missing::LaunchCall => "the kernel's launch call is not in the capture",
-            Missing::Graph => "launched from a CUDA graph: the launch call is the graph's",
+            Missing::Graph => {
+                "inside a CUDA graph: what its earlier nodes held on the GPU is not recorded"
+            }
         }
     }
 }
 
 pub use super::gpu_chain::{Link, LinkKind};
+
+/// GPU time left unexplained up to this much is the GPU's own latency
+/// between a launch and its start, not worth a cause of its own.
+pub const GPU_LATENCY_NS: i64 = 20_000;
 
 /// What a synchronising call waited for: the GPU work of its process that
 /// ended last while the call ran (the call returns after it).
@@ -121,6 +132,14 @@ impl Why {
         self.cpu.as_ref().map_or(0, |s| s.unaccounted_ns())
     }
 
+    /// What the capture lacks, to be listed: all but a graph's unseen
+    /// dependencies, which are said with the GPU part they may explain.
+    pub fn listed_missing(&self) -> Vec<Missing> {
+        let mut v = self.missing.clone();
+        v.retain(|&m| m != Missing::Graph);
+        v
+    }
+
     /// GPU time the chain does not cover (never negative).
     pub fn gpu_unexplained_ns(&self) -> i64 {
         (self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)).max(0)
@@ -152,17 +171,14 @@ pub fn why_late(
     let lateness = start.saturating_sub(earliest);
     let mut missing = recorded_gaps(p, clock.row_file(p, row));
     let call = p.gpu.launch(row);
-    let from_graph = p.gpu.graph_node(row) != NO_GRAPH;
-    if from_graph {
-        missing.push(Missing::Graph);
-    }
     let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
     let (mut waits, mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new(), None);
     let mut issued = earliest;
     let error = peer.map_or(0, |x| clock.rows_error_ns(p, row, x.1));
     if call == NONE {
         missing.push(Missing::LaunchCall);
-    } else if !from_graph {
+    } else {
+        // A graph kernel's call is its cudaGraphLaunch: a launch like any.
         let call = call as usize;
         let end = clock.runtime_span(p, call).1;
         resolvable = end.saturating_sub(earliest).unsigned_abs() > error.unsigned_abs();
@@ -177,7 +193,7 @@ pub fn why_late(
         on_cpu = cpu_state::on_cpu(p, clock, t, window);
     }
     let gpu_ns = start.saturating_sub(issued);
-    Why {
+    let mut why = Why {
         group,
         instance: inst.index,
         device: g.devices[inst.late],
@@ -198,7 +214,13 @@ pub fn why_late(
         missing,
         resolvable,
         clock_error_ns: error,
+    };
+    // Only GPU time that nothing recorded explains can be what a graph's
+    // unrecorded dependencies held.
+    if p.gpu.graph_node(row) != NO_GRAPH && why.gpu_unexplained_ns() > GPU_LATENCY_NS {
+        why.missing.push(Missing::Graph);
     }
+    why
 }
 
 /// For each sync call of `thread` overlapping `window`, the GPU work of

@@ -9,15 +9,12 @@ use super::context::Context;
 use super::json;
 use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::preceding_kernel;
-use crate::analysis::why::{Why, big_events};
+use crate::analysis::why::{GPU_LATENCY_NS, Missing, Why, big_events};
 use crate::analysis::why_words as words;
 use crate::profile::{SuspectTable, Sym};
 use crate::text_safe::escape_controls as safe;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-/// GPU time left unexplained that is worth a line of its own.
-const GPU_LATENCY_NS: i64 = 20_000;
 
 fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
@@ -195,9 +192,8 @@ pub fn to_text(cx: &Context) -> String {
     }
     // What every account lacks is said once, below them.
     let common: Vec<_> = ws[0]
-        .missing
-        .iter()
-        .copied()
+        .listed_missing()
+        .into_iter()
         .filter(|m| ws.iter().all(|w| w.missing.contains(m)))
         .collect();
     for w in &ws {
@@ -262,12 +258,17 @@ pub fn to_text(cx: &Context) -> String {
                 "gpu",
                 w.gpu_unexplained_ns(),
                 &format!(
-                    "started late with nothing recorded ahead of it on its stream or in an event it waited on{}",
+                    "started late with nothing recorded ahead of it on its stream or in an event it waited on{}{}",
+                    if w.missing.contains(&Missing::Graph) {
+                        format!("; {}", Missing::Graph.sentence())
+                    } else {
+                        String::new()
+                    },
                     meanwhile.unwrap_or_default()
                 ),
             );
         }
-        for m in w.missing.iter().filter(|m| !common.contains(m)) {
+        for m in w.listed_missing().iter().filter(|m| !common.contains(m)) {
             out += &cx.note_in(1, &format!("· {}", m.sentence()));
         }
     }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod graph_job;
 pub mod nodes;
 pub mod split;
 pub mod tui;

@@ -71,7 +71,7 @@ pub const TERMS: &[(&str, &str)] = &[
     ),
     (
         "unknown",
-        "no launch call (trimmed capture) or a CUDA graph launch",
+        "no launch call in the capture (a CUDA graph's kernel has its cudaGraphLaunch)",
     ),
     (
         "comp nccl ovl",

@@ -6,7 +6,7 @@ use super::lines::{PanelLines, secs};
 use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::{Verdict, before_return};
 use crate::analysis::thread_account::{Source, source_of};
-use crate::analysis::why::Why;
+use crate::analysis::why::{GPU_LATENCY_NS, Missing, Why};
 use crate::analysis::why_words as words;
 use crate::profile::names::KernelNames;
 use crate::profile::{NONE, Sym, ThreadId};
@@ -152,7 +152,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             ));
             out.push("  within the clock error between their hosts: cannot tell");
         }
-        Verdict::Unknown => out.push("  no launch call, or a CUDA graph: cannot tell"),
+        Verdict::Unknown => out.push("  no launch call in the capture: cannot tell"),
     }
     // Two hosts' clocks compared: how far they can be trusted.
     if why.clock_error_ns > 0 {
@@ -262,15 +262,21 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, 
             split_lines(out, l, names, w, late.thread, &late.split, "    ");
         }
     }
-    if w.gpu_unexplained_ns() > 20_000 {
+    if w.gpu_unexplained_ns() > GPU_LATENCY_NS {
+        // Inside a graph, its unrecorded dependencies are said here, once.
         out.push(format!(
-            "  {:<9} {:>9}  nothing recorded held it on the GPU",
+            "  {:<9} {:>9}  {}",
             "gpu ?",
-            format_duration(w.gpu_unexplained_ns())
+            format_duration(w.gpu_unexplained_ns()),
+            if w.missing.contains(&Missing::Graph) {
+                Missing::Graph.sentence()
+            } else {
+                "nothing recorded held it on the GPU"
+            }
         ));
     }
-    if !w.missing.is_empty() {
-        let names: Vec<&str> = w.missing.iter().map(|m| m.name()).collect();
+    let names: Vec<&str> = w.listed_missing().iter().map(|m| m.name()).collect();
+    if !names.is_empty() {
         out.push(Line::styled(
             format!(
                 "  not recorded: {} (report why names the nsys options)",
