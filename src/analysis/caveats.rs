@@ -194,6 +194,36 @@ impl Caveat {
     }
 }
 
+/// A group's members as a phrase: `ranks 0-3, 8` when every member's rank
+/// is recorded, else `devices 0 1 4 5` by their labels, and past eight
+/// devices `16 devices, node00:0 … node03:3`.
+pub fn members(p: &Profile, g: &Group) -> String {
+    let ranks: Option<Vec<u32>> = g
+        .devices
+        .iter()
+        .map(|&d| p.devices[d as usize].rank)
+        .collect();
+    match ranks {
+        Some(mut r) => {
+            r.sort_unstable();
+            format!("ranks {}", rank_ranges(&r))
+        }
+        None => {
+            let labels: Vec<String> = g
+                .devices
+                .iter()
+                .map(|&d| p.device_label(d).to_string())
+                .collect();
+            match labels.as_slice() {
+                [first, .., last] if labels.len() > 8 => {
+                    format!("{} devices, {first} … {last}", labels.len())
+                }
+                _ => format!("devices {}", labels.join(" ")),
+            }
+        }
+    }
+}
+
 /// Every caveat that applies to `g`, why it stands apart first. `missing`:
 /// devices that had a CUDA context but recorded no GPU activity.
 /// `end_p90_ms` is the group's p90 end skew, when measured.

@@ -255,25 +255,7 @@ fn communicators_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String
         .shorten(2, Keep::Start);
     for s in skews.iter().filter(|s| cx.shows_group(&m.groups[s.group])) {
         let g = &m.groups[s.group];
-        let ranks: Option<Vec<u32>> = g
-            .devices
-            .iter()
-            .map(|&d| p.devices[d as usize].rank)
-            .collect();
-        let members = match ranks {
-            Some(mut r) => {
-                r.sort_unstable();
-                format!("ranks {}", crate::analysis::completeness::rank_ranges(&r))
-            }
-            None => {
-                let labels: Vec<String> = g
-                    .devices
-                    .iter()
-                    .map(|&d| p.device_label(d).to_string())
-                    .collect();
-                format!("devices {}", labels.join(" "))
-            }
-        };
+        let members = crate::analysis::caveats::members(p, g);
         let mut streams: Vec<u32> = g
             .lanes
             .iter()

@@ -37,9 +37,15 @@ pub fn entries(p: &Profile, a: &Analysis) -> Vec<Entry> {
         out.push(Entry {
             kind: EntryKind::Group(g),
             label: format!(
-                "{} (collective group, {} devices)",
+                "{} (communicator of {} devices, found by {}{})",
                 group.key,
-                group.devices.len()
+                group.devices.len(),
+                group.found_by.name(),
+                if group.lockstep_ambiguous {
+                    "; may be several in lockstep"
+                } else {
+                    ""
+                }
             ),
             count: group.instances(),
         });

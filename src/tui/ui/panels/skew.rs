@@ -72,6 +72,16 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
         ),
         theme.heading(),
     ));
+    out.push(Line::from(format!(
+        "communicator of {} (found by {}){}",
+        crate::analysis::caveats::members(p, group),
+        group.found_by.name(),
+        if group.lockstep_ambiguous {
+            " · may be several in lockstep: skews are over all of them"
+        } else {
+            ""
+        }
+    )));
 
     // Times compared across files are on the reference clock.
     let starts: Vec<i64> = present.iter().map(|m| m.2.0).collect();
