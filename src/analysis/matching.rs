@@ -569,7 +569,7 @@ fn build_group(
         })
         .collect();
     let all_rows: Vec<&[u32]> = members.iter().map(|s| s.rows.as_slice()).collect();
-    let (method, mut slots, captured, desync) = match keys.instances(&all_rows) {
+    let (method, mut slots, mut captured, desync) = match keys.instances(&all_rows) {
         Some((method, inst)) => {
             let (slots, captured, desync) = keyed(inst, &spans, members);
             (method, slots, captured, desync)
@@ -621,6 +621,24 @@ fn build_group(
         })
     });
     let end_aligned = Spread::of(end_skews).is_some_and(|s| s.p90 < END_ALIGNED_NS as f64);
+    // A communicator its ends found is paired by them: a member whose
+    // every instance ends with the others' is placed, however few
+    // instances it has or however regular the schedule.
+    if found == FoundBy::Ends {
+        for (d, c) in captured.iter_mut().enumerate() {
+            let meets = (0..ops.len()).all(|k| {
+                let Some(mine) = (slots[k * n + d] != ABSENT).then(|| aligned[k * n + d].1) else {
+                    return true;
+                };
+                (0..n)
+                    .filter(|&e| e != d && slots[k * n + e] != ABSENT)
+                    .all(|e| aligned[k * n + e].1.abs_diff(mine) < END_ALIGNED_NS as u64)
+            });
+            if meets && matches!(c.basis, Basis::Short | Basis::Guess) {
+                c.basis = Basis::Ends;
+            }
+        }
+    }
     // One row per device, the first complete instance if there is one: the
     // rows whose files say how the group's clocks were aligned.
     let clock_rows: Vec<u32> = members
