@@ -79,12 +79,11 @@ fn check(j: &Job) -> Outcome {
             (s["group"].as_str().unwrap(), any)
         })
         .collect();
-    let skew_of: HashMap<(usize, usize), &rankline::analysis::skew::InstanceSkew> = j
-        .a
-        .skews
-        .iter()
-        .flat_map(|gs| gs.instances.iter().map(move |i| ((gs.group, i.index), i)))
-        .collect();
+    let skew_of: HashMap<(usize, usize), &rankline::analysis::skew::InstanceSkew> =
+        j.a.skews
+            .iter()
+            .flat_map(|gs| gs.instances.iter().map(move |i| ((gs.group, i.index), i)))
+            .collect();
     let mut out = Outcome::default();
     for ti in j.truth["instances"].as_array().unwrap() {
         let name = format!("{}#{}", ti["group"].as_str().unwrap(), ti["index"]);
@@ -98,7 +97,9 @@ fn check(j: &Job) -> Outcome {
                     mb["stream"].as_u64().unwrap() as u32,
                     mb["start"].as_i64().unwrap(),
                 );
-                *rows.get(&key).unwrap_or_else(|| panic!("{name}: no kernel {key:?}"))
+                *rows
+                    .get(&key)
+                    .unwrap_or_else(|| panic!("{name}: no kernel {key:?}"))
             })
             .collect();
         let places: HashSet<Option<(usize, usize)>> =
@@ -190,7 +191,12 @@ fn flagged_groups_say_so(j: &Job) {
             .into_iter()
             .any(|c| matches!(c, Caveat::LockstepAmbiguous(ref d) if *d == g.devices));
         assert!(said, "{}: flagged but not said", g.key);
-        assert!(g.devices.len() >= 4, "{}: flagged with {} members", g.key, g.devices.len());
+        assert!(
+            g.devices.len() >= 4,
+            "{}: flagged with {} members",
+            g.key,
+            g.devices.len()
+        );
     }
 }
 
@@ -202,7 +208,8 @@ fn exact_per_group(j: &Job, o: &Outcome) -> BTreeMap<String, usize> {
         .collect();
     let mut all: BTreeMap<String, usize> = BTreeMap::new();
     for ti in j.truth["instances"].as_array().unwrap() {
-        *all.entry(ti["group"].as_str().unwrap().to_string()).or_default() += 1;
+        *all.entry(ti["group"].as_str().unwrap().to_string())
+            .or_default() += 1;
     }
     all.retain(|g, _| !wrong.contains(g));
     all
@@ -272,7 +279,11 @@ fn without_payloads_instances_are_exact_or_honestly_ambiguous() {
         // be one communicator's: another may share the stream), flagged.
         let flagged_beyond_truth = if name == "cuda_graphs" { 12 } else { 0 };
         assert_eq!(o.ambiguous_other, flagged_beyond_truth, "{name}");
-        assert!(false_big_events(&j).is_empty(), "{name}: {:?}", false_big_events(&j));
+        assert!(
+            false_big_events(&j).is_empty(),
+            "{name}: {:?}",
+            false_big_events(&j)
+        );
         flagged_groups_say_so(&j);
     }
 }

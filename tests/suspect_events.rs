@@ -169,7 +169,8 @@ fn damage_cpu_side(c: &Connection) {
     .unwrap();
     add_copy(c, "OSRT_API", 2, "end = start - 1000");
     add_copy(c, "OSRT_API", 2, "start = 0");
-    add_copy(c, "OSRT_API", 2, "end = start + 5000000000");
+    // Longer than the whole session (0 to 5.9 s), not only the window.
+    add_copy(c, "OSRT_API", 2, "end = start + 7000000000");
     add_copy(
         c,
         "OSRT_API",
@@ -366,4 +367,73 @@ fn cpu_side_rows_that_cannot_be_right_are_counted_per_table_and_left_out() {
         .collect();
     assert_eq!(osrt_stats(&damaged), sql);
     assert_eq!(sql, [("read".to_string(), 1, 11_990_000)]);
+}
+
+/// Calls and samples before `ANALYSIS_DETAILS.startTime` but inside the
+/// session (CUDA initialisation before the analysis window opens, the
+/// first samples) are real: kept in every figure, never said to be
+/// impossible.
+#[test]
+fn rows_before_the_analysis_window_but_inside_the_session_are_real() {
+    let dir = temp_dir("suspect_before_window");
+    let f = copy(&root().join("fixtures/why.sqlite"), &dir, "why.sqlite");
+    let c = Connection::open(&f).unwrap();
+    let first_kernel: i64 = c
+        .query_row(
+            "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let (calls, before): (i64, i64) = c
+        .query_row(
+            &format!(
+                "SELECT count(*), total(end < {first_kernel}) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+            ),
+            [],
+            |r| Ok((r.get(0)?, r.get::<_, f64>(1)? as i64)),
+        )
+        .unwrap();
+    assert!(before > 0, "the fixture has calls before its first kernel");
+    // The analysis window opens at the first kernel, as nsys records it
+    // when the application's CUDA setup came first.
+    c.execute_batch(&format!(
+        "CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER NOT NULL, duration INTEGER NOT NULL,
+           startTime INTEGER NOT NULL, stopTime INTEGER NOT NULL);
+         INSERT INTO ANALYSIS_DETAILS VALUES (0, {} - {first_kernel}, {first_kernel}, {});",
+        WHY_WINDOW.1, WHY_WINDOW.1
+    ))
+    .unwrap();
+    drop(c);
+    let files = vec![f];
+    let s = run("summary", &files);
+    let file = &s["files"][0];
+    let total = |v: &Value| {
+        v.as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(total(&file["suspect_events"]), 0, "{file}");
+    let loaded: i64 = s["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["runtime_calls"].as_i64().unwrap())
+        .sum();
+    assert_eq!(loaded, calls);
+    let text = text_on(&["report", "summary", "--no-cache"], &files);
+    assert!(!text.contains("cannot be right"), "{text}");
+}
+
+/// A real export whose CPU samples, scheduling events and an OS runtime
+/// call precede its analysis window: nothing is said to be impossible.
+#[cfg_attr(no_real_profiles, ignore = "../shared/real-profiles is absent")]
+#[test]
+fn a_real_exports_early_samples_are_real() {
+    let f = real_profiles().join("nsys2023_2_cutlass_osrt.sqlite");
+    let files = vec![f];
+    let text = text_on(&["report", "summary", "--no-cache"], &files);
+    assert!(!text.contains("cannot be right"), "{text}");
 }

@@ -284,9 +284,10 @@ pub fn bookmark_markers(path: &Path) -> Vec<String> {
 /// (src/profile/load/suspect.rs): both nonzero and within ±2⁶¹ ns, the end
 /// not before the start, and, when the export's GPU rows keep to its
 /// `ANALYSIS_DETAILS` window as recorded (no more than 1 % wholly
-/// outside), no longer than the window and not wholly outside it. (The
-/// window shifted onto another clock is not looked for: no export the
-/// tests read this way needs it.)
+/// outside), inside the session: from its start (`systemClockNs` when
+/// recorded, else 0; never after `startTime`, which is when analysis
+/// began) to `stopTime`. (The window shifted onto another clock is not
+/// looked for: no export the tests read this way needs it.)
 pub fn can_be_right(c: &rusqlite::Connection, start: &str, end: &str) -> String {
     let lim = 1i64 << 61;
     let mut sql = format!(
@@ -294,6 +295,16 @@ pub fn can_be_right(c: &rusqlite::Connection, start: &str, end: &str) -> String 
           AND {end} BETWEEN -{lim} AND {lim} AND {end} >= {start}"
     );
     if let Some((a, b)) = gpu_window(c) {
+        let session: i64 = c
+            .query_row(
+                "SELECT systemClockNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        let a = session.min(a);
         sql += &format!(" AND {end} - {start} <= {b} - {a} AND {end} >= {a} AND {start} <= {b}");
     }
     sql + ")"

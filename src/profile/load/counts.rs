@@ -135,8 +135,8 @@ pub fn runtime(
         report,
         |r| {
             if let Some(c) = raw::kept_call(&r) {
-                for (k, w) in candidates.0.iter().enumerate() {
-                    match suspect::judge(c.start, c.end, *w) {
+                for k in 0..candidates.windows.len() {
+                    match suspect::judge(c.start, c.end, candidates.judging(k)) {
                         Some(why) => suspect::count(&mut out.suspect[k].gpu_or_cuda_calls, why),
                         None => tallies[k].add(c.global_tid, 1, Some((c.start, c.end))),
                     }
@@ -153,8 +153,8 @@ pub fn runtime(
 /// that a load would leave out, per candidate window.
 pub fn left_out(table: SuspectTable, times: Times, candidates: &Candidates) -> Counted {
     let mut out = Counted::default();
-    for (k, w) in candidates.0.iter().enumerate() {
-        times.count_into(*w, out.suspect[k].of_mut(table));
+    for k in 0..candidates.windows.len() {
+        times.count_into(candidates.judging(k), out.suspect[k].of_mut(table));
     }
     out
 }

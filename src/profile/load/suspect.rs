@@ -21,19 +21,43 @@ const WINDOW_MISS_SHARE: f64 = 0.01;
 /// (`report summary`) are judged against each, and the one the loaded GPU
 /// activity keeps to is taken.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Candidates(pub [Option<(i64, i64)>; 3]);
+pub struct Candidates {
+    pub windows: [Option<(i64, i64)>; 3],
+    system_clock_ns: Option<i64>,
+}
 
 impl Candidates {
     pub fn new(recorded: Option<(i64, i64)>, system_clock_ns: Option<i64>) -> Self {
         let shifted = recorded
             .zip(system_clock_ns)
             .map(|((a, b), s)| (a.saturating_sub(s), b.saturating_sub(s)));
-        Candidates([None, recorded, shifted])
+        Candidates {
+            windows: [None, recorded, shifted],
+            system_clock_ns,
+        }
     }
 
     /// Which candidate `w` is (0 when none is).
     fn index(&self, w: Option<(i64, i64)>) -> usize {
-        (1..3).find(|&i| w.is_some() && self.0[i] == w).unwrap_or(0)
+        (1..3)
+            .find(|&i| w.is_some() && self.windows[i] == w)
+            .unwrap_or(0)
+    }
+
+    /// What rows are judged against under candidate `k`: the session, from
+    /// its start to the window's end. `ANALYSIS_DETAILS.startTime` is when
+    /// analysis began, not the session: CUDA initialisation and the first
+    /// samples come before it, and are real. The session starts at the
+    /// boot-clock reading `systemClockNs` on a window as recorded (the
+    /// events are on the boot clock), at 0 on a shifted one (they count
+    /// from the session start), and at 0 when the export does not say.
+    pub fn judging(&self, k: usize) -> Option<(i64, i64)> {
+        let (a, b) = self.windows.get(k).copied().flatten()?;
+        let session_start = match (k, self.system_clock_ns) {
+            (1, Some(s)) => s,
+            _ => 0,
+        };
+        Some((session_start.min(a), b))
     }
 }
 
@@ -177,8 +201,8 @@ pub fn leave_out(
     window: Option<(i64, i64)>,
     candidates: &Candidates,
 ) -> (SuspectRows, usize) {
-    let window = trusted_window(p, window);
-    let judged_by = candidates.index(window);
+    let judged_by = candidates.index(trusted_window(p, window));
+    let window = candidates.judging(judged_by);
     let mut s = SuspectRows::default();
     // Each table counted first, allocating nothing: almost every file has
     // none to leave out.
