@@ -9,7 +9,9 @@
 //! maintainers' long run (the default keeps `cargo test` under a minute).
 //! Damaged exports also meet hostile outputs and bookmarks files: the
 //! input as `--out`, a FIFO, a symbolic link at a CSV table's name, a FIFO,
-//! a huge file or /dev/zero where the bookmarks are kept.
+//! a huge file or /dev/zero where the bookmarks are kept; and NCCL payloads
+//! damaged (schema entries moved, records cut, rows copied or lost) give no
+//! impossible size or bandwidth.
 
 mod common;
 
@@ -642,6 +644,130 @@ fn rows_with_impossible_times_end_cleanly_and_are_counted() {
         "{} of {} runs with impossible times went wrong:\n{}",
         failures.len(),
         2 * cases.len(),
+        failures.join("\n")
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// One damage to NCCL's payloads in a copy of `fixtures/payloads.sqlite`,
+/// as SQL: a schema entry moved (overlapping another, or past the payload
+/// size), records cut short, payload rows copied, an NCCL range or its
+/// payload lost, bytes of the payloads flipped.
+fn payload_damage(rng: &mut Rng) -> String {
+    let entry = rng.below(40);
+    let at = rng.below(33);
+    let cut = 1 + rng.below(40);
+    let every = 1 + rng.below(4);
+    match rng.below(7) {
+        0 => format!(
+            "UPDATE NVTX_PAYLOAD_SCHEMA_ENTRIES SET offset = {at}
+             WHERE rowid = (SELECT rowid FROM NVTX_PAYLOAD_SCHEMA_ENTRIES LIMIT 1 OFFSET {entry})"
+        ),
+        1 => format!("UPDATE NVTX_PAYLOAD_SCHEMAS SET payloadSize = {at}"),
+        2 => format!(
+            "UPDATE NVTX_EVENTS SET binaryData = substr(binaryData, 1, max(0, length(binaryData) - {cut}))
+             WHERE binaryData IS NOT NULL AND rowid % {every} = 0"
+        ),
+        3 => format!(
+            "INSERT INTO NVTX_EVENTS SELECT * FROM NVTX_EVENTS
+             WHERE binaryData IS NOT NULL AND rowid % {every} = 0"
+        ),
+        4 => format!(
+            "DELETE FROM NVTX_EVENTS WHERE rowid = (SELECT rowid FROM NVTX_EVENTS
+             WHERE binaryData IS NOT NULL LIMIT 1 OFFSET {entry})"
+        ),
+        5 => format!(
+            "UPDATE NVTX_EVENTS SET binaryData = NULL WHERE rowid = (SELECT rowid FROM NVTX_EVENTS
+             WHERE binaryData IS NOT NULL LIMIT 1 OFFSET {entry})"
+        ),
+        _ => format!(
+            "UPDATE NVTX_EVENTS SET binaryData = CAST(substr(binaryData, 1, {at})
+               || x'ff7f' || substr(binaryData, {at} + 3) AS BLOB)
+             WHERE binaryData IS NOT NULL AND rowid % {every} = 0"
+        ),
+    }
+}
+
+/// Every figure in `v` named like a size or a bandwidth is a finite number
+/// no payload can exceed, or null.
+fn sizes_can_be_right(v: &serde_json::Value, at: &str, bad: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let named = k.contains("bytes") || k.ends_with("_gbps");
+                if named
+                    && let Some(n) = x.as_f64()
+                    && (!n.is_finite() || n < 0.0 || n > (1u64 << 48) as f64 * 1024.0)
+                {
+                    bad.push(format!("{at}.{k} = {n}"));
+                }
+                sizes_can_be_right(x, &format!("{at}.{k}"), bad);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                sizes_can_be_right(x, &format!("{at}[{i}]"), bad);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Damaged payloads end cleanly and give no impossible figure: each run
+/// (one to three damages) ends with exit 0, prints JSON, and every size
+/// and bandwidth in it is finite and within what a payload can say.
+#[test]
+fn damaged_payloads_give_no_impossible_figure() {
+    let runs = std::env::var("RANKLINE_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(40, |n| n / 10);
+    let base = temp_dir("fuzz_payloads");
+    let mut failures = Vec::new();
+    for i in 0..runs {
+        let mut rng = Rng(0x9A71_0000 + i as u64);
+        let f = base.join(format!("run{i}.sqlite"));
+        std::fs::copy(root().join("fixtures/payloads.sqlite"), &f).unwrap();
+        let c = rusqlite::Connection::open(&f).unwrap();
+        let mut said = Vec::new();
+        for _ in 0..1 + rng.below(3) {
+            let sql = payload_damage(&mut rng);
+            c.execute_batch(&sql).unwrap();
+            said.push(sql.split_whitespace().take(6).collect::<Vec<_>>().join(" "));
+        }
+        drop(c);
+        let o = common::rankline(&[
+            "report",
+            "all",
+            "--no-cache",
+            "--format",
+            "json",
+            f.to_str().unwrap(),
+        ]);
+        let what = format!("payloads #{i} ({})", said.join("; "));
+        if o.status.code() != Some(0) {
+            failures.push(format!(
+                "{what}: exit {:?}: {}",
+                o.status,
+                common::stderr(&o)
+            ));
+            continue;
+        }
+        match serde_json::from_slice::<serde_json::Value>(&o.stdout) {
+            Ok(v) => {
+                let mut bad = Vec::new();
+                sizes_can_be_right(&v, "", &mut bad);
+                if !bad.is_empty() {
+                    failures.push(format!("{what}: {}", bad.join(", ")));
+                }
+            }
+            Err(e) => failures.push(format!("{what}: not JSON: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} damaged payloads went wrong:\n{}",
+        failures.len(),
         failures.join("\n")
     );
     let _ = std::fs::remove_dir_all(&base);
