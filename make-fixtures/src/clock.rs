@@ -56,6 +56,8 @@ pub struct FileClock {
     pub utc_error_ns: i64,
     /// True time at which the capture stopped.
     pub stop_true: i64,
+    /// File ns per ns of the host's clock: 1 but for a file whose clock ran wrong.
+    pub scale: f64,
 }
 
 impl FileClock {
@@ -70,6 +72,7 @@ impl FileClock {
             drift_ppm,
             utc_error_ns,
             stop_true: 0,
+            scale: 1.0,
         }
     }
 
@@ -89,6 +92,7 @@ impl FileClock {
             drift_ppm,
             utc_error_ns,
             stop_true: 0,
+            scale: 1.0,
         }
     }
 
@@ -97,12 +101,13 @@ impl FileClock {
     }
 
     pub fn file_time(&self, t_true: i64) -> i64 {
-        self.session_file + ((t_true - self.session_true) as f64 / self.rate()).round() as i64
+        let host = (t_true - self.session_true) as f64 / self.rate();
+        self.session_file + (host * self.scale).round() as i64
     }
 
     /// True time of file timestamp `t_file`, unrounded.
     pub fn true_time(&self, t_file: i64) -> f64 {
-        self.session_true as f64 + (t_file - self.session_file) as f64 * self.rate()
+        self.session_true as f64 + (t_file - self.session_file) as f64 / self.scale * self.rate()
     }
 
     /// The recorded `utcEpochNs`: UTC of timestamp `session_file`, off by `utc_error_ns`.

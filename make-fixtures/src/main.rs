@@ -100,13 +100,18 @@ fn truth(files: &[&Profile], groups: &[GroupSpec], scenario: Value) -> Value {
 }
 
 fn save(name: &str, truth: &Value) {
+    save_at(&root().join("fixtures").join(name), truth);
+}
+
+/// Writes `truth` at `path`, pretty, its keys sorted.
+fn save_at(path: &std::path::Path, truth: &Value) {
     // sorted keys: the same bytes whether or not serde_json's preserve_order is enabled
     let mut truth = truth.clone();
     truth.sort_all_objects();
     let text = serde_json::to_string_pretty(&truth).unwrap() + "\n";
-    let path = root().join("fixtures").join(name);
-    std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-    println!("fixtures/{name}");
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    let shown = path.strip_prefix(root()).unwrap_or(path);
+    println!("{}", shown.display());
 }
 
 fn main() {

@@ -1,9 +1,12 @@
-//! The simulated job → one `model::Profile` per host file (one host of 8 GPUs for now), with
-//! the rows the writer does not model: NCCL payload blobs and OS runtime waits. Correlation
-//! ids are per process, in the order of its calls (so they collide across processes, as in
-//! real exports); a graph's kernels carry their cudaGraphLaunch's.
+//! The simulated job → one `model::Profile` per file (the whole job on one host, or one file
+//! per node or per rank, hosts.rs), with the rows the writer does not model: NCCL payload blobs
+//! and OS runtime waits. Everything here is on the engine's true time; each file's clock is
+//! applied when it is written. Correlation ids are per process, in the order of its calls (so
+//! they collide across processes, as in real exports); a graph's kernels carry their
+//! cudaGraphLaunch's.
 
 use super::graph::Times;
+use super::hosts::FileDef;
 use super::keyed;
 use super::layout::Layout;
 use super::payload;
@@ -15,18 +18,25 @@ use crate::model::*;
 use crate::names;
 use crate::plan::RankOut;
 
-pub const GPUS_PER_HOST: usize = 8;
 /// The main thread's tid is its pid; the NCCL watchdog's is pid + this.
 const WATCHDOG: u32 = 23;
 pub const COND_WAIT: &str = "pthread_cond_wait";
+/// The watchdog queries events only while work is outstanding: not across an idle gap
+/// between steps longer than this.
+const IDLE_NS: i64 = 1_000_000_000;
 
 /// What one file holds beyond its profile.
-pub struct Emitted {
+pub struct FileOut {
     pub profile: Profile,
     /// (start, globalTid, binaryData) of each NCCL range with a payload.
     pub blobs: Vec<(i64, i64, Vec<u8>)>,
     /// (pid, tid, start, end) of each OS runtime wait.
     pub osrt: Vec<(u32, u32, i64, i64)>,
+}
+
+pub struct Emitted {
+    /// One per file, in the order of the file definitions.
+    pub files: Vec<FileOut>,
     /// The correlation id of each CPU interval of the simulation (0: not a CUDA call).
     pub corr: Vec<i64>,
 }
@@ -35,57 +45,38 @@ pub fn pid(spec: &Spec, rank: usize) -> u32 {
     spec.pid_base + rank as u32
 }
 
-pub fn device(rank: usize) -> u32 {
-    (rank % GPUS_PER_HOST) as u32
+/// The rank's CUDA device: its index on its node.
+pub fn device(spec: &Spec, rank: usize) -> u32 {
+    (rank % spec.gpus_per_node()) as u32
 }
 
 fn rank_ids(spec: &Spec, r: usize) -> Rank {
     Rank {
         pid: pid(spec, r),
-        device: device(r),
-        context_id: device(r) + 1,
+        device: device(spec, r),
+        context_id: device(spec, r) + 1,
     }
 }
 
 #[allow(clippy::too_many_arguments)]
 pub fn emit(
-    path: &str,
     spec: &Spec,
     layout: &Layout,
     streams: &Streams,
     sim: &Sim,
     t: &Times,
     comm_ids: &[u64],
+    files: &[FileDef],
 ) -> Emitted {
     let world = layout.world();
     assert!(
-        world <= GPUS_PER_HOST,
-        "one host of {GPUS_PER_HOST} GPUs for now"
+        spec.gpus_per_node() <= DGX_BUS.len(),
+        "at most {} GPUs per node",
+        DGX_BUS.len()
     );
-    let mut p = Profile {
-        path: path.into(),
-        host: spec.host.clone(),
-        ..Default::default()
-    };
+    // one GPU per rank, drawn in rank order
     let mut urng = keyed::rng(spec.seed, &[keyed::label("uuid")]);
-    for r in 0..world {
-        let rk = rank_ids(spec, r);
-        p.gpus.push(h100(
-            rk.device,
-            DGX_BUS[rk.device as usize],
-            uuid(&mut urng),
-        ));
-        let mut st = vec![(COMPUTE, 3, 0)];
-        st.extend(streams.created_by(r).into_iter().map(|s| (s, 2, 0)));
-        let ctx = Context {
-            device: rk.device,
-            context_id: rk.context_id,
-            null_stream: COMPUTE,
-            streams: st,
-        };
-        let th = threads(rk.pid, &[(0, "python3"), (WATCHDOG, "pt_nccl_watchdg")]);
-        p.processes.push(process(rk.pid, "python3", th, Some(ctx)));
-    }
+    let uuids: Vec<String> = (0..world).map(|_| uuid(&mut urng)).collect();
 
     // calls, per process in time order, numbered from 1 with the watchdog's among them
     let mut corr = vec![0; sim.cpu.len()];
@@ -111,7 +102,10 @@ pub fn emit(
             (lo.min(c.0.start), hi.max(c.0.end))
         });
         let mut wrng = keyed::rng(spec.seed, &[keyed::label("watchdog"), r as u64]);
-        let dog = watchdog_calls(pid, pid + WATCHDOG, lo, hi, &mut wrng);
+        let mut dog = vec![];
+        for (lo, hi) in busy(&mine, lo, hi) {
+            dog.extend(watchdog_calls(pid, pid + WATCHDOG, lo, hi, &mut wrng));
+        }
         mine.extend(dog.into_iter().map(|c| (c, None)));
         mine.sort_by_key(|c| (c.0.start, c.0.tid));
         for (n, (mut c, item)) in mine.into_iter().enumerate() {
@@ -198,19 +192,106 @@ pub fn emit(
                 out.nvtx.push(range(pid, start, end, name, 1));
                 let members = &layout.comms[*comm].ranks;
                 let me = members.iter().position(|&m| m == c.rank).unwrap();
-                let blob = payload::comm_init(comm_ids[*comm], members.len(), me, device(c.rank));
+                let blob =
+                    payload::comm_init(comm_ids[*comm], members.len(), me, device(spec, c.rank));
                 blobs.push((start, tid, blob));
             }
             _ => {}
         }
     }
-    merge(&mut p, vec![out]);
-    Emitted {
-        profile: p,
-        blobs,
-        osrt,
-        corr,
+    let files = files
+        .iter()
+        .map(|f| {
+            let mut p = Profile {
+                path: f.path.clone(),
+                host: f.host.clone(),
+                ..Default::default()
+            };
+            // every GPU of the host (a per-rank export lists them all), its ranks' processes
+            for r in (0..world).filter(|&r| spec.node_of(r) == f.node) {
+                let d = device(spec, r);
+                p.gpus.push(h100(d, DGX_BUS[d as usize], uuids[r].clone()));
+            }
+            for &r in &f.ranks {
+                p.processes.push(rank_process(spec, streams, r));
+            }
+            let pids: Vec<u32> = f.ranks.iter().map(|&r| pid(spec, r)).collect();
+            merge(&mut p, vec![part(&out, &pids)]);
+            let of_tid = |tid: i64| pids.contains(&((tid >> 24) as u32 & 0xff_ffff));
+            FileOut {
+                profile: p,
+                blobs: blobs.iter().filter(|b| of_tid(b.1)).cloned().collect(),
+                osrt: osrt
+                    .iter()
+                    .filter(|o| pids.contains(&o.0))
+                    .copied()
+                    .collect(),
+            }
+        })
+        .collect();
+    Emitted { files, corr }
+}
+
+/// Rank `r`'s process: its main thread and NCCL watchdog, its context and streams.
+fn rank_process(spec: &Spec, streams: &Streams, r: usize) -> Process {
+    let rk = rank_ids(spec, r);
+    let mut st = vec![(COMPUTE, 3, 0)];
+    st.extend(streams.created_by(r).into_iter().map(|s| (s, 2, 0)));
+    let ctx = Context {
+        device: rk.device,
+        context_id: rk.context_id,
+        null_stream: COMPUTE,
+        streams: st,
+    };
+    let th = threads(rk.pid, &[(0, "python3"), (WATCHDOG, "pt_nccl_watchdg")]);
+    process(rk.pid, "python3", th, Some(ctx))
+}
+
+/// The rows of processes `pids`, in their order.
+fn part(out: &RankOut, pids: &[u32]) -> RankOut {
+    let mine = |pid: &u32| pids.contains(pid);
+    RankOut {
+        kernels: out
+            .kernels
+            .iter()
+            .filter(|k| mine(&k.pid))
+            .cloned()
+            .collect(),
+        memcpys: out
+            .memcpys
+            .iter()
+            .filter(|m| mine(&m.pid))
+            .cloned()
+            .collect(),
+        memsets: out
+            .memsets
+            .iter()
+            .filter(|m| mine(&m.pid))
+            .cloned()
+            .collect(),
+        calls: out.calls.iter().filter(|c| mine(&c.pid)).cloned().collect(),
+        nvtx: out.nvtx.iter().filter(|e| mine(&e.pid)).cloned().collect(),
+        launch_of: vec![],
+        steps: vec![],
     }
+}
+
+/// The spans [lo, hi] of a thread's calls with work outstanding: split where the main
+/// thread made no call for longer than IDLE_NS.
+fn busy(calls: &[(Call, Option<usize>)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
+    let mut v: Vec<(i64, i64)> = calls.iter().map(|c| (c.0.start, c.0.end)).collect();
+    v.sort();
+    let mut spans = vec![(lo, lo)];
+    for (s, e) in v {
+        let last = spans.last_mut().unwrap();
+        if s - last.1 > IDLE_NS {
+            spans.push((s, e));
+        } else {
+            last.1 = last.1.max(e);
+        }
+    }
+    spans.last_mut().unwrap().1 = hi;
+    spans
 }
 
 /// A push/pop range on a main thread: the step's (domain 0, inline text) or an NCCL API

@@ -1,9 +1,10 @@
 //! Ranks → process groups (communicators) of a Megatron/NeMo job, in Megatron's default rank
 //! order "tp-cp-ep-dp-pp": tensor-parallel rank fastest, then data-parallel (whose low part
-//! is the expert-parallel rank), then pipeline stage. Also the point-to-point exchanges: the
-//! neighbouring stage pairs of each pipeline.
+//! is the expert-parallel rank), then pipeline stage — or "tp-cp-ep-pp-dp", pipeline stage
+//! before data-parallel rank. Also the point-to-point exchanges: the neighbouring stage pairs
+//! of each pipeline.
 
-use super::spec::Spec;
+use super::spec::{Order, Spec};
 
 /// A kind of process group.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
@@ -14,12 +15,16 @@ pub enum Kind {
     Ep,
     GradNorm,
     Emb,
+    /// The default process group (every rank).
+    World,
 }
 
 impl Kind {
     /// In the order a rank creates its groups' streams when the policy is not lazy (the
+    /// default group first, as init_process_group makes it before Megatron's groups; the
     /// embedding group last: middle stages lack it, and nothing after it shifts).
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
+        Kind::World,
         Kind::Tp,
         Kind::Pp,
         Kind::Dp,
@@ -36,6 +41,7 @@ impl Kind {
             Kind::Ep => "ep",
             Kind::GradNorm => "gradnorm",
             Kind::Emb => "emb",
+            Kind::World => "world",
         }
     }
 }
@@ -64,6 +70,7 @@ pub struct Coord {
 }
 
 pub struct Layout {
+    pub order: Order,
     pub tp: usize,
     pub dp: usize,
     pub pp: usize,
@@ -77,6 +84,7 @@ impl Layout {
         let ep = s.moe.as_ref().map_or(1, |m| m.ep);
         assert!(s.dp.is_multiple_of(ep), "ep must divide dp");
         let mut l = Layout {
+            order: s.order,
             tp: s.tp,
             dp: s.dp,
             pp: s.pp,
@@ -85,11 +93,12 @@ impl Layout {
             exchanges: vec![],
         };
         let (tp, dp, pp) = (s.tp, s.dp, s.pp);
+        let coords: Vec<Coord> = (0..tp * dp * pp).map(|r| l.coord(r)).collect();
         let all = |f: &dyn Fn(usize, usize, usize) -> Option<(usize, usize)>| {
             // (group key, position) of every rank; members sorted by position
             let mut groups: Vec<(usize, Vec<(usize, usize)>)> = vec![];
-            for r in 0..tp * dp * pp {
-                let Some((key, pos)) = f(r % tp, (r / tp) % dp, r / (tp * dp)) else {
+            for (r, c) in coords.iter().enumerate() {
+                let Some((key, pos)) = f(c.tp, c.dp, c.pp) else {
                     continue;
                 };
                 match groups.iter_mut().find(|g| g.0 == key) {
@@ -118,6 +127,10 @@ impl Layout {
                 }
             }
         };
+        if s.world_allreduce {
+            let world = vec![(0..tp * dp * pp).collect()];
+            add(&mut l, Kind::World, world);
+        }
         add(&mut l, Kind::Tp, all(&|_, d, p| Some((d + dp * p, 0))));
         add(&mut l, Kind::Pp, all(&|t, d, p| Some((t + tp * d, p))));
         add(&mut l, Kind::Dp, all(&|t, d, p| Some((t + tp * p, d))));
@@ -161,10 +174,26 @@ impl Layout {
     }
 
     pub fn coord(&self, r: usize) -> Coord {
-        Coord {
-            tp: r % self.tp,
-            dp: (r / self.tp) % self.dp,
-            pp: r / (self.tp * self.dp),
+        let tp = r % self.tp;
+        match self.order {
+            Order::TpDpPp => Coord {
+                tp,
+                dp: (r / self.tp) % self.dp,
+                pp: r / (self.tp * self.dp),
+            },
+            Order::TpPpDp => Coord {
+                tp,
+                pp: (r / self.tp) % self.pp,
+                dp: r / (self.tp * self.pp),
+            },
+        }
+    }
+
+    /// The rank at `c`.
+    pub fn rank(&self, c: Coord) -> usize {
+        match self.order {
+            Order::TpDpPp => c.tp + self.tp * (c.dp + self.dp * c.pp),
+            Order::TpPpDp => c.tp + self.tp * (c.pp + self.pp * c.dp),
         }
     }
 
@@ -185,7 +214,9 @@ impl Layout {
 
     /// The rank at stage `p` of rank `r`'s pipeline.
     pub fn stage_rank(&self, r: usize, p: usize) -> usize {
-        let c = self.coord(r);
-        c.tp + self.tp * (c.dp + self.dp * p)
+        self.rank(Coord {
+            pp: p,
+            ..self.coord(r)
+        })
     }
 }

@@ -5,6 +5,7 @@
 
 mod emit;
 mod graph;
+mod hosts;
 mod keyed;
 mod layout;
 mod payload;
@@ -43,6 +44,13 @@ pub fn write_all() {
 }
 
 fn play(name: &str, spec: &spec::Spec) {
+    play_into(name, spec, &format!("fixtures/jobs/{name}"));
+}
+
+/// Plays `spec` into `<stem>.sqlite` (one host) or `<stem>/node<k>.sqlite` /
+/// `<stem>/rank<k>.sqlite`, and `<stem>.truth.json`; `stem` is relative to the root (a
+/// fixture) or absolute.
+fn play_into(name: &str, spec: &spec::Spec, stem: &str) {
     let layout = layout::Layout::new(spec);
     let programs = program::build(spec, &layout);
     let first_use: Vec<_> = programs.iter().map(|p| program::first_use(p)).collect();
@@ -54,19 +62,56 @@ fn play(name: &str, spec: &spec::Spec) {
         .iter()
         .map(|c| keyed::rng(spec.seed, &[keyed::label("comm"), keyed::label(&c.name)]).next_u64())
         .collect();
-    let path = format!("fixtures/jobs/{name}.sqlite");
-    let out = emit::emit(&path, spec, &layout, &streams, &sim, &times, &comm_ids);
-    let extra = |tx: &Transaction, st: &mut Strings| {
-        if spec.payloads {
-            crate::payloads::extra(&out.blobs, tx)?;
+    let files = hosts::files(spec, stem);
+    let out = emit::emit(spec, &layout, &streams, &sim, &times, &comm_ids, &files);
+    let clocks = (spec.files != spec::Files::Job).then(|| {
+        let spans: Vec<_> = out
+            .files
+            .iter()
+            .map(|f| crate::clock::event_span(&f.profile))
+            .collect();
+        hosts::clocks(spec, &files, &spans)
+    });
+    for (i, mut f) in out.files.into_iter().enumerate() {
+        if !files[i].written {
+            continue;
         }
-        write_osrt(tx, st, &out.osrt)
-    };
-    let file = crate::root().join(&path);
-    writer::write_with(&out.profile, &file, &extra)
-        .unwrap_or_else(|e| panic!("writing {path}: {e}"));
-    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-    println!("{path} ({} KiB)", size.div_ceil(1024));
+        if let Some(c) = &clocks {
+            // the file's own clock: every timestamp, the payloads' and waits' too
+            let c = &c.files[i];
+            c.apply(&mut f.profile);
+            f.blobs.iter_mut().for_each(|b| b.0 = c.file_time(b.0));
+            for o in &mut f.osrt {
+                (o.2, o.3) = (c.file_time(o.2), c.file_time(o.3));
+            }
+        }
+        let extra = |tx: &Transaction, st: &mut Strings| {
+            if spec.payloads {
+                crate::payloads::extra(&f.blobs, tx)?;
+            }
+            write_osrt(tx, st, &f.osrt)
+        };
+        let path = &f.profile.path;
+        match &clocks {
+            None => {
+                let file = crate::root().join(path);
+                writer::write_with(&f.profile, &file, &extra)
+                    .unwrap_or_else(|e| panic!("writing {path}: {e}"));
+                let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+                println!("{path} ({} KiB)", size.div_ceil(1024));
+            }
+            Some(c) => {
+                let cap = hosts::capture(spec, &files[i]);
+                crate::clock::write_file_with(
+                    &crate::root(),
+                    &f.profile,
+                    &c.files[i],
+                    &cap,
+                    &extra,
+                );
+            }
+        }
+    }
     let t = truth::truth(&truth::Input {
         name,
         spec,
@@ -76,8 +121,10 @@ fn play(name: &str, spec: &spec::Spec) {
         times: &times,
         comm_ids: &comm_ids,
         corr: &out.corr,
+        files: &files,
+        clocks: clocks.as_ref(),
     });
-    crate::save(&format!("jobs/{name}.truth.json"), &t);
+    crate::save_at(&crate::root().join(format!("{stem}.truth.json")), &t);
 }
 
 /// The OS runtime trace's tables and its waits (none: no tables, as nsys without

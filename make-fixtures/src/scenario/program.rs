@@ -104,6 +104,8 @@ pub struct Op {
     pub extra: i64,
     /// The planted delay (its index) whose target this op is: the op it makes late.
     pub target_of: Option<usize>,
+    /// The node-level stall (its index in the spec) this op is one rank's part of.
+    pub node_event: Option<usize>,
 }
 
 impl Op {
@@ -115,6 +117,7 @@ impl Op {
             delay: None,
             extra: 0,
             target_of: None,
+            node_event: None,
         }
     }
 
@@ -200,6 +203,7 @@ impl Builder<'_> {
             ("ReduceScatter", Kind::Tp) => ("ncclReduceScatter", Some("bf16"), "LL128"),
             ("ReduceScatter", _) => ("ncclReduceScatter", Some("f32"), "Simple"),
             ("AllReduce", Kind::GradNorm) => ("ncclAllReduce", Some("f32"), "LL"),
+            ("AllReduce", Kind::World) => ("ncclAllReduce", Some("i32"), "LL"),
             ("AllReduce", _) => ("ncclAllReduce", Some("f32"), "Simple"),
             _ => panic!("no collective {op}"),
         };
@@ -476,6 +480,8 @@ impl Builder<'_> {
                 self.coll(Kind::Dp, "AllGather", BUCKET / self.spec.dp as u64, true);
             }
         }
+        // the step's token count summed over the world, for the throughput log
+        self.coll(Kind::World, "AllReduce", 4, true);
         self.push(Work::StepEnd);
     }
 }
@@ -507,14 +513,22 @@ pub fn build(spec: &Spec, layout: &Layout) -> Vec<Vec<Op>> {
     for (d, delay) in spec.delays.iter().enumerate() {
         plant(&mut programs[delay.target().rank], d, delay);
     }
+    // a node-level stall: the same pause on every rank of the node, at the same op
+    for (e, stall) in spec.node_stalls.iter().enumerate() {
+        for r in (0..layout.world()).filter(|&r| spec.node_of(r) == stall.node) {
+            let ops = &mut programs[r];
+            let at = locate(ops, &stall.target(r), &format!("node stall {e}"));
+            let mut o = Op::new(ops[at].step, Work::Stall { ms: stall.ms });
+            o.node_event = Some(e);
+            ops.insert(at, o);
+        }
+    }
     programs
 }
 
-/// Puts delay `d` into its rank's program.
-fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
-    let t = delay.target();
-    let at = ops
-        .iter()
+/// The index of the op target `t` names in its rank's program.
+fn locate(ops: &[Op], t: &super::spec::Target, what: &str) -> usize {
+    ops.iter()
         .enumerate()
         .filter(|(_, o)| o.step + 1 == t.step)
         .filter(|(_, o)| {
@@ -522,8 +536,13 @@ fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
                 .is_some_and(|(k, op)| k == t.group && t.op.as_deref().is_none_or(|x| x == op))
         })
         .nth(t.nth - 1)
-        .unwrap_or_else(|| panic!("delay {d}: no target {t:?}"))
-        .0;
+        .unwrap_or_else(|| panic!("{what}: no target {t:?}"))
+        .0
+}
+
+/// Puts delay `d` into its rank's program.
+fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
+    let at = locate(ops, delay.target(), &format!("delay {d}"));
     ops[at].target_of = Some(d);
     match delay {
         Delay::CpuStall { ms, .. } => {
@@ -543,7 +562,7 @@ fn plant(ops: &mut Vec<Op>, d: usize, delay: &Delay) {
                         }
                     )
                 })
-                .unwrap_or_else(|| panic!("delay {d}: no GEMM before {t:?}"));
+                .unwrap_or_else(|| panic!("delay {d}: no GEMM before {:?}", delay.target()));
             let Work::Compute { dur, .. } = ops[gemm].work else {
                 unreachable!()
             };

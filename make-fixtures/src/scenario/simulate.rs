@@ -98,6 +98,8 @@ pub struct Sim {
     pub planted: Vec<Planted>,
     /// Per rank, per step: the CPU nodes the step's NVTX range spans.
     pub steps: Vec<Vec<(NodeId, NodeId)>>,
+    /// Per node-level stall of the spec: (rank, its stall's node).
+    pub node_stalls: Vec<Vec<(usize, NodeId)>>,
 }
 
 /// The state of one rank while its program is laid into the graph.
@@ -140,6 +142,7 @@ pub fn run(spec: &Spec, layout: &Layout, streams: &Streams, programs: &[Vec<Op>]
                 })
                 .collect(),
             steps: vec![vec![]; programs.len()],
+            node_stalls: vec![vec![]; spec.node_stalls.len()],
         },
         rendezvous: vec![],
         index: BTreeMap::new(),
@@ -210,6 +213,7 @@ impl Builder<'_> {
             (Kind::Emb, _) => (400.0, 600.0),
             (Kind::GradNorm, _) => (15.0, 25.0),
             (Kind::Ep, _) => (150.0, 300.0),
+            (Kind::World, _) => (20.0, 35.0),
         };
         let pair = match group {
             Group::Exchange(x) => self.layout.coord(self.layout.exchanges[x].ranks[0]).pp,
@@ -380,7 +384,9 @@ impl Builder<'_> {
         let python = |b: &Self, lo, hi| b.draw(st.rank, &[salt, 9], lo, hi);
         match &o.work {
             Work::Input => {
-                let gap = python(self, 40.0, 80.0);
+                // between steps the job idles (evaluation, checkpointing: no CUDA work)
+                let idle = if step > 0 { self.spec.step_gap_ms } else { 0.0 };
+                let gap = python(self, 40.0, 80.0) + (idle * 1e6) as i64;
                 let d = self.draw(st.rank, &[salt, 3], 10.0, 20.0);
                 let call = self.api(st, step, "cudaMemcpyAsync_v3020", 0, d, gap);
                 // the same batch size on every rank: drawn as rank 0's
@@ -427,11 +433,17 @@ impl Builder<'_> {
                 }
             }
             Work::Stall { ms } => {
-                let d = o.delay.expect("a stall is planted");
                 let dur = (ms * 1e6) as i64;
                 let c = self.cpu(st, Some(step), dur, 2 * US, CpuWhat::Stall);
-                self.sim.planted[d].node = self.sim.cpu[c].start;
-                self.sim.planted[d].without = 0;
+                let n = self.sim.cpu[c].start;
+                match (o.delay, o.node_event) {
+                    (Some(d), _) => {
+                        self.sim.planted[d].node = n;
+                        self.sim.planted[d].without = 0;
+                    }
+                    (None, Some(e)) => self.sim.node_stalls[e].push((st.rank, n)),
+                    (None, None) => panic!("a stall is planted"),
+                }
             }
             Work::StepEnd => {
                 let gap = python(self, 30.0, 60.0);

@@ -48,6 +48,98 @@ pub enum Graphs {
     Forward,
 }
 
+/// How a job's ranks are written: one host in one file, or many hosts, each on its own clock.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Files {
+    /// One host holding every rank, one file `fixtures/jobs/<name>.sqlite`, its timestamps the
+    /// engine's time (session-relative, no clock tables).
+    #[default]
+    Job,
+    /// One file per node, `<name>/node<k>.sqlite`: boot-clock timestamps (nsys 2026.2).
+    Node,
+    /// One file per rank, `<name>/rank<k>.sqlite`: session-relative timestamps, each file its
+    /// own capture start, the files of a host sharing its clock's rate.
+    Rank,
+}
+
+impl Files {
+    pub fn name(self) -> &'static str {
+        match self {
+            Files::Job => "job",
+            Files::Node => "node",
+            Files::Rank => "rank",
+        }
+    }
+}
+
+/// Megatron-core's rank order: "tp-cp-ep-dp-pp" (the default), or "tp-cp-ep-pp-dp" (NeMo's
+/// `use_tp_pp_dp_mapping`), in which a pipeline's stages are neighbouring ranks.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Order {
+    #[default]
+    #[serde(rename = "tp-dp-pp")]
+    TpDpPp,
+    #[serde(rename = "tp-pp-dp")]
+    TpPpDp,
+}
+
+impl Order {
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::TpDpPp => "tp-cp-ep-dp-pp",
+            Order::TpPpDp => "tp-cp-ep-pp-dp",
+        }
+    }
+}
+
+/// Every rank of node `node` sits off-CPU for `ms` right before its `nth` op of group kind
+/// `group` (and `op`) in `step`: a host-wide pause (all its ranks late at once).
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct NodeStall {
+    pub node: usize,
+    pub ms: f64,
+    pub step: usize,
+    pub group: String,
+    pub op: Option<String>,
+    #[serde(default = "one")]
+    pub nth: usize,
+}
+
+impl NodeStall {
+    /// The op rank `rank` (of the node) stalls before.
+    pub fn target(&self, rank: usize) -> Target {
+        Target {
+            rank,
+            step: self.step,
+            group: self.group.clone(),
+            op: self.op.clone(),
+            nth: self.nth,
+        }
+    }
+}
+
+/// A clock fault planted in the written files (the job itself runs as without it).
+#[derive(Deserialize, Clone, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// Rank `rank`'s file has its timestamps (from its capture start) times `factor`: its
+    /// clock ran wrong, though its host's other files are right.
+    Scaled { rank: usize, factor: f64 },
+    /// Node `node` booted 43 s before its capture started: a boot reading under a minute.
+    Boot43 { node: usize },
+}
+
+impl Fault {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::Scaled { .. } => "scaled",
+            Fault::Boot43 { .. } => "boot43",
+        }
+    }
+}
+
 /// A planted cause of lateness on one rank.
 #[derive(Deserialize, Clone, Debug)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -136,6 +228,46 @@ pub struct Spec {
     pub drift_us: f64,
     #[serde(default, rename = "delay")]
     pub delays: Vec<Delay>,
+    /// GPUs per node (device = the rank's index on its node); none: one host holds the job.
+    pub gpus_per_node: Option<usize>,
+    #[serde(default)]
+    pub files: Files,
+    #[serde(default)]
+    pub order: Order,
+    /// Idle time between steps (ms): a capture long enough for clocks to drift apart.
+    #[serde(default)]
+    pub step_gap_ms: f64,
+    /// Each step ends with the step's token count summed over the world (throughput
+    /// logging): a 4-byte AllReduce of the default process group, every rank a member.
+    #[serde(default)]
+    pub world_allreduce: bool,
+    #[serde(default, rename = "node_stall")]
+    pub node_stalls: Vec<NodeStall>,
+    #[serde(default, rename = "fault")]
+    pub faults: Vec<Fault>,
+    /// The job (a scenario name) this one is a clock-fault variant of — the same run: only
+    /// the files a fault touches are written, the others are the base job's.
+    pub base: Option<String>,
+}
+
+impl Spec {
+    pub fn world(&self) -> usize {
+        self.tp * self.pp * self.dp
+    }
+
+    /// GPUs per host: the whole job on one host unless the spec says.
+    pub fn gpus_per_node(&self) -> usize {
+        self.gpus_per_node.unwrap_or(self.world())
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.world().div_ceil(self.gpus_per_node())
+    }
+
+    /// The node rank `r` runs on.
+    pub fn node_of(&self, r: usize) -> usize {
+        r / self.gpus_per_node()
+    }
 }
 
 fn one() -> usize {

@@ -15,12 +15,12 @@ fn created(n: usize) -> u32 {
 
 /// Which kinds of group PyTorch ≥ 2.8 runs synchronously on the current stream.
 fn synchronous(k: Kind) -> bool {
-    matches!(k, Kind::Tp | Kind::Emb | Kind::GradNorm)
+    matches!(k, Kind::Tp | Kind::Emb | Kind::GradNorm | Kind::World)
 }
 
 pub struct Streams {
     /// Per rank, per kind (`Kind as usize`): the stream its NCCL kernels run on.
-    of: Vec<[Option<u32>; 6]>,
+    of: Vec<[Option<u32>; 7]>,
 }
 
 impl Streams {
@@ -41,7 +41,7 @@ impl Streams {
         let of = first_use
             .iter()
             .map(|used| {
-                let mut row = [None; 6];
+                let mut row = [None; 7];
                 for &k in used {
                     row[k as usize] = Some(match policy {
                         Policy::Dedicated => slot(k, &present),

@@ -2,11 +2,34 @@
 //! communicators, exchanges, every instance with its members' kernels exactly as written,
 //! each planted delay with the instances it made late (by re-running the graph without it),
 //! which sibling groups a single instance cannot tell apart, and the CUDA graph launches.
+//!
+//! Times are the engine's true time (a one-host job's file keeps it as is). A job of several
+//! files adds (hosts.rs writes the clock fields):
+//! - `reference`: the first file's path; `ranks[]` gain `node` and `file` (index in `files`);
+//!   instance members gain `file_start`, `file_end` (their timestamps in their rank's file);
+//! - `files[]`: `path`, `host`, `node`, `ranks`, `timebase` (`boot-clock` | `session-relative`),
+//!   `session_true_ns`/`stop_true_ns` (capture start and stop, true), `anchor_file_ns` (the
+//!   file's timestamp at its capture start: the boot reading, or 0), `system_clock_ns` and
+//!   `utc_epoch_ns` (TARGET_INFO_SESSION_START_TIME as written), `utc_error_ns` (utcEpochNs −
+//!   true UTC), `drift_ppm`, `scale` (1, or a faulty file's factor), `stop_file_ns`, and
+//!   `offset_ns_to_true` / `offset_ns_to_reference`: with `a = anchor_file_ns` and
+//!   `k = (1 + drift_ppm·10⁻⁶)/scale`, `t_true = t_file + offset_ns_to_true + (t_file − a)(k −
+//!   1)` and `t_ref = t_file + offset_ns_to_reference + (t_file − a)(k − 1)` (< 1 ns);
+//! - `hosts[]`: `host`, `node`, `files`, `ranks`, `timebase`, `boot_ns` (the boot-clock reading
+//!   at the host's first capture start, true time `anchor_true_ns`), `drift_ppm`,
+//!   `utc_error_ns`, `offset_ns_to_reference`: `t_ref = t_boot + offset + drift_ppm·10⁻⁶·(t_boot
+//!   − boot_ns)` for the host's boot clock (a boot-clock file's own timestamps);
+//! - `node_events[]`: each node-level stall: `host`, `node`, `ranks`, `step`, `ms`, `start_ns`
+//!   (its earliest rank's stall start, true), `stalls` (`rank`, `start`, `end`, true) and
+//!   `instances` (`group`, `index`, `late_rank`, `by_ns`): those whose start skew removing the
+//!   whole event shrinks by MADE_LATE_NS or more;
+//! - `faults[]`: `kind` (`scaled` | `boot43`), the file(s), host and what is wrong.
 
 use serde_json::{Value, json};
 
 use super::emit::{device, pid};
 use super::graph::{Graph, Times};
+use super::hosts::{Clocks, FileDef};
 use super::layout::{Kind, Layout};
 use super::program::Group;
 use super::simulate::{CpuWhat, GpuWhat, ORIGIN, Sim};
@@ -29,12 +52,34 @@ pub struct Input<'a> {
     pub comm_ids: &'a [u64],
     /// Correlation id of each CPU interval (emit.rs).
     pub corr: &'a [i64],
+    pub files: &'a [FileDef],
+    /// Each file's clock, when the job has its own clocks (several files).
+    pub clocks: Option<&'a Clocks>,
+}
+
+impl Input<'_> {
+    /// The file holding rank `r`.
+    fn file_of(&self, r: usize) -> usize {
+        self.files
+            .iter()
+            .position(|f| f.ranks.contains(&r))
+            .unwrap()
+    }
 }
 
 pub fn truth(x: &Input) -> Value {
     let (spec, layout) = (x.spec, x.layout);
     let ranks: Vec<Value> = (0..layout.world())
-        .map(|r| json!({"rank": r, "host": spec.host, "device": device(r), "pid": pid(spec, r)}))
+        .map(|r| {
+            let f = &x.files[x.file_of(r)];
+            let mut v =
+                json!({"rank": r, "host": f.host, "device": device(spec, r), "pid": pid(spec, r)});
+            if x.clocks.is_some() {
+                v["node"] = json!(f.node);
+                v["file"] = json!(x.file_of(r));
+            }
+            v
+        })
         .collect();
     let count = |g: Group| x.sim.instances.iter().filter(|i| i.group == g).count();
     let communicators: Vec<Value> = layout
@@ -82,12 +127,12 @@ pub fn truth(x: &Input) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut t = json!({
         "name": x.name,
         "description": spec.description,
         "seed": spec.seed,
         "layout": {
-            "order": "tp-cp-ep-dp-pp",
+            "order": spec.order.name(),
             "tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "ep": layout.ep,
             "microbatches": spec.microbatches, "steps": spec.steps, "layers": spec.layers,
             "distributed_optimizer": spec.distributed_optimizer,
@@ -103,7 +148,20 @@ pub fn truth(x: &Input) -> Value {
         "delays": delays(x),
         "siblings": siblings(x),
         "graph_launches": graph_launches(x),
-    })
+    });
+    if let Some(c) = x.clocks {
+        let (hosts, files, faults) = super::hosts::truth(spec, x.files, c);
+        t["reference"] = json!(x.files[0].path);
+        t["hosts"] = hosts;
+        t["files"] = files;
+        t["faults"] = faults;
+        t["node_events"] = node_events(x);
+        t["layout"]["files"] = json!(spec.files.name());
+        t["layout"]["gpus_per_node"] = json!(spec.gpus_per_node());
+        t["layout"]["nodes"] = json!(spec.nodes());
+        t["step_gap_ms"] = json!(spec.step_gap_ms);
+    }
+    t
 }
 
 fn group_name(l: &Layout, g: Group) -> &str {
@@ -141,8 +199,15 @@ fn instances(x: &Input) -> Vec<Value> {
                 .iter()
                 .map(|&(r, g)| {
                     let g = &sim.gpu[g];
-                    json!({"rank": r, "device": device(r), "stream": g.stream,
-                           "start": t.start[g.start], "end": t.end[g.end]})
+                    let (start, end) = (t.start[g.start], t.end[g.end]);
+                    let mut v = json!({"rank": r, "device": device(x.spec, r), "stream": g.stream,
+                           "start": start, "end": end});
+                    if let Some(c) = x.clocks {
+                        let f = x.file_of(r);
+                        v["file_start"] = json!(c.files[f].file_time(start));
+                        v["file_end"] = json!(c.files[f].file_time(end));
+                    }
+                    v
                 })
                 .collect();
             let ends = inst.members.iter().map(|&(_, g)| t.end[sim.gpu[g].end]);
@@ -175,17 +240,7 @@ fn delays(x: &Input) -> Vec<Value> {
         .map(|(d, p)| {
             let without = graph.eval(ORIGIN, &[(p.node, p.without)]);
             let target = &x.sim.gpu[p.target];
-            let made: Vec<Value> = (0..x.sim.instances.len())
-                .filter_map(|i| {
-                    let (skew, late) = start_skew(x.sim, x.times, i);
-                    let by = skew - start_skew(x.sim, &without, i).0;
-                    let inst = &x.sim.instances[i];
-                    (by >= MADE_LATE_NS).then(|| {
-                        json!({"group": group_name(x.layout, inst.group), "index": inst.k + 1,
-                               "late_rank": late, "by_ns": by})
-                    })
-                })
-                .collect();
+            let made = made_late(x, &without);
             let t = d.target();
             json!({
                 "kind": d.name(),
@@ -205,6 +260,53 @@ fn delays(x: &Input) -> Vec<Value> {
         .collect()
 }
 
+/// Every instance whose start skew is at least MADE_LATE_NS wider than in `without` (the
+/// run without a cause), with the rank that started last.
+fn made_late(x: &Input, without: &Times) -> Vec<Value> {
+    (0..x.sim.instances.len())
+        .filter_map(|i| {
+            let (skew, late) = start_skew(x.sim, x.times, i);
+            let by = skew - start_skew(x.sim, without, i).0;
+            let inst = &x.sim.instances[i];
+            (by >= MADE_LATE_NS).then(|| {
+                json!({"group": group_name(x.layout, inst.group), "index": inst.k + 1,
+                       "late_rank": late, "by_ns": by})
+            })
+        })
+        .collect()
+}
+
+/// Each node-level stall as one event: its ranks' stalls and the instances it made late,
+/// found by re-running the graph without any of them.
+fn node_events(x: &Input) -> Value {
+    let list: Vec<Value> = x
+        .spec
+        .node_stalls
+        .iter()
+        .zip(&x.sim.node_stalls)
+        .map(|(e, stalls)| {
+            let off: Vec<(usize, i64)> = stalls.iter().map(|&(_, n)| (n, 0)).collect();
+            let made = made_late(x, &x.sim.graph.eval(ORIGIN, &off));
+            let each: Vec<Value> = stalls
+                .iter()
+                .map(|&(r, n)| json!({"rank": r, "start": x.times.start[n], "end": x.times.end[n]}))
+                .collect();
+            json!({
+                "host": super::hosts::host_name(x.spec, e.node),
+                "node": e.node,
+                "ranks": stalls.iter().map(|s| s.0).collect::<Vec<_>>(),
+                "step": e.step,
+                "before": {"group": e.group, "op": e.op, "nth": e.nth},
+                "ms": e.ms,
+                "start_ns": stalls.iter().map(|&(_, n)| x.times.start[n]).min(),
+                "stalls": each,
+                "instances": made,
+            })
+        })
+        .collect();
+    Value::Array(list)
+}
+
 /// For each group, the others of its kind whose instances all end within SIBLING_NS of its
 /// own, instance by instance.
 fn siblings(x: &Input) -> Vec<Value> {
@@ -217,13 +319,14 @@ fn siblings(x: &Input) -> Vec<Value> {
         Group::Comm(c) => x.layout.comms[c].kind.name(),
         Group::Exchange(_) => "exchange",
     };
-    // (op, end) of each instance of a group, in order
-    let seq = |g: Group| -> Vec<(&str, i64)> {
-        (0..sim.instances.len())
-            .filter(|&i| sim.instances[i].group == g)
-            .map(|i| (sim.instances[i].op, end_of(sim, x.times, i)))
-            .collect()
-    };
+    // (op, end) of each instance of a group, in order (once: a 256-rank job has hundreds)
+    let mut seqs: std::collections::HashMap<Group, Vec<(&str, i64)>> = Default::default();
+    for (i, inst) in sim.instances.iter().enumerate() {
+        let end = end_of(sim, x.times, i);
+        seqs.entry(inst.group).or_default().push((inst.op, end));
+    }
+    let none = vec![];
+    let seq = |g: Group| seqs.get(&g).unwrap_or(&none);
     groups
         .iter()
         .filter(|&&g| !seq(g).is_empty())
@@ -235,7 +338,7 @@ fn siblings(x: &Input) -> Vec<Value> {
                 .filter(|&&h| {
                     let theirs = seq(h);
                     theirs.len() == mine.len()
-                        && mine.iter().zip(&theirs).all(|(a, b)| {
+                        && mine.iter().zip(theirs).all(|(a, b)| {
                             a.0 == b.0 && (a.1 - b.1).abs() <= SIBLING_NS
                         })
                 })
@@ -282,7 +385,7 @@ fn graph_launches(x: &Input) -> Value {
             });
             json!({
                 "rank": c.rank,
-                "device": device(c.rank),
+                "device": device(x.spec, c.rank),
                 "step": c.step.map(|s| s + 1),
                 "correlation_id": x.corr[i],
                 "start": t.start[c.start],
