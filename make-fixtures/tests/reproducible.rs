@@ -74,6 +74,28 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
             }
         }
     }
+    // the multi-node jobs (issue 43): one file per node or per rank, and the clock faults
+    // (only their faulty files: the others are nodes_3d_ranks's)
+    for job in ["nodes_3d", "nodes_3d_ranks", "nodes_pp_dp"] {
+        for variant in ["", "_payloads"] {
+            let f = format!("jobs/{job}{variant}.truth.json");
+            assert!(names.contains(&f), "{f} not written");
+        }
+    }
+    for f in [
+        "jobs/nodes_3d/node3.sqlite",
+        "jobs/nodes_3d_payloads/node3.sqlite",
+        "jobs/nodes_3d_ranks/rank15.sqlite",
+        "jobs/nodes_3d_ranks_payloads/rank15.sqlite",
+        "jobs/nodes_pp_dp/node3.sqlite",
+        "jobs/nodes_pp_dp_payloads/node3.sqlite",
+        "jobs/scaled_rank/rank5.sqlite",
+        "jobs/scaled_rank.truth.json",
+        "jobs/boot43/rank11.sqlite",
+        "jobs/boot43.truth.json",
+    ] {
+        assert!(names.iter().any(|n| n == f), "{f} not written");
+    }
     assert_eq!(
         files_under(&committed),
         names,
