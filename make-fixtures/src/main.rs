@@ -12,6 +12,9 @@
 //! per node, each on its own clock (default 64 × 8 GPUs, about 1 M kernels, into
 //! `target/scale/nodes/`; see scale_nodes.rs). `make-fixtures jobs` writes only the scenario
 //! engine's jobs (`fixtures/jobs/`, from `make-fixtures/scenarios/*.toml`; see scenario/).
+//! `make-fixtures scenario-scale [--nodes N --gpus G --tp T --pp P --dp D --steps S --out DIR]`
+//! plays nodes_3d's job at benchmark size (default 32 × 8 GPUs, TP8 × PP4 × DP8, 3 steps)
+//! into `target/scale/nodes_3d_scale/` (see scenario/scale.rs).
 
 mod assemble;
 mod clock;
@@ -138,7 +141,18 @@ fn main() {
                 }
             }
         }
-        Some("-h" | "--help") => println!("{}", scale::USAGE),
+        Some("scenario-scale") => match scenario::scale::run(&args[1..], &root()) {
+            Ok(()) => {}
+            Err(e) if e.is_empty() => println!("{}", scenario::scale::USAGE),
+            Err(e) => {
+                eprintln!(
+                    "make-fixtures scenario-scale: {e}\n{}",
+                    scenario::scale::USAGE
+                );
+                std::process::exit(2);
+            }
+        },
+        Some("-h" | "--help") => println!("{}\n{}", scale::USAGE, scenario::scale::USAGE),
         Some(other) => {
             eprintln!(
                 "make-fixtures: unknown argument {other:?}\n{}",

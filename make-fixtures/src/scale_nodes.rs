@@ -74,11 +74,9 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     Ok(a)
 }
 
-fn out_dir(a: &Args, root: &Path) -> Result<PathBuf, String> {
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| root.join("target/scale/nodes"));
+/// The output directory (`out`, else `default` under `root`), never under fixtures/.
+pub fn out_dir(out: Option<&Path>, default: &str, root: &Path) -> Result<PathBuf, String> {
+    let out = out.map_or_else(|| root.join(default), Path::to_path_buf);
     let resolved = resolve(&out)?;
     if resolved.iter().any(|c| c == "fixtures") {
         return Err(format!(
@@ -90,6 +88,24 @@ fn out_dir(a: &Args, root: &Path) -> Result<PathBuf, String> {
         return Err(format!("{} is a file", out.display()));
     }
     Ok(resolved)
+}
+
+/// Creates `dir` and removes the `node<digits>.sqlite` files of an earlier run (a larger
+/// one's would join this one when the directory is opened).
+pub fn fresh_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    for e in std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
+        let path = e.map_err(|e| e.to_string())?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let numbered = name
+            .strip_prefix("node")
+            .and_then(|x| x.strip_suffix(".sqlite"))
+            .is_some_and(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()));
+        if numbered {
+            std::fs::remove_file(&path).map_err(|e| format!("removing {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The clock of node `n` (node 0 is the reference).
@@ -272,20 +288,8 @@ fn capture(l: &Layout, n: u32) -> Capture {
 /// Runs `make-fixtures scale-nodes`.
 pub fn run(a: &Args, root: &Path) -> Result<(), String> {
     let t0 = Instant::now();
-    let dir = out_dir(a, root)?;
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    // files of an earlier, larger run would join this one when the directory is opened
-    for e in std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
-        let path = e.map_err(|e| e.to_string())?.path();
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let numbered = name
-            .strip_prefix("node")
-            .and_then(|x| x.strip_suffix(".sqlite"))
-            .is_some_and(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
-            std::fs::remove_file(&path).map_err(|e| format!("removing {}: {e}", path.display()))?;
-        }
-    }
+    let dir = out_dir(a.out.as_deref(), "target/scale/nodes", root)?;
+    fresh_dir(&dir)?;
     let per_rank = a.kernels / (a.files as u64 * a.gpus as u64);
     let steps = (per_rank / KERNELS_PER_STEP).max(1) as usize;
     let l = Layout {

@@ -9,39 +9,16 @@ mod common;
 
 use std::collections::{BTreeSet, HashMap};
 
+use common::jobs::Job;
 use rusqlite::Connection;
 use serde_json::Value;
 
-/// A job of several files: name, truth, and its files in the truth's order.
-struct Job {
-    name: String,
-    t: Value,
-    dbs: Vec<Connection>,
-}
-
+/// The jobs of several files, each of the five scenarios among them.
 fn jobs() -> Vec<Job> {
-    let dir = common::root().join("fixtures/jobs");
-    let mut out = vec![];
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let n = e.unwrap().file_name().to_string_lossy().to_string();
-            n.strip_suffix(".truth.json").map(str::to_string)
-        })
+    let out: Vec<Job> = common::jobs::jobs()
+        .into_iter()
+        .filter(|j| j.t["files"].is_array())
         .collect();
-    names.sort();
-    for name in names {
-        let text = std::fs::read_to_string(dir.join(format!("{name}.truth.json"))).unwrap();
-        let t: Value = serde_json::from_str(&text).unwrap();
-        let Some(files) = t["files"].as_array() else {
-            continue;
-        };
-        let dbs = files
-            .iter()
-            .map(|f| Connection::open(common::root().join(f["path"].as_str().unwrap())).unwrap())
-            .collect();
-        out.push(Job { name, t, dbs });
-    }
     let names: Vec<&str> = out.iter().map(|j| j.name.as_str()).collect();
     for want in [
         "nodes_3d",

@@ -28,14 +28,6 @@ fn scale_nodes_is_deterministic_and_replaces_an_earlier_run() {
     run(&a, "4");
     run(&a, "3");
     run(&b, "3");
-    let names = |d: &std::path::Path| {
-        let mut v: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    };
     assert_eq!(
         names(&a),
         ["node00.sqlite", "node01.sqlite", "node02.sqlite"]

@@ -1,7 +1,9 @@
 //! The scenario engine: plays every `make-fixtures/scenarios/*.toml` (spec.rs) into
-//! `fixtures/jobs/<name>.sqlite` and `<name>.truth.json`. One pipeline for all of them:
-//! layout (ranks → communicators) → program (each rank's ops) → streams (the policy's ids)
-//! → simulate (a dependency graph) → graph (times) → emit (the nsys rows) → truth.
+//! `fixtures/jobs/<name>.sqlite` (one host) or `fixtures/jobs/<name>/node<k>.sqlite` /
+//! `rank<k>.sqlite` (several, each file on its host's clock), and `<name>.truth.json`. One
+//! pipeline for all of them: layout (ranks → communicators) → program (each rank's ops) →
+//! streams (the policy's ids) → simulate (a dependency graph) → graph (times) → emit (the
+//! nsys rows, per file) → hosts (each file's clock) → truth.
 
 mod emit;
 mod graph;
@@ -10,6 +12,7 @@ mod keyed;
 mod layout;
 mod payload;
 mod program;
+pub mod scale;
 mod simulate;
 mod spec;
 mod streams;

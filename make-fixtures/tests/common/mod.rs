@@ -1,6 +1,8 @@
 //! Helpers shared by the generator's integration tests.
 #![allow(dead_code)]
 
+pub mod jobs;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -32,4 +34,14 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
+}
+
+/// The names of the entries of `dir`, sorted.
+pub fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
