@@ -135,10 +135,11 @@ pub fn runtime(
         report,
         |r| {
             if let Some(c) = raw::kept_call(&r) {
-                for k in 0..candidates.windows.len() {
+                let readings = candidates.windows.len();
+                for (k, tally) in tallies.iter_mut().enumerate().take(readings) {
                     match suspect::judge(c.start, c.end, candidates.judging(k)) {
                         Some(why) => suspect::count(&mut out.suspect[k].gpu_or_cuda_calls, why),
-                        None => tallies[k].add(c.global_tid, 1, Some((c.start, c.end))),
+                        None => tally.add(c.global_tid, 1, Some((c.start, c.end))),
                     }
                 }
             }
