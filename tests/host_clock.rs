@@ -146,12 +146,23 @@ fn without_system_clock_one_hosts_files_share_its_utc_clock_and_say_how_well_the
     }
     let out = clock_text("utc", &files);
     assert!(out.contains("one system UTC clock"), "{out}");
-    // Refinement treats each host as one clock: ranks 2 and 3 get one fit.
+    // Refinement checks the tie first: ranks 1 and 3, whose UTC stamps put
+    // their ends 0.25 and 0.35 ms from their host mates', are each fitted
+    // on their own, and named.
     let v = clock("ends", &files);
     let f = v["files"].as_array().unwrap();
-    assert_eq!(f[2]["method"], "collective-ends");
-    assert_eq!(f[3]["method"], "collective-ends");
-    assert_eq!(f[2]["drift_ppm"], f[3]["drift_ppm"]);
+    for file in &f[1..4] {
+        assert_eq!(file["method"], "collective-ends", "{file}");
+        assert!(ms(&file["residual_end_skew_ms"]["p90"]) < 0.01, "{file}");
+    }
+    for i in [1, 3] {
+        let why = f[i]["off_host_clock"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("their UTC start stamps tie them only to the stamps' error"),
+            "{why}"
+        );
+    }
+    assert!(f[2]["off_host_clock"].is_null());
 }
 
 #[test]

@@ -93,6 +93,8 @@ fn generator_reproduces_committed_fixtures_byte_for_byte() {
         "jobs/scaled_rank.truth.json",
         "jobs/boot43/rank11.sqlite",
         "jobs/boot43.truth.json",
+        "jobs/boot43_nodes/node0.sqlite",
+        "jobs/boot43_nodes.truth.json",
     ] {
         assert!(names.iter().any(|n| n == f), "{f} not written");
     }

@@ -12,6 +12,8 @@
 
 pub mod ends;
 mod fit;
+pub mod hosts;
+pub mod pace;
 
 pub use fit::{LineFit, median, robust_line};
 
@@ -81,6 +83,11 @@ const KEEP_FLOOR_NS: f64 = 20_000.0;
 pub const DRIFT_MIN_SPAN_NS: f64 = 10e9;
 /// ... and at least this many instances.
 const DRIFT_MIN_INSTANCES: usize = 10;
+/// Hosts whose clocks the ends fitted this well (p90 residual, ns) are
+/// matched as on one clock: the ends of one call still meet within the
+/// matching's own tolerance (at least 20 µs).
+pub const ONE_CLOCK_NS: i64 = 50_000;
+
 /// A fitted drift beyond this (ppm) is not a clock's: crystals drift by
 /// tens of ppm; a file whose timestamps are scaled fits thousands.
 pub const MAX_DRIFT_PPM: f64 = 500.0;
@@ -107,6 +114,15 @@ pub struct FileClock {
     /// well the files of one host agree.
     #[serde(default)]
     host_agreement_ms: Option<Spread>,
+    /// The aligned host (domain) sharing the most collectives with this
+    /// file's, when its clock was fitted from ends: the host it was
+    /// reached through.
+    #[serde(default)]
+    fitted_via: Option<usize>,
+    /// Why this file was taken off its host's clock: its ranks' ends
+    /// disagree with its host's other files.
+    #[serde(default)]
+    off_host_clock: Option<String>,
     timebase: Timebase,
     method: ClockMethod,
     offset_ns: f64,
@@ -160,6 +176,10 @@ pub struct FileMapping {
     pub host_link: Option<HostLink>,
     /// How well its ranks' ends agree with the rest of its host's (ms).
     pub host_agreement_ms: Option<Spread>,
+    /// The host (its first file) its clock was fitted against.
+    pub fitted_via: Option<usize>,
+    /// Why it was taken off its host's clock.
+    pub off_host_clock: Option<String>,
     pub timebase: Timebase,
     pub method: ClockMethod,
     /// What is added to the file's timestamps at its first event (ms).
@@ -494,6 +514,8 @@ impl Alignment {
             domain: c.domain,
             host_link: c.host_link,
             host_agreement_ms: c.host_agreement_ms,
+            fitted_via: c.fitted_via,
+            off_host_clock: c.off_host_clock.clone(),
             timebase: c.timebase,
             method: c.method,
             offset_ms: c.offset_ns / 1e6,
@@ -547,6 +569,21 @@ impl Alignment {
     /// The clock domain of a file.
     pub fn domain(&self, file: usize) -> usize {
         self.files.get(file).map_or(0, |c| c.domain)
+    }
+
+    /// The clock on which this file's ends may be compared as on one
+    /// clock: the reference's when its domain was fitted from ends to
+    /// within [`ONE_CLOCK_NS`] (p90 residual), else its own domain's.
+    /// Matching on a refined alignment reads communicators from ends
+    /// across such hosts as within one.
+    pub fn ends_domain(&self, file: usize) -> usize {
+        let Some(c) = self.files.get(file) else {
+            return 0;
+        };
+        let fitted = c.method == ClockMethod::CollectiveEnds
+            && c.residual_ms
+                .is_some_and(|s| s.p90 * 1e6 <= ONE_CLOCK_NS as f64);
+        if fitted && !c.isolated { 0 } else { c.domain }
     }
 
     /// Whether these GPU rows come from more than one clock domain.
@@ -693,12 +730,32 @@ pub fn short_ms(ms: f64) -> String {
 /// The alignment from the files' own facts: raw for `none`, else each
 /// domain shifted by its UTC stamp (step 2 of the ladder).
 pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
+    from_utc_apart(p, mode, &Default::default())
+}
+
+/// A file taken off its host's clock, and why: its ends disagree with
+/// its host's other files ([`hosts`]: it is fitted on its own), or its
+/// clock runs at another pace than the job's ([`pace`]: it is left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Apart {
+    pub why: String,
+    pub isolate: bool,
+}
+
+/// [`from_utc`], with the files of `apart` taken off their host's clock:
+/// each is a domain of its own.
+pub fn from_utc_apart(
+    p: &Profile,
+    mode: AlignMode,
+    apart: &std::collections::BTreeMap<usize, Apart>,
+) -> Alignment {
     let t0s = file_starts(p);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
     for (i, f) in p.files.iter().enumerate() {
         // The first earlier domain of the file's host it shares a clock with.
         let link = (0..i)
-            .filter(|&j| files[j].domain == j)
+            .filter(|&j| files[j].domain == j && !apart.contains_key(&j))
+            .filter(|_| !apart.contains_key(&i))
             .find_map(|j| host_clock(&p.files[j], f).map(|l| (j, l)));
         let (domain, host_shift_ns, host_link) = match link {
             Some((j, (shift, how))) => (j, shift, Some(how)),
@@ -709,6 +766,8 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
             host_shift_ns,
             host_link,
             host_agreement_ms: None,
+            off_host_clock: apart.get(&i).map(|x| x.why.clone()),
+            fitted_via: None,
             timebase: f.timebase,
             method: ClockMethod::None,
             offset_ns: 0.0,
@@ -729,6 +788,9 @@ pub fn from_utc(p: &Profile, mode: AlignMode) -> Alignment {
     };
     if mode == AlignMode::None {
         return a;
+    }
+    for (&i, x) in apart.iter().filter(|(_, x)| x.isolate) {
+        a.isolate(i, &x.why);
     }
     let bad = bad_utc_stamps(p);
     for (&i, why) in &bad {
@@ -889,6 +951,8 @@ mod tests {
                 host_shift_ns: 0,
                 host_link: None,
                 host_agreement_ms: None,
+                fitted_via: None,
+                off_host_clock: None,
                 timebase: Timebase::UtcEpoch,
                 method: ClockMethod::CollectiveEnds,
                 offset_ns,

@@ -20,12 +20,14 @@
 //! communicators shows as ends that are aligned within device subsets but
 //! not across them; those subsets become groups of their own.
 
+mod across;
 mod atoms;
 mod by_comm;
 mod by_ends;
 mod join;
 mod placement;
 mod streams;
+mod unit;
 
 use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
@@ -35,11 +37,11 @@ pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
-use join::Unit;
 pub use placement::Basis;
 use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
-use streams::{Seq, nccl_sequences};
+pub use streams::{Seq, nccl_sequences};
+use unit::Unit;
 
 /// The first instance no placement explains: the ranks ran different
 /// operations there (or some ran none). Only the instances before it are
@@ -344,7 +346,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         .chain(&ends.unplaced)
         .map(|&(lane, _)| lane)
         .collect();
-    let domain = |s: &Seq| clock.domain(p.lane_file(s.lane));
+    let domain = |s: &Seq| clock.ends_domain(p.lane_file(s.lane));
     let mut units: Vec<Unit> = ends
         .found
         .into_iter()
@@ -359,7 +361,8 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         let d = domain(&s);
         Unit::single(s, d)
     }));
-    let (joined, alone) = join::join(units, &order);
+    let links = across::links(p, clock, &units);
+    let (joined, alone) = join::join(units, &order, &links);
     unpaired.extend(alone);
     // (members, how found, lockstep ambiguous, NCCL's communicator size).
     let mut clusters: Vec<(Vec<Seq>, FoundBy, bool, Option<u32>)> = Vec::new();
@@ -370,8 +373,9 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
             clusters.push((comm, FoundBy::Payload, false, size));
         }
     }
-    for c in joined {
+    for (c, by_partners) in joined {
         let found = match c.as_slice() {
+            _ if by_partners => FoundBy::Ends,
             [one] if one.by_ends => FoundBy::Ends,
             _ => FoundBy::Sequence,
         };
@@ -832,7 +836,7 @@ fn by_sequence(
             domain: s
                 .rows
                 .first()
-                .map_or(0, |&r| clock.domain(clock.row_file(p, r as usize))),
+                .map_or(0, |&r| clock.ends_domain(clock.row_file(p, r as usize))),
         })
         .collect();
     let placed = placement::place(&tracks);

@@ -21,6 +21,7 @@ use super::skew::{GroupSkew, skew};
 use super::steps::Steps;
 use super::window::Window;
 use crate::profile::Profile;
+use std::collections::BTreeMap;
 
 /// A stage of the pipeline, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -236,8 +237,27 @@ pub fn align_and_match(
     classes: &KernelClasses,
     mode: AlignMode,
 ) -> (Alignment, Matching) {
-    let utc = clock::from_utc(p, mode);
-    let first = match_collectives(p, classes, &utc);
+    // A clock that runs at another pace than the job's cannot be right.
+    let mut apart: BTreeMap<usize, clock::Apart> = BTreeMap::new();
+    if mode != AlignMode::None {
+        for o in clock::pace::off_pace(p, classes) {
+            let why = o.why();
+            apart.insert(o.file, clock::Apart { why, isolate: true });
+        }
+    }
+    let mut utc = clock::from_utc_apart(p, mode, &apart);
+    let mut first = match_collectives(p, classes, &utc);
+    // Files of one host share its clock only if their ends say so (on
+    // UTC alone a file taken apart would keep the same stamps: its
+    // agreement is stated instead).
+    if mode == AlignMode::Ends {
+        let more = clock::hosts::disagreeing_files(p, &utc, &first);
+        if !more.is_empty() {
+            apart.extend(more);
+            utc = clock::from_utc_apart(p, mode, &apart);
+            first = match_collectives(p, classes, &utc);
+        }
+    }
     let aligned = match mode {
         AlignMode::Ends => clock::ends::refine_from_ends(p, &utc, &first),
         AlignMode::Utc | AlignMode::None => clock::ends::with_residuals(p, utc, &first),

@@ -35,6 +35,10 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                     "via": l.name(),
                 })),
                 "host_agreement_ms": c.host_agreement_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
+                // its ends refuted sharing its host's clock
+                "off_host_clock": c.off_host_clock,
+                // the host (its first file) its clock was fitted against
+                "fitted_via": c.fitted_via.map(|d| path_text(&p.files[d].path)),
                 "refused": c.refused,
                 "isolated": c.isolated,
             })
@@ -135,6 +139,15 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             "! {files} {what} ({}): {why}",
             names.join(", ")
         )));
+    }
+    for (c, f) in a.mappings().zip(&p.files) {
+        // (one left out says why above)
+        if let Some(why) = c.off_host_clock.as_ref().filter(|_| !c.isolated) {
+            out += &cx.note(&escape_controls(&format!(
+                "! {} taken off its host's clock: {why}",
+                f.name()
+            )));
+        }
     }
     out += &host_lines(cx, a);
     // (the files left out were said above, with the other refusals)

@@ -74,11 +74,31 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
     // Instances whose ends a domain's accepted fit rejected: not one
     // collective across nodes (or a rank leaving late), so no residual.
     let mut rejected = vec![false; insts.len()];
-    for &dom in domains.iter().filter(|&&d| d != 0) {
-        if a.files.iter().any(|c| c.domain == dom && c.isolated) {
-            continue;
-        }
-        let result = fit_domain(p, &a, &cross, dom);
+    // Hosts are fitted over the graph of communicators that connect them:
+    // each round takes the unaligned domain sharing the most instances
+    // with the domains already aligned (the reference first) and fits it
+    // against all of them, so a host that shares nothing with the
+    // reference is reached through the hosts it shares with.
+    let mut aligned = vec![false; a.files.len()];
+    aligned[0] = true;
+    // How many domains were aligned when a domain was last refused: it is
+    // tried again only once more are.
+    let mut tried: Vec<Option<usize>> = vec![None; a.files.len()];
+    let mut results: Vec<Option<Result<(), Refusal>>> = (0..a.files.len()).map(|_| None).collect();
+    let pending = |a: &Alignment, dom: usize| {
+        dom != 0 && !a.files.iter().any(|c| c.domain == dom && c.isolated)
+    };
+    loop {
+        let count = aligned.iter().filter(|&&x| x).count();
+        let next = domains
+            .iter()
+            .copied()
+            .filter(|&d| pending(&a, d) && !aligned[d] && tried[d] != Some(count))
+            .map(|d| (shared_with(&a, &cross, d, &aligned), d))
+            .filter(|&(n, _)| n > 0)
+            .max_by_key(|&(n, d)| (n, std::cmp::Reverse(d)));
+        let Some((_, dom)) = next else { break };
+        let result = fit_domain(p, &a, &cross, dom, &aligned);
         if let Err(Refusal {
             why, isolate: true, ..
         }) = &result
@@ -86,14 +106,14 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
             a.isolate(dom, why);
             continue;
         }
-        if let Ok(fit) = &result {
-            for &k in &fit.rejected {
-                rejected[k] = true;
-            }
-        }
-        for c in a.files.iter_mut().filter(|c| c.domain == dom) {
-            match &result {
-                Ok(DomainFit { line: f, t0, .. }) => {
+        let via = via_domain(&a, &cross, dom, &aligned);
+        match result {
+            Ok(fit) => {
+                for &k in &fit.rejected {
+                    rejected[k] = true;
+                }
+                let DomainFit { line: f, t0, .. } = fit;
+                for c in a.files.iter_mut().filter(|c| c.domain == dom) {
                     c.method = ClockMethod::CollectiveEnds;
                     c.drift_ppm = f.slope * 1e6;
                     c.drift_fitted = f.slope != 0.0;
@@ -103,12 +123,32 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
                     c.offset_ns =
                         host as f64 + f.offset + f.slope * (c.t0.saturating_add(host) - t0) as f64;
                     c.instances_used = f.kept;
+                    c.fitted_via = via;
+                    c.refused = None;
+                    c.disagreement_ms = None;
                 }
-                Err(r) => {
-                    c.refused = Some(r.why.clone());
-                    c.disagreement_ms = r.disagreement_ms;
-                }
+                aligned[dom] = true;
+                results[dom] = Some(Ok(()));
             }
+            Err(r) => {
+                tried[dom] = Some(count);
+                results[dom] = Some(Err(r));
+            }
+        }
+    }
+    let never: Vec<usize> = domains
+        .iter()
+        .copied()
+        .filter(|&d| pending(&a, d) && !aligned[d])
+        .collect();
+    for dom in never {
+        let (why, disagreement_ms) = match results[dom].take() {
+            Some(Err(r)) => (r.why, r.disagreement_ms),
+            _ => (unreachable_why(p, &a, &cross, dom, &aligned), None),
+        };
+        for c in a.files.iter_mut().filter(|c| c.domain == dom) {
+            c.refused = Some(why.clone());
+            c.disagreement_ms = disagreement_ms;
         }
     }
     a.method = if a
@@ -121,6 +161,78 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment
         ClockMethod::Utc
     };
     residuals_over(p, a, m, &|k| !rejected[k])
+}
+
+/// Instances with ranks both in domain `dom` and in an aligned domain.
+fn shared_with(a: &Alignment, cross: &[&Inst], dom: usize, aligned: &[bool]) -> usize {
+    cross
+        .iter()
+        .filter(|i| {
+            i.rows.iter().any(|&(f, _)| a.domain(f) == dom)
+                && i.rows
+                    .iter()
+                    .any(|&(f, _)| aligned[a.domain(f)] && a.domain(f) != dom)
+        })
+        .count()
+}
+
+/// The aligned domain sharing the most instances with `dom`: the host
+/// its clock was reached through.
+fn via_domain(a: &Alignment, cross: &[&Inst], dom: usize, aligned: &[bool]) -> Option<usize> {
+    let mut n: std::collections::BTreeMap<usize, usize> = Default::default();
+    for i in cross {
+        if !i.rows.iter().any(|&(f, _)| a.domain(f) == dom) {
+            continue;
+        }
+        let mut ds: Vec<usize> = i
+            .rows
+            .iter()
+            .map(|&(f, _)| a.domain(f))
+            .filter(|&d| d != dom && aligned[d])
+            .collect();
+        ds.sort_unstable();
+        ds.dedup();
+        for d in ds {
+            *n.entry(d).or_default() += 1;
+        }
+    }
+    n.into_iter()
+        .max_by_key(|&(d, k)| (k, std::cmp::Reverse(d)))
+        .map(|(d, _)| d)
+}
+
+/// Why a domain that was never fitted could not be connected to the
+/// aligned hosts.
+fn unreachable_why(
+    p: &Profile,
+    a: &Alignment,
+    cross: &[&Inst],
+    dom: usize,
+    aligned: &[bool],
+) -> String {
+    let mut others: Vec<usize> = cross
+        .iter()
+        .filter(|i| i.rows.iter().any(|&(f, _)| a.domain(f) == dom))
+        .flat_map(|i| i.rows.iter().map(|&(f, _)| a.domain(f)))
+        .filter(|&d| d != dom && !aligned[d])
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    if others.is_empty() {
+        return "no collective links it to another host".into();
+    }
+    let names: Vec<String> = others
+        .iter()
+        .map(|&d| {
+            p.files
+                .get(d)
+                .map_or_else(|| format!("file {d}"), |f| f.name())
+        })
+        .collect();
+    format!(
+        "its collectives link it only to hosts whose clocks could not be aligned ({})",
+        names.join(", ")
+    )
 }
 
 /// The median of the values of `rows` (file, row) whose file passes
@@ -174,7 +286,9 @@ fn fit_domain(
     a: &Alignment,
     cross: &[&Inst],
     dom: usize,
+    aligned: &[bool],
 ) -> Result<DomainFit, Refusal> {
+    let is_aligned = |f: usize| aligned[a.domain(f)];
     let t0 = a
         .files
         .iter()
@@ -192,11 +306,9 @@ fn fit_domain(
             |f| a.domain(f) == dom,
             |f, r| a.on_domain_clock(f, p.gpu.end(r)),
         );
-        let reference = median_of(
-            &inst.rows,
-            |f| a.domain(f) == 0,
-            |f, r| a.to_reference(f, p.gpu.end(r)),
-        );
+        let reference = median_of(&inst.rows, is_aligned, |f, r| {
+            a.to_reference(f, p.gpu.end(r))
+        });
         if let (Some(x), Some(y)) = (mine, reference) {
             xs.push(x - t0 as f64);
             ys.push(y - x);
@@ -205,7 +317,7 @@ fn fit_domain(
     }
     if xs.len() < MIN_INSTANCES {
         let count = format!(
-            "only {} collective(s) shared with the reference (needs {MIN_INSTANCES})",
+            "only {} collective(s) shared with the hosts aligned (needs {MIN_INSTANCES})",
             xs.len()
         );
         // The few there are may already disagree: that decides, with its
@@ -226,7 +338,8 @@ fn fit_domain(
     if ppm.abs() > MAX_DRIFT_PPM {
         return Err(Refusal {
             why: format!(
-                "its timestamps drift {ppm:.0} ppm against the reference's over {} collectives (real clocks drift by tens; the bound is ±{MAX_DRIFT_PPM:.0})",
+                "its timestamps run {:+.0} ppm against the aligned hosts' over {} collectives (real clocks drift by tens; the bound is ±{MAX_DRIFT_PPM:.0})",
+                rate_ppm(f.slope),
                 xs.len()
             ),
             disagreement_ms: None,
@@ -252,7 +365,7 @@ fn fit_domain(
         ));
     }
     let tolerance = (3.0 * 1.4826 * f.mad_all).max(KEEP_FLOOR_NS);
-    f.offset += arrival_bias(p, a, &used, &xs, &ys, &f, tolerance, dom);
+    f.offset += arrival_bias(p, a, &used, &xs, &ys, &f, tolerance, dom, aligned);
     // Never an impossible order: no rank may end an instance before the
     // last rank started it (beyond the fit's own noise).
     let map = |file: usize, t: i64| -> f64 {
@@ -288,8 +401,8 @@ fn fit_domain(
         .map(|(_, inst)| inst)
         .filter(|inst| {
             !out_of_order(inst, &|f| a.domain(f) == dom)
-                && !out_of_order(inst, &|f| a.domain(f) == 0)
-                && out_of_order(inst, &|f| a.domain(f) == dom || a.domain(f) == 0)
+                && !out_of_order(inst, &is_aligned)
+                && out_of_order(inst, &|f| a.domain(f) == dom || is_aligned(f))
         })
         .count();
     if impossible > 0 {
@@ -309,6 +422,12 @@ fn fit_domain(
         t0,
         rejected,
     })
+}
+
+/// How fast a clock runs (ppm) whose correction has slope `slope`: its
+/// timestamps advance 1/(1 + slope) per reference unit.
+pub fn rate_ppm(slope: f64) -> f64 {
+    (1.0 / (1.0 + slope) - 1.0) * 1e6
 }
 
 /// When the offsets implied by a few shared collectives lie further apart
@@ -370,6 +489,7 @@ fn arrival_bias(
     f: &LineFit,
     tolerance: f64,
     dom: usize,
+    aligned: &[bool],
 ) -> f64 {
     let (mut mine_last, mut reference_last) = (Vec::new(), Vec::new());
     for (i, inst) in used.iter().enumerate() {
@@ -384,7 +504,7 @@ fn arrival_bias(
         );
         let reference = median_of(
             &inst.rows,
-            |f| a.domain(f) == 0,
+            |f| aligned[a.domain(f)],
             |f, r| a.to_reference(f, p.gpu.start(r)),
         );
         if let (Some(mine), Some(reference)) = (mine, reference) {
@@ -423,24 +543,45 @@ fn residuals_over(
     let mut across: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
     let mut within: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];
     let end = |f: usize, r: usize| a.to_reference(f, p.gpu.end(r));
-    for inst in instances(p, m).iter().filter(|i| used(i.index)) {
+    let insts = instances(p, m);
+    // Instances each file shares with another host: its own count, while
+    // the residual is its host's.
+    let mut counts = vec![0; a.files.len()];
+    for inst in insts.iter().filter(|i| used(i.index)) {
+        // A file left out of cross-file figures is in no residual.
+        let rows: Vec<(usize, usize)> = inst
+            .rows
+            .iter()
+            .copied()
+            .filter(|&(f, _)| !a.isolated(f))
+            .collect();
+        let inst = Inst {
+            index: inst.index,
+            raw: Vec::new(),
+            rows,
+        };
         let mut files: Vec<usize> = inst.rows.iter().map(|&(f, _)| f).collect();
         files.sort_unstable();
         files.dedup();
         let mut domains: Vec<usize> = files.iter().map(|&f| a.domain(f)).collect();
         domains.sort_unstable();
         domains.dedup();
+        if domains.len() > 1 {
+            for &f in &files {
+                counts[f] += 1;
+            }
+        }
         for &d in &domains {
             let mine = || files.iter().copied().filter(|&f| a.domain(f) == d);
             let Some(host) = median_of(&inst.rows, |f| a.domain(f) == d, end) else {
                 continue;
             };
+            // One residual per host: every file of a domain states its
+            // domain's, pooled over the instances any of them shares.
             if domains.len() > 1
                 && let Some(others) = median_of(&inst.rows, |f| a.domain(f) != d, end)
             {
-                for f in mine() {
-                    across[f].push((host - others).abs() / 1e6);
-                }
+                across[d].push((host - others).abs() / 1e6);
             }
             if mine().nth(1).is_some() {
                 for f in mine() {
@@ -454,11 +595,12 @@ fn residuals_over(
         }
     }
     let several = a.several_domains();
-    for ((c, across), within) in a.files.iter_mut().zip(across).zip(within) {
+    let across: Vec<Option<Spread>> = across.into_iter().map(Spread::of).collect();
+    for ((c, within), shared) in a.files.iter_mut().zip(within).zip(counts) {
         if c.method != ClockMethod::CollectiveEnds {
-            c.instances_used = if several { across.len() } else { within.len() };
+            c.instances_used = if several { shared } else { within.len() };
         }
-        c.residual_ms = Spread::of(across);
+        c.residual_ms = across[c.domain];
         c.host_agreement_ms = Spread::of(within);
     }
     a

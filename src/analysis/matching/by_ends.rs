@@ -58,7 +58,7 @@ pub fn split(p: &Profile, clock: &Alignment, seqs: Vec<Seq>) -> Split {
     let mut by_domain: BTreeMap<usize, Vec<Seq>> = BTreeMap::new();
     for s in seqs {
         by_domain
-            .entry(clock.domain(p.lane_file(s.lane)))
+            .entry(clock.ends_domain(p.lane_file(s.lane)))
             .or_default()
             .push(s);
     }
@@ -89,7 +89,7 @@ struct OpClusters {
 
 fn domain(p: &Profile, clock: &Alignment, tracks: Vec<Seq>, out: &mut Split) {
     let files: Vec<usize> = tracks.iter().map(|s| p.lane_file(s.lane)).collect();
-    let window = common_window(p, clock, &files);
+    let window = nccl_window(p, clock, &tracks, common_window(p, clock, &files));
     let mut by_op: BTreeMap<CollOp, Vec<K>> = BTreeMap::new();
     for (t, s) in tracks.iter().enumerate() {
         for (i, (&row, &op)) in s.rows.iter().zip(&s.ops).enumerate() {
@@ -184,6 +184,44 @@ fn common_window(p: &Profile, clock: &Alignment, files: &[usize]) -> (i64, i64) 
         }
     }
     w
+}
+
+/// `window` narrowed to where every device that runs NCCL over most of it
+/// was running it: a rank whose first collectives were not captured (it
+/// started late) cannot show, by its absence there, that it is not their
+/// member. A device with a few collectives only leaves the window alone.
+fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64)) -> (i64, i64) {
+    let mut spans: BTreeMap<DevId, (i64, i64)> = BTreeMap::new();
+    for s in tracks {
+        let (Some(&first), Some(&last)) = (s.rows.first(), s.rows.last()) else {
+            continue;
+        };
+        let (a, b) = (
+            clock.gpu_span(p, first as usize).0,
+            clock.gpu_end(p, last as usize),
+        );
+        let e = spans.entry(s.device).or_insert((a, b));
+        *e = (e.0.min(a), e.1.max(b));
+    }
+    let (lo, hi) = (
+        spans
+            .values()
+            .map(|s| s.0)
+            .min()
+            .unwrap_or(window.0)
+            .max(window.0),
+        spans
+            .values()
+            .map(|s| s.1)
+            .max()
+            .unwrap_or(window.1)
+            .min(window.1),
+    );
+    let long = |(a, b): (i64, i64)| 2 * (b.min(hi) - a.max(lo)) >= hi - lo;
+    spans
+        .into_values()
+        .filter(|&s| long(s))
+        .fold(window, |w, (a, b)| (w.0.max(a), w.1.min(b)))
 }
 
 /// The largest gap between the ends of one call's kernels: eight times the

@@ -1,57 +1,141 @@
 //! Joining what one clock showed with what the others showed: each clock
 //! domain's communicators (found from their ends) and its streams no end
-//! evidence placed are units; units of different domains that are one
-//! communicator are joined by their stream id, else by the longest run of
-//! ops they agree on. Within one domain the ends have already decided:
-//! two communicators found there are never joined.
+//! evidence placed are units. Units of different domains are one
+//! communicator when their ends differ by one line at every instance
+//! ([`super::across`]: partners, joined tightest first, one unit per
+//! domain). A unit whose ends meet no other domain's unit's at all (no
+//! UTC stamp, nothing near in time, or ends that never coincide, as a tree
+//! all-reduce's across nodes) is joined as streams always were: by stream
+//! id, else by the longest run of ops they agree on — but a communicator
+//! found from its ends in one domain whose only matches elsewhere part
+//! from it (siblings: the same offset most of the time, not always) stays
+//! apart. Within one domain the ends have decided: two communicators found
+//! there are never joined.
 
-use super::streams::{Seq, common_run};
+use super::across::{Link, agreeing, plausible};
+use super::streams::common_run;
+use super::unit::Unit;
 use crate::profile::{DevId, LaneId};
 use std::collections::{BTreeMap, HashMap};
 
-/// What one clock domain shows of one communicator.
-#[derive(Debug)]
-pub struct Unit {
-    pub seqs: Vec<Seq>,
-    pub domain: usize,
-    /// Found from ends (two or more devices whose kernels end together).
-    pub by_ends: bool,
-    pub lockstep_ambiguous: bool,
-}
-
-impl Unit {
-    /// A stream no end evidence placed, on its own.
-    pub fn single(s: Seq, domain: usize) -> Unit {
-        Unit {
-            seqs: vec![s],
-            domain,
-            by_ends: false,
-            lockstep_ambiguous: false,
+/// Units joined across domains, each cluster holding two or more devices,
+/// with whether its units were joined by their ends; the lanes of units
+/// left alone. `links` are [`super::across::links`] of the units.
+pub fn join(
+    units: Vec<Unit>,
+    order: &HashMap<DevId, usize>,
+    links: &[Link],
+) -> (Vec<(Vec<Unit>, bool)>, Vec<LaneId>) {
+    let agree = agreeing(links);
+    // Ends that wander say "not one communicator" only between hosts
+    // whose clocks partners tie to each other: on UTC alone a tree
+    // all-reduce's ends wander as much (they never coincide across nodes).
+    let tied = tied_hosts(links, &agree);
+    let mut judged = vec![false; units.len()];
+    for (l, &ok) in links.iter().zip(&agree) {
+        if ok || tied(l.domains.0) == tied(l.domains.1) {
+            (judged[l.a], judged[l.b]) = (true, true);
         }
     }
-
-    fn devices(&self) -> impl Iterator<Item = DevId> + '_ {
-        self.seqs.iter().map(|s| s.device)
+    let component = by_partners(&units, links, &agree);
+    let mut by_ends: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
+    let mut rest: Vec<Unit> = Vec::new();
+    let mut apart: Vec<Unit> = Vec::new();
+    let sizes = {
+        let mut n: HashMap<usize, usize> = HashMap::new();
+        for &c in &component {
+            *n.entry(c).or_default() += 1;
+        }
+        n
+    };
+    for (i, u) in units.into_iter().enumerate() {
+        if sizes[&component[i]] > 1 {
+            by_ends.entry(component[i]).or_default().push(u);
+        } else if u.by_ends && judged[i] {
+            apart.push(u);
+        } else {
+            rest.push(u);
+        }
     }
-
-    /// The stream id all its sequences run on, when they agree.
-    fn stream(&self) -> Option<u32> {
-        let first = self.seqs.first()?.stream;
-        self.seqs.iter().all(|s| s.stream == first).then_some(first)
-    }
-
-    /// Its longest sequence: what others are compared with.
-    fn reference(&self) -> &Seq {
-        self.seqs
-            .iter()
-            .max_by_key(|s| s.ops.len())
-            .expect("a unit has a sequence")
-    }
+    let mut out: Vec<(Vec<Unit>, bool)> = by_ends.into_values().map(|c| (c, true)).collect();
+    out.extend(apart.into_iter().map(|u| (vec![u], false)));
+    let (clusters, alone) = by_streams(rest, order);
+    out.extend(clusters.into_iter().map(|c| (c, false)));
+    out.retain(|(c, _)| c.iter().map(|u| u.seqs.len()).sum::<usize>() >= 2);
+    (out, alone)
 }
 
-/// Units joined across domains, each cluster holding two or more devices;
-/// the lanes of units left alone.
-pub fn join(units: Vec<Unit>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Unit>>, Vec<LaneId>) {
+/// Each host (domain) mapped to a representative of the hosts the
+/// agreeing partner links connect it with.
+fn tied_hosts(links: &[Link], agree: &[bool]) -> impl Fn(usize) -> usize {
+    let mut parent: HashMap<usize, usize> = HashMap::new();
+    fn find(parent: &HashMap<usize, usize>, mut x: usize) -> usize {
+        while let Some(&p) = parent.get(&x) {
+            if p == x {
+                break;
+            }
+            x = p;
+        }
+        x
+    }
+    for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
+        let (a, b) = (find(&parent, l.domains.0), find(&parent, l.domains.1));
+        if a != b {
+            parent.insert(a.max(b), a.min(b));
+        }
+    }
+    move |d| find(&parent, d)
+}
+
+/// Each unit's component when partner links are joined tightest first,
+/// never two units of one domain or one device in a component.
+fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
+    let mut parent: Vec<usize> = (0..units.len()).collect();
+    fn find(parent: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while parent[r] != r {
+            r = parent[r];
+        }
+        parent[x] = r;
+        r
+    }
+    // (domains, devices) of each component, by its root.
+    let mut domains: Vec<Vec<usize>> = units.iter().map(|u| vec![u.domain]).collect();
+    let mut devices: Vec<Vec<DevId>> = units.iter().map(|u| u.devices().collect()).collect();
+    let mut order: Vec<&Link> = links
+        .iter()
+        .zip(agree)
+        .filter(|(_, ok)| **ok)
+        .map(|(l, _)| l)
+        .collect();
+    // A drift no clock has joins last: the clock fit refuses it.
+    order.sort_by(|x, y| {
+        (!plausible(x), x.tail_ns)
+            .partial_cmp(&(!plausible(y), y.tail_ns))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then((x.a, x.b).cmp(&(y.a, y.b)))
+    });
+    for l in order {
+        let (ra, rb) = (find(&mut parent, l.a), find(&mut parent, l.b));
+        if ra == rb
+            || domains[ra].iter().any(|d| domains[rb].contains(d))
+            || devices[ra].iter().any(|d| devices[rb].contains(d))
+        {
+            continue;
+        }
+        let (keep, gone) = (ra.min(rb), ra.max(rb));
+        parent[gone] = keep;
+        let moved = std::mem::take(&mut domains[gone]);
+        domains[keep].extend(moved);
+        let moved = std::mem::take(&mut devices[gone]);
+        devices[keep].extend(moved);
+    }
+    (0..units.len()).map(|i| find(&mut parent, i)).collect()
+}
+
+/// Units joined as streams always were: by stream id, else by the longest
+/// run of ops they agree on.
+fn by_streams(units: Vec<Unit>, order: &HashMap<DevId, usize>) -> (Vec<Vec<Unit>>, Vec<LaneId>) {
     let mut by_stream: BTreeMap<Option<u32>, Vec<Unit>> = BTreeMap::new();
     for u in units {
         by_stream.entry(u.stream()).or_default().push(u);
@@ -130,6 +214,7 @@ fn fits(c: &[Unit], u: &Unit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::matching::streams::Seq;
     use crate::analysis::nccl_name::CollOp::{self, *};
 
     fn seq(device: DevId, stream: u32, ops: &[CollOp]) -> Seq {
@@ -157,11 +242,11 @@ mod tests {
             single(1, 20, &[AllReduce, AllReduce]),
             single(2, 30, &[Broadcast]),
         ];
-        let (clusters, alone) = join(units, &order);
+        let (clusters, alone) = join(units, &order, &[]);
         assert_eq!(clusters.len(), 2);
         let streams: Vec<Vec<(DevId, u32)>> = clusters
             .iter()
-            .map(|c| {
+            .map(|(c, _)| {
                 c.iter()
                     .flat_map(|u| u.seqs.iter().map(|s| (s.device, s.stream)))
                     .collect()
@@ -181,7 +266,7 @@ mod tests {
             by_ends: true,
             lockstep_ambiguous: false,
         };
-        let (clusters, _) = join(vec![ends(0, 1), ends(2, 3)], &order);
+        let (clusters, _) = join(vec![ends(0, 1), ends(2, 3)], &order, &[]);
         assert_eq!(clusters.len(), 2);
     }
 }
