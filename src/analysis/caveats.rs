@@ -58,16 +58,10 @@ impl Caveat {
                 "matched by {}, a rung built against synthetic data only (unverified)",
                 m.name()
             ),
-            Caveat::LockstepAmbiguous(devices) => {
-                let labels: Vec<String> = devices
-                    .iter()
-                    .map(|&d| p.device_label(d).to_string())
-                    .collect();
-                format!(
-                    "{} never parted and never all waited for one late member: this may be several communicators in lockstep, which the capture cannot tell apart (no payload names them); its skews and late ranks are over all of them, and each one's may be smaller",
-                    labels.join(" ")
-                )
-            }
+            Caveat::LockstepAmbiguous(devices) => format!(
+                "its {} never parted and never all waited for one late member: this may be several communicators in lockstep, which the capture cannot tell apart (no payload names them); its skews and late ranks are over all of them, and each one's may be smaller",
+                members_of(p, devices)
+            ),
             Caveat::WithoutCalls(list) => {
                 let kernels = |n: usize| if n == 1 { "kernel" } else { "kernels" };
                 let lacked: Vec<String> = list
@@ -198,8 +192,12 @@ impl Caveat {
 /// is recorded, else `devices 0 1 4 5` by their labels, and past eight
 /// devices `16 devices, node00:0 … node03:3`.
 pub fn members(p: &Profile, g: &Group) -> String {
-    let ranks: Option<Vec<u32>> = g
-        .devices
+    members_of(p, &g.devices)
+}
+
+/// [`members`] of any list of devices (long lists said by their ends).
+pub fn members_of(p: &Profile, devices: &[DevId]) -> String {
+    let ranks: Option<Vec<u32>> = devices
         .iter()
         .map(|&d| p.devices[d as usize].rank)
         .collect();
@@ -209,8 +207,7 @@ pub fn members(p: &Profile, g: &Group) -> String {
             format!("ranks {}", rank_ranges(&r))
         }
         None => {
-            let labels: Vec<String> = g
-                .devices
+            let labels: Vec<String> = devices
                 .iter()
                 .map(|&d| p.device_label(d).to_string())
                 .collect();
