@@ -19,6 +19,10 @@ pub struct AnomalyEvent {
     pub max_duration_ns: i64,
     /// Mean duration of this collective type in the group.
     pub mean_ns: f64,
+    /// The host whose node event held this instance up (one event with
+    /// the other instances it held up).
+    #[serde(default)]
+    pub node_host: Option<u32>,
 }
 
 /// Rows whose duration exceeds `ratio` × the mean of their collective type
@@ -56,7 +60,15 @@ pub fn anomalies(
                 continue;
             }
             rows_total += hot.len();
+            let node_host = gs
+                .big_events
+                .iter()
+                .find(|b| b.instance.index == inst.index)
+                .and_then(|b| b.late_host)
+                .filter(|h| h.node_event)
+                .map(|h| h.host);
             events.push(AnomalyEvent {
+                node_host,
                 group: gs.group,
                 instance: inst.index,
                 op: inst.op,

@@ -5,10 +5,15 @@
 //! waits (each instance's earliest start to its late rank's start)
 //! overlap. The event's origin is the late rank whose delay showed first
 //! (the earliest late start); the others waited on it, directly or not.
+//!
+//! An event whose late ranks are two or more ranks of one host, showing
+//! in several communicators, is a node event: the host held them all up
+//! at once (a node-wide stall, a noisy neighbour). One late rank showing
+//! in its TP, PP and DP groups stays a rank event.
 
 use super::matching::Matching;
-use super::skew::GroupSkew;
-use crate::profile::DevId;
+use super::skew::{GroupSkew, LateHost};
+use crate::profile::{DevId, Profile};
 
 /// One event: big instances whose waits overlap in time.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,10 +30,120 @@ pub struct Event {
     pub instances: Vec<(usize, usize)>,
     /// Every late rank among them, in first-seen order.
     pub late: Vec<DevId>,
+    /// When its late ranks are two or more ranks of one host, over
+    /// several communicators.
+    pub node: Option<NodeEvent>,
+}
+
+/// One host holding up several communicators at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeEvent {
+    /// Index into [`Profile::hosts`].
+    pub host: u32,
+    /// Its late ranks, by device.
+    pub ranks: Vec<DevId>,
+    /// The groups it made late (a group found in lockstep may hold
+    /// several communicators).
+    pub communicators: usize,
+    /// The smallest, over its instances with members on other hosts, of
+    /// the host's first start − the other hosts' last start.
+    pub margin_ns: i64,
+}
+
+impl NodeEvent {
+    /// The figure each of its big instances carries.
+    pub fn late_host(&self) -> LateHost {
+        LateHost {
+            host: self.host,
+            ranks: self.ranks.len(),
+            communicators: self.communicators,
+            margin_ns: self.margin_ns,
+            node_event: true,
+        }
+    }
 }
 
 /// The events of the big instances of `skews`, by start.
-pub fn events(m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
+pub fn events(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
+    let mut out = waits_overlapping(m, skews);
+    for e in &mut out {
+        e.node = node_event(p, m, e);
+    }
+    out
+}
+
+/// Marks every big instance of a node event with its host: the event's
+/// figures, not the instance's own (a TP group inside the host, or a DP
+/// group with one rank per host, cannot show a host on its own).
+pub fn mark_node_events(p: &Profile, m: &Matching, skews: &mut [GroupSkew]) {
+    for e in events(p, m, skews) {
+        let Some(node) = &e.node else { continue };
+        for &(g, k) in &e.instances {
+            let big = skews
+                .iter_mut()
+                .filter(|s| s.group == g)
+                .flat_map(|s| s.big_events.iter_mut())
+                .find(|b| b.instance.index == k);
+            if let Some(b) = big {
+                b.late_host = Some(node.late_host());
+            }
+        }
+    }
+}
+
+/// The node event `e` is, if its late ranks are all on one host, that
+/// host started after every other host's ranks in the instances they
+/// share (beyond the clocks' residual), two or more of its ranks were
+/// late, and the instances are of two or more groups — or of one group
+/// that may hold several communicators in lockstep.
+fn node_event(p: &Profile, m: &Matching, e: &Event) -> Option<NodeEvent> {
+    let host_of = |d: DevId| p.devices[d as usize].host;
+    let host = host_of(*e.late.first()?);
+    if e.late.iter().any(|&d| host_of(d) != host) {
+        return None;
+    }
+    let mut groups: Vec<usize> = e.instances.iter().map(|x| x.0).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if groups.len() < 2 && !groups.iter().any(|&g| m.groups[g].lockstep_ambiguous) {
+        return None;
+    }
+    let mut ranks: Vec<DevId> = e.late.clone();
+    let mut margin: Option<i64> = None;
+    let mut residual = 0;
+    for &(g, k) in &e.instances {
+        let g = &m.groups[g];
+        residual = residual.max(g.clocks.map_or(0, |c| c.uncertainty_ns));
+        let starts: Vec<(DevId, bool, i64)> = g
+            .members(k)
+            .map(|(d, _, s)| (g.devices[d], host_of(g.devices[d]) == host, s.0))
+            .collect();
+        let others = starts.iter().filter(|x| !x.1).map(|x| x.2).max();
+        let mine = starts.iter().filter(|x| x.1).map(|x| x.2).min();
+        if let (Some(a), Some(b)) = (mine, others) {
+            let d = a.saturating_sub(b);
+            margin = Some(margin.map_or(d, |m: i64| m.min(d)));
+            // every rank of the host here started after the others
+            ranks.extend(starts.iter().filter(|x| x.1).map(|x| x.0));
+        }
+    }
+    ranks.sort_unstable();
+    ranks.dedup();
+    // Without another host in any instance nothing shows the host late
+    // against the others; a host that did not start after them is not
+    // the one that held them up (nor, under the clocks' residual, one
+    // that can be told).
+    let margin_ns = margin.filter(|&m| m > residual.max(0))?;
+    (ranks.len() >= 2).then_some(NodeEvent {
+        host,
+        ranks,
+        communicators: groups.len(),
+        margin_ns,
+    })
+}
+
+/// Big instances grouped by overlapping waits.
+fn waits_overlapping(m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
     // (wait start, late start, group, instance, late device, skew).
     let mut waits: Vec<(i64, i64, usize, usize, DevId, i64)> = skews
         .iter()
@@ -75,6 +190,7 @@ pub fn events(m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
                     skew_ns: skew,
                     instances: vec![(group, instance)],
                     late: vec![late],
+                    node: None,
                 });
                 first_late.push(late_start);
             }

@@ -209,6 +209,7 @@ pub fn resume(
             Stage::Skew => {
                 a.steps = Steps::new(p, &s.step_marker);
                 a.skews = skew(p, &a.matching, &a.steps, w, s.big_skew_ns, &a.clock);
+                super::events::mark_node_events(p, &a.matching, &mut a.skews);
             }
             Stage::Launch => {
                 a.launch = launch_report(p, &a.classes, &a.clock, &a.matching, &a.skews, w)

@@ -111,8 +111,19 @@ pub struct LateHost {
     /// Index into [`Profile::hosts`].
     pub host: u32,
     pub ranks: usize,
+    /// The communicators it made late at once (1: this instance's alone).
+    #[serde(default = "one")]
+    pub communicators: usize,
+    /// Part of a node event ([`crate::analysis::events::NodeEvent`]):
+    /// the figures are the event's.
+    #[serde(default)]
+    pub node_event: bool,
     /// Its earliest rank's start − the latest start of the other hosts.
     pub margin_ns: i64,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl LateHost {
@@ -120,6 +131,18 @@ impl LateHost {
     /// figure is (not a rank's start skew): `late host node17 (8 ranks)
     /// +12.500 ms after every other host's last start`.
     pub fn phrase(&self, p: &Profile) -> String {
+        if self.node_event {
+            let groups = match self.communicators {
+                1 => "one group of communicators in lockstep".to_string(),
+                n => format!("{n} groups"),
+            };
+            return format!(
+                "node event: host {} held up {} of its ranks in {groups} at once, +{:.3} ms after the other hosts' last start",
+                p.host_label(self.host),
+                self.ranks,
+                self.margin_ns as f64 / 1e6
+            );
+        }
         format!(
             "late host {} ({} ranks) +{:.3} ms after every other host's last start",
             p.host_label(self.host),
@@ -138,6 +161,25 @@ pub fn host_name(p: &Profile, h: u32) -> String {
     } else {
         name.clone()
     }
+}
+
+/// The late host of instance `inst` of group `gi`: its node event's when
+/// its big instance is part of one (the figures every screen gives that
+/// event), else the instance's own.
+pub fn late_host_in(
+    p: &Profile,
+    skews: &[GroupSkew],
+    gi: usize,
+    g: &Group,
+    inst: &InstanceSkew,
+) -> Option<LateHost> {
+    skews
+        .iter()
+        .filter(|s| s.group == gi)
+        .flat_map(|s| &s.big_events)
+        .find(|b| b.instance.index == inst.index)
+        .and_then(|b| b.late_host)
+        .or_else(|| late_host(p, g, inst))
 }
 
 /// The late host of instance `inst`, if one host's ranks were all late.
@@ -159,6 +201,8 @@ pub fn late_host(p: &Profile, g: &Group, inst: &InstanceSkew) -> Option<LateHost
     (margin_ns > residual).then_some(LateHost {
         host: late,
         ranks,
+        communicators: 1,
+        node_event: false,
         margin_ns,
     })
 }

@@ -28,6 +28,7 @@ pub fn to_json(
                 "devices": json::devices(p, &e.devices),
                 "max_duration_ms": json::ms(e.max_duration_ns),
                 "mean_ms": e.mean_ns / 1e6,
+                "node_event": e.node_host.map(|h| crate::analysis::skew::host_name(p, h)),
             })
         })
         .collect();
@@ -70,9 +71,42 @@ pub fn to_text(
     }
     if !t.is_empty() {
         out += &t.render(cx.cols());
+        out += &node_events_note(cx, m, events);
         out += &cx.note(
             "a long NCCL kernel is usually a rank that waited for a late peer, not a slow transfer",
         );
     }
     out
+}
+
+/// The instances one node event held up, said once per host: they are
+/// one event, not as many as their rows.
+fn node_events_note(cx: &Context, m: &Matching, events: &[AnomalyEvent]) -> String {
+    let mut by_host: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+    for e in events
+        .iter()
+        .filter(|e| e.devices.iter().any(|&d| cx.shows(d)))
+    {
+        if let Some(h) = e.node_host {
+            by_host.entry(h).or_default().push(format!(
+                "{}:{}",
+                m.groups[e.group].key,
+                e.instance + 1
+            ));
+        }
+    }
+    by_host
+        .into_iter()
+        .map(|(h, at)| {
+            let host = cx.profile.host_label(h);
+            let said = match at.len() {
+                1 => format!("{}: a node event of host {host} (it held up its ranks at once)", at[0]),
+                n => format!(
+                    "{} are one node event of host {host} (it held up its ranks at once), not {n} events",
+                    at.join(", ")
+                ),
+            };
+            cx.note(&crate::text_safe::escape_controls(&said))
+        })
+        .collect()
 }

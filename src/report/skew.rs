@@ -88,7 +88,9 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                         "late_host": e.late_host.map(|h| json!({
                             "host": host_name(p, h.host),
                             "ranks": h.ranks,
+                            "communicators": h.communicators,
                             "margin_ms": json::ms(h.margin_ns),
+                            "node_event": h.node_event,
                         })),
                     })
                 })
@@ -177,7 +179,14 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
             json!({"device": json::device(p, lane.device), "stream": lane.stream, "kernels": n})
         })
         .collect();
-    let events: Vec<Value> = crate::analysis::events::events(m, skews)
+    let all_events = crate::analysis::events::events(p, m, skews);
+    let instances_json = |e: &crate::analysis::events::Event| {
+        e.instances
+            .iter()
+            .map(|&(g, k)| json!({"group": m.groups[g].key, "instance": k + 1}))
+            .collect::<Vec<_>>()
+    };
+    let events: Vec<Value> = all_events
         .iter()
         .map(|e| {
             json!({
@@ -186,16 +195,30 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 "origin": json::device(p, e.origin),
                 "skew_ms": json::ms(e.skew_ns),
                 "late_devices": json::devices(p, &e.late),
-                "instances": e.instances.iter().map(|&(g, k)| json!({
-                    "group": m.groups[g].key,
-                    "instance": k + 1,
-                })).collect::<Vec<_>>(),
+                "node": e.node.as_ref().map(|n| host_name(p, n.host)),
+                "instances": instances_json(e),
             })
+        })
+        .collect();
+    // Each node event once, with the ranks and communicators it held up.
+    let node_events: Vec<Value> = all_events
+        .iter()
+        .filter_map(|e| {
+            let n = e.node.as_ref()?;
+            Some(json!({
+                "host": host_name(p, n.host),
+                "start_ns": e.start_ns,
+                "ranks": json::devices(p, &n.ranks),
+                "communicators": n.communicators,
+                "margin_ms": json::ms(n.margin_ns),
+                "instances": instances_json(e),
+            }))
         })
         .collect();
     let mut out = json!({
         "groups": groups,
         "events": events,
+        "node_events": node_events,
         "unpaired_streams": unpaired,
         "unmatched_kernels": unmatched,
         "suspect_events_left_out": cx.suspect_events().total(),
@@ -218,27 +241,36 @@ fn is_big(s: &GroupSkew, i: &InstanceSkew) -> bool {
 /// The big instances as events, when one delay showed in several groups.
 fn events_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
     let p = cx.profile;
-    let events = crate::analysis::events::events(m, skews);
+    let events = crate::analysis::events::events(p, m, skews);
     let big: usize = events.iter().map(|e| e.instances.len()).sum();
-    if events.len() == big {
+    let nodes = events.iter().filter(|e| e.node.is_some()).count();
+    if events.len() == big && nodes == 0 {
         return String::new();
     }
     let mut out = format!(
         "\n{big} big instances are {} events (one delay shows in every group it holds up)\n",
         events.len()
     );
-    for e in events.iter().filter(|e| e.instances.len() > 1) {
+    for e in events
+        .iter()
+        .filter(|e| e.instances.len() > 1 || e.node.is_some())
+    {
         let at: Vec<String> = e
             .instances
             .iter()
             .map(|&(g, k)| format!("{}:{}", m.groups[g].key, k + 1))
             .collect();
+        let who = match &e.node {
+            Some(n) => n.late_host().phrase(p),
+            None => format!("{} late", p.device_label(e.origin).tag()),
+        };
         out += &cx.note(&format!(
-            "at {} s: {} late, up to {} ms, in {} instances ({})",
+            "at {} s: {}, up to {} ms, in {} instance{} ({})",
             fixed(e.start_ns as f64 / 1e9, 6),
-            safe(&p.device_label(e.origin).tag().to_string()),
+            safe(&who),
             table::ms(e.skew_ns),
             e.instances.len(),
+            if e.instances.len() == 1 { "" } else { "s" },
             safe(&at.join(", "))
         ));
     }
@@ -481,13 +513,20 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         }
         out += &b.render(cx.cols());
         for e in &s.big_events {
-            if let Some(h) = &e.late_host {
-                out += &cx.note(&format!(
-                    "instance {}: {}",
-                    e.instance.index + 1,
-                    safe(&h.phrase(p))
-                ));
-            }
+            // A node event is said once, with the events below.
+            let said = match &e.late_host {
+                Some(h) if h.node_event => format!(
+                    "part of host {}'s node event (see the events below)",
+                    p.host_label(h.host)
+                ),
+                Some(h) => h.phrase(p),
+                None => continue,
+            };
+            out += &cx.note(&format!(
+                "instance {}: {}",
+                e.instance.index + 1,
+                safe(&said)
+            ));
         }
         let unresolved = s
             .big_events

@@ -52,6 +52,22 @@ fn notes(cx: &Context, group: usize, missing: &[DevId]) -> Vec<String> {
     .collect()
 }
 
+/// The big instances of group `group` a node event held up: (host,
+/// 0-based instance). Each is one event with the other groups' it held up
+/// at that moment (`report skew`'s `node_events`).
+fn node_event_instances(cx: &Context, group: usize) -> Vec<(u32, usize)> {
+    cx.analysis
+        .skews
+        .iter()
+        .filter(|s| s.group == group)
+        .flat_map(|s| &s.big_events)
+        .filter_map(|b| {
+            let h = b.late_host.filter(|h| h.node_event)?;
+            Some((h.host, b.instance.index))
+        })
+        .collect()
+}
+
 /// The clock error (ms) under which a lateness of the group is not
 /// resolvable: 0 on one clock.
 fn uncertainty_ms(g: &Group) -> f64 {
@@ -73,6 +89,13 @@ pub fn to_json(cx: &Context, m: &Matching) -> Value {
                 "group": g.key,
                 "notes": notes(cx, map.group, &missing),
                 "clock_uncertainty_ms": uncertainty_ms(g),
+                "node_events": node_event_instances(cx, map.group)
+                    .into_iter()
+                    .map(|(h, k)| json!({
+                        "host": crate::analysis::skew::host_name(p, h),
+                        "instance": k + 1,
+                    }))
+                    .collect::<Vec<_>>(),
                 "ranks": rows.iter().map(|&r| json::device(p, map.devices[r])).collect::<Vec<_>>(),
                 "instances": map.instances.iter().map(|k| k + 1).collect::<Vec<_>>(),
                 "lateness_ms": rows
@@ -166,6 +189,13 @@ pub fn to_text(cx: &Context, m: &Matching) -> String {
             ]);
         }
         out += &t.render(cx.cols());
+        for (h, k) in node_event_instances(cx, map.group) {
+            out += &cx.note(&safe(&format!(
+                "instance {}: a node event of host {} (its ranks held up at once, one event with the other groups' at that moment: report skew)",
+                k + 1,
+                p.host_label(h)
+            )));
+        }
         for n in notes(cx, map.group, &missing) {
             out += &cx.note(&safe(&n));
         }

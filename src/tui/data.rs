@@ -209,7 +209,7 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
                     &why_late(p, &a.clock, &a.matching, gs.group, i),
                 ),
                 big: i.start_skew_ns > gs.big_threshold_ns,
-                late_host: crate::analysis::skew::late_host(p, g, i),
+                late_host: crate::analysis::skew::late_host_in(p, &a.skews, gs.group, g, i),
             }
         })
         .collect()

@@ -6,7 +6,7 @@
 
 use crate::analysis::bandwidth::{self, InstanceBandwidth};
 use crate::analysis::launch::{LateLaunch, explain_late};
-use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host};
+use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host_in};
 use crate::analysis::why::{Why, why_late};
 use crate::profile::names::KernelNames;
 use crate::tui::data::Loaded;
@@ -88,7 +88,7 @@ impl Facts {
             .find(|x| x.group == g && x.instance == k)
             .cloned()
             .unwrap_or_else(|| explain_late(p, &a.clock, &a.matching, g, &skew));
-        let host = late_host(p, group, &skew);
+        let host = late_host_in(p, &a.skews, g, group, &skew);
         // A whole host late is the answer, not its latest rank.
         let late_rank = format!(
             "late {} +{}",
@@ -107,7 +107,12 @@ impl Facts {
         );
         let who_short = match host {
             Some(h) => format!(
-                "late host {} +{}",
+                "{} {} +{}",
+                if h.node_event {
+                    "node event"
+                } else {
+                    "late host"
+                },
                 p.host_label(h.host),
                 short_duration(h.margin_ns)
             ),

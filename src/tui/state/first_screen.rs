@@ -77,7 +77,8 @@ pub fn big_events_notice(l: &Loaded, key: &str) -> Option<String> {
     let late = late_rank(l, e.group, e.instance)?;
     let n = l.big_events.len();
     // One delay that holds up several groups at once is one event.
-    let events = crate::analysis::events::events(&l.analysis.matching, &l.analysis.skews).len();
+    let events =
+        crate::analysis::events::events(&l.profile, &l.analysis.matching, &l.analysis.skews).len();
     let press = if key.is_empty() {
         String::new()
     } else {

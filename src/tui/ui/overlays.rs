@@ -358,13 +358,15 @@ fn big_events(
     }
     if rows.iter().any(|r| r.late_host.is_some()) {
         // Under the heading: the `HOST ×N` rows are read with it.
-        lines.insert(
-            1,
-            Line::styled(
-                "HOST ×N: every rank of the host started late (a node-level event)",
-                theme.dim(),
-            ),
-        );
+        let legend = if rows
+            .iter()
+            .any(|r| r.late_host.is_some_and(|h| h.node_event))
+        {
+            "HOST ×N: N ranks of the host started late at once (a node event: its rows are one event)"
+        } else {
+            "HOST ×N: every rank of the host started late (a node-level event)"
+        };
+        lines.insert(1, Line::styled(legend, theme.dim()));
     }
     let threshold = l.analysis.skews.first().map_or(0, |gs| gs.big_threshold_ns);
     lines.push(Line::styled(

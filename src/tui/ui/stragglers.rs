@@ -183,7 +183,13 @@ fn row_label(v: &StragglerView, row: usize, l: &Loaded, max: usize) -> String {
             };
             let name = p.hosts.get(*host as usize).map_or("", |h| h.as_str());
             let name = if name.is_empty() { "host" } else { name };
-            let count = format!(" ({})", ranks.len());
+            // A node event of the host in this group: its instances are
+            // one event (⚑ and how many instances it held up).
+            let held = node_event_instances(l, v.map.group, *host);
+            let count = match held {
+                0 => format!(" ({})", ranks.len()),
+                n => format!(" ({}) ⚑{n}", ranks.len()),
+            };
             let room = max.saturating_sub(2 + count.chars().count());
             let name = fit_name(name, room).unwrap_or_default();
             format!("{mark} {name}{count}")
@@ -195,6 +201,17 @@ fn row_label(v: &StragglerView, row: usize, l: &Loaded, max: usize) -> String {
             format!("  {tag:<5} {mean}")
         }
     }
+}
+
+/// How many big instances of group `g` a node event of `host` held up.
+fn node_event_instances(l: &Loaded, g: usize, host: u32) -> usize {
+    l.analysis
+        .skews
+        .iter()
+        .filter(|s| s.group == g)
+        .flat_map(|s| &s.big_events)
+        .filter(|b| b.late_host.is_some_and(|h| h.node_event && h.host == host))
+        .count()
 }
 
 /// Columns of the row labels: the widest label, within a fifth of the
