@@ -102,20 +102,15 @@ fn check(j: &Job) -> Outcome {
                     .unwrap_or_else(|| panic!("{name}: no kernel {key:?}"))
             })
             .collect();
-        let places: HashSet<Option<(usize, usize)>> =
-            members.iter().map(|&r| m.instance_of(r)).collect();
-        let place = match places.into_iter().collect::<Vec<_>>().as_slice() {
-            [Some(x)] => *x,
-            other => {
-                out.wrong
-                    .push(format!("{name}: its kernels are in {other:?}"));
+        let (place, got) = match common::instances::one_instance(m, &members) {
+            Ok(x) => x,
+            Err(why) => {
+                out.wrong.push(format!("{name}: {why}"));
                 continue;
             }
         };
         let g = &m.groups[place.0];
-        let mut got: Vec<usize> = g.members(place.1).map(|x| x.1).collect();
         let mut want = members.clone();
-        got.sort_unstable();
         want.sort_unstable();
         let late_device = ti["members"]
             .as_array()

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod graph_job;
+pub mod instances;
 pub mod nodes;
 pub mod split;
 pub mod tui;

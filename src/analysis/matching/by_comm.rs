@@ -16,7 +16,7 @@
 //! a group of its own (a pipeline's stage pairs), its exchanges in order.
 //! A rank's place in the communicator comes from its init payload.
 
-use super::streams::{Seq, common_run};
+use super::streams::{Gathered, Seq, common_run};
 use crate::analysis::op_keys::OpKeys;
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::BTreeMap;
@@ -50,9 +50,8 @@ pub fn split(p: &Profile, seqs: Vec<Seq>, keys: &OpKeys) -> Split {
         };
     }
     let mut out = Split::default();
-    // (unit, device) → its kernels: (row, op, lane, stream, without a call).
-    type Kernel = (u32, crate::analysis::nccl_name::CollOp, LaneId, u32, bool);
-    let mut by: BTreeMap<(Unit, DevId), Vec<Kernel>> = BTreeMap::new();
+    // (unit, device) → its kernels.
+    let mut by: BTreeMap<(Unit, DevId), Vec<Gathered>> = BTreeMap::new();
     for s in seqs {
         let process = p.lanes[s.lane as usize].process;
         let named: Vec<Option<Unit>> = s
@@ -87,25 +86,11 @@ pub fn split(p: &Profile, seqs: Vec<Seq>, keys: &OpKeys) -> Split {
         }
     }
     let mut comms: BTreeMap<Unit, Vec<Seq>> = BTreeMap::new();
-    for ((comm, device), mut kernels) in by {
-        kernels.sort_by_key(|k| (p.gpu.start(k.0 as usize), k.0));
-        // The stream it names the device by: the one most of them ran on.
-        let mut count: BTreeMap<(LaneId, u32), usize> = BTreeMap::new();
-        for k in &kernels {
-            *count.entry((k.2, k.3)).or_default() += 1;
-        }
-        let (&(lane, stream), _) = count
-            .iter()
-            .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
-            .expect("a device's kernels of a communicator");
-        comms.entry(comm).or_default().push(Seq {
-            device,
-            lane,
-            stream,
-            rows: kernels.iter().map(|k| k.0).collect(),
-            ops: kernels.iter().map(|k| k.1).collect(),
-            keyless: kernels.iter().filter(|k| k.4).map(|k| k.0).collect(),
-        });
+    for ((comm, device), kernels) in by {
+        comms
+            .entry(comm)
+            .or_default()
+            .push(Seq::gathered(p, device, kernels));
     }
     let size = |comm: u64| {
         p.processes

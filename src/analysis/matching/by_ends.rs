@@ -14,7 +14,7 @@
 //! shows nothing here: its streams are matched across clocks as before.
 
 use super::atoms::{self, Seen};
-use super::streams::Seq;
+use super::streams::{Gathered, Seq};
 use crate::analysis::clock::Alignment;
 use crate::analysis::nccl_name::CollOp;
 use crate::profile::{DevId, LaneId, Profile};
@@ -477,9 +477,8 @@ fn gather(
     witnessed: &[bool],
     out: &mut Split,
 ) {
-    // (comm, device) → (row, op, lane, stream).
-    type Kernel = (u32, CollOp, LaneId, u32);
-    let mut by: BTreeMap<(usize, DevId), Vec<Kernel>> = BTreeMap::new();
+    // (comm, device) → its kernels.
+    let mut by: BTreeMap<(usize, DevId), Vec<Gathered>> = BTreeMap::new();
     for (t, s) in tracks.into_iter().enumerate() {
         if label[t].iter().all(Option::is_none) {
             out.rest.push(s);
@@ -490,30 +489,17 @@ fn gather(
                 Some(c) => by
                     .entry((c, s.device))
                     .or_default()
-                    .push((row, op, s.lane, s.stream)),
+                    .push((row, op, s.lane, s.stream, false)),
                 None => out.unplaced.push((s.lane, row)),
             }
         }
     }
     let mut per_comm: BTreeMap<usize, Vec<Seq>> = BTreeMap::new();
-    for ((c, device), mut kernels) in by {
-        kernels.sort_by_key(|k| (p.gpu.start(k.0 as usize), k.0));
-        let mut count: BTreeMap<(LaneId, u32), usize> = BTreeMap::new();
-        for k in &kernels {
-            *count.entry((k.2, k.3)).or_default() += 1;
-        }
-        let (&(lane, stream), _) = count
-            .iter()
-            .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
-            .expect("a device's kernels of a communicator");
-        per_comm.entry(c).or_default().push(Seq {
-            device,
-            lane,
-            stream,
-            rows: kernels.iter().map(|k| k.0).collect(),
-            ops: kernels.iter().map(|k| k.1).collect(),
-            keyless: Vec::new(),
-        });
+    for ((c, device), kernels) in by {
+        per_comm
+            .entry(c)
+            .or_default()
+            .push(Seq::gathered(p, device, kernels));
     }
     for (c, seqs) in per_comm {
         if seqs.len() < 2 {

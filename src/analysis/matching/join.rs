@@ -214,19 +214,9 @@ fn fits(c: &[Unit], u: &Unit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::matching::streams::Seq;
     use crate::analysis::nccl_name::CollOp::{self, *};
 
-    fn seq(device: DevId, stream: u32, ops: &[CollOp]) -> Seq {
-        Seq {
-            device,
-            lane: device,
-            stream,
-            rows: (0..ops.len() as u32).collect(),
-            ops: ops.to_vec(),
-            keyless: Vec::new(),
-        }
-    }
+    use crate::analysis::matching::streams::test_seq as seq;
 
     fn single(device: DevId, stream: u32, ops: &[CollOp]) -> Unit {
         Unit::single(seq(device, stream, ops), device as usize)

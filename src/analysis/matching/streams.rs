@@ -18,6 +18,48 @@ pub struct Seq {
     pub keyless: Vec<u32>,
 }
 
+/// One kernel gathered into a communicator: (GPU row, op, lane, stream,
+/// placed without a call naming it).
+pub type Gathered = (u32, CollOp, LaneId, u32, bool);
+
+impl Seq {
+    /// A device's kernels of one communicator as its sequence, in start
+    /// order, named by the stream most of them ran on.
+    pub fn gathered(p: &Profile, device: DevId, mut kernels: Vec<Gathered>) -> Seq {
+        kernels.sort_by_key(|k| (p.gpu.start(k.0 as usize), k.0));
+        let mut count: std::collections::BTreeMap<(LaneId, u32), usize> = Default::default();
+        for k in &kernels {
+            *count.entry((k.2, k.3)).or_default() += 1;
+        }
+        let (&(lane, stream), _) = count
+            .iter()
+            .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
+            .expect("a device's kernels of a communicator");
+        Seq {
+            device,
+            lane,
+            stream,
+            rows: kernels.iter().map(|k| k.0).collect(),
+            ops: kernels.iter().map(|k| k.1).collect(),
+            keyless: kernels.iter().filter(|k| k.4).map(|k| k.0).collect(),
+        }
+    }
+}
+
+/// A sequence of `ops` on `device` (its lane numbered as the device),
+/// rows 0.., for tests.
+#[cfg(test)]
+pub fn test_seq(device: DevId, stream: u32, ops: &[CollOp]) -> Seq {
+    Seq {
+        device,
+        lane: device,
+        stream,
+        rows: (0..ops.len() as u32).collect(),
+        ops: ops.to_vec(),
+        keyless: Vec::new(),
+    }
+}
+
 pub fn nccl_sequences(p: &Profile, classes: &KernelClasses) -> Vec<Seq> {
     let mut out = Vec::new();
     for (lane_id, lane) in p.lanes.iter().enumerate() {
