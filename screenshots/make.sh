@@ -97,3 +97,11 @@ shot 40-demangled-names 160 48 "K" "]" "5"
 # kernel launched by a group of calls; the report's table.
 BASE="fixtures/payloads.sqlite --goto s20:2" READY=S20 shot 41-bandwidth-skew-panel 160 48 "1"
 BASE="fixtures/payloads.sqlite --goto s20:5" READY=S20 shot 42-message-size-details-80x24 80 24 "5"
+# Node events (issue 43): node 3's 30 ms stall holds up the four PP
+# exchanges of its ranks at once — one node event, said in the status line,
+# the big-event list (HOST ×N, its rows one event) and the straggler map's
+# host row (⚑).
+BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 43-node-event-status 160 48 "1"
+BASE=fixtures/jobs/nodes_3d_payloads READY=S21 shot 44-node-event-big-list 160 48 "b"
+BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 45-node-event-straggler-map 160 48 "H"
+BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 46-node-event-80x24 80 24 "1"
