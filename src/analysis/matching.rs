@@ -981,16 +981,7 @@ mod tests {
     use super::*;
     use CollOp::*;
 
-    fn seq(device: DevId, stream: u32, ops: &[CollOp]) -> Seq {
-        Seq {
-            device,
-            lane: device,
-            stream,
-            rows: (0..ops.len() as u32).collect(),
-            ops: ops.to_vec(),
-            keyless: Vec::new(),
-        }
-    }
+    use crate::analysis::matching::streams::test_seq as seq;
 
     #[test]
     fn keys_are_short_and_host_free() {
