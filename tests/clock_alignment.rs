@@ -296,7 +296,7 @@ fn the_timeline_says_how_clocks_were_aligned_and_names_the_late_host() {
         })
         .collect();
     assert!(
-        screen.contains("clocks: collective ends, residual p50"),
+        screen.contains("clocks: collective ends, residual p90"),
         "{screen}"
     );
     assert!(!screen.contains("not aligned"), "{screen}");

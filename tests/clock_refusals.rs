@@ -237,7 +237,7 @@ fn one_line_per_reason_names_every_file_it_covers() {
     assert_eq!(out.matches("is before 2000").count(), 1, "{out}");
     // the title says so, with the figure of the files kept
     assert!(
-        out.starts_with("Clock alignment: collective ends, residual p50 "),
+        out.starts_with("Clock alignment: collective ends, residual p90 "),
         "{out}"
     );
     assert!(

@@ -649,11 +649,14 @@ impl Alignment {
         self.files.iter().any(|c| c.domain != 0)
     }
 
-    /// The largest residual p50 (ms) over the files, for a title.
-    pub fn residual_p50_ms(&self) -> Option<f64> {
+    /// The worst host's residual p90 (ms), for a title: the figure a
+    /// group's notes and panels give for its own hosts, and `report
+    /// clock` per host.
+    pub fn residual_p90_ms(&self) -> Option<f64> {
         self.files
             .iter()
-            .filter_map(|c| c.residual_ms.map(|s| s.p50))
+            .filter(|c| !c.isolated)
+            .filter_map(|c| c.residual_ms.map(|s| s.p90))
             .reduce(f64::max)
     }
 
@@ -678,8 +681,8 @@ impl Alignment {
         match self.method {
             ClockMethod::None => "none (raw timestamps)".into(),
             ClockMethod::Reference | ClockMethod::SameHost => "one clock (same host)".into(),
-            ClockMethod::CollectiveEnds => match self.residual_p50_ms() {
-                Some(r) => format!("collective ends, residual p50 {}", short_ms(r)),
+            ClockMethod::CollectiveEnds => match self.residual_p90_ms() {
+                Some(r) => format!("collective ends, residual p90 {} (worst host)", short_ms(r)),
                 None => "collective ends".into(),
             },
             ClockMethod::Utc => {
