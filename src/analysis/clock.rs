@@ -649,21 +649,34 @@ impl Alignment {
         self.files.iter().any(|c| c.domain != 0)
     }
 
-    /// The worst host's residual p90 (ms), for a title: the figure a
-    /// group's notes and panels give for its own hosts, and `report
-    /// clock` per host.
-    pub fn residual_p90_ms(&self) -> Option<f64> {
+    /// The worst host's residual p90 (ms), for a title, with a file of
+    /// that host: the figure a group's notes and panels give for its own
+    /// hosts, and `report clock` per host.
+    pub fn worst_residual_p90(&self) -> Option<(usize, f64)> {
         self.files
             .iter()
-            .filter(|c| !c.isolated)
-            .filter_map(|c| c.residual_ms.map(|s| s.p90))
-            .reduce(f64::max)
+            .enumerate()
+            .filter(|(_, c)| !c.isolated)
+            .filter_map(|(f, c)| c.residual_ms.map(|s| (f, s.p90)))
+            .reduce(|a, b| if b.1 > a.1 { b } else { a })
+    }
+
+    /// [`Alignment::describe`] naming the worst host (its label in `p`).
+    pub fn describe_on(&self, p: &Profile) -> String {
+        let host = self
+            .worst_residual_p90()
+            .and_then(|(f, _)| p.files.get(f))
+            .map(|f| f.host.clone().unwrap_or_else(|| f.name()));
+        self.with_left_out(self.describe_method_named(host.as_deref()))
     }
 
     /// How the clocks were aligned, in a few words (the report's clock
     /// section and the timeline title say it).
     pub fn describe(&self) -> String {
-        let method = self.describe_method();
+        self.with_left_out(self.describe_method())
+    }
+
+    fn with_left_out(&self, method: String) -> String {
         match self.left_out() {
             0 => method,
             n => format!("{method}; {n} file(s) left out: clock data cannot be right"),
@@ -678,11 +691,28 @@ impl Alignment {
 
     /// How the clocks were aligned, without the files left out.
     pub fn describe_method(&self) -> String {
+        self.describe_method_named(None)
+    }
+
+    /// [`Alignment::describe_method`] naming the worst host, when given.
+    pub fn describe_method_on(&self, p: &Profile) -> String {
+        let host = self
+            .worst_residual_p90()
+            .and_then(|(f, _)| p.files.get(f))
+            .map(|f| f.host.clone().unwrap_or_else(|| f.name()));
+        self.describe_method_named(host.as_deref())
+    }
+
+    fn describe_method_named(&self, worst: Option<&str>) -> String {
         match self.method {
             ClockMethod::None => "none (raw timestamps)".into(),
             ClockMethod::Reference | ClockMethod::SameHost => "one clock (same host)".into(),
-            ClockMethod::CollectiveEnds => match self.residual_p90_ms() {
-                Some(r) => format!("collective ends, residual p90 {} (worst host)", short_ms(r)),
+            ClockMethod::CollectiveEnds => match self.worst_residual_p90() {
+                Some((_, r)) => format!(
+                    "collective ends, residual p90 {} ({})",
+                    short_ms(r),
+                    worst.map_or_else(|| "worst host".to_string(), |h| format!("worst: {h}"))
+                ),
                 None => "collective ends".into(),
             },
             ClockMethod::Utc => {

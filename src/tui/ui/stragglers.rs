@@ -161,7 +161,7 @@ fn clock_words(g: &crate::analysis::matching::Group, l: &Loaded, room: usize) ->
     if g.clocks.is_none() {
         return String::new();
     }
-    let full = format!(" · clocks: {}", l.analysis.clock.describe());
+    let full = format!(" · clocks: {}", l.analysis.clock.describe_on(&l.profile));
     let short = format!(" · clocks agree ±{} ms", ms2(g.clock_error_ns() as f64));
     [full, short]
         .into_iter()

@@ -88,10 +88,18 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     items.push(Item::new(format!("  ·  {clock}"), 2));
     let alignment = &l.analysis.clock;
     if alignment.several_domains() {
-        items.push(Item::new(
-            format!("  ·  clocks: {}", alignment.describe_method()),
-            3,
-        ));
+        // Never dropped without a mark: at 80 columns the figure alone.
+        let short = alignment
+            .worst_residual_p90()
+            .map(|(_, r)| format!("  ·  clocks ±{}", crate::analysis::clock::short_ms(r)))
+            .unwrap_or_else(|| "  ·  clocks…".into());
+        items.push(Item {
+            short: Some(short),
+            ..Item::new(
+                format!("  ·  clocks: {}", alignment.describe_method_on(p)),
+                3,
+            )
+        });
     }
     // Files left out of cross-file figures are a warning, kept as the
     // others are (it was the clock words' tail, the first thing to go).
@@ -167,25 +175,24 @@ fn fit(mut items: Vec<Item>, width: usize) -> String {
             .map(|i| Line::from(i.text.as_str()).width())
             .sum()
     };
-    for i in 0..items.len() {
-        if cols(&items) <= width {
-            break;
-        }
-        if let Some(short) = items[i].short.take() {
-            items[i].text = short;
-        }
-    }
+    // The least kept item gives way first: shortened when it has a short
+    // form, else dropped (the last of equals first).
     while cols(&items) > width {
-        let Some(drop) = items
+        let Some(at) = items
             .iter()
             .enumerate()
-            .filter(|(_, it)| it.keep < u8::MAX)
+            .filter(|(_, it)| it.keep < u8::MAX || it.short.is_some())
             .min_by_key(|(i, it)| (it.keep, usize::MAX - i))
             .map(|(i, _)| i)
         else {
             break;
         };
-        items.remove(drop);
+        match items[at].short.take() {
+            Some(short) => items[at].text = short,
+            None => {
+                items.remove(at);
+            }
+        }
     }
     let mut s: String = items.into_iter().map(|i| i.text).collect();
     // The first item kept may have lost the separator's partner.
