@@ -621,3 +621,38 @@ fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
         assert_eq!(app.panels.scroll(PanelKind::Details).top, goal);
     }
 }
+
+#[test]
+fn a_gpu_side_verdict_with_a_late_launch_says_both_parts() {
+    // nodes_3d_payloads s25/3:3: rank gpu-a01:3 launched its AllReduce
+    // 7.14 ms after the first peer started, then queued 14.74 ms behind
+    // the GPU work its own rank 6 held up: mostly on the GPU, but never
+    // "issued in time".
+    let job = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jobs/nodes_3d_payloads");
+    let sources: Vec<Source> = (0..4)
+        .map(|n| Source::File(job.join(format!("node{n}.sqlite"))))
+        .collect();
+    let mut app = App::new(Keymap::default_keymap(), false);
+    app.pending_goto = Some("s25/3:3".into());
+    app.load_now(&sources, None, &Settings::default());
+    let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    draw(&mut app, &mut t);
+    press(&mut app, &mut t, "2");
+    let (inner, _) = panel(&app, PanelKind::Launch);
+    let text = rows(&t, inner).join("\n");
+    assert!(text.contains(": gpu-side"), "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "  mostly on the GPU: launched 7.14 ms late,")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(lines[at + 1], "  then queued 14.74 ms", "{text}");
+    assert!(!text.contains("issued in time"), "{text}");
+    // The rule each place states is the one the verdict follows.
+    let glossary = rankline::tui::ui::glossary::TERMS
+        .iter()
+        .find(|(k, _)| *k == "cpu-late")
+        .map(|(_, v)| *v)
+        .unwrap();
+    assert!(glossary.contains("by more than the kernel then waited on the GPU"));
+}

@@ -30,9 +30,12 @@ pub struct DeviceQueue {
 /// Why the late rank was late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
-    /// The launch call ended after a peer's kernel had already started.
+    /// Most of the lateness is on the CPU: the launch call ended after
+    /// the first peer's kernel had started, by more than the kernel then
+    /// waited on the GPU.
     CpuLate,
-    /// Issued in time; the kernel started late on the GPU.
+    /// Most of the lateness is on the GPU: launched in time, or less late
+    /// than it then queued.
     GpuSide,
     /// The launch call and the peer's start are on two clocks whose
     /// alignment is less certain than the delay between them.

@@ -197,7 +197,7 @@ pub fn to_text(cx: &Context, m: &Matching, l: &LaunchReport) -> String {
     }
     out += &t.render(cx.cols());
     out += &early_notes;
-    out += &cx.note("cpu-late: the launch call (a CUDA graph's kernel: its cudaGraphLaunch) ended after a peer's kernel had started; gpu-side: issued in time, started late on the GPU; unknown: no launch call in the capture");
+    out += &cx.note("the verdict names the larger part of the lateness — cpu-late: the launch call (a CUDA graph's kernel: its cudaGraphLaunch) ended after the first peer's kernel had started, by more than the kernel then waited on the GPU (cpu_delay_ms > api_end_to_start_ms); gpu-side: launched in time or less late than it then queued on the GPU; unknown: no launch call in the capture");
     if late.iter().any(|x| x.clock_error_ns > 0) {
         out += &cx.note("clock_err_ms: the late rank and its first peer are on two hosts' clocks, which agree to within this (- = one clock); a delay below it is not resolvable");
     }

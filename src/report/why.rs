@@ -208,7 +208,7 @@ pub fn to_text(cx: &Context) -> String {
             if w.cpu_ns > 0 {
                 "its launch call ended after the earliest peer started"
             } else {
-                "launched in time"
+                "launched before the earliest peer started"
             },
             ms(w.gpu_ns),
             match (w.resolvable, w.clock_error_ns) {

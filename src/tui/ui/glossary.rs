@@ -59,11 +59,11 @@ pub const TERMS: &[(&str, &str)] = &[
     ),
     (
         "cpu-late",
-        "the late rank's launch call ended after the first peer's kernel started",
+        "most of the lateness is on the CPU: the launch call ended after the first peer's kernel started, by more than the kernel then waited on the GPU",
     ),
     (
         "gpu-side",
-        "launched in time, started late on the GPU, behind other work",
+        "most of the lateness is on the GPU: launched in time or less late than it then queued behind other work",
     ),
     (
         "not-resolvable",

@@ -4,7 +4,7 @@
 
 mod bookmarks;
 pub mod cells;
-mod glossary;
+pub mod glossary;
 mod labels;
 mod launch_config;
 mod nvtx_view;

@@ -118,13 +118,25 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     {
         out.push(format!("  its {}", call_to_start(d)));
     }
+    // The verdict names the larger part; both parts are said whenever
+    // the CPU one is past the clocks' error (never "in time" then).
+    let cpu = why.cpu_delay_ns.unwrap_or(0);
+    let queued = why.api_end_to_start_ns.unwrap_or(0);
     match why.verdict {
         Verdict::CpuLate => out.push(format!(
             "  its launch call ended {} after the first peer's kernel started",
-            format_duration(why.cpu_delay_ns.unwrap_or(0))
+            format_duration(cpu)
         )),
         Verdict::GpuSide => {
-            out.push("  issued in time; started late on the GPU");
+            if cpu > why.clock_error_ns {
+                out.push(format!(
+                    "  mostly on the GPU: launched {} late,",
+                    format_duration(cpu)
+                ));
+                out.push(format!("  then queued {}", format_duration(queued)));
+            } else {
+                out.push("  issued in time; started late on the GPU");
+            }
             match &why.preceding {
                 Some(pr) => {
                     out.push_to(
