@@ -277,16 +277,32 @@ fn ranks_devices_and_groups_keep_their_tracks() {
             .iter()
             .filter(|e| e["name"] == "process_name")
             .filter_map(|e| e["args"]["name"].as_str())
-            .filter(|n| n.ends_with(" GPU"))
+            .filter(|n| n.contains(" GPU "))
             .collect();
+        // host, CUDA device, rank and model: never a bare number
+        let h100 = "NVIDIA H100 80GB HBM3";
         assert_eq!(
             names,
-            ["gpu07:0 r0 GPU", "gpu07:1 r1 GPU", "gpu08:1 r3 GPU"]
+            [
+                format!("gpu07 GPU 0 · rank 0 · {h100}"),
+                format!("gpu07 GPU 1 · rank 1 · {h100}"),
+                format!("gpu08 GPU 1 · rank 3 · {h100}")
+            ]
         );
     }
     let (o, full) = export(&[&dir], &d.join("all.json"), &[]);
     assert!(o.status.success());
     let full = full.unwrap();
+    // The late rank is the rank; the device is named beside it.
+    let late = full["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["args"]["late_rank"].is_u64())
+        .expect("a collective with its late rank");
+    let rank = late["args"]["late_rank"].as_u64().unwrap();
+    let device = late["args"]["late_device"].as_str().unwrap();
+    assert!(device.ends_with(&format!(" r{rank}")), "{late}");
     let group_of = |e: &Value| e["args"]["group"].as_str().map(String::from);
     let events = |v: &Value| v["traceEvents"].as_array().unwrap().clone();
     let key = events(&full)

@@ -140,7 +140,7 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
         emit(
             out,
             json!({"ph": "M", "name": "process_name", "pid": device_pid(d), "tid": 0,
-                   "args": {"name": format!("{} GPU", p.device_label(d as _))}}),
+                   "args": {"name": device_name(p, d as _)}}),
         )?;
         emit(
             out,
@@ -254,7 +254,7 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
                     .and_then(|gs| gs.instances.iter().find(|i| i.index == k))
                 {
                     args["start_skew_ms"] = (i.start_skew_ns as f64 / 1e6).into();
-                    args["late_rank"] = p.device_label(group.devices[i.late]).to_string().into();
+                    late_fields(p, group.devices[i.late], &mut args);
                 }
             }
             emit(
@@ -296,8 +296,7 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
                 json!({"ph": "i", "s": "g", "cat": "big_event",
                        "name": format!("big skew {key}:{}", i.index + 1), "pid": 0, "tid": 0,
                        "ts": us(i.earliest_start),
-                       "args": {"start_skew_ms": i.start_skew_ns as f64 / 1e6,
-                                "late_rank": p.device_label(m.groups[gs.group].devices[i.late]).to_string()}}),
+                       "args": big_args(p, i.start_skew_ns, m.groups[gs.group].devices[i.late])}),
             )?;
         }
     }
@@ -382,4 +381,39 @@ impl<'a> Select<'a> {
         let (p, clock) = (self.p, self.clock);
         self.keep(p.osrt_by_thread[t].clone(), move |r| clock.osrt_span(p, r))
     }
+}
+
+/// A device's process name: its host and CUDA device, its rank when the
+/// capture records it, and its model (`dgx-a01 GPU 2 · rank 2 · NVIDIA
+/// H100`): never a bare number that means nothing in a viewer.
+fn device_name(p: &Profile, d: crate::profile::DevId) -> String {
+    let dev = &p.devices[d as usize];
+    let host = p.host_label(dev.host);
+    let mut name = if host.is_empty() {
+        format!("GPU {}", dev.id)
+    } else {
+        format!("{host} GPU {}", dev.id)
+    };
+    if let Some(r) = dev.rank {
+        name += &format!(" · rank {r}");
+    }
+    if let Some(model) = &dev.name {
+        name += &format!(" · {model}");
+    }
+    escape_controls(&name).into_owned()
+}
+
+/// The late rank of a collective in a trace's args: `late_rank` the rank
+/// (null when the capture does not record it), `late_device` the device.
+fn late_fields(p: &Profile, d: crate::profile::DevId, args: &mut Value) {
+    args["late_rank"] = p.devices[d as usize].rank.into();
+    args["late_device"] = escape_controls(&p.device_label(d).to_string())
+        .into_owned()
+        .into();
+}
+
+fn big_args(p: &Profile, skew_ns: i64, late: crate::profile::DevId) -> Value {
+    let mut args = json!({"start_skew_ms": skew_ns as f64 / 1e6});
+    late_fields(p, late, &mut args);
+    args
 }
