@@ -1000,6 +1000,7 @@ mod tests {
             system_clock_ns: None,
             timebase: Timebase::SessionRelative,
             boot_ns: None,
+            timebase_alternative: None,
             capture_start_ns: None,
             capture_end_ns: None,
             rank: None,
