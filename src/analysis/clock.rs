@@ -14,8 +14,10 @@ pub mod ends;
 mod fit;
 pub mod hosts;
 pub mod pace;
+pub mod timebase;
 
 pub use fit::{LineFit, median, robust_line};
+pub use timebase::{AmbiguousTimebase, Compared};
 
 use super::stats::Spread;
 use super::window::Window;
@@ -123,7 +125,12 @@ pub struct FileClock {
     /// disagree with its host's other files.
     #[serde(default)]
     off_host_clock: Option<String>,
+    /// The timebase as read: the file's own, or the reading chosen for one
+    /// its data could not decide ([`timebase`]).
     timebase: Timebase,
+    /// What was made of a timebase the file's data could not decide.
+    #[serde(default)]
+    ambiguous_timebase: Option<AmbiguousTimebase>,
     method: ClockMethod,
     offset_ns: f64,
     drift_ppm: f64,
@@ -181,6 +188,8 @@ pub struct FileMapping {
     /// Why it was taken off its host's clock.
     pub off_host_clock: Option<String>,
     pub timebase: Timebase,
+    /// How a timebase its data could not decide was read, and why.
+    pub ambiguous_timebase: Option<AmbiguousTimebase>,
     pub method: ClockMethod,
     /// What is added to the file's timestamps at its first event (ms).
     pub offset_ms: f64,
@@ -517,6 +526,7 @@ impl Alignment {
             fitted_via: c.fitted_via,
             off_host_clock: c.off_host_clock.clone(),
             timebase: c.timebase,
+            ambiguous_timebase: c.ambiguous_timebase,
             method: c.method,
             offset_ms: c.offset_ns / 1e6,
             ppm: c.drift_ppm,
@@ -750,13 +760,24 @@ pub fn from_utc_apart(
     apart: &std::collections::BTreeMap<usize, Apart>,
 ) -> Alignment {
     let t0s = file_starts(p);
+    let bad = bad_utc_stamps(p);
+    // Files whose clock data cannot be right say nothing of another's
+    // timebase.
+    let untrusted = apart
+        .iter()
+        .filter(|(_, x)| x.isolate)
+        .map(|(&i, _)| i)
+        .chain(bad.keys().copied())
+        .collect();
+    let readings = timebase::read(p, &untrusted);
+    let read = |i: usize| (&p.files[i], readings[i].0);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
-    for (i, f) in p.files.iter().enumerate() {
+    for i in 0..p.files.len() {
         // The first earlier domain of the file's host it shares a clock with.
         let link = (0..i)
             .filter(|&j| files[j].domain == j && !apart.contains_key(&j))
             .filter(|_| !apart.contains_key(&i))
-            .find_map(|j| host_clock(&p.files[j], f).map(|l| (j, l)));
+            .find_map(|j| host_clock(read(j), read(i)).map(|l| (j, l)));
         let (domain, host_shift_ns, host_link) = match link {
             Some((j, (shift, how))) => (j, shift, Some(how)),
             None => (i, 0, None),
@@ -768,7 +789,8 @@ pub fn from_utc_apart(
             host_agreement_ms: None,
             off_host_clock: apart.get(&i).map(|x| x.why.clone()),
             fitted_via: None,
-            timebase: f.timebase,
+            timebase: readings[i].0,
+            ambiguous_timebase: readings[i].1,
             method: ClockMethod::None,
             offset_ns: 0.0,
             drift_ppm: 0.0,
@@ -792,7 +814,6 @@ pub fn from_utc_apart(
     for (&i, x) in apart.iter().filter(|(_, x)| x.isolate) {
         a.isolate(i, &x.why);
     }
-    let bad = bad_utc_stamps(p);
     for (&i, why) in &bad {
         // a domain's shift is its first file's: judged by it
         if a.files[i].domain == i && a.several_domains() {
@@ -804,7 +825,10 @@ pub fn from_utc_apart(
     // left out).
     let anchor = (0..p.files.len())
         .find(|&i| !a.files[i].isolated)
-        .and_then(|i| p.files[a.files[i].domain].utc_shift_ns());
+        .and_then(|i| {
+            let d = a.files[i].domain;
+            p.files[d].utc_shift_ns_as(readings[d].0)
+        });
     let mut missing_utc = Vec::new();
     for i in 0..a.files.len() {
         let domain = a.files[i].domain;
@@ -819,7 +843,7 @@ pub fn from_utc_apart(
             c.offset_ns = host;
         } else {
             c.method = ClockMethod::Utc;
-            match (anchor, p.files[domain].utc_shift_ns()) {
+            match (anchor, p.files[domain].utc_shift_ns_as(readings[domain].0)) {
                 _ if c.isolated => {}
                 (Some(r), Some(u)) => c.offset_ns = u.saturating_sub(r) as f64 + host,
                 _ => missing_utc.push(i),
@@ -895,9 +919,10 @@ fn bad_utc_stamps(p: &Profile) -> std::collections::BTreeMap<usize, String> {
 /// Whether file `f` shares the clock of `first` (an earlier file, the
 /// first of its domain): both name one host and one boot of it. Then what
 /// to add to `f`'s timestamps to get `first`'s, and how it is known.
+/// Each file comes with its timebase as read.
 fn host_clock(
-    first: &crate::profile::FileInfo,
-    f: &crate::profile::FileInfo,
+    (first, first_tb): (&crate::profile::FileInfo, Timebase),
+    (f, f_tb): (&crate::profile::FileInfo, Timebase),
 ) -> Option<(i64, HostLink)> {
     // host_index tells boots of one name apart where they are recorded
     if first.host.is_none() || first.host != f.host || first.host_index != f.host_index {
@@ -906,7 +931,10 @@ fn host_clock(
     let boots = first.boot_ns.zip(f.boot_ns);
     if let Some((x, y)) = boots
         && crate::profile::identity::same_boot(Some(x), Some(y))
-        && let (Some(a), Some(b)) = (first.to_boot_clock_ns(), f.to_boot_clock_ns())
+        && let (Some(a), Some(b)) = (
+            first.to_boot_clock_ns_as(first_tb),
+            f.to_boot_clock_ns_as(f_tb),
+        )
     {
         return Some((b.saturating_sub(a), HostLink::BootClock));
     }
@@ -914,7 +942,7 @@ fn host_clock(
         // two boots of one host: two clocks
         return None;
     }
-    let (a, b) = (first.utc_shift_ns()?, f.utc_shift_ns()?);
+    let (a, b) = (first.utc_shift_ns_as(first_tb)?, f.utc_shift_ns_as(f_tb)?);
     Some((b.saturating_sub(a), HostLink::UtcClock))
 }
 
@@ -954,6 +982,7 @@ mod tests {
                 fitted_via: None,
                 off_host_clock: None,
                 timebase: Timebase::UtcEpoch,
+                ambiguous_timebase: None,
                 method: ClockMethod::CollectiveEnds,
                 offset_ns,
                 drift_ppm,
