@@ -270,3 +270,19 @@ fn alone_the_file_keeps_its_default_reading_and_says_it_could_not_be_decided() {
     assert_eq!(v["files"][0]["timebase"], "boot-clock");
     assert_eq!(v["files"][0]["timebase_ambiguous"], Value::Null);
 }
+
+#[test]
+fn the_utc_ruler_reads_the_reference_as_the_clock_chose() {
+    let files = boot43_nodes("ambiguous_ruler", &[0, 1, 2, 3], |_| {});
+    let sources: Vec<_> = files
+        .iter()
+        .map(|p| rankline::profile::Source::File(p.clone()))
+        .collect();
+    let (mut app, mut t) = tui::open_at(&sources, None, 160, 48);
+    tui::press(&mut app, &mut t, "tt");
+    assert!(tui::screen(&t).contains("time (utc)"));
+    let l = app.data().unwrap();
+    // read on the boot clock: timestamp systemClockNs is the session start
+    let (utc, sys) = session(&files[0]).unwrap();
+    assert_eq!(app.utc_origin(&l), Some(utc - sys.unwrap()));
+}

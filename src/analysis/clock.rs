@@ -566,6 +566,13 @@ impl Alignment {
         self.warnings.push(line);
     }
 
+    /// What to add to file `file`'s timestamps to get UTC ns since the
+    /// epoch, on its timebase as read here (an ambiguous one as chosen).
+    pub fn utc_shift_ns(&self, p: &Profile, file: usize) -> Option<i64> {
+        let f = p.files.get(file)?;
+        f.utc_shift_ns_as(self.files.get(file).map_or(f.timebase, |c| c.timebase))
+    }
+
     /// How file `file` was aligned.
     pub fn file_method(&self, file: usize) -> ClockMethod {
         self.files.get(file).map_or(ClockMethod::None, |c| c.method)
