@@ -40,6 +40,16 @@ fn drop_window(path: &Path) {
 /// boot43_nodes's files named `which` copied into a fresh directory, node0
 /// without its window and then changed by `mutate`.
 fn boot43_nodes(test: &str, which: &[u32], mutate: impl Fn(&Path)) -> Vec<PathBuf> {
+    boot43_nodes_and(test, which, mutate, |_| {})
+}
+
+/// [`boot43_nodes`], the other nodes changed by `others`.
+fn boot43_nodes_and(
+    test: &str,
+    which: &[u32],
+    mutate: impl Fn(&Path),
+    others: impl Fn(&Path),
+) -> Vec<PathBuf> {
     let dir = temp_dir(test);
     which
         .iter()
@@ -53,10 +63,45 @@ fn boot43_nodes(test: &str, which: &[u32], mutate: impl Fn(&Path)) -> Vec<PathBu
             if *n == 0 {
                 drop_window(&dst);
                 mutate(&dst);
+            } else {
+                others(&dst);
             }
             dst
         })
         .collect()
+}
+
+/// The capture ran 100 s longer each way, with one more runtime call at
+/// each end: a span that holds node0's events read either way.
+fn ran_longer(path: &Path) {
+    let db = Connection::open(path).unwrap();
+    db.execute_batch(
+        "UPDATE ANALYSIS_DETAILS SET startTime = startTime - 100000000000, \
+         stopTime = stopTime + 100000000000, duration = duration + 200000000000",
+    )
+    .unwrap();
+    for (by, first) in [(-100_000_000_000i64, "ASC"), (100_000_000_000, "DESC")] {
+        db.execute(
+            &format!(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT start + ?1, end + ?1, \
+                 eventClass, globalTid, \
+                 (SELECT max(correlationId) + 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME), nameId, \
+                 returnValue, callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME \
+                 ORDER BY start {first} LIMIT 1"
+            ),
+            [by],
+        )
+        .unwrap();
+    }
+}
+
+/// node0's UTC stamp made that of its timestamp 0: its events lie 44 s
+/// after its session start, and read on the boot clock they would lie
+/// 44 s before the other hosts'.
+fn stamped_at_zero(path: &Path) {
+    let (utc, sys) = session(path).unwrap();
+    let sys = sys.unwrap();
+    set_session(path, utc - sys, Some(sys));
 }
 
 fn clock(align: &str, files: &[PathBuf]) -> Value {
@@ -188,14 +233,7 @@ fn a_node_booted_43_s_before_its_capture_is_read_on_the_boot_clock_as_the_other_
 
 #[test]
 fn read_from_the_session_start_when_that_places_its_events_among_the_other_hosts() {
-    // The same file, but its UTC stamp is that of timestamp 0: its events
-    // lie 44 s after its session start, and the boot-clock reading would
-    // put them 44 s before the other hosts'.
-    let files = boot43_nodes("ambiguous_session", &[0, 1, 2, 3], |p| {
-        let (utc, sys) = session(p).unwrap();
-        let sys = sys.unwrap();
-        set_session(p, utc - sys, Some(sys));
-    });
+    let files = boot43_nodes("ambiguous_session", &[0, 1, 2, 3], stamped_at_zero);
     let t = truth("boot43_nodes");
     let v = clock("ends", &files);
     let node0 = row(&v, "node0.sqlite");
@@ -285,4 +323,46 @@ fn the_utc_ruler_reads_the_reference_as_the_clock_chose() {
     // read on the boot clock: timestamp systemClockNs is the session start
     let (utc, sys) = session(&files[0]).unwrap();
     assert_eq!(app.utc_origin(&l), Some(utc - sys.unwrap()));
+}
+
+#[test]
+fn when_the_other_hosts_captures_hold_both_readings_the_collective_ends_decide() {
+    let t = truth("boot43_nodes");
+    for (test, node0, right) in [
+        (
+            "ambiguous_ends_boot",
+            (|_: &Path| {}) as fn(&Path),
+            "boot-clock",
+        ),
+        (
+            "ambiguous_ends_session",
+            stamped_at_zero,
+            "session-relative",
+        ),
+    ] {
+        let files = boot43_nodes_and(test, &[0, 1, 2, 3], node0, ran_longer);
+        // the UTC stamps cannot tell: the default stays, said so
+        let utc = clock("utc", &files);
+        let a = &row(&utc, "node0.sqlite")["timebase_ambiguous"];
+        assert_eq!(a["decided"], false, "{test}: {a:#}");
+        assert_eq!(a["compared_with"], "other-hosts", "{test}: {a:#}");
+        assert_eq!(a["read_as"], "session-relative", "{test}: {a:#}");
+        // the ends place the other hosts where the right reading's stamp does
+        let v = clock("ends", &files);
+        let node0 = row(&v, "node0.sqlite");
+        assert_eq!(node0["timebase"], right, "{test}: {node0:#}");
+        let a = &node0["timebase_ambiguous"];
+        assert_eq!(a["read_as"], right, "{test}: {a:#}");
+        assert_eq!(a["decided"], true, "{test}: {a:#}");
+        assert_eq!(a["compared_with"], "collective-ends", "{test}: {a:#}");
+        assert!(f(&a["apart_ms"]) < 20.0, "{test}: {a:#}");
+        assert!(f(&a["other_reading_apart_ms"]) > 43_000.0, "{test}: {a:#}");
+        assert_offsets_within(&v, &t, &files, OFFSET_TOL_NS);
+        assert!(max_start_skew_ms("ends", &files) < 100.0, "{test}");
+        let text = clock_text(&files);
+        assert!(
+            text.contains("as the collective ends place the hosts' clocks (its UTC stamp could not tell): read so, its stamp puts them within "),
+            "{test}: {text}"
+        );
+    }
 }

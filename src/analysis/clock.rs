@@ -766,6 +766,17 @@ pub fn from_utc_apart(
     mode: AlignMode,
     apart: &std::collections::BTreeMap<usize, Apart>,
 ) -> Alignment {
+    from_utc_read(p, mode, apart, &Default::default())
+}
+
+/// [`from_utc_apart`], with the ambiguous timebases of `read` read as it
+/// says (decided by the collective ends, [`timebase::ends`]).
+pub fn from_utc_read(
+    p: &Profile,
+    mode: AlignMode,
+    apart: &std::collections::BTreeMap<usize, Apart>,
+    read: &std::collections::BTreeMap<usize, AmbiguousTimebase>,
+) -> Alignment {
     let t0s = file_starts(p);
     let bad = bad_utc_stamps(p);
     // Files whose clock data cannot be right say nothing of another's
@@ -776,7 +787,7 @@ pub fn from_utc_apart(
         .map(|(&i, _)| i)
         .chain(bad.keys().copied())
         .collect();
-    let readings = timebase::read(p, &untrusted);
+    let readings = timebase::read(p, &untrusted, read);
     let read = |i: usize| (&p.files[i], readings[i].0);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
     for i in 0..p.files.len() {

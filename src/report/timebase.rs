@@ -24,6 +24,12 @@ pub fn line(name: &str, t: &AmbiguousTimebase) -> String {
         (Compared::Nothing, ..) | (_, None, _) | (_, _, None) => format!(
             "{head}, as its data reads by default: no other file with a certain timebase, events and a UTC stamp to compare it with, so it could not be decided"
         ),
+        (Compared::Ends, Some(near), Some(far)) if t.decided => format!(
+            "{head}, as the collective ends place the hosts' clocks (its UTC stamp could not tell): read so, its stamp puts them within {} of there; read {} it would put them {} away",
+            seconds(near),
+            reading(t.other),
+            seconds(far)
+        ),
         (_, Some(near), Some(far)) if t.decided => {
             let within = match near {
                 0 => format!("within the span of {whose} events"),
@@ -107,6 +113,11 @@ mod tests {
         assert!(
             said(Compared::HostFiles, true, Some((0, 43_000_000_000))).contains(
                 "which puts its events within the span of its host's other files' events;"
+            )
+        );
+        assert!(
+            said(Compared::Ends, true, Some((3_000_000, 43_950_000_000))).ends_with(
+                "read as boot clock, as the collective ends place the hosts' clocks (its UTC stamp could not tell): read so, its stamp puts them within 0.003 s of there; read from the session start it would put them 43.950 s away"
             )
         );
         assert!(

@@ -5,8 +5,10 @@
 //! readings put the events `systemClockNs` apart, tens of seconds, where
 //! UTC stamps err by milliseconds.
 
+pub mod ends;
+
 use crate::profile::{FileInfo, Profile, Timebase};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The other reading must put the events at least this much farther
 /// from the others' than the chosen one: one job's captures start
@@ -42,6 +44,9 @@ pub enum Compared {
     HostFiles,
     /// The other hosts' files whose timebase is certain.
     OtherHosts,
+    /// The collective ends, when the UTC stamps could not tell: where
+    /// they place the hosts' clocks against where its UTC stamp does.
+    Ends,
     /// None: no other file with a certain timebase, events and a UTC
     /// stamp (or the file itself has no events or UTC stamp).
     Nothing,
@@ -52,6 +57,7 @@ impl Compared {
         match self {
             Compared::HostFiles => "host-files",
             Compared::OtherHosts => "other-hosts",
+            Compared::Ends => "collective-ends",
             Compared::Nothing => "nothing",
         }
     }
@@ -100,11 +106,13 @@ impl Seen {
 }
 
 /// Each file's timebase as the clock reads it, with what was made of it
-/// when its own data could not decide. `untrusted` files (clock data that
-/// cannot be right) decide nothing.
+/// when its own data could not decide (as `given` says for the files it
+/// names). `untrusted` files (clock data that cannot be right) decide
+/// nothing.
 pub fn read(
     p: &Profile,
     untrusted: &BTreeSet<usize>,
+    given: &BTreeMap<usize, AmbiguousTimebase>,
 ) -> Vec<(Timebase, Option<AmbiguousTimebase>)> {
     if p.files.iter().all(|f| f.timebase_alternative.is_none()) {
         return p.files.iter().map(|f| (f.timebase, None)).collect();
@@ -119,7 +127,10 @@ pub fn read(
     (0..seen.len())
         .map(|i| {
             let s = &seen[i];
-            let choice = s.readings.1.map(|other| choose(&seen, i, other));
+            let choice = match given.get(&i) {
+                Some(&g) => s.readings.1.map(|_| g),
+                None => s.readings.1.map(|other| choose(&seen, i, other)),
+            };
             (choice.map_or(s.readings.0, |c| c.chosen), choice)
         })
         .collect()
@@ -151,7 +162,7 @@ fn choose(seen: &[Seen], i: usize, other: Timebase) -> AmbiguousTimebase {
         let Some(span) = span else { continue };
         let (da, db) = (apart(a, span), apart(b, span));
         let (near, far) = (da.min(db), da.max(db));
-        let decided = far.saturating_sub(near) >= DECISIVE_NS && near.saturating_mul(2) <= far;
+        let decided = decisive(near, far);
         said = AmbiguousTimebase {
             compared_with: compared,
             decided,
@@ -168,6 +179,11 @@ fn choose(seen: &[Seen], i: usize, other: Timebase) -> AmbiguousTimebase {
         }
     }
     said
+}
+
+/// Whether distances `near` and `far` tell two readings apart.
+fn decisive(near: i64, far: i64) -> bool {
+    far.saturating_sub(near) >= DECISIVE_NS && near.saturating_mul(2) <= far
 }
 
 /// How far `x` reaches outside `span` (0 when inside).
