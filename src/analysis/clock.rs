@@ -14,8 +14,10 @@ pub mod ends;
 mod fit;
 pub mod hosts;
 pub mod pace;
+pub mod timebase;
 
 pub use fit::{LineFit, median, robust_line};
+pub use timebase::{AmbiguousTimebase, Compared};
 
 use super::stats::Spread;
 use super::window::Window;
@@ -123,7 +125,12 @@ pub struct FileClock {
     /// disagree with its host's other files.
     #[serde(default)]
     off_host_clock: Option<String>,
+    /// The timebase as read: the file's own, or the reading chosen for one
+    /// its data could not decide ([`timebase`]).
     timebase: Timebase,
+    /// What was made of a timebase the file's data could not decide.
+    #[serde(default)]
+    ambiguous_timebase: Option<AmbiguousTimebase>,
     method: ClockMethod,
     offset_ns: f64,
     drift_ppm: f64,
@@ -181,6 +188,8 @@ pub struct FileMapping {
     /// Why it was taken off its host's clock.
     pub off_host_clock: Option<String>,
     pub timebase: Timebase,
+    /// How a timebase its data could not decide was read, and why.
+    pub ambiguous_timebase: Option<AmbiguousTimebase>,
     pub method: ClockMethod,
     /// What is added to the file's timestamps at its first event (ms).
     pub offset_ms: f64,
@@ -517,6 +526,7 @@ impl Alignment {
             fitted_via: c.fitted_via,
             off_host_clock: c.off_host_clock.clone(),
             timebase: c.timebase,
+            ambiguous_timebase: c.ambiguous_timebase,
             method: c.method,
             offset_ms: c.offset_ns / 1e6,
             ppm: c.drift_ppm,
@@ -554,6 +564,13 @@ impl Alignment {
     /// Adds `line` to what is said once about the alignment.
     pub(super) fn warn(&mut self, line: String) {
         self.warnings.push(line);
+    }
+
+    /// What to add to file `file`'s timestamps to get UTC ns since the
+    /// epoch, on its timebase as read here (an ambiguous one as chosen).
+    pub fn utc_shift_ns(&self, p: &Profile, file: usize) -> Option<i64> {
+        let f = p.files.get(file)?;
+        f.utc_shift_ns_as(self.files.get(file).map_or(f.timebase, |c| c.timebase))
     }
 
     /// How file `file` was aligned.
@@ -782,14 +799,36 @@ pub fn from_utc_apart(
     mode: AlignMode,
     apart: &std::collections::BTreeMap<usize, Apart>,
 ) -> Alignment {
+    from_utc_read(p, mode, apart, &Default::default())
+}
+
+/// [`from_utc_apart`], with the ambiguous timebases of `read` read as it
+/// says (decided by the collective ends, [`timebase::ends`]).
+pub fn from_utc_read(
+    p: &Profile,
+    mode: AlignMode,
+    apart: &std::collections::BTreeMap<usize, Apart>,
+    read: &std::collections::BTreeMap<usize, AmbiguousTimebase>,
+) -> Alignment {
     let t0s = file_starts(p);
+    let bad = bad_utc_stamps(p);
+    // Files whose clock data cannot be right say nothing of another's
+    // timebase.
+    let untrusted = apart
+        .iter()
+        .filter(|(_, x)| x.isolate)
+        .map(|(&i, _)| i)
+        .chain(bad.keys().copied())
+        .collect();
+    let readings = timebase::read(p, &untrusted, read);
+    let read = |i: usize| (&p.files[i], readings[i].0);
     let mut files: Vec<FileClock> = Vec::with_capacity(p.files.len());
-    for (i, f) in p.files.iter().enumerate() {
+    for i in 0..p.files.len() {
         // The first earlier domain of the file's host it shares a clock with.
         let link = (0..i)
             .filter(|&j| files[j].domain == j && !apart.contains_key(&j))
             .filter(|_| !apart.contains_key(&i))
-            .find_map(|j| host_clock(&p.files[j], f).map(|l| (j, l)));
+            .find_map(|j| host_clock(read(j), read(i)).map(|l| (j, l)));
         let (domain, host_shift_ns, host_link) = match link {
             Some((j, (shift, how))) => (j, shift, Some(how)),
             None => (i, 0, None),
@@ -801,7 +840,8 @@ pub fn from_utc_apart(
             host_agreement_ms: None,
             off_host_clock: apart.get(&i).map(|x| x.why.clone()),
             fitted_via: None,
-            timebase: f.timebase,
+            timebase: readings[i].0,
+            ambiguous_timebase: readings[i].1,
             method: ClockMethod::None,
             offset_ns: 0.0,
             drift_ppm: 0.0,
@@ -825,7 +865,6 @@ pub fn from_utc_apart(
     for (&i, x) in apart.iter().filter(|(_, x)| x.isolate) {
         a.isolate(i, &x.why);
     }
-    let bad = bad_utc_stamps(p);
     for (&i, why) in &bad {
         // a domain's shift is its first file's: judged by it
         if a.files[i].domain == i && a.several_domains() {
@@ -837,7 +876,10 @@ pub fn from_utc_apart(
     // left out).
     let anchor = (0..p.files.len())
         .find(|&i| !a.files[i].isolated)
-        .and_then(|i| p.files[a.files[i].domain].utc_shift_ns());
+        .and_then(|i| {
+            let d = a.files[i].domain;
+            p.files[d].utc_shift_ns_as(readings[d].0)
+        });
     let mut missing_utc = Vec::new();
     for i in 0..a.files.len() {
         let domain = a.files[i].domain;
@@ -852,7 +894,7 @@ pub fn from_utc_apart(
             c.offset_ns = host;
         } else {
             c.method = ClockMethod::Utc;
-            match (anchor, p.files[domain].utc_shift_ns()) {
+            match (anchor, p.files[domain].utc_shift_ns_as(readings[domain].0)) {
                 _ if c.isolated => {}
                 (Some(r), Some(u)) => c.offset_ns = u.saturating_sub(r) as f64 + host,
                 _ => missing_utc.push(i),
@@ -928,9 +970,10 @@ fn bad_utc_stamps(p: &Profile) -> std::collections::BTreeMap<usize, String> {
 /// Whether file `f` shares the clock of `first` (an earlier file, the
 /// first of its domain): both name one host and one boot of it. Then what
 /// to add to `f`'s timestamps to get `first`'s, and how it is known.
+/// Each file comes with its timebase as read.
 fn host_clock(
-    first: &crate::profile::FileInfo,
-    f: &crate::profile::FileInfo,
+    (first, first_tb): (&crate::profile::FileInfo, Timebase),
+    (f, f_tb): (&crate::profile::FileInfo, Timebase),
 ) -> Option<(i64, HostLink)> {
     // host_index tells boots of one name apart where they are recorded
     if first.host.is_none() || first.host != f.host || first.host_index != f.host_index {
@@ -939,7 +982,10 @@ fn host_clock(
     let boots = first.boot_ns.zip(f.boot_ns);
     if let Some((x, y)) = boots
         && crate::profile::identity::same_boot(Some(x), Some(y))
-        && let (Some(a), Some(b)) = (first.to_boot_clock_ns(), f.to_boot_clock_ns())
+        && let (Some(a), Some(b)) = (
+            first.to_boot_clock_ns_as(first_tb),
+            f.to_boot_clock_ns_as(f_tb),
+        )
     {
         return Some((b.saturating_sub(a), HostLink::BootClock));
     }
@@ -947,7 +993,7 @@ fn host_clock(
         // two boots of one host: two clocks
         return None;
     }
-    let (a, b) = (first.utc_shift_ns()?, f.utc_shift_ns()?);
+    let (a, b) = (first.utc_shift_ns_as(first_tb)?, f.utc_shift_ns_as(f_tb)?);
     Some((b.saturating_sub(a), HostLink::UtcClock))
 }
 
@@ -987,6 +1033,7 @@ mod tests {
                 fitted_via: None,
                 off_host_clock: None,
                 timebase: Timebase::UtcEpoch,
+                ambiguous_timebase: None,
                 method: ClockMethod::CollectiveEnds,
                 offset_ns,
                 drift_ppm,
@@ -1033,6 +1080,7 @@ mod tests {
             system_clock_ns: None,
             timebase: Timebase::SessionRelative,
             boot_ns: None,
+            timebase_alternative: None,
             capture_start_ns: None,
             capture_end_ns: None,
             rank: None,

@@ -260,7 +260,20 @@ pub fn align_and_match(
         }
     }
     let aligned = match mode {
-        AlignMode::Ends => clock::ends::refine_from_ends(p, &utc, &first),
+        AlignMode::Ends => {
+            let mut aligned = clock::ends::refine_from_ends(p, &utc, &first);
+            // A timebase the UTC stamps could not decide, the ends may:
+            // then the clocks are aligned again on the reading they give.
+            let by_ends = clock::timebase::ends::decided(p, &apart, &utc, &aligned);
+            if by_ends.flips {
+                utc = clock::from_utc_read(p, mode, &apart, &by_ends.read);
+                first = match_collectives(p, classes, &utc);
+                aligned = clock::ends::refine_from_ends(p, &utc, &first);
+            } else {
+                clock::timebase::ends::record(&mut aligned, &by_ends);
+            }
+            aligned
+        }
         AlignMode::Utc | AlignMode::None => clock::ends::with_residuals(p, utc, &first),
     };
     if !aligned.several_domains() {

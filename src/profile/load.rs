@@ -244,6 +244,7 @@ impl State<'_> {
             utc_start_ns: session.utc_epoch_ns,
             system_clock_ns: session.system_clock_ns,
             timebase: Timebase::SessionRelative,
+            timebase_alternative: None,
             boot_ns,
             rank,
             world_size,
@@ -293,6 +294,7 @@ impl State<'_> {
         }
         let span = self.p.span();
         self.p.files[0].timebase = session.timebase(span);
+        self.p.files[0].timebase_alternative = session.alternative(span);
         Ok(())
     }
 
@@ -852,6 +854,45 @@ mod tests {
             Timebase::SessionRelative
         );
     }
+
+    #[test]
+    fn a_boot_reading_under_a_minute_is_ambiguous_unless_the_data_settles_it() {
+        // booted 43 s before the session; events from 44 s for 52 s
+        let boot = 43_000_000_000;
+        let s = 1_000_000_000;
+        let events = Some((44 * s, 96 * s));
+        let clock = |system_clock_ns, window| SessionClock {
+            utc_epoch_ns: Some(1_780_000_000_000_000_000),
+            system_clock_ns: Some(system_clock_ns),
+            window,
+        };
+        let read = |c: SessionClock| (c.timebase(events), c.alternative(events));
+        let (boot_clock, session) = (Timebase::BootClock, Timebase::SessionRelative);
+        // no window: read from the session start, or on the boot clock
+        assert_eq!(read(clock(boot, None)), (session, Some(boot_clock)));
+        // a window holding the events only as recorded: the boot clock
+        let recorded = Some((boot, 97 * s));
+        assert_eq!(read(clock(boot, recorded)), (boot_clock, None));
+        // ... only shifted back by the boot reading: the session start
+        let shifted = Some((boot + 40 * s, boot + 100 * s));
+        assert_eq!(read(clock(boot, shifted)), (session, None));
+        // holding them either way, or neither: not settled
+        let both = Some((boot, boot + 100 * s));
+        assert_eq!(read(clock(boot, both)), (boot_clock, Some(session)));
+        let neither = Some((boot, 90 * s));
+        assert_eq!(read(clock(boot, neither)), (session, Some(boot_clock)));
+        // a reading of a minute or more decides; events far below it are
+        // session-relative; a reading of 0 is the same either way
+        let late = Some((62 * s, 110 * s));
+        assert_eq!(clock(61 * s, None).timebase(late), boot_clock);
+        assert_eq!(clock(61 * s, None).alternative(late), None);
+        let early = clock(boot, None);
+        assert_eq!(early.alternative(Some((2 * s, 12 * s))), None);
+        assert_eq!(clock(0, None).alternative(Some((0, 12 * s))), None);
+        // UTC timestamps are UTC
+        let utc = Some((1_780_000_000_000_000_000, 1_780_000_001_000_000_000));
+        assert_eq!(early.alternative(utc), None);
+    }
 }
 
 /// What `TARGET_INFO_SESSION_START_TIME` and `ANALYSIS_DETAILS` say.
@@ -924,6 +965,31 @@ impl SessionClock {
             }
             _ => Timebase::SessionRelative,
         }
+    }
+
+    /// The other reading of a file whose data cannot decide its timebase:
+    /// a boot reading under [`BOOT_MIN_NS`] that the events could start
+    /// at (so they fit the boot clock as well as the session start), and
+    /// no window that holds them on one reading only. [`Self::timebase`]
+    /// is then the default; the clock, which sees the other files, chooses.
+    fn alternative(&self, span: Option<(i64, i64)>) -> Option<Timebase> {
+        let (lo, hi) = span?;
+        // 0 reads the same either way
+        let boot = self.system_clock_ns.filter(|&b| b > 0 && b < BOOT_MIN_NS)?;
+        // a boot clock never reads below 0
+        if !(0..UTC_EPOCH_MIN_NS).contains(&lo) || !on_boot_clock(lo, boot) {
+            return None;
+        }
+        if let Some((a, b)) = self.window {
+            let holds = |a: i64, b: i64| a <= lo && hi <= b;
+            if holds(a, b) != holds(a.saturating_sub(boot), b.saturating_sub(boot)) {
+                return None;
+            }
+        }
+        Some(match self.timebase(span) {
+            Timebase::BootClock => Timebase::SessionRelative,
+            _ => Timebase::BootClock,
+        })
     }
 }
 

@@ -86,8 +86,15 @@ pub struct FileInfo {
     pub host_index: u32,
     /// `TARGET_INFO_SESSION_START_TIME.systemClockNs`, when recorded.
     pub system_clock_ns: Option<i64>,
-    /// What the file's timestamps count from (decided from its data).
+    /// What the file's timestamps count from (decided from its data; when
+    /// its data cannot decide, the default reading).
     pub timebase: Timebase,
+    /// The other reading, when the file's data cannot decide between a
+    /// boot clock and the session start (`systemClockNs` under a minute,
+    /// no window that settles it): the clock, which sees the other files,
+    /// chooses.
+    #[serde(default)]
+    pub timebase_alternative: Option<Timebase>,
     /// Rows left out because their times cannot be right, per table.
     #[serde(default)]
     pub suspect_rows: SuspectRows,
@@ -295,7 +302,12 @@ impl FileInfo {
     /// What to add to this file's timestamps to get UTC ns since the
     /// epoch, when the file says.
     pub fn utc_shift_ns(&self) -> Option<i64> {
-        match self.timebase {
+        self.utc_shift_ns_as(self.timebase)
+    }
+
+    /// [`Self::utc_shift_ns`] were its timestamps on timebase `tb`.
+    pub fn utc_shift_ns_as(&self, tb: Timebase) -> Option<i64> {
+        match tb {
             Timebase::UtcEpoch => Some(0),
             Timebase::BootClock => Some(self.utc_start_ns?.saturating_sub(self.system_clock_ns?)),
             Timebase::SessionRelative => self.utc_start_ns,
@@ -329,7 +341,12 @@ impl FileInfo {
     /// What to add to this file's timestamps to get its host's boot
     /// clock, when the file records where it sits on it.
     pub fn to_boot_clock_ns(&self) -> Option<i64> {
-        match self.timebase {
+        self.to_boot_clock_ns_as(self.timebase)
+    }
+
+    /// [`Self::to_boot_clock_ns`] were its timestamps on timebase `tb`.
+    pub fn to_boot_clock_ns_as(&self, tb: Timebase) -> Option<i64> {
+        match tb {
             Timebase::BootClock => Some(0),
             // timestamp 0 is the boot-clock reading `systemClockNs`
             Timebase::SessionRelative => self.system_clock_ns,

@@ -58,6 +58,7 @@ fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileP
         system_clock_ns: None,
         timebase: Default::default(),
         boot_ns: None,
+        timebase_alternative: None,
         capture_start_ns: None,
         capture_end_ns: None,
         rank: None,

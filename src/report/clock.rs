@@ -22,6 +22,8 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "path": path_text(&f.path),
                 "host": f.host,
                 "timebase": c.timebase.name(),
+                // read one way of two its data could not decide between
+                "timebase_ambiguous": c.ambiguous_timebase.as_ref().map(super::timebase::to_json),
                 "method": c.method.name(),
                 "offset_ms": c.offset_ms,
                 // null when not fitted: 0.0 would claim a perfect clock
@@ -150,6 +152,11 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
                 "! {} taken off its host's clock: {why}",
                 f.name()
             )));
+        }
+    }
+    for (c, f) in a.mappings().zip(&p.files) {
+        if let Some(t) = &c.ambiguous_timebase {
+            out += &cx.note(&escape_controls(&super::timebase::line(&f.name(), t)));
         }
     }
     out += &host_lines(cx, a);

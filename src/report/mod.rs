@@ -22,6 +22,7 @@ mod stats;
 mod stragglers;
 pub(crate) mod summary;
 pub mod table;
+mod timebase;
 pub mod trace;
 mod why;
 

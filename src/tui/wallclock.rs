@@ -2,12 +2,14 @@
 //! the session start, whose UTC time the export records
 //! (`TARGET_INFO_SESSION_START_TIME.utcEpochNs`).
 
+use crate::analysis::clock::Alignment;
 use crate::profile::Profile;
 
 /// UTC (ns since the Unix epoch) of capture-clock time 0, from the first
-/// file that records it.
-pub fn utc_start(p: &Profile) -> Option<i64> {
-    p.files.iter().find_map(|f| f.utc_shift_ns())
+/// file that records it, on its timebase as the clock read it (a boot
+/// reading under a minute can leave that to the other files).
+pub fn utc_start(p: &Profile, a: &Alignment) -> Option<i64> {
+    (0..p.files.len()).find_map(|i| a.utc_shift_ns(p, i))
 }
 
 /// A UTC instant split into calendar date and time of day.

@@ -14,7 +14,9 @@ impl App {
         self.ruler = match self.ruler {
             Ruler::Utc => Ruler::Capture,
             Ruler::Capture => Ruler::Relative,
-            Ruler::Relative if wallclock::utc_start(&l.profile).is_some() => Ruler::Utc,
+            Ruler::Relative if wallclock::utc_start(&l.profile, &l.analysis.clock).is_some() => {
+                Ruler::Utc
+            }
             Ruler::Relative => {
                 self.say("no UTC start stamp in this capture: back to the capture clock");
                 Ruler::Capture
@@ -25,7 +27,7 @@ impl App {
     /// UTC of capture-clock time 0 while the ruler shows UTC.
     pub fn utc_origin(&self, l: &Loaded) -> Option<i64> {
         (self.ruler == Ruler::Utc)
-            .then(|| wallclock::utc_start(&l.profile))
+            .then(|| wallclock::utc_start(&l.profile, &l.analysis.clock))
             .flatten()
     }
 }
