@@ -71,19 +71,32 @@ pub fn communicators(seen: &[Seen]) -> Vec<Vec<u32>> {
 /// with one of its streams holds all of it). A stream in both with other
 /// partners in each (a pipeline's middle stage) fails that, and the two
 /// stand.
-fn split_overlaps(mut sets: Vec<Vec<u32>>, seen: &[&[u32]]) -> Vec<Vec<u32>> {
-    let whole = |part: &[u32]| {
-        seen.iter()
+fn split_overlaps(sets: Vec<Vec<u32>>, seen: &[&[u32]]) -> Vec<Vec<u32>> {
+    // Whether a part never parts, once per part: thousands of seen sets
+    // at hundreds of ranks.
+    let mut whole_of: HashMap<Vec<u32>, bool> = HashMap::new();
+    let mut whole = |part: &[u32]| -> bool {
+        if let Some(&w) = whole_of.get(part) {
+            return w;
+        }
+        let w = seen
+            .iter()
             .filter(|s| part.iter().any(|t| s.binary_search(t).is_ok()))
-            .all(|s| is_subset(part, s))
+            .all(|s| is_subset(part, s));
+        whole_of.insert(part.to_vec(), w);
+        w
     };
-    let mut refused: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+    // Each set by an id that stays with it: a pair refused once stays
+    // refused while both stand, so only pairs with a new set are tried.
+    let mut next = sets.len();
+    let mut sets: Vec<(usize, Vec<u32>)> = sets.into_iter().enumerate().collect();
+    let mut refused: std::collections::HashSet<(usize, usize)> = Default::default();
     loop {
         let mut found = None;
         'pairs: for i in 0..sets.len() {
             for j in i + 1..sets.len() {
-                let (a, b) = (&sets[i], &sets[j]);
-                if refused.contains(&(a.clone(), b.clone())) {
+                let ((ia, a), (ib, b)) = (&sets[i], &sets[j]);
+                if refused.contains(&(*ia, *ib)) {
                     continue;
                 }
                 let both: Vec<u32> = a
@@ -91,6 +104,10 @@ fn split_overlaps(mut sets: Vec<Vec<u32>>, seen: &[&[u32]]) -> Vec<Vec<u32>> {
                     .copied()
                     .filter(|t| b.binary_search(t).is_ok())
                     .collect();
+                if both.len() < 2 || both.len() == a.len() || both.len() == b.len() {
+                    refused.insert((*ia, *ib));
+                    continue;
+                }
                 let only_a: Vec<u32> = a
                     .iter()
                     .copied()
@@ -101,28 +118,27 @@ fn split_overlaps(mut sets: Vec<Vec<u32>>, seen: &[&[u32]]) -> Vec<Vec<u32>> {
                     .copied()
                     .filter(|t| a.binary_search(t).is_err())
                     .collect();
-                if both.len() < 2 || only_a.is_empty() || only_b.is_empty() {
-                    continue;
-                }
                 let parts = [both, only_a, only_b];
                 if parts.iter().all(|p| p.len() >= 2 && whole(p)) {
                     found = Some((i, j, parts));
                     break 'pairs;
                 }
-                refused.push((a.clone(), b.clone()));
+                refused.insert((*ia, *ib));
             }
         }
         let Some((i, j, parts)) = found else {
-            return sets;
+            return sets.into_iter().map(|(_, s)| s).collect();
         };
         sets.remove(j);
         sets.remove(i);
         for p in parts {
-            if !sets.contains(&p) {
-                sets.push(p);
+            if !sets.iter().any(|(_, s)| *s == p) {
+                sets.push((next, p));
+                next += 1;
             }
         }
-        sets.sort();
+        // In order of their tracks (refused pairs keep their ids).
+        sets.sort_by(|x, y| x.1.cmp(&y.1));
     }
 }
 

@@ -408,6 +408,13 @@ fn cover(
     let Some(&t) = tracks.get(at) else {
         return;
     };
+    // Each stream left holds one kernel of the cluster at most: a branch
+    // that cannot beat the best found is not searched (at hundreds of
+    // ranks a cluster one communicator covers whole ends here at once).
+    let left = tracks.len() - at;
+    if (score.0 + left, score.1 + left) <= (best.0, best.1) {
+        return;
+    }
     if *budget == 0 {
         return;
     }
