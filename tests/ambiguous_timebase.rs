@@ -105,16 +105,7 @@ fn stamped_at_zero(path: &Path) {
 }
 
 fn clock(align: &str, files: &[PathBuf]) -> Value {
-    let args = [
-        "report",
-        "clock",
-        "--format",
-        "json",
-        "--no-cache",
-        "--align",
-        align,
-    ];
-    json_on(&args, files)
+    common::clock_json(align, files)
 }
 
 fn clock_text(files: &[PathBuf]) -> String {

@@ -166,17 +166,7 @@ fn false_big_events(j: &Job) -> Vec<String> {
             }
         }
     }
-    let m = &j.a.matching;
-    let mut out = Vec::new();
-    for gs in &j.a.skews {
-        let g = &m.groups[gs.group];
-        for e in &gs.big_events {
-            if !g.members(e.instance.index).any(|x| big_rows.contains(&x.1)) {
-                out.push(format!("{}:{}", g.key, e.instance.index + 1));
-            }
-        }
-    }
-    out
+    common::instances::big_events_without(&j.a, &big_rows)
 }
 
 /// Each flagged group says so in its notes, and names its devices.

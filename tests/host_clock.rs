@@ -15,16 +15,7 @@ fn truth() -> Value {
 }
 
 fn clock(align: &str, files: &[PathBuf]) -> Value {
-    let args = [
-        "report",
-        "clock",
-        "--format",
-        "json",
-        "--no-cache",
-        "--align",
-        align,
-    ];
-    json_on(&args, files)
+    common::clock_json(align, files)
 }
 
 fn clock_text(align: &str, files: &[PathBuf]) -> String {

@@ -198,17 +198,7 @@ fn false_big_events(j: &Job) -> Vec<String> {
         .filter(|ti| int(&ti["start_skew_ns"]) > 15_000_000)
         .flat_map(|ti| j.rows_of(ti, &rows))
         .collect();
-    let m = &j.a.matching;
-    let mut out = Vec::new();
-    for gs in &j.a.skews {
-        let g = &m.groups[gs.group];
-        for e in &gs.big_events {
-            if !g.members(e.instance.index).any(|x| big_rows.contains(&x.1)) {
-                out.push(format!("{}:{}", g.key, e.instance.index + 1));
-            }
-        }
-    }
-    out
+    common::instances::big_events_without(&j.a, &big_rows)
 }
 
 /// Each file's offset to the reference against the truth's at its first

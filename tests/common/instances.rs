@@ -17,3 +17,22 @@ pub fn one_instance(
         other => Err(format!("its kernels are in {other:?}")),
     }
 }
+
+/// The big events (`group:instance`) that hold none of `rows` (the truth's
+/// big instances' kernels): each a false one.
+pub fn big_events_without(
+    a: &rankline::analysis::Analysis,
+    rows: &std::collections::HashSet<usize>,
+) -> Vec<String> {
+    let m = &a.matching;
+    let mut out = Vec::new();
+    for gs in &a.skews {
+        let g = &m.groups[gs.group];
+        for e in &gs.big_events {
+            if !g.members(e.instance.index).any(|x| rows.contains(&x.1)) {
+                out.push(format!("{}:{}", g.key, e.instance.index + 1));
+            }
+        }
+    }
+    out
+}

@@ -337,3 +337,17 @@ fn gpu_window(c: &rusqlite::Connection) -> Option<(i64, i64)> {
     }
     (a < b && rows > 0 && outside * 100 <= rows).then_some((a, b))
 }
+
+/// `report clock --format json --no-cache --align ALIGN` of `files`.
+pub fn clock_json(align: &str, files: &[PathBuf]) -> serde_json::Value {
+    let args = [
+        "report",
+        "clock",
+        "--format",
+        "json",
+        "--no-cache",
+        "--align",
+        align,
+    ];
+    json_on(&args, files)
+}
