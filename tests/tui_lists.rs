@@ -233,15 +233,17 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
         ]
     );
     // The largest cause comes from each late rank's account: the Megatron
-    // fixture's D4 spent its delay in the forward NVTX range; D3's wait is
-    // on the GPU with no sync records to follow.
+    // fixture's D4 spent its delay on the CPU in the forward NVTX range
+    // (where it was, not a cause); D3's wait is on the GPU with no sync
+    // records to follow.
     let row = |inst: &str| {
         s.lines()
             .find(|l| l.contains(&format!(" {inst} ")) && l.contains("s20"))
             .unwrap()
             .to_string()
     };
-    assert!(row("145").contains("nvtx"), "{s}");
+    assert!(row("145").contains("cpu, in forward"), "{s}");
+    assert!(!row("145").contains("nvtx"), "{s}");
     assert!(row("100").contains("gpu: ?"), "{s}");
     let rows = listed(&s);
     assert_eq!(rows.len(), 20, "{s}");

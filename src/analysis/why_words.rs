@@ -132,11 +132,13 @@ pub fn largest_cause(p: &Profile, w: &Why) -> String {
     if let Some(s) = &w.cpu {
         for x in &s.shares {
             let short = match x.kind {
-                CpuKind::CudaSync => "sync",
-                CpuKind::CudaCall => "call",
-                other => other.name(),
+                CpuKind::CudaSync => "sync".to_string(),
+                CpuKind::CudaCall => "call".to_string(),
+                // An NVTX range is where the thread was, not a cause.
+                CpuKind::Nvtx => format!("cpu, in {}", cut(p.strings.get(x.label))),
+                other => other.name().to_string(),
             };
-            offer(x.ns(), short.into());
+            offer(x.ns(), short);
         }
         offer(s.unaccounted_ns(), "unaccounted".into());
     }
@@ -159,6 +161,15 @@ pub fn largest_cause(p: &Profile, w: &Why) -> String {
         "gpu: ?".into(),
     );
     best.map_or_else(|| "-".into(), |b| b.1)
+}
+
+/// A range's name in a few characters.
+fn cut(name: &str) -> String {
+    let mut w: String = name.chars().take(14).collect();
+    if name.chars().count() > 14 {
+        w.push('…');
+    }
+    w
 }
 
 /// A kernel name's gist: "gemm" for GEMMs, else its first word, cut.
