@@ -2,7 +2,7 @@
 //! and real export: for each table (kernels, NVTX, API, OS runtime,
 //! copies) the rows' figures — count, total, min, max, median, sample
 //! stddev — are those SQL's durations give, grouped as nsys groups them
-//! (kernels by demangled name, else short; API names without `_v<N>`).
+//! (kernels by demangled name, else short; API names without nsys's six-character `_vNNNN`).
 
 mod common;
 
@@ -84,7 +84,8 @@ fn grouped_as(db: &Connection, sql: &str, key: impl Fn(&str) -> String) -> Vec<F
 
 fn truth(file: &Path, of: &str) -> Vec<Figures> {
     let db = Connection::open(file).unwrap();
-    let strip_version = regex::Regex::new(r"_v\d+$").unwrap();
+    // nsys's cuda_api_sum: `substr(name, -6, 2) = '_v'` drops six characters
+    let strip_version = regex::Regex::new(r"_v.{4}$").unwrap();
     match of {
         "kernels" if has_table(&db, "CUPTI_ACTIVITY_KIND_KERNEL") => {
             let name = if has_column(&db, "CUPTI_ACTIVITY_KIND_KERNEL", "demangledName") {

@@ -31,9 +31,9 @@ impl SyncKind {
     }
 }
 
-/// The kind of a sync call by its name (version suffix stripped).
+/// The kind of a sync call by its name (any version suffix stripped).
 pub fn kind_of_call(name: &str) -> Option<SyncKind> {
-    Some(match name {
+    Some(match crate::profile::names::strip_api_version(name) {
         "cudaStreamWaitEvent" | "cuStreamWaitEvent" => SyncKind::StreamWaitEvent,
         "cudaEventSynchronize" | "cuEventSynchronize" => SyncKind::EventSync,
         "cudaStreamSynchronize" | "cuStreamSynchronize" => SyncKind::StreamSync,

@@ -27,8 +27,21 @@ impl KernelNames {
     }
 }
 
-/// Strips the `_v<N>` version suffix nsys appends to runtime API names
-/// (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
+/// The name nsys's `cuda_api_sum` shows: a runtime call's six-character
+/// `_vNNNN` version suffix dropped (`cudaLaunchKernel_v7000` →
+/// `cudaLaunchKernel`), as nsys's own SQL does (`substr(name, -6, 2) =
+/// '_v'`); longer suffixes and driver entry points' `_v2` stay
+/// (`cuGetProcAddress` and `cuGetProcAddress_v2` are two rows there).
+pub fn nsys_api_name(name: &str) -> &str {
+    // Six characters, as SQLite's substr counts them.
+    match name.char_indices().rev().nth(5) {
+        Some((at, _)) if name[at..].starts_with("_v") => &name[..at],
+        _ => name,
+    }
+}
+
+/// Any `_v<N>` version suffix stripped, for telling what a call does
+/// (`cuCtxSynchronize_v2` synchronizes as `cuCtxSynchronize` does).
 pub fn strip_api_version(name: &str) -> &str {
     if let Some(pos) = name.rfind("_v") {
         let digits = &name[pos + 2..];
@@ -69,6 +82,17 @@ pub fn memcpy_name(copy_kind: Option<i64>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_names_are_nsys_names() {
+        assert_eq!(nsys_api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(nsys_api_name("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
+        assert_eq!(nsys_api_name("cudaFoo_v10000"), "cudaFoo_v10000");
+        assert_eq!(nsys_api_name("cuGetProcAddress_v2"), "cuGetProcAddress_v2");
+        assert_eq!(nsys_api_name("cuLaunchKernelEx"), "cuLaunchKernelEx");
+        assert_eq!(nsys_api_name("_v1234"), "");
+        assert_eq!(nsys_api_name("x_vé12"), "x_vé12");
+    }
 
     #[test]
     fn strips_version_suffix_only() {

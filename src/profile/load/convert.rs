@@ -5,7 +5,7 @@ use super::State;
 use super::counts::Counted;
 use crate::profile::intern::{Interner, Sym};
 use crate::profile::model::*;
-use crate::profile::names::{is_launch_api, memcpy_name, strip_api_version};
+use crate::profile::names::{is_launch_api, memcpy_name, nsys_api_name, strip_api_version};
 use crate::profile::raw::{
     NO_COPY_KIND, NO_NAME, RawCudaEvents, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples,
     RawSched, RawSyncs,
@@ -176,8 +176,11 @@ impl State<'_> {
                             .get(name_id)
                             .map(|n| self.p.strings.get(n).to_string())
                             .unwrap_or_default();
-                        let shown = strip_api_version(&raw);
-                        (self.p.strings.intern(shown), is_launch_api(shown))
+                        let shown = nsys_api_name(&raw);
+                        (
+                            self.p.strings.intern(shown),
+                            is_launch_api(strip_api_version(shown)),
+                        )
                     });
                     last_name = Some((name_id, v));
                     v
