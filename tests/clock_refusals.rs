@@ -192,16 +192,7 @@ fn a_boot_clock_file_without_analysis_details_stays_on_the_boot_clock() {
 
 #[test]
 fn drift_is_null_in_json_when_not_fitted() {
-    let v = json(&[
-        "report",
-        "clock",
-        "--format",
-        "json",
-        "--no-cache",
-        "--align",
-        "utc",
-        root().join("fixtures/multinode").to_str().unwrap(),
-    ]);
+    let v = common::clock_json("utc", &[root().join("fixtures/multinode")]);
     let files = v["files"].as_array().unwrap();
     assert!(!files.is_empty());
     for f in files {

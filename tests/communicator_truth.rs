@@ -70,20 +70,8 @@ fn rows_by_kernel(p: &Profile) -> HashMap<(u32, u32, i64), usize> {
 fn check(j: &Job) -> Outcome {
     let (p, m) = (&j.p, &j.a.matching);
     let rows = rows_by_kernel(p);
-    let siblings: HashMap<&str, bool> = j.truth["siblings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let any = !s["indistinguishable_from"].as_array().unwrap().is_empty();
-            (s["group"].as_str().unwrap(), any)
-        })
-        .collect();
-    let skew_of: HashMap<(usize, usize), &rankline::analysis::skew::InstanceSkew> =
-        j.a.skews
-            .iter()
-            .flat_map(|gs| gs.instances.iter().map(move |i| ((gs.group, i.index), i)))
-            .collect();
+    let siblings = common::instances::has_siblings(&j.truth);
+    let skew_of = common::instances::skews_by_instance(&j.a);
     let mut out = Outcome::default();
     for ti in j.truth["instances"].as_array().unwrap() {
         let name = format!("{}#{}", ti["group"].as_str().unwrap(), ti["index"]);

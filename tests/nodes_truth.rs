@@ -140,18 +140,8 @@ struct Outcome {
 fn check(j: &Job, skip: &dyn Fn(&Value) -> bool) -> Outcome {
     let (p, m) = (&j.p, &j.a.matching);
     let rows = rows_by_kernel(p);
-    let siblings: HashMap<&str, bool> = arr(&j.truth["siblings"])
-        .iter()
-        .map(|s| {
-            let any = !arr(&s["indistinguishable_from"]).is_empty();
-            (s["group"].as_str().unwrap(), any)
-        })
-        .collect();
-    let skew_of: HashMap<(usize, usize), &rankline::analysis::skew::InstanceSkew> =
-        j.a.skews
-            .iter()
-            .flat_map(|gs| gs.instances.iter().map(move |i| ((gs.group, i.index), i)))
-            .collect();
+    let siblings = common::instances::has_siblings(&j.truth);
+    let skew_of = common::instances::skews_by_instance(&j.a);
     let mut out = Outcome::default();
     for ti in arr(&j.truth["instances"]).iter().filter(|ti| !skip(ti)) {
         let name = format!("{}#{}", ti["group"].as_str().unwrap(), ti["index"]);

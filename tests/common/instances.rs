@@ -36,3 +36,26 @@ pub fn big_events_without(
     }
     out
 }
+
+/// Per truth group, whether the truth names siblings it never parted from.
+pub fn has_siblings(truth: &serde_json::Value) -> std::collections::HashMap<&str, bool> {
+    truth["siblings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let any = !s["indistinguishable_from"].as_array().unwrap().is_empty();
+            (s["group"].as_str().unwrap(), any)
+        })
+        .collect()
+}
+
+/// Every instance's skew by (group, 0-based instance).
+pub fn skews_by_instance(
+    a: &rankline::analysis::Analysis,
+) -> std::collections::HashMap<(usize, usize), &rankline::analysis::skew::InstanceSkew> {
+    a.skews
+        .iter()
+        .flat_map(|gs| gs.instances.iter().map(move |i| ((gs.group, i.index), i)))
+        .collect()
+}
