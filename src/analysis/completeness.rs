@@ -180,10 +180,14 @@ pub fn completeness(p: &Profile, clock: &Alignment, w: Window) -> Completeness {
     for (t, rows) in p.runtime_by_thread.iter().enumerate() {
         let proc = p.threads[t].process as usize;
         let wf = in_file(t);
-        rt_per_proc[proc] += rows
-            .clone()
-            .filter(|&i| wf.contains(p.runtime.start(i), p.runtime.end(i)))
-            .count();
+        // Over the whole capture every row counts: no times to read.
+        rt_per_proc[proc] += if w.is_all() {
+            rows.len()
+        } else {
+            rows.clone()
+                .filter(|&i| wf.contains(p.runtime.start(i), p.runtime.end(i)))
+                .count()
+        };
     }
     let mut nvtx_per_proc: Vec<usize> = (0..nproc)
         .map(|pr| counted(&p.cpu_counts.nvtx_ranges, pr))
@@ -193,7 +197,9 @@ pub fn completeness(p: &Profile, clock: &Alignment, w: Window) -> Completeness {
         let wf = in_file(t);
         nvtx_per_proc[proc] += rows
             .clone()
-            .filter(|&i| p.nvtx.is_range(i) && wf.contains(p.nvtx.start(i), p.nvtx.end(i)))
+            .filter(|&i| {
+                p.nvtx.is_range(i) && (w.is_all() || wf.contains(p.nvtx.start(i), p.nvtx.end(i)))
+            })
             .count();
     }
     let mut per_dev: Vec<DeviceCounts> = (0..p.devices.len() as DevId)
@@ -210,10 +216,17 @@ pub fn completeness(p: &Profile, clock: &Alignment, w: Window) -> Completeness {
         let d = &mut per_dev[lane.device as usize];
         let (l, file) = (l as LaneId, p.lane_file(l as LaneId));
         let wf = clock.window_in_file(file, w);
-        for (i, s, e) in clock.lane_rows(p, l, w, file) {
-            if !wf.contains(s, e) {
-                continue;
-            }
+        let rows: Box<dyn Iterator<Item = usize>> = if w.is_all() {
+            Box::new(p.lanes[l as usize].rows.clone())
+        } else {
+            Box::new(
+                clock
+                    .lane_rows(p, l, w, file)
+                    .filter(|&(_, s, e)| wf.contains(s, e))
+                    .map(|(i, _, _)| i),
+            )
+        };
+        for i in rows {
             match p.gpu.kind(i) {
                 GpuKind::Kernel => d.kernels += 1,
                 GpuKind::Memcpy => d.memcpy += 1,

@@ -109,6 +109,11 @@ impl Stages {
     fn without(self, done: Stages) -> Stages {
         Stages(self.0 & !done.0)
     }
+
+    /// This set with `st` alone (not the stages it needs).
+    fn with_only(self, st: Stage) -> Stages {
+        Stages(self.0 | 1 << st as u16)
+    }
 }
 
 /// The results of the pipeline; a stage not run leaves its results empty
@@ -186,7 +191,45 @@ pub fn resume(
     wanted: Stages,
     stage: &mut dyn FnMut(&'static str),
 ) -> Analysis {
-    let todo = wanted.without(a.holds);
+    let mut todo = wanted.without(a.holds);
+    let beside = clock_free(p, w, todo);
+    if todo.has(Stage::Clock) && beside != Stages::NONE {
+        // The matching on this core, the stages that read no clock on the
+        // other.
+        stage(Stage::Clock.doing());
+        let (clocked, (c, n, o)) = std::thread::scope(|sc| {
+            let (classes, utc) = (&a.classes, &a.clock);
+            let free = sc.spawn(move || {
+                (
+                    beside
+                        .has(Stage::Completeness)
+                        .then(|| completeness(p, utc, w)),
+                    beside
+                        .has(Stage::Nccl)
+                        .then(|| nccl_breakdown(p, classes, utc, w)),
+                    beside
+                        .has(Stage::Overlap)
+                        .then(|| overlap(p, classes, utc, w)),
+                )
+            });
+            let clocked = clock_stage(p, classes, s.align);
+            match free.join() {
+                Ok(done) => (clocked, done),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        });
+        (a.clock, a.matching, a.sizes) = clocked;
+        a.completeness = c.unwrap_or(a.completeness);
+        a.nccl = n.unwrap_or(a.nccl);
+        a.overlap = o.unwrap_or(a.overlap);
+        a.holds = Stages(a.holds.0 | beside.0).with_only(Stage::Clock);
+        // Completeness measured on the UTC clocks spans the capture on
+        // the aligned ones.
+        if a.holds.has(Stage::Completeness) {
+            a.completeness.span = a.clock.span_within(p, w);
+        }
+        todo = todo.without(a.holds);
+    }
     for st in Stage::ALL {
         if !todo.has(st) {
             continue;
@@ -194,9 +237,7 @@ pub fn resume(
         stage(st.doing());
         match st {
             Stage::Clock => {
-                (a.clock, a.matching) = align_and_match(p, &a.classes, s.align);
-                // From the NCCL calls that name rung 2's communicators.
-                a.sizes = Sizes::read(p, &a.classes);
+                (a.clock, a.matching, a.sizes) = clock_stage(p, &a.classes, s.align);
                 // Completeness measured before the clocks were aligned
                 // spans the capture on them now.
                 if a.holds.has(Stage::Completeness) {
@@ -218,9 +259,44 @@ pub fn resume(
                 (a.anomaly_rows, a.anomalies) = anomalies(p, &a.matching, &a.skews, s.anomaly_ratio)
             }
         }
-        a.holds = Stages(a.holds.0 | 1 << st as u16);
+        a.holds = a.holds.with_only(st);
     }
     a
+}
+
+/// The clock stage: clocks and matching, and the message sizes from the
+/// NCCL calls that name rung 2's communicators.
+fn clock_stage(
+    p: &Profile,
+    classes: &KernelClasses,
+    mode: AlignMode,
+) -> (Alignment, Matching, Sizes) {
+    let (clock, matching) = align_and_match(p, classes, mode);
+    (clock, matching, Sizes::read(p, classes))
+}
+
+/// The stages of `todo` whose results the clocks cannot change, which
+/// may run beside the matching: over the whole capture, completeness
+/// counts every row (its span is set once the clocks are known) and the
+/// NCCL breakdown reads each lane on its own clock; the overlap unites a
+/// device's lanes on one clock, which the alignment changes only for a
+/// device seen by two files.
+fn clock_free(p: &Profile, w: Window, todo: Stages) -> Stages {
+    if !w.is_all() {
+        return Stages::NONE;
+    }
+    let mut file_of: Vec<Option<usize>> = vec![None; p.devices.len()];
+    let one_file_per_device = (0..p.lanes.len()).all(|l| {
+        let file = p.lane_file(l as crate::profile::LaneId);
+        *file_of[p.lanes[l].device as usize].get_or_insert(file) == file
+    });
+    let mut free = Stages::NONE;
+    for st in [Stage::Completeness, Stage::Nccl, Stage::Overlap] {
+        if todo.has(st) && (st != Stage::Overlap || one_file_per_device) {
+            free = free.with_only(st);
+        }
+    }
+    free
 }
 
 /// Every stage over the whole capture.

@@ -550,6 +550,7 @@ fn decode_checked(
         syncs_by_process: d.syncs_by_process,
         cuda_events_by_process: d.cuda_events_by_process,
         cpu_counts: Default::default(),
+        span_found: Default::default(),
     };
     consistent::consistent(&p)?;
     Ok(p)

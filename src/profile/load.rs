@@ -292,7 +292,7 @@ impl State<'_> {
         if let Some(end) = end {
             self.end_unfinished(end);
         }
-        let span = self.p.span();
+        let span = self.p.span_of(|_| true);
         self.p.files[0].timebase = session.timebase(span);
         self.p.files[0].timebase_alternative = session.alternative(span);
         Ok(())

@@ -861,6 +861,10 @@ pub struct FileProfile {
     /// Runtime calls and NVTX ranges counted but not loaded (a summary's
     /// read); empty when they are loaded.
     pub cpu_counts: CpuCounts,
+    /// [`Self::span`], found once: every analysis asks for it, and it reads
+    /// every row. Filled only once the model is read whole (the loader
+    /// reads the span with [`Self::span_of`] while it still edits rows).
+    pub span_found: std::sync::OnceLock<Option<(i64, i64)>>,
 }
 
 /// What `report summary` shows of the runtime calls and NVTX events of
@@ -970,10 +974,11 @@ impl FileProfile {
     /// Time span of all loaded or counted events (GPU activity, runtime
     /// calls, NVTX), if any.
     pub fn span(&self) -> Option<(i64, i64)> {
-        self.span_of(|_| true)
+        *self.span_found.get_or_init(|| self.span_of(|_| true))
     }
 
-    fn span_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
+    /// The span over the times `keep` takes, read from the rows each time.
+    pub fn span_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 3] = [
             (&self.gpu.start, &self.gpu.end),
             (&self.runtime.start, &self.runtime.end),

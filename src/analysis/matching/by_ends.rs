@@ -103,11 +103,14 @@ fn domain(p: &Profile, clock: &Alignment, tracks: Vec<Seq>, out: &mut Split) {
             });
         }
     }
+    // Each track's kernels end in order: a stable sort merges those runs.
+    for ks in by_op.values_mut() {
+        ks.sort_by_key(|k| (k.end, k.track));
+    }
     let tolerance = end_tolerance(&by_op, &tracks);
 
     let mut per_op: Vec<OpClusters> = Vec::new();
-    for mut ks in by_op.into_values() {
-        ks.sort_unstable_by_key(|k| (k.end, k.track));
+    for ks in by_op.into_values() {
         let clusters = clusters(&ks, &tracks, tolerance);
         let mut seen: HashMap<Vec<u32>, (usize, bool)> = HashMap::new();
         for c in &clusters {
@@ -229,22 +232,24 @@ fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64
 /// of the same op on another device (for most kernels that is a partner's,
 /// a few µs to tens of µs apart on one node), within [20 µs, 500 µs]. Two
 /// calls of one stream closer than that are still told apart: a cluster
-/// holds one kernel per device.
+/// holds one kernel per device. `by_op`'s kernels are sorted by end.
 fn end_tolerance(by_op: &BTreeMap<CollOp, Vec<K>>, tracks: &[Seq]) -> i64 {
     const FLOOR: i64 = 20_000;
     const CEIL: i64 = 500_000;
     let mut nearest: Vec<i64> = Vec::new();
     for ks in by_op.values() {
-        let mut ends: Vec<(i64, DevId)> = ks
+        let ends: Vec<(i64, DevId)> = ks
             .iter()
             .map(|k| (k.end, tracks[k.track as usize].device))
             .collect();
-        ends.sort_unstable();
-        for i in 0..ends.len() {
-            let (e, d) = ends[i];
-            let before = ends[..i].iter().rev().find(|x| x.1 != d).map(|x| e - x.0);
-            let after = ends[i + 1..].iter().find(|x| x.1 != d).map(|x| x.0 - e);
-            if let Some(n) = before.into_iter().chain(after).min()
+        let before = nearest_other(ends.iter().copied());
+        let after = nearest_other(ends.iter().rev().copied());
+        for (i, &(e, _)) in ends.iter().enumerate() {
+            let gaps = [
+                before[i].map(|t| e - t),
+                after[ends.len() - 1 - i].map(|t| t - e),
+            ];
+            if let Some(n) = gaps.into_iter().flatten().min()
                 && n < 1_000_000
             {
                 nearest.push(n);
@@ -257,6 +262,29 @@ fn end_tolerance(by_op: &BTreeMap<CollOp, Vec<K>>, tracks: &[Seq]) -> i64 {
     let at = (nearest.len() * 9).div_ceil(10).clamp(1, nearest.len()) - 1;
     let (_, p90, _) = nearest.select_nth_unstable(at);
     (8 * *p90).clamp(FLOOR, CEIL)
+}
+
+/// For each (end, device) in turn, the end of the last one before it on
+/// another device: the last one seen, or if that is on the same device,
+/// the last one seen on a device other than the last one's (linear, where
+/// a search back would be quadratic on a long run of one device).
+fn nearest_other(ends: impl Iterator<Item = (i64, DevId)>) -> Vec<Option<i64>> {
+    let mut last: Option<(i64, DevId)> = None;
+    let mut other: Option<i64> = None;
+    ends.map(|(e, d)| {
+        let found = match last {
+            Some((t, ld)) if ld != d => Some(t),
+            _ => other,
+        };
+        if let Some((t, ld)) = last
+            && ld != d
+        {
+            other = Some(t);
+        }
+        last = Some((e, d));
+        found
+    })
+    .collect()
 }
 
 /// Kernels (sorted by end) clustered by their ends: a gap above
@@ -532,5 +560,40 @@ mod tests {
         let mut two = [Some(1), None, Some(1), Some(2), None, Some(1)];
         follow_stream(&mut two);
         assert_eq!(two, [Some(1), Some(1), Some(1), Some(2), None, Some(1)]);
+    }
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::nearest_other;
+
+    /// The linear pass finds what a search back finds, on runs of one
+    /// device as long as the whole list.
+    #[test]
+    fn nearest_other_device_equals_a_search_back() {
+        let cases: [&[(i64, u32)]; 4] = [
+            &[],
+            &[(1, 0), (2, 0), (3, 0)],
+            &[
+                (1, 0),
+                (2, 1),
+                (3, 1),
+                (4, 1),
+                (5, 0),
+                (9, 2),
+                (9, 2),
+                (10, 0),
+            ],
+            &[(5, 3), (5, 3), (6, 1), (7, 3), (8, 1), (8, 1), (9, 2)],
+        ];
+        for ends in cases {
+            let search: Vec<Option<i64>> = (0..ends.len())
+                .map(|i| {
+                    let d = ends[i].1;
+                    ends[..i].iter().rev().find(|x| x.1 != d).map(|x| x.0)
+                })
+                .collect();
+            assert_eq!(nearest_other(ends.iter().copied()), search, "{ends:?}");
+        }
     }
 }
