@@ -25,6 +25,7 @@ mod atoms;
 mod by_comm;
 mod by_ends;
 mod join;
+mod one_clock;
 mod placement;
 mod streams;
 mod unit;
@@ -288,6 +289,12 @@ pub struct Matching {
     /// every reopen) and smaller; looked up only when the user moves.
     #[serde(skip)]
     by_row: Vec<(u32, u32, u32)>,
+    /// The streams of each communicator its ends showed within one clock
+    /// domain, before any was joined across domains: what a matching on
+    /// clocks aligned since takes as whole ([`Matching::one_clock_units`]).
+    /// Not stored: a matching read back is never matched again.
+    #[serde(skip)]
+    found_by_ends: Vec<Vec<LaneId>>,
 }
 
 impl Matching {
@@ -323,6 +330,13 @@ impl Matching {
         self.by_row = kept;
     }
 
+    /// The streams of each communicator its ends showed on one clock,
+    /// before any was joined across clocks: what a matching on clocks
+    /// aligned since may take as whole.
+    pub fn one_clock_units(&self) -> &[Vec<LaneId>] {
+        &self.found_by_ends
+    }
+
     /// The group with this key.
     pub fn group(&self, key: &str) -> Option<usize> {
         self.groups.iter().position(|g| g.key == key)
@@ -330,8 +344,15 @@ impl Matching {
 }
 
 /// Matches every NCCL collective of the profile across devices.
-/// Times across files are compared on `clock`.
-pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment) -> Matching {
+/// Times across files are compared on `clock`. `units` are communicators
+/// found on one clock each before these clocks were aligned (see
+/// [`Matching::one_clock_units`]), none on a first pass.
+pub fn match_collectives(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    units: &[Vec<LaneId>],
+) -> Matching {
     let order: HashMap<DevId, usize> = device_order(p)
         .into_iter()
         .enumerate()
@@ -339,7 +360,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         .collect();
     let keys = OpKeys::read(p, classes);
     let named = by_comm::split(p, nccl_sequences(p, classes), &keys);
-    let ends = by_ends::split(p, clock, named.rest);
+    let ends = by_ends::split(p, clock, named.rest, units);
     let mut unpaired: Vec<LaneId> = named
         .unplaced
         .iter()
@@ -347,6 +368,12 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         .map(|&(lane, _)| lane)
         .collect();
     let domain = |s: &Seq| clock.ends_domain(p.lane_file(s.lane));
+    let found_by_ends: Vec<Vec<LaneId>> = ends
+        .found
+        .iter()
+        .map(|f| f.seqs.iter().map(|s| s.lane).collect::<Vec<LaneId>>())
+        .filter(|lanes| lanes.len() >= 2)
+        .collect();
     let mut units: Vec<Unit> = ends
         .found
         .into_iter()
@@ -433,6 +460,7 @@ pub fn match_collectives(p: &Profile, classes: &KernelClasses, clock: &Alignment
         unpaired,
         unmatched: Vec::new(),
         by_row: Default::default(),
+        found_by_ends,
     };
     m.index_rows();
     m.unmatched = p

@@ -323,7 +323,7 @@ pub fn align_and_match(
         }
     }
     let mut utc = clock::from_utc_apart(p, mode, &apart);
-    let mut first = match_collectives(p, classes, &utc);
+    let mut first = match_collectives(p, classes, &utc, &[]);
     // Files of one host share its clock only if their ends say so (on
     // UTC alone a file taken apart would keep the same stamps: its
     // agreement is stated instead).
@@ -332,10 +332,11 @@ pub fn align_and_match(
         if !more.is_empty() {
             apart.extend(more);
             utc = clock::from_utc_apart(p, mode, &apart);
-            first = match_collectives(p, classes, &utc);
+            first = match_collectives(p, classes, &utc, &[]);
         }
     }
-    let aligned = match mode {
+    // What the first matching found on one clock each.
+    let (aligned, units) = match mode {
         AlignMode::Ends => {
             let mut aligned = clock::ends::refine_from_ends(p, &utc, &first);
             // A timebase the UTC stamps could not decide, the ends may:
@@ -343,18 +344,21 @@ pub fn align_and_match(
             let by_ends = clock::timebase::ends::decided(p, &apart, &utc, &aligned);
             if by_ends.flips {
                 utc = clock::from_utc_read(p, mode, &apart, &by_ends.read);
-                first = match_collectives(p, classes, &utc);
+                first = match_collectives(p, classes, &utc, &[]);
                 aligned = clock::ends::refine_from_ends(p, &utc, &first);
             } else {
                 clock::timebase::ends::record(&mut aligned, &by_ends);
             }
-            aligned
+            (aligned, first.one_clock_units().to_vec())
         }
-        AlignMode::Utc | AlignMode::None => clock::ends::with_residuals(p, utc, &first),
+        AlignMode::Utc | AlignMode::None => {
+            let units = first.one_clock_units().to_vec();
+            (clock::ends::with_residuals(p, utc, &first), units)
+        }
     };
     if !aligned.several_domains() {
         return (aligned, first);
     }
-    let matching = match_collectives(p, classes, &aligned);
+    let matching = match_collectives(p, classes, &aligned, &units);
     (aligned, matching)
 }

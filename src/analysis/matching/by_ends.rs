@@ -14,6 +14,7 @@
 //! shows nothing here: its streams are matched across clocks as before.
 
 use super::atoms::{self, Seen};
+use super::one_clock;
 use super::streams::{Gathered, Seq};
 use crate::analysis::clock::Alignment;
 use crate::analysis::nccl_name::CollOp;
@@ -54,7 +55,10 @@ struct K {
 
 /// Splits the streams of each clock domain with two or more devices by
 /// the communicators their ends show.
-pub fn split(p: &Profile, clock: &Alignment, seqs: Vec<Seq>) -> Split {
+/// `units` are communicators found before on one clock each (stream
+/// sets), evidence where several clocks are one domain now
+/// ([`one_clock`]).
+pub fn split(p: &Profile, clock: &Alignment, seqs: Vec<Seq>, units: &[Vec<LaneId>]) -> Split {
     let mut by_domain: BTreeMap<usize, Vec<Seq>> = BTreeMap::new();
     for s in seqs {
         by_domain
@@ -71,7 +75,7 @@ pub fn split(p: &Profile, clock: &Alignment, seqs: Vec<Seq>) -> Split {
             out.rest.extend(tracks);
             continue;
         }
-        domain(p, clock, tracks, &mut out);
+        domain(p, clock, tracks, units, &mut out);
     }
     out
 }
@@ -87,8 +91,17 @@ struct OpClusters {
     comms: Vec<Vec<u32>>,
 }
 
-fn domain(p: &Profile, clock: &Alignment, tracks: Vec<Seq>, out: &mut Split) {
+fn domain(
+    p: &Profile,
+    clock: &Alignment,
+    tracks: Vec<Seq>,
+    units: &[Vec<LaneId>],
+    out: &mut Split,
+) {
+    let units = unit_tracks(&tracks, units);
     let files: Vec<usize> = tracks.iter().map(|s| p.lane_file(s.lane)).collect();
+    let too_far = one_clock::too_far_ns(clock, &files);
+    let of_track = one_clock::units_of_track(&units, tracks.len());
     let window = nccl_window(p, clock, &tracks, common_window(p, clock, &files));
     let mut by_op: BTreeMap<CollOp, Vec<K>> = BTreeMap::new();
     for (t, s) in tracks.iter().enumerate() {
@@ -132,6 +145,15 @@ fn domain(p: &Profile, clock: &Alignment, tracks: Vec<Seq>, out: &mut Split) {
             .collect();
         // The same capture gives the same communicators in the same order.
         seen.sort_by(|a, b| a.tracks.cmp(&b.tracks));
+        let mut apart = std::collections::BTreeSet::new();
+        for c in clusters
+            .iter()
+            .filter(|c| !units.is_empty() && clean(&ks, c, window))
+        {
+            let ends: Vec<(u32, i64)> = c.iter().map(|&k| (ks[k].track, ks[k].end)).collect();
+            one_clock::far_in(&ends, &units, &of_track, too_far, &mut apart);
+        }
+        one_clock::add_units(&mut seen, &units, &apart);
         let comms = atoms::communicators(&seen);
         per_op.push(OpClusters {
             kernels: ks,
@@ -171,6 +193,27 @@ fn domain(p: &Profile, clock: &Alignment, tracks: Vec<Seq>, out: &mut Split) {
         follow_stream(l);
     }
     gather(p, tracks, &comms, &label, &witnessed, out);
+}
+
+/// `units` as sets of the domain's tracks: those whose every stream is
+/// one of its tracks.
+fn unit_tracks(tracks: &[Seq], units: &[Vec<LaneId>]) -> Vec<Vec<u32>> {
+    let mut of_lane: HashMap<LaneId, Vec<u32>> = HashMap::new();
+    for (t, s) in tracks.iter().enumerate() {
+        of_lane.entry(s.lane).or_default().push(t as u32);
+    }
+    units
+        .iter()
+        .filter_map(|u| {
+            let mut set: Vec<u32> = Vec::new();
+            for lane in u {
+                set.extend(of_lane.get(lane)?);
+            }
+            set.sort_unstable();
+            set.dedup();
+            Some(set)
+        })
+        .collect()
 }
 
 /// The window every file of the domain was capturing (reference clock):
