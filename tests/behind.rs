@@ -241,3 +241,156 @@ fn behind_says_how_far_the_hosts_clocks_agree() {
         "{out}"
     );
 }
+
+/// `fixtures/per_rank` cut as issue 44 describes it: rank 2's capture
+/// ends after instance 25; ranks 0 and 1 are inside instance 30 when their
+/// capture ends; rank 3 records on but never launches instance 30.
+fn early_stop_then_hang() -> Vec<String> {
+    let dir = temp_dir("behind_early_stop_then_hang");
+    let nccl = |c: &rusqlite::Connection| -> Vec<(i64, i64, i64)> {
+        let mut s = c
+            .prepare(
+                "SELECT k.rowid, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+                 JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' ORDER BY k.start",
+            )
+            .unwrap();
+        s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    // Every row ending after `t` goes (but `keep`), and the capture stops at `t`.
+    let stop_at = |c: &rusqlite::Connection, t: i64, keep: i64| {
+        for table in [
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "CUPTI_ACTIVITY_KIND_MEMCPY",
+            "CUPTI_ACTIVITY_KIND_MEMSET",
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
+            "NVTX_EVENTS",
+        ] {
+            c.execute(
+                &format!("DELETE FROM {table} WHERE coalesce(end, start) > ?1 AND rowid != ?2"),
+                (t, keep),
+            )
+            .unwrap();
+        }
+        c.execute("UPDATE ANALYSIS_DETAILS SET stopTime = ?1", [t])
+            .unwrap();
+    };
+    let mut out = Vec::new();
+    for rank in 0..4 {
+        let name = format!("rank{rank}.sqlite");
+        let path = dir.join(&name);
+        std::fs::copy(root().join("fixtures/per_rank").join(&name), &path).unwrap();
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let k = nccl(&c);
+        assert_eq!(k.len(), 33, "{name}");
+        match rank {
+            2 => stop_at(&c, k[24].2 + 1_000_000, -1),
+            0 | 1 => {
+                // Inside instance 30 when the capture ends, 50 ms on.
+                let (row, start, _) = k[29];
+                let end = start + 50_000_000;
+                c.execute(
+                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = ?1 WHERE rowid = ?2",
+                    (end, row),
+                )
+                .unwrap();
+                c.execute(
+                    "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start > ?1",
+                    [start],
+                )
+                .unwrap();
+                stop_at(&c, end, row);
+            }
+            _ => {
+                for &(row, _, _) in &k[29..] {
+                    c.execute(
+                        "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = ?1",
+                        [row],
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        out.push(path.display().to_string());
+    }
+    out
+}
+
+#[test]
+fn an_early_stop_does_not_hide_a_later_hang() {
+    let files = early_stop_then_hang();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["report", "behind", "--no-cache"];
+        args.extend(extra);
+        args.extend(files.iter().map(String::as_str));
+        rankline(&args)
+    };
+    let o = run(&["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["hang"], true, "{v}");
+    let g = &v["groups"][0];
+    assert_eq!(g["diverges_at"], 30, "{g}");
+    assert_eq!(g["last_complete"], 29, "{g}");
+    let devices = |k: &str| -> Vec<String> {
+        let mut v: Vec<String> = g[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    // Each file's device, as the report names it: by its process.
+    let o = rankline(
+        &["report", "summary", "--format", "json", "--no-cache"]
+            .into_iter()
+            .chain(files.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
+    );
+    let summary: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let device_of = |rank: usize| -> String {
+        let c = rusqlite::Connection::open(&files[rank]).unwrap();
+        let pid: i64 = c
+            .query_row("SELECT pid FROM PROCESSES", [], |r| r.get(0))
+            .unwrap();
+        let d = summary["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["processes"].as_array().unwrap().contains(&pid.into()))
+            .expect("the file's device");
+        d["device"].as_str().unwrap().to_string()
+    };
+    let mut waiting = vec![device_of(0), device_of(1)];
+    waiting.sort();
+    assert_eq!(devices("waiting"), waiting, "{g}");
+    assert_eq!(devices("behind"), vec![device_of(3)], "{g}");
+    let stopped = g["stopped_early"].as_array().unwrap();
+    assert_eq!(stopped.len(), 1, "{g}");
+    assert_eq!(
+        stopped[0]["device"].as_str(),
+        Some(device_of(2).as_str()),
+        "{g}"
+    );
+    assert_eq!(stopped[0]["last"], 25, "{g}");
+    assert_eq!(run(&["--fail-on-behind"]).status.code(), Some(3));
+}
+
+/// A desync names what each side ran (the truth: AllGather on ranks 0–2,
+/// ReduceScatter on rank 3 at instance 7).
+#[test]
+fn a_desync_names_the_ops_each_side_ran() {
+    let t = truth("desync");
+    assert_eq!(t["desync"]["instance"], 7);
+    let text = stdout(&behind("desync", &[]));
+    assert!(text.contains("desync at instance 7"), "{text}");
+    assert!(
+        text.contains("ran AllGather: dsy00:0 dsy00:1 dsy01:0"),
+        "{text}"
+    );
+    assert!(text.contains("ran ReduceScatter: dsy01:1"), "{text}");
+}

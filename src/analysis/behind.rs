@@ -161,13 +161,31 @@ fn capture_end(p: &Profile, clock: &Alignment, lane: LaneId) -> Option<i64> {
 fn group_behind(p: &Profile, clock: &Alignment, index: usize, g: &Group) -> Option<GroupBehind> {
     let n = g.instances();
     let devs = g.devices.len();
-    // The first instance some rank whose capture had begun did not finish.
     let started = |k: usize, d: usize| g.captured[d].first <= k + 1;
-    let k = (0..n).find(|&k| {
-        (0..devs).any(|d| started(k, d) && g.row(k, d).is_none_or(|r| still_running(p, r)))
-    })?;
     let ends: Vec<Option<i64>> = g.lanes.iter().map(|&l| capture_end(p, clock, l)).collect();
     let earliest = |k: usize| g.members(k).map(|(_, _, s)| s.0).min();
+    // Still recording when the others started instance k (unknown: yes).
+    let recording = |k: usize, d: usize| {
+        ends[d]
+            .zip(earliest(k))
+            .is_none_or(|(end, start)| end >= start)
+    };
+    // The first instance some rank still recording did not finish: a rank
+    // whose capture stopped before the others got there is set aside
+    // (`stopped_early`), and the ranks still recording are followed past it.
+    let unfinished = |k: usize, d: usize| g.row(k, d).is_none_or(|r| still_running(p, r));
+    let k = (0..n)
+        .find(|&k| {
+            (0..devs).any(|d| {
+                started(k, d)
+                    && match g.row(k, d) {
+                        Some(r) => still_running(p, r),
+                        None => recording(k, d),
+                    }
+            })
+        })
+        // Else where the first rank stopped, to say who stopped early.
+        .or_else(|| (0..n).find(|&k| (0..devs).any(|d| started(k, d) && unfinished(k, d))))?;
     let first_start = earliest(k);
     let mut waiting = Vec::new();
     let mut behind = Vec::new();

@@ -164,6 +164,15 @@ fn group_text(cx: &Context, g: &Group, b: &GroupBehind) -> String {
                 labels(p, g, &b.waiting)
             ));
         }
+        if !b.behind.is_empty() {
+            out += &cx.note_in(
+                1,
+                &format!(
+                    "never launched it while recording: {}",
+                    labels(p, g, &b.behind)
+                ),
+            );
+        }
     }
     if !b.stopped_early.is_empty() {
         out += &cx.note(&format!(
@@ -215,10 +224,16 @@ pub fn to_text(cx: &Context, b: &Behind) -> String {
         }
         if let Some(d) = &g.desync {
             out += &cx.note(&format!(
-                "{}: desync at instance {}: the ranks ran different collectives there (`report skew` names them); not a hang",
+                "{}: desync at instance {}: the ranks ran different collectives there; not a hang",
                 safe(&g.key),
                 d.instance
             ));
+            for (op, ds) in &d.ops {
+                out += &cx.note_in(
+                    1,
+                    &format!("ran {}: {}", op.name(), labels(cx.profile, g, ds)),
+                );
+            }
             said = true;
         }
     }
