@@ -211,7 +211,8 @@ fn each_rank_sends_the_factor_times_the_bytes_of_its_instances() {
     let half = instances.len() / 2;
     for (k, w) in instances.iter().enumerate() {
         if let (Some(b), Some(f)) = (w["bytes"].as_f64(), w["factor"].as_f64()) {
-            *per_step.entry(k / half).or_default() += b * f;
+            // Steps are numbered from 1, as instances are.
+            *per_step.entry(k / half + 1).or_default() += b * f;
         }
     }
     let got = json(&["report", "nccl", PAYLOADS, "--format", "json"]);

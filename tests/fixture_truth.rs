@@ -680,3 +680,32 @@ fn multinode_launch_verdicts_match_the_single_clock_truth() {
     // late rank only 4 µs after the next.
     assert!(checked >= 33, "{checked}");
 }
+
+/// Steps are numbered from 1, as instances are: each planted late event's
+/// step (the generator's, from 0) is one less than the report's.
+#[test]
+fn big_events_name_their_step_from_1() {
+    let t = load_truth("megatron_tp8.truth.json");
+    let got = report(&[
+        "report",
+        "skew",
+        "--format",
+        "json",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
+    let events = got["groups"][0]["big_events"].as_array().unwrap();
+    let planted = t["scenario"]["late_events"].as_array().unwrap();
+    assert!(!planted.is_empty());
+    for e in planted {
+        let inst = e["s20_instance"].as_u64().unwrap();
+        let got = events
+            .iter()
+            .find(|b| b["instance"].as_u64() == Some(inst))
+            .unwrap_or_else(|| panic!("instance {inst} among {events:?}"));
+        assert_eq!(
+            got["step"].as_u64(),
+            Some(e["step"].as_u64().unwrap() + 1),
+            "{got}"
+        );
+    }
+}

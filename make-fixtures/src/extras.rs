@@ -349,7 +349,7 @@ pub fn check(name: &str, t: &Value) {
                     big[0]["late_device"].as_u64(),
                     big[0]["step"].as_u64()
                 ),
-                (Some(5), Some(1), Some(1))
+                (Some(5), Some(1), Some(2))
             );
             assert!(groups[1]["big_events"].as_array().unwrap().is_empty());
             assert_eq!(t["launch"]["kernels_without_launch"], 3);

@@ -454,7 +454,7 @@ pub fn check(t: &Value) {
     for ((e, l), spec) in big.iter().zip(late).zip(LATES) {
         assert_eq!(e["instance"], json!(spec.0 * SLOTS + LATE_SLOT));
         assert_eq!(e["late_device"], json!(spec.1));
-        assert_eq!(e["step"], json!(spec.0));
+        assert_eq!(e["step"], json!(spec.0 + 1));
         let skew = e["start_skew_ms"].as_f64().unwrap();
         assert!((30.0..=50.0).contains(&skew), "lateness {skew}");
         assert_eq!(l["verdict"], if spec.3 { "cpu-late" } else { "gpu-side" });

@@ -244,7 +244,8 @@ fn skew_group(inp: &Input, g: &Group, calls: &Calls) -> Value {
             "late_device": inp.dev_json(&late.dev),
             "late_duration_ms": ms(late.k.end - late.k.start),
             "max_duration_ms": ms(i.ranks.iter().map(|s| s.k.end - s.k.start).max().unwrap()),
-            "step": found,
+            // Numbered from 1, as rankline numbers steps and instances.
+            "step": found.map(|s| s + 1),
             "offset_in_step_ms": found.map(|s| ms(i.earliest() - steps[s].0)),
         }));
     }

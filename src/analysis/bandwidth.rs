@@ -413,7 +413,7 @@ pub fn lane_ops(
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankVolume {
     pub device: DevId,
-    /// 0-based step of the rank's process (the step holding the kernel's
+    /// Step (numbered from 1) of the rank's process (the step holding the kernel's
     /// launch call), `None` outside every step.
     pub step: Option<usize>,
     pub bytes_sent: f64,

@@ -95,8 +95,9 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> Option<InstanceSke
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BigEvent {
     pub instance: InstanceSkew,
-    /// The late rank's step: the one containing the late kernel's launch
-    /// call (or, with no launch call, the instance's earliest start).
+    /// The late rank's step (numbered from 1): the one containing the late
+    /// kernel's launch call (or, with no launch call, the instance's
+    /// earliest start).
     pub step: Option<usize>,
     /// Earliest start of the instance − start of that step.
     pub offset_in_step_ns: Option<i64>,

@@ -65,7 +65,9 @@ impl Steps {
     }
 
     /// The step of GPU row `row`'s process that holds its launch call (or,
-    /// with no launch call, `otherwise`), all on the reference clock.
+    /// with no launch call, `otherwise`), all on the reference clock: its
+    /// number (from 1, as instances are numbered, on every screen and in
+    /// every report) and its start.
     pub fn of_kernel(
         &self,
         p: &Profile,
@@ -79,6 +81,7 @@ impl Steps {
             call => clock.runtime_span(p, call as usize).0,
         };
         self.containing(p, clock, process, at)
+            .map(|(i, start)| (i + 1, start))
     }
 
     pub fn any(&self) -> bool {
