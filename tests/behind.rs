@@ -394,3 +394,52 @@ fn a_desync_names_the_ops_each_side_ran() {
     );
     assert!(text.contains("ran ReduceScatter: dsy01:1"), "{text}");
 }
+
+/// The hung instance names the rank that never launched it as the one the
+/// others wait for, its skew open at capture end (a lower bound), never a
+/// lateness among the ranks that did start it (issue 44).
+#[test]
+fn the_hung_instance_waits_for_the_rank_that_never_launched_it() {
+    let t = truth("hang");
+    let behind = keys(&t, &t["behind"]["behind"]);
+    let mut args = vec!["report", "skew", "--no-cache", "--format", "json"];
+    let files = paths("hang");
+    args.extend(files.iter().map(String::as_str));
+    let o = rankline(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let g = &v["groups"][0];
+    let k = t["behind"]["diverges_at"].as_u64().unwrap();
+    let e = g["big_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["instance"].as_u64() == Some(k))
+        .unwrap_or_else(|| panic!("instance {k} among the big events: {g}"));
+    assert_eq!(e["open"], true, "{e}");
+    assert_eq!(
+        BTreeSet::from([e["late_device"].as_str().unwrap().to_string()]),
+        behind,
+        "{e}"
+    );
+    assert_eq!(e["late_duration_ms"], Value::Null, "{e}");
+    // At least from the others' first start to the end of the capture.
+    let since = t["behind"]["waiting_since_ns"].as_f64().unwrap();
+    let skew_ns = e["start_skew_ms"].as_f64().unwrap() * 1e6;
+    let end = e["start_ns"].as_f64().unwrap() + skew_ns;
+    assert!(skew_ns > 1e9 && end > since, "{e}");
+    // The spread of the instances all ranks started leaves it out.
+    assert!(g["start_skew_ms"]["max"].as_f64().unwrap() < 5.0, "{g}");
+    // No launch or account is made up for the rank that never launched it.
+    let mut why = vec!["report", "why", "--no-cache", "--format", "json"];
+    why.extend(files.iter().map(String::as_str));
+    let w: Value = serde_json::from_str(&stdout(&rankline(&why))).expect("json");
+    assert!(
+        w["why"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["instance"].as_u64() != Some(k)),
+        "{w}"
+    );
+}

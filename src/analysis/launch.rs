@@ -193,7 +193,8 @@ pub fn launch_report(
         .collect();
     let mut late = Vec::new();
     for gs in skews {
-        for ev in &gs.big_events {
+        // A rank that never started it has no launch to explain.
+        for ev in gs.big_events.iter().filter(|e| !e.instance.open) {
             late.push(explain_late(p, clock, m, gs.group, &ev.instance));
         }
     }

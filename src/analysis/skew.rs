@@ -41,6 +41,12 @@ pub struct InstanceSkew {
     /// of the group's end figures).
     #[serde(default)]
     pub unfinished: bool,
+    /// A member was recording when the others started it and never
+    /// started it (a hang): `late` is that member, and `start_skew_ns` a
+    /// lower bound, from the earliest start to that member's capture end
+    /// (the skew was still open there). Left out of the group's spreads.
+    #[serde(default)]
+    pub open: bool,
 }
 
 impl InstanceSkew {
@@ -88,7 +94,51 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> Option<InstanceSke
         max_duration_ns: m.iter().map(|x| dur(x.1)).max().unwrap_or(0),
         unfinished,
         resolvable: start_skew > g.clocks.map_or(0, |c| c.uncertainty_ns),
+        open: false,
     })
+}
+
+/// Whether member `d` of `g` lacks instance `k` although its capture had
+/// begun and was still recording at `earliest` (the others' first start):
+/// it never started it.
+pub fn never_started(
+    p: &Profile,
+    g: &Group,
+    clock: &Alignment,
+    k: usize,
+    d: usize,
+    earliest: i64,
+) -> bool {
+    g.captured[d].first <= k + 1
+        && g.row(k, d).is_none()
+        && clock
+            .capture_end(p, p.lane_file(g.lanes[d]))
+            .is_some_and(|end| end >= earliest)
+}
+
+/// `inst` as still open at capture end when a member of `g` whose capture
+/// had begun was still recording at its earliest start and never started
+/// it: the lowest such member is the one the others wait for.
+pub fn still_open(
+    p: &Profile,
+    g: &Group,
+    clock: &Alignment,
+    mut inst: InstanceSkew,
+) -> InstanceSkew {
+    let k = inst.index;
+    let missing = (0..g.devices.len()).find_map(|d| {
+        never_started(p, g, clock, k, d, inst.earliest_start)
+            .then(|| clock.capture_end(p, p.lane_file(g.lanes[d])))
+            .flatten()
+            .map(|end| (d, end))
+    });
+    if let Some((d, end)) = missing {
+        inst.open = true;
+        inst.late = d;
+        inst.start_skew_ns = end.saturating_sub(inst.earliest_start);
+        inst.resolvable = true;
+    }
+    inst
 }
 
 /// A big start-skew event.
@@ -319,10 +369,16 @@ fn group_skew(
     let instances: Vec<InstanceSkew> = (0..g.instances())
         .filter(|&k| instance_in_window(g, k, w))
         .filter_map(|k| instance_skew(p, g, k))
+        .map(|i| still_open(p, g, clock, i))
         .collect();
     let mut out = GroupSkew {
         group: gi,
-        start_skew_ms: Spread::of(instances.iter().map(|i| i.start_skew_ns as f64 / 1e6)),
+        start_skew_ms: Spread::of(
+            instances
+                .iter()
+                .filter(|i| !i.open)
+                .map(|i| i.start_skew_ns as f64 / 1e6),
+        ),
         end_skew_ms: Spread::of(
             instances
                 .iter()

@@ -158,6 +158,7 @@ mod tests {
             max_duration_ns: 0,
             resolvable: true,
             unfinished: false,
+            open: false,
         }
     }
 

@@ -151,8 +151,10 @@ pub fn big_events(p: &Profile, clock: &Alignment, m: &Matching, skews: &[GroupSk
     skews
         .iter()
         .flat_map(|gs| {
+            // A rank that never started it has no launch to account.
             gs.big_events
                 .iter()
+                .filter(|e| !e.instance.open)
                 .map(move |e| why_late(p, clock, m, gs.group, &e.instance))
         })
         .collect()

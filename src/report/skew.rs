@@ -73,14 +73,16 @@ pub fn to_json(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> Value {
                 .iter()
                 .map(|e| {
                     let i = &e.instance;
-                    let late_row = g.row(i.index, i.late).unwrap_or(0);
                     json!({
                         "instance": i.index + 1,
                         "op": i.op.name(),
                         "start_ns": i.earliest_start,
                         "start_skew_ms": json::ms(i.start_skew_ns),
+                        // The late device never started it: the skew is at
+                        // least start_skew_ms, still open at capture end.
+                        "open": i.open,
                         "late_device": json::device(p, g.devices[i.late]),
-                        "late_duration_ms": json::ms(p.gpu.end(late_row).saturating_sub(p.gpu.start(late_row))),
+                        "late_duration_ms": late_duration_ns(cx, g, i).map(json::ms),
                         "max_duration_ms": json::ms(i.max_duration_ns),
                         "step": e.step,
                         "offset_in_step_ms": e.offset_in_step_ns.map(json::ms),
@@ -308,11 +310,12 @@ fn communicators_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String
     out
 }
 
-/// Duration of the late rank's kernel of instance `i`.
-fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> i64 {
+/// Duration of the late rank's kernel of instance `i`: none when it
+/// never started it.
+fn late_duration_ns(cx: &Context, g: &Group, i: &InstanceSkew) -> Option<i64> {
     let p = cx.profile;
     g.row(i.index, i.late)
-        .map_or(0, |row| p.gpu.end(row).saturating_sub(p.gpu.start(row)))
+        .map(|row| p.gpu.end(row).saturating_sub(p.gpu.start(row)))
 }
 
 /// The cells an instance row starts with, in the instance list and the
@@ -323,9 +326,14 @@ fn instance_cells(cx: &Context, g: &Group, i: &InstanceSkew) -> Vec<String> {
         (i.index + 1).to_string(),
         i.op.name().into(),
         format!("{:.6}", i.earliest_start as f64 / 1e9),
-        table::ms(i.start_skew_ns),
+        if i.open {
+            // A lower bound: whole ms say it (the note below has the rest).
+            format!("≥{:.0}", i.start_skew_ns as f64 / 1e6)
+        } else {
+            table::ms(i.start_skew_ns)
+        },
         cx.profile.device_label(g.devices[i.late]).to_string(),
-        table::ms(late_duration_ns(cx, g, i)),
+        late_duration_ns(cx, g, i).map_or("-".into(), table::ms),
         table::ms(i.max_duration_ns),
     ]
 }
@@ -340,7 +348,8 @@ fn instance_json(cx: &Context, g: &Group, s: &GroupSkew, i: &InstanceSkew) -> Va
         "end_skew_ms": json::ms(i.end_skew_ns),
         "late_device": json::device(p, g.devices[i.late]),
         "early_device": json::device(p, g.devices[i.early]),
-        "late_duration_ms": json::ms(late_duration_ns(cx, g, i)),
+        "late_duration_ms": late_duration_ns(cx, g, i).map(json::ms),
+        "open": i.open,
         "max_duration_ms": json::ms(i.max_duration_ns),
         "excess_ms": json::ms(i.excess_ns()),
         "ranks": i.ranks,
@@ -513,6 +522,15 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
         }
         out += &b.render(cx.cols());
         for e in &s.big_events {
+            if e.instance.open {
+                out += &cx.note(&format!(
+                    "instance {}: {} never launched it; the others wait ≥ {} ms, still open at capture end",
+                    e.instance.index + 1,
+                    p.device_label(g.devices[e.instance.late]),
+                    table::ms(e.instance.start_skew_ns)
+                ));
+                continue;
+            }
             // A node event is said once, with the events below.
             let said = match &e.late_host {
                 Some(h) if h.node_event => format!(

@@ -50,6 +50,9 @@ pub struct SkewRow {
     /// Every rank of one host started after every other host's: the event
     /// is the node's, not its latest rank's.
     pub late_host: Option<crate::analysis::skew::LateHost>,
+    /// `late` never started it (a hang): the skew is a lower bound, still
+    /// open at capture end, and there is no launch to explain.
+    pub open: bool,
 }
 
 /// How many instances the `b` list holds.
@@ -196,6 +199,18 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
     all.into_iter()
         .map(|(gs, i)| {
             let g = &a.matching.groups[gs.group];
+            // A rank that never started it has no launch to explain.
+            let (verdict, cause) = if i.open {
+                (
+                    Verdict::Unknown,
+                    "never launched it (W: behind)".to_string(),
+                )
+            } else {
+                (
+                    explain_late(p, &a.clock, &a.matching, gs.group, i).verdict,
+                    why_words::largest_cause(p, &why_late(p, &a.clock, &a.matching, gs.group, i)),
+                )
+            };
             SkewRow {
                 group: gs.group,
                 instance: i.index,
@@ -203,11 +218,9 @@ fn top_skews(p: &Profile, a: &Analysis) -> Vec<SkewRow> {
                 skew_ns: i.start_skew_ns,
                 op: i.op,
                 late: g.devices[i.late],
-                verdict: explain_late(p, &a.clock, &a.matching, gs.group, i).verdict,
-                cause: why_words::largest_cause(
-                    p,
-                    &why_late(p, &a.clock, &a.matching, gs.group, i),
-                ),
+                verdict,
+                cause,
+                open: i.open,
                 big: i.start_skew_ns > gs.big_threshold_ns,
                 late_host: crate::analysis::skew::late_host_in(p, &a.skews, gs.group, g, i),
             }

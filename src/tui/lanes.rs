@@ -327,12 +327,19 @@ pub fn focus(
     for (i, d) in order.into_iter().enumerate() {
         let lane = &p.lanes[g.lanes[d] as usize];
         let (Some(row), Some(at)) = (g.row(instance, d), start(d)) else {
+            // Recording while the others were in it: it never launched it.
+            let never = crate::analysis::skew::never_started(p, g, &a.clock, instance, d, earliest);
             out.push(LaneRow {
                 kind: LaneKind::Stream(g.lanes[d]),
                 label: format!(
-                    "{} S{} not captured",
+                    "{} S{} {}",
                     p.device_label(lane.device).tag(),
-                    lane.stream
+                    lane.stream,
+                    if never {
+                        "never launched"
+                    } else {
+                        "not captured"
+                    }
                 ),
                 collapsible: false,
             });

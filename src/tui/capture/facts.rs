@@ -80,6 +80,9 @@ impl Facts {
                 ..Facts::default()
             };
         };
+        if skew.open {
+            return open_facts(l, g, k, skew);
+        }
         // A big event's late launch is explained by the launch analysis.
         let late = a
             .launch
@@ -138,6 +141,33 @@ impl Facts {
             status_short,
             launched: None,
         }
+    }
+}
+
+/// The facts of an instance a rank never started (a hang): that rank is
+/// the one the others wait for, by at least the time to its capture's end;
+/// there is no launch to explain and no lateness from the ranks that did.
+fn open_facts(l: &Loaded, g: usize, k: usize, skew: InstanceSkew) -> Facts {
+    let (p, a) = (&l.profile, &l.analysis);
+    let group = &a.matching.groups[g];
+    let who = format!(
+        "{} never launched it · ≥{} open at capture end",
+        p.device_label(group.devices[skew.late]).tag(),
+        short_duration(skew.start_skew_ns)
+    );
+    Facts {
+        instance: Some((g, k)),
+        status: format!(
+            "{} · instance {}/{} · {} · {who}",
+            group.key,
+            k + 1,
+            group.instances(),
+            skew.op
+        ),
+        status_short: format!("{}:{} {} · {who}", group.key, k + 1, skew.op),
+        bandwidth: bandwidth::instance(group, k, skew.unfinished, &a.sizes),
+        skew: Some(skew),
+        ..Facts::default()
     }
 }
 

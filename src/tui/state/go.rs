@@ -111,14 +111,19 @@ impl App {
 }
 
 /// The late rank's kernel of instance `k` of group `g`, as the skew
-/// analysis found it.
+/// analysis found it (or, when it never started it, the first member's).
 fn late_kernel(l: &Loaded, g: usize, k: usize) -> Option<EventRef> {
     let group = l.analysis.matching.groups.get(g)?;
     if k >= group.instances() {
         return None;
     }
     let late = crate::tui::capture::facts::late_rank(l, g, k)?;
-    Some(EventRef::Gpu(group.row(k, late)?))
+    // A late rank that never started it (a hang): the first that did, so
+    // that the instance is shown.
+    let row = group
+        .row(k, late)
+        .or_else(|| group.members(k).next().map(|m| m.1))?;
+    Some(EventRef::Gpu(row))
 }
 
 /// The collective instance a GPU event belongs to, if it is matched.

@@ -342,9 +342,13 @@ fn big_events(
             &(r.instance + 1).to_string(),
             r.op.name(),
             // One unit for the column: `3.340` over `0.678`, not ms over µs.
-            &format!("{:.3}", r.skew_ns as f64 / 1e6),
+            &format!(
+                "{}{:.3}",
+                if r.open { "≥" } else { "" },
+                r.skew_ns as f64 / 1e6
+            ),
             &late_of(r),
-            r.verdict.name(),
+            if r.open { "hang" } else { r.verdict.name() },
             &escape_controls(&r.cause),
         );
         let style = if i == selected {

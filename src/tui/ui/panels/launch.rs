@@ -98,6 +98,20 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         ));
     }
     let Some(why) = &app.capture.facts.late else {
+        // A rank that never started the instance has no launch to explain.
+        if let (Some(s), Some((g, _))) = (&app.capture.facts.skew, app.capture.facts.instance)
+            && s.open
+        {
+            let group = &l.analysis.matching.groups[g];
+            out.push("");
+            out.push(Line::styled(
+                format!(
+                    "{} never launched it: no launch to explain (W lists who is behind)",
+                    p.device_label(group.devices[s.late]).tag()
+                ),
+                theme.late_label(),
+            ));
+        }
         return out;
     };
     out.push("");

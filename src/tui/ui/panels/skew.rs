@@ -87,7 +87,14 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     let starts: Vec<i64> = present.iter().map(|m| m.2.0).collect();
     let parts = rank_order(&starts);
     let many = parts.len() > 1;
-    let figures = Line::from(if inst.unfinished {
+    let figures = Line::from(if inst.open {
+        // A rank never started it: the skew was still open at capture end.
+        format!(
+            "start skew ≥ {} ms · still open at capture end: {} never launched it",
+            ms(inst.start_skew_ns),
+            shown_tag(p, group.devices[inst.late])
+        )
+    } else if inst.unfinished {
         // Ends at the capture's end say nothing about the collective.
         format!(
             "start skew {} ms · still running at capture end (no end skew)",
