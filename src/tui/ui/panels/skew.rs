@@ -124,7 +124,17 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
             theme.late_label(),
         ));
     }
-    let max_off = inst.start_skew_ns as f64;
+    // Bars over the ranks shown: an open skew's lower bound would flatten
+    // them.
+    let max_off = if inst.open {
+        starts
+            .iter()
+            .map(|&t| t.saturating_sub(inst.earliest_start))
+            .max()
+            .unwrap_or(0) as f64
+    } else {
+        inst.start_skew_ns as f64
+    };
     // Narrow panels (80-column terminals) get narrower columns and no bars.
     let narrow = width < 46;
     let c = if narrow { 9 } else { 10 };
