@@ -213,11 +213,12 @@ impl<'a> Index<'a> {
     }
 }
 
+/// Sets seen, as the tests of the sets' readers write them.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod test_sets {
+    use super::Seen;
 
-    fn seen(tracks: &[u32], coupled: bool) -> Seen {
+    pub fn seen(tracks: &[u32], coupled: bool) -> Seen {
         Seen {
             tracks: tracks.to_vec(),
             count: 1,
@@ -225,10 +226,16 @@ mod tests {
         }
     }
 
-    fn sorted(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+    pub fn sorted(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
         v.sort();
         v
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_sets::{seen, sorted};
+    use super::*;
 
     #[test]
     fn siblings_that_part_once_are_two_communicators() {

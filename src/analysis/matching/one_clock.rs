@@ -186,18 +186,17 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
 mod tests {
     use super::*;
     use crate::analysis::matching::atoms::communicators;
+    use crate::analysis::matching::atoms::test_sets::{seen, sorted};
 
-    fn seen(tracks: &[u32], coupled: bool) -> Seen {
-        Seen {
-            tracks: tracks.to_vec(),
-            count: 1,
-            coupled,
-        }
-    }
-
-    fn sorted(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
-        v.sort();
-        v
+    /// The communicators of `s` once three hosts' shares {0,1}, {2,3},
+    /// {4,5} of the first pass are added, nothing seen too far apart.
+    fn with_three_shares(mut s: Vec<Seen>) -> Vec<Vec<u32>> {
+        add_units(
+            &mut s,
+            &[vec![0, 1], vec![2, 3], vec![4, 5]],
+            &BTreeSet::new(),
+        );
+        communicators(&s)
     }
 
     /// Three hosts' node-local groups in lockstep: every cluster holds two
@@ -226,29 +225,19 @@ mod tests {
     /// pass: they always end together, so they stay one.
     #[test]
     fn shares_that_never_part_stay_one_communicator() {
-        let mut s = vec![seen(&[0, 1, 2, 3, 4, 5], false)];
-        add_units(
-            &mut s,
-            &[vec![0, 1], vec![2, 3], vec![4, 5]],
-            &BTreeSet::new(),
-        );
-        assert_eq!(communicators(&s), vec![vec![0, 1, 2, 3, 4, 5]]);
+        let s = vec![seen(&[0, 1, 2, 3, 4, 5], false)];
+        assert_eq!(with_three_shares(s), vec![vec![0, 1, 2, 3, 4, 5]]);
     }
 
     /// A rank's kernel missing from one call does not part the hosts'
     /// shares: the share with the missing rank was touched.
     #[test]
     fn a_member_missing_does_not_part_the_shares() {
-        let mut s = vec![
+        let s = vec![
             seen(&[0, 1, 2, 3, 4, 5], false),
             seen(&[0, 1, 2, 4, 5], false),
         ];
-        add_units(
-            &mut s,
-            &[vec![0, 1], vec![2, 3], vec![4, 5]],
-            &BTreeSet::new(),
-        );
-        assert_eq!(communicators(&s), vec![vec![0, 1, 2, 3, 4, 5]]);
+        assert_eq!(with_three_shares(s), vec![vec![0, 1, 2, 3, 4, 5]]);
     }
 
     /// Two hosts' groups that always ended within the clustering's
