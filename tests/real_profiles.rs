@@ -346,3 +346,71 @@ fn identity_read_from_real_exports() {
         Some("f5d31907-01db-69a5-cf6c-0414eaef5706")
     );
 }
+
+/// A window is the window (issue 44): every device that ran anything is
+/// listed, its span is the window within the capture, idle at the edges
+/// counts, and the parts add up to the span. Checked on every real export
+/// with GPU activity, in a window a tenth of its capture, inside it.
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn overlap_in_a_window_spans_the_window() {
+    for path in sqlite_files(&real_profiles()) {
+        let path = path.display().to_string();
+        let json = |args: &[&str]| -> Value {
+            let o = rankline(args);
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+            serde_json::from_str(&stdout(&o)).expect("json")
+        };
+        let all = json(&["report", "overlap", "--format", "json", "--no-cache", &path]);
+        let busy = all["devices"].as_array().unwrap();
+        if busy.is_empty() {
+            continue;
+        }
+        // Inside the GPU activity as SQL reads it: inside the capture
+        // however much of it a read of the GPU tables alone knows.
+        let c = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let (mut a, mut b) = (f64::MAX, f64::MIN);
+        for table in [
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "CUPTI_ACTIVITY_KIND_MEMCPY",
+            "CUPTI_ACTIVITY_KIND_MEMSET",
+        ] {
+            let sql = format!("SELECT min(start), max(end) FROM {table}");
+            if let Ok((Some(lo), Some(hi))) = c.query_row(&sql, [], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+            }) {
+                (a, b) = (a.min(lo as f64), b.max(hi as f64));
+            }
+        }
+        let (ws, we) = ((a + 0.4 * (b - a)) / 1e9, (a + 0.5 * (b - a)) / 1e9);
+        let (ws, we) = (format!("{ws:.6}"), format!("{we:.6}"));
+        let got = json(&[
+            "report",
+            "overlap",
+            "--format",
+            "json",
+            "--no-cache",
+            "--window",
+            &ws,
+            &we,
+            &path,
+        ]);
+        let devices = got["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), busy.len(), "{path}: {got}");
+        let want_ms = (we.parse::<f64>().unwrap() - ws.parse::<f64>().unwrap()) * 1e3;
+        for d in devices {
+            let f = |k: &str| d[k].as_f64().unwrap();
+            assert!((f("span_ms") - want_ms).abs() < 1e-3, "{path}: {d}");
+            let parts = f("compute_only_ms")
+                + f("nccl_only_ms")
+                + f("overlap_ms")
+                + f("copy_only_ms")
+                + f("idle_ms");
+            assert!((parts - f("span_ms")).abs() < 1e-3, "{path}: {d}");
+        }
+    }
+}

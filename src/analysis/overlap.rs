@@ -123,19 +123,51 @@ fn devices_overlap(
         .filter_map(|&dev| {
             let d = dev as usize;
             let [c, n, m] = [&mut compute[d], &mut nccl[d], &mut copy[d]].map(std::mem::take);
-            device_overlap(dev, c, n, m)
+            let frame = clock_of[d]
+                .or_else(|| device_file(p, dev))
+                .and_then(|f| window_frame(p, clock, f, w));
+            device_overlap(dev, c, n, m, frame)
         })
         .collect()
 }
 
-fn device_overlap(dev: DevId, c: Vec<Span>, n: Vec<Span>, m: Vec<Span>) -> Option<DeviceOverlap> {
-    if c.is_empty() && n.is_empty() && m.is_empty() {
+/// The file of a device's first lane, if it ran anything.
+fn device_file(p: &Profile, dev: DevId) -> Option<usize> {
+    let lane = p.lanes.iter().position(|l| l.device == dev)?;
+    Some(p.lane_file(lane as LaneId))
+}
+
+/// A window other than the whole capture, within `file`'s capture (on the
+/// reference clock): what a device's span is there, idle at its edges
+/// included.
+fn window_frame(p: &Profile, clock: &Alignment, file: usize, w: Window) -> Option<(i64, i64)> {
+    if w.is_all() {
+        return None;
+    }
+    let (a, b) = clock.capture_window(p, file).unwrap_or((w.start, w.end));
+    let frame = (w.start.max(a), w.end.min(b));
+    (frame.1 > frame.0).then_some(frame)
+}
+
+/// One device's figures; `frame`, a window's part of the capture, is its
+/// span (else first start to last end of its activity): a device with
+/// nothing in a window is all idle there.
+fn device_overlap(
+    dev: DevId,
+    c: Vec<Span>,
+    n: Vec<Span>,
+    m: Vec<Span>,
+    frame: Option<(i64, i64)>,
+) -> Option<DeviceOverlap> {
+    if c.is_empty() && n.is_empty() && m.is_empty() && frame.is_none() {
         return None;
     }
     let (compute_kernels, nccl_kernels, copies) = (c.len(), n.len(), m.len());
     let all = || c.iter().chain(&n).chain(&m);
-    let first = all().map(|s| s.0).min().unwrap_or(0);
-    let last = all().map(|s| s.1).max().unwrap_or(0);
+    let (first, last) = frame.unwrap_or((
+        all().map(|s| s.0).min().unwrap_or(0),
+        all().map(|s| s.1).max().unwrap_or(0),
+    ));
     let (cu, nu, mu) = (union(c), union(n), union(m));
     // Two sorted runs: merged in linear time.
     let kernels = union(cu.iter().chain(&nu).copied().collect());
