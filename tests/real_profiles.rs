@@ -348,8 +348,8 @@ fn identity_read_from_real_exports() {
 }
 
 /// A window is the window (issue 44): every device that ran anything is
-/// listed, its span is the window within the capture, idle at the edges
-/// counts, and the parts add up to the span. Checked on every real export
+/// listed, its span is the window (within the device's activity over the
+/// whole capture), idle at the edges counts, and the parts add up to it. Checked on every real export
 /// with GPU activity, in a window a tenth of its capture, inside it.
 #[test]
 #[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]

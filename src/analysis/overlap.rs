@@ -123,29 +123,43 @@ fn devices_overlap(
         .filter_map(|&dev| {
             let d = dev as usize;
             let [c, n, m] = [&mut compute[d], &mut nccl[d], &mut copy[d]].map(std::mem::take);
-            let frame = clock_of[d]
-                .or_else(|| device_file(p, dev))
-                .and_then(|f| window_frame(p, clock, f, w));
+            let frame = clock_of[d].and_then(|onto| window_frame(p, clock, dev, onto, w));
             device_overlap(dev, c, n, m, frame)
         })
         .collect()
 }
 
-/// The file of a device's first lane, if it ran anything.
-fn device_file(p: &Profile, dev: DevId) -> Option<usize> {
-    let lane = p.lanes.iter().position(|l| l.device == dev)?;
-    Some(p.lane_file(lane as LaneId))
-}
-
-/// A window other than the whole capture, within `file`'s capture (on the
-/// reference clock): what a device's span is there, idle at its edges
-/// included.
-fn window_frame(p: &Profile, clock: &Alignment, file: usize, w: Window) -> Option<(i64, i64)> {
+/// A window other than the whole capture, within the device's activity
+/// over the whole capture (first start to last end, on `onto`'s clock):
+/// what its span is there, idle at the window's edges included. A window
+/// over the whole capture gives the whole capture's figures.
+fn window_frame(
+    p: &Profile,
+    clock: &Alignment,
+    dev: DevId,
+    onto: usize,
+    w: Window,
+) -> Option<(i64, i64)> {
     if w.is_all() {
         return None;
     }
-    let (a, b) = clock.capture_window(p, file).unwrap_or((w.start, w.end));
-    let frame = (w.start.max(a), w.end.min(b));
+    let mut active: Option<(i64, i64)> = None;
+    for (l, lane) in p.lanes.iter().enumerate().filter(|(_, l)| l.device == dev) {
+        let rows = lane.rows.clone();
+        let (Some(first), Some(last)) = (
+            rows.clone().next().map(|r| p.gpu.start(r)),
+            p.gpu.ends(rows).iter().copied().max(),
+        ) else {
+            continue;
+        };
+        let file = p.lane_file(l as LaneId);
+        let on = |t: i64| clock.to_file(onto, clock.to_reference(file, t));
+        let (a, b) = (on(first), on(last));
+        active = Some(active.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+    }
+    let (a, b) = active?;
+    let wf = clock.window_in_file(onto, w);
+    let frame = (wf.start.max(a), wf.end.min(b));
     (frame.1 > frame.0).then_some(frame)
 }
 

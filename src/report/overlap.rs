@@ -91,7 +91,7 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
         ]);
     }
     if t.is_empty() && !cx.options.window.is_all() {
-        out += "  nothing to analyse: the window lies outside every device's capture\n";
+        out += "  nothing to analyse: the window lies outside every device's GPU activity\n";
         return out;
     }
     if t.is_empty() {
@@ -102,7 +102,7 @@ pub fn to_text(cx: &Context, devs: &[DeviceOverlap]) -> String {
     out += &cx.note(if cx.options.window.is_all() {
         "span = first start to last end of any GPU activity; compute + nccl + both + copy + idle = span"
     } else {
-        "span = the window, within the device's capture (idle at its edges counts; events are cut at them); compute + nccl + both + copy + idle = span"
+        "span = the window, within the device's first start and last end over the capture (idle at the window's edges counts; events are cut at them); compute + nccl + both + copy + idle = span"
     });
     out += &cx.note("nccl_ms (NCCL alone) is an upper bound on what better overlap could save, not a promise; figures are per device, and sums over devices are not wall time");
     out += "\n";
