@@ -387,6 +387,16 @@ impl Alignment {
     /// long the lane. A device's figures are measured on its own file's
     /// clock; only the window is the reference clock's
     /// ([`Alignment::window_in_file`] gives it on `onto`'s).
+    /// First start and last end of a lane's rows, on file `onto`'s clock.
+    pub fn lane_span_on(&self, p: &Profile, lane: LaneId, onto: usize) -> Option<(i64, i64)> {
+        let rows = p.lanes[lane as usize].rows.clone();
+        let first = rows.clone().next().map(|r| p.gpu.start(r))?;
+        let last = p.gpu.ends(rows).iter().copied().max()?;
+        let file = p.lane_file(lane);
+        let on = |t: i64| self.to_file(onto, self.to_reference(file, t));
+        Some((on(first), on(last)))
+    }
+
     pub fn lane_rows<'a>(
         &'a self,
         p: &'a Profile,

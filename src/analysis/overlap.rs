@@ -144,17 +144,10 @@ fn window_frame(
         return None;
     }
     let mut active: Option<(i64, i64)> = None;
-    for (l, lane) in p.lanes.iter().enumerate().filter(|(_, l)| l.device == dev) {
-        let rows = lane.rows.clone();
-        let (Some(first), Some(last)) = (
-            rows.clone().next().map(|r| p.gpu.start(r)),
-            p.gpu.ends(rows).iter().copied().max(),
-        ) else {
+    for (l, _) in p.lanes.iter().enumerate().filter(|(_, l)| l.device == dev) {
+        let Some((a, b)) = clock.lane_span_on(p, l as LaneId, onto) else {
             continue;
         };
-        let file = p.lane_file(l as LaneId);
-        let on = |t: i64| clock.to_file(onto, clock.to_reference(file, t));
-        let (a, b) = (on(first), on(last));
         active = Some(active.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
     }
     let (a, b) = active?;
