@@ -380,13 +380,6 @@ impl Alignment {
         crate::analysis::window::rows_reaching(rows, starts, |k| p.runtime.end(k), wf)
     }
 
-    /// The rows of `lane` that may reach into `w` (a reference-clock
-    /// window), each with its start and end on the clock of file `onto`
-    /// (the lane's own file: its timestamps as they are). Found by binary
-    /// search in the lane's file, so a narrow window costs little however
-    /// long the lane. A device's figures are measured on its own file's
-    /// clock; only the window is the reference clock's
-    /// ([`Alignment::window_in_file`] gives it on `onto`'s).
     /// First start and last end of a lane's rows, on file `onto`'s clock.
     pub fn lane_span_on(&self, p: &Profile, lane: LaneId, onto: usize) -> Option<(i64, i64)> {
         let rows = p.lanes[lane as usize].rows.clone();
@@ -397,6 +390,13 @@ impl Alignment {
         Some((on(first), on(last)))
     }
 
+    /// The rows of `lane` that may reach into `w` (a reference-clock
+    /// window), each with its start and end on the clock of file `onto`
+    /// (the lane's own file: its timestamps as they are). Found by binary
+    /// search in the lane's file, so a narrow window costs little however
+    /// long the lane. A device's figures are measured on its own file's
+    /// clock; only the window is the reference clock's
+    /// ([`Alignment::window_in_file`] gives it on `onto`'s).
     pub fn lane_rows<'a>(
         &'a self,
         p: &'a Profile,

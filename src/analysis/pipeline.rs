@@ -218,16 +218,12 @@ pub fn resume(
                 Err(e) => std::panic::resume_unwind(e),
             }
         });
-        (a.clock, a.matching, a.sizes) = clocked;
         a.completeness = c.unwrap_or(a.completeness);
         a.nccl = n.unwrap_or(a.nccl);
         a.overlap = o.unwrap_or(a.overlap);
-        a.holds = Stages(a.holds.0 | beside.0).with_only(Stage::Clock);
-        // Completeness measured on the UTC clocks spans the capture on
-        // the aligned ones.
-        if a.holds.has(Stage::Completeness) {
-            a.completeness.span = a.clock.span_within(p, w);
-        }
+        a.holds = Stages(a.holds.0 | beside.0);
+        set_clocked(p, w, &mut a, clocked);
+        a.holds = a.holds.with_only(Stage::Clock);
         todo = todo.without(a.holds);
     }
     for st in Stage::ALL {
@@ -237,12 +233,8 @@ pub fn resume(
         stage(st.doing());
         match st {
             Stage::Clock => {
-                (a.clock, a.matching, a.sizes) = clock_stage(p, &a.classes, s.align);
-                // Completeness measured before the clocks were aligned
-                // spans the capture on them now.
-                if a.holds.has(Stage::Completeness) {
-                    a.completeness.span = a.clock.span_within(p, w);
-                }
+                let clocked = clock_stage(p, &a.classes, s.align);
+                set_clocked(p, w, &mut a, clocked);
             }
             Stage::Completeness => a.completeness = completeness(p, &a.clock, w),
             Stage::Nccl => a.nccl = nccl_breakdown(p, &a.classes, &a.clock, w),
@@ -273,6 +265,15 @@ fn clock_stage(
 ) -> (Alignment, Matching, Sizes) {
     let (clock, matching) = align_and_match(p, classes, mode);
     (clock, matching, Sizes::read(p, classes))
+}
+
+/// The clock stage's results into `a`. Completeness measured before the
+/// clocks were aligned spans the capture on them now.
+fn set_clocked(p: &Profile, w: Window, a: &mut Analysis, clocked: (Alignment, Matching, Sizes)) {
+    (a.clock, a.matching, a.sizes) = clocked;
+    if a.holds.has(Stage::Completeness) {
+        a.completeness.span = a.clock.span_within(p, w);
+    }
 }
 
 /// The stages of `todo` whose results the clocks cannot change, which

@@ -98,9 +98,9 @@ pub fn instance_skew(p: &Profile, g: &Group, index: usize) -> Option<InstanceSke
     })
 }
 
-/// Whether member `d` of `g` lacks instance `k` although its capture had
-/// begun and was still recording at `earliest` (the others' first start):
-/// it never started it.
+/// Member `d` of `g` lacks instance `k` although its capture had begun
+/// and was still recording at `earliest` (the others' first start): it
+/// never started it. Its capture end (reference clock) when so.
 pub fn never_started(
     p: &Profile,
     g: &Group,
@@ -108,12 +108,13 @@ pub fn never_started(
     k: usize,
     d: usize,
     earliest: i64,
-) -> bool {
-    g.captured[d].first <= k + 1
-        && g.row(k, d).is_none()
-        && clock
-            .capture_end(p, p.lane_file(g.lanes[d]))
-            .is_some_and(|end| end >= earliest)
+) -> Option<i64> {
+    if g.captured[d].first > k + 1 || g.row(k, d).is_some() {
+        return None;
+    }
+    clock
+        .capture_end(p, p.lane_file(g.lanes[d]))
+        .filter(|&end| end >= earliest)
 }
 
 /// `inst` as still open at capture end when a member of `g` whose capture
@@ -126,12 +127,8 @@ pub fn still_open(
     mut inst: InstanceSkew,
 ) -> InstanceSkew {
     let k = inst.index;
-    let missing = (0..g.devices.len()).find_map(|d| {
-        never_started(p, g, clock, k, d, inst.earliest_start)
-            .then(|| clock.capture_end(p, p.lane_file(g.lanes[d])))
-            .flatten()
-            .map(|end| (d, end))
-    });
+    let missing = (0..g.devices.len())
+        .find_map(|d| never_started(p, g, clock, k, d, inst.earliest_start).map(|end| (d, end)));
     if let Some((d, end)) = missing {
         inst.open = true;
         inst.late = d;

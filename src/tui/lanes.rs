@@ -328,7 +328,8 @@ pub fn focus(
         let lane = &p.lanes[g.lanes[d] as usize];
         let (Some(row), Some(at)) = (g.row(instance, d), start(d)) else {
             // Recording while the others were in it: it never launched it.
-            let never = crate::analysis::skew::never_started(p, g, &a.clock, instance, d, earliest);
+            let never = crate::analysis::skew::never_started(p, g, &a.clock, instance, d, earliest)
+                .is_some();
             out.push(LaneRow {
                 kind: LaneKind::Stream(g.lanes[d]),
                 label: format!(

@@ -146,10 +146,12 @@ fn domain(
         // The same capture gives the same communicators in the same order.
         seen.sort_by(|a, b| a.tracks.cmp(&b.tracks));
         let mut apart = std::collections::BTreeSet::new();
-        for c in clusters
-            .iter()
-            .filter(|c| !units.is_empty() && clean(&ks, c, window))
-        {
+        let with_units = if units.is_empty() {
+            &[][..]
+        } else {
+            &clusters[..]
+        };
+        for c in with_units.iter().filter(|c| clean(&ks, c, window)) {
             let ends: Vec<(u32, i64)> = c.iter().map(|&k| (ks[k].track, ks[k].end)).collect();
             one_clock::far_in(&ends, &units, &of_track, too_far, &mut apart);
         }
@@ -604,11 +606,6 @@ mod tests {
         follow_stream(&mut two);
         assert_eq!(two, [Some(1), Some(1), Some(1), Some(2), None, Some(1)]);
     }
-}
-
-#[cfg(test)]
-mod nearest_tests {
-    use super::nearest_other;
 
     /// The linear pass finds what a search back finds, on runs of one
     /// device as long as the whole list.
