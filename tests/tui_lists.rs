@@ -178,6 +178,23 @@ fn load_messages_stay_and_bang_lists_them_all() {
     assert_eq!(app.overlay, Overlay::None);
 }
 
+/// A message of words wraps between words: each word reads whole on one
+/// row of the list, at 160 and at 80 columns.
+#[test]
+fn bang_wraps_messages_between_words() {
+    let words = "rank3.sqlite could not be read: the export stops inside its \
+                 CUPTI_ACTIVITY_KIND_KERNEL table after 1048576 rows, so every \
+                 figure leaves out that rank's remaining kernels";
+    for (w, h) in [(160, 48), (80, 24)] {
+        let mut app = fixture_app();
+        app.on_load(LoadMsg::FileError(words.to_string()));
+        let (_, s) = screen(&mut app, w, h, "!");
+        for word in words.split(' ') {
+            assert!(s.contains(word), "{word:?} split at {w} columns:\n{s}");
+        }
+    }
+}
+
 #[test]
 fn bang_without_messages_says_so() {
     // A capture without big events: nothing is said on opening it.

@@ -60,9 +60,13 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
 
 pub fn to_text(cx: &Context, a: &Alignment) -> String {
     let p = cx.profile;
-    let mut out = format!(
-        "Clock alignment: {}\n",
-        crate::text_safe::escape_controls(&a.describe_on(p))
+    let mut out = super::fit::wrap(
+        &format!(
+            "Clock alignment: {}",
+            crate::text_safe::escape_controls(&a.describe_on(p))
+        ),
+        "",
+        cx.cols(),
     );
     // A rank column when ranks are recorded; file names shortened from
     // the middle, so that a rank or host in the name stays visible (the

@@ -60,6 +60,104 @@ pub fn shorten(s: &str, cols: usize, keep: Keep) -> String {
     }
 }
 
+/// Each of `cells` in at most `cols` columns, as [`shorten`], except that
+/// names the cut would make equal keep what tells them apart: the start,
+/// `…`, then the part from where they first differ (from the start of
+/// that token), so four GEMMs of one family stay four names.
+pub fn shorten_apart(cells: &[&str], cols: usize, keep: Keep) -> Vec<String> {
+    let mut out: Vec<String> = cells.iter().map(|c| shorten(c, cols, keep)).collect();
+    // Each round tells apart the names that still print the same, by where
+    // those names differ; a few rounds settle families of templates.
+    for _ in 0..4 {
+        let merged = merged_groups(cells, &out);
+        if merged.is_empty() {
+            return out;
+        }
+        for (rows, names) in merged {
+            for i in rows {
+                out[i] = apart(cells[i], &names, cols);
+            }
+        }
+    }
+    // Alike wherever they fit: numbered across the column, so rows stay
+    // told apart (the table says what the number means).
+    let merged = merged_groups(cells, &out);
+    let mut alike: Vec<&str> = merged.iter().flat_map(|(_, names)| names.clone()).collect();
+    alike.sort_unstable();
+    alike.dedup();
+    for i in merged.into_iter().flat_map(|(rows, _)| rows) {
+        let k = alike.binary_search(&cells[i]).unwrap_or(0) + 1;
+        let mark = format!(" ~{k}");
+        let cut = shorten(cells[i], cols.saturating_sub(width(&mark)), Keep::Middle);
+        out[i] = cut + &mark;
+    }
+    out
+}
+
+/// Whether [`shorten_apart`] numbered a cell (` ~k` after a cut).
+pub fn numbered(cell: &str) -> bool {
+    cell.rsplit_once(" ~").is_some_and(|(cut, k)| {
+        cut.contains('…') && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// The rows whose different names print the same, per printed text, with
+/// those names.
+fn merged_groups<'a>(cells: &[&'a str], out: &[String]) -> Vec<(Vec<usize>, Vec<&'a str>)> {
+    let mut by_short: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, s) in out.iter().enumerate() {
+        by_short.entry(s.as_str()).or_default().push(i);
+    }
+    by_short
+        .into_values()
+        .filter_map(|rows| {
+            let mut names: Vec<&str> = rows.iter().map(|&i| cells[i]).collect();
+            names.sort_unstable();
+            names.dedup();
+            (names.len() > 1).then_some((rows, names))
+        })
+        .collect()
+}
+
+/// `name` cut to `cols` keeping its start and the part where it first
+/// differs from each of `others`; the middle cut when that cannot tell it
+/// apart (they differ only past the room).
+fn apart(name: &str, others: &[&str], cols: usize) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let differs_at = others
+        .iter()
+        .filter(|&&o| o != name)
+        .map(|o| {
+            chars
+                .iter()
+                .zip(o.chars())
+                .take_while(|(a, b)| **a == *b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let head = (cols / 3).min(differs_at);
+    let room = cols.saturating_sub(head + 1);
+    // From the start of the token that differs when the difference still
+    // shows in the room, else from a little before the difference.
+    let token = chars[..differs_at]
+        .iter()
+        .rposition(|c| matches!(c, '_' | ' ' | '<' | '(' | ',' | ':' | '.'))
+        .map_or(differs_at, |p| p + 1);
+    let from = if differs_at - token + 2 <= room {
+        token
+    } else {
+        differs_at.saturating_sub(room / 3)
+    };
+    if from <= head + 1 || differs_at >= chars.len() {
+        return shorten(name, cols, Keep::Middle);
+    }
+    let head_text: String = chars[..head].iter().collect();
+    let rest: String = chars[from..].iter().collect();
+    let room = cols.saturating_sub(width(&head_text) + 1);
+    format!("{head_text}…{}", shorten(&rest, room, Keep::Start))
+}
+
 /// `text` wrapped at word boundaries into lines of at most `cols` columns
 /// (`None`: one line), each starting with `indent`; later lines add two
 /// spaces. A word longer than a line is broken, never cut: notes lose
@@ -120,6 +218,28 @@ mod tests {
         );
         // Wide characters count two columns.
         assert_eq!(width(&shorten("核函数核函数", 5, Keep::Start)), 5);
+    }
+
+    #[test]
+    fn names_a_start_cut_would_merge_keep_where_they_differ() {
+        let gemms = [
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_kernel",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_kernel",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_kernel",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize1x1x1_kernel",
+            "ncclDevKernel_AllGather_RING_LL",
+        ];
+        let short = shorten_apart(&gemms, 30, Keep::Start);
+        let mut distinct = short.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), gemms.len(), "{short:?}");
+        assert!(short.iter().all(|s| width(s) <= 30), "{short:?}");
+        // A name nothing collides with keeps the plain cut.
+        assert_eq!(short[4], shorten(gemms[4], 30, Keep::Start));
+        // The differing token is what shows.
+        assert!(short[1].contains("tilesize256"), "{}", short[1]);
+        assert!(short[0].starts_with("sm90_xmma"), "{}", short[0]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Aligned text tables: text columns left-aligned, numbers right-aligned,
 //! long names shortened to fit the width.
 
-use super::fit::{Keep, shorten, width};
+use super::fit::{Keep, numbered, shorten, shorten_apart, width};
 use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
 use std::borrow::Cow;
@@ -77,20 +77,32 @@ impl Table {
         self.rows.is_empty()
     }
 
-    /// The table as lines; within `cols` columns when shortening its
-    /// name columns can do it (`None`: every cell whole).
+    /// The table as lines; within `cols` columns (`None`: every cell
+    /// whole). Name columns are shortened first (keeping what tells their
+    /// values apart); a heading column leaves the columns when that spares
+    /// a cut; then the gaps narrow and names go below their floor; a line
+    /// still too wide ends in `…` where it was cut, so nothing spills
+    /// unmarked.
     pub fn render(&self, cols: Option<usize>) -> String {
         if let (Some(g), Some(cols)) = (self.heading, cols)
-            && !self.fits(cols)
+            && self.total(&self.natural_widths()) > cols
         {
             return self.render_grouped(g, cols);
         }
         let ncol = self.header.len();
         let mut widths = self.natural_widths();
-        let mut numeric = vec![true; ncol];
+        let mut gap = 2;
         if let Some(cols) = cols {
-            self.narrow(&mut widths, cols);
+            self.narrow(&mut widths, cols, gap, |c| self.floor(c));
+            if self.total_with(&widths, gap) > cols {
+                gap = 1;
+                self.narrow(&mut widths, cols, gap, |c| self.floor(c));
+            }
+            if self.total_with(&widths, gap) > cols {
+                self.narrow(&mut widths, cols, gap, |_| LAST_FLOOR);
+            }
         }
+        let mut numeric = vec![true; ncol];
         for row in &self.rows {
             for (c, cell) in row.iter().enumerate().take(ncol) {
                 if !looks_numeric(cell) {
@@ -98,18 +110,11 @@ impl Table {
                 }
             }
         }
+        let shown = self.shown_cells(&widths);
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
+        for row in std::iter::once(&self.header).chain(&shown) {
             let mut line = " ".repeat(self.indent);
             for (c, cell) in row.iter().enumerate().take(ncol) {
-                let short;
-                let cell = match self.keep[c] {
-                    Some(keep) if width(cell) > widths[c] => {
-                        short = shorten(cell, widths[c], keep);
-                        &short
-                    }
-                    _ => cell,
-                };
                 let pad = widths[c].saturating_sub(width(cell));
                 if numeric[c] {
                     line.push_str(&" ".repeat(pad));
@@ -121,22 +126,59 @@ impl Table {
                     }
                 }
                 if c + 1 < ncol {
-                    line.push_str("  ");
+                    line.push_str(&" ".repeat(gap));
                 }
             }
-            out.push_str(line.trim_end());
+            let line = line.trim_end();
+            match cols {
+                Some(cols) if width(line) > cols => {
+                    out += &shorten(line, cols, Keep::Start);
+                }
+                _ => out += line,
+            }
             out.push('\n');
+        }
+        if shown.iter().flatten().any(|c| numbered(c)) {
+            out += &super::fit::wrap(
+                "~k: names cut alike wherever they fit, told apart by number (--wide prints them whole)",
+                &" ".repeat(self.indent),
+                cols,
+            );
         }
         out
     }
 }
 
+/// The narrowest a name column gets when nothing else fits.
+const LAST_FLOOR: usize = 6;
+
 impl Table {
-    /// Whether the table fits `cols` once its name columns are shortened.
-    fn fits(&self, cols: usize) -> bool {
-        let mut widths = self.natural_widths();
-        self.narrow(&mut widths, cols);
-        self.total(&widths) <= cols
+    /// Each row's cells as shown in `widths`: shortenable columns cut so
+    /// that distinct values stay distinct.
+    fn shown_cells(&self, widths: &[usize]) -> Vec<Vec<String>> {
+        let mut shown = self.rows.clone();
+        for (c, keep) in self.keep.iter().enumerate() {
+            let Some(keep) = *keep else { continue };
+            let cells: Vec<&str> = self
+                .rows
+                .iter()
+                .map(|r| r.get(c).map_or("", String::as_str))
+                .collect();
+            if cells.iter().all(|s| width(s) <= widths[c]) {
+                continue;
+            }
+            for (row, cut) in shown.iter_mut().zip(shorten_apart(&cells, widths[c], keep)) {
+                if let Some(cell) = row.get_mut(c) {
+                    *cell = cut;
+                }
+            }
+        }
+        shown
+    }
+
+    /// The narrowest column `c` is shortened to in the usual passes.
+    fn floor(&self, c: usize) -> usize {
+        width(&self.header[c]).max(self.floor[c])
     }
 
     fn natural_widths(&self) -> Vec<usize> {
@@ -150,7 +192,11 @@ impl Table {
     }
 
     fn total(&self, widths: &[usize]) -> usize {
-        self.indent + widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+        self.total_with(widths, 2)
+    }
+
+    fn total_with(&self, widths: &[usize], gap: usize) -> usize {
+        self.indent + widths.iter().sum::<usize>() + gap * widths.len().saturating_sub(1)
     }
 
     /// The table without column `g`, whose value heads each run of rows
@@ -187,10 +233,15 @@ impl Table {
     }
 
     /// Narrows the shortenable columns, widest first, until the table fits
-    /// `cols` or they reach their floor.
-    fn narrow(&self, widths: &mut [usize], cols: usize) {
-        let floor = |c: usize| width(&self.header[c]).max(self.floor[c]);
-        while self.total(widths) > cols {
+    /// `cols` or they reach `floor`.
+    fn narrow(
+        &self,
+        widths: &mut [usize],
+        cols: usize,
+        gap: usize,
+        floor: impl Fn(usize) -> usize,
+    ) {
+        while self.total_with(widths, gap) > cols {
             let widest = (0..widths.len())
                 .filter(|&c| self.keep[c].is_some() && widths[c] > floor(c))
                 .max_by_key(|&c| (widths[c], std::cmp::Reverse(c)));

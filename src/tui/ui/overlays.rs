@@ -451,8 +451,9 @@ fn behind_list(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, pick: Pick)
 /// what it showed.
 fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> Scroll {
     let width = 100.min(area.width);
-    // Hard-wrapped by hand under the level column, so that a long path
-    // reads whole and the list knows its height.
+    // Wrapped by hand under the level column (between words where one
+    // ends in the row's second half), so that a long path reads whole and
+    // the list knows its height.
     const LEVEL: usize = 10;
     // `16:25:03Z `: when it was said, in UTC.
     const AT: usize = 10;
@@ -471,8 +472,8 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
             Level::Info => Style::default(),
             Level::Warn | Level::Error => theme.warning(),
         };
-        let text: Vec<char> = escape_controls(&m.text).chars().collect();
-        for (i, chunk) in text.chunks(room).enumerate() {
+        let text = Line::raw(escape_controls(&m.text).into_owned());
+        for (i, chunk) in wrap(text, room).into_iter().enumerate() {
             let head = if i == 0 {
                 let c = crate::tui::wallclock::civil(m.at_epoch_ns);
                 format!(
@@ -487,10 +488,9 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
             } else {
                 " ".repeat(LEVEL + AT)
             };
-            lines.push(Line::from(vec![
-                Span::styled(head, style),
-                Span::raw(chunk.iter().collect::<String>()),
-            ]));
+            let mut spans = vec![Span::styled(head, style)];
+            spans.extend(chunk.spans);
+            lines.push(Line::from(spans));
         }
     }
     let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));

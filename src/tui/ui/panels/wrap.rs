@@ -1,6 +1,8 @@
 //! Wrapping a styled line into rows of a panel's width, so a panel scrolls
 //! and counts in rows. Breaks after a space when one is in the row's
-//! second half, else mid-word (kernel names have no spaces).
+//! second half, else mid-word (kernel names have no spaces). An indented
+//! line (a row of a list) continues two columns past its indent, so a long
+//! name reads as part of its row, not as the next one.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -18,15 +20,22 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
             (g.symbol.to_string(), g.style, w)
         })
         .collect();
+    let lead = cells.iter().take_while(|c| c.0 == " ").count();
+    let hang = if lead > 0 && lead + 2 <= width / 2 {
+        lead + 2
+    } else {
+        0
+    };
     let mut rows = Vec::new();
     let mut start = 0;
     while start < cells.len() {
+        let room = if rows.is_empty() { width } else { width - hang };
         let mut end = start;
         let mut used = 0;
-        while end < cells.len() && used + cells[end].2 <= width.max(cells[end].2) {
+        while end < cells.len() && used + cells[end].2 <= room.max(cells[end].2) {
             used += cells[end].2;
             end += 1;
-            if used >= width {
+            if used >= room {
                 break;
             }
         }
@@ -37,7 +46,11 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
         {
             end = space + 1;
         }
-        rows.push(row(&cells[start..end], base));
+        let mut line = row(&cells[start..end], base);
+        if !rows.is_empty() && hang > 0 {
+            line.spans.insert(0, Span::raw(" ".repeat(hang)));
+        }
+        rows.push(line);
         start = end;
     }
     rows
@@ -89,6 +102,30 @@ mod tests {
         );
         assert_eq!(texts(&rows), ["abc", "def"]);
         assert_eq!(rows[1].spans[0].style, bold);
+    }
+
+    #[test]
+    fn an_indented_row_continues_under_its_indent() {
+        let rows = wrap(Line::from("  kernel ncclDevKernel_AllGather_RING_LL"), 20);
+        assert!(rows.iter().all(|r| r.width() <= 20), "{:?}", texts(&rows));
+        assert!(rows.len() > 1);
+        for r in &rows[1..] {
+            let t = r.to_string();
+            assert!(
+                t.starts_with("    ") && !t.starts_with("     "),
+                "{:?}",
+                texts(&rows)
+            );
+        }
+        assert_eq!(
+            texts(&rows).concat().split_whitespace().collect::<String>(),
+            "kernelncclDevKernel_AllGather_RING_LL"
+        );
+        // A flush-left sentence wraps flush left.
+        assert_eq!(
+            texts(&wrap(Line::from("queued behind gemm"), 10))[1],
+            "behind "
+        );
     }
 
     #[test]
