@@ -9,8 +9,9 @@
 //! carry their group, instance, start skew and late rank; big events are
 //! instant markers.
 
-use crate::analysis::account::CpuKind;
-use crate::analysis::cpu_state::{self, SchedIns};
+mod cpu;
+
+use crate::analysis::cpu_state::{OffCpu, SchedIns};
 use crate::analysis::pipeline::Analysis;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
@@ -240,38 +241,13 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
         // inside one, never across a call's end, so the spans nest.
         let mut off = sel.off_cpu(t);
         ins.name_ran(p, t as _, &mut off);
-        for o in off {
+        for o in &off {
             n.off_cpu += 1;
-            let ran: Vec<String> = o
-                .ran
-                .iter()
-                .map(|&r| name(&crate::analysis::why_words::thread_name(p, r)))
-                .collect();
-            emit(
-                out,
-                json!({"ph": "X", "cat": "off_cpu",
-                       "name": crate::analysis::why_words::share_name(p, CpuKind::OffCpu, 0),
-                       "pid": pid, "tid": cpu_tid(t, 0), "ts": us(o.span.0),
-                       "dur": us(o.span.1 - o.span.0),
-                       "args": {"cpu": o.cpu, "ran_meanwhile": ran}}),
-            )?;
+            emit(out, cpu::off_cpu_event(p, (pid, cpu_tid(t, 0)), o, us))?;
         }
         for (r, at) in sel.samples(t) {
             n.samples += 1;
-            let stack: Vec<String> = cpu_state::frames(p, r)
-                .into_iter()
-                .map(|f| name(p.strings.get(f)))
-                .collect();
-            let leaf = stack
-                .first()
-                .cloned()
-                .unwrap_or_else(|| "on-CPU (no call stack)".into());
-            emit(
-                out,
-                json!({"ph": "i", "s": "t", "cat": "cpu_sample", "name": leaf,
-                       "pid": pid, "tid": cpu_tid(t, 0), "ts": us(at),
-                       "args": {"stack": stack}}),
-            )?;
+            emit(out, cpu::sample_event(p, (pid, cpu_tid(t, 0)), r, at, us))?;
         }
     }
     let m = &a.matching;
@@ -438,33 +414,12 @@ impl<'a> Select<'a> {
         self.keep(p.osrt_by_thread[t].clone(), move |r| clock.osrt_span(p, r))
     }
 
-    /// A thread's descheduled spans clipped to the window (who ran
-    /// meanwhile not yet named). One never switched back in lasts to its
-    /// capture's end, when that is after the thread's last switch (the
-    /// capture's bounds come from the other tables: nsys 2025.5 records
-    /// switches after them); else nothing is claimed of the time after.
-    fn off_cpu(self, t: usize) -> Vec<cpu_state::OffCpu> {
-        let (p, clock) = (self.p, self.clock);
-        let thread = t as crate::profile::ThreadId;
-        let Some(rows) = p.sched_by_thread.get(t).filter(|r| !r.is_empty()) else {
-            return Vec::new();
-        };
-        let last = clock.sched_time(p, rows.end - 1);
-        let end = clock
-            .capture_end(p, p.thread_file(thread))
-            .map_or(last, |e| e.max(last));
-        cpu_state::descheduled(p, clock, thread, (self.w.start, self.w.end.min(end)))
+    fn off_cpu(self, t: usize) -> Vec<OffCpu> {
+        cpu::off_cpu(self.p, self.clock, self.w, t)
     }
 
-    /// A thread's CPU samples in the window: (row, time).
     fn samples(self, t: usize) -> impl Iterator<Item = (usize, i64)> + 'a {
-        let (p, clock, w) = (self.p, self.clock, self.w);
-        p.samples_by_thread
-            .get(t)
-            .cloned()
-            .unwrap_or(0..0)
-            .map(move |r| (r, clock.sample_time(p, r)))
-            .filter(move |&(_, at)| at >= w.start && at <= w.end)
+        cpu::samples(self.p, self.clock, self.w, t)
     }
 }
 
