@@ -396,6 +396,42 @@ fn the_gate_exits_3_when_a_figure_grows_beyond_it_and_0_otherwise() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+/// Putting the big-skew events back grows exposed NCCL per step by 67 %
+/// with the step p50 unchanged: the text says why once, under that
+/// regression; where the gate does not fail on it, nothing is said.
+#[test]
+fn exposed_nccl_grown_with_steady_steps_is_explained_once_under_its_regression() {
+    let why = rankline::analysis::diff::STEPS_MISS_GPU_WAITS;
+    let no_big_skew = after("no_big_skew");
+    let text = out_with(
+        &["diff", &no_big_skew, BEFORE, "--fail-on-regression", "5"],
+        3,
+    );
+    assert_eq!(text.matches(why).count(), 1, "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = lines.iter().position(|l| *l == why).unwrap();
+    assert!(
+        lines[at - 1].starts_with("exposed NCCL per step 37.905 -> 63.443 ms"),
+        "{text}"
+    );
+    for (args, code) in [
+        // No gate, or a gate it passes.
+        (vec!["diff", &no_big_skew, BEFORE], 0),
+        (
+            vec!["diff", &no_big_skew, BEFORE, "--fail-on-regression", "70"],
+            3,
+        ),
+        // Exposed NCCL shrank.
+        (
+            vec!["diff", BEFORE, &no_big_skew, "--fail-on-regression", "5"],
+            0,
+        ),
+    ] {
+        let text = out_with(&args, code);
+        assert!(!text.contains(why), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn bad_input_keeps_exit_1_and_bad_usage_exit_2() {
     let o = rankline(&["diff", BEFORE, "fixtures/diff/missing.sqlite"]);

@@ -7,30 +7,11 @@
 
 mod common;
 
+use common::trace::export;
 use common::*;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
-
-fn export(inputs: &[&Path], out: &Path, extra: &[&str]) -> (std::process::Output, Option<Value>) {
-    let mut args: Vec<&str> = vec!["export", "--no-cache", "--out", out.to_str().unwrap()];
-    args.extend(extra);
-    args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
-    let o = rankline(&args);
-    let v = std::fs::read(out).ok().map(|bytes| {
-        let text = if out.extension().is_some_and(|x| x == "gz") {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut s)
-                .unwrap();
-            s
-        } else {
-            String::from_utf8(bytes).unwrap()
-        };
-        serde_json::from_str(&text).expect("the trace parses")
-    });
-    (o, v)
-}
 
 fn count(db: &Connection, sql: &str, params: &[i64]) -> usize {
     db.query_row(sql, rusqlite::params_from_iter(params), |r| {
@@ -69,11 +50,18 @@ fn assert_well_formed(v: &Value) {
                 );
                 let cat = e["cat"].as_str().unwrap();
                 assert!(
-                    ["kernel", "memcpy", "memset", "cuda_api", "nvtx", "osrt"].contains(&cat),
+                    [
+                        "kernel", "memcpy", "memset", "cuda_api", "nvtx", "osrt", "off_cpu"
+                    ]
+                    .contains(&cat),
                     "{e}"
                 );
             }
             "s" | "f" => assert!(e["id"].is_u64() && e["ts"].is_number() && e["cat"] == "launch"),
+            // CPU samples are the thread's; markers are global.
+            "i" if e["cat"] == "cpu_sample" => {
+                assert!(e["ts"].is_number() && e["s"] == "t" && e["args"]["stack"].is_array())
+            }
             "i" => assert!(e["ts"].is_number() && e["s"] == "g"),
             other => panic!("phase {other}: {e}"),
         }

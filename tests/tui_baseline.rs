@@ -261,6 +261,54 @@ fn panel_6_shows_steps_kernels_and_skew_excess() {
     insta::assert_snapshot!("diff_panel_160x48", panel);
 }
 
+/// Panel 6's exposed NCCL row holds `rankline diff --format json`'s
+/// figures, rounded as the panel rounds; where exposed NCCL grew past the
+/// before capture's step spread with the step p50 unchanged (the late
+/// ranks put back), one line says why the steps did not show it.
+#[test]
+fn panel_6_shows_exposed_nccl_as_the_diff_gate_computes_it() {
+    let why = rankline::analysis::diff::STEPS_MISS_GPU_WAITS;
+    for (before, after, explained) in [
+        ("megatron_tp8.sqlite", "diff/slow_gemm.sqlite", false),
+        ("diff/no_big_skew.sqlite", "megatron_tp8.sqlite", true),
+    ] {
+        let (mut app, mut t) = open(&[fixture(after)], &[fixture(before)], 160, 48);
+        press(&mut app, &mut t, "6");
+        let panel = diff_panel(&app, &t);
+        let path = |f: &str| format!("fixtures/{f}");
+        let d = common::json(&["diff", &path(before), &path(after), "--format", "json"]);
+        let e = &d["exposed_nccl"];
+        assert_eq!(e["per"], "step");
+        let (b, a) = (
+            e["before_ms"].as_f64().unwrap(),
+            e["after_ms"].as_f64().unwrap(),
+        );
+        let row = panel
+            .lines()
+            .find(|l| l.contains("exposed NCCL/step"))
+            .unwrap_or_else(|| panic!("{panel}"));
+        let cells: Vec<&str> = row.trim_matches('│').split_whitespace().collect();
+        let pct = e["delta_pct"].as_f64().unwrap();
+        assert_eq!(
+            cells[cells.len() - 4..],
+            [
+                format!("{b:.3}"),
+                format!("{a:.3}"),
+                format!("{:+.3}", a - b),
+                format!("{pct:+.1}%")
+            ],
+            "{before} -> {after}: {panel}"
+        );
+        // The line as the panel wraps it, borders dropped.
+        let words: Vec<&str> = panel
+            .lines()
+            .flat_map(|l| l.trim_matches('│').split_whitespace())
+            .collect();
+        let said = words.join(" ").matches(why).count();
+        assert_eq!(said, usize::from(explained), "{before} -> {after}: {panel}");
+    }
+}
+
 #[test]
 fn panel_6_at_80x24_fits_below_the_timeline() {
     let (mut app, mut t) = open(

@@ -50,10 +50,21 @@ pub fn descheduled_rows(p: &Profile, thread: ThreadId) -> Vec<(usize, Option<usi
     out
 }
 
-/// The thread's descheduled spans overlapping `window` (reference clock);
-/// a switch out with no switch back in the capture lasts to the window's
-/// end.
+/// The thread's descheduled spans overlapping `window` (reference clock),
+/// with who ran meanwhile; a switch out with no switch back in the
+/// capture lasts to the window's end.
 pub fn off_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Vec<OffCpu> {
+    let mut out = descheduled(p, clock, thread, window);
+    if !out.is_empty() {
+        let file = p.thread_file(thread);
+        SchedIns::of(p, clock, |f| f == file).name_ran(p, thread, &mut out);
+    }
+    out
+}
+
+/// [`off_cpu`] without who ran meanwhile (`ran` empty): what a caller
+/// naming many threads' spans fills from one [`SchedIns`].
+pub fn descheduled(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -> Vec<OffCpu> {
     let mut out = Vec::new();
     for (left, back) in descheduled_rows(p, thread) {
         let a = clock.sched_time(p, left);
@@ -62,9 +73,6 @@ pub fn off_cpu(p: &Profile, clock: &Alignment, thread: ThreadId, window: Span) -
         }
         let b = back.map_or(window.1, |r| clock.sched_time(p, r));
         push_clipped(&mut out, (a, b), p.sched.cpu(left), window);
-    }
-    for o in &mut out {
-        o.ran = ran_meanwhile(p, clock, thread, o.cpu, o.span);
     }
     out
 }
@@ -80,32 +88,58 @@ fn push_clipped(out: &mut Vec<OffCpu>, span: Span, cpu: u16, window: Span) {
     }
 }
 
-/// Threads of `thread`'s file scheduled in on `cpu` during `span`.
-fn ran_meanwhile(
-    p: &Profile,
-    clock: &Alignment,
-    thread: ThreadId,
-    cpu: u16,
-    span: Span,
-) -> Vec<ThreadId> {
-    let file = p.thread_file(thread);
-    let mut ran = Vec::new();
-    for (t, rows) in p.sched_by_thread.iter().enumerate() {
-        let t = t as ThreadId;
-        if t == thread || p.thread_file(t) != file || ran.len() >= RAN_NAMED {
-            continue;
-        }
-        let seen = rows.clone().any(|r| {
-            p.sched.sched_in(r) && p.sched.cpu(r) == cpu && {
-                let at = clock.sched_time(p, r);
-                at >= span.0 && at < span.1
+/// The switches in of each (file, CPU), by time (reference clock): who
+/// ran on a CPU during a span is found by search, not by reading every
+/// thread's rows for each span.
+pub struct SchedIns(rustc_hash::FxHashMap<(usize, u16), Vec<(i64, ThreadId)>>);
+
+impl SchedIns {
+    /// Those of every file.
+    pub fn new(p: &Profile, clock: &Alignment) -> SchedIns {
+        SchedIns::of(p, clock, |_| true)
+    }
+
+    fn of(p: &Profile, clock: &Alignment, keep: impl Fn(usize) -> bool) -> SchedIns {
+        let mut by: rustc_hash::FxHashMap<(usize, u16), Vec<(i64, ThreadId)>> = Default::default();
+        for (t, rows) in p.sched_by_thread.iter().enumerate() {
+            let t = t as ThreadId;
+            let file = p.thread_file(t);
+            if !keep(file) {
+                continue;
             }
-        });
-        if seen {
-            ran.push(t);
+            for r in rows.clone().filter(|&r| p.sched.sched_in(r)) {
+                by.entry((file, p.sched.cpu(r)))
+                    .or_default()
+                    .push((clock.sched_time(p, r), t));
+            }
+        }
+        for v in by.values_mut() {
+            v.sort_unstable();
+        }
+        SchedIns(by)
+    }
+
+    /// Fills each span's `ran`: threads of `thread`'s file other than it
+    /// scheduled in on the span's CPU during it, the first few by id.
+    pub fn name_ran(&self, p: &Profile, thread: ThreadId, spans: &mut [OffCpu]) {
+        let file = p.thread_file(thread);
+        for o in spans {
+            let Some(ins) = self.0.get(&(file, o.cpu)) else {
+                continue;
+            };
+            let lo = ins.partition_point(|&(at, _)| at < o.span.0);
+            let hi = ins.partition_point(|&(at, _)| at < o.span.1);
+            let mut ran: Vec<ThreadId> = ins[lo..hi.max(lo)]
+                .iter()
+                .map(|&(_, t)| t)
+                .filter(|&t| t != thread)
+                .collect();
+            ran.sort_unstable();
+            ran.dedup();
+            ran.truncate(RAN_NAMED);
+            o.ran = ran;
         }
     }
-    ran
 }
 
 /// What the samples say of a thread over a window.

@@ -24,7 +24,7 @@ pub use overlap::OverlapPair;
 pub use regressions::{Gate, Metric, Regression};
 pub use side::{Side, Which, delta_pct};
 pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
-pub use steps::{StepFigures, StepsDiff};
+pub use steps::{STEPS_MISS_GPU_WAITS, StepFigures, StepsDiff};
 
 use super::pipeline::{Stage, Stages};
 use crate::profile::Profile;
@@ -192,6 +192,27 @@ impl Diff {
         out
     }
 
+    /// Exposed NCCL per step grew by more than `pct` % (the gate fails on
+    /// it) while the step p50 moved by no more than `pct` % either way:
+    /// what [`STEPS_MISS_GPU_WAITS`] explains.
+    pub fn exposed_grew_steps_did_not(&self, pct: f64) -> bool {
+        let (Some(b), Some(a)) = (self.steps.before.spread_ms, self.steps.after.spread_ms) else {
+            return false;
+        };
+        let grew = self.exposed_nccl().is_some_and(|e| {
+            e.per == ExposedPer::Step
+                && regressions::check(
+                    Metric::ExposedNcclPerStep,
+                    None,
+                    e.before_ms,
+                    e.after_ms,
+                    pct,
+                )
+                .is_some()
+        });
+        grew && delta_pct(b.p50, a.p50).is_some_and(|d| d.abs() <= pct)
+    }
+
     /// The total kernel time as a regression when it grew by more than
     /// `pct` %, gated or not (the text says when it grew ungated).
     pub fn kernel_total_grown(&self, pct: f64) -> Option<Regression> {
@@ -317,6 +338,30 @@ mod tests {
                 .iter()
                 .any(|r| r.metric == Metric::KernelTotal)
         );
+    }
+
+    /// The bundled pair whose late ranks come back: exposed NCCL per step
+    /// grows by 67 % with the step p50 unchanged.
+    #[test]
+    fn exposed_growth_with_steady_steps_is_told_only_where_the_gate_fails_on_it() {
+        let (pb, ab) = load("diff/no_big_skew.sqlite");
+        let (pa, aa) = load("megatron_tp8.sqlite");
+        let side = |profile, analysis| Side { profile, analysis };
+        let d = diff(side(&pb, &ab), side(&pa, &aa));
+        let e = d.exposed_nccl().unwrap();
+        assert_eq!(e.per, ExposedPer::Step);
+        assert!(e.delta_pct().unwrap() > 60.0, "{e:?}");
+        assert!(d.exposed_grew_steps_did_not(5.0));
+        // Within a wider gate it did not fail.
+        assert!(!d.exposed_grew_steps_did_not(70.0));
+        // Steps that moved past the gate show what they show.
+        let mut slower = d.clone();
+        let p50 = &mut slower.steps.after.spread_ms.as_mut().unwrap().p50;
+        *p50 *= 1.06;
+        assert!(!slower.exposed_grew_steps_did_not(5.0));
+        // Exposed NCCL that shrank needs no word.
+        let back = diff(side(&pa, &aa), side(&pb, &ab));
+        assert!(!back.exposed_grew_steps_did_not(5.0));
     }
 
     #[test]

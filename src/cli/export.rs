@@ -112,7 +112,7 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(profile::out_file::Error::Failed(why)) => return input_failed(why),
     };
     println!(
-        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
+        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls, {} off-CPU spans, {} CPU samples), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
         rankline::text_safe::escape_controls(&out.display().to_string()),
         written.events(),
         written.kernels,
@@ -120,6 +120,8 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         written.api,
         written.nvtx,
         written.osrt,
+        written.off_cpu,
+        written.samples,
         written.flows,
         written.markers
     );

@@ -1,12 +1,17 @@
 //! `rankline export`: Chrome Trace Event Format JSON (what the Perfetto UI
 //! and `chrome://tracing` open) of a capture on rankline's aligned clock —
 //! a multi-node job becomes one timeline. One process per device (a track
-//! per stream) and per CPU process (a track per thread for its CUDA calls,
-//! NVTX ranges and OS runtime calls); complete events with their fields as
-//! args; a flow from each launch call to its kernel (the process-aware
-//! links); a matched collective's kernels carry their group, instance,
-//! start skew and late rank; big events are instant markers.
+//! per stream) and per CPU process (tracks per thread for its CUDA calls,
+//! with the spans it was descheduled and its CPU samples beside them —
+//! what the why account reads —, NVTX ranges and OS runtime calls);
+//! complete events with their fields as args; a flow from each launch call
+//! to its kernel (the process-aware links); a matched collective's kernels
+//! carry their group, instance, start skew and late rank; big events are
+//! instant markers.
 
+mod cpu;
+
+use crate::analysis::cpu_state::{OffCpu, SchedIns};
 use crate::analysis::pipeline::Analysis;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
@@ -38,13 +43,16 @@ pub struct Written {
     pub api: usize,
     pub nvtx: usize,
     pub osrt: usize,
+    /// Spans a thread was descheduled.
+    pub off_cpu: usize,
+    pub samples: usize,
     pub flows: usize,
     pub markers: usize,
 }
 
 impl Written {
     pub fn events(&self) -> usize {
-        self.kernels + self.copies + self.api + self.nvtx + self.osrt
+        self.kernels + self.copies + self.api + self.nvtx + self.osrt + self.off_cpu + self.samples
     }
 }
 
@@ -76,8 +84,8 @@ fn device_pid(d: usize) -> usize {
 fn cpu_pid(p: &Profile, process: usize) -> usize {
     1 + p.devices.len() + process
 }
-/// A CPU thread's tracks: its calls, NVTX push/pop, NVTX start/end, OS
-/// runtime calls.
+/// A CPU thread's tracks: its calls (with its off-CPU spans and samples),
+/// NVTX push/pop, NVTX start/end, OS runtime calls.
 fn cpu_tid(thread: usize, track: usize) -> usize {
     1 + thread * 4 + track
 }
@@ -108,7 +116,13 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
     let gpu_n: usize = lanes.iter().map(|&l| sel.gpu(l).count()).sum();
     let cpu_n: usize = threads
         .iter()
-        .map(|&t| sel.api(t).count() + sel.nvtx(t).count() + sel.osrt(t).count())
+        .map(|&t| {
+            sel.api(t).count()
+                + sel.nvtx(t).count()
+                + sel.osrt(t).count()
+                + sel.off_cpu(t).len()
+                + sel.samples(t).count()
+        })
         .sum();
     if gpu_n + cpu_n > max {
         return Err(format!(
@@ -169,9 +183,14 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
     }
     for &t in &threads {
         let th = &p.threads[t];
-        for (k, what) in ["CUDA API", "NVTX", "NVTX start/end", "OS runtime"]
-            .iter()
-            .enumerate()
+        for (k, what) in [
+            "CUDA API, off-CPU, samples",
+            "NVTX",
+            "NVTX start/end",
+            "OS runtime",
+        ]
+        .iter()
+        .enumerate()
         {
             emit(
                 out,
@@ -183,6 +202,7 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
     let mut n = Written::default();
     // Launch calls written, so a flow starts only at a call in the trace.
     let mut call_written = vec![false; p.runtime.len()];
+    let ins = SchedIns::new(p, clock);
     for &t in &threads {
         let pid = cpu_pid(p, p.threads[t].process as usize);
         for (r, s, e) in sel.api(t) {
@@ -216,6 +236,18 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
                 json!({"ph": "X", "cat": "osrt", "name": name(p.strings.get(p.osrt.name(r))),
                        "pid": pid, "tid": cpu_tid(t, 3), "ts": us(s), "dur": us(e - s)}),
             )?;
+        }
+        // On the calls' track: a thread is off its CPU between calls or
+        // inside one, never across a call's end, so the spans nest.
+        let mut off = sel.off_cpu(t);
+        ins.name_ran(p, t as _, &mut off);
+        for o in &off {
+            n.off_cpu += 1;
+            emit(out, cpu::off_cpu_event(p, (pid, cpu_tid(t, 0)), o, us))?;
+        }
+        for (r, at) in sel.samples(t) {
+            n.samples += 1;
+            emit(out, cpu::sample_event(p, (pid, cpu_tid(t, 0)), r, at, us))?;
         }
     }
     let m = &a.matching;
@@ -380,6 +412,14 @@ impl<'a> Select<'a> {
     fn osrt(self, t: usize) -> Spans<'a> {
         let (p, clock) = (self.p, self.clock);
         self.keep(p.osrt_by_thread[t].clone(), move |r| clock.osrt_span(p, r))
+    }
+
+    fn off_cpu(self, t: usize) -> Vec<OffCpu> {
+        cpu::off_cpu(self.p, self.clock, self.w, t)
+    }
+
+    fn samples(self, t: usize) -> impl Iterator<Item = (usize, i64)> + 'a {
+        cpu::samples(self.p, self.clock, self.w, t)
     }
 }
 

@@ -5,6 +5,7 @@ pub mod graph_job;
 pub mod instances;
 pub mod nodes;
 pub mod split;
+pub mod trace;
 pub mod tui;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,11 @@
 use super::side::Side;
 use crate::analysis::stats::Spread;
 
+/// Why exposed NCCL per step can grow past the gate while the step p50
+/// does not: said once, where that happens, by `diff` text and the
+/// timeline's diff panel.
+pub const STEPS_MISS_GPU_WAITS: &str = "the step p50 did not move: steps are CPU-side NVTX ranges, which do not grow while the GPU waits";
+
 /// One side's steps.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepFigures {

@@ -4,7 +4,9 @@
 
 use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use super::options::DiffOptions;
-use crate::analysis::diff::{DeviceSet, Diff, DiffCompleteness, Gate, Regression, delta_pct};
+use crate::analysis::diff::{
+    DeviceSet, Diff, DiffCompleteness, Gate, Metric, Regression, STEPS_MISS_GPU_WAITS, delta_pct,
+};
 use crate::analysis::stats::Spread;
 use crate::figure_text::given;
 use crate::profile::DeviceLabel;
@@ -236,6 +238,9 @@ fn regressions(l: &Layout, gate: Gate, rs: &[Regression]) -> String {
     }
     for r in rs {
         out += &l.note(&safe(&r.phrase()));
+        if r.metric == Metric::ExposedNcclPerStep && l.diff.exposed_grew_steps_did_not(gate.pct) {
+            out += &l.note(STEPS_MISS_GPU_WAITS);
+        }
     }
     if !gate.total_kernel
         && let Some(r) = l.diff.kernel_total_grown(gate.pct)

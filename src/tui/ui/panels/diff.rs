@@ -1,9 +1,10 @@
 //! The diff panel: the `--baseline` capture against the main one — steps,
-//! the largest kernel changes (Enter finds the kernel) and the excess of
-//! each paired skew group (Enter selects its worst instance).
+//! exposed NCCL time as the diff gate computes it, the largest kernel
+//! changes (Enter finds the kernel) and the excess of each paired skew
+//! group (Enter selects its worst instance).
 
 use super::lines::PanelLines;
-use crate::analysis::diff::{Diff, PairedBy, SkewPair};
+use crate::analysis::diff::{Diff, ExposedPer, PairedBy, STEPS_MISS_GPU_WAITS, SkewPair};
 use crate::analysis::stats::Spread;
 use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
@@ -151,6 +152,7 @@ fn diff_lines(
             theme.dim(),
         ));
     }
+    exposed_nccl(&mut out, d, &cols, theme);
 
     // Kernels: the largest changes; Enter finds the kernel.
     out.push(Line::styled(
@@ -249,6 +251,32 @@ fn diff_lines(
         theme.dim(),
     ));
     out
+}
+
+/// The gate's exposed NCCL figure, as `rankline diff` computes it; and,
+/// when it grew past the before capture's noise while the step p50 stayed
+/// within it, why the steps did not show it.
+fn exposed_nccl(out: &mut PanelLines, d: &Diff, cols: &Columns, theme: &Theme) {
+    let Some(e) = d.exposed_nccl() else {
+        return;
+    };
+    let name = match e.per {
+        ExposedPer::Step => "exposed NCCL/step",
+        ExposedPer::Second => "exposed NCCL/s",
+    };
+    out.push(cols.row(
+        name,
+        &fixed(e.before_ms, 3),
+        &fixed(e.after_ms, 3),
+        &format!("{:+.3}", e.after_ms - e.before_ms),
+        &pct(e.delta_pct()),
+    ));
+    // The panel has no gate: the capture's own step spread stands in.
+    if d.noise_pct()
+        .is_some_and(|noise| d.exposed_grew_steps_did_not(noise))
+    {
+        out.push(Line::styled(STEPS_MISS_GPU_WAITS, theme.dim()));
+    }
 }
 
 /// The worst instance (largest start skew) of the pair's group in the
