@@ -109,8 +109,9 @@ fn samples_by_sql(c: &Connection) -> Vec<(u32, u32, i64, String)> {
                      SELECT coalesce(s.value, '') AS v
                      FROM SAMPLING_CALLCHAINS f
                      LEFT JOIN StringIds s ON s.id = f.symbol
-                     WHERE f.id = e.id AND f.stackDepth < 12
+                     WHERE f.id = e.id
                        AND coalesce(f.kernelMode, 0) = 0
+                       AND coalesce(f.originalIP, 0) >= 0
                      ORDER BY f.stackDepth LIMIT 8)), '')
              FROM COMPOSITE_EVENTS e
              WHERE e.globalTid IS NOT NULL AND {}",

@@ -2,6 +2,8 @@
 //! TestBackend: each panel reaches its end, says when it is cut, scrolls
 //! with `{` `}` and the wheel; clicks select; the launch panel's wording.
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::analysis::Settings;
 use rankline::profile::Source;
@@ -373,26 +375,47 @@ fn a_cpu_late_instance_says_so_without_a_gpu_side_cause() {
     assert_eq!(text.matches("→ kernel start").count(), 1, "{text}");
 }
 
+/// A gpu-side event whose stream held nothing ahead of it: the panel says
+/// once what is known — nothing recorded held it, and the GEMM another
+/// stream ran just before competed, not proven to block — never "queued
+/// behind" that GEMM, as `report why` words it.
 #[test]
-fn a_gpu_side_instance_names_the_kernel_it_queued_behind_on_its_own_line() {
+fn a_gpu_side_instance_says_once_what_competed_as_report_why_does() {
     let (mut app, mut t) = open(&fixture(), Some("s20:100"), 160, 48);
     press(&mut app, &mut t, "2");
     let lines = rows(&t, panel(&app, PanelKind::Launch).0);
     let text = lines.join("\n");
     assert!(text.contains("gpu-side"), "{text}");
+    assert!(!text.contains("queued behind"), "{text}");
     let i = lines
         .iter()
-        .position(|l| l.contains("queued behind"))
+        .position(|l| l.trim_start().starts_with("gpu "))
         .unwrap_or_else(|| panic!("{text}"));
-    // The fact may wrap; the next fact starts on a row of its own.
-    let end = lines
-        .iter()
-        .position(|l| l.contains("which ended "))
-        .unwrap_or_else(|| panic!("{text}"));
-    let queued: String = lines[i..end].iter().map(|l| l.trim_end()).collect();
+    // The row wraps under its indent; the next row starts on its own.
+    let row: String = std::iter::once(lines[i].trim_end().to_string())
+        .chain(
+            lines[i + 1..]
+                .iter()
+                .take_while(|l| l.starts_with("    "))
+                .map(|l| l.trim().to_string()),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(text.matches("sm90_xmma_gemm").count(), 1, "{text}");
+    assert!(row.contains("competes, not proven to block"), "{row}");
+    let report = common::text(&[
+        "report",
+        "why",
+        "--no-cache",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
     assert!(
-        queued.contains("sm90_xmma_gemm") && queued.ends_with(')') && queued.contains("(S"),
-        "{queued}"
+        report.replace('\n', " ").split_whitespace().collect::<String>().contains(
+            &"nothing recorded ahead of it on its stream or in an event it waited on; meanwhile the device ran sm90_xmma_gemm"
+                .split_whitespace()
+                .collect::<String>()
+        ),
+        "{report}"
     );
 }
 

@@ -16,7 +16,7 @@
 //! no dependencies between a graph's nodes, so what its earlier nodes held
 //! it for is said to be unrecorded, never guessed.
 
-use super::account::Split;
+use super::account::{Share, Split};
 use super::clock::Alignment;
 use super::cpu_state::{self, OffCpu, OnCpu};
 use super::matching::Matching;
@@ -142,7 +142,43 @@ impl Why {
 
     /// GPU time the chain does not cover (never negative).
     pub fn gpu_unexplained_ns(&self) -> i64 {
-        (self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)).max(0)
+        self.gpu_rest_ns().max(0)
+    }
+
+    /// The GPU part less what the chain covers, signed: negative when the
+    /// kernel started before its launch call returned (the call's tail
+    /// is in the CPU part), so that the parts add up to the lateness.
+    pub fn gpu_rest_ns(&self) -> i64 {
+        self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)
+    }
+
+    /// The launching thread's off-CPU spans cut to what share `x` of its
+    /// own account counts (an earlier kind may claim part of a span);
+    /// none for a share of another thread's account (a late link's).
+    pub fn off_cpu_counted(&self, x: &Share<Sym>) -> Vec<OffCpu> {
+        // Identity, not equality: a link's account may hold a share with
+        // the same kind and label.
+        let own = self
+            .cpu
+            .as_ref()
+            .is_some_and(|s| s.shares.iter().any(|y| std::ptr::eq(y, x)));
+        if !own {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for o in &self.off_cpu {
+            for &(a, b) in &x.spans {
+                let (a, b) = (a.max(o.span.0), b.min(o.span.1));
+                if b > a {
+                    out.push(OffCpu {
+                        span: (a, b),
+                        cpu: o.cpu,
+                        ran: o.ran.clone(),
+                    });
+                }
+            }
+        }
+        out
     }
 }
 

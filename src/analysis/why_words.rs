@@ -4,8 +4,10 @@
 //! few characters. Plain strings; callers escape names for the terminal.
 
 use super::account::{CpuKind, Share};
+use super::clock::Alignment;
 use super::gpu_chain::{Link, LinkKind};
-use super::why::Why;
+use super::launch::{Preceding, preceding_kernel};
+use super::why::{GPU_LATENCY_NS, Missing, Why};
 use crate::profile::{Profile, Sym};
 
 fn ms(ns: i64) -> f64 {
@@ -57,13 +59,18 @@ pub fn share_text(p: &Profile, w: &Why, x: &Share<Sym>) -> String {
             }
         }
         CpuKind::OffCpu => {
-            let cpus: Vec<String> = dedup(w.off_cpu.iter().map(|o| o.cpu.to_string()));
+            // Only the spans this part counts: an earlier kind (a call)
+            // may claim the rest of a descheduled span.
+            let spans = w.off_cpu_counted(x);
+            let cpus: Vec<String> = dedup(spans.iter().map(|o| o.cpu.to_string()));
             let ran: Vec<String> = dedup(
-                w.off_cpu
+                spans
                     .iter()
                     .flat_map(|o| o.ran.iter().map(|&t| thread_name(p, t))),
             );
-            s += &format!(" from CPU {}", cpus.join(", "));
+            if !cpus.is_empty() {
+                s += &format!(" from CPU {}", cpus.join(", "));
+            }
             if !ran.is_empty() {
                 s += &format!("; ran there meanwhile: {}", ran.join(", "));
             }
@@ -117,6 +124,119 @@ pub fn link_text(p: &Profile, l: &Link) -> String {
         );
     }
     s
+}
+
+/// A row of the GPU part: one link, or a run of links queued behind work
+/// of one name on one stream (a queue of many small kernels reads as one
+/// row with its count).
+pub struct ChainRow<'a> {
+    pub kind: LinkKind,
+    pub links: &'a [Link],
+    pub held_ns: i64,
+}
+
+impl ChainRow<'_> {
+    /// The first link: where Enter goes, and whose launch may be late.
+    pub fn first(&self) -> &Link {
+        &self.links[0]
+    }
+}
+
+/// `links` as rows: consecutive stream links of one name on one lane
+/// together (a link whose own launch was late stays alone: its account
+/// follows it).
+pub fn chain_rows<'a>(p: &Profile, links: &'a [Link]) -> Vec<ChainRow<'a>> {
+    let same = |a: &Link, b: &Link| {
+        a.kind == LinkKind::Stream
+            && b.kind == LinkKind::Stream
+            && a.lane == b.lane
+            && p.gpu.name(a.row) == p.gpu.name(b.row)
+            && a.late_launch.is_none()
+            && b.late_launch.is_none()
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < links.len() {
+        let mut end = at + 1;
+        while end < links.len() && same(&links[at], &links[end]) {
+            end += 1;
+        }
+        let run = &links[at..end];
+        out.push(ChainRow {
+            kind: links[at].kind,
+            links: run,
+            held_ns: run.iter().map(|l| l.held_ns).sum(),
+        });
+        at = end;
+    }
+    out
+}
+
+/// A chain row in a sentence: the link's own, or for a run "queued behind
+/// 12× <name> on S20 (they ran …, first start–last end)".
+pub fn chain_row_text(p: &Profile, r: &ChainRow) -> String {
+    if r.links.len() == 1 {
+        return link_text(p, r.first());
+    }
+    // Links run back in time: the last is the earliest work.
+    let first = r.links.iter().map(|l| l.start_ns).min().unwrap_or(0);
+    let last = r.links.iter().map(|l| l.end_ns).max().unwrap_or(0);
+    let ran: i64 = r.links.iter().map(|l| l.end_ns - l.start_ns).sum();
+    format!(
+        "queued behind {}× {} (they ran {:.3} ms, {:.6}–{:.6} s)",
+        r.links.len(),
+        work(p, r.first().row),
+        ms(ran),
+        first as f64 / 1e9,
+        last as f64 / 1e9
+    )
+}
+
+/// Another stream's kernel that ended just before `pr`'s kernel started:
+/// competing work, not shown to hold it.
+pub fn meanwhile_text(p: &Profile, clock: &Alignment, pr: &Preceding) -> String {
+    let (a, b) = clock.gpu_span(p, pr.row);
+    format!(
+        "meanwhile the device ran {} ({:.3} ms, ended {:.3} ms before it started: competes, not proven to block)",
+        work(p, pr.row),
+        ms(b - a),
+        ms(pr.gap_ns),
+    )
+}
+
+/// The GPU part's rest, what the chain does not cover, in a sentence;
+/// `None` when there is none. Negative when the kernel started before its
+/// launch call returned; a few µs are the GPU's own launch latency;
+/// beyond that, nothing recorded held it, and what else the device ran
+/// just before is named as competing, not as a cause.
+pub fn gpu_rest_text(p: &Profile, clock: &Alignment, w: &Why) -> Option<String> {
+    let rest = w.gpu_rest_ns();
+    if rest == 0 {
+        return None;
+    }
+    if rest < 0 {
+        return Some(format!(
+            "the kernel started before its launch call returned: the call's last {:.3} ms are in the CPU part",
+            ms(-rest)
+        ));
+    }
+    if rest <= GPU_LATENCY_NS {
+        return Some(format!(
+            "the GPU's own launch latency (under {} µs)",
+            GPU_LATENCY_NS / 1000
+        ));
+    }
+    let mut s =
+        "nothing recorded ahead of it on its stream or in an event it waited on".to_string();
+    if w.missing.contains(&Missing::Graph) {
+        s += &format!("; {}", Missing::Graph.sentence());
+    }
+    if let Some(pr) =
+        preceding_kernel(p, clock, w.row).filter(|k| !w.gpu_chain.iter().any(|l| l.row == k.row))
+    {
+        s += &format!("; {}", meanwhile_text(p, clock, &pr));
+    }
+    Some(s)
 }
 
 /// The largest part of `w`'s delay in a few words, for the `b` list:

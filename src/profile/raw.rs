@@ -791,7 +791,9 @@ pub fn read_samples(
 }
 
 /// Reads `rows` of the samples' innermost frames ([`spec::FRAMES`]),
-/// keeping the user-mode ones (`kernelMode` 0 or NULL).
+/// keeping the user-mode ones: `kernelMode` 0 or NULL, and an address
+/// outside the kernel half (a negative `originalIP` is a kernel address
+/// nsys marked user mode).
 pub fn read_frames(
     conn: &Connection,
     schema: &Schema,
@@ -810,7 +812,9 @@ pub fn read_frames(
         Stage::Samples,
         report,
         |r| {
-            if r.int(F::KernelMode).is_some_and(|k| k != 0) {
+            if r.int(F::KernelMode).is_some_and(|k| k != 0)
+                || r.int(F::OriginalIp).is_some_and(|ip| ip < 0)
+            {
                 return Ok(());
             }
             if let (Some(id), Some(depth), Some(symbol)) =

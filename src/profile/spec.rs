@@ -237,16 +237,21 @@ columns! {
         StackDepth = "stackDepth" (required),
         /// NULL or absent reads as user mode.
         KernelMode = "kernelMode",
+        /// nsys marks the frames under a system call's entry as user mode
+        /// although their addresses lie in the kernel half (top bit set):
+        /// those are kernel frames too.
+        OriginalIp = "originalIP",
     }
 }
 
 /// The innermost frames of each sample's call stack: enough to hold
 /// [`MAX_FRAMES`](crate::profile::model::MAX_FRAMES) user-mode frames
-/// under the few kernel-mode ones a sample taken in a system call has.
+/// under the kernel frames a sample taken in a system call has (six in
+/// nsys 2025.5's, of which five marked user mode).
 pub const FRAMES: TableSpec<FrameColumn> = TableSpec {
     table: "SAMPLING_CALLCHAINS",
     columns: FrameColumn::ALL,
-    filter: "WHERE stackDepth < 12",
+    filter: "WHERE stackDepth < 24",
 };
 
 columns! {

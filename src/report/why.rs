@@ -8,8 +8,7 @@
 use super::context::Context;
 use super::json;
 use crate::analysis::account::{CpuKind, Share, Split};
-use crate::analysis::launch::preceding_kernel;
-use crate::analysis::why::{GPU_LATENCY_NS, Missing, Why, big_events};
+use crate::analysis::why::{Why, big_events};
 use crate::analysis::why_words as words;
 use crate::profile::{SuspectTable, Sym};
 use crate::text_safe::escape_controls as safe;
@@ -64,7 +63,8 @@ fn detail_json(cx: &Context, w: &Why, x: &Share<Sym>) -> Value {
                 })
         }
         CpuKind::OffCpu => json!({
-            "spans": w.off_cpu.iter().map(|o| json!({
+            // the spans the part counts, so they add up to its ms
+            "spans": w.off_cpu_counted(x).iter().map(|o| json!({
                 "start_ns": o.span.0,
                 "end_ns": o.span.1,
                 "cpu": o.cpu,
@@ -119,7 +119,9 @@ fn why_json(cx: &Context, w: &Why) -> Value {
         "clock_error_ms": ms(w.clock_error_ns),
         "cpu_parts": w.cpu.as_ref().map_or(Vec::new(), |s| parts_json(cx, w, s)),
         "gpu_chain": chain,
-        "gpu_unexplained_ms": ms(w.gpu_unexplained_ns()),
+        // signed: negative when the kernel started before its launch call
+        // returned (the parts add up to lateness_ms)
+        "gpu_unexplained_ms": ms(w.gpu_rest_ns()),
         "unaccounted_ms": ms(w.unaccounted_ns()),
         "largest": words::largest_cause(p, w),
         "missing": w.missing.iter().map(|m| m.name()).collect::<Vec<_>>(),
@@ -140,8 +142,8 @@ fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
         for l in &w.gpu_chain {
             *out.entry(l.kind.name()).or_insert(0) += l.held_ns;
         }
-        if w.gpu_unexplained_ns() > 0 {
-            *out.entry("gpu-unexplained").or_insert(0) += w.gpu_unexplained_ns();
+        if w.gpu_rest_ns() != 0 {
+            *out.entry("gpu-unexplained").or_insert(0) += w.gpu_rest_ns();
         }
     }
     out
@@ -236,37 +238,17 @@ pub fn to_text(cx: &Context) -> String {
                 );
             }
         }
-        for l in &w.gpu_chain {
-            out += &part_line(cx, l.kind.name(), l.held_ns, &safe(&words::link_text(p, l)));
-        }
-        // A few µs between a launch and its start are the GPU's own latency.
-        if w.gpu_unexplained_ns() > GPU_LATENCY_NS {
-            let meanwhile = preceding_kernel(p, &cx.analysis.clock, w.row)
-                .filter(|k| !w.gpu_chain.iter().any(|l| l.row == k.row))
-                .map(|k| {
-                    let (a, b) = cx.analysis.clock.gpu_span(p, k.row);
-                    format!(
-                        "; meanwhile the device ran {} on S{} ({:.3} ms, ended {:.3} ms before it started: competes, not proven to block)",
-                        safe(p.strings.get(p.gpu.name(k.row))),
-                        p.lanes[k.lane as usize].stream,
-                        ms(b - a),
-                        ms(k.gap_ns),
-                    )
-                });
+        for r in words::chain_rows(p, &w.gpu_chain) {
             out += &part_line(
                 cx,
-                "gpu",
-                w.gpu_unexplained_ns(),
-                &format!(
-                    "started late with nothing recorded ahead of it on its stream or in an event it waited on{}{}",
-                    if w.missing.contains(&Missing::Graph) {
-                        format!("; {}", Missing::Graph.sentence())
-                    } else {
-                        String::new()
-                    },
-                    meanwhile.unwrap_or_default()
-                ),
+                r.kind.name(),
+                r.held_ns,
+                &safe(&words::chain_row_text(p, &r)),
             );
+        }
+        // What the chain leaves of the GPU part, so the rows add up.
+        if let Some(text) = words::gpu_rest_text(p, &cx.analysis.clock, w) {
+            out += &part_line(cx, "gpu", w.gpu_rest_ns(), &safe(&text));
         }
         for m in w.listed_missing().iter().filter(|m| !common.contains(m)) {
             out += &cx.note_in(1, &format!("· {}", m.sentence()));

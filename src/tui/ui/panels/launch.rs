@@ -6,7 +6,7 @@ use super::lines::{PanelLines, secs};
 use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::launch::{Verdict, before_return};
 use crate::analysis::thread_account::{Source, source_of};
-use crate::analysis::why::{GPU_LATENCY_NS, Missing, Why};
+use crate::analysis::why::Why;
 use crate::analysis::why_words as words;
 use crate::profile::names::KernelNames;
 use crate::profile::{NONE, Sym, ThreadId};
@@ -17,6 +17,15 @@ use crate::tui::state::{App, EventRef};
 use crate::tui::timescale::format_duration;
 use crate::tui::ui::theme::Theme;
 use ratatui::text::Line;
+
+/// A duration that may be negative (the GPU part's rest).
+fn signed_duration(ns: i64) -> String {
+    if ns < 0 {
+        format!("−{}", format_duration(ns.saturating_neg()))
+    } else {
+        format_duration(ns)
+    }
+}
 
 /// Kernel start − launch call end, read as a sentence: a negative one is
 /// the kernel starting before the call returned (the report's wording).
@@ -151,22 +160,18 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             } else {
                 out.push("  issued in time; started late on the GPU");
             }
-            match &why.preceding {
-                Some(pr) => {
-                    out.push_to(
-                        format!(
-                            "  queued behind {} (S{})",
-                            p.strings.get(p.gpu.name_as(pr.row, app.capture.show.names)),
-                            p.lanes[pr.lane as usize].stream
-                        ),
-                        Some(EventRef::Gpu(pr.row)),
-                    );
-                    out.push(format!(
-                        "  which ended {} before it started",
-                        format_duration(pr.gap_ns)
-                    ));
-                }
-                None => out.push("  no kernel on another stream ended just before it"),
+            // With an account, its GPU rows say what held it (or what
+            // only competed), once; without one, what ran just before.
+            if app.capture.facts.account.is_none()
+                && let Some(pr) = &why.preceding
+            {
+                out.push_to(
+                    format!(
+                        "  {}",
+                        escape_controls(&words::meanwhile_text(p, &l.analysis.clock, pr))
+                    ),
+                    Some(EventRef::Gpu(pr.row)),
+                );
             }
         }
         Verdict::NotResolvable => {
@@ -274,13 +279,14 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, 
     if let (Some(s), Some(t)) = (&w.cpu, w.thread) {
         split_lines(out, l, names, w, t, s, "  ");
     }
-    for link in &w.gpu_chain {
+    for row in words::chain_rows(p, &w.gpu_chain) {
+        let link = row.first();
         out.push_to(
             format!(
                 "  {:<9} {:>9}  {}",
-                link.kind.name(),
-                format_duration(link.held_ns),
-                escape_controls(&words::link_text(p, link))
+                row.kind.name(),
+                format_duration(row.held_ns),
+                escape_controls(&words::chain_row_text(p, &row))
             ),
             Some(EventRef::Gpu(link.row)),
         );
@@ -288,17 +294,13 @@ fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, 
             split_lines(out, l, names, w, late.thread, &late.split, "    ");
         }
     }
-    if w.gpu_unexplained_ns() > GPU_LATENCY_NS {
-        // Inside a graph, its unrecorded dependencies are said here, once.
+    // What the chain leaves of the GPU part, so the rows add up.
+    if let Some(text) = words::gpu_rest_text(p, &l.analysis.clock, w) {
         out.push(format!(
             "  {:<9} {:>9}  {}",
-            "gpu ?",
-            format_duration(w.gpu_unexplained_ns()),
-            if w.missing.contains(&Missing::Graph) {
-                Missing::Graph.sentence()
-            } else {
-                "nothing recorded held it on the GPU"
-            }
+            "gpu",
+            signed_duration(w.gpu_rest_ns()),
+            escape_controls(&text)
         ));
     }
     let names: Vec<&str> = w.listed_missing().iter().map(|m| m.name()).collect();
