@@ -56,8 +56,7 @@ impl App {
             Action::PageDown => pick.step(page, n),
             Action::Home => pick.step(-(n as isize), n),
             Action::End => pick.step(n as isize, n),
-            // Tab: the next thread with ranges.
-            Action::FocusPanel => {
+            Action::NextThread => {
                 let threads = nvtx_view::threads(&l);
                 let at = self.nvtx_tree.as_ref().map(|t| t.thread);
                 let i = at.and_then(|t| threads.iter().position(|&x| x == t));

@@ -172,7 +172,7 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8)
         && detail >= 2
     {
         // A focused panel's keys first: they are the ones that work now.
-        let keys = |a: Action| app.keymap.keys_for(Mode::Panel, a);
+        let keys = |a: Action| app.keymap.keys_for(app.mode(), a);
         spans.push(Span::styled(
             format!(
                 " {}: {} {} row · {} go · {} next panel · {} back",
