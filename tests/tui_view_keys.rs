@@ -1,7 +1,8 @@
 //! Each view's own keys, from the keymap: `?` in a view opens the help
 //! with that view's keys first (the NVTX tree, the bookmarks, the range
 //! panel, who is behind, and every other list), under a heading that
-//! names the view and the key that opens it.
+//! names the view and the key that opens it; the status line names the
+//! open view's main keys.
 
 mod common;
 
@@ -170,11 +171,72 @@ fn the_views_keys_in_the_help_follow_the_users_keymap() {
     let section = words(&rows[at + 1..at + 14].join(" "));
     assert!(section.contains("l Into the range"), "{section}");
     assert!(!section.contains("Enter"), "{section}");
-    // Esc closes the help; the tree's `l` then does what Enter did.
+    // The status line under the tree names the same key.
     key(&mut app, &mut t, KeyCode::Esc);
     press(&mut app, &mut t, "X");
+    assert!(
+        status(&t).starts_with("NVTX tree: ↑ k ↓ j row · l go ·"),
+        "{}",
+        status(&t)
+    );
+    // The tree's `l` does what Enter did.
     assert!(matches!(app.overlay, Overlay::NvtxTree(_)));
     press(&mut app, &mut t, "l");
     assert_eq!(app.overlay, Overlay::None);
     assert!(app.capture.selection.is_some());
+}
+
+/// The status line, trimmed.
+fn status(t: &Terminal<TestBackend>) -> String {
+    screen(t).lines().last().unwrap_or("").trim().to_string()
+}
+
+/// While a view is open the status line names its keys, not the
+/// timeline's; at 80 columns the least wanted give way, whole.
+#[test]
+fn the_status_line_names_the_open_views_keys() {
+    let views = [
+        (
+            Mode::NvtxTree,
+            "NVTX tree: ↑ k ↓ j row · Enter go · Tab next thread · Esc q T close · ? help",
+        ),
+        (
+            Mode::Bookmarks,
+            "bookmarks: ↑ k ↓ j row · Enter go · Esc q ' close · ? help",
+        ),
+        (
+            Mode::Range,
+            "range: ↑ k ↓ j row · Enter go · y copy --window · p Tab next panel · Esc q back",
+        ),
+        (
+            Mode::Behind,
+            "who is behind: ↑ k ↓ j row · Enter open · Esc q W close · ? help",
+        ),
+        (
+            Mode::Stats,
+            "stats: ↑ k ↓ j row · Enter go · ← < → > sort · Tab table · / filter · Esc q S close · ? help",
+        ),
+        (
+            Mode::BigEvents,
+            "largest skews: ↑ k ↓ j row · Enter go · s sort · Esc q b close · ? help",
+        ),
+        (
+            Mode::Messages,
+            "messages: ↑ k ↓ j scroll · Esc q Enter ! close · ? help",
+        ),
+    ];
+    for (mode, want) in views {
+        let (mut app, mut t) = open_with(Keymap::default_keymap());
+        open_view(&mut app, &mut t, mode);
+        assert_eq!(status(&t), want, "{}", mode.name());
+    }
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 80, 24);
+    press(&mut app, &mut t, "S");
+    assert_eq!(
+        status(&t),
+        "stats: ↑ k ↓ j row · Enter go · ← < → > sort · Tab table · / filter"
+    );
+    // Closed, the timeline's hints are back.
+    press(&mut app, &mut t, "S");
+    assert!(status(&t).contains("/ find"), "{}", status(&t));
 }

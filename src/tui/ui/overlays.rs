@@ -54,7 +54,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .as_ref()
             .map(|l| super::nvtx_view::draw(f, area, app, l, theme, *pick)),
         Overlay::BookmarkName { input } => {
-            super::bookmarks::prompt(f, area, input);
+            super::bookmarks::prompt(f, area, app, input);
             None
         }
         Overlay::GotoTime { input } => {
@@ -466,12 +466,7 @@ fn behind_list(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, pick: Pick)
         scroll.show(at);
     }
     let shown: Vec<Line> = lines.into_iter().skip(scroll.top).take(visible).collect();
-    popup(
-        f,
-        r,
-        "who is behind (Enter opens the instance, Esc closes)",
-        shown,
-    );
+    popup(f, r, "who is behind", shown);
     scroll
 }
 
