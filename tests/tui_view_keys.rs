@@ -175,7 +175,7 @@ fn the_views_keys_in_the_help_follow_the_users_keymap() {
     key(&mut app, &mut t, KeyCode::Esc);
     press(&mut app, &mut t, "X");
     assert!(
-        status(&t).starts_with("NVTX tree: ↑ k ↓ j row · l go ·"),
+        status(&t).starts_with("NVTX tree: ↑ k ↓ j row · l zoom ·"),
         "{}",
         status(&t)
     );
@@ -198,7 +198,7 @@ fn the_status_line_names_the_open_views_keys() {
     let views = [
         (
             Mode::NvtxTree,
-            "NVTX tree: ↑ k ↓ j row · Enter go · Tab next thread · Esc q T close · ? help",
+            "NVTX tree: ↑ k ↓ j row · Enter zoom · Tab next thread · Esc q T close · ? help",
         ),
         (
             Mode::Bookmarks,
@@ -214,7 +214,7 @@ fn the_status_line_names_the_open_views_keys() {
         ),
         (
             Mode::Stats,
-            "stats: ↑ k ↓ j row · Enter go · ← < → > sort · Tab table · / filter · Esc q S close · ? help",
+            "stats: ↑ k ↓ j row · Enter zoom · ← < → > sort · Tab table · / filter · Esc q S close · ? help",
         ),
         (
             Mode::BigEvents,
@@ -234,7 +234,7 @@ fn the_status_line_names_the_open_views_keys() {
     press(&mut app, &mut t, "S");
     assert_eq!(
         status(&t),
-        "stats: ↑ k ↓ j row · Enter go · ← < → > sort · Tab table · / filter"
+        "stats: ↑ k ↓ j row · Enter zoom · ← < → > sort · Tab table · / filter"
     );
     // Closed, the timeline's hints are back.
     press(&mut app, &mut t, "S");

@@ -57,10 +57,7 @@ impl App {
                     *view = View::fit(a, b);
                 }
             }
-            Action::ZoomToSelection => match self.capture.selection_span() {
-                Some((a, b)) => self.capture.view.show(a, b),
-                None => self.say("nothing selected"),
-            },
+            Action::ZoomToSelection => self.zoom_to_selection(),
             Action::GotoTime => {
                 self.overlay = Overlay::GotoTime {
                     input: String::new(),

@@ -1,5 +1,6 @@
 //! `T`: the NVTX tree of the cursor's thread (else the first with
-//! ranges); Tab goes on to the next thread, Enter to a range or kernel.
+//! ranges); Tab goes on to the next thread, Enter zooms the timeline to a
+//! range or kernel.
 
 use super::{App, Overlay, Pick};
 use crate::tui::action::Action;
@@ -73,7 +74,7 @@ impl App {
                 });
                 self.overlay = Overlay::None;
                 if let Some(e) = target {
-                    self.go(Target::Event(e), true);
+                    self.go_zoomed(Target::Event(e));
                 }
                 return;
             }

@@ -15,6 +15,7 @@ use Action::*;
 const LIST: Group = (&[Up, Down], "row");
 const SCROLL: Group = (&[Up, Down], "scroll");
 const GO: Group = (&[Accept], "go");
+const ZOOM: Group = (&[Accept], "zoom");
 const CLOSE: Group = (&[Cancel], "close");
 const HELP: Group = (&[Help], "help");
 
@@ -50,7 +51,7 @@ fn open(app: &App) -> Option<(&'static str, Mode, &'static [Group])> {
             "stats",
             &[
                 LIST,
-                GO,
+                ZOOM,
                 (&[SortPrev, SortNext], "sort"),
                 (&[NextTable], "table"),
                 (&[Filter], "filter"),
@@ -60,7 +61,7 @@ fn open(app: &App) -> Option<(&'static str, Mode, &'static [Group])> {
         ),
         Overlay::NvtxTree(_) => (
             "NVTX tree",
-            &[LIST, GO, (&[NextThread], "next thread"), CLOSE, HELP],
+            &[LIST, ZOOM, (&[NextThread], "next thread"), CLOSE, HELP],
         ),
         Overlay::Bookmarks(_) => ("bookmarks", &[LIST, GO, CLOSE, HELP]),
         Overlay::Behind(_) => ("who is behind", &[LIST, (&[Accept], "open"), CLOSE, HELP]),
