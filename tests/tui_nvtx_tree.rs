@@ -217,3 +217,55 @@ fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
         Some(EventRef::Nvtx(tree.nodes[i].row))
     );
 }
+
+/// The tree's rows inside its frame, as drawn.
+fn tree_rows(t: &ratatui::Terminal<ratatui::backend::TestBackend>) -> Vec<String> {
+    let s = screen(t);
+    let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let top = lines
+        .iter()
+        .position(|l| l.iter().collect::<String>().contains("┌ NVTX tree"))
+        .expect("the tree is open");
+    let left = lines[top].iter().position(|&c| c == '┌').unwrap();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| l.get(left) == Some(&'│'))
+        .map(|l| l[left + 1..].iter().collect::<String>())
+        .map(|l| l.rsplit_once('│').map_or(l.clone(), |(a, _)| a.to_string()))
+        .collect()
+}
+
+/// A kernel leaf cannot unfold: it is marked as launched in the range
+/// above (`↳`), never with the fold marks `▸ ▾` the lanes use for rows
+/// that fold; the tree's ranges carry none either (the tree does not
+/// fold).
+#[test]
+fn kernel_leaves_carry_no_fold_mark() {
+    for (w, h) in [(160, 48), (80, 24)] {
+        let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, w, h);
+        let tree = tree_with_kernels(&mut app, &mut t);
+        let Overlay::NvtxTree(pick) = app.overlay else {
+            panic!("{:?}", app.overlay)
+        };
+        let rows = tree_rows(&t);
+        // Each leaf in view is drawn with its mark, and only leaves are.
+        let shown = &tree.rows[pick.scroll.top..pick.scroll.top + pick.scroll.visible];
+        let leaves = shown
+            .iter()
+            .filter(|r| matches!(r, TreeRow::Kernel(..)))
+            .count();
+        let marked = rows
+            .iter()
+            .filter(|r| r.contains("↳ ") && !r.contains("launched in"))
+            .count();
+        assert!(leaves > 0, "{rows:#?}");
+        assert_eq!(marked, leaves, "{w}x{h}: {rows:#?}");
+        let marks: Vec<&String> = rows.iter().filter(|r| r.contains(['▸', '▾'])).collect();
+        assert!(marks.is_empty(), "{w}x{h}: {marks:#?}");
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("↳ a kernel launched in the range above")),
+            "{rows:#?}"
+        );
+    }
+}

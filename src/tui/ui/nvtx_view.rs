@@ -60,7 +60,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
             TreeRow::Kernel(k, level) => {
                 let (s, e) = l.analysis.clock.gpu_span(p, k);
                 let lead = format!(
-                    "{:>11} {:>7} {:>11}  {}▸ ",
+                    "{:>11} {:>7} {:>11}  {}↳ ",
                     fixed((e - s) as f64 / 1e6, 3),
                     "",
                     "",
@@ -76,7 +76,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
     let r = centered(area, width, height);
     // The head and the foot stay; the keys are in the status line.
     let foot = super::panels::wrap::wrap(
-        Line::styled("▸ a kernel launched in the range above", theme.dim()),
+        Line::styled("↳ a kernel launched in the range above", theme.dim()),
         inner,
     );
     let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len() + foot.len());
