@@ -63,7 +63,7 @@ fn the_first_screen_says_there_is_a_hang() {
 fn w_lists_who_is_behind_and_enter_opens_the_divergence() {
     let (mut app, mut t) = open("hang", 160, 48);
     key(&mut app, &mut t, KeyCode::Char('W'));
-    assert_eq!(app.mode(), Mode::Panel);
+    assert_eq!(app.mode(), Mode::Behind);
     let s = screen(&t);
     assert!(s.contains("who is behind"), "{s}");
     assert!(

@@ -346,7 +346,7 @@ fn help_pages_with_page_down_and_stops_at_its_end() {
     press(&mut app, &mut t, "?");
     assert!(screen(&t).contains("↓ more"));
     let help = |app: &rankline::tui::state::App| match app.overlay {
-        Overlay::Help(s) => s,
+        Overlay::Help(s, _) => s,
         _ => panic!("help is not open"),
     };
     let visible = help(&app).visible;

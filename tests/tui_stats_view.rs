@@ -193,3 +193,46 @@ fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
     };
     assert_eq!(p.strings.get(p.gpu.name(r)), top.0);
 }
+
+/// Enter zooms the timeline to what it picks, as `z` shows a selection:
+/// a compute kernel's longest run fills the window, the cursor on its
+/// stream; Backspace goes back to the window it left.
+#[test]
+fn enter_zooms_the_timeline_to_the_names_longest_event() {
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    let before = app.capture.view;
+    press(&mut app, &mut t, "S");
+    let rows = shown(&app);
+    let at = rows.iter().position(|r| !r.0.contains("nccl")).unwrap();
+    for _ in 0..at {
+        press_code(&mut app, &mut t, KeyCode::Down);
+    }
+    key(&mut app, &mut t, KeyCode::Enter);
+    assert!(matches!(app.overlay, Overlay::None));
+    let l = app.capture.data().unwrap();
+    let p = &l.profile;
+    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+        panic!("{:?}", app.capture.selection)
+    };
+    assert_eq!(
+        p.strings.get(p.gpu.name_as(r, app.capture.show.names)),
+        rows[at].0
+    );
+    let (s, e) = l.analysis.clock.gpu_span(p, r);
+    assert_eq!(e - s, rows[at].3, "the longest");
+    let v = app.capture.view;
+    assert!(
+        v.t0 <= s as f64 && v.t0 + v.span >= e as f64 && v.span <= 2.0 * (e - s) as f64,
+        "[{s}, {e}) in the window {:.0}+{:.0}",
+        v.t0,
+        v.span
+    );
+    let row = app.capture.lanes.at_cursor().unwrap();
+    assert!(
+        rankline::tui::lanes::event_on_row(p, &l.index, row.kind, EventRef::Gpu(r)),
+        "the cursor on {}",
+        row.label
+    );
+    key(&mut app, &mut t, KeyCode::Backspace);
+    assert_eq!(app.capture.view, before);
+}

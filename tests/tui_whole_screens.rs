@@ -434,7 +434,7 @@ fn the_nvtx_tree_view_reads_whole() {
         &[
             ("gpu_ms", "gpu_ms"),
             ("train_step", "train_step"),
-            ("▸", "▸ a kernel launched"),
+            ("↳", "↳ a kernel launched"),
         ],
     );
 }

@@ -10,23 +10,42 @@ pub enum Mode {
     Stragglers,
     /// The fuzzy finder (typing goes to the query).
     Finder,
-    /// A list that has focus: the big-events list, the messages, or a side
-    /// panel focused from the timeline (its rows under a cursor).
+    /// A side panel focused from the timeline (its rows under a cursor).
     Panel,
     /// The help overlay.
     Help,
     /// The stats view (`S`); while its filter is typed, `Finder`.
     Stats,
+    /// The range panel focused from the timeline: a side panel that also
+    /// copies its range.
+    Range,
+    /// The NVTX tree (`T`).
+    NvtxTree,
+    /// The bookmarks list (`'`).
+    Bookmarks,
+    /// Who is behind (`W`).
+    Behind,
+    /// The largest start skews (`b`).
+    BigEvents,
+    /// The session's messages (`!`).
+    Messages,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 6] = [
+    /// In help order (and the order of the keymap file's tables).
+    pub const ALL: [Mode; 12] = [
         Mode::Timeline,
         Mode::Stragglers,
         Mode::Finder,
         Mode::Panel,
         Mode::Help,
         Mode::Stats,
+        Mode::Range,
+        Mode::NvtxTree,
+        Mode::Bookmarks,
+        Mode::Behind,
+        Mode::BigEvents,
+        Mode::Messages,
     ];
 
     /// The table name in keymap files.
@@ -38,6 +57,48 @@ impl Mode {
             Mode::Panel => "panel",
             Mode::Help => "help",
             Mode::Stats => "stats",
+            Mode::Range => "range",
+            Mode::NvtxTree => "nvtx_tree",
+            Mode::Bookmarks => "bookmarks",
+            Mode::Behind => "behind",
+            Mode::BigEvents => "big_events",
+            Mode::Messages => "messages",
+        }
+    }
+
+    /// What the mode's keys act on, for the help's headings.
+    pub fn view(self) -> &'static str {
+        match self {
+            Mode::Timeline => "the timeline",
+            Mode::Stragglers => "the straggler map",
+            Mode::Finder => "the finder and the prompts",
+            Mode::Panel => "a side panel with the keys",
+            Mode::Help => "the help and the legend",
+            Mode::Stats => "the stats view",
+            Mode::Range => "the range panel with the keys",
+            Mode::NvtxTree => "the NVTX tree",
+            Mode::Bookmarks => "the bookmarks list",
+            Mode::Behind => "who is behind",
+            Mode::BigEvents => "the largest start skews",
+            Mode::Messages => "the messages",
+        }
+    }
+
+    /// The timeline's action that opens the mode's view (for the help:
+    /// the key comes from the keymap).
+    pub fn opened_by(self) -> Option<Action> {
+        match self {
+            Mode::Timeline => None,
+            Mode::Stragglers => Some(Action::StragglerMap),
+            Mode::Finder => Some(Action::OpenFinder),
+            Mode::Panel | Mode::Range => Some(Action::FocusPanel),
+            Mode::Help => Some(Action::Help),
+            Mode::Stats => Some(Action::StatsView),
+            Mode::NvtxTree => Some(Action::NvtxTree),
+            Mode::Bookmarks => Some(Action::Bookmarks),
+            Mode::Behind => Some(Action::BehindList),
+            Mode::BigEvents => Some(Action::BigEventList),
+            Mode::Messages => Some(Action::Messages),
         }
     }
 }
@@ -136,6 +197,8 @@ actions! {
     NextTable = "next_table",
     ToggleScope = "toggle_scope",
     Filter = "filter",
+    // The NVTX tree: the next thread with ranges.
+    NextThread = "next_thread",
     StragglerMap = "straggler_map",
     SwitchCapture = "switch_capture",
     // Lists (finder results, the big-events list, help pages).

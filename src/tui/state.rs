@@ -48,7 +48,8 @@ const TYPED_AHEAD: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
     None,
-    Help(Scroll),
+    /// The help, the keys of the view it was opened from first.
+    Help(Scroll, Mode),
     Legend(Scroll),
     Finder {
         query: String,
@@ -202,19 +203,22 @@ impl App {
     pub fn mode(&self) -> Mode {
         match self.overlay {
             Overlay::None => match self.screen {
-                Screen::Timeline if self.panels.focused().is_some() => Mode::Panel,
-                Screen::Timeline => Mode::Timeline,
+                Screen::Timeline => match self.panels.focused() {
+                    Some(PanelKind::Range) => Mode::Range,
+                    Some(_) => Mode::Panel,
+                    None => Mode::Timeline,
+                },
                 Screen::Stragglers => Mode::Stragglers,
             },
             Overlay::Finder { .. } | Overlay::GotoTime { .. } | Overlay::BookmarkName { .. } => {
                 Mode::Finder
             }
-            Overlay::BigEvents(_)
-            | Overlay::Behind(_)
-            | Overlay::Messages(_)
-            | Overlay::Bookmarks(_)
-            | Overlay::NvtxTree(_) => Mode::Panel,
-            Overlay::Help(_) | Overlay::Legend(_) => Mode::Help,
+            Overlay::BigEvents(_) => Mode::BigEvents,
+            Overlay::Behind(_) => Mode::Behind,
+            Overlay::Messages(_) => Mode::Messages,
+            Overlay::Bookmarks(_) => Mode::Bookmarks,
+            Overlay::NvtxTree(_) => Mode::NvtxTree,
+            Overlay::Help(..) | Overlay::Legend(_) => Mode::Help,
             Overlay::Stats(ref st) if st.typing => Mode::Finder,
             Overlay::Stats(_) => Mode::Stats,
         }
@@ -452,14 +456,23 @@ impl App {
     }
 
     fn apply_unclamped(&mut self, a: Action) {
+        let in_help = matches!(self.overlay, Overlay::Help(..) | Overlay::Legend(_));
+        if a == Action::Help && !in_help {
+            // Whatever is open, `?` answers about it first.
+            self.overlay = Overlay::Help(Scroll::default(), self.mode());
+            return;
+        }
         match self.overlay.clone() {
             Overlay::None if self.screen == Screen::Stragglers => self.apply_stragglers(a),
             Overlay::None => match self.panels.focused() {
                 Some(k) => self.apply_panel(k, a),
                 None => self.apply_timeline(a),
             },
-            Overlay::Help(mut s) | Overlay::Legend(mut s) => {
-                let help = matches!(self.overlay, Overlay::Help(_));
+            Overlay::Help(mut s, _) | Overlay::Legend(mut s) => {
+                let help = match self.overlay {
+                    Overlay::Help(_, first) => Some(first),
+                    _ => None,
+                };
                 match a {
                     Action::Up => s.by(-1),
                     Action::Down => s.by(1),
@@ -469,16 +482,15 @@ impl App {
                         return;
                     }
                     // `L` toggles the legend as `?` toggles the help.
-                    Action::Legend if !help => {
+                    Action::Legend if help.is_none() => {
                         self.overlay = Overlay::None;
                         return;
                     }
                     _ => {}
                 }
-                self.overlay = if help {
-                    Overlay::Help(s)
-                } else {
-                    Overlay::Legend(s)
+                self.overlay = match help {
+                    Some(first) => Overlay::Help(s, first),
+                    None => Overlay::Legend(s),
                 };
             }
             Overlay::Finder { query, pick } => self.apply_finder(a, query, pick),

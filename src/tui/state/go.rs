@@ -51,6 +51,24 @@ impl App {
         }
     }
 
+    /// A recorded jump that shows what it lands on whole, as `z` then
+    /// would: the views that list things to look at (the NVTX tree, the
+    /// stats view) zoom to what Enter picks.
+    pub(super) fn go_zoomed(&mut self, to: Target) {
+        self.go(to, true);
+        if self.capture.selection.is_some() {
+            self.zoom_to_selection();
+        }
+    }
+
+    /// `z`: the window on the selection (a collective's instance whole).
+    pub(super) fn zoom_to_selection(&mut self) {
+        match self.capture.selection_span() {
+            Some((a, b)) => self.capture.view.show(a, b),
+            None => self.say("nothing selected"),
+        }
+    }
+
     /// `go` to a collective instance, recorded.
     pub(super) fn go_instance(&mut self, g: usize, k: usize) {
         self.go(Target::Instance(g, k), true);

@@ -47,7 +47,7 @@ impl App {
                 return;
             }
             Overlay::None => {}
-            Overlay::Help(_) | Overlay::Legend(_) => {
+            Overlay::Help(..) | Overlay::Legend(_) => {
                 if let Some(dir) = wheel {
                     let a = if dir < 0 { Action::Up } else { Action::Down };
                     for _ in 0..WHEEL_ROWS {

@@ -16,10 +16,8 @@ use crate::tui::timescale::View;
 impl App {
     pub(super) fn apply_timeline(&mut self, a: Action) {
         let Some(l) = self.data() else {
-            match a {
-                Action::Help => self.overlay = Overlay::Help(Default::default()),
-                Action::Messages => self.open_messages(),
-                _ => {}
+            if a == Action::Messages {
+                self.open_messages();
             }
             return;
         };
@@ -45,7 +43,6 @@ impl App {
         let height = self.capture.lanes.scroll.visible.max(2) as isize - 1;
         let view = &mut self.capture.view;
         match a {
-            Action::Help => self.overlay = Overlay::Help(Default::default()),
             Action::Legend => self.overlay = Overlay::Legend(Scroll::default()),
             Action::PanLeft => view.pan(-0.25),
             Action::PanRight => view.pan(0.25),
@@ -60,10 +57,7 @@ impl App {
                     *view = View::fit(a, b);
                 }
             }
-            Action::ZoomToSelection => match self.capture.selection_span() {
-                Some((a, b)) => self.capture.view.show(a, b),
-                None => self.say("nothing selected"),
-            },
+            Action::ZoomToSelection => self.zoom_to_selection(),
             Action::GotoTime => {
                 self.overlay = Overlay::GotoTime {
                     input: String::new(),

@@ -1,5 +1,6 @@
 //! `T`: the NVTX tree of the cursor's thread (else the first with
-//! ranges); Tab goes on to the next thread, Enter to a range or kernel.
+//! ranges); Tab goes on to the next thread, Enter zooms the timeline to a
+//! range or kernel.
 
 use super::{App, Overlay, Pick};
 use crate::tui::action::Action;
@@ -56,8 +57,7 @@ impl App {
             Action::PageDown => pick.step(page, n),
             Action::Home => pick.step(-(n as isize), n),
             Action::End => pick.step(n as isize, n),
-            // Tab: the next thread with ranges.
-            Action::FocusPanel => {
+            Action::NextThread => {
                 let threads = nvtx_view::threads(&l);
                 let at = self.nvtx_tree.as_ref().map(|t| t.thread);
                 let i = at.and_then(|t| threads.iter().position(|&x| x == t));
@@ -74,7 +74,7 @@ impl App {
                 });
                 self.overlay = Overlay::None;
                 if let Some(e) = target {
-                    self.go(Target::Event(e), true);
+                    self.go_zoomed(Target::Event(e));
                 }
                 return;
             }

@@ -38,6 +38,8 @@ impl App {
                 self.panels.focus(Some(open[(at + 1) % open.len()]));
             }
             Action::Cancel => self.panels.focus(None),
+            // The range panel's `y`: its `--window`.
+            Action::CopyReference => self.copy_reference(),
             // The cursor leads a focused panel's scroll: it moves a page.
             Action::PanelScrollUp => self.move_panel_cursor(k, Action::PageUp),
             Action::PanelScrollDown => self.move_panel_cursor(k, Action::PageDown),

@@ -2,6 +2,7 @@
 //! (Esc), copying it as a `--window` (`y`).
 
 use super::App;
+use crate::tui::action::{Action, Mode};
 use crate::tui::panel::PanelKind;
 use crate::tui::range::window_arg;
 use crate::tui::timescale::format_duration;
@@ -10,6 +11,9 @@ impl App {
     /// Marks the range's start (or end) at `at`, else at the cursor (▼);
     /// with both marked, the range panel opens.
     pub(super) fn mark_range(&mut self, start: bool, at: Option<i64>) {
+        let keys = |a: Action| self.keymap.keys_for(Mode::Timeline, a);
+        let (start_key, end_key) = (keys(Action::RangeStart), keys(Action::RangeEnd));
+        let (panel_key, clear_key) = (keys(Action::PanelRange), keys(Action::ClearSelection));
         let t = at.unwrap_or(self.capture.view.center() as i64);
         let r = &mut self.capture.range;
         if start {
@@ -23,12 +27,16 @@ impl App {
                     self.panels.toggle(PanelKind::Range);
                 }
                 self.say(format!(
-                    "range {} long: panel 7 shows what is in it (Esc clears it)",
-                    format_duration(w.end - w.start)
+                    "range {} long: panel {panel_key} shows what is in it ({clear_key} clears it)",
+                    format_duration(w.end - w.start),
                 ));
             }
-            None if start => self.say("range start marked: `.` at the cursor marks its end"),
-            None => self.say("range end marked: `,` at the cursor marks its start"),
+            None if start => self.say(format!(
+                "range start marked: `{end_key}` at the cursor marks its end"
+            )),
+            None => self.say(format!(
+                "range end marked: `{start_key}` at the cursor marks its start"
+            )),
         }
         self.capture.range_key = None;
     }

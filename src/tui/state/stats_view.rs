@@ -1,5 +1,5 @@
 //! The stats view's keys: opening it, its table (recomputed only when the
-//! kind or the window changes), sorting, filtering, and Enter, which goes
+//! kind or the window changes), sorting, filtering, and Enter, which zooms
 //! to the name's longest event with `n` / `N` through the next longest.
 
 use super::{App, JumpSource, Overlay, Pick};
@@ -132,8 +132,8 @@ impl App {
         self.overlay = Overlay::Stats(st);
     }
 
-    /// Enter on row `i` of the table: its longest event, and `n` / `N`
-    /// through the rest, longest first.
+    /// Enter on row `i` of the table: the timeline zoomed to its longest
+    /// event, and `n` / `N` through the rest, longest first.
     fn go_longest(&mut self, l: &Loaded, i: usize) {
         let Some(t) = &self.stats else { return };
         let r = &t.rows[i];
@@ -176,7 +176,7 @@ impl App {
             label: name,
             events,
         };
-        self.go(Target::Step(source, 0), true);
+        self.go_zoomed(Target::Step(source, 0));
         self.say(line);
     }
 }

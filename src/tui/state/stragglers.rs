@@ -2,7 +2,7 @@
 //! matrix is derived here, once per group, from the skew analysis; the
 //! view only reads it.
 
-use super::{App, EventRef, Overlay, Screen};
+use super::{App, EventRef, Screen};
 use crate::analysis::stragglers::{default_group, straggler_map};
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
@@ -88,7 +88,6 @@ impl App {
             Action::ToggleCollapse => v.toggle_collapse(),
             Action::Accept => self.open_map_cell(&l),
             Action::Cancel | Action::StragglerMap => self.screen = Screen::Timeline,
-            Action::Help => self.overlay = Overlay::Help(Default::default()),
             Action::HistoryBack => self.go_back(),
             Action::HistoryForward => self.go_forward(),
             _ => {}

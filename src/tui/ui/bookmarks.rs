@@ -4,6 +4,7 @@ use super::labels::fit_name;
 use super::popup::{centered, list_popup, popup};
 use super::theme::Theme;
 use crate::text_safe::escape_controls;
+use crate::tui::action::{Action, Mode};
 use crate::tui::scroll::Scroll;
 use crate::tui::state::{App, Pick};
 use ratatui::Frame;
@@ -12,14 +13,19 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 
 /// The name prompt.
-pub fn prompt(f: &mut Frame, area: Rect, input: &str) {
+pub fn prompt(f: &mut Frame, area: Rect, app: &App, input: &str) {
+    let keys = |a: Action| app.keymap.keys_for(Mode::Finder, a);
     popup(
         f,
         centered(area, 64, 4),
         "bookmark this place",
         vec![
             Line::from(format!("name> {}█", escape_controls(input))),
-            Line::from("Enter keeps it (empty: the instance or window), Esc drops it"),
+            Line::from(format!(
+                "{} keeps it (empty: the instance or window), {} drops it",
+                keys(Action::Accept),
+                keys(Action::Cancel)
+            )),
         ],
     );
 }
@@ -69,7 +75,7 @@ pub fn list(f: &mut Frame, area: Rect, app: &App, theme: &Theme, pick: Pick) -> 
     list_popup(
         f,
         r,
-        &format!(" bookmarks ({}) — Enter goes, Esc closes ", marks.len()),
+        &format!(" bookmarks ({}) ", marks.len()),
         shown,
         theme,
         scroll.more_below(),

@@ -17,11 +17,12 @@ mod text;
 pub mod theme;
 mod timeline;
 mod title;
+mod view_keys;
 
 use super::action::{Action, Mode};
 use super::data::Loaded;
 use super::messages::Level;
-use super::state::{App, JumpSource, Screen};
+use super::state::{App, JumpSource, Overlay, Screen};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -134,7 +135,7 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static
     let facts = &app.capture.facts;
     let fits = |line: &Line| line.width() <= width as usize;
     for detail in [2, 1] {
-        let line = status_line_with(app, l, theme, &facts.status, detail);
+        let line = status_line_with(app, l, theme, &facts.status, detail, width);
         if fits(&line) {
             return line;
         }
@@ -147,20 +148,31 @@ fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static
         &facts.status
     } else {
         for detail in [1, 0] {
-            let line = status_line_with(app, l, theme, &facts.status_short, detail);
+            let line = status_line_with(app, l, theme, &facts.status_short, detail, width);
             if fits(&line) {
                 return line;
             }
         }
         &facts.status_short
     };
-    text::cut_line(status_line_with(app, l, theme, sel, 0), width as usize)
+    text::cut_line(
+        status_line_with(app, l, theme, sel, 0, width),
+        width as usize,
+    )
 }
 
 /// The status line; `detail` 2 has everything, 1 drops the key hints (a
 /// focused panel's too: its title keeps the main ones), 0 also the
-/// `n`/`N` source.
-fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8) -> Line<'static> {
+/// `n`/`N` source. A popup's keys stay at every detail, and stand for the
+/// selection it covers.
+fn status_line_with(
+    app: &App,
+    l: &Loaded,
+    theme: &Theme,
+    sel: &str,
+    detail: u8,
+    width: u16,
+) -> Line<'static> {
     let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
     if let Some(b) = &app.banner {
@@ -168,25 +180,15 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8)
     }
     let sel = sel.to_string();
     let focused = app.panels.focused();
-    if let Some(k) = focused
-        && detail >= 2
-    {
-        // A focused panel's keys first: they are the ones that work now.
-        let keys = |a: Action| app.keymap.keys_for(Mode::Panel, a);
-        spans.push(Span::styled(
-            format!(
-                " {}: {} {} row · {} go · {} next panel · {} back",
-                k.name(),
-                keys(Action::Up),
-                keys(Action::Down),
-                keys(Action::Accept),
-                keys(Action::FocusPanel),
-                keys(Action::Cancel)
-            ),
-            theme.heading(),
-        ));
+    let popup = app.overlay != Overlay::None;
+    if popup || detail >= 2 {
+        // The keys of what has them first: they are the ones that work now.
+        if let Some(view) = view_keys::line(app, usize::from(width).saturating_sub(1)) {
+            spans.push(Span::styled(format!(" {view}"), theme.heading()));
+        }
     }
-    if sel.is_empty() && detail >= 2 && focused.is_none() {
+    // Under a popup the selection waits: the popup's keys stand for it.
+    if !popup && sel.is_empty() && detail >= 2 && focused.is_none() {
         // `]` only where there is a big event to go to.
         let big = if l.big_events.is_empty() {
             String::new()
@@ -200,7 +202,7 @@ fn status_line_with(app: &App, l: &Loaded, theme: &Theme, sel: &str, detail: u8)
             keys(Action::Help),
             keys(Action::Quit)
         )));
-    } else if !sel.is_empty() {
+    } else if !popup && !sel.is_empty() {
         let bar = if focused.is_some() && detail >= 2 {
             " │"
         } else {

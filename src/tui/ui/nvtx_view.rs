@@ -60,7 +60,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
             TreeRow::Kernel(k, level) => {
                 let (s, e) = l.analysis.clock.gpu_span(p, k);
                 let lead = format!(
-                    "{:>11} {:>7} {:>11}  {}▸ ",
+                    "{:>11} {:>7} {:>11}  {}↳ ",
                     fixed((e - s) as f64 / 1e6, 3),
                     "",
                     "",
@@ -74,9 +74,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
     };
     let height = area.height.saturating_sub(2);
     let r = centered(area, width, height);
-    // The head and the foot (two lines when it wraps) stay.
-    let foot_lines = if inner >= 92 { 1 } else { 2 };
-    let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len() + foot_lines);
+    // The head and the foot stay; the keys are in the status line.
+    let foot = super::panels::wrap::wrap(
+        Line::styled("↳ a kernel launched in the range above", theme.dim()),
+        inner,
+    );
+    let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len() + foot.len());
     let mut scroll = pick.scroll;
     scroll.fit(tree.rows.len(), room.max(1));
     scroll.show(pick.selected);
@@ -97,13 +100,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
         };
         lines.push(Line::styled(row_text(row), style));
     }
-    let foot = super::panels::wrap::wrap(
-        Line::styled(
-            "▸ a kernel launched in the range above · Enter goes to it · Tab: next thread · Esc closes",
-            theme.dim(),
-        ),
-        inner,
-    );
     lines.extend(foot);
     list_popup(f, r, " NVTX tree ", lines, theme, scroll.more_below());
     scroll

@@ -24,7 +24,7 @@ use ratatui::text::{Line, Span};
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let shown = match &app.overlay {
         Overlay::None => None,
-        Overlay::Help(scroll) => Some(help(f, area, app, theme, *scroll)),
+        Overlay::Help(scroll, first) => Some(help(f, area, app, theme, *scroll, *first)),
         Overlay::Legend(scroll) => Some(legend(f, area, theme, *scroll)),
         Overlay::Finder { query, pick } => app
             .capture
@@ -54,7 +54,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .as_ref()
             .map(|l| super::nvtx_view::draw(f, area, app, l, theme, *pick)),
         Overlay::BookmarkName { input } => {
-            super::bookmarks::prompt(f, area, input);
+            super::bookmarks::prompt(f, area, app, input);
             None
         }
         Overlay::GotoTime { input } => {
@@ -75,7 +75,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     };
     if let Some(fitted) = shown {
         match &mut app.overlay {
-            Overlay::Help(s) | Overlay::Legend(s) | Overlay::Messages(s) => *s = fitted,
+            Overlay::Help(s, _) | Overlay::Legend(s) | Overlay::Messages(s) => *s = fitted,
             Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) | Overlay::Behind(pick) => {
                 pick.scroll = fitted
             }
@@ -86,18 +86,28 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     }
 }
 
-/// The help from the active keymap, scrolled; returns what it showed.
-fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> Scroll {
+/// The help from the active keymap, scrolled, the keys of `first` (the
+/// view it was opened from) before every other view's; returns what it
+/// showed.
+fn help(
+    f: &mut Frame,
+    area: Rect,
+    app: &App,
+    theme: &Theme,
+    scroll: Scroll,
+    first: Mode,
+) -> Scroll {
     // The keymap's path can be longer than the popup: wrapped, not cut.
     let mut lines = super::panels::wrap::wrap(
         Line::styled(format!("keymap: {}", app.keymap.source()), theme.dim()),
         70,
     );
     lines.push(Line::from(""));
-    for mode in Mode::ALL {
-        lines.push(Line::styled(
-            format!("{} keys", mode.name()),
-            theme.heading(),
+    let others = Mode::ALL.into_iter().filter(|&m| m != first);
+    for mode in std::iter::once(first).chain(others) {
+        lines.extend(super::panels::wrap::wrap(
+            Line::styled(help_heading(app, mode), theme.heading()),
+            70,
         ));
         let rows = app.keymap.help(mode);
         let rows: Vec<(&str, &str)> = rows.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect();
@@ -123,6 +133,24 @@ fn help(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll) -> 
         theme,
         scroll,
     )
+}
+
+/// `nvtx_tree keys: the NVTX tree (T on the timeline)`: which view the
+/// keys below act on, and the key that opens it.
+fn help_heading(app: &App, mode: Mode) -> String {
+    let opener = mode
+        .opened_by()
+        .map(|a| app.keymap.keys_for(Mode::Timeline, a))
+        .filter(|k| !k.is_empty());
+    match (mode, opener) {
+        (Mode::Timeline, _) => format!("{} keys", mode.name()),
+        (_, Some(k)) => format!(
+            "{} keys: {} ({k} on the timeline)",
+            mode.name(),
+            mode.view()
+        ),
+        (_, None) => format!("{} keys: {}", mode.name(), mode.view()),
+    }
 }
 
 /// A popup of `lines` from the scroll's top, `↓ more` on its frame while
@@ -402,7 +430,7 @@ fn big_events(
         &format!(
             " {} largest start skews, {order} ({} sorts, Enter jumps) ",
             l.top_skews.len(),
-            app.keymap.keys_for(Mode::Panel, Action::SortList)
+            app.keymap.keys_for(Mode::BigEvents, Action::SortList)
         ),
         lines,
         theme,
@@ -438,12 +466,7 @@ fn behind_list(f: &mut Frame, area: Rect, l: &Loaded, theme: &Theme, pick: Pick)
         scroll.show(at);
     }
     let shown: Vec<Line> = lines.into_iter().skip(scroll.top).take(visible).collect();
-    popup(
-        f,
-        r,
-        "who is behind (Enter opens the instance, Esc closes)",
-        shown,
-    );
+    popup(f, r, "who is behind", shown);
     scroll
 }
 
@@ -500,7 +523,7 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
     let title = format!(
         "messages ({}, UTC times) — {} close",
         app.messages.len(),
-        app.keymap.keys_for(Mode::Panel, Action::Cancel)
+        app.keymap.keys_for(Mode::Messages, Action::Cancel)
     );
     let shown = lines.into_iter().skip(scroll.top).collect();
     popup(f, r, &title, shown);

@@ -148,7 +148,7 @@ pub fn draw(
     }
     let k = |a: Action| app.keymap.keys_for(Mode::Stats, a);
     foot.push(format!(
-        "{} sort · {} reverse · {} next table · {} whole capture / window · {} filter · {} the longest, then n / N · {} close",
+        "{} sort · {} reverse · {} next table · {} whole capture / window · {} filter · {} zoom to the longest, then n / N · {} close",
         [k(Action::SortPrev), k(Action::SortNext)].join(" "),
         k(Action::SortReverse),
         k(Action::NextTable),

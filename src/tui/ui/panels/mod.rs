@@ -209,7 +209,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         }
     }
     let title = if focused {
-        let keys = |a| app.keymap.keys_for(Mode::Panel, a);
+        let keys = |a| app.keymap.keys_for(app.mode(), a);
         format!(
             " ▶{} · {} go · {} back ",
             r.kind.name(),

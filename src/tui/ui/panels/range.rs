@@ -7,6 +7,7 @@ use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::name_stats::StatRow;
 use crate::figure_text::fixed;
 use crate::profile::names::KernelNames;
+use crate::tui::action::{Action, Mode};
 use crate::tui::data::Loaded;
 use crate::tui::panel::PanelTarget;
 use crate::tui::range::window_arg;
@@ -20,11 +21,20 @@ const TOP: usize = 8;
 
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let c = &app.capture;
+    // The timeline's keys: they mark, copy and clear the range.
+    let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
     let Some(f) = &c.range_facts else {
         let mut out = PanelLines::one(Line::styled("no range marked", theme.dim()));
         out.push(match c.range.start {
-            Some(_) => "start marked: `.` at the cursor marks its end",
-            None => "`,` marks its start at the cursor (▼), `.` its end; or drag on the ruler",
+            Some(_) => format!(
+                "start marked: `{}` at the cursor marks its end",
+                keys(Action::RangeEnd)
+            ),
+            None => format!(
+                "`{}` marks its start at the cursor (▼), `{}` its end; or drag on the ruler",
+                keys(Action::RangeStart),
+                keys(Action::RangeEnd)
+            ),
         });
         return out;
     };
@@ -34,7 +44,11 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         format!("range {} long", format_duration(len)),
         theme.heading(),
     ));
-    out.push(format!("{} (y copies it)", window_arg(w)));
+    out.push(format!(
+        "{} ({} copies it)",
+        window_arg(w),
+        keys(Action::CopyReference)
+    ));
     out.push(Line::styled(
         "busy in the range, rows in view (union per row):",
         theme.dim(),
@@ -71,8 +85,10 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         if rows.len() > TOP {
             out.push(Line::styled(
                 format!(
-                    "  … {} more (S, w: the stats view of the window)",
-                    rows.len() - TOP
+                    "  … {} more ({}, {}: the stats view of the window)",
+                    rows.len() - TOP,
+                    keys(Action::StatsView),
+                    app.keymap.keys_for(Mode::Stats, Action::ToggleScope)
                 ),
                 theme.dim(),
             ));
@@ -113,7 +129,10 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         ));
     }
     out.push(Line::styled(
-        "sums over rows and events are not wall time; Esc clears the range",
+        format!(
+            "sums over rows and events are not wall time; {} clears the range",
+            keys(Action::ClearSelection)
+        ),
         theme.dim(),
     ));
     out
