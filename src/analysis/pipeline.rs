@@ -241,6 +241,7 @@ pub fn resume(
             Stage::Overlap => a.overlap = overlap(p, &a.classes, &a.clock, w),
             Stage::Skew => {
                 a.steps = Steps::new(p, &s.step_marker);
+                a.steps.number_job_wide(p, &a.clock, &a.matching);
                 a.skews = skew(p, &a.matching, &a.steps, w, s.big_skew_ns, &a.clock);
                 super::events::mark_node_events(p, &a.matching, &mut a.skews);
             }

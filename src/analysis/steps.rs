@@ -1,9 +1,14 @@
 //! Training steps from NVTX: top-level push/pop ranges whose name matches a
-//! marker (default: contains "step" or "iter", any case), per process.
+//! marker (default: contains "step" or "iter", any case), per process,
+//! numbered job-wide: step k is the same iteration on every rank, found
+//! from the collectives each rank's step ranges launch (a rank whose
+//! capture starts a step later numbers its first range 2, not 1).
 
 use super::clock::Alignment;
+use super::matching::Matching;
 use crate::profile::{NvtxKind, ProcId, Profile};
 use regex::Regex;
+use rustc_hash::FxHashMap;
 
 /// The default `--step-marker`.
 pub const DEFAULT_STEP_MARKER: &str = "(?i)step|iter";
@@ -12,6 +17,10 @@ pub const DEFAULT_STEP_MARKER: &str = "(?i)step|iter";
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Steps {
     per_process: Vec<Vec<u32>>,
+    /// Per process, how many job steps come before its first range (0
+    /// for the ranks whose capture holds the job's first step).
+    #[serde(default)]
+    first: Vec<usize>,
 }
 
 impl Steps {
@@ -34,12 +43,108 @@ impl Steps {
             // One process's rows share a file and its clock.
             v.sort_unstable_by_key(|&r| (n.start(r as usize), n.end(r as usize)));
         }
-        Steps { per_process }
+        Steps {
+            per_process,
+            first: Vec::new(),
+        }
+    }
+
+    /// Numbers the steps job-wide: two ranks' ranges that launch kernels
+    /// of one collective instance are one step (the offset most such
+    /// instances agree on, so a collective launched across a step's edge
+    /// does not move it); ranks linked to no other keep their own count.
+    pub fn number_job_wide(&mut self, p: &Profile, clock: &Alignment, m: &Matching) {
+        let n = self.per_process.len();
+        self.first = vec![0; n];
+        // Per instance, the first (process, step) seen launching it, and
+        // for each other process the offset to it, counted.
+        let mut votes: FxHashMap<(usize, usize), FxHashMap<i64, u32>> = FxHashMap::default();
+        for g in &m.groups {
+            let procs: Vec<ProcId> = g
+                .lanes
+                .iter()
+                .map(|&l| p.lanes[l as usize].process)
+                .collect();
+            for k in 0..g.instances() {
+                let mut anchor: Option<(usize, usize)> = None;
+                for (d, row, (start, _)) in g.members(k) {
+                    let process = procs[d];
+                    if self.per_process[process as usize].is_empty() {
+                        continue;
+                    }
+                    let at = match p.gpu.launch(row) {
+                        crate::profile::NONE => start,
+                        call => clock.runtime_span(p, call as usize).0,
+                    };
+                    let Some((i, _)) = self.containing(p, clock, process, at) else {
+                        continue;
+                    };
+                    match anchor {
+                        None => anchor = Some((process as usize, i)),
+                        Some((a, ai)) if a != process as usize => {
+                            *votes
+                                .entry((a, process as usize))
+                                .or_default()
+                                .entry(ai as i64 - i as i64)
+                                .or_default() += 1;
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        // Each pair's offset: the one most instances give (the smaller
+        // on a tie, for a stable answer).
+        let mut edges: Vec<Vec<(usize, i64)>> = vec![Vec::new(); n];
+        for ((a, b), counts) in votes {
+            if let Some((&off, _)) = counts
+                .iter()
+                .max_by_key(|&(&off, &c)| (c, std::cmp::Reverse(off)))
+            {
+                // first[b] − first[a] = off
+                edges[a].push((b, off));
+                edges[b].push((a, -off));
+            }
+        }
+        let mut offset: Vec<Option<i64>> = vec![None; n];
+        for root in 0..n {
+            if offset[root].is_some() || self.per_process[root].is_empty() {
+                continue;
+            }
+            offset[root] = Some(0);
+            let mut component = vec![root];
+            let mut todo = vec![root];
+            while let Some(a) = todo.pop() {
+                let at = offset[a].unwrap_or(0);
+                for &(b, off) in &edges[a] {
+                    if offset[b].is_none() {
+                        offset[b] = Some(at + off);
+                        component.push(b);
+                        todo.push(b);
+                    }
+                }
+            }
+            // The component's earliest-starting rank holds its step 1.
+            let low = component
+                .iter()
+                .filter_map(|&c| offset[c])
+                .min()
+                .unwrap_or(0);
+            for c in component {
+                self.first[c] = (offset[c].unwrap_or(0) - low) as usize;
+            }
+        }
+    }
+
+    /// How many job steps come before `process`'s first range.
+    fn first_of(&self, process: usize) -> usize {
+        self.first.get(process).copied().unwrap_or(0)
     }
 
     /// Whether these steps can be those of `p` (stored ones are checked).
     pub fn fits(&self, p: &Profile) -> bool {
         self.per_process.len() <= p.processes.len()
+            && self.first.len() <= self.per_process.len()
             && self
                 .per_process
                 .iter()
@@ -66,8 +171,8 @@ impl Steps {
 
     /// The step of GPU row `row`'s process that holds its launch call (or,
     /// with no launch call, `otherwise`), all on the reference clock: its
-    /// number (from 1, as instances are numbered, on every screen and in
-    /// every report) and its start.
+    /// job-wide number (from 1, as instances are numbered, on every screen
+    /// and in every report) and its start.
     pub fn of_kernel(
         &self,
         p: &Profile,
@@ -81,7 +186,7 @@ impl Steps {
             call => clock.runtime_span(p, call as usize).0,
         };
         self.containing(p, clock, process, at)
-            .map(|(i, start)| (i + 1, start))
+            .map(|(i, start)| (i + 1 + self.first_of(process as usize), start))
     }
 
     pub fn any(&self) -> bool {
@@ -89,19 +194,30 @@ impl Steps {
     }
 
     /// The job's steps on the reference clock: step k runs from the
-    /// earliest start to the latest end of the k-th step range over every
-    /// rank (process) that has one. As many steps as the rank with most.
+    /// earliest start to the latest end of the ranges numbered k over
+    /// every rank (process) that has one. A step no rank recorded (between
+    /// two that are) spans nothing, at the end of the one before it, so
+    /// that starts stay in order.
     pub fn spans(&self, p: &Profile, clock: &Alignment) -> Vec<(i64, i64)> {
-        let mut out: Vec<(i64, i64)> = Vec::new();
-        for rows in &self.per_process {
-            for (k, &r) in rows.iter().enumerate() {
-                let (s, e) = clock.nvtx_span(p, r as usize);
-                match out.get_mut(k) {
-                    Some(span) => *span = (span.0.min(s), span.1.max(e)),
-                    None => out.push((s, e)),
+        let mut out: Vec<Option<(i64, i64)>> = Vec::new();
+        for (process, rows) in self.per_process.iter().enumerate() {
+            let first = self.first_of(process);
+            for (i, &r) in rows.iter().enumerate() {
+                let k = first + i;
+                if out.len() <= k {
+                    out.resize(k + 1, None);
                 }
+                let (s, e) = clock.nvtx_span(p, r as usize);
+                out[k] = Some(out[k].map_or((s, e), |span| (span.0.min(s), span.1.max(e))));
             }
         }
-        out
+        let mut last_end = out.iter().flatten().map(|s| s.0).min().unwrap_or(0);
+        out.into_iter()
+            .map(|s| {
+                let s = s.unwrap_or((last_end, last_end));
+                last_end = s.1;
+                s
+            })
+            .collect()
     }
 }

@@ -499,7 +499,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             table::ms(s.big_excess_ns),
             table::ms(s.other_excess_ns)
         ));
-        out += &cx.note("step_offset_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)");
+        out += &cx.note("offset_in_step_ms = the instance's earliest start − the start of the late rank's step (the step holding the late kernel's launch call)");
         let mut b = Table::new(&[
             "instance",
             "op",
@@ -509,7 +509,7 @@ pub fn to_text(cx: &Context, m: &Matching, skews: &[GroupSkew]) -> String {
             "late_dur_ms",
             "max_dur_ms",
             "step",
-            "step_offset_ms",
+            "offset_in_step_ms",
         ])
         .shorten(4, Keep::Middle)
         // `ReduceSc…` still names the op: the last resort at 100 columns.

@@ -33,7 +33,14 @@ pub fn steps_diff(before: Side, after: Side) -> StepsDiff {
 /// A step lasts from the earliest start to the latest end of its range
 /// over every rank (`Steps::spans`).
 fn figures(s: Side) -> StepFigures {
-    let spans = s.analysis.steps.spans(s.profile, &s.analysis.clock);
+    // A step no rank recorded spans nothing: not a step to time.
+    let spans: Vec<(i64, i64)> = s
+        .analysis
+        .steps
+        .spans(s.profile, &s.analysis.clock)
+        .into_iter()
+        .filter(|&(a, b)| b > a)
+        .collect();
     StepFigures {
         count: spans.len(),
         spread_ms: Spread::of(spans.iter().map(|&(a, b)| b.saturating_sub(a) as f64 / 1e6)),
