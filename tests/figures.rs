@@ -252,7 +252,9 @@ fn step_offset_and_mean_lateness_are_what_the_readme_says() {
     let t = text(&["report", "skew", "fixtures/megatron_tp8.sqlite"]);
     let t = flat(&t);
     assert!(
-        t.contains("offset_in_step_ms = the instance's earliest start − the start of the late rank's step"),
+        t.contains(
+            "offset_in_step_ms = the instance's earliest start − the start of the late rank's step"
+        ),
         "{t}"
     );
     assert!(
