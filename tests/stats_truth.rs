@@ -319,3 +319,61 @@ fn a_window_keeps_the_events_wholly_inside_it() {
     assert!(want > 100, "{want}");
     assert_eq!(got as i64, want);
 }
+
+/// NVTX rows carry their domain as nsys's `nvtx_sum` tags them:
+/// `domain:range`, `:range` in the default domain (the domain named by its
+/// process's domain-create event), so one name in two domains is two rows.
+#[test]
+#[cfg_attr(no_real_profiles, ignore = "needs ../shared/real-profiles")]
+fn nvtx_rows_are_named_as_nsys_tags_them() {
+    let mut domains_seen = 0;
+    for f in sqlite_files(&real_profiles()) {
+        let db = rusqlite::Connection::open(&f).unwrap();
+        if !has_table(&db, "NVTX_EVENTS") || !has_column(&db, "NVTX_EVENTS", "textId") {
+            continue;
+        }
+        let sql = "WITH domains AS (
+                SELECT ne.domainId AS id, ne.globalTid AS globalTid,
+                       coalesce(sid.value, ne.text) AS name
+                FROM NVTX_EVENTS ne LEFT JOIN StringIds sid ON ne.textId = sid.id
+                WHERE ne.eventType = 75 GROUP BY 1, 2)
+            SELECT DISTINCT coalesce(d.name, '') || ':' || coalesce(sid.value, ne.text, '')
+            FROM NVTX_EVENTS ne
+            LEFT JOIN domains d ON ne.domainId = d.id
+                AND (ne.globalTid & 0x0000FFFFFF000000) = (d.globalTid & 0x0000FFFFFF000000)
+            LEFT JOIN StringIds sid ON ne.textId = sid.id
+            WHERE ne.eventType IN (59, 60) AND ne.\"end\" IS NOT NULL";
+        let want: std::collections::BTreeSet<String> = db
+            .prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        domains_seen += want.iter().filter(|t| !t.starts_with(':')).count();
+        let p = f.to_str().unwrap();
+        let got: std::collections::BTreeSet<String> = json(&[
+            "report",
+            "stats",
+            "--of",
+            "nvtx",
+            "--no-cache",
+            "--format",
+            "json",
+            p,
+        ])["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        let extra: Vec<&String> = got.difference(&want).take(5).collect();
+        let lacking: Vec<&String> = want.difference(&got).take(5).collect();
+        assert!(
+            extra.is_empty() && lacking.is_empty(),
+            "{}: shown but not nsys's {extra:?}; nsys's but not shown {lacking:?}",
+            f.display()
+        );
+    }
+    assert!(domains_seen > 0, "a real export with a named NVTX domain");
+}

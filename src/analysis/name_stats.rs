@@ -113,6 +113,9 @@ pub fn by_refused(of: StatsOf, by: StatsBy) -> Option<String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatRow {
     pub name: Sym,
+    /// An NVTX range's domain (Sym 0: the default one); `None` for other
+    /// events. nsys keeps ranges of one name in two domains apart.
+    pub domain: Option<Sym>,
     /// With `--by device` or `stream`.
     pub device: Option<DevId>,
     /// With `--by stream`.
@@ -125,6 +128,17 @@ pub struct StatRow {
     pub max_ns: i64,
     /// Sample standard deviation (n − 1); 0 for one event.
     pub stddev_ns: f64,
+}
+
+impl StatRow {
+    /// The row's name as nsys's tables show it: an NVTX range as
+    /// `domain:name` (`:name` in the default domain), others as named.
+    pub fn label<'a>(&self, strings: &'a crate::profile::Interner) -> std::borrow::Cow<'a, str> {
+        match self.domain {
+            Some(d) => format!("{}:{}", strings.get(d), strings.get(self.name)).into(),
+            None => strings.get(self.name).into(),
+        }
+    }
 }
 
 /// The table of `of` per `by`, over the events wholly inside `w` (on the
@@ -142,18 +156,31 @@ pub fn table(
     if let Some(why) = by_refused(of, by) {
         return Err(why);
     }
-    let mut groups: HashMap<(Sym, Option<DevId>, Option<LaneId>), Vec<i64>> = HashMap::new();
-    each(p, clock, of, names, w, &mut |_, name, lane, d| {
+    type Key = (Sym, Option<Sym>, Option<DevId>, Option<LaneId>);
+    let mut groups: HashMap<Key, Vec<i64>> = HashMap::new();
+    each(p, clock, of, names, w, &mut |r, name, lane, d| {
+        // nsys names a domain only from its create event: unnamed, none.
+        let domain = (of == StatsOf::Nvtx).then(|| {
+            let d = p.nvtx.domain(r);
+            if crate::profile::names::is_unnamed_domain(p.strings.get(d)) {
+                0
+            } else {
+                d
+            }
+        });
         let key = match (by, lane) {
-            (StatsBy::Device, Some(l)) => (name, Some(p.lanes[l as usize].device), None),
-            (StatsBy::Stream, Some(l)) => (name, Some(p.lanes[l as usize].device), Some(l)),
-            _ => (name, None, None),
+            (StatsBy::Device, Some(l)) => (name, domain, Some(p.lanes[l as usize].device), None),
+            (StatsBy::Stream, Some(l)) => (name, domain, Some(p.lanes[l as usize].device), Some(l)),
+            _ => (name, domain, None, None),
         };
         groups.entry(key).or_default().push(d);
     });
     let mut rows: Vec<StatRow> = groups
         .into_iter()
-        .map(|((name, device, lane), mut d)| row(name, device, lane, &mut d))
+        .map(|((name, domain, device, lane), mut d)| StatRow {
+            domain,
+            ..row(name, device, lane, &mut d)
+        })
         .collect();
     // Per device (and stream) when the rows are: each one's rows together,
     // largest total first within it.
@@ -161,7 +188,7 @@ pub fn table(
         (a.device, a.lane)
             .cmp(&(b.device, b.lane))
             .then(b.total_ns.cmp(&a.total_ns))
-            .then_with(|| p.strings.get(a.name).cmp(p.strings.get(b.name)))
+            .then_with(|| a.label(&p.strings).cmp(&b.label(&p.strings)))
     });
     Ok(rows)
 }
@@ -279,6 +306,7 @@ fn row(name: Sym, device: Option<DevId>, lane: Option<LaneId>, d: &mut [i64]) ->
     };
     StatRow {
         name,
+        domain: None,
         device,
         lane,
         count: n,

@@ -27,6 +27,19 @@ impl KernelNames {
     }
 }
 
+/// What a NVTX domain no domain-create event names is called on screens:
+/// `domain 3`.
+pub fn unnamed_domain(id: i64) -> String {
+    format!("domain {id}")
+}
+
+/// Whether `name` is [`unnamed_domain`]'s: nsys's tables show such a
+/// domain as nothing (`:range`).
+pub fn is_unnamed_domain(name: &str) -> bool {
+    name.strip_prefix("domain ")
+        .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The name nsys's `cuda_api_sum` shows: a runtime call's six-character
 /// `_vNNNN` version suffix dropped (`cudaLaunchKernel_v7000` →
 /// `cudaLaunchKernel`), as nsys's own SQL does (`substr(name, -6, 2) =

@@ -57,7 +57,7 @@ pub fn to_json(cx: &Context) -> Value {
             let figures: [(&str, Value); 9] = [
                 (
                     "name",
-                    crate::text_safe::escape_controls(p.strings.get(r.name)).into(),
+                    crate::text_safe::escape_controls(&r.label(&p.strings)).into(),
                 ),
                 ("time_pct", name_stats::share_pct(r, all).into()),
                 ("total_ms", json::ms(r.total_ns).into()),
@@ -137,7 +137,7 @@ pub fn to_text(cx: &Context) -> String {
             table::ms(r.min_ns),
             table::ms(r.max_ns),
             format!("{:.3}", r.stddev_ns / 1e6),
-            cx.profile.strings.get(r.name).to_string(),
+            r.label(&cx.profile.strings).into_owned(),
         ]);
         t.row(cells);
     }

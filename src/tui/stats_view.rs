@@ -95,7 +95,7 @@ impl StatsTable {
 /// name, so the order never depends on the hash of a map.
 pub fn order(t: &StatsTable, strings: &Interner, s: &StatsState) -> Vec<usize> {
     let filter = s.filter.to_lowercase();
-    let name = |i: usize| strings.get(t.rows[i].name);
+    let name = |i: usize| t.rows[i].label(strings);
     let mut shown: Vec<usize> = (0..t.rows.len())
         .filter(|&i| filter.is_empty() || name(i).to_lowercase().contains(&filter))
         .collect();
@@ -112,7 +112,7 @@ pub fn order(t: &StatsTable, strings: &Interner, s: &StatsState) -> Vec<usize> {
         }
     };
     shown.sort_by(|&a, &b| {
-        let by_name = name(a).cmp(name(b));
+        let by_name = name(a).cmp(&name(b));
         let primary = if s.sort == NAME {
             by_name
         } else {
@@ -137,6 +137,7 @@ mod tests {
     fn row(name: u32, count: usize, total_ns: i64, max_ns: i64) -> StatRow {
         StatRow {
             name,
+            domain: None,
             device: None,
             lane: None,
             count,

@@ -462,7 +462,10 @@ impl State<'_> {
                 0 => 0,
                 d => match domain_names.get(&(process, d)) {
                     Some(&s) => s,
-                    None => self.p.strings.intern(&format!("domain {d}")),
+                    None => self
+                        .p
+                        .strings
+                        .intern(&crate::profile::names::unnamed_domain(d)),
                 },
             };
             while payload.peek().is_some_and(|c| (c.0 as usize) < i) {

@@ -119,7 +119,8 @@ pub fn draw(
             text += &format!("{:>w$} ", cell(c), w = WIDTHS[c]);
         }
         let room = inner.saturating_sub(text.chars().count());
-        let name = escape_controls(p.strings.get(s.name));
+        let label = s.label(&p.strings);
+        let name = escape_controls(&label);
         text += &fit_name(&name, room).unwrap_or_default();
         let style = if i == st.pick.selected {
             theme.cursor_label()
