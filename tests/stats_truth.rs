@@ -149,12 +149,18 @@ fn truth(file: &Path, of: &str) -> Vec<Figures> {
             )
         }
         // the calls whose times can be right (the others are left out)
+        // as osrt_sum: the calls (eventClass 27), not nsys's markers
         "osrt" if has_table(&db, "OSRT_API") => grouped(
             &db,
             &format!(
                 "SELECT s.value, o.\"end\" - o.start FROM OSRT_API o \
-                 JOIN StringIds s ON s.id = o.nameId WHERE {}",
-                can_be_right(&db, "o.start", "o.\"end\"")
+                 JOIN StringIds s ON s.id = o.nameId WHERE {}{}",
+                can_be_right(&db, "o.start", "o.\"end\""),
+                if has_column(&db, "OSRT_API", "eventClass") {
+                    " AND o.eventClass = 27"
+                } else {
+                    ""
+                }
             ),
         ),
         _ => Vec::new(),

@@ -600,6 +600,9 @@ pub fn read_runtime(
 /// thread is skipped; one whose end is NULL is open (`unfinished`). Times
 /// are kept as recorded: ones that cannot be right are left out of the
 /// load, and counted (load/suspect.rs).
+/// `OSRT_API.eventClass` of a traced OS runtime call.
+const OSRT_CALL_CLASS: i64 = 27;
+
 pub fn read_osrt(
     conn: &Connection,
     schema: &Schema,
@@ -615,6 +618,10 @@ pub fn read_osrt(
         let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
             return Ok(());
         };
+        // the calls nsys lists (osrt_sum): class 27, not its markers
+        if r.int(O::EventClass).is_some_and(|c| c != OSRT_CALL_CLASS) {
+            return Ok(());
+        }
         let end = match r.value(O::End) {
             ValueRef::Null => {
                 t.unfinished.push(t.start.len() as u32);

@@ -204,6 +204,9 @@ columns! {
         End = "end" (required),
         GlobalTid = "globalTid" (required),
         NameId = "nameId" (required),
+        /// 27 for a traced call; others are markers nsys's `osrt_sum`
+        /// leaves out (`[Unknown]`, no duration). Absent: all are calls.
+        EventClass = "eventClass",
     }
 }
 
