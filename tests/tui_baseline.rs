@@ -410,3 +410,84 @@ fn baseline_without_the_capture_to_compare_is_a_usage_error() {
         "rankline: --baseline BEFORE needs the capture to compare: rankline AFTER... --baseline BEFORE\n"
     );
 }
+
+/// The rows of the stats table shown, as (name, total, count).
+fn stats_rows(app: &App) -> Vec<(String, i64, usize)> {
+    let l = app.capture.data.as_ref().unwrap();
+    let t = app.capture.stats.as_ref().expect("a stats table");
+    t.rows
+        .iter()
+        .map(|r| {
+            (
+                r.label(&l.profile.strings).into_owned(),
+                r.total_ns,
+                r.count,
+            )
+        })
+        .collect()
+}
+
+/// The NVTX tree shown, as (thread, row count).
+fn tree_of(app: &App) -> (usize, usize) {
+    let tree = app.capture.nvtx_tree.as_ref().expect("an NVTX tree");
+    (tree.thread, tree.rows.len())
+}
+
+/// After `B` every view derived from a capture is the baseline's: its
+/// stats table and NVTX tree equal the baseline's opened alone (never the
+/// main capture's under the baseline's name), and the main capture's
+/// bookmarks stay with it.
+#[test]
+fn after_b_the_stats_table_tree_and_bookmarks_are_the_shown_captures() {
+    use crossterm::event::KeyCode;
+    let main = [fixture("diff/slow_gemm.sqlite")];
+    let base = [fixture("megatron_tp8.sqlite")];
+    let (mut app, mut t) = open(&main, &base, 160, 48);
+    press(&mut app, &mut t, "S");
+    let main_stats = stats_rows(&app);
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    press(&mut app, &mut t, "T");
+    let main_tree = tree_of(&app);
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    app.capture.bookmarks = Some(vec![rankline::profile::bookmarks::Bookmark {
+        name: "main only".into(),
+        group: None,
+        instance: None,
+        window_ns: [0, 1],
+        created: String::new(),
+    }]);
+
+    press(&mut app, &mut t, "B");
+    assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
+    let (mut alone, mut t2) = open_at(&base, None, 160, 48);
+    press(&mut app, &mut t, "S");
+    press(&mut alone, &mut t2, "S");
+    assert_eq!(stats_rows(&app), stats_rows(&alone));
+    assert_ne!(stats_rows(&app), main_stats);
+    assert!(
+        screen(&t).contains("BASELINE") || screen(&t).contains("baseline"),
+        "{}",
+        screen(&t)
+    );
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    common::tui::key(&mut alone, &mut t2, KeyCode::Esc);
+    press(&mut app, &mut t, "T");
+    press(&mut alone, &mut t2, "T");
+    assert_eq!(tree_of(&app), tree_of(&alone));
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    // the baseline has not read its bookmarks: not the main capture's
+    assert!(
+        app.capture.bookmarks.is_none(),
+        "{:?}",
+        app.capture.bookmarks
+    );
+
+    press(&mut app, &mut t, "B");
+    assert_eq!(shown_file(&app), "slow_gemm.sqlite");
+    assert_eq!(app.capture.bookmarks.as_ref().map(Vec::len), Some(1));
+    press(&mut app, &mut t, "S");
+    assert_eq!(stats_rows(&app), main_stats);
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    press(&mut app, &mut t, "T");
+    assert_eq!(tree_of(&app), main_tree);
+}

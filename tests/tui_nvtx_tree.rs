@@ -20,13 +20,13 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // D0's threads launched nothing (it has no GPU activity): Tab on to
     // a thread whose ranges launched kernels.
     for _ in 0..8 {
-        let tree = app.nvtx_tree.as_ref().unwrap();
+        let tree = app.capture.nvtx_tree.as_ref().unwrap();
         if tree.rows.iter().any(|r| matches!(r, TreeRow::Kernel(..))) {
             break;
         }
         key(&mut app, &mut t, KeyCode::Tab);
     }
-    let tree = app.nvtx_tree.clone().unwrap();
+    let tree = app.capture.nvtx_tree.clone().unwrap();
     let l = app.capture.data().unwrap();
     let p = &l.profile;
     let tid = p.threads[tree.thread].tid.to_string();
@@ -85,7 +85,7 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // The first kernel leaf: its launch call is on the thread, in its range.
     press(&mut app, &mut t, "T");
     assert_eq!(
-        app.nvtx_tree.as_ref().unwrap().thread,
+        app.capture.nvtx_tree.as_ref().unwrap().thread,
         tree.thread,
         "the same thread again"
     );
@@ -106,7 +106,7 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // Tab: the next thread with ranges.
     press(&mut app, &mut t, "T");
     key(&mut app, &mut t, KeyCode::Tab);
-    assert_ne!(app.nvtx_tree.as_ref().unwrap().thread, tree.thread);
+    assert_ne!(app.capture.nvtx_tree.as_ref().unwrap().thread, tree.thread);
 }
 
 /// Opens `T` and tabs on to the first thread whose ranges launched
@@ -117,13 +117,13 @@ fn tree_with_kernels(
 ) -> rankline::tui::nvtx_view::NvtxTree {
     press(app, t, "T");
     for _ in 0..8 {
-        let tree = app.nvtx_tree.as_ref().unwrap();
+        let tree = app.capture.nvtx_tree.as_ref().unwrap();
         if tree.rows.iter().any(|r| matches!(r, TreeRow::Kernel(..))) {
             break;
         }
         key(app, t, KeyCode::Tab);
     }
-    app.nvtx_tree.clone().unwrap()
+    app.capture.nvtx_tree.clone().unwrap()
 }
 
 /// The window shows `[start, end)` whole and is zoomed to it (no more

@@ -33,7 +33,7 @@ fn shown(app: &rankline::tui::state::App) -> Vec<(String, i64, usize, i64)> {
         panic!("the stats view is not open")
     };
     let l = app.capture.data().unwrap();
-    let t = app.stats.as_ref().unwrap();
+    let t = app.capture.stats.as_ref().unwrap();
     rankline::tui::stats_view::order(t, &l.profile.strings, st)
         .into_iter()
         .map(|i| {

@@ -34,7 +34,7 @@ fn open_view(app: &mut App, t: &mut Terminal<TestBackend>, mode: Mode) {
         Mode::Bookmarks => {
             // Read from the state directory in use; one made here keeps
             // the test off the disk.
-            app.bookmarks = Some(vec![Bookmark {
+            app.capture.bookmarks = Some(vec![Bookmark {
                 name: "a place".into(),
                 group: None,
                 instance: None,

@@ -7,14 +7,27 @@ use crate::tui::data::Loaded;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Which of a `--baseline` pair a job is for: `B` may swap them while it
+/// runs, and its result belongs to the capture it was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Main,
+    Baseline,
+}
+
 /// Work on the bookmarks file of the capture `data` was loaded from, run
 /// off the UI thread (naming the file stats the inputs too).
 #[derive(Clone)]
 pub enum BookmarkJob {
     /// Read them, then list them when `list`.
-    Load { data: Arc<Loaded>, list: bool },
+    Load {
+        data: Arc<Loaded>,
+        side: Side,
+        list: bool,
+    },
     Add {
         data: Arc<Loaded>,
+        side: Side,
         bookmark: Bookmark,
     },
 }
@@ -23,10 +36,12 @@ pub enum BookmarkJob {
 #[derive(Debug)]
 pub enum BookmarksDone {
     Loaded {
+        side: Side,
         kept: Result<Kept, String>,
         list: bool,
     },
     Added {
+        side: Side,
         name: String,
         kept: Result<(PathBuf, Kept), String>,
     },
@@ -36,11 +51,17 @@ impl BookmarkJob {
     /// Does it: file operations, which may block.
     pub fn run(self) -> BookmarksDone {
         match self {
-            BookmarkJob::Load { data, list } => BookmarksDone::Loaded {
+            BookmarkJob::Load { data, side, list } => BookmarksDone::Loaded {
+                side,
                 kept: inputs(&data).and_then(|i| bookmarks::load(&i)),
                 list,
             },
-            BookmarkJob::Add { data, bookmark } => BookmarksDone::Added {
+            BookmarkJob::Add {
+                data,
+                side,
+                bookmark,
+            } => BookmarksDone::Added {
+                side,
                 name: bookmark.name.clone(),
                 kept: inputs(&data).and_then(|i| bookmarks::add(&i, bookmark)),
             },

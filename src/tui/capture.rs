@@ -122,6 +122,14 @@ pub struct Capture {
     pub range_facts: Option<crate::tui::range::RangeFacts>,
     /// What the facts were derived for: the range and the rows in view.
     pub range_key: Option<(crate::analysis::Window, usize, usize, usize)>,
+    // Derived from this capture's data: `B` takes them along, so one
+    // capture's figures never show under the other's name.
+    /// The stats view's table.
+    pub stats: Option<crate::tui::stats_view::StatsTable>,
+    /// This capture's bookmarks, read from disk when first asked for.
+    pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
+    /// The NVTX tree view's thread, as rows.
+    pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
 }
 
 impl Capture {

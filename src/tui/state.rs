@@ -100,15 +100,11 @@ pub struct App {
     pub clipboard: Option<String>,
     /// A trace export asked for (`E`), run by the loop off the UI thread.
     pub export: Option<crate::tui::export::ExportJob>,
-    /// The stats view's table, and its state between openings.
-    pub stats: Option<crate::tui::stats_view::StatsTable>,
+    /// The stats view's sort, filter and cursor between openings (its
+    /// table belongs to the capture it was computed from).
     pub stats_state: Option<crate::tui::stats_view::StatsState>,
-    /// The capture's bookmarks, read from disk when first asked for.
-    pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
     /// Reads and writes of the bookmarks file, run by the loop.
     pub bookmark_jobs: crate::tui::bookmark_jobs::BookmarkJobs,
-    /// The NVTX tree view's thread, as rows.
-    pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -153,11 +149,8 @@ impl App {
             no_color,
             clipboard: None,
             export: None,
-            stats: None,
             stats_state: None,
-            bookmarks: None,
             bookmark_jobs: Default::default(),
-            nvtx_tree: None,
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()

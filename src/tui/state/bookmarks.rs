@@ -8,7 +8,8 @@
 use super::{App, Overlay, Pick};
 use crate::profile::bookmarks::{Bookmark, Kept};
 use crate::tui::action::Action;
-use crate::tui::bookmark_jobs::{BookmarkJob, BookmarksDone};
+use crate::tui::bookmark_jobs::{BookmarkJob, BookmarksDone, Side};
+use crate::tui::capture::Capture;
 use crate::tui::data::Loaded;
 use crate::tui::messages::Level;
 use crate::tui::selection::Target;
@@ -28,11 +29,13 @@ impl App {
         match done {
             BookmarksDone::Loaded { kept: Err(why), .. } => self.messages.answer(Level::Warn, why),
             BookmarksDone::Loaded {
+                side,
                 kept: Ok(kept),
                 list,
             } => {
-                self.keep_bookmarks(kept);
-                if list {
+                self.keep_bookmarks(side, kept);
+                // listed only if the capture they are of is still shown
+                if list && side == self.side_shown() {
                     self.open_bookmarks();
                 }
             }
@@ -40,10 +43,11 @@ impl App {
                 .messages
                 .answer(Level::Warn, format!("bookmark not kept: {why}")),
             BookmarksDone::Added {
+                side,
                 name,
                 kept: Ok((path, kept)),
             } => {
-                self.keep_bookmarks(kept);
+                self.keep_bookmarks(side, kept);
                 self.say(format!(
                     "bookmarked {name} (' lists them; kept in {})",
                     crate::text_safe::path_text(&path)
@@ -52,11 +56,30 @@ impl App {
         }
     }
 
-    fn keep_bookmarks(&mut self, kept: Kept) {
+    fn keep_bookmarks(&mut self, side: Side, kept: Kept) {
         if let Some(why) = kept.left_out {
             self.messages.push(Level::Warn, why);
         }
-        self.bookmarks = Some(kept.marks);
+        if let Some(c) = self.capture_on(side) {
+            c.bookmarks = Some(kept.marks);
+        }
+    }
+
+    /// Which of the pair the timeline shows (`Main` without a baseline).
+    pub(super) fn side_shown(&self) -> Side {
+        match &self.baseline {
+            Some(b) if b.shown => Side::Baseline,
+            _ => Side::Main,
+        }
+    }
+
+    /// The capture of `side`, wherever `B` has put it.
+    fn capture_on(&mut self, side: Side) -> Option<&mut Capture> {
+        if side == self.side_shown() {
+            Some(&mut self.capture)
+        } else {
+            self.baseline.as_mut().map(|b| &mut b.other)
+        }
     }
 
     /// The name a bookmark of the place here gets when none is typed.
@@ -95,26 +118,34 @@ impl App {
             created: crate::tui::wallclock::iso_now(),
         };
         self.say(format!("bookmarking {}…", bookmark.name));
-        self.bookmark_jobs
-            .push(BookmarkJob::Add { data: l, bookmark });
+        let side = self.side_shown();
+        self.bookmark_jobs.push(BookmarkJob::Add {
+            data: l,
+            side,
+            bookmark,
+        });
     }
 
     /// `'`: the list, once read.
     pub(super) fn open_bookmarks(&mut self) {
-        match self.bookmarks.as_deref() {
+        match self.capture.bookmarks.as_deref() {
             Some([]) => self.say("no bookmarks yet (M marks this place)"),
             Some(_) => self.overlay = Overlay::Bookmarks(Pick::default()),
             None => {
                 let Some(data) = self.data() else { return };
                 self.say("reading the bookmarks…");
-                self.bookmark_jobs
-                    .push(BookmarkJob::Load { data, list: true });
+                let side = self.side_shown();
+                self.bookmark_jobs.push(BookmarkJob::Load {
+                    data,
+                    side,
+                    list: true,
+                });
             }
         }
     }
 
     pub(super) fn apply_bookmarks(&mut self, a: Action, mut pick: Pick) {
-        let n = self.bookmarks.as_ref().map_or(0, Vec::len);
+        let n = self.capture.bookmarks.as_ref().map_or(0, Vec::len);
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, n);
@@ -123,6 +154,7 @@ impl App {
             Action::Accept => {
                 self.overlay = Overlay::None;
                 let b = self
+                    .capture
                     .bookmarks
                     .as_ref()
                     .and_then(|b| b.get(pick.selected))

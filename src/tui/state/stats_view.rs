@@ -32,6 +32,7 @@ impl App {
         let window = self.stats_window(st.scope);
         let names = self.capture.show.names;
         if self
+            .capture
             .stats
             .as_ref()
             .is_some_and(|t| t.of == st.of && t.names == names && t.window == window)
@@ -41,7 +42,7 @@ impl App {
         let (p, clock) = (&l.profile, &l.analysis.clock);
         let rows =
             name_stats::table(p, clock, st.of, StatsBy::Name, names, window).unwrap_or_default();
-        self.stats = Some(StatsTable::new(st.of, names, window, rows));
+        self.capture.stats = Some(StatsTable::new(st.of, names, window, rows));
     }
 
     pub(super) fn apply_stats(&mut self, a: Action, mut st: StatsState) {
@@ -50,7 +51,8 @@ impl App {
             return;
         };
         let shown = |app: &App, st: &StatsState| {
-            app.stats
+            app.capture
+                .stats
                 .as_ref()
                 .map(|t| stats_view::order(t, &l.profile.strings, st))
                 .unwrap_or_default()
@@ -135,7 +137,7 @@ impl App {
     /// Enter on row `i` of the table: the timeline zoomed to its longest
     /// event, and `n` / `N` through the rest, longest first.
     fn go_longest(&mut self, l: &Loaded, i: usize) {
-        let Some(t) = &self.stats else { return };
+        let Some(t) = &self.capture.stats else { return };
         let r = &t.rows[i];
         let p = &l.profile;
         let rows = name_stats::longest_first(p, &l.analysis.clock, t.of, t.names, r.name, t.window);

@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pick: Pick) -> Scroll {
-    let Some(tree) = &app.nvtx_tree else {
+    let Some(tree) = &app.capture.nvtx_tree else {
         return pick.scroll;
     };
     let p = &l.profile;

@@ -48,7 +48,7 @@ pub fn draw(
 ) -> Scroll {
     let width = area.width.min(160);
     let inner = usize::from(width.saturating_sub(2));
-    let Some(t) = &app.stats else {
+    let Some(t) = &app.capture.stats else {
         return st.pick.scroll;
     };
     let p = &l.profile;
