@@ -248,7 +248,7 @@ fn a_host_whose_ranks_all_arrive_last_is_named_on_the_aligned_clock() {
         text.contains("instance 1: late host node-a (2 ranks) +0.3"),
         "{text}"
     );
-    assert!(text.contains("step_offset_ms"), "{text}");
+    assert!(text.contains("offset_in_step_ms"), "{text}");
 }
 
 #[test]
