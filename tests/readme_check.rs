@@ -4,7 +4,9 @@
 //! trailing spaces do not count; `$ echo $?` then a number is the exit
 //! status). Every JSON field the README names by its full
 //! path with a list in it (`skew.groups[].big_events[].step`) exists in
-//! the output for at least one bundled fixture.
+//! the output for at least one bundled fixture. Every timeline screen it
+//! shows (a block under `<!-- screen: … -->`) and the screen text its prose
+//! quotes are what the timeline draws.
 
 mod common;
 use common::*;
@@ -15,17 +17,20 @@ fn readme() -> String {
 }
 
 /// Each fenced block whose first line is `$ rankline …`: the arguments
-/// and the lines shown below it.
+/// and the lines shown below it. A block indented under a list item is
+/// read without its indent.
 fn shown_commands(readme: &str) -> Vec<(Vec<String>, Vec<String>)> {
     let mut out = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
-        if !line.starts_with("```") {
+        if !line.trim_start().starts_with("```") {
             continue;
         }
+        let indent = line.len() - line.trim_start().len();
         let block: Vec<&str> = lines
             .by_ref()
-            .take_while(|l| !l.starts_with("```"))
+            .take_while(|l| !l.trim_start().starts_with("```"))
+            .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
             .collect();
         let Some(cmd) = block.first().and_then(|l| l.strip_prefix("$ rankline ")) else {
             continue;
@@ -191,4 +196,177 @@ fn the_sections_table_names_every_section() {
         missing.is_empty(),
         "sections the README's table lacks: {missing:?}"
     );
+}
+
+/// A timeline screen the README shows: `<!-- screen: INPUTS [--goto G:I]
+/// [; keys: K…] [; size: WxH] -->` on the line above a fenced block. The
+/// inputs open as the binary opens them, each key is typed (every
+/// character of it), and the block's lines must be a run of the screen's
+/// lines, each inside its screen line (a list drawn over the timeline has
+/// the timeline either side); a `...` or `…` line stands for any lines.
+struct Screen {
+    marker: String,
+    inputs: Vec<String>,
+    goto: Option<String>,
+    keys: Vec<String>,
+    size: (u16, u16),
+    shown: Vec<String>,
+}
+
+fn shown_screens(readme: &str) -> Vec<Screen> {
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(spec) = line
+            .trim()
+            .strip_prefix("<!-- screen:")
+            .and_then(|s| s.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        assert!(
+            lines
+                .get(i + 1)
+                .is_some_and(|l| l.trim_start().starts_with("```")),
+            "a fenced block must follow {line}"
+        );
+        let shown = lines[i + 2..]
+            .iter()
+            .take_while(|l| !l.trim_start().starts_with("```"))
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        let mut s = Screen {
+            marker: line.trim().to_string(),
+            inputs: Vec::new(),
+            goto: None,
+            keys: Vec::new(),
+            size: (160, 48),
+            shown,
+        };
+        for part in spec.split(';') {
+            let part = part.trim();
+            if let Some(keys) = part.strip_prefix("keys:") {
+                s.keys = keys.split_whitespace().map(String::from).collect();
+            } else if let Some(size) = part.strip_prefix("size:") {
+                let (w, h) = size.trim().split_once('x').unwrap();
+                s.size = (w.parse().unwrap(), h.parse().unwrap());
+            } else {
+                let mut words = part.split_whitespace();
+                while let Some(w) = words.next() {
+                    match w {
+                        "--goto" => s.goto = words.next().map(String::from),
+                        _ => s.inputs.push(w.to_string()),
+                    }
+                }
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// The screen `s` asks for, one string per row (trailing spaces cut).
+fn draw_screen(s: &Screen) -> String {
+    use common::tui::{open_at, press, screen};
+    let sources: Vec<rankline::profile::Source> = s
+        .inputs
+        .iter()
+        .map(|i| rankline::profile::Source::File(root().join(i)))
+        .collect();
+    let (mut app, mut t) = open_at(&sources, s.goto.as_deref(), s.size.0, s.size.1);
+    for k in &s.keys {
+        press(&mut app, &mut t, k);
+    }
+    screen(&t)
+}
+
+/// Whether `shown` is a run of `got` from its start, each line inside
+/// its screen line, a `...` line matching any run of lines.
+fn run_from(shown: &[String], got: &[&str]) -> bool {
+    match shown.split_first() {
+        None => true,
+        Some((first, rest)) if matches!(first.trim(), "..." | "…") => {
+            (0..=got.len()).any(|skip| run_from(rest, &got[skip..]))
+        }
+        Some((first, rest)) => got
+            .split_first()
+            .is_some_and(|(g, tail)| g.contains(first.as_str()) && run_from(rest, tail)),
+    }
+}
+
+#[test]
+fn every_screen_the_readme_shows_is_the_timelines() {
+    let screens = shown_screens(&readme());
+    assert!(screens.len() >= 3, "{}", screens.len());
+    let mut wrong = Vec::new();
+    for s in &screens {
+        let got = draw_screen(s);
+        let lines: Vec<&str> = got.lines().collect();
+        if !(0..lines.len()).any(|at| run_from(&s.shown, &lines[at..])) {
+            wrong.push(format!(
+                "{}\n--- README\n{}\n--- now\n{got}",
+                s.marker,
+                s.shown.join("\n")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// Screen text the README quotes in its prose, and the screen that shows
+/// it: the quote must be in both (the README's line breaks are spaces).
+#[test]
+fn the_screen_text_the_readme_quotes_is_on_screen() {
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = flat(&readme());
+    let megatron = |keys: &[&str]| Screen {
+        marker: format!("megatron_tp8.sqlite; keys: {}", keys.join(" ")),
+        inputs: vec!["fixtures/megatron_tp8.sqlite".into()],
+        goto: None,
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        size: (160, 48),
+        shown: Vec::new(),
+    };
+    let narrow = Screen {
+        size: (80, 48),
+        ..megatron(&["x", "x", "x"])
+    };
+    // fixtures/why.sqlite's `b` list: one planted cause of each kind.
+    let why = || Screen {
+        marker: "why.sqlite; keys: b".into(),
+        inputs: vec!["fixtures/why.sqlite".into()],
+        ..megatron(&["b"])
+    };
+    let quotes = [
+        (why(), "queued: S20 vectorized_ele…"),
+        (why(), "event: S24 gemm"),
+        (why(), "unaccounted"),
+        (why(), "on-cpu"),
+        (
+            megatron(&["x", "x", "x"]),
+            "events ≥ 100 µs (6212 hidden in view)",
+        ),
+        (narrow, "≥ 100 µs: 6212 hidden"),
+        (
+            megatron(&["x", "x", "x"]),
+            "x: drawing only events ≥ 100 µs; the title counts those hidden in view (x: the next step)",
+        ),
+        (
+            megatron(&["x", "x", "x", "x", "x"]),
+            "x: every event drawn again",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (s, quote) in &quotes {
+        let got = draw_screen(s);
+        if !text.contains(quote) || !got.contains(quote) {
+            wrong.push(format!(
+                "{quote:?} (README: {}, screen: {}) at {}\n{got}",
+                text.contains(quote),
+                got.contains(quote),
+                s.marker
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }

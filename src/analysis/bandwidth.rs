@@ -22,7 +22,7 @@
 
 use super::clock::Alignment;
 use super::kernel_class::KernelClasses;
-use super::matching::{Group, Matching, RanksFrom};
+use super::matching::{Group, Matching};
 use super::nccl_breakdown::{self, OpKey};
 use super::nccl_name::CollOp;
 use super::skew::GroupSkew;
@@ -343,9 +343,8 @@ pub fn tally_by_op<'a>(
 pub struct OpBandwidth {
     pub group: usize,
     pub op: CollOp,
+    /// N of its factor ([`super::bandwidth_n::BusN`] says where from).
     pub ranks: usize,
-    /// Where `ranks` comes from.
-    pub ranks_from: RanksFrom,
     pub factor: Option<f64>,
     /// Over the op's instances.
     pub totals: Totals,
@@ -360,7 +359,7 @@ pub fn per_op(
 ) -> Vec<OpBandwidth> {
     let mut out = Vec::new();
     for s in skews {
-        let (ranks, ranks_from) = m.groups[s.group].bandwidth_ranks();
+        let (ranks, _) = m.groups[s.group].bandwidth_ranks();
         let by_op = tally_by_op(
             s.instances
                 .iter()
@@ -370,7 +369,6 @@ pub fn per_op(
             group: s.group,
             op,
             ranks,
-            ranks_from,
             factor: bus_factor(op, ranks),
             totals: tally.totals(),
         }));

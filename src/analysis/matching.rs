@@ -128,12 +128,8 @@ pub enum RanksFrom {
 }
 
 impl RanksFrom {
-    pub fn name(self) -> &'static str {
-        match self {
-            RanksFrom::NcclInit => "nccl-init",
-            RanksFrom::Members => "members",
-        }
-    }
+    /// Said as [`super::bandwidth_n::source`] words it.
+    pub const ALL: [RanksFrom; 2] = [RanksFrom::NcclInit, RanksFrom::Members];
 }
 
 /// How a group's members were found to be one communicator.

@@ -4,6 +4,7 @@
 pub mod account;
 pub mod anomalies;
 pub mod bandwidth;
+pub mod bandwidth_n;
 pub mod behind;
 pub mod caveats;
 pub mod clock;

@@ -16,9 +16,10 @@
 //! no dependencies between a graph's nodes, so what its earlier nodes held
 //! it for is said to be unrecorded, never guessed.
 
-use super::account::{Share, Split};
+use super::account::{CpuKind, Share, Split};
 use super::clock::Alignment;
 use super::cpu_state::{self, OffCpu, OnCpu};
+use super::launch::{Preceding, preceding_kernel};
 use super::matching::Matching;
 use super::skew::{GroupSkew, InstanceSkew};
 use super::thread_account::thread_account;
@@ -150,6 +151,25 @@ impl Why {
     /// is in the CPU part), so that the parts add up to the lateness.
     pub fn gpu_rest_ns(&self) -> i64 {
         self.gpu_ns - super::gpu_chain::held_ns(&self.gpu_chain)
+    }
+
+    /// The kernel another stream of its device ran just before it, which
+    /// the account names as competing with the GPU part's rest (not proven
+    /// to block): only where that rest is more than the GPU's own latency
+    /// and the kernel is no link of the chain (a link is said as one).
+    pub fn competed(&self, p: &Profile, clock: &Alignment) -> Option<Preceding> {
+        if self.gpu_rest_ns() <= GPU_LATENCY_NS {
+            return None;
+        }
+        preceding_kernel(p, clock, self.row)
+            .filter(|k| !self.gpu_chain.iter().any(|l| l.row == k.row))
+    }
+
+    /// Whether the CPU part names an NVTX range the thread was in.
+    pub fn names_nvtx(&self) -> bool {
+        self.cpu
+            .as_ref()
+            .is_some_and(|s| s.shares.iter().any(|x| x.kind == CpuKind::Nvtx))
     }
 
     /// The launching thread's off-CPU spans cut to what share `x` of its

@@ -6,7 +6,7 @@
 use super::account::{CpuKind, Share};
 use super::clock::Alignment;
 use super::gpu_chain::{Link, LinkKind};
-use super::launch::{Preceding, preceding_kernel};
+use super::launch::Preceding;
 use super::why::{GPU_LATENCY_NS, Missing, Why};
 use crate::profile::{Profile, Sym};
 
@@ -231,9 +231,7 @@ pub fn gpu_rest_text(p: &Profile, clock: &Alignment, w: &Why) -> Option<String> 
     if w.missing.contains(&Missing::Graph) {
         s += &format!("; {}", Missing::Graph.sentence());
     }
-    if let Some(pr) =
-        preceding_kernel(p, clock, w.row).filter(|k| !w.gpu_chain.iter().any(|l| l.row == k.row))
-    {
+    if let Some(pr) = w.competed(p, clock) {
         s += &format!("; {}", meanwhile_text(p, clock, &pr));
     }
     Some(s)

@@ -10,6 +10,7 @@ use crate::analysis::bandwidth::{
     self, InstanceBandwidth, OpBandwidth, RankVolume, Sizes, Totals, size_convention,
 };
 pub use crate::analysis::bandwidth::{CAVEAT, TIMING};
+use crate::analysis::bandwidth_n::{self, BusN};
 use crate::analysis::matching::{Group, RanksFrom};
 use crate::analysis::nccl_breakdown::OpKey;
 use crate::analysis::nccl_name::CollOp;
@@ -32,9 +33,16 @@ pub struct Figures {
     pub ranks: Vec<RankVolume>,
     /// Per (stream, op key) of the NCCL breakdown.
     pub lane_ops: HashMap<(LaneId, OpKey), Totals>,
-    /// Per group of the matching the figures come from: its key, and
-    /// whether `--device` shows it.
-    groups: Vec<(String, bool)>,
+    /// Per group of the matching the figures come from.
+    groups: Vec<Shown>,
+}
+
+/// A group of the matching the figures come from.
+struct Shown {
+    key: String,
+    /// Whether `--device` shows it.
+    shown: bool,
+    n: BusN,
 }
 
 impl Figures {
@@ -47,17 +55,17 @@ impl Figures {
         let (p, o) = (cx.profile, cx.options);
         let held = cx.analysis;
         let completed;
-        let a = if held.holds.has(Stage::Skew) {
-            if !held.sizes.recorded() {
-                return Figures::none(held.sizes.said());
-            }
+        let a = if held.holds.has(Stage::Skew) && !held.sizes.recorded() {
+            return Figures::none(held.sizes.said());
+        } else if held.holds.has(Stage::Skew) && held.holds.has(Stage::Completeness) {
             held
         } else {
             let sizes = Sizes::read(p, &held.classes);
             if !sizes.recorded() {
                 return Figures::none(sizes.said());
             }
-            let want = Stages::of(&[Stage::Skew]);
+            // N is said short where the capture lacks devices or ranks.
+            let want = Stages::of(&[Stage::Skew, Stage::Completeness]);
             completed = pipeline::resume(p, &o.settings, o.window, held.clone(), want, &mut |_| {});
             &completed
         };
@@ -84,7 +92,11 @@ impl Figures {
                 .matching
                 .groups
                 .iter()
-                .map(|g| (g.key.clone(), cx.shows_group(g)))
+                .map(|g| Shown {
+                    key: g.key.clone(),
+                    shown: cx.shows_group(g),
+                    n: BusN::of(p, g, &a.completeness),
+                })
                 .collect(),
         }
     }
@@ -104,9 +116,26 @@ impl Figures {
     /// The group/op rows `--device` shows, with their group's key.
     fn shown_ops(&self) -> impl Iterator<Item = (&str, &OpBandwidth)> {
         self.ops.iter().filter_map(|o| {
-            let (key, shown) = self.groups.get(o.group)?;
-            shown.then_some((key.as_str(), o))
+            let g = self.groups.get(o.group)?;
+            g.shown.then_some((g.key.as_str(), o))
         })
+    }
+
+    /// The groups `--device` shows that have figures, with their key and
+    /// N, in the order of their rows.
+    fn shown_groups(&self) -> Vec<(&str, &BusN)> {
+        let mut seen: Vec<usize> = self.ops.iter().map(|o| o.group).collect();
+        seen.dedup();
+        seen.iter()
+            .filter_map(|&i| self.groups.get(i))
+            .filter(|g| g.shown)
+            .map(|g| (g.key.as_str(), &g.n))
+            .collect()
+    }
+
+    /// Group `group`'s N, with the note said once beside its figures.
+    pub fn n_of(&self, group: usize) -> Option<&BusN> {
+        self.groups.get(group).map(|g| &g.n)
     }
 }
 
@@ -132,8 +161,6 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
             json!({
                 "group": key,
                 "op": o.op.name(),
-                "ranks": o.ranks,
-                "ranks_from": o.ranks_from.name(),
                 "instances": o.totals.counted,
                 "sized_instances": o.totals.sized,
                 "sizes_recorded": o.totals.sized > 0,
@@ -159,11 +186,25 @@ pub fn nccl_json(cx: &Context, f: &Figures) -> Value {
             })
         })
         .collect();
+    let groups: Vec<Value> = f
+        .shown_groups()
+        .into_iter()
+        .map(|(key, n)| {
+            json!({
+                "group": key,
+                "n_used": n.n,
+                "n_source": bandwidth_n::source(n.from),
+                "matched_ranks": n.matched,
+                "n_note": n.note,
+            })
+        })
+        .collect();
     json!({
         "sizes_recorded": f.recorded,
         "note": f.said,
         "timing": TIMING,
         "caveat": CAVEAT,
+        "groups": groups,
         "group_ops": ops,
         "rank_steps": ranks,
         "rank_steps_note": "bytes_sent_estimate = busbw factor × bytes per instance (a ring's volume): an estimate, not a measurement",
@@ -180,7 +221,7 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
     let mut t = Table::new(&[
         "group",
         "op",
-        "ranks",
+        "N",
         "inst",
         "sized",
         "MiB",
@@ -215,16 +256,40 @@ pub fn nccl_text(cx: &Context, f: &Figures) -> String {
         .collect();
     out += &cx.note(&format!("bytes per instance: {}", conventions.join("; ")));
     out += &cx.note(&format!("{TIMING} (naive figures in the JSON)"));
-    out += &cx.note("busbw = algbw × the op's factor for the group's ranks (AllReduce 2(N−1)/N; AllGather, ReduceScatter, AllToAll (N−1)/N; others 1)");
-    let from = |r: RanksFrom| shown.iter().any(|(_, o)| o.ranks_from == r);
-    if from(RanksFrom::NcclInit) {
-        out += &cx.note("ranks = NCCL's size of the communicator, from its init payload");
-    }
-    if from(RanksFrom::Members) {
-        out += &cx.note("ranks = the members matched in the capture (no communicator init recorded): a communicator whose ranks lack a file is larger");
-    }
+    out += &cx.note("busbw = algbw × the op's factor for N ranks (AllReduce 2(N−1)/N; AllGather, ReduceScatter, AllToAll (N−1)/N; others 1)");
+    out += &n_text(cx, f);
     out += &cx.note(&format!("! {CAVEAT}"));
     out += &rank_text(cx, f);
+    out
+}
+
+/// Where N comes from, once per source (with its groups when they differ),
+/// and, once per group, why N is short of the communicator's ranks in the
+/// capture.
+fn n_text(cx: &Context, f: &Figures) -> String {
+    let groups = f.shown_groups();
+    let mut out = String::new();
+    let sources: Vec<RanksFrom> = RanksFrom::ALL
+        .into_iter()
+        .filter(|&r| groups.iter().any(|(_, n)| n.from == r))
+        .collect();
+    for &r in &sources {
+        let of: Vec<&str> = groups
+            .iter()
+            .filter(|(_, n)| n.from == r)
+            .map(|(key, _)| *key)
+            .collect();
+        out += &cx.note(&if sources.len() == 1 {
+            format!("N = {}", bandwidth_n::source(r))
+        } else {
+            format!("N of {} = {}", safe(&of.join(", ")), bandwidth_n::source(r))
+        });
+    }
+    for (key, n) in &groups {
+        if let Some(note) = &n.note {
+            out += &cx.note(&format!("! {}: {note}", safe(key)));
+        }
+    }
     out
 }
 
@@ -331,6 +396,9 @@ pub fn instances_text(cx: &Context, g: &Group, s: &GroupSkew, f: &Figures) -> St
         ]);
     }
     out += &t.render(cx.cols());
+    if let Some(note) = f.n_of(s.group).and_then(|n| n.note.as_deref()) {
+        out += &cx.note(&format!("! {note}"));
+    }
     if without > 0 {
         out += &cx.note(&format!(
             "{without} instance(s) without a size are not listed"

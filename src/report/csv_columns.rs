@@ -174,11 +174,14 @@ pub const COLUMNS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "nccl.bandwidth.groups",
+        &["group", "n_used", "n_source", "matched_ranks", "n_note"],
+    ),
+    (
         "nccl.bandwidth.group_ops",
         &[
             "group",
             "op",
-            "ranks",
             "instances",
             "sized_instances",
             "sizes_recorded",

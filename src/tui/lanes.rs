@@ -7,6 +7,7 @@
 use super::index::{CpuTrackKind, RenderIndex};
 use super::selection::EventRef;
 use crate::analysis::Analysis;
+use crate::analysis::clock::Alignment;
 use crate::analysis::completeness::device_order;
 use crate::analysis::why::Why;
 use crate::profile::{DevId, LaneId, NONE, ProcId, Profile, ThreadId};
@@ -128,13 +129,9 @@ fn thread_rows(
         return;
     }
     for &tr in tracks {
-        let label = match idx.nvtx_tracks[tr].depth {
-            Some(d) => format!("{name} nvtx{d}"),
-            None => format!("{name} nvtx±"),
-        };
         out.push(LaneRow {
             kind: LaneKind::Nvtx(tr),
-            label,
+            label: nvtx_label(idx, tr, &name),
             collapsible: false,
         });
     }
@@ -306,9 +303,10 @@ fn device_rows(
 
 /// Focus mode: only the selected group's streams, latest arriver first;
 /// ranks whose capture lacks the instance last. Below the latest arriver,
-/// what its account names: its launching thread's API and CPU rows, and
-/// every stream a link of its GPU chain (or the work a sync waited for) is
-/// on.
+/// what its account names: its launching thread's API and CPU rows (and
+/// its NVTX rows, when the account says which range it was in), and every
+/// stream a link of its GPU chain, the work a sync waited for or the
+/// kernel it says competed is on.
 pub fn focus(
     p: &Profile,
     a: &Analysis,
@@ -358,6 +356,7 @@ pub fn focus(
             ),
             collapsible: false,
         });
+        let account = why.filter(|w| i == 0 && w.row == row);
         // The latest arriver's launching thread, right below it: a
         // cpu-late cause (a launch call that came late) shows there.
         let call = p.gpu.launch(row);
@@ -373,6 +372,16 @@ pub fn focus(
                 label: format!("{name} API"),
                 collapsible: false,
             });
+            // The range the account says the thread was in.
+            if account.is_some_and(Why::names_nvtx) {
+                for &tr in &idx.nvtx_of_thread[t as usize] {
+                    out.push(LaneRow {
+                        kind: LaneKind::Nvtx(tr),
+                        label: nvtx_label(idx, tr, &name),
+                        collapsible: false,
+                    });
+                }
+            }
             for &c in &idx.cpu_of_thread[t as usize] {
                 out.push(LaneRow {
                     kind: LaneKind::Cpu(c),
@@ -381,23 +390,22 @@ pub fn focus(
                 });
             }
         }
-        if i == 0
-            && let Some(w) = why.filter(|w| w.row == row)
-        {
-            chain_rows(p, w, &mut out);
+        if let Some(w) = account {
+            chain_rows(p, &a.clock, w, &mut out);
         }
     }
     out
 }
 
-/// The streams and threads the account's links are on, each once, not
-/// already shown.
-fn chain_rows(p: &Profile, w: &Why, out: &mut Vec<LaneRow>) {
+/// The streams and threads the account names — its links', what its syncs
+/// waited for, the kernel it says competed — each once, not already shown.
+fn chain_rows(p: &Profile, clock: &Alignment, w: &Why, out: &mut Vec<LaneRow>) {
     let gpu = w
         .gpu_chain
         .iter()
         .map(|l| (l.lane, l.kind.name()))
-        .chain(w.waits.iter().map(|v| (v.lane, "waited for")));
+        .chain(w.waits.iter().map(|v| (v.lane, "waited for")))
+        .chain(w.competed(p, clock).map(|k| (k.lane, "competed")));
     for (lane, why) in gpu {
         if out.iter().any(|r| r.kind == LaneKind::Stream(lane)) {
             continue;
@@ -417,6 +425,14 @@ fn chain_rows(p: &Profile, w: &Why, out: &mut Vec<LaneRow>) {
                 collapsible: false,
             });
         }
+    }
+}
+
+/// An NVTX track's row label under its thread's `name`.
+fn nvtx_label(idx: &RenderIndex, tr: usize, name: &str) -> String {
+    match idx.nvtx_tracks[tr].depth {
+        Some(d) => format!("{name} nvtx{d}"),
+        None => format!("{name} nvtx±"),
     }
 }
 

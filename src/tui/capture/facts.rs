@@ -5,7 +5,9 @@
 //! shows.
 
 use crate::analysis::bandwidth::{self, InstanceBandwidth};
+use crate::analysis::bandwidth_n::BusN;
 use crate::analysis::launch::{LateLaunch, explain_late};
+use crate::analysis::matching::Group;
 use crate::analysis::skew::{InstanceSkew, LateHost, instance_skew, late_host_in};
 use crate::analysis::why::{Why, why_late};
 use crate::profile::names::KernelNames;
@@ -29,6 +31,8 @@ pub struct Facts {
     pub account: Option<Why>,
     /// The instance's bytes and bandwidth, when NCCL recorded its size.
     pub bandwidth: Option<InstanceBandwidth>,
+    /// N of its busbw and why, when it has figures.
+    pub bus_n: Option<BusN>,
     /// The selection in one line: the answer with every panel closed.
     pub status: String,
     /// The same, short, the verdict before who was late, for a narrow
@@ -132,6 +136,7 @@ impl Facts {
         let bandwidth = bandwidth::instance(group, k, skew.unfinished, &a.sizes);
         Facts {
             instance,
+            bus_n: bus_n(l, group, bandwidth.as_ref()),
             bandwidth,
             skew: Some(skew),
             late: Some(late),
@@ -150,6 +155,7 @@ impl Facts {
 fn open_facts(l: &Loaded, g: usize, k: usize, skew: InstanceSkew) -> Facts {
     let (p, a) = (&l.profile, &l.analysis);
     let group = &a.matching.groups[g];
+    let bandwidth = bandwidth::instance(group, k, skew.unfinished, &a.sizes);
     let who = format!(
         "{} never launched it · ≥{} open at capture end",
         p.device_label(group.devices[skew.late]).tag(),
@@ -165,10 +171,16 @@ fn open_facts(l: &Loaded, g: usize, k: usize, skew: InstanceSkew) -> Facts {
             skew.op
         ),
         status_short: format!("{}:{} {} · {who}", group.key, k + 1, skew.op),
-        bandwidth: bandwidth::instance(group, k, skew.unfinished, &a.sizes),
+        bus_n: bus_n(l, group, bandwidth.as_ref()),
+        bandwidth,
         skew: Some(skew),
         ..Facts::default()
     }
+}
+
+/// The group's N, beside an instance's figures.
+fn bus_n(l: &Loaded, group: &Group, figures: Option<&InstanceBandwidth>) -> Option<BusN> {
+    figures.map(|_| BusN::of(&l.profile, group, &l.analysis.completeness))
 }
 
 /// The rank (index into the group's devices) that started instance `k`

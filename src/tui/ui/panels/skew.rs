@@ -3,6 +3,7 @@
 
 use super::lines::{PanelLines, ms, shown_tag};
 use crate::analysis::bandwidth::{self, InstanceBandwidth};
+use crate::analysis::bandwidth_n::{BusN, uses_n};
 use crate::analysis::clock::ClockMethod;
 use crate::analysis::nccl_name::CollOp;
 use crate::figure_text::fixed;
@@ -210,7 +211,12 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     // the end.
     let sized = l.analysis.sizes.recorded();
     if sized {
-        for line in bytes_lines(facts.bandwidth.as_ref(), inst.op, theme) {
+        for line in bytes_lines(
+            facts.bandwidth.as_ref(),
+            facts.bus_n.as_ref(),
+            inst.op,
+            theme,
+        ) {
             out.push(line);
         }
     }
@@ -315,7 +321,12 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
 
 /// The instance's bytes and bandwidth with how they are timed and what
 /// busbw is not; or why it has none.
-fn bytes_lines<'a>(b: Option<&InstanceBandwidth>, op: CollOp, theme: &Theme) -> Vec<Line<'a>> {
+fn bytes_lines<'a>(
+    b: Option<&InstanceBandwidth>,
+    n: Option<&BusN>,
+    op: CollOp,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let Some(b) = b else {
         return vec![Line::styled(
             "message size not recorded for this instance (grouped calls that cannot be split, or no NCCL call with a payload around its launches)",
@@ -342,6 +353,9 @@ fn bytes_lines<'a>(b: Option<&InstanceBandwidth>, op: CollOp, theme: &Theme) -> 
         ),
         None => "algbw, busbw: not timed (a rank's kernel is missing or was still running)".into(),
     }));
+    if let Some(note) = n.and_then(|n| n.note.as_ref()).filter(|_| uses_n(op)) {
+        out.push(Line::styled(note.clone(), theme.warning()));
+    }
     let naive: Vec<f64> = b.naive_gbps.iter().map(|x| x.1).collect();
     if let (Some(lo), Some(hi)) = (
         naive.iter().copied().reduce(f64::min),
