@@ -50,7 +50,7 @@ fn the_range_panel_equals_the_reports_over_its_window() {
         assert_eq!(rows.len(), want.len(), "{of}");
         assert!(!rows.is_empty(), "{of}");
         for (r, w) in rows.iter().zip(want) {
-            assert_eq!(p.strings.get(r.name), w["name"].as_str().unwrap());
+            assert_eq!(r.label(&p.strings), w["name"].as_str().unwrap());
             assert_eq!(r.count as u64, w["count"].as_u64().unwrap());
         }
     };

@@ -159,7 +159,7 @@ impl App {
         if events.is_empty() {
             return;
         }
-        let name = p.strings.get(r.name).to_string();
+        let name = r.label(&p.strings).into_owned();
         let instances = if seen.is_empty() {
             String::new()
         } else {

@@ -76,7 +76,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             out.push("  none wholly inside");
         }
         for r in rows.iter().take(TOP) {
-            let name = l.profile.strings.get(r.name).to_string();
+            let name = r.label(&l.profile.strings).into_owned();
             out.push_target(
                 format!("{:>10} ms ×{:<5} {name}", ms(r.total_ns), r.count),
                 Some(PanelTarget::Kernel(name.clone())).filter(|_| title.starts_with("kernels")),
