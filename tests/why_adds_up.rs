@@ -70,6 +70,18 @@ fn why_copy(test: &str) -> PathBuf {
     to
 }
 
+/// `report why`'s JSON account of instance `instance` of `path`.
+fn account(path: &str, instance: u64) -> serde_json::Value {
+    let v = json(&["report", "why", "--no-cache", "--format", "json", path]);
+    v["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["instance"] == instance)
+        .unwrap()
+        .clone()
+}
+
 fn edit(path: &Path, sql: &str) {
     Connection::open(path).unwrap().execute_batch(sql).unwrap();
 }
@@ -84,13 +96,7 @@ fn a_kernel_started_before_its_launch_call_returned_is_a_negative_gpu_row() {
         "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = 5144075800 WHERE start = 5144050000;",
     );
     let p = path.to_str().unwrap();
-    let v = json(&["report", "why", "--no-cache", "--format", "json", p]);
-    let w = v["why"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["instance"] == 2)
-        .unwrap();
+    let w = account(p, 2);
     let gpu = w["gpu_unexplained_ms"].as_f64().unwrap();
     assert!((gpu + 0.0118).abs() < 1e-9, "{w}");
     let text = text(&["report", "why", "--no-cache", p]);
@@ -117,13 +123,7 @@ fn an_off_cpu_part_lists_only_the_spans_it_counts() {
          (5312000000, 12, 0, 281577384843224), (5316000000, 12, 1, 281577384843224);",
     );
     let p = path.to_str().unwrap();
-    let v = json(&["report", "why", "--no-cache", "--format", "json", p]);
-    let w = v["why"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["instance"] == 4)
-        .unwrap();
+    let w = account(p, 4);
     let part = w["cpu_parts"]
         .as_array()
         .unwrap()
@@ -161,13 +161,7 @@ fn a_queue_of_kernels_of_one_name_is_one_row_with_its_count() {
          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM k;",
     );
     let p = path.to_str().unwrap();
-    let v = json(&["report", "why", "--no-cache", "--format", "json", p]);
-    let w = v["why"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["instance"] == 6)
-        .unwrap();
+    let w = account(p, 6);
     let chain = w["gpu_chain"].as_array().unwrap();
     assert_eq!(chain.len(), 4, "{w}");
     let held: f64 = chain.iter().map(|l| l["held_ms"].as_f64().unwrap()).sum();
