@@ -270,3 +270,24 @@ fn instances_lists_every_instance_with_the_truths_figures() {
         assert_eq!(row[8] == "yes", i["big"] == true);
     }
 }
+
+/// No false doubt: one file, every instance present, ends within 0.04 ms —
+/// nothing says a pairing is a guess, and no block lists which instances
+/// each rank captured (they all captured all).
+#[test]
+fn a_complete_one_file_capture_raises_no_doubt_about_its_pairing() {
+    let text = text(&[
+        "report",
+        "skew",
+        "--no-cache",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
+    for doubt in [
+        "is a guess",
+        "not confirmed",
+        "Captured instances",
+        "captures cover different",
+    ] {
+        assert!(!text.contains(doubt), "{doubt:?} in:\n{text}");
+    }
+}
