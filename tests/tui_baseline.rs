@@ -491,3 +491,31 @@ fn after_b_the_stats_table_tree_and_bookmarks_are_the_shown_captures() {
     press(&mut app, &mut t, "T");
     assert_eq!(tree_of(&app), main_tree);
 }
+
+/// The finder's hits belong to the capture shown: typed after `B`, they
+/// are the baseline's, as in the baseline opened alone.
+#[test]
+fn after_b_the_finder_searches_the_shown_capture() {
+    use crossterm::event::KeyCode;
+    let main = [fixture("why.sqlite")];
+    let base = [fixture("megatron_tp8.sqlite")];
+    let (mut app, mut t) = open(&main, &base, 160, 48);
+    press(&mut app, &mut t, "/flash");
+    let main_screen = screen(&t);
+    common::tui::key(&mut app, &mut t, KeyCode::Esc);
+    press(&mut app, &mut t, "B/flash");
+    let (mut alone, mut t2) = open_at(&base, None, 160, 48);
+    press(&mut alone, &mut t2, "/flash");
+    // The hit rows: `   12× name (kernel)`.
+    let row = regex::Regex::new(r"^\s*\d+× ").unwrap();
+    let hits = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter_map(|l| l.split('│').nth(1))
+            .filter(|c| row.is_match(c))
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    assert!(!hits(&screen(&t2)).is_empty(), "{}", screen(&t2));
+    assert_eq!(hits(&screen(&t)), hits(&screen(&t2)));
+    assert_ne!(hits(&main_screen), hits(&screen(&t2)), "{main_screen}");
+}

@@ -130,7 +130,16 @@ pub struct Capture {
     pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
     /// The NVTX tree view's thread, as rows.
     pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
+    /// The finder's hits (indices into the entries of the data they were
+    /// searched in: its address is part of the key) for its query and the
+    /// names shown: searched once per change, read by the key handler and
+    /// the frame alike.
+    pub finder: crate::tui::derived::Derived<FinderKey, Vec<usize>>,
 }
+
+/// What the finder's hits were searched for: the data (its address), the
+/// query and the kernel names shown.
+pub type FinderKey = (usize, String, crate::profile::names::KernelNames);
 
 impl Capture {
     /// The data as it is now: a cheap handle the caller may hold while it

@@ -125,6 +125,9 @@ fn counted(per_symbol: Vec<usize>) -> Vec<(Sym, usize)> {
         .collect()
 }
 
+/// How many hits the finder lists.
+pub const SHOWN: usize = 200;
+
 /// Entries matching `query`, best first (all, in order, for an empty query).
 /// Where some entries hold the query as it was typed (case aside), only
 /// those match: `node02` is the host and its devices, not `node00:2`,

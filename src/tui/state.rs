@@ -425,7 +425,26 @@ impl App {
             }
             _ => return false,
         }
+        // The new query's hits, searched here once, not in every frame.
+        if let (Overlay::Finder { query, .. }, Some(l)) = (&self.overlay, self.data()) {
+            let query = query.clone();
+            self.finder_hits(&l, &query);
+        }
         true
+    }
+
+    /// The finder's hits for `query` (the first [`finder::SHOWN`]),
+    /// searched only when the query or the names shown changed.
+    fn finder_hits(&mut self, l: &Arc<Loaded>, query: &str) -> &[usize] {
+        let key = (
+            Arc::as_ptr(l) as usize,
+            query.to_string(),
+            self.capture.show.names,
+        );
+        let names = key.2;
+        self.capture.finder.get_or(key, || {
+            finder::search(&l.entries, query, finder::SHOWN, names)
+        })
     }
 
     /// Applies one action.
@@ -517,7 +536,7 @@ impl App {
             self.overlay = Overlay::None;
             return;
         };
-        let hits = finder::search(&l.entries, &query, 200, self.capture.show.names);
+        let hits = self.finder_hits(&l, &query).to_vec();
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, hits.len());

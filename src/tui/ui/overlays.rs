@@ -245,8 +245,18 @@ fn finder_popup(
     let selected = pick.selected;
     let r = centered(area, 90, area.height.saturating_sub(4).max(6));
     let room = r.height.saturating_sub(4) as usize;
-    const SHOWN: usize = 200;
-    let hits = finder::search(&l.entries, query, SHOWN, app.capture.show.names);
+    let names = app.capture.show.names;
+    // Searched by the key that changed the query; searched here only when
+    // nothing was (the first frame after `/`).
+    let searched;
+    let key = (std::ptr::from_ref(l) as usize, query.to_string(), names);
+    let hits: &[usize] = match app.capture.finder.get(&key) {
+        Some(h) => h,
+        None => {
+            searched = finder::search(&l.entries, query, finder::SHOWN, names);
+            &searched
+        }
+    };
     let mut lines = vec![
         Line::from(format!("> {query}█")),
         Line::styled(
