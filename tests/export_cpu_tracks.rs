@@ -209,14 +209,7 @@ fn cpu_samples_are_on_the_busy_ranks_launching_thread_named_by_their_innermost_u
         assert!(!stack.contains(&"copy_user_enhanced_fast_string"), "{e}");
     }
     // No thread has samples the capture did not record.
-    let all: i64 = db
-        .query_row("SELECT count(*) FROM COMPOSITE_EVENTS", [], |r| r.get(0))
-        .unwrap();
-    let in_trace = events(&v)
-        .iter()
-        .filter(|e| e["cat"] == "cpu_sample")
-        .count();
-    assert_eq!(in_trace as i64, all);
+    assert_every_sample_is_in(&db, &v);
 }
 
 /// `--window` clips an off-CPU span to it and keeps the samples in it;
@@ -350,10 +343,15 @@ fn on_a_real_export_every_descheduled_span_and_sample_is_on_its_threads_track() 
         extra.iter().all(|&(t, a, _)| last_out.contains(&(t, a))),
         "{extra:?}"
     );
+    assert_every_sample_is_in(&db, &v);
+}
+
+/// The trace holds as many CPU samples as the export recorded.
+fn assert_every_sample_is_in(db: &Connection, v: &Value) {
     let samples: i64 = db
         .query_row("SELECT count(*) FROM COMPOSITE_EVENTS", [], |r| r.get(0))
         .unwrap();
-    let in_trace = events(&v)
+    let in_trace = events(v)
         .iter()
         .filter(|e| e["cat"] == "cpu_sample")
         .count();
