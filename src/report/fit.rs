@@ -63,15 +63,17 @@ pub fn shorten(s: &str, cols: usize, keep: Keep) -> String {
 /// Each of `cells` in at most `cols` columns, as [`shorten`], except that
 /// names the cut would make equal keep what tells them apart: the start,
 /// `…`, then the part from where they first differ (from the start of
-/// that token), so four GEMMs of one family stay four names.
-pub fn shorten_apart(cells: &[&str], cols: usize, keep: Keep) -> Vec<String> {
+/// that token), so four GEMMs of one family stay four names. Also whether
+/// any had to be numbered (` ~k`) because nothing in the room told it
+/// apart, which the caller then explains.
+pub fn shorten_apart(cells: &[&str], cols: usize, keep: Keep) -> (Vec<String>, bool) {
     let mut out: Vec<String> = cells.iter().map(|c| shorten(c, cols, keep)).collect();
     // Each round tells apart the names that still print the same, by where
     // those names differ; a few rounds settle families of templates.
     for _ in 0..4 {
         let merged = merged_groups(cells, &out);
         if merged.is_empty() {
-            return out;
+            return (out, false);
         }
         for (rows, names) in merged {
             for i in rows {
@@ -82,6 +84,7 @@ pub fn shorten_apart(cells: &[&str], cols: usize, keep: Keep) -> Vec<String> {
     // Alike wherever they fit: numbered across the column, so rows stay
     // told apart (the table says what the number means).
     let merged = merged_groups(cells, &out);
+    let numbered = !merged.is_empty();
     let mut alike: Vec<&str> = merged.iter().flat_map(|(_, names)| names.clone()).collect();
     alike.sort_unstable();
     alike.dedup();
@@ -91,14 +94,7 @@ pub fn shorten_apart(cells: &[&str], cols: usize, keep: Keep) -> Vec<String> {
         let cut = shorten(cells[i], cols.saturating_sub(width(&mark)), Keep::Middle);
         out[i] = cut + &mark;
     }
-    out
-}
-
-/// Whether [`shorten_apart`] numbered a cell (` ~k` after a cut).
-pub fn numbered(cell: &str) -> bool {
-    cell.rsplit_once(" ~").is_some_and(|(cut, k)| {
-        cut.contains('…') && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())
-    })
+    (out, numbered)
 }
 
 /// The rows whose different names print the same, per printed text, with
@@ -229,7 +225,8 @@ mod tests {
             "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize1x1x1_kernel",
             "ncclDevKernel_AllGather_RING_LL",
         ];
-        let short = shorten_apart(&gemms, 30, Keep::Start);
+        let (short, numbered) = shorten_apart(&gemms, 30, Keep::Start);
+        assert!(!numbered, "{short:?}");
         let mut distinct = short.clone();
         distinct.sort();
         distinct.dedup();

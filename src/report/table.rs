@@ -1,7 +1,7 @@
 //! Aligned text tables: text columns left-aligned, numbers right-aligned,
 //! long names shortened to fit the width.
 
-use super::fit::{Keep, numbered, shorten, shorten_apart, width};
+use super::fit::{Keep, shorten, shorten_apart, width};
 use crate::figure_text::fixed;
 use crate::text_safe::escape_controls;
 use std::borrow::Cow;
@@ -110,7 +110,7 @@ impl Table {
                 }
             }
         }
-        let shown = self.shown_cells(&widths);
+        let (shown, numbered) = self.shown_cells(&widths);
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(&shown) {
             let mut line = " ".repeat(self.indent);
@@ -138,7 +138,7 @@ impl Table {
             }
             out.push('\n');
         }
-        if shown.iter().flatten().any(|c| numbered(c)) {
+        if numbered {
             out += &super::fit::wrap(
                 "~k: names cut alike wherever they fit, told apart by number (--wide prints them whole)",
                 &" ".repeat(self.indent),
@@ -154,9 +154,10 @@ const LAST_FLOOR: usize = 6;
 
 impl Table {
     /// Each row's cells as shown in `widths`: shortenable columns cut so
-    /// that distinct values stay distinct.
-    fn shown_cells(&self, widths: &[usize]) -> Vec<Vec<String>> {
+    /// that distinct values stay distinct; and whether a cut was numbered.
+    fn shown_cells(&self, widths: &[usize]) -> (Vec<Vec<String>>, bool) {
         let mut shown = self.rows.clone();
+        let mut numbered = false;
         for (c, keep) in self.keep.iter().enumerate() {
             let Some(keep) = *keep else { continue };
             let cells: Vec<&str> = self
@@ -167,13 +168,15 @@ impl Table {
             if cells.iter().all(|s| width(s) <= widths[c]) {
                 continue;
             }
-            for (row, cut) in shown.iter_mut().zip(shorten_apart(&cells, widths[c], keep)) {
+            let (cuts, n) = shorten_apart(&cells, widths[c], keep);
+            numbered |= n;
+            for (row, cut) in shown.iter_mut().zip(cuts) {
                 if let Some(cell) = row.get_mut(c) {
                     *cell = cut;
                 }
             }
         }
-        shown
+        (shown, numbered)
     }
 
     /// The narrowest column `c` is shortened to in the usual passes.
