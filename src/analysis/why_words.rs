@@ -274,10 +274,7 @@ pub fn largest_cause(p: &Profile, w: &Why) -> String {
             ),
         );
     }
-    offer(
-        w.gpu_ns - super::gpu_chain::held_ns(&w.gpu_chain),
-        "gpu: ?".into(),
-    );
+    offer(w.gpu_rest_ns(), "gpu: ?".into());
     best.map_or_else(|| "-".into(), |b| b.1)
 }
 
