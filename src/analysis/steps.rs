@@ -60,23 +60,10 @@ impl Steps {
         // for each other process the offset to it, counted.
         let mut votes: FxHashMap<(usize, usize), FxHashMap<i64, u32>> = FxHashMap::default();
         for g in &m.groups {
-            let procs: Vec<ProcId> = g
-                .lanes
-                .iter()
-                .map(|&l| p.lanes[l as usize].process)
-                .collect();
             for k in 0..g.instances() {
                 let mut anchor: Option<(usize, usize)> = None;
-                for (d, row, (start, _)) in g.members(k) {
-                    let process = procs[d];
-                    if self.per_process[process as usize].is_empty() {
-                        continue;
-                    }
-                    let at = match p.gpu.launch(row) {
-                        crate::profile::NONE => start,
-                        call => clock.runtime_span(p, call as usize).0,
-                    };
-                    let Some((i, _)) = self.containing(p, clock, process, at) else {
+                for (_, row, (start, _)) in g.members(k) {
+                    let Some((process, i, _)) = self.own_step(p, clock, row, start) else {
                         continue;
                     };
                     match anchor {
@@ -180,13 +167,26 @@ impl Steps {
         row: usize,
         otherwise: i64,
     ) -> Option<(usize, i64)> {
+        self.own_step(p, clock, row, otherwise)
+            .map(|(process, i, start)| (i + 1 + self.first_of(process as usize), start))
+    }
+
+    /// [`Steps::of_kernel`] in its process's own count: the process, the
+    /// 0-based index of its step range and the range's start.
+    fn own_step(
+        &self,
+        p: &Profile,
+        clock: &Alignment,
+        row: usize,
+        otherwise: i64,
+    ) -> Option<(ProcId, usize, i64)> {
         let process = p.lanes[p.gpu.lane(row) as usize].process;
         let at = match p.gpu.launch(row) {
             crate::profile::NONE => otherwise,
             call => clock.runtime_span(p, call as usize).0,
         };
         self.containing(p, clock, process, at)
-            .map(|(i, start)| (i + 1 + self.first_of(process as usize), start))
+            .map(|(i, start)| (process, i, start))
     }
 
     pub fn any(&self) -> bool {
