@@ -15,31 +15,11 @@ use rankline::tui::state::Overlay;
 #[test]
 fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
-    press(&mut app, &mut t, "T");
+    let tree = tree_with_kernels(&mut app, &mut t);
     assert!(matches!(app.overlay, Overlay::NvtxTree(_)));
-    // D0's threads launched nothing (it has no GPU activity): Tab on to
-    // a thread whose ranges launched kernels.
-    for _ in 0..8 {
-        let tree = app.capture.nvtx_tree.as_ref().unwrap();
-        if tree.rows.iter().any(|r| matches!(r, TreeRow::Kernel(..))) {
-            break;
-        }
-        key(&mut app, &mut t, KeyCode::Tab);
-    }
-    let tree = app.capture.nvtx_tree.clone().unwrap();
     let l = app.capture.data().unwrap();
     let p = &l.profile;
-    let tid = p.threads[tree.thread].tid.to_string();
-    let v = common::json(&[
-        "report",
-        "nvtx-tree",
-        "--no-cache",
-        "--format",
-        "json",
-        "--thread",
-        &tid,
-        "fixtures/megatron_tp8.sqlite",
-    ]);
+    let v = reported_tree(&p.threads[tree.thread].tid.to_string());
     let want: Vec<(String, u64, f64)> = common::nvtx_ranges(&v)
         .iter()
         .map(|r| {
@@ -111,6 +91,22 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
 
 /// Opens `T` and tabs on to the first thread whose ranges launched
 /// kernels (D0's threads launched nothing: it has no GPU activity).
+/// `report nvtx-tree --thread TID` of the fixture, as JSON.
+fn reported_tree(tid: &str) -> serde_json::Value {
+    common::json(&[
+        "report",
+        "nvtx-tree",
+        "--no-cache",
+        "--format",
+        "json",
+        "--thread",
+        tid,
+        "fixtures/megatron_tp8.sqlite",
+    ])
+}
+
+/// The tree opened (`T`) and Tab'd on to a thread whose ranges launched
+/// kernels (D0's threads launched nothing: it has no GPU activity).
 fn tree_with_kernels(
     app: &mut rankline::tui::state::App,
     t: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
@@ -147,17 +143,7 @@ fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
     let p = &l.profile;
     // The ranges' spans as `report nvtx-tree` gives them, in the tree's
     // order: the second step's `forward` (not the first row).
-    let tid = p.threads[tree.thread].tid.to_string();
-    let v = common::json(&[
-        "report",
-        "nvtx-tree",
-        "--no-cache",
-        "--format",
-        "json",
-        "--thread",
-        &tid,
-        "fixtures/megatron_tp8.sqlite",
-    ]);
+    let v = reported_tree(&p.threads[tree.thread].tid.to_string());
     let ranges = common::nvtx_ranges(&v);
     let i = ranges
         .iter()
