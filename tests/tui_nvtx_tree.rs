@@ -89,8 +89,6 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     assert_ne!(app.capture.nvtx_tree.as_ref().unwrap().thread, tree.thread);
 }
 
-/// Opens `T` and tabs on to the first thread whose ranges launched
-/// kernels (D0's threads launched nothing: it has no GPU activity).
 /// `report nvtx-tree --thread TID` of the fixture, as JSON.
 fn reported_tree(tid: &str) -> serde_json::Value {
     common::json(&[
@@ -105,7 +103,7 @@ fn reported_tree(tid: &str) -> serde_json::Value {
     ])
 }
 
-/// The tree opened (`T`) and Tab'd on to a thread whose ranges launched
+/// Opens `T` and tabs on to the first thread whose ranges launched
 /// kernels (D0's threads launched nothing: it has no GPU activity).
 fn tree_with_kernels(
     app: &mut rankline::tui::state::App,
