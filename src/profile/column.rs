@@ -102,6 +102,13 @@ impl<T: Pod> Col<T> {
         self.vec().reserve(n);
     }
 
+    /// Makes `owned` this column's values and leaves in `owned` the
+    /// column's old buffer (empty when the column was mapped).
+    pub fn swap_owned(&mut self, owned: &mut Vec<T>) {
+        self.mapped = None;
+        std::mem::swap(&mut self.owned, owned);
+    }
+
     /// Moves all values of `other` to the end of this column.
     pub fn append(&mut self, other: &mut Col<T>) {
         let mut moved = std::mem::take(other.vec());

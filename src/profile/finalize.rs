@@ -3,7 +3,7 @@
 //! to its launch call by (process, correlationId).
 
 use super::model::*;
-use super::reorder::Reorder;
+use super::reorder::reorder_unless_in_order;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -102,7 +102,7 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
     let perm = grouped_order(&g.lane, lanes.len(), |a, b| {
         (start[a], end[a]).cmp(&(start[b], end[b]))
     });
-    g.reorder(&perm);
+    reorder_unless_in_order(g, &perm);
     for (lane, rows) in group_ranges(&g.lane, lanes.len()).into_iter().enumerate() {
         lanes[lane].rows = rows;
     }
@@ -111,14 +111,14 @@ fn sort_gpu(g: &mut GpuActivity, lanes: &mut [Lane]) {
 fn sort_osrt(o: &mut OsrtCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &o.start;
     let perm = grouped_order(&o.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    o.reorder(&perm);
+    reorder_unless_in_order(o, &perm);
     group_ranges(&o.thread, nthreads)
 }
 
 fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &c.start;
     let perm = grouped_order(&c.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    c.reorder(&perm);
+    reorder_unless_in_order(c, &perm);
     group_ranges(&c.thread, nthreads)
 }
 
@@ -127,7 +127,7 @@ fn sort_samples(c: &mut CpuSamples, nthreads: usize) -> Vec<Range<usize>> {
 fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &e.start;
     let perm = grouped_order(&e.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    e.reorder(&perm);
+    reorder_unless_in_order(e, &perm);
     group_ranges(&e.thread, nthreads)
 }
 
@@ -135,7 +135,7 @@ fn sort_sched(e: &mut SchedEvents, nthreads: usize) -> Vec<Range<usize>> {
 fn sort_syncs(y: &mut CudaSyncs, nproc: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &y.start;
     let perm = grouped_order(&y.process, nproc, |a, b| start[a].cmp(&start[b]));
-    y.reorder(&perm);
+    reorder_unless_in_order(y, &perm);
     group_ranges(&y.process, nproc)
 }
 
@@ -149,14 +149,14 @@ fn sort_cuda_events(e: &mut CudaEvents, call_start: &[i64], nproc: usize) -> Vec
         (event[i], start.is_some(), start.unwrap_or(0))
     };
     let perm = grouped_order(&e.process, nproc, |a, b| key(a).cmp(&key(b)));
-    e.reorder(&perm);
+    reorder_unless_in_order(e, &perm);
     group_ranges(&e.process, nproc)
 }
 
 fn sort_runtime(r: &mut RuntimeCalls, nthreads: usize) -> Vec<Range<usize>> {
     let start: &[i64] = &r.start;
     let perm = grouped_order(&r.thread, nthreads, |a, b| start[a].cmp(&start[b]));
-    r.reorder(&perm);
+    reorder_unless_in_order(r, &perm);
     group_ranges(&r.thread, nthreads)
 }
 
@@ -166,7 +166,7 @@ fn sort_nvtx(n: &mut Nvtx, nthreads: usize) -> Vec<Range<usize>> {
     let perm = grouped_order(&n.thread, nthreads, |a, b| {
         start[a].cmp(&start[b]).then(end[b].cmp(&end[a]))
     });
-    n.reorder(&perm);
+    reorder_unless_in_order(n, &perm);
     let ranges = group_ranges(&n.thread, nthreads);
     // Push/pop ranges nest per thread: depth = open enclosing ranges.
     let mut open: Vec<i64> = Vec::new();

@@ -9,9 +9,38 @@ use super::model::*;
 
 /// Column `v` in the order `perm` gives (row `perm[i]` becomes row `i`).
 pub(crate) fn permute<T: Pod>(v: &mut Col<T>, perm: &[u32]) {
-    let src: &[T] = v;
-    let out: Col<T> = perm.iter().map(|&i| src[i as usize]).collect();
-    *v = out;
+    Spare::default().permute(v, perm);
+}
+
+/// A buffer lent to each column of one type a table reorders: the column's
+/// old buffer becomes the next one's, so a table takes fresh memory once
+/// per type rather than once per column: each fresh page costs a page
+/// fault (they were most of a 10 M-kernel `report all`'s system time).
+pub(crate) struct Spare<T: Pod>(Vec<T>);
+
+impl<T: Pod> Default for Spare<T> {
+    fn default() -> Self {
+        Spare(Vec::new())
+    }
+}
+
+impl<T: Pod> Spare<T> {
+    /// Column `v` in the order `perm` gives (row `perm[i]` becomes row `i`).
+    pub(crate) fn permute(&mut self, v: &mut Col<T>, perm: &[u32]) {
+        let src: &[T] = v;
+        self.0.clear();
+        self.0.extend(perm.iter().map(|&i| src[i as usize]));
+        v.swap_owned(&mut self.0);
+    }
+}
+
+/// Reorders `table` by `perm` unless `perm` keeps every row where it is
+/// (a table already in order: one read of `perm` instead of a copy of
+/// every column).
+pub(crate) fn reorder_unless_in_order(table: &mut impl Reorder, perm: &[u32]) {
+    if !perm.iter().enumerate().all(|(i, &p)| p as usize == i) {
+        table.reorder(perm);
+    }
 }
 
 /// `rows` (ascending row numbers before `perm` reordered the table) as
@@ -53,14 +82,15 @@ impl Reorder for GpuActivity {
         // (`report overlap`), nothing else runs beside the sort.
         std::thread::scope(|s| {
             s.spawn(|| {
-                permute(start, perm);
-                permute(end, perm);
+                let mut spare = Spare::default();
+                spare.permute(start, perm);
+                spare.permute(end, perm);
                 permute(correlation, perm);
             });
-            permute(lane, perm);
-            permute(name, perm);
-            permute(launch, perm);
-            permute(detail, perm);
+            let mut spare = Spare::default();
+            for c in [lane, name, launch, detail] {
+                spare.permute(c, perm);
+            }
             renumber(unfinished, perm);
         });
     }
@@ -77,11 +107,13 @@ impl Reorder for RuntimeCalls {
             class,
             is_launch,
         } = self;
-        permute(start, perm);
-        permute(end, perm);
-        permute(thread, perm);
-        permute(name, perm);
-        permute(correlation, perm);
+        let mut spare = Spare::default();
+        spare.permute(start, perm);
+        spare.permute(end, perm);
+        let mut spare = Spare::default();
+        for c in [thread, name, correlation] {
+            spare.permute(c, perm);
+        }
         permute(class, perm);
         permute(is_launch, perm);
     }
@@ -98,12 +130,14 @@ impl Reorder for Nvtx {
             domain,
             depth,
         } = self;
-        permute(start, perm);
-        permute(end, perm);
-        permute(thread, perm);
-        permute(name, perm);
+        let mut spare = Spare::default();
+        spare.permute(start, perm);
+        spare.permute(end, perm);
+        let mut spare = Spare::default();
+        for c in [thread, name, domain] {
+            spare.permute(c, perm);
+        }
         permute(kind, perm);
-        permute(domain, perm);
         permute(depth, perm);
     }
 }
