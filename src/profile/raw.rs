@@ -14,7 +14,7 @@ use super::spec::{
     RuntimeColumn as R, SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
 };
 pub(crate) use kept::{CALL_COLUMNS, EVENT_COLUMNS, NvtxEvent, kept_call, read_event};
-use query::{Query, Row};
+use query::Row;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 pub(crate) use select::{NamedRow, Selection};
@@ -432,41 +432,25 @@ pub(crate) fn scan<C: spec::Columns>(
         return Ok(());
     }
     let (sql, at) = read
-        .sql(schema, &tail(read.spec, rows))
+        .sql(schema, &tail(read.spec, rows), Some(query::SINK))
         .map_err(|m| LoadError::new(path, m))?;
-    each_row(conn, path, &sql, stage, report, |row| {
-        f(NamedRow::new(row, &at))
-    })
-}
-
-/// Runs `sql` through [`Query`], calling `f` per row, reporting progress
-/// as rows of `stage`.
-fn each_row(
-    conn: &Connection,
-    path: &Path,
-    sql: &str,
-    stage: Stage,
-    report: &mut Report<'_>,
-    mut f: impl FnMut(&Row) -> rusqlite::Result<()>,
-) -> Result<(), LoadError> {
-    let mut run = || -> rusqlite::Result<()> {
-        let mut found = Query::prepare(conn, sql)?;
-        let (mut n, mut reported) = (0usize, 0usize);
-        report(stage, 0);
-        while let Some(row) = found.next()? {
-            f(&row)?;
-            n += 1;
-            // The first row too: a caller sees the read begin (tests
-            // change the file at that point).
-            if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
-                report(stage, n - reported);
-                reported = n;
-            }
+    let (mut n, mut reported) = (0usize, 0usize);
+    report(stage, 0);
+    let mut each = |row: &Row| {
+        f(NamedRow::new(row, &at))?;
+        n += 1;
+        // The first row too: a caller sees the read begin (tests change
+        // the file at that point).
+        if n == 1 || n.is_multiple_of(PROGRESS_EVERY) {
+            report(stage, n - reported);
+            reported = n;
         }
-        report(stage, n - reported);
         Ok(())
     };
-    run().map_err(|e| LoadError::from_sqlite(path, &e))
+    query::each_through_sink(conn, &sql, &mut each)
+        .map_err(|e| LoadError::from_sqlite(path, &e))?;
+    report(stage, n - reported);
+    Ok(())
 }
 
 /// Reads `rows` of one GPU activity table, `kind`'s.

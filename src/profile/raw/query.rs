@@ -19,9 +19,13 @@ pub struct Query<'c> {
     _conn: PhantomData<&'c Connection>,
 }
 
-/// The current row of a [`Query`], valid until the next step.
+/// The current row of a [`Query`], valid until the next step; or the
+/// arguments of one call of [`each_through_sink`]'s function.
 pub struct Row<'q> {
     stmt: *mut ffi::sqlite3_stmt,
+    /// The row's values when SQLite passed them as a function's arguments
+    /// (null when they are read from `stmt`).
+    args: *mut *mut ffi::sqlite3_value,
     columns: usize,
     _query: PhantomData<&'q mut ()>,
 }
@@ -78,6 +82,7 @@ impl<'c> Query<'c> {
         match unsafe { ffi::sqlite3_step(self.stmt) } {
             ffi::SQLITE_ROW => Ok(Some(Row {
                 stmt: self.stmt,
+                args: std::ptr::null_mut(),
                 columns: self.columns,
                 _query: PhantomData,
             })),
@@ -97,6 +102,23 @@ impl Drop for Query<'_> {
 }
 
 impl Row<'_> {
+    /// Column `i`'s value object; `i` is below `columns`.
+    ///
+    /// # Safety
+    /// The row is current (its statement on it, or its function call
+    /// running).
+    #[inline(always)]
+    unsafe fn value_at(&self, i: usize) -> *mut ffi::sqlite3_value {
+        // SAFETY: as the caller promises; `args` holds `columns` values.
+        unsafe {
+            if self.args.is_null() {
+                ffi::sqlite3_column_value(self.stmt, i as c_int)
+            } else {
+                *self.args.add(i)
+            }
+        }
+    }
+
     /// Column `i` as an integer, read as [`rows::int`] reads one: NULL,
     /// blobs and unparsable text read as `None`.
     #[inline(always)]
@@ -118,7 +140,7 @@ impl Row<'_> {
         }
         // SAFETY: as in `get`.
         unsafe {
-            let v = ffi::sqlite3_column_value(self.stmt, i as c_int);
+            let v = self.value_at(i);
             match ffi::sqlite3_value_type(v) {
                 ffi::SQLITE_INTEGER => Ok(ffi::sqlite3_value_int64(v)),
                 ffi::SQLITE_NULL => Err(ValueRef::Null),
@@ -139,7 +161,7 @@ impl Row<'_> {
         // valid until the next step, which needs the query this row
         // borrows. The pointer is read before the length, as SQLite asks.
         unsafe {
-            let v = ffi::sqlite3_column_value(self.stmt, i as c_int);
+            let v = self.value_at(i);
             match ffi::sqlite3_value_type(v) {
                 ffi::SQLITE_INTEGER => ValueRef::Integer(ffi::sqlite3_value_int64(v)),
                 ffi::SQLITE_FLOAT => ValueRef::Real(ffi::sqlite3_value_double(v)),
@@ -156,6 +178,120 @@ impl Row<'_> {
                 _ => ValueRef::Null,
             }
         }
+    }
+}
+
+/// The aggregate function [`each_through_sink`]'s SELECT passes each
+/// row's values to: `SELECT rankline_row(a, b, …) FROM t WHERE …`.
+pub const SINK: &str = "rankline_row";
+
+/// What one [`each_through_sink`] call hands its function's steps.
+struct Sink<'f> {
+    f: &'f mut dyn FnMut(&Row<'_>) -> rusqlite::Result<()>,
+    /// Why the scan stopped, when `f` stopped it.
+    failed: Option<Stopped>,
+}
+
+enum Stopped {
+    Error(rusqlite::Error),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+/// One row: `f` on the function's arguments.
+unsafe extern "C" fn sink_step(
+    ctx: *mut ffi::sqlite3_context,
+    n: c_int,
+    argv: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: the function's user data is the `Sink` that
+    // `each_through_sink` registered it with and keeps alive (and
+    // unregisters) around the only statement that calls it; `argv` holds
+    // `n` values, valid during this call.
+    unsafe {
+        let sink = &mut *ffi::sqlite3_user_data(ctx).cast::<Sink>();
+        let row = Row {
+            stmt: std::ptr::null_mut(),
+            args: argv,
+            columns: n.max(0) as usize,
+            _query: PhantomData,
+        };
+        let stopped =
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (sink.f)(&row))) {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => Stopped::Error(e),
+                Err(panic) => Stopped::Panic(panic),
+            };
+        sink.failed = Some(stopped);
+        // Ends the statement with an error at once.
+        ffi::sqlite3_result_error(ctx, c"stopped by the reader".as_ptr(), -1);
+    }
+}
+
+unsafe extern "C" fn sink_final(ctx: *mut ffi::sqlite3_context) {
+    // SAFETY: `ctx` is this call's context.
+    unsafe { ffi::sqlite3_result_null(ctx) }
+}
+
+/// Runs `sql`, a SELECT of one [`SINK`] call over a table, calling `f`
+/// with the call's arguments for each row the scan visits, in its order.
+///
+/// The same rows as a plain SELECT, read at less cost: SQLite's virtual
+/// machine runs the whole scan in one step and hands each row's values
+/// over as an argument array, where stepping row by row and asking each
+/// column's value costs a return from the machine per row and a mutex
+/// and range check per value (a fifth of a large load's read).
+pub fn each_through_sink(
+    conn: &Connection,
+    sql: &str,
+    f: &mut dyn FnMut(&Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let mut sink = Sink { f, failed: None };
+    let name = std::ffi::CString::new(SINK).expect("no NUL in the name");
+    // SAFETY: the handle stays valid while `conn` is borrowed.
+    let db = unsafe { conn.handle() };
+    // SAFETY: `db` is open; `sink` outlives the statement, which is
+    // finalized before the function is unregistered below. DIRECTONLY:
+    // nothing in the file (a view, a trigger) may call it.
+    let rc = unsafe {
+        ffi::sqlite3_create_function_v2(
+            db,
+            name.as_ptr(),
+            -1,
+            ffi::SQLITE_UTF8 | ffi::SQLITE_DIRECTONLY,
+            (&raw mut sink).cast(),
+            None,
+            Some(sink_step),
+            Some(sink_final),
+            None,
+        )
+    };
+    if rc != ffi::SQLITE_OK {
+        return Err(error(db, rc));
+    }
+    let scanned = (|| {
+        let mut q = Query::prepare(conn, sql)?;
+        while q.next()?.is_some() {}
+        Ok(())
+    })();
+    // SAFETY: no statement of this call is left; a NULL step and final
+    // delete the function.
+    unsafe {
+        ffi::sqlite3_create_function_v2(
+            db,
+            name.as_ptr(),
+            -1,
+            ffi::SQLITE_UTF8 | ffi::SQLITE_DIRECTONLY,
+            std::ptr::null_mut(),
+            None,
+            None,
+            None,
+            None,
+        );
+    }
+    match sink.failed {
+        Some(Stopped::Panic(p)) => std::panic::resume_unwind(p),
+        Some(Stopped::Error(e)) => Err(e),
+        None => scanned,
     }
 }
 
@@ -221,6 +357,96 @@ mod tests {
             vec![vec!["int 1", "int 2", "null", "null"]]
         );
         assert!(values("SELECT 1 WHERE 0").is_empty());
+    }
+
+    /// Each row's values as [`values`] shows them, read through the sink.
+    fn through_sink(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Vec<String>>> {
+        let mut out = Vec::new();
+        each_through_sink(conn, sql, &mut |row| {
+            out.push(
+                (0..3)
+                    .map(|i| match row.int(i) {
+                        Some(v) => format!("int {v}"),
+                        None => format!("{:?}", row.get(i)),
+                    })
+                    .collect(),
+            );
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn table_of_three() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t(a, b); INSERT INTO t VALUES (3, 'x'), (1, NULL), (2, x'01');",
+        )
+        .unwrap();
+        conn
+    }
+
+    #[test]
+    fn the_sink_hands_over_every_row_in_scan_order_and_then_is_gone() {
+        let conn = table_of_three();
+        let rows = through_sink(&conn, "SELECT rankline_row(a, b) FROM t").unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec!["int 3", "Text([120])", "Null"],
+                vec!["int 1", "Null", "Null"],
+                vec!["int 2", "Blob([1])", "Null"],
+            ]
+        );
+        // No rows: no call, no error.
+        assert!(
+            through_sink(&conn, "SELECT rankline_row(a) FROM t WHERE 0")
+                .unwrap()
+                .is_empty()
+        );
+        // Unregistered once the scan is over.
+        let e = conn.prepare("SELECT rankline_row(1)").err().unwrap();
+        assert!(e.to_string().contains("no such function"), "{e}");
+    }
+
+    #[test]
+    fn the_sink_stops_at_the_readers_error_and_nothing_in_the_file_may_call_it() {
+        let conn = table_of_three();
+        let mut seen = 0;
+        let e = each_through_sink(&conn, "SELECT rankline_row(a) FROM t", &mut |_| {
+            seen += 1;
+            Err(rusqlite::Error::InvalidQuery)
+        })
+        .err()
+        .unwrap();
+        assert!(matches!(e, rusqlite::Error::InvalidQuery), "{e}");
+        assert_eq!(seen, 1);
+        // A view in the file that calls it is refused, not run.
+        conn.execute_batch("CREATE VIEW v AS SELECT rankline_row(a) AS r FROM t")
+            .unwrap();
+        let e = through_sink(&conn, "SELECT rankline_row(r) FROM v")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("unsafe use of rankline_row"), "{e}");
+    }
+
+    #[test]
+    fn a_panic_in_the_reader_reaches_the_caller() {
+        let conn = table_of_three();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            each_through_sink(&conn, "SELECT rankline_row(a) FROM t", &mut |_| {
+                panic!("reader bug")
+            })
+        }));
+        let message = caught.err().unwrap();
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"reader bug"));
+        // The connection still works, and the function is gone.
+        assert!(conn.prepare("SELECT rankline_row(1)").is_err());
+        assert_eq!(
+            through_sink(&conn, "SELECT rankline_row(a) FROM t")
+                .unwrap()
+                .len(),
+            3
+        );
     }
 
     #[test]

@@ -50,7 +50,15 @@ impl<C: Columns> Selection<C> {
     /// has, and where each is in the row. Every required column of the
     /// table is looked for, selected or not: an export without one is
     /// refused whatever part of it is read.
-    pub fn sql(&self, schema: &Schema, tail: &str) -> Result<(String, At<C>), String> {
+    ///
+    /// With `function`, the values are its arguments, one call per row:
+    /// `SELECT function(…) FROM table <tail>`.
+    pub fn sql(
+        &self,
+        schema: &Schema,
+        tail: &str,
+        function: Option<&str>,
+    ) -> Result<(String, At<C>), String> {
         let table = self.spec.table;
         let mut at = At::NOWHERE;
         let mut exprs = Vec::new();
@@ -73,11 +81,12 @@ impl<C: Columns> Selection<C> {
             // Nothing selected is here (all optional): rows still count.
             exprs.push("NULL".to_string());
         }
-        let sql = format!(
-            "SELECT {} FROM {} {tail}",
-            exprs.join(", "),
-            quote_ident(table)
-        );
+        let values = exprs.join(", ");
+        let values = match function {
+            Some(f) => format!("{f}({values})"),
+            None => values,
+        };
+        let sql = format!("SELECT {values} FROM {} {tail}", quote_ident(table));
         Ok((sql, at))
     }
 }
@@ -197,7 +206,7 @@ mod tests {
 
     /// The SELECT of `read` that [`rows`] runs.
     fn sql(read: &Selection<Col>, schema: &Schema) -> String {
-        read.sql(schema, T.filter).unwrap().0
+        read.sql(schema, T.filter, None).unwrap().0
     }
 
     /// Each row's `f`, read through `read`.
@@ -275,7 +284,7 @@ mod tests {
     fn a_required_column_is_looked_for_even_when_not_selected() {
         let (_conn, schema) = table("b, c");
         let read = Selection::only(&T, Col::set(&[Col::B]));
-        let err = read.sql(&schema, T.filter).err();
+        let err = read.sql(&schema, T.filter, None).err();
         assert_eq!(err.as_deref(), Some("table t lacks its column a"));
     }
 
