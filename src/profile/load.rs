@@ -285,14 +285,20 @@ impl State<'_> {
         self.add_counts(counted, judged_by);
         self.read_nccl_operations(db)?;
         self.give_rank(rank);
-        let events = self.p.event_bounds();
+        let span = self.p.span_of(|_| true);
+        let events = self.p.event_bounds_around(span, |_| true);
         let (start, end) = capture_bounds(session.window_on(events), events);
         self.p.files[0].capture_start_ns = start;
         self.p.files[0].capture_end_ns = end;
         if let Some(end) = end {
             self.end_unfinished(end);
         }
-        let span = self.p.span_of(|_| true);
+        // Of the span's rows only the unfinished ones moved: to the end.
+        let g = &self.p.gpu;
+        let span = g.unfinished.iter().fold(span, |span, &i| {
+            let (s, e) = (g.start[i as usize], g.end[i as usize]);
+            Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+        });
         self.p.files[0].timebase = session.timebase(span);
         self.p.files[0].timebase_alternative = session.alternative(span);
         Ok(())

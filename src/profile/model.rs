@@ -964,11 +964,21 @@ impl FileProfile {
     /// [`Self::event_bounds`] over the times `keep` takes (before the rows
     /// that cannot be right are left out: over the times that can be).
     pub fn event_bounds_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
+        self.event_bounds_around(self.span_of(keep), keep)
+    }
+
+    /// [`Self::event_bounds_of`] given `span`, what [`Self::span_of`]
+    /// gives with `keep` (a caller that needs both reads the rows once).
+    pub fn event_bounds_around(
+        &self,
+        span: Option<(i64, i64)>,
+        keep: impl Fn(i64) -> bool + Copy,
+    ) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 2] = [
             (&self.osrt.start, &self.osrt.end),
             (&self.samples.start, &self.samples.start),
         ];
-        widen(self.span_of(keep), &cols, keep)
+        widen(span, &cols, keep)
     }
 
     /// Time span of all loaded or counted events (GPU activity, runtime
