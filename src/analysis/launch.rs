@@ -131,12 +131,15 @@ pub fn before_return(ns: i64, whose: &str) -> String {
 /// How far back a preceding kernel may have ended.
 pub const PRECEDING_WITHIN_NS: i64 = 1_000_000;
 
-pub fn launch_report(
+/// The launch section but its late launches: how long each kernel waited
+/// after its launch call, per device. Each kernel is measured against a
+/// call of its own process, so on its file's clock: over the whole
+/// capture, no alignment of the clocks changes it (the pipeline runs it
+/// beside the matching).
+pub fn launch_queues(
     p: &Profile,
     classes: &KernelClasses,
     clock: &Alignment,
-    m: &Matching,
-    skews: &[GroupSkew],
     w: Window,
 ) -> LaunchReport {
     let mut with = 0;
@@ -191,6 +194,22 @@ pub fn launch_report(
             })
         })
         .collect();
+    LaunchReport {
+        kernels_with_launch: with,
+        kernels_without_launch: without,
+        graph_kernels: graph,
+        devices,
+        late: Vec::new(),
+    }
+}
+
+/// The launch facts of every big event's late rank.
+pub fn late_launches(
+    p: &Profile,
+    clock: &Alignment,
+    m: &Matching,
+    skews: &[GroupSkew],
+) -> Vec<LateLaunch> {
     let mut late = Vec::new();
     for gs in skews {
         // A rank that never started it has no launch to explain.
@@ -198,13 +217,7 @@ pub fn launch_report(
             late.push(explain_late(p, clock, m, gs.group, &ev.instance));
         }
     }
-    LaunchReport {
-        kernels_with_launch: with,
-        kernels_without_launch: without,
-        graph_kernels: graph,
-        devices,
-        late,
-    }
+    late
 }
 
 /// Launch facts of an instance's late rank: when its launch call ended

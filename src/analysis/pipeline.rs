@@ -12,7 +12,7 @@ use super::bandwidth::Sizes;
 use super::clock::{self, AlignMode, Alignment};
 use super::completeness::{Completeness, completeness};
 use super::kernel_class::KernelClasses;
-use super::launch::{LaunchReport, launch_report};
+use super::launch::{LaunchReport, late_launches, launch_queues};
 use super::matching::{Matching, match_collectives};
 use super::nccl_breakdown::{DeviceNccl, nccl_breakdown};
 use super::overlap::{DeviceOverlap, overlap};
@@ -193,11 +193,15 @@ pub fn resume(
 ) -> Analysis {
     let mut todo = wanted.without(a.holds);
     let beside = clock_free(p, w, todo);
-    if todo.has(Stage::Clock) && beside != Stages::NONE {
+    // The launch section's queues read no clock either (see
+    // `launch_queues`); its late launches wait for the skews.
+    let queues_beside = w.is_all() && todo.has(Stage::Launch);
+    let mut queues = None;
+    if todo.has(Stage::Clock) && (beside != Stages::NONE || queues_beside) {
         // The matching on this core, the stages that read no clock on the
         // other.
         stage(Stage::Clock.doing());
-        let (clocked, (c, n, o)) = std::thread::scope(|sc| {
+        let (clocked, (c, n, o, q)) = std::thread::scope(|sc| {
             let (classes, utc) = (&a.classes, &a.clock);
             let free = sc.spawn(move || {
                 (
@@ -210,6 +214,7 @@ pub fn resume(
                     beside
                         .has(Stage::Overlap)
                         .then(|| overlap(p, classes, utc, w)),
+                    queues_beside.then(|| launch_queues(p, classes, utc, w)),
                 )
             });
             let clocked = clock_stage(p, classes, s.align);
@@ -221,6 +226,7 @@ pub fn resume(
         a.completeness = c.unwrap_or(a.completeness);
         a.nccl = n.unwrap_or(a.nccl);
         a.overlap = o.unwrap_or(a.overlap);
+        queues = q;
         a.holds = Stages(a.holds.0 | beside.0);
         set_clocked(p, w, &mut a, clocked);
         a.holds = a.holds.with_only(Stage::Clock);
@@ -246,7 +252,11 @@ pub fn resume(
                 super::events::mark_node_events(p, &a.matching, &mut a.skews);
             }
             Stage::Launch => {
-                a.launch = launch_report(p, &a.classes, &a.clock, &a.matching, &a.skews, w)
+                let mut launch = queues
+                    .take()
+                    .unwrap_or_else(|| launch_queues(p, &a.classes, &a.clock, w));
+                launch.late = late_launches(p, &a.clock, &a.matching, &a.skews);
+                a.launch = launch;
             }
             Stage::Anomalies => {
                 (a.anomaly_rows, a.anomalies) = anomalies(p, &a.matching, &a.skews, s.anomaly_ratio)
