@@ -7,6 +7,7 @@ pub mod bandwidth;
 pub mod bandwidth_n;
 pub mod behind;
 pub mod caveats;
+mod chunks;
 pub mod clock;
 pub mod completeness;
 pub mod cpu_state;

@@ -363,11 +363,13 @@ fn group_skew(
     clock: &Alignment,
 ) -> GroupSkew {
     let n = g.devices.len();
-    let instances: Vec<InstanceSkew> = (0..g.instances())
-        .filter(|&k| instance_in_window(g, k, w))
-        .filter_map(|k| instance_skew(p, g, k))
-        .map(|i| still_open(p, g, clock, i))
-        .collect();
+    // Each instance on its own: a large group's on every core.
+    let instances: Vec<InstanceSkew> = super::chunks::map_chunks(g.instances(), 8192, |ks| {
+        ks.filter(|&k| instance_in_window(g, k, w))
+            .filter_map(|k| instance_skew(p, g, k))
+            .map(|i| still_open(p, g, clock, i))
+            .collect()
+    });
     let mut out = GroupSkew {
         group: gi,
         start_skew_ms: Spread::of(
