@@ -10,14 +10,21 @@ pub fn union(mut spans: Vec<Span>) -> Vec<Span> {
     // Callers pass a few already sorted runs (one per stream): the stable
     // sort finds and merges runs in near-linear time.
     spans.sort();
-    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
-    for s in spans {
-        match out.last_mut() {
+    // Merged in place: a union is never longer than its spans, and a
+    // second buffer the size of a device's kernels is memory touched anew.
+    let mut kept = 0usize;
+    for i in 0..spans.len() {
+        let s = spans[i];
+        match kept.checked_sub(1).map(|k| &mut spans[k]) {
             Some(last) if s.0 <= last.1 => last.1 = last.1.max(s.1),
-            _ => out.push(s),
+            _ => {
+                spans[kept] = s;
+                kept += 1;
+            }
         }
     }
-    out
+    spans.truncate(kept);
+    spans
 }
 
 /// Total length of disjoint spans; saturates instead of wrapping on

@@ -92,7 +92,14 @@ fn devices_overlap(
     for &d in devs {
         mine[d as usize] = true;
     }
-    let mut compute: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
+    // Room for every row of the device's lanes among its compute spans
+    // (most of them): grown by doubling, they would be copied and their
+    // memory touched twice over.
+    let mut rows = vec![0usize; p.devices.len()];
+    for lane in p.lanes.iter().filter(|l| mine[l.device as usize]) {
+        rows[lane.device as usize] += lane.rows.len();
+    }
+    let mut compute: Vec<Vec<Span>> = rows.iter().map(|&n| Vec::with_capacity(n)).collect();
     let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut copy: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     // A device's spans are on the clock of its first lane's file (a GPU
