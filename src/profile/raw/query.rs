@@ -1,8 +1,9 @@
-//! A SELECT stepped through SQLite's C API, for the loader's hot loop: a
-//! value costs one `sqlite3_column_value` and one type test, where
-//! rusqlite's typed reads cost a column count, a column type and a column
-//! read, each taking and leaving the connection's mutex — about a third of
-//! a first open's time went there (perf on 1 M kernels).
+//! SQLite's C API for the loader's hot loop. rusqlite's typed reads cost
+//! a column count, a column type and a column read, each taking and
+//! leaving the connection's mutex — about a third of a first open's time
+//! went there (perf on 1 M kernels). Here a stepped row's value costs one
+//! `sqlite3_column_value` and one type test, and a scan through
+//! [`each_through_sink`] costs one type test per value.
 
 use crate::profile::rows;
 use rusqlite::types::ValueRef;
