@@ -519,3 +519,47 @@ fn after_b_the_finder_searches_the_shown_capture() {
     assert_eq!(hits(&screen(&t)), hits(&screen(&t2)));
     assert_ne!(hits(&main_screen), hits(&screen(&t2)), "{main_screen}");
 }
+
+/// The overlap panel's window is derived off the UI thread: a job started
+/// on the main capture and ending after `B` goes to the main capture, and
+/// the baseline's panel shows the baseline's own figures, as the baseline
+/// opened alone does, once its own job ends ("computing…" until then).
+#[test]
+fn after_b_a_window_overlap_job_ends_in_the_capture_that_asked() {
+    let main = [fixture("diff/slow_gemm.sqlite")];
+    let base = [fixture("megatron_tp8.sqlite")];
+    let (mut app, mut t) = open(&main, &base, 160, 48);
+    app.apply(rankline::tui::action::Action::PanelOverlap);
+    app.derive();
+    let main_job = app.next_derive_job().expect("the main capture's job");
+    let main_key = app.capture.window_key();
+    // `B` before the main capture's job ends.
+    app.apply(rankline::tui::action::Action::SwitchCapture);
+    assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
+    app.on_derived(main_job.run());
+    assert!(
+        app.capture.window_overlap().is_none(),
+        "the main capture's figures are not the baseline's"
+    );
+    let other = &app.baseline.as_ref().unwrap().other;
+    assert_eq!(other.window_key(), main_key);
+    assert!(other.window_overlap().is_some(), "kept by the main capture");
+    // The baseline's own job, asked for when the main's ended.
+    while let Some(job) = app.next_derive_job() {
+        app.on_derived(job.run());
+    }
+    draw(&mut app, &mut t);
+    let (mut alone, mut t2) = open_at(&base, None, 160, 48);
+    alone.apply(rankline::tui::action::Action::PanelOverlap);
+    draw(&mut alone, &mut t2);
+    let panel = |s: String| -> Vec<String> {
+        s.lines()
+            .skip_while(|l| !l.contains("visible window, ms"))
+            .take(10)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(app.capture.window_overlap(), alone.capture.window_overlap());
+    assert!(!panel(screen(&t)).is_empty(), "{}", screen(&t));
+    assert_eq!(panel(screen(&t)), panel(screen(&t2)));
+}

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::tui::{draw, open_at};
+use common::tui::{draw, open_at, screen};
 use common::{json, root};
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use rankline::profile::Source;
@@ -153,9 +153,13 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     app.apply(Action::FitAll);
     app.apply(Action::PanelOverlap);
     draw(&mut app, &mut t);
-    let windowed = &app.capture.windowed;
-    let w = windowed.window.expect("derived when the panel opened");
-    assert_eq!(windowed.overlap.len(), 16, "every node's devices");
+    let (_, w) = app.capture.window_key().expect("a window");
+    let windowed = app
+        .capture
+        .window_overlap()
+        .expect("derived when the panel opened")
+        .clone();
+    assert_eq!(windowed.len(), 16, "every node's devices");
     // The same window, to the ns, as `report overlap --window` takes it.
     let secs = |ns: i64| format!("{:.9}", ns as f64 / 1e9);
     let report = json(&[
@@ -172,7 +176,7 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     let devices = report["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 16);
     let l = app.capture.data.clone().unwrap();
-    for (d, want) in windowed.overlap.iter().zip(devices) {
+    for (d, want) in windowed.iter().zip(devices) {
         let key = l.profile.device_label(d.device).key_string();
         assert_eq!(want["device"], key.as_str());
         let ms = |ns: i64| ns as f64 / 1e6;
@@ -191,8 +195,18 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     }
     // Derived when the view changes, not redrawn per frame: a frame alone
     // keeps it, a zoom replaces it.
+    // Derived off the UI thread: a zoom asks for the new window's, and
+    // until its job ends the panel says it is computing.
     draw(&mut app, &mut t);
-    assert_eq!(app.capture.windowed.window, Some(w));
+    assert!(app.capture.window_overlap().is_some());
     app.apply(Action::ZoomIn);
-    assert_ne!(app.capture.windowed.window, Some(w));
+    assert_ne!(app.capture.window_key().map(|k| k.1), Some(w));
+    assert!(app.capture.window_overlap().is_none());
+    app.derive();
+    let job = app.next_derive_job().expect("the new window's job");
+    assert!(app.next_derive_job().is_none(), "one job at a time");
+    t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
+    assert!(screen(&t).contains("computing…"), "{}", screen(&t));
+    app.on_derived(job.run());
+    assert!(app.capture.window_overlap().is_some());
 }

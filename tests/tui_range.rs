@@ -36,7 +36,11 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     // Zoomed in, the start at the cursor, panned right, the end.
     press(&mut app, &mut t, "w,dddd.");
     assert!(app.panels.is_open(PanelKind::Range));
-    let f = app.capture.range_facts.clone().expect("the range's facts");
+    let f = app
+        .capture
+        .range_facts_now()
+        .cloned()
+        .expect("the range's facts");
     let w = f.window;
     assert!(w.end > w.start);
     let arg = window_arg(w);
@@ -58,7 +62,7 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     same(&f.kernels, &short, "kernels");
     same(&f.nvtx, &report("stats", &arg, &["--of", "nvtx"]), "nvtx");
     press(&mut app, &mut t, "K");
-    let demangled = app.capture.range_facts.clone().unwrap().kernels;
+    let demangled = app.capture.range_facts_now().cloned().unwrap().kernels;
     same(
         &demangled,
         &report("stats", &arg, &["--of", "kernels"]),
@@ -171,7 +175,11 @@ fn across_nodes_busy_is_the_overlap_reports() {
         .collect();
     let (mut app, mut t) = open_at(&src, None, 160, 48);
     press(&mut app, &mut t, "w,dd.");
-    let f = app.capture.range_facts.clone().expect("the range's facts");
+    let f = app
+        .capture
+        .range_facts_now()
+        .cloned()
+        .expect("the range's facts");
     let arg = window_arg(f.window);
     let w: Vec<&str> = arg.split(' ').collect();
     let overlap = common::json(&[

@@ -9,9 +9,10 @@
 pub mod facts;
 pub mod time;
 
-use crate::analysis::Window;
-use crate::analysis::overlap::{DeviceOverlap, overlap};
+use crate::analysis::overlap::DeviceOverlap;
 use crate::tui::data::Loaded;
+use crate::tui::derive_jobs::{DeriveDone, DeriveJob, RangeKey, WindowKey, data_key};
+use crate::tui::derived::Latest;
 use crate::tui::history::History;
 use crate::tui::lanes::{self, LaneKind, LaneRow};
 use crate::tui::scroll::Scroll;
@@ -83,15 +84,6 @@ impl Lanes {
     }
 }
 
-/// The overlap figures of the window the view shows, derived when the
-/// view changes (not in every frame).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Windowed {
-    /// The window they cover, on the reference clock.
-    pub window: Option<Window>,
-    pub overlap: Vec<DeviceOverlap>,
-}
-
 /// One capture and the timeline's state on it.
 #[derive(Default)]
 pub struct Capture {
@@ -114,14 +106,13 @@ pub struct Capture {
     pub straggler: Option<StragglerView>,
     /// What is derived from the selection, when it changes.
     pub facts: Facts,
-    /// What is derived from the view's window, when it changes.
-    pub windowed: Windowed,
-    /// The range marked on the ruler, and what it holds (derived for the
-    /// rows in view when the range panel is open).
+    /// The overlap of the view's window (derived off the UI thread while
+    /// its panel is open).
+    pub windowed: Latest<WindowKey, Vec<DeviceOverlap>>,
+    /// The range marked on the ruler, and what it holds (derived off the
+    /// UI thread for the rows in view while the range panel is open).
     pub range: crate::tui::range::RangeMarks,
-    pub range_facts: Option<crate::tui::range::RangeFacts>,
-    /// What the facts were derived for: the range and the rows in view.
-    pub range_key: Option<(crate::analysis::Window, usize, usize, usize)>,
+    pub range_facts: Latest<RangeKey, crate::tui::range::RangeFacts>,
     // Derived from this capture's data: `B` takes them along, so one
     // capture's figures never show under the other's name.
     /// The stats view's table.
@@ -163,7 +154,8 @@ impl Capture {
         if first && let Some((a, b)) = data.span {
             self.view = View::fit(a, b);
         }
-        self.windowed = Windowed::default();
+        self.windowed.forget();
+        self.range_facts.forget();
         if first {
             let p = &data.profile;
             let hosts: Vec<u32> = p.devices.iter().map(|d| d.host).collect();
@@ -240,8 +232,6 @@ impl Capture {
     /// selection follows the names.
     pub fn set_show(&mut self, show: crate::tui::show::Show) {
         self.show = show;
-        // The range's kernels are counted under the names shown.
-        self.range_key = None;
         if let Some(l) = self.data() {
             self.facts = Facts::of(&l, self.selection, show.names);
         }
@@ -301,33 +291,96 @@ impl Capture {
         }
     }
 
-    /// The range's facts for the rows in view, when either changed.
-    pub fn derive_range(&mut self) {
-        let Some(l) = self.data.as_ref() else { return };
-        let Some(w) = self.range.window() else {
-            self.range_facts = None;
-            return;
-        };
+    /// What the range's facts are wanted for now: the range, the rows in
+    /// view and the names shown (the range's kernels are counted under
+    /// them); `None` without data or a range.
+    pub fn range_key(&self) -> Option<RangeKey> {
+        let l = self.data.as_ref()?;
+        let w = self.range.window()?;
         let shown = self.lanes.on_screen();
-        let key = (w, shown.start, shown.end, self.lanes.rows.len());
-        if self.range_key == Some(key) && self.range_facts.is_some() {
-            return;
-        }
-        let rows: Vec<_> = self.lanes.rows[shown].iter().map(|r| r.kind).collect();
-        self.range_facts = Some(crate::tui::range::facts(l, w, &rows, self.show.names));
-        self.range_key = Some(key);
+        Some((
+            data_key(l),
+            w,
+            shown.start,
+            shown.end,
+            self.lanes.rows.len(),
+            self.show.names,
+        ))
     }
 
-    pub fn derive_window(&mut self) {
-        let Some(l) = self.data.as_ref() else { return };
-        let w = self.view.window();
-        if self.windowed.window == Some(w) {
-            return;
+    /// The range's facts for the rows in view, when derived.
+    pub fn range_facts_now(&self) -> Option<&crate::tui::range::RangeFacts> {
+        self.range_facts.get(&self.range_key()?)
+    }
+
+    /// The range's facts to show: those for the rows in view (true), else
+    /// the last derived for the same range and names while those are
+    /// computed (false) — the panel keeps its size, so the rows in view
+    /// do not move again under it.
+    pub fn range_facts_shown(&self) -> Option<(&crate::tui::range::RangeFacts, bool)> {
+        let key = self.range_key()?;
+        if let Some(f) = self.range_facts.get(&key) {
+            return Some((f, true));
         }
-        let (a, p) = (&l.analysis, &l.profile);
-        self.windowed = Windowed {
-            window: Some(w),
-            overlap: overlap(p, &a.classes, &a.clock, w),
-        };
+        let (k, f) = self.range_facts.kept()?;
+        (k.0 == key.0 && k.1 == key.1 && k.5 == key.5).then_some((f, false))
+    }
+
+    /// The job deriving the range's facts for the rows in view, when they
+    /// are not kept and no job runs.
+    pub fn range_job(&mut self) -> Option<DeriveJob> {
+        let key = self.range_key()?;
+        if !self.range_facts.start(&key) {
+            return None;
+        }
+        let rows = self.lanes.rows[key.2..key.3]
+            .iter()
+            .map(|r| r.kind)
+            .collect();
+        Some(DeriveJob::RangeFacts {
+            data: self.data.clone()?,
+            key,
+            rows,
+        })
+    }
+
+    /// What the view's window's overlap is wanted for now.
+    pub fn window_key(&self) -> Option<WindowKey> {
+        Some((data_key(self.data.as_ref()?), self.view.window()))
+    }
+
+    /// The overlap of the view's window, when derived.
+    pub fn window_overlap(&self) -> Option<&Vec<DeviceOverlap>> {
+        self.windowed.get(&self.window_key()?)
+    }
+
+    /// The job deriving the view's window's overlap, when it is not kept
+    /// and no job runs.
+    pub fn window_job(&mut self) -> Option<DeriveJob> {
+        let key = self.window_key()?;
+        if !self.windowed.start(&key) {
+            return None;
+        }
+        Some(DeriveJob::WindowOverlap {
+            data: self.data.clone()?,
+            key,
+        })
+    }
+
+    /// Takes a job's result when this capture started the job, keeping
+    /// it if the capture still holds the data it was derived from; hands
+    /// it back otherwise.
+    pub fn on_derived(&mut self, done: DeriveDone) -> Result<(), DeriveDone> {
+        let holds = self.data.as_ref().map(data_key) == Some(done.data());
+        match done {
+            DeriveDone::WindowOverlap { key, overlap } if self.windowed.runs(&key) => {
+                self.windowed.done(key, overlap, holds)
+            }
+            DeriveDone::RangeFacts { key, facts } if self.range_facts.runs(&key) => {
+                self.range_facts.done(key, *facts, holds)
+            }
+            other => return Err(other),
+        }
+        Ok(())
     }
 }

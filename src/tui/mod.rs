@@ -7,6 +7,7 @@ pub mod behind;
 pub mod bookmark_jobs;
 pub mod capture;
 pub mod data;
+pub mod derive_jobs;
 pub mod derived;
 pub mod export;
 pub mod filtered;

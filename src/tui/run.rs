@@ -4,6 +4,7 @@
 
 use super::bookmark_jobs::{BookmarkJob, BookmarksDone};
 use super::data::{self, LoadMsg};
+use super::derive_jobs::{DeriveDone, DeriveJob};
 use super::export::{self, ExportJob, Exporter};
 use super::keymap::Keymap;
 use super::messages::Level;
@@ -54,6 +55,8 @@ pub enum Msg {
     Exported(Result<String, String>),
     /// A read or write of the bookmarks file ended.
     Bookmarks(BookmarksDone),
+    /// Derived work (a window's overlap, a range's facts) ended.
+    Derived(DeriveDone),
     /// Something went wrong that the UI cannot go on from.
     Fatal(String),
 }
@@ -153,6 +156,7 @@ async fn event_loop(
     });
     let export_tx = tx.clone();
     let bookmarks_tx = tx.clone();
+    let derive_tx = tx.clone();
     drop(tx);
     let input = opts
         .sources
@@ -181,6 +185,16 @@ async fn event_loop(
         });
     };
 
+    // Derived work reads every kernel in a window: never on the loop's
+    // thread, so that no key waits for it.
+    let mut derive = move |job: DeriveJob| {
+        let tx = derive_tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(Msg::Derived(job.run()));
+        });
+        None
+    };
+
     let mut app = App::new(opts.keymap, opts.no_color);
     app.mouse = opts.mouse;
     app.pending_goto = opts.goto;
@@ -201,6 +215,7 @@ async fn event_loop(
         clipboard: &mut std::io::stdout(),
         export: &mut export,
         bookmarks: &mut bookmarks,
+        derive: &mut derive,
     };
     let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
@@ -223,6 +238,9 @@ pub async fn drive<B: ratatui::backend::Backend>(
         clipboard: &mut std::io::sink(),
         export: &mut |_| {},
         bookmarks: &mut |_| {},
+        // Derived on the loop's thread: a test sees each result before
+        // the next frame.
+        derive: &mut |job| Some(job.run()),
     };
     drive_with(terminal, app, rx, outside).await
 }
@@ -239,6 +257,9 @@ pub struct Outside<'a> {
     /// Starts a read or write of the bookmarks file off the loop; its end
     /// comes back as [`Msg::Bookmarks`].
     pub bookmarks: &'a mut dyn FnMut(BookmarkJob),
+    /// Starts derived work; its result comes back as [`Msg::Derived`], or
+    /// at once when the job ran here.
+    pub derive: &'a mut dyn FnMut(DeriveJob) -> Option<DeriveDone>,
 }
 
 /// [`drive`], with the terminal's side effects in `outside`.
@@ -253,6 +274,7 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         clipboard,
         export,
         bookmarks,
+        derive,
     } = outside;
     let mut mouse = app.mouse;
     let mut last_frame = Instant::now() - FRAME;
@@ -295,6 +317,11 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         if let Some(job) = app.next_bookmark_job() {
             bookmarks(job);
         }
+        while let Some(job) = app.next_derive_job() {
+            if let Some(done) = derive(job) {
+                app.on_derived(done);
+            }
+        }
         if app.quit {
             return app.fatal.take().map_or(Ok(ending), Err);
         }
@@ -334,6 +361,7 @@ fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
         }
         Msg::Exported(line) => app.on_exported(line),
         Msg::Bookmarks(done) => app.on_bookmarks(done),
+        Msg::Derived(done) => app.on_derived(done),
         Msg::Fatal(e) => {
             app.fatal = Some(e);
             app.quit = true;

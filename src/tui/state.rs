@@ -105,6 +105,8 @@ pub struct App {
     pub stats_state: Option<crate::tui::stats_view::StatsState>,
     /// Reads and writes of the bookmarks file, run by the loop.
     pub bookmark_jobs: crate::tui::bookmark_jobs::BookmarkJobs,
+    /// Derived work asked for and not yet handed to the loop.
+    pub derive_jobs: std::collections::VecDeque<crate::tui::derive_jobs::DeriveJob>,
     pub progress: Progress,
     /// `--goto GROUP:INSTANCE`, applied when loading ends.
     pub pending_goto: Option<String>,
@@ -151,6 +153,7 @@ impl App {
             export: None,
             stats_state: None,
             bookmark_jobs: Default::default(),
+            derive_jobs: Default::default(),
             progress: Progress {
                 stage: "starting".into(),
                 ..Default::default()
@@ -346,23 +349,46 @@ impl App {
 
     /// What is derived from the window and the chrome, after every change
     /// and before the next frame: the overlap of the view's window while
-    /// its panel is open.
+    /// its panel is open, the range's facts while its panel is. Asked of
+    /// jobs the loop runs off its thread ([`Self::next_derive_job`]).
     pub fn derive(&mut self) {
-        if self.panels.is_open(PanelKind::Overlap) {
-            self.capture.derive_window();
+        if self.panels.is_open(PanelKind::Overlap)
+            && let Some(job) = self.capture.window_job()
+        {
+            self.derive_jobs.push_back(job);
         }
-        if self.panels.is_open(PanelKind::Range) {
-            self.capture.derive_range();
+        if self.panels.is_open(PanelKind::Range)
+            && let Some(job) = self.capture.range_job()
+        {
+            self.derive_jobs.push_back(job);
         }
     }
 
     /// After a frame: what is derived from the rows in view (the range's
-    /// facts) again, when the frame moved them (a panel opened and the
-    /// timeline lost rows). True when it changed: draw once more.
+    /// facts) is asked for again, when the frame moved them (a panel
+    /// opened and the timeline lost rows). True when the frame is to be
+    /// drawn again at once (never: results come back as messages).
     pub fn after_frame(&mut self) -> bool {
-        let before = self.capture.range_key;
         self.derive();
-        self.capture.range_key != before
+        false
+    }
+
+    /// The next derived job to run off the UI thread.
+    pub fn next_derive_job(&mut self) -> Option<crate::tui::derive_jobs::DeriveJob> {
+        self.derive_jobs.pop_front()
+    }
+
+    /// A derived job's end: its result goes to the capture that asked for
+    /// it (`B` may have swapped them meanwhile), and the key the state
+    /// wants now is asked for.
+    pub fn on_derived(&mut self, done: crate::tui::derive_jobs::DeriveDone) {
+        self.dirty = true;
+        if let Err(done) = self.capture.on_derived(done)
+            && let Some(b) = self.baseline.as_mut()
+        {
+            let _ = b.other.on_derived(done);
+        }
+        self.derive();
     }
 
     /// Handles a key press; keys go to text input in the finder and prompt.

@@ -21,9 +21,28 @@ pub fn fixture(name: &str) -> Source {
 /// view derive.
 pub fn draw(app: &mut App, t: &mut Terminal<TestBackend>) {
     t.draw(|f| ui::draw(f, app)).unwrap();
-    if app.after_frame() {
+    // Until what the frame shows is what it asked for: each result is
+    // drawn, and a frame that moved the rows in view asks again (a few
+    // rounds at most: the panels settle at their size).
+    for _ in 0..4 {
+        app.after_frame();
+        if !derive(app) {
+            break;
+        }
         t.draw(|f| ui::draw(f, app)).unwrap();
     }
+}
+
+/// Runs the derived work the app asked for, as the loop does off its
+/// thread, handing each result back before the next frame. True when any
+/// ran.
+pub fn derive(app: &mut App) -> bool {
+    let mut ran = false;
+    while let Some(job) = app.next_derive_job() {
+        app.on_derived(job.run());
+        ran = true;
+    }
+    ran
 }
 
 /// Each character of `keys` as a key press, drawing after each.
@@ -40,6 +59,7 @@ pub fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
     while let Some(job) = app.next_bookmark_job() {
         app.on_bookmarks(job.run());
     }
+    derive(app);
     draw(app, t);
 }
 

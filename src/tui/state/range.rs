@@ -38,13 +38,11 @@ impl App {
                 "range end marked: `{start_key}` at the cursor marks its start"
             )),
         }
-        self.capture.range_key = None;
     }
 
     pub(super) fn clear_range(&mut self) {
         self.capture.range = Default::default();
-        self.capture.range_facts = None;
-        self.capture.range_key = None;
+        self.capture.range_facts.forget();
         if self.panels.is_open(PanelKind::Range) {
             self.panels.toggle(PanelKind::Range);
         }

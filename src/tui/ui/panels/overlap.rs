@@ -27,18 +27,20 @@ fn cells(l: &Loaded, d: &DeviceOverlap) -> [String; 7] {
 
 /// Compute/NCCL overlap per device, whole capture and visible window.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
+    // The window's figures are derived off the UI thread: until they
+    // arrive, the section says so.
     let sections = [
-        ("whole capture, ms", &l.analysis.overlap),
-        ("visible window, ms", &app.capture.windowed.overlap),
+        ("whole capture, ms", Some(&l.analysis.overlap)),
+        ("visible window, ms", app.capture.window_overlap()),
     ];
-    let rows: Vec<Vec<[String; 7]>> = sections
+    let rows: Vec<Option<Vec<[String; 7]>>> = sections
         .iter()
-        .map(|(_, ds)| ds.iter().map(|d| cells(l, d)).collect())
+        .map(|(_, ds)| ds.map(|ds| ds.iter().map(|d| cells(l, d)).collect()))
         .collect();
     // Every column as wide as its widest cell, one space apart: figures
     // never run into each other, however large.
     let mut width = HEADS.map(|h| h.chars().count());
-    for row in rows.iter().flatten() {
+    for row in rows.iter().flatten().flatten() {
         for (w, c) in width.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
@@ -56,8 +58,13 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     ));
     for ((title, _), rows) in sections.iter().zip(&rows) {
         out.push(Line::styled(title.to_string(), theme.dim()));
-        for r in rows {
-            out.push(Line::from(line(r)));
+        match rows {
+            Some(rows) => {
+                for r in rows {
+                    out.push(Line::from(line(r)));
+                }
+            }
+            None => out.push(Line::styled("computing…", theme.dim())),
         }
     }
     out.push(Line::styled(

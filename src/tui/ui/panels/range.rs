@@ -23,7 +23,10 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let c = &app.capture;
     // The timeline's keys: they mark, copy and clear the range.
     let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
-    let Some(f) = &c.range_facts else {
+    if c.range.window().is_some() && c.range_facts_shown().is_none() {
+        return PanelLines::one(Line::styled("computing the range's facts…", theme.dim()));
+    }
+    let Some((f, current)) = c.range_facts_shown() else {
         let mut out = PanelLines::one(Line::styled("no range marked", theme.dim()));
         out.push(match c.range.start {
             Some(_) => format!(
@@ -50,7 +53,11 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         keys(Action::CopyReference)
     ));
     out.push(Line::styled(
-        "busy in the range, rows in view (union per row):",
+        if current {
+            "busy in the range, rows in view (union per row):"
+        } else {
+            "busy in the range, rows in view (union per row; computing for the rows now in view…):"
+        },
         theme.dim(),
     ));
     let rows = &c.lanes.rows;
