@@ -616,5 +616,51 @@ fn frames(loaded: &Arc<Loaded>) -> Result<(), String> {
         let t = frame_time(loaded, view, 20);
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
+    key_latency(loaded);
     Ok(())
+}
+
+/// The keys of each panel's round: zooms, pans and jumps to big events,
+/// as a user moves through a capture.
+const LATENCY_KEYS: &str = "ww]ad]s-w+]dd";
+
+/// The UI thread's work per key with each panel open: the key's handling
+/// (asking for derived work included) and the next 200×60 frame. The
+/// derived work itself (a window's overlap, a range's facts) runs off the
+/// thread in the timeline and is not counted here. Target: one frame,
+/// ≤ 16 ms.
+fn key_latency(loaded: &Arc<Loaded>) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use rankline::tui::panel::PanelKind;
+    let (a, b) = loaded.span.unwrap_or((0, 1));
+    for kind in PanelKind::ALL {
+        let mut app = App::new(Keymap::default_keymap(), false);
+        app.set_data(loaded.clone());
+        // The middle tenth in view, and marked as the range panel's range.
+        let (lo, hi) = (a + (b - a) / 20 * 9, a + (b - a) / 20 * 11);
+        app.capture.view = View::fit(lo, hi);
+        app.capture.range.start = Some(lo);
+        app.capture.range.end = Some(hi);
+        app.panels.toggle(kind);
+        let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
+        let mut took: Vec<Duration> = Vec::new();
+        for c in LATENCY_KEYS.chars() {
+            let t0 = Instant::now();
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            term.draw(|f| rankline::tui::ui::draw(f, &mut app))
+                .expect("draw");
+            app.after_frame();
+            took.push(t0.elapsed());
+            // Handed to the loop, which runs them off its thread.
+            while app.next_derive_job().is_some() {}
+        }
+        let worst = took.iter().max().copied().unwrap_or_default();
+        let mid = median(&mut took, Duration::cmp);
+        println!(
+            "  key latency, panel {kind:?} open, 200x60 (UI thread: key and frame): median {:.2} ms, worst {:.2} ms over {} keys (target under 16 ms)",
+            mid.as_secs_f64() * 1e3,
+            worst.as_secs_f64() * 1e3,
+            LATENCY_KEYS.len()
+        );
+    }
 }
