@@ -414,7 +414,7 @@ fn baseline_without_the_capture_to_compare_is_a_usage_error() {
 /// The rows of the stats table shown, as (name, total, count).
 fn stats_rows(app: &App) -> Vec<(String, i64, usize)> {
     let l = app.capture.data.as_ref().unwrap();
-    let t = app.capture.stats.as_ref().expect("a stats table");
+    let t = app.stats_table().expect("a stats table");
     t.rows
         .iter()
         .map(|r| {
@@ -429,7 +429,7 @@ fn stats_rows(app: &App) -> Vec<(String, i64, usize)> {
 
 /// The NVTX tree shown, as (thread, row count).
 fn tree_of(app: &App) -> (usize, usize) {
-    let tree = app.capture.nvtx_tree.as_ref().expect("an NVTX tree");
+    let tree = app.capture.nvtx_tree_now().expect("an NVTX tree");
     (tree.thread, tree.rows.len())
 }
 

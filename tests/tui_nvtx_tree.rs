@@ -65,7 +65,7 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // The first kernel leaf: its launch call is on the thread, in its range.
     press(&mut app, &mut t, "T");
     assert_eq!(
-        app.capture.nvtx_tree.as_ref().unwrap().thread,
+        app.capture.nvtx_tree_now().unwrap().thread,
         tree.thread,
         "the same thread again"
     );
@@ -86,7 +86,7 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // Tab: the next thread with ranges.
     press(&mut app, &mut t, "T");
     key(&mut app, &mut t, KeyCode::Tab);
-    assert_ne!(app.capture.nvtx_tree.as_ref().unwrap().thread, tree.thread);
+    assert_ne!(app.capture.nvtx_tree_now().unwrap().thread, tree.thread);
 }
 
 /// `report nvtx-tree --thread TID` of the fixture, as JSON.
@@ -111,13 +111,13 @@ fn tree_with_kernels(
 ) -> rankline::tui::nvtx_view::NvtxTree {
     press(app, t, "T");
     for _ in 0..8 {
-        let tree = app.capture.nvtx_tree.as_ref().unwrap();
+        let tree = app.capture.nvtx_tree_now().unwrap();
         if tree.rows.iter().any(|r| matches!(r, TreeRow::Kernel(..))) {
             break;
         }
         key(app, t, KeyCode::Tab);
     }
-    app.capture.nvtx_tree.clone().unwrap()
+    app.capture.nvtx_tree_now().cloned().unwrap()
 }
 
 /// The window shows `[start, end)` whole and is zoomed to it (no more
@@ -252,4 +252,32 @@ fn kernel_leaves_carry_no_fold_mark() {
             "{rows:#?}"
         );
     }
+}
+
+/// The tree is built off the UI thread: `T` asks for one job and the view
+/// says so until it ends; `Tab` asks for the next thread's, and the tree
+/// kept is never shown as the next thread's.
+#[test]
+fn the_tree_is_built_off_the_key_and_shown_when_ready() {
+    use rankline::tui::action::Action;
+    let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
+    app.apply(Action::NvtxTree);
+    assert!(matches!(app.overlay, Overlay::NvtxTree(_)));
+    let job = app.next_derive_job().expect("the tree's job");
+    t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
+    assert!(
+        screen(&t).contains("computing the NVTX tree…"),
+        "{}",
+        screen(&t)
+    );
+    app.on_derived(job.run());
+    let first = app.capture.nvtx_tree_now().expect("its tree").thread;
+    app.apply(Action::NextThread);
+    assert!(
+        app.capture.nvtx_tree_now().is_none(),
+        "not the first thread's tree"
+    );
+    let job = app.next_derive_job().expect("the next thread's job");
+    app.on_derived(job.run());
+    assert_ne!(app.capture.nvtx_tree_now().expect("its tree").thread, first);
 }

@@ -33,7 +33,7 @@ fn shown(app: &rankline::tui::state::App) -> Vec<(String, i64, usize, i64)> {
         panic!("the stats view is not open")
     };
     let l = app.capture.data().unwrap();
-    let t = app.capture.stats.as_ref().unwrap();
+    let t = app.stats_table().unwrap();
     rankline::tui::stats_view::order(t, &l.profile.strings, st)
         .into_iter()
         .map(|i| {
@@ -235,4 +235,33 @@ fn enter_zooms_the_timeline_to_the_names_longest_event() {
     );
     key(&mut app, &mut t, KeyCode::Backspace);
     assert_eq!(app.capture.view, before);
+}
+
+/// The table is derived off the UI thread: `S` asks for one job, the view
+/// says so until it ends, then shows the table; `Tab` asks for the next
+/// kind's, and the table kept is never shown as the other kind's.
+#[test]
+fn the_table_is_computed_off_the_key_and_shown_when_ready() {
+    use rankline::tui::action::Action;
+    let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
+    app.apply(Action::StatsView);
+    let job = app.next_derive_job().expect("the table's job");
+    assert!(app.next_derive_job().is_none(), "one job");
+    t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
+    assert!(
+        screen(&t).contains("computing the table…"),
+        "{}",
+        screen(&t)
+    );
+    assert!(app.stats_table().is_none());
+    app.on_derived(job.run());
+    let kernels = app.stats_table().expect("the kernels' table").of;
+    app.apply(Action::NextTable);
+    assert!(
+        app.stats_table().is_none(),
+        "not the kernels' table as the next kind's"
+    );
+    let job = app.next_derive_job().expect("the next kind's job");
+    app.on_derived(job.run());
+    assert_ne!(app.stats_table().expect("its table").of, kernels);
 }

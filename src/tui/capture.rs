@@ -11,7 +11,9 @@ pub mod time;
 
 use crate::analysis::overlap::DeviceOverlap;
 use crate::tui::data::Loaded;
-use crate::tui::derive_jobs::{DeriveDone, DeriveJob, RangeKey, WindowKey, data_key};
+use crate::tui::derive_jobs::{
+    DeriveDone, DeriveJob, RangeKey, StatsKey, TreeKey, WindowKey, data_key,
+};
 use crate::tui::derived::Latest;
 use crate::tui::history::History;
 use crate::tui::lanes::{self, LaneKind, LaneRow};
@@ -115,12 +117,14 @@ pub struct Capture {
     pub range_facts: Latest<RangeKey, crate::tui::range::RangeFacts>,
     // Derived from this capture's data: `B` takes them along, so one
     // capture's figures never show under the other's name.
-    /// The stats view's table.
-    pub stats: Option<crate::tui::stats_view::StatsTable>,
+    /// The stats view's table (derived off the UI thread).
+    pub stats: Latest<StatsKey, crate::tui::stats_view::StatsTable>,
     /// This capture's bookmarks, read from disk when first asked for.
     pub bookmarks: Option<Vec<crate::profile::bookmarks::Bookmark>>,
-    /// The NVTX tree view's thread, as rows.
-    pub nvtx_tree: Option<crate::tui::nvtx_view::NvtxTree>,
+    /// The thread the NVTX tree view shows, and its tree as rows
+    /// (derived off the UI thread).
+    pub nvtx_thread: Option<usize>,
+    pub nvtx_tree: Latest<TreeKey, crate::tui::nvtx_view::NvtxTree>,
     /// The finder's hits (indices into the entries of the data they were
     /// searched in: its address is part of the key) for its query and the
     /// names shown: searched once per change, read by the key handler and
@@ -367,6 +371,45 @@ impl Capture {
         })
     }
 
+    /// The stats table of `of` over `window` under the names shown, when
+    /// derived.
+    pub fn stats_table(
+        &self,
+        of: crate::analysis::name_stats::StatsOf,
+        window: crate::analysis::Window,
+    ) -> Option<&crate::tui::stats_view::StatsTable> {
+        let data = data_key(self.data.as_ref()?);
+        self.stats.get(&(data, of, self.show.names, window))
+    }
+
+    /// The job deriving that table, when it is not kept and no job runs.
+    pub fn stats_job(
+        &mut self,
+        of: crate::analysis::name_stats::StatsOf,
+        window: crate::analysis::Window,
+    ) -> Option<DeriveJob> {
+        let data = self.data.clone()?;
+        let key = (data_key(&data), of, self.show.names, window);
+        self.stats
+            .start(&key)
+            .then_some(DeriveJob::Stats { data, key })
+    }
+
+    /// The NVTX tree of the thread the view shows, when derived.
+    pub fn nvtx_tree_now(&self) -> Option<&crate::tui::nvtx_view::NvtxTree> {
+        let key = (data_key(self.data.as_ref()?), self.nvtx_thread?);
+        self.nvtx_tree.get(&key)
+    }
+
+    /// The job deriving that tree, when it is not kept and no job runs.
+    pub fn nvtx_tree_job(&mut self) -> Option<DeriveJob> {
+        let data = self.data.clone()?;
+        let key = (data_key(&data), self.nvtx_thread?);
+        self.nvtx_tree
+            .start(&key)
+            .then_some(DeriveJob::NvtxTree { data, key })
+    }
+
     /// Takes a job's result when this capture started the job, keeping
     /// it if the capture still holds the data it was derived from; hands
     /// it back otherwise.
@@ -378,6 +421,12 @@ impl Capture {
             }
             DeriveDone::RangeFacts { key, facts } if self.range_facts.runs(&key) => {
                 self.range_facts.done(key, *facts, holds)
+            }
+            DeriveDone::Stats { key, table } if self.stats.runs(&key) => {
+                self.stats.done(key, *table, holds)
+            }
+            DeriveDone::NvtxTree { key, tree } if self.nvtx_tree.runs(&key) => {
+                self.nvtx_tree.done(key, *tree, holds)
             }
             other => return Err(other),
         }

@@ -349,7 +349,8 @@ impl App {
 
     /// What is derived from the window and the chrome, after every change
     /// and before the next frame: the overlap of the view's window while
-    /// its panel is open, the range's facts while its panel is. Asked of
+    /// its panel is open, the range's facts while its panel is, the stats
+    /// view's table and the NVTX tree while their views are open. Asked of
     /// jobs the loop runs off its thread ([`Self::next_derive_job`]).
     pub fn derive(&mut self) {
         if self.panels.is_open(PanelKind::Overlap)
@@ -359,6 +360,14 @@ impl App {
         }
         if self.panels.is_open(PanelKind::Range)
             && let Some(job) = self.capture.range_job()
+        {
+            self.derive_jobs.push_back(job);
+        }
+        if let Some(job) = self.stats_job() {
+            self.derive_jobs.push_back(job);
+        }
+        if matches!(self.overlay, Overlay::NvtxTree(_))
+            && let Some(job) = self.capture.nvtx_tree_job()
         {
             self.derive_jobs.push_back(job);
         }

@@ -155,7 +155,7 @@ impl App {
             Action::RangeStart => self.mark_range(true, None),
             Action::RangeEnd => self.mark_range(false, None),
             Action::PanelRange => self.toggle_panel(PanelKind::Range),
-            Action::StatsView => self.open_stats(&l),
+            Action::StatsView => self.open_stats(),
             Action::StragglerMap => self.open_straggler_map(&l),
             Action::SwitchCapture => self.switch_capture(),
             _ => {}

@@ -40,20 +40,14 @@ impl App {
             .filter(|t| threads.contains(t))
             .or(of_process)
             .unwrap_or(first);
-        if self
-            .capture
-            .nvtx_tree
-            .as_ref()
-            .is_none_or(|tree| tree.thread != t)
-        {
-            self.capture.nvtx_tree = Some(nvtx_view::build(l, t));
-        }
+        // Its tree is derived off the UI thread (`App::derive`).
+        self.capture.nvtx_thread = Some(t);
         self.overlay = Overlay::NvtxTree(Pick::default());
     }
 
     pub(super) fn apply_nvtx_tree(&mut self, a: Action, mut pick: Pick) {
         let Some(l) = self.data() else { return };
-        let n = self.capture.nvtx_tree.as_ref().map_or(0, |t| t.rows.len());
+        let n = self.capture.nvtx_tree_now().map_or(0, |t| t.rows.len());
         let page = pick.scroll.visible.max(2) as isize - 1;
         match a {
             Action::Up => pick.step(-1, n),
@@ -64,14 +58,15 @@ impl App {
             Action::End => pick.step(n as isize, n),
             Action::NextThread => {
                 let threads = nvtx_view::threads(&l);
-                let at = self.capture.nvtx_tree.as_ref().map(|t| t.thread);
+                let at = self.capture.nvtx_thread;
                 let i = at.and_then(|t| threads.iter().position(|&x| x == t));
-                let next = threads[i.map_or(0, |i| (i + 1) % threads.len())];
-                self.capture.nvtx_tree = Some(nvtx_view::build(&l, next));
+                if let Some(&next) = threads.get(i.map_or(0, |i| (i + 1) % threads.len().max(1))) {
+                    self.capture.nvtx_thread = Some(next);
+                }
                 pick = Pick::default();
             }
             Action::Accept => {
-                let target = self.capture.nvtx_tree.as_ref().and_then(|t| {
+                let target = self.capture.nvtx_tree_now().and_then(|t| {
                     t.rows.get(pick.selected).map(|r| match *r {
                         TreeRow::Range(i) => EventRef::Nvtx(t.nodes[i].row),
                         TreeRow::Kernel(k, _) => EventRef::Gpu(k),

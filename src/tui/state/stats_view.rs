@@ -4,7 +4,7 @@
 
 use super::{App, JumpSource, Overlay, Pick};
 use crate::analysis::Window;
-use crate::analysis::name_stats::{self, StatsBy, StatsOf};
+use crate::analysis::name_stats::{self, StatsOf};
 use crate::tui::action::Action;
 use crate::tui::data::Loaded;
 use crate::tui::selection::{EventRef, Target};
@@ -12,11 +12,11 @@ use crate::tui::stats_view::{self, COLUMNS, KINDS, Scope, StatsState, StatsTable
 use crate::tui::timescale::format_duration;
 
 impl App {
-    /// `S`: the last table shown (the kernels at first), recomputed if
-    /// its window was the view's and the view moved.
-    pub(super) fn open_stats(&mut self, l: &Loaded) {
+    /// `S`: the last table shown (the kernels at first); its table is
+    /// derived off the UI thread ([`App::derive`]), again if its window
+    /// was the view's and the view moved.
+    pub(super) fn open_stats(&mut self) {
         let st = self.stats_state.clone().unwrap_or_default();
-        self.ensure_stats_table(l, &st);
         self.overlay = Overlay::Stats(st);
     }
 
@@ -28,21 +28,23 @@ impl App {
         }
     }
 
-    fn ensure_stats_table(&mut self, l: &Loaded, st: &StatsState) {
-        let window = self.stats_window(st.scope);
-        let names = self.capture.show.names;
-        if self
-            .capture
-            .stats
-            .as_ref()
-            .is_some_and(|t| t.of == st.of && t.names == names && t.window == window)
-        {
-            return;
-        }
-        let (p, clock) = (&l.profile, &l.analysis.clock);
-        let rows =
-            name_stats::table(p, clock, st.of, StatsBy::Name, names, window).unwrap_or_default();
-        self.capture.stats = Some(StatsTable::new(st.of, names, window, rows));
+    /// The job deriving the open stats view's table, when needed.
+    pub(super) fn stats_job(&mut self) -> Option<crate::tui::derive_jobs::DeriveJob> {
+        let Overlay::Stats(st) = &self.overlay else {
+            return None;
+        };
+        let (of, window) = (st.of, self.stats_window(st.scope));
+        self.capture.stats_job(of, window)
+    }
+
+    /// The table the stats view shows (its state's kind and window), when
+    /// derived.
+    pub fn stats_table(&self) -> Option<&StatsTable> {
+        let st = match &self.overlay {
+            Overlay::Stats(st) => st.clone(),
+            _ => self.stats_state.clone()?,
+        };
+        self.capture.stats_table(st.of, self.stats_window(st.scope))
     }
 
     pub(super) fn apply_stats(&mut self, a: Action, mut st: StatsState) {
@@ -51,9 +53,7 @@ impl App {
             return;
         };
         let shown = |app: &App, st: &StatsState| {
-            app.capture
-                .stats
-                .as_ref()
+            app.stats_table()
                 .map(|t| stats_view::order(t, &l.profile.strings, st))
                 .unwrap_or_default()
         };
@@ -90,7 +90,6 @@ impl App {
                 let at = KINDS.iter().position(|&k| k == st.of).unwrap_or(0);
                 st.of = KINDS[(at + 1) % KINDS.len()];
                 st.pick = Pick::default();
-                self.ensure_stats_table(&l, &st);
             }
             Action::ToggleScope => {
                 st.scope = match st.scope {
@@ -98,13 +97,11 @@ impl App {
                     Scope::Window => Scope::Capture,
                 };
                 st.pick = Pick::default();
-                self.ensure_stats_table(&l, &st);
             }
             Action::Filter => st.typing = true,
             Action::KernelNames => {
                 self.switch_kernel_names();
                 st.pick = Pick::default();
-                self.ensure_stats_table(&l, &st);
             }
             Action::Accept => {
                 let row = shown(self, &st).get(st.pick.selected).copied();
@@ -137,7 +134,7 @@ impl App {
     /// Enter on row `i` of the table: the timeline zoomed to its longest
     /// event, and `n` / `N` through the rest, longest first.
     fn go_longest(&mut self, l: &Loaded, i: usize) {
-        let Some(t) = &self.capture.stats else { return };
+        let Some(t) = self.stats_table() else { return };
         let r = &t.rows[i];
         let p = &l.profile;
         let rows = name_stats::longest_first(p, &l.analysis.clock, t.of, t.names, r.name, t.window);

@@ -17,7 +17,11 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pick: Pick) -> Scroll {
-    let Some(tree) = &app.capture.nvtx_tree else {
+    let Some(tree) = app.capture.nvtx_tree_now() else {
+        // Derived off the UI thread: said until it arrives.
+        let r = centered(area, area.width.min(60), 3);
+        let wait = vec![Line::styled("computing the NVTX tree…", theme.dim())];
+        list_popup(f, r, " NVTX tree ", wait, theme, false);
         return pick.scroll;
     };
     let p = &l.profile;

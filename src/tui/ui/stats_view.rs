@@ -48,7 +48,18 @@ pub fn draw(
 ) -> Scroll {
     let width = area.width.min(160);
     let inner = usize::from(width.saturating_sub(2));
-    let Some(t) = &app.capture.stats else {
+    let Some(t) = app.stats_table() else {
+        // Derived off the UI thread: said until it arrives.
+        let r = super::popup::centered(area, width, 3);
+        let wait = vec![Line::styled("computing the table…", theme.dim())];
+        super::popup::list_popup(
+            f,
+            r,
+            &format!(" stats: {} ", st.of.name()),
+            wait,
+            theme,
+            false,
+        );
         return st.pick.scroll;
     };
     let p = &l.profile;
