@@ -563,3 +563,35 @@ fn after_b_a_window_overlap_job_ends_in_the_capture_that_asked() {
     assert!(!panel(screen(&t)).is_empty(), "{}", screen(&t));
     assert_eq!(panel(screen(&t)), panel(screen(&t2)));
 }
+
+/// Every view opened on the baseline after `B` shows what it shows on the
+/// baseline opened alone: the same screen, but the title, which names the
+/// pair. Both are first fitted to the whole capture (`B` keeps the offset
+/// from the step's start, not the window).
+#[test]
+fn after_b_every_view_is_the_baseline_alone_s() {
+    use crossterm::event::KeyCode;
+    let main = [fixture("diff/slow_gemm.sqlite")];
+    let base = [fixture("megatron_tp8.sqlite")];
+    for keys in [
+        "S", "T", "b", "W", "H", "1", "2", "3", "4", "5", "/flash", "]5",
+    ] {
+        let (mut app, mut t) = open(&main, &base, 160, 48);
+        press(&mut app, &mut t, "3S");
+        common::tui::key(&mut app, &mut t, KeyCode::Esc);
+        press(&mut app, &mut t, "3Bf");
+        press(&mut app, &mut t, keys);
+        let (mut alone, mut t2) = open_at(&base, None, 160, 48);
+        press(&mut alone, &mut t2, "f");
+        press(&mut alone, &mut t2, keys);
+        let body = |s: String| -> Vec<String> { s.lines().skip(1).map(str::to_string).collect() };
+        let (paired, single) = (body(screen(&t)), body(screen(&t2)));
+        let differ: Vec<String> = paired
+            .iter()
+            .zip(&single)
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("pair:  {a}\nalone: {b}"))
+            .collect();
+        assert!(differ.is_empty(), "{keys}: {}", differ.join("\n"));
+    }
+}
