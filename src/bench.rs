@@ -297,9 +297,9 @@ fn rate_line(open: Duration) -> String {
 
 /// Where a first open's time went: from each stage's first report to the
 /// next stage's (the large tables' stages overlap, so they are one figure).
-fn stage_times(t0: Instant, seen: &[(profile::Stage, Instant)]) -> String {
-    use profile::Stage::*;
-    let at = |f: &dyn Fn(profile::Stage) -> bool| seen.iter().find(|(s, _)| f(*s)).map(|x| x.1);
+fn stage_times(t0: Instant, seen: &[(profile::LoadStage, Instant)]) -> String {
+    use profile::LoadStage::*;
+    let at = |f: &dyn Fn(profile::LoadStage) -> bool| seen.iter().find(|(s, _)| f(*s)).map(|x| x.1);
     let tables = at(&|s| matches!(s, Kernels | Memcpy | Memset | Runtime | Nvtx));
     let linking = at(&|s| s == Linking);
     let (Some(tables), Some(linking)) = (tables, linking) else {
@@ -459,7 +459,7 @@ fn measure(file: &Path, cache: Option<&CacheDir>, from_cache: bool) -> Result<()
         reopened = Some(out);
         p
     } else {
-        let mut first_seen: Vec<(profile::Stage, Instant)> = Vec::new();
+        let mut first_seen: Vec<(profile::LoadStage, Instant)> = Vec::new();
         let out = profile::load(
             &profile::files(&[file.to_path_buf()]),
             &profile::LoadPlan::default(),

@@ -27,7 +27,7 @@ use rankline::analysis::Settings;
 use rankline::analysis::Window;
 use rankline::analysis::pipeline;
 use rankline::analysis::stored;
-use rankline::profile::{self, CacheDir, CacheUse, DevId, Profile, Source, Stage};
+use rankline::profile::{self, CacheDir, CacheUse, DevId, LoadStage, Profile, Source};
 use rankline::report::{self, Format, Options, Section};
 use rankline::text_safe::escape_controls;
 use rankline::tui::keymap::Keymap;
@@ -374,9 +374,9 @@ pub fn run() -> ExitCode {
 
 /// A progress callback that says on stderr when nsys starts exporting
 /// one of `files` (stdout stays the report).
-fn say_exports(files: &[PathBuf]) -> impl FnMut(usize, Stage, usize) + '_ {
+fn say_exports(files: &[PathBuf]) -> impl FnMut(usize, LoadStage, usize) + '_ {
     |i, stage, _| {
-        if stage == Stage::Exporting
+        if stage == LoadStage::Exporting
             && let Some(f) = files.get(i)
         {
             say(format!("{}: exporting to SQLite with nsys", f.display()));

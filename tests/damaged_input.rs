@@ -72,7 +72,7 @@ fn a_huge_rowid_in_a_valid_file_loads_without_reserving_for_it() {
 
 /// Loads `f` through the library, truncating it to half its size when the
 /// loader reports the first row of `at`; returns the load errors.
-fn load_truncating_at(f: &Path, at: rankline::profile::Stage) -> Vec<String> {
+fn load_truncating_at(f: &Path, at: rankline::profile::LoadStage) -> Vec<String> {
     let len = std::fs::metadata(f).unwrap().len();
     let mut done = false;
     let sources = rankline::profile::files(&[f.to_path_buf()]);
@@ -94,12 +94,15 @@ fn load_truncating_at(f: &Path, at: rankline::profile::Stage) -> Vec<String> {
 
 #[test]
 fn a_file_truncated_while_read_is_an_error_not_sigbus() {
-    use rankline::profile::Stage;
+    use rankline::profile::LoadStage;
     // Strings are read on this thread: with enough of them their pages lie
     // past the cut, and reading on after the first row is what faulted
     // (SIGBUS) when the input was memory-mapped. Kernels are read on
     // another thread, which may be anywhere in the table at the cut.
-    for (n, at) in [Stage::Strings, Stage::Kernels].into_iter().enumerate() {
+    for (n, at) in [LoadStage::Strings, LoadStage::Kernels]
+        .into_iter()
+        .enumerate()
+    {
         let (_d, f) = copy_fixture(&format!("truncated_while_read_{n}"), "megatron_tp8.sqlite");
         Connection::open(&f)
             .unwrap()

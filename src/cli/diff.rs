@@ -67,7 +67,7 @@ enum DiffFormat {
 }
 
 /// One side, loaded and analysed.
-struct Loaded {
+struct AnalysedSide {
     profile: Profile,
     analysis: Option<Analysis>,
     /// One line each: duplicates dropped, cache trouble, files that failed.
@@ -82,7 +82,7 @@ fn side_files(path: &Path) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     Ok((kept, dropped.iter().map(ToString::to_string).collect()))
 }
 
-fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loaded {
+fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> AnalysedSide {
     let sources: Vec<Source> = files.iter().cloned().map(Source::File).collect();
     let out = profile::load(
         &sources,
@@ -108,7 +108,7 @@ fn load(files: &[PathBuf], cache: Option<&CacheDir>, settings: &Settings) -> Loa
         said.extend(not_stored);
         a
     });
-    Loaded {
+    AnalysedSide {
         profile: out.profile,
         analysis,
         said,
@@ -134,7 +134,7 @@ fn load_both(
     after: &[PathBuf],
     cache: Option<&CacheDir>,
     settings: &Settings,
-) -> (Loaded, Option<Loaded>) {
+) -> (AnalysedSide, Option<AnalysedSide>) {
     let (cb, ca) = (canonical(before), canonical(after));
     if cb == ca {
         return (load(before, cache, settings), None);

@@ -31,7 +31,7 @@ impl Stored {
 /// Stores the analyses of `out`'s input set under `settings` when they are
 /// not stored yet. Takes the profile (the analyses keep it); `Ok(None)`
 /// when caching is off for this set.
-pub fn store(out: &mut profile::Loaded, settings: &Settings) -> Result<Option<Stored>, String> {
+pub fn store(out: &mut profile::Opened, settings: &Settings) -> Result<Option<Stored>, String> {
     let Some(slot) = out.analyses_slot(&stored::settings_key(settings, &out.profile)) else {
         return Ok(None);
     };

@@ -11,7 +11,7 @@ mod stacks;
 mod suspect;
 mod wal;
 
-pub use super::progress::{ProgressFn, Stage};
+pub use super::progress::{LoadStage, ProgressFn};
 pub use ranges::ReadPlan;
 pub use source::{Need, Source};
 pub use wal::{note_wal, wal_title, wal_warning};
@@ -133,7 +133,7 @@ fn read_file(
     plan: &ReadPlan,
     file_bytes: u64,
 ) -> Result<FileProfile, LoadError> {
-    progress(file_index, Stage::Opening, 0);
+    progress(file_index, LoadStage::Opening, 0);
     let path = source.path();
     let conn = open_source(source)?;
     let schema = Schema::read(&conn, path)?;
@@ -184,7 +184,7 @@ impl Db<'_> {
         table: &str,
         wanted: &[(&str, bool)],
         tail: &str,
-        stage: Option<Stage>,
+        stage: Option<LoadStage>,
         mut f: impl FnMut(&mut State, &rusqlite::Row) -> rusqlite::Result<()>,
     ) -> Result<(), LoadError> {
         if !self.schema.has_table(table) {
@@ -254,9 +254,9 @@ impl State<'_> {
             suspect_rows: Default::default(),
             wal: None,
         });
-        (self.progress)(self.file_index, Stage::Strings, 0);
+        (self.progress)(self.file_index, LoadStage::Strings, 0);
         self.read_string_ids(db)?;
-        (self.progress)(self.file_index, Stage::Targets, 0);
+        (self.progress)(self.file_index, LoadStage::Targets, 0);
         self.read_processes(db)?;
         self.read_threads(db)?;
         self.read_gpus(db)?;

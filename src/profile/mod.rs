@@ -40,7 +40,7 @@ pub use cache::CacheDir;
 pub use intern::{Interner, Sym};
 pub use job::Profile;
 pub use load::memory::give_back_freed;
-pub use load::{Need, ProgressFn, ReadPlan, Source, Stage, wal_title, wal_warning};
+pub use load::{LoadStage, Need, ProgressFn, ReadPlan, Source, wal_title, wal_warning};
 pub use model::*;
 pub use open::{LoadError, open_readonly, readonly_uri};
 pub use views::{
@@ -64,7 +64,7 @@ pub struct LoadPlan {
     pub need: Need,
     /// A single input read fresh is handed back before its cache entry is
     /// written: the caller shows it first and writes the entry afterwards
-    /// ([`Loaded::unwritten`]).
+    /// ([`Opened::unwritten`]).
     pub defer_cache_write: bool,
     /// Inputs loaded at once; each reads its tables on its share of the
     /// cores.
@@ -99,7 +99,7 @@ impl LoadPlan {
 /// Loads `sources` as `plan` says. A file that fails is reported in the
 /// error list; the others still load. A stale, truncated or corrupted cache
 /// entry is rebuilt.
-pub fn load(sources: &[Source], plan: &LoadPlan, progress: &mut ProgressFn<'_>) -> Loaded {
+pub fn load(sources: &[Source], plan: &LoadPlan, progress: &mut ProgressFn<'_>) -> Opened {
     let need = plan.need;
     let inputs: Vec<&std::path::Path> = sources
         .iter()
@@ -132,7 +132,7 @@ pub fn load(sources: &[Source], plan: &LoadPlan, progress: &mut ProgressFn<'_>) 
     let outcomes = parallel::each_on(sources.len(), workers, progress, |i, report| {
         job.load_one(&sources[i], i, report)
     });
-    let mut out = Loaded {
+    let mut out = Opened {
         profile: Profile::default(),
         errors: Vec::new(),
         notes: Vec::new(),
@@ -179,8 +179,9 @@ pub fn files(paths: &[PathBuf]) -> Vec<Source> {
     paths.iter().cloned().map(Source::File).collect()
 }
 
-/// The result of [`load`].
-pub struct Loaded {
+/// The result of [`load`]: the files opened, as one profile, and what
+/// could not be or was said of them.
+pub struct Opened {
     pub profile: Profile,
     /// Files that could not be loaded (the others were).
     pub errors: Vec<LoadError>,
@@ -204,7 +205,7 @@ pub struct Loaded {
     keyed: Option<(CacheDir, Vec<(PathBuf, cache::Key)>)>,
 }
 
-impl Loaded {
+impl Opened {
     /// Where the analyses of this input set under `settings` (the analysis
     /// settings as text) are stored; `None` when the cache is off or an
     /// input did not load.
@@ -303,7 +304,7 @@ impl Job<'_> {
         };
         out.key = keyed.as_ref().map(|(_, p, k)| (p.to_path_buf(), k.clone()));
         if let Some((c, path, key)) = &keyed {
-            progress(i, Stage::Cache, 0);
+            progress(i, LoadStage::Cache, 0);
             match cache::lookup(&c.dir, key) {
                 cache::Lookup::Hit(mut p) => {
                     out.cache_use = Some(CacheUse::Opened(c.dir.join(key.file_name())));
@@ -329,7 +330,7 @@ impl Job<'_> {
         };
         let export = match report {
             Some(r) => {
-                let mut starting = || progress(i, Stage::Exporting, 0);
+                let mut starting = || progress(i, LoadStage::Exporting, 0);
                 match nsys_export::export(r, self.cache, &mut starting) {
                     Ok(e) => Some(e),
                     Err(e) => {
@@ -374,7 +375,7 @@ impl Job<'_> {
                 out.exported = Some(r.clone());
             }
         }
-        progress(i, Stage::Linking, 0);
+        progress(i, LoadStage::Linking, 0);
         finalize::finalize(&mut one);
         if let Some((c, path, key)) = keyed.filter(|_| self.need == Need::All) {
             let entry = UnwrittenCache {
@@ -385,7 +386,7 @@ impl Job<'_> {
             if self.defer {
                 out.unwritten = Some(entry);
             } else if !self.writes_off.load(Relaxed) {
-                progress(i, Stage::WritingCache, 0);
+                progress(i, LoadStage::WritingCache, 0);
                 match entry.write_file(&one) {
                     Ok(Some(written)) => out.cache_use = Some(CacheUse::Written(written)),
                     Ok(None) => out.notes.push(format!(
@@ -507,7 +508,7 @@ mod tests {
         };
         let one_by_one = load(&sources, &plan(None, 1), &mut |_, _, _| {});
         let at_once = load(&sources, &plan(None, 4), &mut |_, _, _| {});
-        let errors = |l: &Loaded| l.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        let errors = |l: &Opened| l.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>();
         assert_eq!(errors(&one_by_one).len(), 1);
         assert_eq!(errors(&one_by_one), errors(&at_once));
         let want = report_json(&one_by_one.profile);

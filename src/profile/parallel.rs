@@ -2,14 +2,14 @@
 //! has cores) take the files in turn; results come back in file order and
 //! progress is relayed to the caller's thread.
 
-use super::progress::{ProgressFn, Stage};
+use super::progress::{LoadStage, ProgressFn};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// A progress report, or the end of one file.
 enum Event {
-    Progress(Stage, usize),
+    Progress(LoadStage, usize),
     FileDone,
 }
 
@@ -50,7 +50,7 @@ pub fn each_on<T: Send>(
                             break;
                         }
                         let relay = tx.clone();
-                        let mut report = move |_: usize, stage: Stage, rows: usize| {
+                        let mut report = move |_: usize, stage: LoadStage, rows: usize| {
                             let _ = relay.send(Event::Progress(stage, rows));
                         };
                         let out = work(i, &mut report);
@@ -92,8 +92,8 @@ mod tests {
     fn results_come_back_in_order_and_the_file_gauge_never_runs_backwards() {
         let mut seen: Vec<usize> = Vec::new();
         let out = each_on(9, 3, &mut |f, _, _| seen.push(f), |i, p| {
-            p(i, Stage::Kernels, 1);
-            p(i, Stage::Nvtx, 2);
+            p(i, LoadStage::Kernels, 1);
+            p(i, LoadStage::Nvtx, 2);
             i * 10
         });
         assert_eq!(out, (0..9).map(|i| i * 10).collect::<Vec<_>>());

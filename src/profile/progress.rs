@@ -3,7 +3,7 @@
 
 /// A loading stage, reported to a progress callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stage {
+pub enum LoadStage {
     /// An nsys report is being exported to SQLite with nsys.
     Exporting,
     Opening,
@@ -29,30 +29,30 @@ pub enum Stage {
     WritingCache,
 }
 
-impl Stage {
+impl LoadStage {
     pub fn label(self) -> &'static str {
         match self {
-            Stage::Exporting => "exporting with nsys",
-            Stage::Opening => "opening",
-            Stage::Strings => "reading strings",
-            Stage::Targets => "reading processes and GPUs",
-            Stage::Kernels => "reading kernels",
-            Stage::Memcpy => "reading memcpy",
-            Stage::Memset => "reading memset",
-            Stage::Runtime => "reading runtime calls",
-            Stage::Nvtx => "reading NVTX",
-            Stage::Osrt => "reading OS runtime calls",
-            Stage::Samples => "reading CPU samples",
-            Stage::Sched => "reading thread scheduling",
-            Stage::Syncs => "reading CUDA synchronization",
-            Stage::CudaEvents => "reading CUDA events",
-            Stage::Linking => "sorting and linking",
-            Stage::Cache => "reading cache",
-            Stage::WritingCache => "writing cache",
+            LoadStage::Exporting => "exporting with nsys",
+            LoadStage::Opening => "opening",
+            LoadStage::Strings => "reading strings",
+            LoadStage::Targets => "reading processes and GPUs",
+            LoadStage::Kernels => "reading kernels",
+            LoadStage::Memcpy => "reading memcpy",
+            LoadStage::Memset => "reading memset",
+            LoadStage::Runtime => "reading runtime calls",
+            LoadStage::Nvtx => "reading NVTX",
+            LoadStage::Osrt => "reading OS runtime calls",
+            LoadStage::Samples => "reading CPU samples",
+            LoadStage::Sched => "reading thread scheduling",
+            LoadStage::Syncs => "reading CUDA synchronization",
+            LoadStage::CudaEvents => "reading CUDA events",
+            LoadStage::Linking => "sorting and linking",
+            LoadStage::Cache => "reading cache",
+            LoadStage::WritingCache => "writing cache",
         }
     }
 }
 
 /// Progress report: file index, stage, rows read so far in that stage
 /// (0 when it begins, 1 at its first row, then every so many rows).
-pub type ProgressFn<'a> = dyn FnMut(usize, Stage, usize) + 'a;
+pub type ProgressFn<'a> = dyn FnMut(usize, LoadStage, usize) + 'a;

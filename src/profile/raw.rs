@@ -8,7 +8,7 @@ use super::ids::decode;
 use super::intern::Interner;
 use super::model::{GpuKind, NO_GRAPH, NONE, Shape};
 use super::open::{LoadError, Schema, quote_ident};
-use super::progress::Stage;
+use super::progress::LoadStage;
 use super::spec::{
     self, CudaEventColumn as E, FrameColumn as F, GpuColumn as G, NvtxColumn as N, OsrtColumn as O,
     RuntimeColumn as R, SampleColumn as S, SchedColumn as Sc, StringColumn, SyncColumn as Sy,
@@ -25,7 +25,7 @@ mod query;
 mod select;
 
 /// Where progress goes: (stage, rows read since the last report).
-pub type Report<'a> = dyn FnMut(Stage, usize) + 'a;
+pub type Report<'a> = dyn FnMut(LoadStage, usize) + 'a;
 
 /// Which rows of a table to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,7 +424,7 @@ pub(crate) fn scan<C: spec::Columns>(
     path: &Path,
     read: &Selection<C>,
     rows: Rows,
-    stage: Stage,
+    stage: LoadStage,
     report: &mut Report<'_>,
     mut f: impl FnMut(NamedRow<'_, '_, C>) -> rusqlite::Result<()>,
 ) -> Result<(), LoadError> {
@@ -466,9 +466,9 @@ pub fn read_gpu(
     report: &mut Report<'_>,
 ) -> Result<RawGpu, LoadError> {
     let stage = match kind {
-        GpuKind::Kernel => Stage::Kernels,
-        GpuKind::Memcpy => Stage::Memcpy,
-        GpuKind::Memset => Stage::Memset,
+        GpuKind::Kernel => LoadStage::Kernels,
+        GpuKind::Memcpy => LoadStage::Memcpy,
+        GpuKind::Memset => LoadStage::Memset,
     };
     // Unread, the launch shapes stay empty and read as 0.
     let shaped = kind == GpuKind::Kernel && read.values.intersects(spec::LAUNCH_SHAPE);
@@ -561,7 +561,7 @@ pub fn read_runtime(
         path,
         &read,
         rows,
-        Stage::Runtime,
+        LoadStage::Runtime,
         report,
         |r| {
             let Some(call) = kept_call(&r) else {
@@ -598,30 +598,39 @@ pub fn read_osrt(
     let mut t = RawOsrt::default();
     t.reserve(rows_hint);
     let read = Selection::all(&spec::OSRT);
-    scan(conn, schema, path, &read, rows, Stage::Osrt, report, |r| {
-        let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
-            return Ok(());
-        };
-        // the calls nsys lists (osrt_sum): class 27, not its markers
-        if r.int(O::EventClass).is_some_and(|c| c != OSRT_CALL_CLASS) {
-            return Ok(());
-        }
-        let end = match r.value(O::End) {
-            ValueRef::Null => {
-                t.unfinished.push(t.start.len() as u32);
-                start
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        LoadStage::Osrt,
+        report,
+        |r| {
+            let (Some(start), Some(global_tid)) = (r.int(O::Start), r.int(O::GlobalTid)) else {
+                return Ok(());
+            };
+            // the calls nsys lists (osrt_sum): class 27, not its markers
+            if r.int(O::EventClass).is_some_and(|c| c != OSRT_CALL_CLASS) {
+                return Ok(());
             }
-            _ => match r.int(O::End) {
-                Some(end) => end,
-                None => return Ok(()),
-            },
-        };
-        t.start.push(start);
-        t.end.push(end);
-        t.global_tid.push(global_tid);
-        t.name.push(string_id(r.int(O::NameId)));
-        Ok(())
-    })?;
+            let end = match r.value(O::End) {
+                ValueRef::Null => {
+                    t.unfinished.push(t.start.len() as u32);
+                    start
+                }
+                _ => match r.int(O::End) {
+                    Some(end) => end,
+                    None => return Ok(()),
+                },
+            };
+            t.start.push(start);
+            t.end.push(end);
+            t.global_tid.push(global_tid);
+            t.name.push(string_id(r.int(O::NameId)));
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 
@@ -639,20 +648,29 @@ pub fn read_sched(
     let mut t = RawSched::default();
     t.reserve(rows_hint);
     let read = Selection::all(&spec::SCHED);
-    scan(conn, schema, path, &read, rows, Stage::Sched, report, |r| {
-        if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
-            r.int(Sc::Start),
-            r.int(Sc::Cpu),
-            r.int(Sc::IsSchedIn),
-            r.int(Sc::GlobalTid),
-        ) {
-            t.start.push(start);
-            t.global_tid.push(global_tid);
-            t.cpu.push(cpu.clamp(0, u16::MAX as i64) as u16);
-            t.sched_in.push(sched_in != 0);
-        }
-        Ok(())
-    })?;
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        LoadStage::Sched,
+        report,
+        |r| {
+            if let (Some(start), Some(cpu), Some(sched_in), Some(global_tid)) = (
+                r.int(Sc::Start),
+                r.int(Sc::Cpu),
+                r.int(Sc::IsSchedIn),
+                r.int(Sc::GlobalTid),
+            ) {
+                t.start.push(start);
+                t.global_tid.push(global_tid);
+                t.cpu.push(cpu.clamp(0, u16::MAX as i64) as u16);
+                t.sched_in.push(sched_in != 0);
+            }
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 
@@ -672,32 +690,41 @@ pub fn read_syncs(
     let mut t = RawSyncs::default();
     t.reserve(rows_hint);
     let read = Selection::all(&spec::SYNCS);
-    scan(conn, schema, path, &read, rows, Stage::Syncs, report, |r| {
-        let (Some(start), Some(end), Some(global_pid)) =
-            (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
-        else {
-            return Ok(());
-        };
-        let (Some(device), Some(context), Some(stream), Some(sync_type), Some(event)) = (
-            r.int(Sy::DeviceId),
-            r.int(Sy::ContextId),
-            r.int(Sy::StreamId),
-            r.int(Sy::SyncType),
-            r.int(Sy::EventId),
-        ) else {
-            return Ok(());
-        };
-        t.start.push(start);
-        t.end.push(end);
-        t.pid.push(decode(global_pid).pid);
-        t.device.push(sat_u32(device));
-        t.context.push(sat_u32(context));
-        t.stream.push(sat_u32(stream));
-        t.correlation.push(correlation(r.int(Sy::CorrelationId)));
-        t.sync_type.push(sync_type.clamp(0, u8::MAX as i64) as u8);
-        t.event.push(sat_u32(event));
-        Ok(())
-    })?;
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        LoadStage::Syncs,
+        report,
+        |r| {
+            let (Some(start), Some(end), Some(global_pid)) =
+                (r.int(Sy::Start), r.int(Sy::End), r.int(Sy::GlobalPid))
+            else {
+                return Ok(());
+            };
+            let (Some(device), Some(context), Some(stream), Some(sync_type), Some(event)) = (
+                r.int(Sy::DeviceId),
+                r.int(Sy::ContextId),
+                r.int(Sy::StreamId),
+                r.int(Sy::SyncType),
+                r.int(Sy::EventId),
+            ) else {
+                return Ok(());
+            };
+            t.start.push(start);
+            t.end.push(end);
+            t.pid.push(decode(global_pid).pid);
+            t.device.push(sat_u32(device));
+            t.context.push(sat_u32(context));
+            t.stream.push(sat_u32(stream));
+            t.correlation.push(correlation(r.int(Sy::CorrelationId)));
+            t.sync_type.push(sync_type.clamp(0, u8::MAX as i64) as u8);
+            t.event.push(sat_u32(event));
+            Ok(())
+        },
+    )?;
     Ok(t)
 }
 
@@ -722,7 +749,7 @@ pub fn read_cuda_events(
         path,
         &read,
         rows,
-        Stage::CudaEvents,
+        LoadStage::CudaEvents,
         report,
         |r| {
             if let (Some(global_pid), Some(device), Some(context), Some(stream), Some(event)) = (
@@ -765,7 +792,7 @@ pub fn read_samples(
         path,
         &read,
         rows,
-        Stage::Samples,
+        LoadStage::Samples,
         report,
         |r| {
             if let (Some(id), Some(start), Some(global_tid)) =
@@ -800,7 +827,7 @@ pub fn read_frames(
         path,
         &read,
         rows,
-        Stage::Samples,
+        LoadStage::Samples,
         report,
         |r| {
             if r.int(F::KernelMode).is_some_and(|k| k != 0)
@@ -835,30 +862,39 @@ pub fn read_nvtx(
 ) -> Result<RawNvtx, LoadError> {
     let mut n = RawNvtx::default();
     let read = Selection::all(&spec::NVTX);
-    scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
-        let Some(NvtxEvent {
-            start,
-            event_type,
-            global_tid,
-        }) = read_event(&r)
-        else {
-            return Ok(());
-        };
-        let name = match r.value(N::Text) {
-            ValueRef::Null => string_id(r.int(N::TextId)),
-            text => name_value(text, &mut n.texts),
-        };
-        if let Some(bytes) = payload_bytes(r.value(N::BinaryData)) {
-            n.payload.push((n.start.len() as u32, bytes));
-        }
-        n.start.push(start);
-        n.end.push(r.time(N::End).unwrap_or(i64::MIN));
-        n.event_type.push(event_type as u8);
-        n.global_tid.push(global_tid);
-        n.name.push(name);
-        n.domain.push(r.int(N::DomainId).unwrap_or(0));
-        Ok(())
-    })?;
+    scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        LoadStage::Nvtx,
+        report,
+        |r| {
+            let Some(NvtxEvent {
+                start,
+                event_type,
+                global_tid,
+            }) = read_event(&r)
+            else {
+                return Ok(());
+            };
+            let name = match r.value(N::Text) {
+                ValueRef::Null => string_id(r.int(N::TextId)),
+                text => name_value(text, &mut n.texts),
+            };
+            if let Some(bytes) = payload_bytes(r.value(N::BinaryData)) {
+                n.payload.push((n.start.len() as u32, bytes));
+            }
+            n.start.push(start);
+            n.end.push(r.time(N::End).unwrap_or(i64::MIN));
+            n.event_type.push(event_type as u8);
+            n.global_tid.push(global_tid);
+            n.name.push(name);
+            n.domain.push(r.int(N::DomainId).unwrap_or(0));
+            Ok(())
+        },
+    )?;
     Ok(n)
 }
 
@@ -878,7 +914,7 @@ pub fn read_strings(
         path,
         &read,
         Rows::All,
-        Stage::Strings,
+        LoadStage::Strings,
         report,
         |r| {
             if let (Some(id), ValueRef::Text(v)) =

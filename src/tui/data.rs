@@ -15,7 +15,7 @@ use crate::analysis::stored;
 use crate::analysis::why::why_late;
 use crate::analysis::why_words;
 use crate::analysis::{Analysis, Settings, Window};
-use crate::profile::{self, CacheDir, DevId, LoadError, Profile, Source, Stage};
+use crate::profile::{self, CacheDir, DevId, LoadError, LoadStage, Profile, Source};
 use std::sync::Arc;
 
 /// A big start-skew event, for `]`/`[` and the list.
@@ -295,7 +295,7 @@ pub fn load_then(
         defer_cache_write: true,
         ..profile::LoadPlan::cached(cache)
     };
-    let out = profile::load(sources, &plan, &mut |file, stage: Stage, rows| {
+    let out = profile::load(sources, &plan, &mut |file, stage: LoadStage, rows| {
         send(LoadMsg::Progress {
             stage: stage.label().to_string(),
             file,

@@ -19,7 +19,7 @@
 use super::suspect::{self, Candidates, Times};
 use crate::profile::model::{SuspectRows, SuspectTable};
 use crate::profile::open::{LoadError, Schema};
-use crate::profile::progress::Stage;
+use crate::profile::progress::LoadStage;
 use crate::profile::raw::{self, Rows, Selection};
 use crate::profile::spec::{self, NvtxColumn as N};
 use rusqlite::Connection;
@@ -131,7 +131,7 @@ pub fn runtime(
         path,
         &read,
         rows,
-        Stage::Runtime,
+        LoadStage::Runtime,
         report,
         |r| {
             if let Some(c) = raw::kept_call(&r) {
@@ -178,26 +178,35 @@ pub fn nvtx(
     let read = Selection::only(&spec::NVTX, raw::EVENT_COLUMNS.union(N::set(&[N::End])))
         .with_presence(N::set(&[N::BinaryData]));
     let mut tallies = Tallies::default();
-    raw::scan(conn, schema, path, &read, rows, Stage::Nvtx, report, |r| {
-        let Some(raw::NvtxEvent {
-            start: s,
-            event_type: et,
-            global_tid: g,
-        }) = raw::read_event(&r)
-        else {
-            return Ok(());
-        };
-        let end = r.int(N::End).unwrap_or(i64::MIN);
-        // As `convert.rs` judges a row's kind: by its eventType as a byte.
-        let (ranges, span) = match et as u8 {
-            59 | 60 => (1, Some((s, if end == i64::MIN { s } else { end.max(s) }))),
-            34 => (0, Some((s, s))),
-            _ => (0, None),
-        };
-        out.nvtx_payloads |= ranges > 0 && r.present(N::BinaryData);
-        tallies.add(g, ranges, span);
-        Ok(())
-    })?;
+    raw::scan(
+        conn,
+        schema,
+        path,
+        &read,
+        rows,
+        LoadStage::Nvtx,
+        report,
+        |r| {
+            let Some(raw::NvtxEvent {
+                start: s,
+                event_type: et,
+                global_tid: g,
+            }) = raw::read_event(&r)
+            else {
+                return Ok(());
+            };
+            let end = r.int(N::End).unwrap_or(i64::MIN);
+            // As `convert.rs` judges a row's kind: by its eventType as a byte.
+            let (ranges, span) = match et as u8 {
+                59 | 60 => (1, Some((s, if end == i64::MIN { s } else { end.max(s) }))),
+                34 => (0, Some((s, s))),
+                _ => (0, None),
+            };
+            out.nvtx_payloads |= ranges > 0 && r.present(N::BinaryData);
+            tallies.add(g, ranges, span);
+            Ok(())
+        },
+    )?;
     out.nvtx = tallies.finish();
     Ok(out)
 }
@@ -206,9 +215,9 @@ pub fn nvtx(
 mod tests {
     use crate::analysis::completeness::completeness;
     use crate::analysis::window::Window;
-    use crate::profile::{CacheDir, LoadPlan, Loaded, Need, Profile, Source, cache};
+    use crate::profile::{CacheDir, LoadPlan, Need, Opened, Profile, Source, cache};
 
-    fn load_needed(sources: &[Source], cache: Option<&CacheDir>, need: Need) -> Loaded {
+    fn load_needed(sources: &[Source], cache: Option<&CacheDir>, need: Need) -> Opened {
         let plan = LoadPlan {
             need,
             ..LoadPlan::cached(cache)

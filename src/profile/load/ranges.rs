@@ -9,7 +9,7 @@ use super::source::{Need, Source, open_source};
 use super::suspect::{Candidates, Times};
 use crate::profile::model::{GpuKind, SuspectTable};
 use crate::profile::open::{LoadError, Schema, quote_ident};
-use crate::profile::progress::Stage;
+use crate::profile::progress::LoadStage;
 use crate::profile::raw::{
     self, RawCudaEvents, RawFrames, RawGpu, RawNvtx, RawOsrt, RawRuntime, RawSamples, RawSched,
     RawSyncs, Rows, Selection,
@@ -324,13 +324,13 @@ fn read(
 /// What [`read_all`] hands its caller, on the caller's thread.
 pub enum Delivery {
     /// Rows of the stage read so far, over all its ranges.
-    Progress(Stage, usize),
+    Progress(LoadStage, usize),
     /// The next chunk in job order.
     Chunk(Chunk),
 }
 
 enum Message {
-    Progress(Stage, usize),
+    Progress(LoadStage, usize),
     Done(usize, Result<Chunk, LoadError>),
 }
 
@@ -379,7 +379,7 @@ pub fn read_all(
             })
             .collect();
         drop(tx);
-        let mut totals: BTreeMap<Stage, usize> = BTreeMap::new();
+        let mut totals: BTreeMap<LoadStage, usize> = BTreeMap::new();
         let mut waiting: BTreeMap<usize, Chunk> = BTreeMap::new();
         let mut delivered = 0usize;
         let mut failed: Option<(usize, LoadError)> = None;

@@ -167,7 +167,7 @@ impl<'r, 'q, C: Columns> NamedRow<'r, 'q, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::progress::Stage;
+    use crate::profile::progress::LoadStage;
     use crate::profile::raw::{Rows, scan};
     use crate::profile::spec::columns;
     use rusqlite::Connection;
@@ -223,7 +223,7 @@ mod tests {
             Path::new("t.sqlite"),
             read,
             Rows::All,
-            Stage::Kernels,
+            LoadStage::Kernels,
             &mut |_, _| {},
             |r| {
                 out.push(f(&r));
