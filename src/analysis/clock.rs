@@ -16,6 +16,12 @@ pub mod hosts;
 pub mod pace;
 pub mod timebase;
 
+/// The GPU rows of each collective instance a matching found (its
+/// groups' instances in order): all the clock fits read of a matching,
+/// so that the clock never depends on how collectives were matched.
+#[derive(Debug, Clone, Default)]
+pub struct MatchedRows(pub Vec<Vec<u32>>);
+
 pub use fit::{LineFit, median, robust_line};
 pub use timebase::{AmbiguousTimebase, Compared};
 

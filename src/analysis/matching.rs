@@ -27,13 +27,13 @@ mod by_ends;
 mod join;
 mod one_clock;
 mod placement;
-mod streams;
 mod unit;
 
 use super::clock::{Alignment, ClockMethod};
 use super::completeness::device_order;
 use super::kernel_class::KernelClasses;
 use super::nccl_name::CollOp;
+pub use super::nccl_streams::{Seq, nccl_sequences};
 pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
@@ -41,7 +41,6 @@ use crate::profile::{DevId, LaneId, Profile};
 pub use placement::Basis;
 use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
-pub use streams::{Seq, nccl_sequences};
 use unit::Unit;
 
 /// The first instance no placement explains: the ranks ran different
@@ -331,6 +330,19 @@ impl Matching {
     /// aligned since may take as whole.
     pub fn one_clock_units(&self) -> &[Vec<LaneId>] {
         &self.found_by_ends
+    }
+
+    /// Each instance's GPU rows, as the clock fits read them.
+    pub fn rows_per_instance(&self) -> super::clock::MatchedRows {
+        super::clock::MatchedRows(
+            self.groups
+                .iter()
+                .flat_map(|g| {
+                    (0..g.instances())
+                        .map(move |k| g.members(k).map(|(_, r, _)| r as u32).collect())
+                })
+                .collect(),
+        )
     }
 
     /// The group with this key.
@@ -1005,7 +1017,7 @@ mod tests {
     use super::*;
     use CollOp::*;
 
-    use crate::analysis::matching::streams::test_seq as seq;
+    use crate::analysis::nccl_streams::test_seq as seq;
 
     #[test]
     fn keys_are_short_and_host_free() {

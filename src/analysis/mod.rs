@@ -23,6 +23,7 @@ pub mod name_stats;
 pub mod nccl_breakdown;
 pub mod nccl_calls;
 pub mod nccl_name;
+pub mod nccl_streams;
 pub mod nvtx_tree;
 mod op_keys;
 pub mod overlap;

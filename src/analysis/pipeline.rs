@@ -340,7 +340,7 @@ pub fn align_and_match(
     // UTC alone a file taken apart would keep the same stamps: its
     // agreement is stated instead).
     if mode == AlignMode::Ends {
-        let more = clock::hosts::disagreeing_files(p, &utc, &first);
+        let more = clock::hosts::disagreeing_files(p, &utc, &first.rows_per_instance());
         if !more.is_empty() {
             apart.extend(more);
             utc = clock::from_utc_apart(p, mode, &apart);
@@ -350,14 +350,14 @@ pub fn align_and_match(
     // What the first matching found on one clock each.
     let (aligned, units) = match mode {
         AlignMode::Ends => {
-            let mut aligned = clock::ends::refine_from_ends(p, &utc, &first);
+            let mut aligned = clock::ends::refine_from_ends(p, &utc, &first.rows_per_instance());
             // A timebase the UTC stamps could not decide, the ends may:
             // then the clocks are aligned again on the reading they give.
             let by_ends = clock::timebase::ends::decided(p, &apart, &utc, &aligned);
             if by_ends.flips {
                 utc = clock::from_utc_read(p, mode, &apart, &by_ends.read);
                 first = match_collectives(p, classes, &utc, &[]);
-                aligned = clock::ends::refine_from_ends(p, &utc, &first);
+                aligned = clock::ends::refine_from_ends(p, &utc, &first.rows_per_instance());
             } else {
                 clock::timebase::ends::record(&mut aligned, &by_ends);
             }
@@ -365,7 +365,10 @@ pub fn align_and_match(
         }
         AlignMode::Utc | AlignMode::None => {
             let units = first.one_clock_units().to_vec();
-            (clock::ends::with_residuals(p, utc, &first), units)
+            (
+                clock::ends::with_residuals(p, utc, &first.rows_per_instance()),
+                units,
+            )
         }
     };
     if !aligned.several_domains() {

@@ -110,6 +110,42 @@ fn dependencies_point_one_way_between_layers() {
     );
 }
 
+/// The module of `analysis` a library file belongs to (`analysis::clock` for
+/// `src/analysis/clock/ends.rs`), if any.
+fn analysis_module(tree: &Tree, file: &str) -> Option<String> {
+    let (krate, path) = tree.module_of(file);
+    match (krate, path.first().map(String::as_str), path.get(1)) {
+        (Crate::Lib, Some("analysis"), Some(m)) => Some(format!("analysis::{m}")),
+        _ => None,
+    }
+}
+
+/// Within `analysis`, no two modules use each other (the clock fits read
+/// a matching's rows, never its types, while the matching reads the
+/// clock): each module can be read knowing only those below it.
+#[test]
+fn no_two_analysis_modules_use_each_other() {
+    let tree = Tree::read(&root());
+    let mut uses: BTreeMap<(String, String), String> = BTreeMap::new();
+    for Edge { from, to, path } in tree.edges(&root()) {
+        if let (Some(a), Some(b)) = (analysis_module(&tree, &from), analysis_module(&tree, &to))
+            && a != b
+        {
+            uses.entry((a, b)).or_insert(format!("{from}: {path}"));
+        }
+    }
+    let both: Vec<String> = uses
+        .iter()
+        .filter(|((a, b), _)| a < b && uses.contains_key(&(b.clone(), a.clone())))
+        .map(|((a, b), why)| format!("{a} ⇄ {b}: {why}; {}", uses[&(b.clone(), a.clone())]))
+        .collect();
+    assert!(
+        both.is_empty(),
+        "analysis modules that use each other:\n  {}",
+        both.join("\n  ")
+    );
+}
+
 #[test]
 fn only_the_two_time_modules_map_between_clocks() {
     let tree = Tree::read(&root());

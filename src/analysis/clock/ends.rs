@@ -1,14 +1,13 @@
 //! Step 3 of the clock ladder, after matching: the alignment refined from the
 //! ends of matched collectives, and the residuals of any alignment over them.
-//! Apart from `clock.rs` because it reads a [`Matching`], which is itself
-//! made on an [`Alignment`].
+//! It reads a matching's rows only ([`MatchedRows`]): the matching is
+//! itself made on an [`Alignment`], and the clock never depends on how.
 
 use super::fit::{LineFit, median, robust_line};
 use super::{
     Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_DRIFT_PPM,
-    MAX_END_MAD_NS, MIN_INSTANCES,
+    MAX_END_MAD_NS, MIN_INSTANCES, MatchedRows,
 };
-use crate::analysis::matching::Matching;
 use crate::analysis::stats::{Spread, percentile_select};
 use crate::profile::Profile;
 
@@ -23,12 +22,9 @@ struct Inst {
     rows: Vec<(usize, usize)>,
 }
 
-fn instances(p: &Profile, m: &Matching) -> Vec<Inst> {
-    m.groups
-        .iter()
-        .flat_map(|g| {
-            (0..g.instances()).map(move |k| g.members(k).map(|(_, r, _)| r as u32).collect())
-        })
+fn instances(p: &Profile, m: &MatchedRows) -> Vec<Inst> {
+    m.0.iter()
+        .cloned()
         .enumerate()
         .map(|(index, raw): (usize, Vec<u32>)| Inst {
             index,
@@ -44,7 +40,7 @@ fn instances(p: &Profile, m: &Matching) -> Vec<Inst> {
 /// Step 3 of the ladder: refines every non-reference domain of `utc` from
 /// the ends of the collectives in `m` (matched on `utc`), then records the
 /// residuals. Without a cross-domain instance, `utc` stays (with a warning).
-pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &Matching) -> Alignment {
+pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &MatchedRows) -> Alignment {
     let mut a = utc.clone();
     let insts = instances(p, m);
     let cross: Vec<&Inst> = insts
@@ -523,7 +519,7 @@ fn arrival_bias(
 }
 
 /// Adds each file's residual and host agreement ([`residuals_over`]).
-pub fn with_residuals(p: &Profile, a: Alignment, m: &Matching) -> Alignment {
+pub fn with_residuals(p: &Profile, a: Alignment, m: &MatchedRows) -> Alignment {
     residuals_over(p, a, m, &|_| true)
 }
 
@@ -537,7 +533,7 @@ pub fn with_residuals(p: &Profile, a: Alignment, m: &Matching) -> Alignment {
 fn residuals_over(
     p: &Profile,
     mut a: Alignment,
-    m: &Matching,
+    m: &MatchedRows,
     used: &dyn Fn(usize) -> bool,
 ) -> Alignment {
     let mut across: Vec<Vec<f64>> = vec![Vec::new(); a.files.len()];

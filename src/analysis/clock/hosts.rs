@@ -8,33 +8,30 @@
 //! tied, each other one is fitted on its own.
 
 use super::fit::median;
-use super::{Alignment, Apart, MAX_END_MAD_NS, MIN_INSTANCES, short_ms};
-use crate::analysis::matching::Matching;
+use super::{Alignment, Apart, MAX_END_MAD_NS, MIN_INSTANCES, MatchedRows, short_ms};
 use crate::profile::Profile;
 use std::collections::BTreeMap;
 
 /// Files of a host whose ends disagree with most of its other files, each
 /// with why (the sentence `report clock` gives).
-pub fn disagreeing_files(p: &Profile, a: &Alignment, m: &Matching) -> BTreeMap<usize, Apart> {
+pub fn disagreeing_files(p: &Profile, a: &Alignment, m: &MatchedRows) -> BTreeMap<usize, Apart> {
     // (file a, file b) → |median end of a's ranks − of b's| per instance.
     let mut apart: BTreeMap<(usize, usize), Vec<f64>> = BTreeMap::new();
-    for g in &m.groups {
-        for k in 0..g.instances() {
-            let mut by_file: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-            for (_, r, _) in g.members(k) {
-                let f = p.gpu.file(r);
-                by_file
-                    .entry(f)
-                    .or_default()
-                    .push(a.on_domain_clock(f, p.gpu.end(r)) as f64);
-            }
-            let ends: Vec<(usize, f64)> =
-                by_file.into_iter().map(|(f, e)| (f, median(e))).collect();
-            for (i, &(fa, ea)) in ends.iter().enumerate() {
-                for &(fb, eb) in &ends[i + 1..] {
-                    if a.domain(fa) == a.domain(fb) {
-                        apart.entry((fa, fb)).or_default().push((ea - eb).abs());
-                    }
+    for rows in &m.0 {
+        let mut by_file: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for &r in rows {
+            let r = r as usize;
+            let f = p.gpu.file(r);
+            by_file
+                .entry(f)
+                .or_default()
+                .push(a.on_domain_clock(f, p.gpu.end(r)) as f64);
+        }
+        let ends: Vec<(usize, f64)> = by_file.into_iter().map(|(f, e)| (f, median(e))).collect();
+        for (i, &(fa, ea)) in ends.iter().enumerate() {
+            for &(fb, eb) in &ends[i + 1..] {
+                if a.domain(fa) == a.domain(fb) {
+                    apart.entry((fa, fb)).or_default().push((ea - eb).abs());
                 }
             }
         }

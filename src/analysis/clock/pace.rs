@@ -8,8 +8,8 @@
 //! whichever host they are on.
 
 use crate::analysis::kernel_class::KernelClasses;
-use crate::analysis::matching::{Seq, nccl_sequences};
 use crate::analysis::nccl_name::CollOp;
+use crate::analysis::nccl_streams::{Seq, nccl_sequences};
 use crate::profile::Profile;
 
 /// A pace this far from another's (fraction) is no clock's drift: real

@@ -16,7 +16,7 @@
 //! a group of its own (a pipeline's stage pairs), its exchanges in order.
 //! A rank's place in the communicator comes from its init payload.
 
-use super::streams::{Gathered, Seq, common_run};
+use crate::analysis::nccl_streams::{Gathered, Seq, common_run};
 use crate::analysis::op_keys::OpKeys;
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::BTreeMap;

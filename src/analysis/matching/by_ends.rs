@@ -15,9 +15,9 @@
 
 use super::atoms::{self, Seen};
 use super::one_clock;
-use super::streams::{Gathered, Seq};
 use crate::analysis::clock::Alignment;
 use crate::analysis::nccl_name::CollOp;
+use crate::analysis::nccl_streams::{Gathered, Seq};
 use crate::profile::{DevId, LaneId, Profile};
 use std::collections::{BTreeMap, HashMap};
 

@@ -13,8 +13,8 @@
 //! there are never joined.
 
 use super::across::{Link, agreeing, plausible};
-use super::streams::common_run;
 use super::unit::Unit;
+use crate::analysis::nccl_streams::common_run;
 use crate::profile::{DevId, LaneId};
 use std::collections::{BTreeMap, HashMap};
 
@@ -216,7 +216,7 @@ mod tests {
     use super::*;
     use crate::analysis::nccl_name::CollOp::{self, *};
 
-    use crate::analysis::matching::streams::test_seq as seq;
+    use crate::analysis::nccl_streams::test_seq as seq;
 
     fn single(device: DevId, stream: u32, ops: &[CollOp]) -> Unit {
         Unit::single(seq(device, stream, ops), device as usize)

@@ -1,7 +1,7 @@
 //! A unit: what one clock domain shows of one communicator (its devices'
 //! sequences), before units of different domains are joined.
 
-use super::streams::Seq;
+use crate::analysis::nccl_streams::Seq;
 use crate::profile::DevId;
 
 /// What one clock domain shows of one communicator.
