@@ -11,11 +11,7 @@ use rankline::profile::cache::AnalysesSlot;
 use rankline::profile::{self, CacheDir, Profile};
 use rankline::tui::data::Loaded;
 use rankline::tui::index::RenderIndex;
-use rankline::tui::keymap::Keymap;
-use rankline::tui::state::App;
-use rankline::tui::timescale::View;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use rankline::tui::offscreen::Offscreen;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -34,22 +30,6 @@ fn rss() -> Option<u64> {
 
 fn secs(d: Duration) -> String {
     format!("{:.3} s", d.as_secs_f64())
-}
-
-/// Mean time of `frames` draws of a 200×60 timeline showing `view`.
-fn frame_time(loaded: &Arc<Loaded>, view: View, frames: u32) -> Duration {
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_data(loaded.clone());
-    app.capture.view = view;
-    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
-    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-        .expect("draw");
-    let t0 = Instant::now();
-    for _ in 0..frames {
-        term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-            .expect("draw");
-    }
-    t0.elapsed() / frames
 }
 
 /// Every row read, for the bytes-per-row figure: the GPU activity, runtime
@@ -232,20 +212,10 @@ const MAP_INSTANCES: usize = 400;
 fn straggler_map_frame() {
     let p = rankline::profile::synthetic::many_ranks(MAP_HOSTS, MAP_PER_HOST, MAP_INSTANCES);
     let loaded = Arc::new(Loaded::build(p, &Settings::default(), &mut |_| {}));
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_data(loaded);
-    app.apply(rankline::tui::action::Action::StragglerMap);
-    let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
-    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-        .expect("draw");
-    let frames = 50;
-    let t0 = Instant::now();
-    for _ in 0..frames {
-        term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-            .expect("draw");
-    }
-    let ms = (t0.elapsed() / frames).as_secs_f64() * 1e3;
-    let ranks = app.capture.straggler.as_ref().map_or(0, |v| v.map.ranks());
+    let mut screen = Offscreen::new(loaded, 200, 60);
+    screen.open_straggler_map();
+    let ms = screen.mean_frame(50).as_secs_f64() * 1e3;
+    let ranks = screen.straggler_map_size().map_or(0, |(ranks, _)| ranks);
     println!(
         "  straggler map, {ranks} ranks × {MAP_INSTANCES} instances (in memory), one 200×60 frame: {ms:.2} ms (target under 5 ms)"
     );
@@ -596,24 +566,19 @@ fn frames(loaded: &Arc<Loaded>) -> Result<(), String> {
     let g = &loaded.profile.gpu;
     let kernel = (0..g.len()).find(|&i| g.start(i) >= mid).unwrap_or(0);
     let (ks, ke) = (g.start(kernel), g.end(kernel));
-    for (label, view) in [
-        ("whole profile", View::fit(a, b)),
-        (
-            "1 ms window",
-            View {
-                t0: mid as f64,
-                span: 1e6,
-            },
-        ),
-        (
-            "one kernel",
-            View {
-                t0: ks as f64,
-                span: ((ke - ks) as f64).max(10.0),
-            },
-        ),
+    // (label, first ns shown, span shown: none for the whole profile).
+    let kernel_span = ((ke - ks) as f64).max(10.0);
+    for (label, t0, span) in [
+        ("whole profile", a, None),
+        ("1 ms window", mid, Some(1e6)),
+        ("one kernel", ks, Some(kernel_span)),
     ] {
-        let t = frame_time(loaded, view, 20);
+        let mut screen = Offscreen::new(loaded.clone(), 200, 60);
+        match span {
+            Some(span) => screen.show_from(t0, span),
+            None => screen.show(a, b),
+        }
+        let t = screen.mean_frame(20);
         println!("  frame 200x60, {label}: {:.2} ms", t.as_secs_f64() * 1e3);
     }
     key_latency(loaded);
@@ -630,30 +595,13 @@ const LATENCY_KEYS: &str = "ww]ad]s-w+]dd";
 /// thread in the timeline and is not counted here. Target: one frame,
 /// ≤ 16 ms.
 fn key_latency(loaded: &Arc<Loaded>) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use rankline::tui::panel::PanelKind;
     let (a, b) = loaded.span.unwrap_or((0, 1));
+    // The middle tenth in view, and marked as the range panel's range.
+    let (lo, hi) = (a + (b - a) / 20 * 9, a + (b - a) / 20 * 11);
     for kind in PanelKind::ALL {
-        let mut app = App::new(Keymap::default_keymap(), false);
-        app.set_data(loaded.clone());
-        // The middle tenth in view, and marked as the range panel's range.
-        let (lo, hi) = (a + (b - a) / 20 * 9, a + (b - a) / 20 * 11);
-        app.capture.view = View::fit(lo, hi);
-        app.capture.range.start = Some(lo);
-        app.capture.range.end = Some(hi);
-        app.panels.toggle(kind);
-        let mut term = Terminal::new(TestBackend::new(200, 60)).expect("test backend");
-        let mut took: Vec<Duration> = Vec::new();
-        for c in LATENCY_KEYS.chars() {
-            let t0 = Instant::now();
-            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-            term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-                .expect("draw");
-            app.after_frame();
-            took.push(t0.elapsed());
-            // Handed to the loop, which runs them off its thread.
-            while app.next_derive_job().is_some() {}
-        }
+        let mut screen = Offscreen::new(loaded.clone(), 200, 60);
+        let mut took = screen.key_latency(kind, lo, hi, LATENCY_KEYS);
         let worst = took.iter().max().copied().unwrap_or_default();
         let mid = median(&mut took, Duration::cmp);
         println!(

@@ -10,10 +10,7 @@ use rankline::analysis::Settings;
 use rankline::profile::inputs::expand_inputs;
 use rankline::profile::{CacheDir, Source};
 use rankline::tui::data::{self, LoadMsg};
-use rankline::tui::keymap::Keymap;
-use rankline::tui::state::App;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use rankline::tui::offscreen::Offscreen;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -193,42 +190,24 @@ fn timeline(dir: &Path, cache: Option<&CacheDir>) -> Result<(), String> {
     println!("{SETTLED} {}", settled.unwrap_or_default().as_secs_f64());
     // The first timeline frame drawn (its lanes' tracks gathered), as a
     // user sees it.
-    let mut app = App::new(Keymap::default_keymap(), false);
-    app.set_data(loaded.clone());
-    let mut term = Terminal::new(TestBackend::new(200, 60)).map_err(|e| e.to_string())?;
-    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-        .map_err(|e| e.to_string())?;
+    let mut screen = Offscreen::new(loaded.clone(), 200, 60);
+    screen.frame();
     if let Some(b) = status_bytes("self", "RssAnon:") {
         println!("  anonymous memory, settled and drawn: {}", mib(b));
     }
     // The largest group's straggler map: a row per rank.
-    app.apply(rankline::tui::action::Action::StragglerMap);
-    term.draw(|f| rankline::tui::ui::draw(f, &mut app))
-        .map_err(|e| e.to_string())?;
-    let ranks = app.capture.straggler.as_ref().map_or(0, |v| v.map.ranks());
+    screen.open_straggler_map();
+    screen.frame();
+    let ranks = screen.straggler_map_size().map_or(0, |(ranks, _)| ranks);
     for how in ["as it opens", "every host open"] {
-        if how == "every host open"
-            && let Some(v) = app.capture.straggler.as_mut()
-        {
-            v.collapsed.clear();
-            v.rebuild_rows();
+        if how == "every host open" {
+            screen.expand_straggler_hosts();
         }
-        let ms = map_frame_ms(&mut app, &mut term)?;
-        let rows = app.capture.straggler.as_ref().map_or(0, |v| v.rows.len());
+        let ms = screen.mean_frame(20).as_secs_f64() * 1e3;
+        let rows = screen.straggler_map_size().map_or(0, |(_, rows)| rows);
         println!(
             "  straggler map of {ranks} ranks, {how} ({rows} rows), one 200×60 frame: {ms:.2} ms"
         );
     }
     Ok(())
-}
-
-/// Mean time of one frame of the map as it is, over 20 frames.
-fn map_frame_ms(app: &mut App, term: &mut Terminal<TestBackend>) -> Result<f64, String> {
-    let frames = 20;
-    let t1 = Instant::now();
-    for _ in 0..frames {
-        term.draw(|f| rankline::tui::ui::draw(f, app))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok((t1.elapsed() / frames).as_secs_f64() * 1e3)
 }

@@ -18,6 +18,7 @@ pub mod keymap;
 pub mod lanes;
 pub mod messages;
 pub mod nvtx_view;
+pub mod offscreen;
 pub mod osc52;
 pub mod panel;
 pub mod pick;
