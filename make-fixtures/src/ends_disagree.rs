@@ -11,7 +11,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Member, Sim, US, member};
+use crate::sim::{Member, StepLoop, US, member};
 use crate::truth_clock::{File, GroupDef, Member as GMember};
 
 pub const DIR: &str = "fixtures/ends_disagree";
@@ -43,7 +43,7 @@ pub fn build(rng: &mut Rng) -> (Vec<File>, Vec<GroupDef>, Value) {
             context_id: (r % GPUS) as u32 + 1,
         })
         .collect();
-    let mut sim = Sim::new(ranks.clone(), vec![S_COMPUTE; n_ranks]);
+    let mut sim = StepLoop::new(ranks.clone(), vec![S_COMPUTE; n_ranks]);
     let ar = names::nccl("AllReduce", Some("f32"), "TREE", "SIMPLE");
     sim.init_calls(T_FIRST - 100 * MS, rng);
     for s in 0..STEPS {

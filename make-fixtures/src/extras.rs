@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Member, Sim, US, member};
+use crate::sim::{Member, StepLoop, US, member};
 use crate::truth_basic::Dev;
 use crate::truth_skew::GroupSpec;
 
@@ -43,7 +43,7 @@ pub(crate) fn ranks(pid0: u32, n: u32) -> Vec<Rank> {
 pub(crate) fn profile(
     path: &str,
     host: &str,
-    sim: Sim,
+    sim: StepLoop,
     streams: &[Vec<u32>],
     step: &str,
     (t0, end): (i64, i64),
@@ -93,7 +93,7 @@ pub(crate) fn profile(
 pub fn mismatch(rng: &mut Rng) -> Fixture {
     const PATH: &str = "fixtures/mismatch_extra_collective.sqlite";
     const HOST: &str = "dgx-b07";
-    let mut sim = Sim::new(ranks(5201, 4), vec![7; 4]);
+    let mut sim = StepLoop::new(ranks(5201, 4), vec![7; 4]);
     let ag = names::nccl("AllGather", None, "RING", "LL");
     let rs = names::nccl("ReduceScatter", Some("bf16"), "RING", "LL");
     let ar = names::nccl("AllReduce", Some("f32"), "RING", "LL");
@@ -170,7 +170,7 @@ pub fn stream_ids(rng: &mut Rng) -> Fixture {
     let compute = [7, 13];
     let ar_s = [13, 17];
     let ag_s = [21, 25];
-    let mut sim = Sim::new(ranks(7301, 2), compute.to_vec());
+    let mut sim = StepLoop::new(ranks(7301, 2), compute.to_vec());
     let ag = names::nccl("AllGather", None, "RING", "LL");
     let rs = names::nccl("ReduceScatter", Some("bf16"), "RING", "LL");
     let ar = names::nccl("AllReduce", Some("bf16"), "RING", "LL");
@@ -254,7 +254,7 @@ pub fn stream_ids(rng: &mut Rng) -> Fixture {
 pub fn two_comms(rng: &mut Rng) -> Fixture {
     const PATH: &str = "fixtures/shared_stream_two_comms.sqlite";
     const HOST: &str = "dgx-c03";
-    let mut sim = Sim::new(ranks(6101, 4), vec![7; 4]);
+    let mut sim = StepLoop::new(ranks(6101, 4), vec![7; 4]);
     let ar = names::nccl("AllReduce", Some("bf16"), "RING", "LL");
     let t0 = 6_000_000_000;
     let mut g = t0 + 15_000 * US;

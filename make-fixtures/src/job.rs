@@ -11,7 +11,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::{Phase, RankOut};
 use crate::rng::Rng;
-use crate::sim::{Sim, US, member};
+use crate::sim::{StepLoop, US, member};
 use crate::truth_clock::File;
 
 pub const S_COMPUTE: u32 = 7;
@@ -42,7 +42,7 @@ pub fn coll(op: &str) -> (KName, Nccl) {
 pub type Slot = Option<(&'static str, i64, i64)>;
 
 pub struct Job {
-    pub sim: Sim,
+    pub sim: StepLoop,
     /// The op of each instance (what the ranks run, unless a scenario swaps one).
     pub seq: Vec<&'static str>,
     /// [instance][rank]: the rank's NCCL kernel of that instance (None: never launched).
@@ -54,7 +54,7 @@ impl Job {
     /// A job on `ranks` whose first step starts at true time `t0`.
     pub fn new(ranks: Vec<Rank>, seq: &[&'static str], t0: i64, rng: &mut Rng) -> Self {
         let n = ranks.len();
-        let mut sim = Sim::new(ranks, vec![S_COMPUTE; n]);
+        let mut sim = StepLoop::new(ranks, vec![S_COMPUTE; n]);
         sim.end_spread_us = 4.0;
         sim.init_calls(t0 - 100 * MS, rng);
         Job {

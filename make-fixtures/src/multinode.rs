@@ -15,7 +15,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Member, Sim, US, member};
+use crate::sim::{Member, StepLoop, US, member};
 use crate::truth_basic::{Dev, Input};
 use crate::truth_clock::{File, GroupDef, Member as GMember};
 use crate::truth_skew::GroupSpec;
@@ -85,7 +85,7 @@ pub fn build(rng: &mut Rng) -> (Vec<File>, Vec<GroupDef>, Value) {
         })
         .collect();
     let n_ranks = ranks.len();
-    let mut sim = Sim::new(ranks.clone(), vec![S_COMPUTE; n_ranks]);
+    let mut sim = StepLoop::new(ranks.clone(), vec![S_COMPUTE; n_ranks]);
     sim.end_spread_us = 4.0;
     let ag = names::nccl("AllGather", None, "RING", "SIMPLE");
     let ar = names::nccl("AllReduce", Some("bf16"), "RING", "LL128");

@@ -15,7 +15,7 @@ use crate::model::{KName, Kernel, Nccl, Nvtx, NvtxKind, global_tid};
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Sim, US, member};
+use crate::sim::{StepLoop, US, member};
 use crate::truth_skew::GroupSpec;
 
 pub const PATH: &str = "fixtures/payloads.sqlite";
@@ -205,7 +205,7 @@ pub struct Payloads {
 }
 
 pub fn build(rng: &mut Rng) -> Payloads {
-    let mut sim = Sim::new(ranks(PID0, N as u32), vec![7; N]);
+    let mut sim = StepLoop::new(ranks(PID0, N as u32), vec![7; N]);
     let colls = plan();
     let kinds: Vec<_> = colls.iter().map(kernel).collect();
     let t0 = 7_000_000_000;

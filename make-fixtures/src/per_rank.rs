@@ -19,7 +19,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Member, Sim, US, member};
+use crate::sim::{Member, StepLoop, US, member};
 use crate::truth_clock::{File, GroupDef, Member as GMember};
 
 pub const DIR: &str = "fixtures/per_rank";
@@ -56,7 +56,7 @@ pub fn build(rng: &mut Rng) -> (Vec<File>, Vec<GroupDef>, Value) {
             context_id: 1,
         })
         .collect();
-    let mut sim = Sim::new(ranks.clone(), vec![S_COMPUTE; RANKS]);
+    let mut sim = StepLoop::new(ranks.clone(), vec![S_COMPUTE; RANKS]);
     sim.end_spread_us = 4.0;
     let bcast = names::nccl("Broadcast", None, "RING", "LL");
     let ar = names::nccl("AllReduce", Some("bf16"), "RING", "LL");

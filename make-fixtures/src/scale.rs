@@ -477,7 +477,8 @@ struct Totals {
     end_ns: i64,
 }
 
-struct Sim<'a> {
+/// The scale profile as it is written, step by step.
+struct ScaleWriter<'a> {
     tpl: &'a Template,
     specs: &'a [Spec],
     plan: &'a Plan,
@@ -490,7 +491,7 @@ struct Sim<'a> {
     totals: Totals,
 }
 
-impl<'a> Sim<'a> {
+impl<'a> ScaleWriter<'a> {
     fn new(tpl: &'a Template, specs: &'a [Spec], plan: &'a Plan) -> Self {
         let devs = (0..plan.devices)
             .map(|_| Dev {
@@ -501,7 +502,7 @@ impl<'a> Sim<'a> {
                 ..Default::default()
             })
             .collect();
-        Sim {
+        ScaleWriter {
             tpl,
             specs,
             plan,
@@ -1145,7 +1146,7 @@ pub fn run(a: &Args, root: &Path) -> Result<(), String> {
             (Table::Runtime, "runtime calls"),
             (Table::Nvtx, "NVTX ranges"),
         ] {
-            let mut sim = Sim::new(&tpl, &specs, &plan);
+            let mut sim = ScaleWriter::new(&tpl, &specs, &plan);
             for s in 0..plan.steps {
                 sim.step(s);
                 out.write(&sim.batch, table).map_err(sql)?;

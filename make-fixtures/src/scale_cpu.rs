@@ -30,7 +30,7 @@ mod tables;
 pub use tables::write;
 
 use super::frames::{Frames, Kind, NO_SPEC, What};
-use super::{A_MEMCPY, BASE, Batch, Dev, NONE, PID0, Sim, WATCHDOG_TID};
+use super::{A_MEMCPY, BASE, Batch, Dev, NONE, PID0, ScaleWriter, WATCHDOG_TID};
 use crate::model::global_tid;
 use crate::rng::Rng;
 use crate::scale_step::{NCCL_AR, Spec};
@@ -313,7 +313,7 @@ impl CpuGen {
 
     /// The rows of the step the simulation just made (`sim.batch`, `sim.devs`); the next step
     /// starts at `sim.barrier`.
-    fn step(&mut self, sim: &Sim) {
+    fn step(&mut self, sim: &ScaleWriter) {
         let w1 = sim.barrier;
         let b: &Batch = &sim.batch;
         for (d, dev) in sim.devs.iter().enumerate() {
@@ -567,7 +567,7 @@ mod tests {
             cpu: true,
         };
         let plan = super::super::plan(&a, &tpl).unwrap();
-        let mut sim = Sim::new(&tpl, &specs, &plan);
+        let mut sim = ScaleWriter::new(&tpl, &specs, &plan);
         let mut g = CpuGen::new(plan.devices);
         let mut state: std::collections::HashMap<i64, (bool, i64)> = Default::default();
         let mut samples = 0;

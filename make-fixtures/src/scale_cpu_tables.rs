@@ -4,7 +4,7 @@
 use rusqlite::{Statement, Transaction, params};
 
 use super::super::sync::{self, SyncGen};
-use super::super::{Plan, Sim};
+use super::super::{Plan, ScaleWriter};
 use super::{CpuGen, Ids};
 use crate::scale_step::{Spec, Template};
 
@@ -185,7 +185,7 @@ fn produce(
     plan: &Plan,
     send: std::sync::mpsc::SyncSender<Vec<i64>>,
 ) {
-    let mut sim = Sim::new(tpl, specs, plan);
+    let mut sim = ScaleWriter::new(tpl, specs, plan);
     let mut cpu = CpuGen::new(plan.devices);
     let mut sync = SyncGen::new(plan.devices);
     let frames = &ids.frames;

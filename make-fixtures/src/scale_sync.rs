@@ -11,7 +11,7 @@
 //!
 //! A row's correlationId is its call's; start and end lie inside the call, as in real exports.
 
-use super::{A_RECORD, A_SYNC, A_WAIT, NONE, Sim};
+use super::{A_RECORD, A_SYNC, A_WAIT, NONE, ScaleWriter};
 use crate::model::global_pid;
 use crate::rng::Rng;
 use crate::scale_step::{COMPUTE, NCCL, NCCL_AR, S_COMPUTE, STREAM_IDS};
@@ -76,7 +76,7 @@ impl SyncGen {
     }
 
     /// The rows of the step the simulation just made.
-    pub fn step(&mut self, sim: &Sim) {
+    pub fn step(&mut self, sim: &ScaleWriter) {
         self.syncs.clear();
         self.events.clear();
         for (d, dev) in sim.devs.iter().enumerate() {

@@ -9,7 +9,9 @@ use crate::rng::Rng;
 
 pub const US: i64 = 1_000;
 
-pub struct Sim {
+/// The compact fixtures' step loop: each rank's plan played op by op,
+/// collectives ending together (the scenario engine's `Sim` plays a graph).
+pub struct StepLoop {
     pub ranks: Vec<Rank>,
     pub plans: Vec<RankPlan>,
     /// When each rank's compute stream is free (and its inputs are ready).
@@ -38,14 +40,14 @@ pub fn member(rank: usize, stream: u32) -> Member {
     }
 }
 
-impl Sim {
+impl StepLoop {
     pub fn new(ranks: Vec<Rank>, compute_stream: Vec<u32>) -> Self {
         let plans = ranks
             .iter()
             .map(|r| RankPlan::new(r.pid, r.pid, true))
             .collect();
         let n = ranks.len();
-        Sim {
+        StepLoop {
             ranks,
             plans,
             ready: vec![0; n],

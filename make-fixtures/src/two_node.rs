@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::names::{self, Compute};
 use crate::plan::Phase;
 use crate::rng::Rng;
-use crate::sim::{Sim, US, member};
+use crate::sim::{StepLoop, US, member};
 
 pub const PATH_A: &str = "fixtures/two_node_a.sqlite";
 pub const PATH_B: &str = "fixtures/two_node_b.sqlite";
@@ -27,7 +27,7 @@ pub fn build(rng: &mut Rng) -> (Profile, Profile, Value) {
             context_id: (i % 2) as u32 + 1,
         })
         .collect();
-    let mut sim = Sim::new(ranks.clone(), vec![S_COMPUTE; 4]);
+    let mut sim = StepLoop::new(ranks.clone(), vec![S_COMPUTE; 4]);
     let bcast = names::nccl("Broadcast", None, "RING", "LL");
     let ar = names::nccl("AllReduce", Some("bf16"), "TREE", "LL");
     let all = |_: ()| (0..4).map(|r| member(r, S_NCCL)).collect::<Vec<_>>();
