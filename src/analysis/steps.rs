@@ -10,6 +10,9 @@ use crate::profile::{NvtxKind, ProcId, Profile};
 use regex::Regex;
 use rustc_hash::FxHashMap;
 
+/// Per pair of processes, how many instances give each step offset.
+type Votes = FxHashMap<(usize, usize), FxHashMap<i64, u32>>;
+
 /// The default `--step-marker`.
 pub const DEFAULT_STEP_MARKER: &str = "(?i)step|iter";
 
@@ -57,12 +60,19 @@ impl Steps {
         let n = self.per_process.len();
         self.first = vec![0; n];
         // Per instance, the first (process, step) seen launching it, and
-        // for each other process the offset to it, counted.
-        let mut votes: FxHashMap<(usize, usize), FxHashMap<i64, u32>> = FxHashMap::default();
-        for g in &m.groups {
-            for k in 0..g.instances() {
+        // for each other process the offset to it, counted: the instances
+        // in chunks on every core, their counts summed.
+        let instances: Vec<(usize, usize)> = m
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(gi, g)| (0..g.instances()).map(move |k| (gi, k)))
+            .collect();
+        let chunks = super::chunks::map_chunks(instances.len(), 4096, |range| {
+            let mut votes: Votes = FxHashMap::default();
+            for &(gi, k) in &instances[range] {
                 let mut anchor: Option<(usize, usize)> = None;
-                for (_, row, (start, _)) in g.members(k) {
+                for (_, row, (start, _)) in m.groups[gi].members(k) {
                     let Some((process, i, _)) = self.own_step(p, clock, row, start) else {
                         continue;
                     };
@@ -79,10 +89,23 @@ impl Steps {
                     }
                 }
             }
+            vec![votes]
+        });
+        let mut votes: Votes = FxHashMap::default();
+        for chunk in chunks {
+            for (pair, counts) in chunk {
+                let all = votes.entry(pair).or_default();
+                for (off, c) in counts {
+                    *all.entry(off).or_default() += c;
+                }
+            }
         }
         // Each pair's offset: the one most instances give (the smaller
         // on a tie, for a stable answer).
         let mut edges: Vec<Vec<(usize, i64)>> = vec![Vec::new(); n];
+        // In pair order: the same edges whatever order the chunks gave.
+        let mut votes: Vec<_> = votes.into_iter().collect();
+        votes.sort_unstable_by_key(|(pair, _)| *pair);
         for ((a, b), counts) in votes {
             if let Some((&off, _)) = counts
                 .iter()
