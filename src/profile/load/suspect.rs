@@ -205,16 +205,27 @@ pub fn leave_out(
     let window = candidates.judging(judged_by);
     let mut s = SuspectRows::default();
     // Each table counted first, allocating nothing: almost every file has
-    // none to leave out.
+    // none to leave out. The GPU rows on one core, the rest on the other.
     let g = &mut p.gpu;
-    let gpu = Times::spans(&g.start, &g.end).open(&g.unfinished);
-    if let Some(rows) = gpu.kept(window, &mut s.gpu_or_cuda_calls) {
-        g.reorder(&rows);
-    }
-    let r = &mut p.runtime;
-    if let Some(rows) = Times::spans(&r.start, &r.end).kept(window, &mut s.gpu_or_cuda_calls) {
-        r.reorder(&rows);
-    }
+    let gpu_judged = std::thread::scope(|sc| {
+        let gpu = sc.spawn(move || {
+            let mut counted = SuspectEvents::default();
+            let times = Times::spans(&g.start, &g.end).open(&g.unfinished);
+            if let Some(rows) = times.kept(window, &mut counted) {
+                g.reorder(&rows);
+            }
+            counted
+        });
+        let r = &mut p.runtime;
+        if let Some(rows) = Times::spans(&r.start, &r.end).kept(window, &mut s.gpu_or_cuda_calls) {
+            r.reorder(&rows);
+        }
+        match gpu.join() {
+            Ok(counted) => counted,
+            Err(e) => std::panic::resume_unwind(e),
+        }
+    });
+    s.gpu_or_cuda_calls.add(&gpu_judged);
     let o = &mut p.osrt;
     let osrt = Times::spans(&o.start, &o.end).open(osrt_open);
     if let Some(rows) = osrt.kept(window, &mut s.os_runtime_calls) {
