@@ -963,7 +963,10 @@ impl FileProfile {
 
     /// [`Self::event_bounds`] over the times `keep` takes (before the rows
     /// that cannot be right are left out: over the times that can be).
-    pub fn event_bounds_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
+    pub fn event_bounds_of(
+        &self,
+        keep: impl Fn(i64) -> bool + Copy + Send + Sync,
+    ) -> Option<(i64, i64)> {
         self.event_bounds_around(self.span_of(keep), keep)
     }
 
@@ -972,7 +975,7 @@ impl FileProfile {
     pub fn event_bounds_around(
         &self,
         span: Option<(i64, i64)>,
-        keep: impl Fn(i64) -> bool + Copy,
+        keep: impl Fn(i64) -> bool + Copy + Send + Sync,
     ) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 2] = [
             (&self.osrt.start, &self.osrt.end),
@@ -988,7 +991,7 @@ impl FileProfile {
     }
 
     /// The span over the times `keep` takes, read from the rows each time.
-    pub fn span_of(&self, keep: impl Fn(i64) -> bool + Copy) -> Option<(i64, i64)> {
+    pub fn span_of(&self, keep: impl Fn(i64) -> bool + Copy + Send + Sync) -> Option<(i64, i64)> {
         let cols: [(&[i64], &[i64]); 3] = [
             (&self.gpu.start, &self.gpu.end),
             (&self.runtime.start, &self.runtime.end),
@@ -1007,11 +1010,33 @@ impl FileProfile {
 fn widen(
     mut bounds: Option<(i64, i64)>,
     cols: &[(&[i64], &[i64])],
-    keep: impl Fn(i64) -> bool + Copy,
+    keep: impl Fn(i64) -> bool + Copy + Send + Sync,
 ) -> Option<(i64, i64)> {
-    for (starts, ends) in cols {
-        let lo = starts.iter().copied().filter(|&t| keep(t)).min();
-        let hi = ends.iter().copied().filter(|&t| keep(t)).max();
+    let firsts = || -> Vec<Option<i64>> {
+        cols.iter()
+            .map(|(starts, _)| starts.iter().copied().filter(|&t| keep(t)).min())
+            .collect()
+    };
+    let lasts = || -> Vec<Option<i64>> {
+        cols.iter()
+            .map(|(_, ends)| ends.iter().copied().filter(|&t| keep(t)).max())
+            .collect()
+    };
+    // Millions of rows: the starts on another core meanwhile.
+    let rows: usize = cols.iter().map(|(s, _)| s.len()).sum();
+    let (firsts, lasts) = if rows < 1 << 20 {
+        (firsts(), lasts())
+    } else {
+        std::thread::scope(|sc| {
+            let f = sc.spawn(firsts);
+            let l = lasts();
+            match f.join() {
+                Ok(f) => (f, l),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        })
+    };
+    for (lo, hi) in firsts.into_iter().zip(lasts) {
         if let (Some(lo), Some(hi)) = (lo, hi) {
             bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         }
