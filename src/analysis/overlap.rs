@@ -65,14 +65,10 @@ pub fn overlap(
             .collect()
     };
     let (even, odd) = (half(0), half(1));
-    let (mut a, b) = std::thread::scope(|s| {
-        let other = s.spawn(|| devices_overlap(p, classes, clock, w, &odd));
-        let mine = devices_overlap(p, classes, clock, w, &even);
-        match other.join() {
-            Ok(theirs) => (mine, theirs),
-            Err(e) => std::panic::resume_unwind(e),
-        }
-    });
+    let (b, mut a) = crate::profile::parallel::beside(
+        || devices_overlap(p, classes, clock, w, &odd),
+        || devices_overlap(p, classes, clock, w, &even),
+    );
     a.extend(b);
     let rank: std::collections::HashMap<DevId, usize> =
         order.iter().enumerate().map(|(i, &d)| (d, i)).collect();

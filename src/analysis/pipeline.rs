@@ -201,9 +201,9 @@ pub fn resume(
         // The matching on this core, the stages that read no clock on the
         // other.
         stage(Stage::Clock.doing());
-        let (clocked, (c, n, o, q)) = std::thread::scope(|sc| {
-            let (classes, utc) = (&a.classes, &a.clock);
-            let free = sc.spawn(move || {
+        let (classes, utc) = (&a.classes, &a.clock);
+        let ((c, n, o, q), clocked) = crate::profile::parallel::beside(
+            move || {
                 (
                     beside
                         .has(Stage::Completeness)
@@ -216,13 +216,9 @@ pub fn resume(
                         .then(|| overlap(p, classes, utc, w)),
                     queues_beside.then(|| launch_queues(p, classes, utc, w)),
                 )
-            });
-            let clocked = clock_stage(p, classes, s.align);
-            match free.join() {
-                Ok(done) => (clocked, done),
-                Err(e) => std::panic::resume_unwind(e),
-            }
-        });
+            },
+            || clock_stage(p, classes, s.align),
+        );
         a.completeness = c.unwrap_or(a.completeness);
         a.nccl = n.unwrap_or(a.nccl);
         a.overlap = o.unwrap_or(a.overlap);

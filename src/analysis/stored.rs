@@ -192,12 +192,8 @@ pub fn read_then<T: Send>(
         }
         Stored::Hit(sections) => sections,
     };
-    let (analysis, viewed) = std::thread::scope(|s| {
-        let viewed = s.spawn(|| view(sections.get(1)));
-        let analysis = decode(sections.get(0), p);
-        (analysis, viewed.join())
-    });
-    let viewed = viewed.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let (viewed, analysis) =
+        crate::profile::parallel::beside(|| view(sections.get(1)), || decode(sections.get(0), p));
     match analysis {
         Ok(a) => Some((a, viewed)),
         Err(why) => {

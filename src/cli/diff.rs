@@ -143,12 +143,11 @@ fn load_both(
         let b = load(before, cache, settings);
         return (b, Some(load(after, cache, settings)));
     }
-    std::thread::scope(|s| {
-        let b = s.spawn(|| load(before, cache, settings));
-        let a = load(after, cache, settings);
-        let b = b.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (b, Some(a))
-    })
+    let (b, a) = profile::parallel::beside(
+        || load(before, cache, settings),
+        || load(after, cache, settings),
+    );
+    (b, Some(a))
 }
 
 pub fn run(args: DiffArgs, cache: Option<CacheDir>) -> ExitCode {

@@ -55,21 +55,19 @@ pub fn finalize(p: &mut FileProfile) {
     let (gpu, lanes, runtime, nvtx) = (&mut p.gpu, &mut p.lanes, &mut p.runtime, &mut p.nvtx);
     let (osrt, samples, sched) = (&mut p.osrt, &mut p.samples, &mut p.sched);
     // GPU rows on one core, CPU rows on the other.
-    let (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges, sched_ranges) =
-        std::thread::scope(|s| {
-            let gpu_done = s.spawn(|| sort_gpu(gpu, lanes));
-            let ranges = (
-                sort_runtime(runtime, nthreads),
-                sort_nvtx(nvtx, nthreads),
-                sort_osrt(osrt, nthreads),
-                sort_samples(samples, nthreads),
-                sort_sched(sched, nthreads),
-            );
-            if let Err(e) = gpu_done.join() {
-                std::panic::resume_unwind(e);
-            }
-            ranges
-        });
+    let ((), (rt_ranges, nvtx_ranges, osrt_ranges, sample_ranges, sched_ranges)) =
+        super::parallel::beside(
+            || sort_gpu(gpu, lanes),
+            || {
+                (
+                    sort_runtime(runtime, nthreads),
+                    sort_nvtx(nvtx, nthreads),
+                    sort_osrt(osrt, nthreads),
+                    sort_samples(samples, nthreads),
+                    sort_sched(sched, nthreads),
+                )
+            },
+        );
     p.runtime_by_thread = rt_ranges;
     p.nvtx_by_thread = nvtx_ranges;
     p.osrt_by_thread = osrt_ranges;

@@ -1027,14 +1027,7 @@ fn widen(
     let (firsts, lasts) = if rows < 1 << 20 {
         (firsts(), lasts())
     } else {
-        std::thread::scope(|sc| {
-            let f = sc.spawn(firsts);
-            let l = lasts();
-            match f.join() {
-                Ok(f) => (f, l),
-                Err(e) => std::panic::resume_unwind(e),
-            }
-        })
+        super::parallel::beside(firsts, lasts)
     };
     for (lo, hi) in firsts.into_iter().zip(lasts) {
         if let (Some(lo), Some(hi)) = (lo, hi) {

@@ -13,6 +13,19 @@ enum Event {
     FileDone,
 }
 
+/// `other` on another core while `here` runs on this one: both results,
+/// `other`'s first. A panic in `other` goes on here, as if it had run here.
+pub fn beside<O: Send, H>(other: impl FnOnce() -> O + Send, here: impl FnOnce() -> H) -> (O, H) {
+    std::thread::scope(|s| {
+        let theirs = s.spawn(other);
+        let mine = here();
+        match theirs.join() {
+            Ok(theirs) => (theirs, mine),
+            Err(e) => std::panic::resume_unwind(e),
+        }
+    })
+}
+
 /// How many files load at once: one per core. Each load also reads its
 /// GPU and CPU tables on two threads of its own, which overlap SQLite's
 /// waits.
@@ -87,6 +100,14 @@ pub fn each_on<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn beside_gives_both_results_and_passes_a_panic_on() {
+        assert_eq!(beside(|| 1, || "here"), (1, "here"));
+        let caught = std::panic::catch_unwind(|| beside(|| panic!("other side"), || 2));
+        let message = caught.err().unwrap();
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"other side"));
+    }
 
     #[test]
     fn results_come_back_in_order_and_the_file_gauge_never_runs_backwards() {

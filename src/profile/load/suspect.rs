@@ -207,24 +207,23 @@ pub fn leave_out(
     // Each table counted first, allocating nothing: almost every file has
     // none to leave out. The GPU rows on one core, the rest on the other.
     let g = &mut p.gpu;
-    let gpu_judged = std::thread::scope(|sc| {
-        let gpu = sc.spawn(move || {
+    let r = &mut p.runtime;
+    let (gpu_judged, ()) = crate::profile::parallel::beside(
+        move || {
             let mut counted = SuspectEvents::default();
             let times = Times::spans(&g.start, &g.end).open(&g.unfinished);
             if let Some(rows) = times.kept(window, &mut counted) {
                 g.reorder(&rows);
             }
             counted
-        });
-        let r = &mut p.runtime;
-        if let Some(rows) = Times::spans(&r.start, &r.end).kept(window, &mut s.gpu_or_cuda_calls) {
-            r.reorder(&rows);
-        }
-        match gpu.join() {
-            Ok(counted) => counted,
-            Err(e) => std::panic::resume_unwind(e),
-        }
-    });
+        },
+        || {
+            let times = Times::spans(&r.start, &r.end);
+            if let Some(rows) = times.kept(window, &mut s.gpu_or_cuda_calls) {
+                r.reorder(&rows);
+            }
+        },
+    );
     s.gpu_or_cuda_calls.add(&gpu_judged);
     let o = &mut p.osrt;
     let osrt = Times::spans(&o.start, &o.end).open(osrt_open);
