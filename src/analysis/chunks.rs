@@ -12,8 +12,9 @@ pub fn map_chunks<R: Send>(
     min_chunk: usize,
     f: impl Fn(Range<usize>) -> Vec<R> + Sync,
 ) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let chunks = cores.min(n / min_chunk.max(1)).max(1);
+    let chunks = crate::profile::parallel::cores()
+        .min(n / min_chunk.max(1))
+        .max(1);
     if chunks == 1 {
         return f(0..n);
     }

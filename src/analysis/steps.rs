@@ -9,6 +9,7 @@ use super::matching::Matching;
 use crate::profile::{NvtxKind, ProcId, Profile};
 use regex::Regex;
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 /// Per pair of processes, how many instances give each step offset.
 type Votes = FxHashMap<(usize, usize), FxHashMap<i64, u32>>;
@@ -91,7 +92,8 @@ impl Steps {
             }
             vec![votes]
         });
-        let mut votes: Votes = FxHashMap::default();
+        // In pair order: the same edges whatever order the chunks gave.
+        let mut votes: BTreeMap<(usize, usize), FxHashMap<i64, u32>> = BTreeMap::new();
         for chunk in chunks {
             for (pair, counts) in chunk {
                 let all = votes.entry(pair).or_default();
@@ -103,9 +105,6 @@ impl Steps {
         // Each pair's offset: the one most instances give (the smaller
         // on a tie, for a stable answer).
         let mut edges: Vec<Vec<(usize, i64)>> = vec![Vec::new(); n];
-        // In pair order: the same edges whatever order the chunks gave.
-        let mut votes: Vec<_> = votes.into_iter().collect();
-        votes.sort_unstable_by_key(|(pair, _)| *pair);
         for ((a, b), counts) in votes {
             if let Some((&off, _)) = counts
                 .iter()
