@@ -158,8 +158,12 @@ impl Capture {
         if first && let Some((a, b)) = data.span {
             self.view = View::fit(a, b);
         }
+        // Their keys hold the data's address, which new data could reuse
+        // once the old is freed: nothing derived from the old is kept.
         self.windowed.forget();
         self.range_facts.forget();
+        self.stats.forget();
+        self.nvtx_tree.forget();
         if first {
             let p = &data.profile;
             let hosts: Vec<u32> = p.devices.iter().map(|d| d.host).collect();

@@ -1,10 +1,9 @@
 //! What is derived from the view's window, the range marked and the
 //! views' choices (the overlap panel's visible window, the range panel's
-//! facts, the stats table, the NVTX tree), computed off the UI thread: reading
-//! every kernel in a window takes 40–225 ms at 1–5 M kernels, and no key
-//! may wait for it. The loop runs a job and
-//! hands back its result; the capture it was asked of keeps it
-//! ([`crate::tui::derived::Latest`]).
+//! facts, the stats table, the NVTX tree), computed off the UI thread:
+//! reading every kernel in a window takes 40–225 ms at 1–5 M kernels, and
+//! no key may wait for it. The loop runs a job and hands back its result;
+//! the capture it was asked of keeps it ([`crate::tui::derived::Latest`]).
 
 use crate::analysis::Window;
 use crate::analysis::name_stats::{self, StatsBy, StatsOf};

@@ -286,7 +286,8 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
                 terminal
                     .draw(|f| super::ui::draw(f, app))
                     .map_err(|e| format!("drawing failed: {e}"))?;
-                app.dirty = app.after_frame();
+                app.dirty = false;
+                app.after_frame();
                 last_frame = Instant::now();
             } else {
                 // Gather what arrives before the next frame is due.

@@ -375,11 +375,10 @@ impl App {
 
     /// After a frame: what is derived from the rows in view (the range's
     /// facts) is asked for again, when the frame moved them (a panel
-    /// opened and the timeline lost rows). True when the frame is to be
-    /// drawn again at once (never: results come back as messages).
-    pub fn after_frame(&mut self) -> bool {
+    /// opened and the timeline lost rows). Its result comes back as a
+    /// message, which asks for the next frame.
+    pub fn after_frame(&mut self) {
         self.derive();
-        false
     }
 
     /// The next derived job to run off the UI thread.
@@ -472,7 +471,7 @@ impl App {
     /// searched only when the query or the names shown changed.
     fn finder_hits(&mut self, l: &Arc<Loaded>, query: &str) -> &[usize] {
         let key = (
-            Arc::as_ptr(l) as usize,
+            crate::tui::derive_jobs::data_key(l),
             query.to_string(),
             self.capture.show.names,
         );

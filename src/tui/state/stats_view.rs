@@ -41,8 +41,8 @@ impl App {
     /// derived.
     pub fn stats_table(&self) -> Option<&StatsTable> {
         let st = match &self.overlay {
-            Overlay::Stats(st) => st.clone(),
-            _ => self.stats_state.clone()?,
+            Overlay::Stats(st) => st,
+            _ => self.stats_state.as_ref()?,
         };
         self.capture.stats_table(st.of, self.stats_window(st.scope))
     }
