@@ -26,6 +26,7 @@ mod by_comm;
 mod by_ends;
 mod join;
 mod one_clock;
+mod partners;
 mod placement;
 mod unit;
 
@@ -38,6 +39,7 @@ pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
+pub use partners::Exchange;
 pub use placement::Basis;
 use placement::{Span, Track};
 use std::collections::{BTreeMap, HashMap};
@@ -290,6 +292,21 @@ pub struct Matching {
     /// Not stored: a matching read back is never matched again.
     #[serde(skip)]
     found_by_ends: Vec<Vec<LaneId>>,
+    /// The exchanges partners in part showed across clocks (a middle
+    /// pipeline stage's with each neighbour): what a matching on clocks
+    /// aligned since takes as given. Not stored, as `found_by_ends`.
+    #[serde(skip)]
+    exchanges: Vec<Exchange>,
+}
+
+/// What a matching found on each host's own clock, for a matching on the
+/// clocks aligned since ([`Matching::evidence`]).
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The streams of each communicator its ends showed on one clock.
+    pub units: Vec<Vec<LaneId>>,
+    /// Kernels of two hosts that partners in part exchanged.
+    pub exchanges: Vec<Exchange>,
 }
 
 impl Matching {
@@ -325,11 +342,15 @@ impl Matching {
         self.by_row = kept;
     }
 
-    /// The streams of each communicator its ends showed on one clock,
-    /// before any was joined across clocks: what a matching on clocks
-    /// aligned since may take as whole.
-    pub fn one_clock_units(&self) -> &[Vec<LaneId>] {
-        &self.found_by_ends
+    /// What it found on each clock before any was joined across clocks:
+    /// the streams of each communicator (what a matching on clocks aligned
+    /// since may take as whole) and the exchanges of partners in part
+    /// (taken as given).
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            units: self.found_by_ends.clone(),
+            exchanges: self.exchanges.clone(),
+        }
     }
 
     /// Each instance's GPU rows, as the clock fits read them.
@@ -352,14 +373,14 @@ impl Matching {
 }
 
 /// Matches every NCCL collective of the profile across devices.
-/// Times across files are compared on `clock`. `units` are communicators
-/// found on one clock each before these clocks were aligned (see
-/// [`Matching::one_clock_units`]), none on a first pass.
+/// Times across files are compared on `clock`. `given` is what a matching
+/// found on each clock before these clocks were aligned (see
+/// [`Matching::evidence`]), nothing on a first pass.
 pub fn match_collectives(
     p: &Profile,
     classes: &KernelClasses,
     clock: &Alignment,
-    units: &[Vec<LaneId>],
+    given: &Evidence,
 ) -> Matching {
     let order: HashMap<DevId, usize> = device_order(p)
         .into_iter()
@@ -368,7 +389,8 @@ pub fn match_collectives(
         .collect();
     let keys = OpKeys::read(p, classes);
     let named = by_comm::split(p, nccl_sequences(p, classes), &keys);
-    let ends = by_ends::split(p, clock, named.rest, units);
+    let rest = without_exchanged(named.rest, &given.exchanges);
+    let ends = by_ends::split(p, clock, rest, &given.units);
     let mut unpaired: Vec<LaneId> = named
         .unplaced
         .iter()
@@ -396,8 +418,17 @@ pub fn match_collectives(
         let d = domain(&s);
         Unit::single(s, d)
     }));
-    let links = across::links(p, clock, &units);
-    let (joined, alone) = join::join(units, &order, &links);
+    let series = across::series(p, clock, &units);
+    let mut links = across::links(&units, &series);
+    let window = across::UTC_ERROR_NS as i64;
+    links.extend(partners::partial_links(&units, &series, &links, window));
+    let agree = across::agreeing(&links);
+    let comps = join::Components::of(&units, &links, &agree);
+    let mut exchanges = given.exchanges.clone();
+    exchanges.extend(partners::exchanges(
+        p, clock, &units, &links, &agree, &comps,
+    ));
+    let (joined, alone) = join::join(units, &order, &links, &agree, &comps);
     unpaired.extend(alone);
     // (members, how found, lockstep ambiguous, NCCL's communicator size).
     let mut clusters: Vec<(Vec<Seq>, FoundBy, bool, Option<u32>)> = Vec::new();
@@ -407,6 +438,9 @@ pub fn match_collectives(
         } else {
             clusters.push((comm, FoundBy::Payload, false, size));
         }
+    }
+    for x in exchanges.iter().filter(|x| x.seqs.len() >= 2) {
+        clusters.push((x.seqs.clone(), FoundBy::Ends, x.lockstep_ambiguous, None));
     }
     for (c, by_partners) in joined {
         let found = match c.as_slice() {
@@ -469,6 +503,7 @@ pub fn match_collectives(
         unmatched: Vec::new(),
         by_row: Default::default(),
         found_by_ends,
+        exchanges: exchanges.clone(),
     };
     m.index_rows();
     m.unmatched = p
@@ -485,6 +520,32 @@ pub fn match_collectives(
         })
         .collect();
     m
+}
+
+/// The sequences with the kernels of `exchanges` taken out (those that
+/// keep any).
+fn without_exchanged(seqs: Vec<Seq>, exchanges: &[Exchange]) -> Vec<Seq> {
+    let taken: std::collections::HashSet<u32> = exchanges
+        .iter()
+        .flat_map(|x| x.seqs.iter().flat_map(|s| s.rows.iter().copied()))
+        .collect();
+    if taken.is_empty() {
+        return seqs;
+    }
+    seqs.into_iter()
+        .filter_map(|mut s| {
+            let (rows, ops): (Vec<u32>, Vec<CollOp>) = s
+                .rows
+                .iter()
+                .zip(&s.ops)
+                .filter(|(r, _)| !taken.contains(r))
+                .map(|(&r, &o)| (r, o))
+                .unzip();
+            s.keyless.retain(|r| !taken.contains(r));
+            (s.rows, s.ops) = (rows, ops);
+            (!s.rows.is_empty()).then_some(s)
+        })
+        .collect()
 }
 
 /// A file whose clock data cannot be right ([`Alignment::isolated`]) is

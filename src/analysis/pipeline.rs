@@ -331,7 +331,7 @@ pub fn align_and_match(
         }
     }
     let mut utc = clock::from_utc_apart(p, mode, &apart);
-    let mut first = match_collectives(p, classes, &utc, &[]);
+    let mut first = match_collectives(p, classes, &utc, &Default::default());
     // Files of one host share its clock only if their ends say so (on
     // UTC alone a file taken apart would keep the same stamps: its
     // agreement is stated instead).
@@ -340,7 +340,7 @@ pub fn align_and_match(
         if !more.is_empty() {
             apart.extend(more);
             utc = clock::from_utc_apart(p, mode, &apart);
-            first = match_collectives(p, classes, &utc, &[]);
+            first = match_collectives(p, classes, &utc, &Default::default());
         }
     }
     // What the first matching found on one clock each.
@@ -352,15 +352,15 @@ pub fn align_and_match(
             let by_ends = clock::timebase::ends::decided(p, &apart, &utc, &aligned);
             if by_ends.flips {
                 utc = clock::from_utc_read(p, mode, &apart, &by_ends.read);
-                first = match_collectives(p, classes, &utc, &[]);
+                first = match_collectives(p, classes, &utc, &Default::default());
                 aligned = clock::ends::refine_from_ends(p, &utc, &first.rows_per_instance());
             } else {
                 clock::timebase::ends::record(&mut aligned, &by_ends);
             }
-            (aligned, first.one_clock_units().to_vec())
+            (aligned, first.evidence())
         }
         AlignMode::Utc | AlignMode::None => {
-            let units = first.one_clock_units().to_vec();
+            let units = first.evidence();
             (
                 clock::ends::with_residuals(p, utc, &first.rows_per_instance()),
                 units,

@@ -26,7 +26,7 @@ const TAIL_NS: f64 = 250_000.0;
 /// How far the UTC stamps may put two hosts' clocks apart (ns): NTP keeps
 /// them within milliseconds; a schedule one step off sits a step period
 /// (tens of ms or more) away.
-const UTC_ERROR_NS: f64 = 50_000_000.0;
+pub const UTC_ERROR_NS: f64 = 50_000_000.0;
 /// How far UTC stamps may be off at worst (ns): only an alignment whose
 /// ends fit is taken from this far.
 const UTC_WIDE_NS: f64 = 1_000_000_000.0;
@@ -42,8 +42,8 @@ pub struct Link {
     /// Indices into the units.
     pub a: usize,
     pub b: usize,
-    /// Unit `b`'s instance `i + shift` is unit `a`'s instance `i`.
-    pub shift: i64,
+    /// Which instances of the two are one.
+    pub pairing: Pairing,
     /// `b`'s end − `a`'s where they start sharing (ns, on the alignment
     /// given, from the fitted line).
     pub lag_ns: f64,
@@ -62,25 +62,37 @@ pub struct Link {
     pub domains: (usize, usize),
 }
 
+/// Which instances of two linked units are one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pairing {
+    /// Unit `b`'s instance `i + shift` is unit `a`'s instance `i`, over
+    /// all they share: one communicator.
+    Shift(i64),
+    /// Only these (`a`'s instance, `b`'s), in order: `a` or `b` exchanges
+    /// with units of other hosts too ([`super::partners`]).
+    Part(Vec<(u32, u32)>),
+}
+
 impl Link {
     /// `b`'s clock minus `a`'s at `t` (on `a`'s time) by this link's line.
-    fn difference_at(&self, t: i64) -> f64 {
+    pub(super) fn difference_at(&self, t: i64) -> f64 {
         self.lag_ns + self.lag_slope_ppm * 1e-6 * (t - self.span.0) as f64
     }
 }
 
 /// A unit's series: its longest member's ops and ends (on `clock`).
-struct Series {
-    ops: Vec<CollOp>,
-    ends: Vec<i64>,
+pub struct Series {
+    pub ops: Vec<CollOp>,
+    pub ends: Vec<i64>,
 }
 
-fn series(p: &Profile, clock: &Alignment, u: &Unit) -> Series {
-    let s = u
-        .seqs
-        .iter()
-        .max_by_key(|s| s.rows.len())
-        .expect("a unit has a sequence");
+/// Each unit's series.
+pub fn series(p: &Profile, clock: &Alignment, units: &[Unit]) -> Vec<Series> {
+    units.iter().map(|u| series_of(p, clock, u)).collect()
+}
+
+fn series_of(p: &Profile, clock: &Alignment, u: &Unit) -> Series {
+    let s = u.reference();
     Series {
         ops: s.ops.clone(),
         ends: s
@@ -97,8 +109,7 @@ fn series(p: &Profile, clock: &Alignment, u: &Unit) -> Series {
 /// at all has nothing to say about its partners (UTC stamps missing or far
 /// off, no other unit runs its ops, or ends that never meet anyone's, as a
 /// tree all-reduce's across nodes).
-pub fn links(p: &Profile, clock: &Alignment, units: &[Unit]) -> Vec<Link> {
-    let all: Vec<Series> = units.iter().map(|u| series(p, clock, u)).collect();
+pub fn links(units: &[Unit], all: &[Series]) -> Vec<Link> {
     // Only units that run the same ops can be one communicator.
     let kinds: Vec<Vec<CollOp>> = all
         .iter()
@@ -258,7 +269,7 @@ fn best_alignment(x: &Series, y: &Series, window: f64) -> Option<Link> {
         best = Some(Link {
             a: 0,
             b: 0,
-            shift,
+            pairing: Pairing::Shift(shift),
             lag_ns: offset,
             tail_ns: tail,
             lag_slope_ppm: f.slope * 1e6,
@@ -402,13 +413,13 @@ mod tests {
         // A partner 4 ms off by its clock: linked at shift 0.
         let y = job(40, 4 * MS, None);
         let l = best_alignment(&x, &y, UTC_ERROR_NS).unwrap();
-        assert_eq!(l.shift, 0);
+        assert_eq!(l.pairing, Pairing::Shift(0));
         assert!((l.lag_ns - 4e6).abs() < 1.0, "{l:?}");
         assert!(partners(&l));
         // A sibling that was late once by 20 ms: the same offset, not a partner.
         let y = job(40, 4 * MS, Some((17, 20 * MS)));
         let s = best_alignment(&x, &y, UTC_ERROR_NS).unwrap();
-        assert_eq!(s.shift, 0);
+        assert_eq!(s.pairing, Pairing::Shift(0));
         assert!(!partners(&s), "{s:?}");
         // A partner whose capture started 3 collectives later.
         let later = Series {
@@ -416,7 +427,7 @@ mod tests {
             ends: job(40, 2 * MS, None).ends[3..].to_vec(),
         };
         let l = best_alignment(&x, &later, UTC_ERROR_NS).unwrap();
-        assert_eq!(l.shift, -3);
+        assert_eq!(l.pairing, Pairing::Shift(-3));
         assert!(partners(&l));
     }
 }

@@ -12,7 +12,7 @@
 //! apart. Within one domain the ends have decided: two communicators found
 //! there are never joined.
 
-use super::across::{Link, agreeing, plausible};
+use super::across::{Link, Pairing, plausible};
 use super::unit::Unit;
 use crate::analysis::nccl_streams::common_run;
 use crate::profile::{DevId, LaneId};
@@ -20,30 +20,37 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Units joined across domains, each cluster holding two or more devices,
 /// with whether its units were joined by their ends; the lanes of units
-/// left alone. `links` are [`super::across::links`] of the units.
+/// left alone. `links` are [`super::across::links`] and
+/// [`super::partners::partial_links`] of the units, `agree` which of them
+/// [`super::across::agreeing`] keeps. A unit with a partner in part (a
+/// middle pipeline stage's exchanges with two hosts) is left out: its
+/// kernels are in its exchanges ([`super::partners::exchanges`]), and
+/// joining it by stream id would pair exchanges that never happened.
 pub fn join(
     units: Vec<Unit>,
     order: &HashMap<DevId, usize>,
     links: &[Link],
+    agree: &[bool],
+    component: &Components,
 ) -> (Vec<(Vec<Unit>, bool)>, Vec<LaneId>) {
-    let agree = agreeing(links);
     // Ends that wander say "not one communicator" only between hosts
     // whose clocks partners tie to each other: on UTC alone a tree
     // all-reduce's ends wander as much (they never coincide across nodes).
-    let tied = tied_hosts(links, &agree);
+    let tied = tied_hosts(links, agree);
     let mut judged = vec![false; units.len()];
-    for (l, &ok) in links.iter().zip(&agree) {
+    for (l, &ok) in links.iter().zip(agree) {
         if ok || tied(l.domains.0) == tied(l.domains.1) {
             (judged[l.a], judged[l.b]) = (true, true);
         }
     }
-    let component = by_partners(&units, links, &agree);
+    let in_part = component.in_part(links, agree);
+    let component = &component.root;
     let mut by_ends: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
     let mut rest: Vec<Unit> = Vec::new();
     let mut apart: Vec<Unit> = Vec::new();
     let sizes = {
         let mut n: HashMap<usize, usize> = HashMap::new();
-        for &c in &component {
+        for &c in component {
             *n.entry(c).or_default() += 1;
         }
         n
@@ -51,6 +58,8 @@ pub fn join(
     for (i, u) in units.into_iter().enumerate() {
         if sizes[&component[i]] > 1 {
             by_ends.entry(component[i]).or_default().push(u);
+        } else if in_part[i] {
+            // its kernels are in its exchanges
         } else if u.by_ends && judged[i] {
             apart.push(u);
         } else {
@@ -87,6 +96,77 @@ fn tied_hosts(links: &[Link], agree: &[bool]) -> impl Fn(usize) -> usize {
     move |d| find(&parent, d)
 }
 
+/// The units whole partners join: each unit's component (a unit of it)
+/// and its instance numbering against the component's ([`Components::at`]).
+#[derive(Debug, Clone)]
+pub struct Components {
+    pub root: Vec<usize>,
+    /// Unit `u`'s instance `i` is its component's instance `i - offset[u]`.
+    offset: Vec<i64>,
+}
+
+impl Components {
+    /// Joins units by agreeing whole partner links, tightest first.
+    pub fn of(units: &[Unit], links: &[Link], agree: &[bool]) -> Components {
+        let root = by_partners(units, links, agree);
+        // Each unit's offset from its root along the joining links.
+        let mut offset: Vec<Option<i64>> = (0..units.len())
+            .map(|u| (root[u] == u).then_some(0))
+            .collect();
+        loop {
+            let mut changed = false;
+            for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
+                let Pairing::Shift(shift) = l.pairing else {
+                    continue;
+                };
+                if root[l.a] != root[l.b] {
+                    continue;
+                }
+                match (offset[l.a], offset[l.b]) {
+                    (Some(a), None) => offset[l.b] = Some(a + shift),
+                    (None, Some(b)) => offset[l.a] = Some(b - shift),
+                    _ => continue,
+                }
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
+        }
+        Components {
+            root,
+            offset: offset.into_iter().map(|o| o.unwrap_or(0)).collect(),
+        }
+    }
+
+    /// Unit `u`'s component and the component's instance that is `u`'s
+    /// instance `i`.
+    pub fn root_index(&self, u: usize, i: i64) -> (usize, i64) {
+        (self.root[u], i - self.offset[u])
+    }
+
+    /// The units of component `r` with each one's instance that is the
+    /// component's instance `i`.
+    pub fn members_at(&self, r: usize, i: i64) -> impl Iterator<Item = (usize, i64)> + '_ {
+        (0..self.root.len())
+            .filter(move |&v| self.root[v] == r)
+            .map(move |v| (v, i + self.offset[v]))
+    }
+
+    /// Units whose component has an agreeing partner in part: its
+    /// kernels go to exchanges.
+    pub fn in_part(&self, links: &[Link], agree: &[bool]) -> Vec<bool> {
+        let mut roots = std::collections::HashSet::new();
+        for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
+            if matches!(l.pairing, Pairing::Part(_)) {
+                roots.insert(self.root[l.a]);
+                roots.insert(self.root[l.b]);
+            }
+        }
+        self.root.iter().map(|r| roots.contains(r)).collect()
+    }
+}
+
 /// Each unit's component when partner links are joined tightest first,
 /// never two units of one domain or one device in a component.
 fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
@@ -105,7 +185,7 @@ fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
     let mut order: Vec<&Link> = links
         .iter()
         .zip(agree)
-        .filter(|(_, ok)| **ok)
+        .filter(|(l, ok)| **ok && matches!(l.pairing, Pairing::Shift(_)))
         .map(|(l, _)| l)
         .collect();
     // A drift no clock has joins last: the clock fit refuses it.
@@ -232,7 +312,8 @@ mod tests {
             single(1, 20, &[AllReduce, AllReduce]),
             single(2, 30, &[Broadcast]),
         ];
-        let (clusters, alone) = join(units, &order, &[]);
+        let c = Components::of(&units, &[], &[]);
+        let (clusters, alone) = join(units, &order, &[], &[], &c);
         assert_eq!(clusters.len(), 2);
         let streams: Vec<Vec<(DevId, u32)>> = clusters
             .iter()
@@ -256,7 +337,9 @@ mod tests {
             by_ends: true,
             lockstep_ambiguous: false,
         };
-        let (clusters, _) = join(vec![ends(0, 1), ends(2, 3)], &order, &[]);
+        let units = vec![ends(0, 1), ends(2, 3)];
+        let c = Components::of(&units, &[], &[]);
+        let (clusters, _) = join(units, &order, &[], &[], &c);
         assert_eq!(clusters.len(), 2);
     }
 }

@@ -1,0 +1,556 @@
+//! Partners in part: a unit whose kernels are exchanged with units on
+//! several other hosts. A middle pipeline stage's p2p stream alternates
+//! between the stage before it and the stage after, so no one alignment
+//! of its whole sequence meets either neighbour's ([`super::across`]
+//! finds none), and joining such streams by stream id pairs exchanges
+//! that never happened — false evidence for the clocks fitted from them.
+//!
+//! What the ends still show: each kernel of the unit ends with exactly
+//! one kernel of one neighbour, at that host's clock offset (plus drift
+//! and µs of jitter). So a partner in part is a set of kernel pairs, in
+//! order, whose end differences fit one line tightly; each kernel belongs
+//! to the partner it fits best; and every kernel of the unit over the
+//! span its partners cover belongs to one of them — a sibling whose ends
+//! met by chance leaves the rest unexplained (partners never part).
+
+use super::across::{Link, Pairing, Series, partners};
+use super::join::Components;
+use super::unit::Unit;
+use crate::analysis::clock::{Alignment, robust_line};
+use crate::analysis::nccl_name::CollOp;
+use crate::analysis::nccl_streams::Seq;
+use crate::profile::Profile;
+use std::collections::{BTreeMap, HashMap};
+
+/// Kernels of a unit that propose offsets (evenly spaced).
+const PROBES: usize = 64;
+/// The offsets proposed most, within this width (ns): drift over a
+/// capture and the ends' jitter.
+const CLUSTER_NS: i64 = 300_000;
+/// Fewest probes that must propose one offset.
+const MIN_VOTES: usize = 3;
+/// Fewest kernel pairs a partner in part shares.
+const MIN_PAIRS: usize = 5;
+/// Pairs' end differences may spread this much (MAD, ns) and none stray
+/// further than [`TAIL_NS`] from the line (as for whole partners).
+const MAD_NS: f64 = 50_000.0;
+const TAIL_NS: f64 = 250_000.0;
+/// A pair is the partner's when within this many of its MADs of the
+/// line, or within [`TIGHT_FLOOR_NS`].
+const TIGHT_MADS: f64 = 4.0;
+const TIGHT_FLOOR_NS: f64 = 20_000.0;
+/// Share of a unit's kernels over its partners' span that its partners
+/// must explain.
+const MIN_COVER: f64 = 0.9;
+/// Ends compared per fit (evenly spaced).
+const FIT_SAMPLES: usize = 512;
+/// Drift is fitted over at least this span (ns), as the clock fit does.
+const DRIFT_SPAN_NS: f64 = 10e9;
+
+/// Every partner in part between units of different domains that no
+/// whole link (`whole`, of [`super::across::links`]) already ties: kernel
+/// pairs whose ends fit one line, each kernel its best fit's, and each
+/// unit's kernels over its partners' span explained by them. `window` is
+/// how far the clocks may put two hosts apart (ns).
+pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64) -> Vec<Link> {
+    let tied: std::collections::HashSet<(usize, usize)> = whole
+        .iter()
+        .filter(|l| partners(l))
+        .map(|l| (l.a, l.b))
+        .collect();
+    let mut found = Vec::new();
+    for a in 0..units.len() {
+        for b in a + 1..units.len() {
+            if units[a].domain == units[b].domain
+                || tied.contains(&(a, b))
+                || units[a]
+                    .seqs
+                    .iter()
+                    .any(|x| units[b].seqs.iter().any(|y| y.device == x.device))
+                || !all[a].ops.iter().any(|o| all[b].ops.contains(o))
+            {
+                continue;
+            }
+            let r = in_part(&all[a], &all[b], window);
+            if let Some(mut l) = r {
+                (l.a, l.b) = (a, b);
+                l.domains = (units[a].domain, units[b].domain);
+                found.push(l);
+            }
+        }
+    }
+    settle(found, all)
+}
+
+/// The kernels two partners in part exchanged: each member's of both
+/// units, one instance per pair.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub seqs: Vec<Seq>,
+    /// More members than one exchange has (two, for point-to-point),
+    /// or a side that never parted on its own clock: several exchanges
+    /// in lockstep the ends cannot tell apart.
+    pub lockstep_ambiguous: bool,
+}
+
+/// A member's kernel ends further than this from its unit's reference
+/// kernel's (on one clock) is not that kernel's fellow (ns).
+const FELLOW_NS: i64 = 1_000_000;
+
+/// The exchanges of agreeing partners in part (`links` and `agree` as
+/// [`super::join::join`] takes them), one per pair of components: units
+/// whole partners joined (siblings in lockstep the ends cannot tell
+/// apart) exchange as one, each member at its own instance numbering.
+pub fn exchanges(
+    p: &Profile,
+    clock: &Alignment,
+    units: &[Unit],
+    links: &[Link],
+    agree: &[bool],
+    comps: &Components,
+) -> Vec<Exchange> {
+    // (component, component) → component instance pairs, by the first's.
+    let mut between: BTreeMap<(usize, usize), BTreeMap<i64, i64>> = BTreeMap::new();
+    for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
+        let Pairing::Part(pairs) = &l.pairing else {
+            continue;
+        };
+        for &(i, j) in pairs {
+            let (ra, ia) = comps.root_index(l.a, i as i64);
+            let (rb, ib) = comps.root_index(l.b, j as i64);
+            let (key, x, y) = if ra < rb {
+                ((ra, rb), ia, ib)
+            } else {
+                ((rb, ra), ib, ia)
+            };
+            between.entry(key).or_default().entry(x).or_insert(y);
+        }
+    }
+    between
+        .into_iter()
+        .map(|((ra, rb), pairs)| {
+            let mut seqs = Vec::new();
+            let mut ambiguous = false;
+            for (r, side_of) in [(ra, 0), (rb, 1)] {
+                let mut at: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+                for (&x, &y) in &pairs {
+                    let i = if side_of == 0 { x } else { y };
+                    for (u, k) in comps.members_at(r, i) {
+                        if (0..units[u].reference().rows.len() as i64).contains(&k) {
+                            at.entry(u).or_default().push(k as u32);
+                        }
+                    }
+                }
+                for (u, ks) in at {
+                    ambiguous |= units[u].lockstep_ambiguous;
+                    seqs.extend(side(p, clock, &units[u], ks.into_iter()));
+                }
+            }
+            let p2p = seqs
+                .iter()
+                .all(|s| s.ops.iter().all(|&o| o == CollOp::SendRecv));
+            Exchange {
+                lockstep_ambiguous: ambiguous || (p2p && seqs.len() > 2),
+                seqs,
+            }
+        })
+        .collect()
+}
+
+/// Each member of `u` with its kernels at the reference's indices `at`:
+/// the reference's own, another member's by index when it has as many,
+/// else the one ending nearest (within [`FELLOW_NS`]).
+fn side(p: &Profile, clock: &Alignment, u: &Unit, at: impl Iterator<Item = u32>) -> Vec<Seq> {
+    let r = u.reference();
+    let index: HashMap<u32, usize> = r.rows.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+    let want: Vec<u32> = at.map(|i| r.rows[i as usize]).collect();
+    u.seqs
+        .iter()
+        .map(|s| {
+            let keep: std::collections::HashSet<u32> = if s.rows.len() == r.rows.len() {
+                want.iter().map(|x| s.rows[index[x]]).collect()
+            } else {
+                let ends: Vec<i64> = s
+                    .rows
+                    .iter()
+                    .map(|&x| clock.gpu_end(p, x as usize))
+                    .collect();
+                want.iter()
+                    .filter_map(|&x| {
+                        let e = clock.gpu_end(p, x as usize);
+                        let at = ends.partition_point(|&t| t < e);
+                        [at.checked_sub(1), Some(at)]
+                            .into_iter()
+                            .flatten()
+                            .filter(|&k| k < ends.len())
+                            .min_by_key(|&k| (ends[k] - e).abs())
+                            .filter(|&k| (ends[k] - e).abs() <= FELLOW_NS)
+                            .map(|k| s.rows[k])
+                    })
+                    .collect()
+            };
+            let (rows, ops) = s
+                .rows
+                .iter()
+                .zip(&s.ops)
+                .filter(|(x, _)| keep.contains(x))
+                .map(|(&x, &o)| (x, o))
+                .unzip();
+            Seq {
+                device: s.device,
+                lane: s.lane,
+                stream: s.stream,
+                rows,
+                ops,
+                keyless: s
+                    .keyless
+                    .iter()
+                    .copied()
+                    .filter(|x| keep.contains(x))
+                    .collect(),
+            }
+        })
+        .filter(|s| !s.rows.is_empty())
+        .collect()
+}
+
+/// `b`'s kernel paired with each of `a`'s: the nearest of the same op to
+/// `a`'s end plus `difference(t)`, within `tolerance`, in order, each once.
+fn pair_near(
+    a: &Series,
+    b: &Series,
+    difference: &dyn Fn(i64) -> f64,
+    tolerance: f64,
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    for i in 0..a.ops.len() {
+        let want = a.ends[i] as f64 + difference(a.ends[i]);
+        let from = next.max(b.ends.partition_point(|&e| (e as f64) < want - tolerance));
+        let mut best: Option<(f64, usize)> = None;
+        for j in from..b.ends.len() {
+            let d = b.ends[j] as f64 - want;
+            if d > tolerance {
+                break;
+            }
+            if b.ops[j] == a.ops[i] && best.is_none_or(|(bd, _)| d.abs() < bd) {
+                best = Some((d.abs(), j));
+            }
+        }
+        if let Some((_, j)) = best {
+            out.push((i as u32, j as u32));
+            next = j + 1;
+        }
+    }
+    out
+}
+
+/// A line through the pairs' end differences against `a`'s end (from the
+/// first pair's); with its MAD and largest residual over all the pairs.
+fn fit(a: &Series, b: &Series, pairs: &[(u32, u32)]) -> Option<(f64, f64, f64, f64)> {
+    let t0 = a.ends[pairs.first()?.0 as usize];
+    let step = pairs.len().div_ceil(FIT_SAMPLES).max(1);
+    let (xs, ys): (Vec<f64>, Vec<f64>) = pairs
+        .iter()
+        .step_by(step)
+        .map(|&(i, j)| {
+            let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
+            ((x - t0) as f64, (y - x) as f64)
+        })
+        .unzip();
+    let span = xs.iter().copied().fold(0.0, f64::max);
+    let f = robust_line(&xs, &ys, span >= DRIFT_SPAN_NS, 0.0)?;
+    let residual = |&(i, j): &(u32, u32)| {
+        let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
+        ((y - x) as f64 - f.offset - f.slope * (x - t0) as f64).abs()
+    };
+    let mut r: Vec<f64> = pairs.iter().map(residual).collect();
+    let tail = r.iter().copied().fold(0.0, f64::max);
+    r.sort_by(f64::total_cmp);
+    Some((f.offset, f.slope, r[r.len() / 2], tail))
+}
+
+/// The pairs of `b`'s kernels with `a`'s whose ends fit one line, found
+/// from the offset most of `a`'s probes propose within `window`.
+fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
+    let step = a.ops.len().div_ceil(PROBES).max(1);
+    let mut diffs: Vec<(i64, u32)> = Vec::new();
+    for i in (0..a.ops.len()).step_by(step) {
+        let (lo, hi) = (
+            a.ends[i].saturating_sub(window),
+            a.ends[i].saturating_add(window),
+        );
+        let from = b.ends.partition_point(|&e| e < lo);
+        for j in from..b.ends.len() {
+            if b.ends[j] > hi {
+                break;
+            }
+            if b.ops[j] == a.ops[i] {
+                diffs.push((b.ends[j] - a.ends[i], i as u32));
+            }
+        }
+    }
+    diffs.sort_unstable();
+    // The densest run of differences, by distinct probes; the one nearest
+    // the clocks' own difference among equals.
+    let mut best: Option<(usize, i64, usize, usize)> = None;
+    let mut hi = 0;
+    for lo in 0..diffs.len() {
+        hi = hi.max(lo);
+        while hi + 1 < diffs.len() && diffs[hi + 1].0 - diffs[lo].0 <= CLUSTER_NS {
+            hi += 1;
+        }
+        let mut probes: Vec<u32> = diffs[lo..=hi].iter().map(|d| d.1).collect();
+        probes.sort_unstable();
+        probes.dedup();
+        let mid = (diffs[lo].0 / 2 + diffs[hi].0 / 2).abs();
+        let better = best.is_none_or(|(n, m, _, _)| (probes.len(), -mid) > (n, -m));
+        if better {
+            best = Some((probes.len(), mid, lo, hi));
+        }
+    }
+    let (votes, _, lo, hi) = best?;
+    if votes < MIN_VOTES {
+        return None;
+    }
+    let center = diffs[(lo + hi) / 2].0 as f64;
+    let mut pairs = pair_near(a, b, &|_| center, CLUSTER_NS as f64);
+    // Twice: the first line may miss ends that drift took further.
+    for tolerance in [CLUSTER_NS as f64, TAIL_NS] {
+        if pairs.len() < MIN_PAIRS {
+            return None;
+        }
+        let (offset, slope, _, _) = fit(a, b, &pairs)?;
+        let t0 = a.ends[pairs[0].0 as usize];
+        pairs = pair_near(a, b, &|t| offset + slope * (t - t0) as f64, tolerance);
+    }
+    if pairs.len() < MIN_PAIRS {
+        return None;
+    }
+    let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
+    if mad > MAD_NS || tail > TAIL_NS {
+        return None;
+    }
+    // Kernels that met within the tail by chance (another exchange at
+    // about that time) are not this partner's: only those as close to
+    // the line as its own pairs are.
+    let t0 = a.ends[pairs[0].0 as usize];
+    let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
+    pairs.retain(|&(i, j)| {
+        let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
+        ((y - x) as f64 - offset - slope * (x - t0) as f64).abs() <= close
+    });
+    if pairs.len() < MIN_PAIRS {
+        return None;
+    }
+    if one_shift(&pairs) {
+        return None;
+    }
+    let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
+    Some(Link {
+        a: 0,
+        b: 0,
+        pairing: Pairing::Part(pairs.clone()),
+        lag_ns: offset,
+        tail_ns: tail,
+        lag_slope_ppm: slope * 1e6,
+        mad_ns: mad,
+        shared: pairs.len(),
+        span: (
+            a.ends[pairs[0].0 as usize],
+            a.ends[pairs[pairs.len() - 1].0 as usize],
+        ),
+        domains: (0, 0),
+    })
+}
+
+/// Whether three in four pairs are the same instance of both sequences
+/// shifted by one count: that is one alignment of the whole, which
+/// [`super::across`] judged (siblings in lockstep meet at most instances
+/// of it and part at the rest). An exchange with two hosts pairs every
+/// other kernel, or some other changing pattern.
+fn one_shift(pairs: &[(u32, u32)]) -> bool {
+    let mut count: HashMap<i64, usize> = HashMap::new();
+    for &(i, j) in pairs {
+        *count.entry(j as i64 - i as i64).or_default() += 1;
+    }
+    count.values().any(|&n| 4 * n >= 3 * pairs.len())
+}
+
+/// Each kernel pair to the strongest partner in part claiming it; a partner in part left with too few
+/// pairs, or with fewer than half of those it found (a shadow of a
+/// stronger one), is dropped; so are
+/// the partners of a unit whose kernels over their span they do not
+/// explain. Repeated until nothing changes.
+fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
+    loop {
+        // Strongest first (the most pairs, then the tightest), each pair
+        // taken whole when neither of its kernels is taken yet. A whole
+        // partner's kernels stay free: units whole partners join are one
+        // communicator (or siblings in lockstep), and exchange as one.
+        let mut taken: std::collections::HashSet<(usize, u32)> = Default::default();
+        let mut order: Vec<&Link> = found.iter().collect();
+        order.sort_by(|x, y| {
+            (y.shared, x.mad_ns)
+                .partial_cmp(&(x.shared, y.mad_ns))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then((x.a, x.b).cmp(&(y.a, y.b)))
+        });
+        let mut kept: Vec<Link> = Vec::new();
+        for l in order {
+            let Pairing::Part(pairs) = &l.pairing else {
+                continue;
+            };
+            let mine: Vec<(u32, u32)> = pairs
+                .iter()
+                .copied()
+                .filter(|&(i, j)| !taken.contains(&(l.a, i)) && !taken.contains(&(l.b, j)))
+                .collect();
+            if mine.len() >= MIN_PAIRS && 2 * mine.len() >= pairs.len() {
+                for &(i, j) in &mine {
+                    taken.insert((l.a, i));
+                    taken.insert((l.b, j));
+                }
+                let mut l = l.clone();
+                l.shared = mine.len();
+                l.pairing = Pairing::Part(mine);
+                kept.push(l);
+            }
+        }
+        kept.sort_by_key(|l| (l.a, l.b));
+        let unexplained = unexplained_units(&kept, all);
+        kept.retain(|l| !unexplained.contains(&l.a) && !unexplained.contains(&l.b));
+        if kept.len() == found.len() && kept.iter().zip(&found).all(|(x, y)| x.pairing == y.pairing)
+        {
+            return kept;
+        }
+        found = kept;
+    }
+}
+
+/// Units whose kernels over the span their partners in part cover are
+/// not nine in ten theirs.
+fn unexplained_units(kept: &[Link], all: &[Series]) -> std::collections::HashSet<usize> {
+    // unit → (its held kernels, its span)
+    let mut per_unit: HashMap<usize, (std::collections::HashSet<u32>, (i64, i64))> = HashMap::new();
+    for l in kept {
+        let Pairing::Part(pairs) = &l.pairing else {
+            continue;
+        };
+        for (u, side) in [(l.a, 0), (l.b, 1)] {
+            let e = per_unit
+                .entry(u)
+                .or_insert_with(|| (Default::default(), (i64::MAX, i64::MIN)));
+            for p in pairs {
+                let k = if side == 0 { p.0 } else { p.1 };
+                e.0.insert(k);
+                let t = all[u].ends[k as usize];
+                e.1 = (e.1.0.min(t), e.1.1.max(t));
+            }
+        }
+    }
+    per_unit
+        .into_iter()
+        .filter(|(u, (mine, (from, to)))| {
+            let s = &all[*u];
+            let over: Vec<u32> = (0..s.ends.len() as u32)
+                .filter(|&k| (*from..=*to).contains(&s.ends[k as usize]))
+                .collect();
+            let explained = over.iter().filter(|k| mine.contains(k)).count();
+            (explained as f64) < MIN_COVER * over.len() as f64
+        })
+        .map(|(u, _)| u)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::nccl_name::CollOp::SendRecv;
+
+    const MS: i64 = 1_000_000;
+
+    fn series(ends: Vec<i64>) -> Series {
+        Series {
+            ops: vec![SendRecv; ends.len()],
+            ends,
+        }
+    }
+
+    /// A middle stage's exchanges alternate between the stage before
+    /// (even kernels) and after (odd ones), each neighbour on its own
+    /// clock: each is found as a partner of the even or odd kernels, the
+    /// unit's kernels all explained.
+    #[test]
+    fn a_middle_stage_pairs_part_with_each_neighbour() {
+        let mut mid = Vec::new();
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += 2 * MS + (k * 7919 % 13) * 150_000;
+            mid.push(t);
+            let jitter = (k * 31 % 7) * 1_000;
+            if k % 2 == 0 {
+                before.push(t + 3 * MS + jitter);
+            } else {
+                after.push(t - 5 * MS - jitter);
+            }
+        }
+        let all = vec![series(mid), series(before), series(after)];
+        let units: Vec<Unit> = (0..3)
+            .map(|d| {
+                Unit::single(
+                    crate::analysis::nccl_streams::test_seq(
+                        d,
+                        21,
+                        &vec![SendRecv; all[d as usize].ops.len()],
+                    ),
+                    d as usize,
+                )
+            })
+            .collect();
+        let links = partial_links(&units, &all, &[], 50 * MS);
+        assert_eq!(links.len(), 2, "{links:#?}");
+        for l in &links {
+            let Pairing::Part(pairs) = &l.pairing else {
+                panic!()
+            };
+            assert_eq!(pairs.len(), 20);
+            let want = if l.b == 1 { 3e6 } else { -5e6 };
+            assert!((l.lag_ns - want).abs() < 10_000.0, "{l:?}");
+            let parity = if l.b == 1 { 0 } else { 1 };
+            assert!(pairs.iter().all(|&(i, _)| i % 2 == parity));
+        }
+    }
+
+    /// A sibling whose ends meet a unit's only now and then (they wander
+    /// apart where one was held up) is no partner: the rest of its kernels
+    /// are unexplained.
+    #[test]
+    fn a_sibling_meeting_by_chance_is_no_partner() {
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += 3 * MS;
+            x.push(t);
+            // two in three meet within µs, the rest are 0.4–1.2 ms apart
+            let apart = if k % 3 == 0 {
+                400_000 + (k % 5) * 200_000
+            } else {
+                k % 4 * 1_000
+            };
+            y.push(t + 2 * MS + apart);
+        }
+        let all = vec![series(x), series(y)];
+        let units: Vec<Unit> = (0..2)
+            .map(|d| {
+                Unit::single(
+                    crate::analysis::nccl_streams::test_seq(d, 17, &vec![SendRecv; 40]),
+                    d as usize,
+                )
+            })
+            .collect();
+        assert!(partial_links(&units, &all, &[], 50 * MS).is_empty());
+    }
+}
