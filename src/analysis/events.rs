@@ -6,10 +6,11 @@
 //! overlap. The event's origin is the late rank whose delay showed first
 //! (the earliest late start); the others waited on it, directly or not.
 //!
-//! An event whose late ranks are two or more ranks of one host, showing
-//! in several communicators, is a node event: the host held them all up
-//! at once (a node-wide stall, a noisy neighbour). One late rank showing
-//! in its TP, PP and DP groups stays a rank event.
+//! An event whose origin's host had two or more ranks late, showing in
+//! several communicators, is a node event: the host held them all up at
+//! once (a node-wide stall, a noisy neighbour), and late ranks on other
+//! hosts waited on it (a pipeline passes the stall to its neighbours).
+//! One late rank showing in its TP, PP and DP groups stays a rank event.
 
 use super::matching::Matching;
 use super::skew::{GroupSkew, LateHost};
@@ -30,8 +31,8 @@ pub struct Event {
     pub instances: Vec<(usize, usize)>,
     /// Every late rank among them, in first-seen order.
     pub late: Vec<DevId>,
-    /// When its late ranks are two or more ranks of one host, over
-    /// several communicators.
+    /// When its origin's host had two or more ranks late, over several
+    /// communicators, and no rank held up the others inside it.
     pub node: Option<NodeEvent>,
 }
 
@@ -66,10 +67,74 @@ impl NodeEvent {
 /// The events of the big instances of `skews`, by start.
 pub fn events(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
     let mut out = waits_overlapping(m, skews);
+    let held = Held {
+        inside: inside_hosts(p, m, skews),
+        waited: hosts_that_waited(p, m, skews),
+    };
     for e in &mut out {
-        e.node = node_event(p, m, e);
+        e.node = node_event(p, m, e, &held);
     }
     out
+}
+
+/// What held a host's ranks up other than the host itself.
+struct Held {
+    /// (host, late start, start skew): an instance inside the host that
+    /// one of its ranks held up ([`inside_hosts`]).
+    inside: Vec<(u32, i64, i64)>,
+    /// (host, until): its ranks waited in a big instance for a rank of
+    /// another host until then ([`hosts_that_waited`]).
+    waited: Vec<(u32, i64)>,
+}
+
+/// (host, late start) for each host with ranks that waited in a big
+/// instance whose late rank is on another host: a host that was itself
+/// held up starts its next work late (a pipeline stage that got its
+/// activations late sends its gradients late).
+fn hosts_that_waited(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32, i64)> {
+    let host_of = |d: DevId| p.devices[d as usize].host;
+    let mut out = Vec::new();
+    for gs in skews {
+        let g = &m.groups[gs.group];
+        for b in &gs.big_events {
+            let i = &b.instance;
+            let late_host = host_of(g.devices[i.late]);
+            let until = i.earliest_start.saturating_add(i.start_skew_ns);
+            for (d, _, _) in g.members(i.index) {
+                let h = host_of(g.devices[d]);
+                if h != late_host {
+                    out.push((h, until));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// (host, late start, start skew) of each instance (of a group with a
+/// big one) whose members are all on one host and one of them started
+/// late: it held up the others there.
+fn inside_hosts(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32, i64, i64)> {
+    let host_of = |d: DevId| p.devices[d as usize].host;
+    skews
+        .iter()
+        .flat_map(|gs| {
+            let g = &m.groups[gs.group];
+            gs.instances.iter().filter_map(move |i| {
+                if i.start_skew_ns <= 0 {
+                    return None;
+                }
+                let mut hosts = g.members(i.index).map(|(d, _, _)| host_of(g.devices[d]));
+                let first = hosts.next()?;
+                hosts.all(|h| h == first).then(|| {
+                    let late = i.earliest_start.saturating_add(i.start_skew_ns);
+                    (first, late, i.start_skew_ns)
+                })
+            })
+        })
+        .collect()
 }
 
 /// Marks every big instance of a node event with its host: the event's
@@ -91,27 +156,70 @@ pub fn mark_node_events(p: &Profile, m: &Matching, skews: &mut [GroupSkew]) {
     }
 }
 
-/// The node event `e` is, if its late ranks are all on one host, that
-/// host started after every other host's ranks in the instances they
-/// share (beyond the clocks' residual), two or more of its ranks were
-/// late, and the instances are of two or more groups — or of one group
-/// that may hold several communicators in lockstep.
-fn node_event(p: &Profile, m: &Matching, e: &Event) -> Option<NodeEvent> {
+/// The node event `e` is, if two or more ranks of its origin's host were
+/// late, over the instances whose late rank is on that host (late ranks
+/// elsewhere waited on it: a pipeline passes a stage's stall on to the
+/// stages beside it); that host started after every other host's ranks
+/// in those instances (beyond the clocks' residual); no instance inside
+/// the host was held up by one of its ranks with it or just before, nor
+/// did its ranks wait for another host just before; and those instances are of two or more groups — or of one
+/// group that may hold several communicators in lockstep.
+fn node_event(p: &Profile, m: &Matching, e: &Event, held: &Held) -> Option<NodeEvent> {
     let host_of = |d: DevId| p.devices[d as usize].host;
-    let host = host_of(*e.late.first()?);
-    if e.late.iter().any(|&d| host_of(d) != host) {
-        return None;
-    }
-    let mut groups: Vec<usize> = e.instances.iter().map(|x| x.0).collect();
+    let host = host_of(e.origin);
+    let own: Vec<(usize, usize)> = e
+        .instances
+        .iter()
+        .copied()
+        .filter(|&(g, k)| {
+            let g = &m.groups[g];
+            g.members(k)
+                .max_by_key(|x| x.2.0)
+                .is_some_and(|(d, _, _)| host_of(g.devices[d]) == host)
+        })
+        .collect();
+    // An instance inside the host that one of its ranks held up by half
+    // the event's skew or more, in the event or just before it (as long
+    // before as the event's ranks were held up): that rank held up the
+    // others there (its TP group), not the host all its ranks.
+    let held_inside = held.inside.iter().any(|&(h, t, skew)| {
+        h == host
+            && 2 * skew >= e.skew_ns
+            && t >= e.start_ns.saturating_sub(e.skew_ns)
+            && t <= e.end_ns
+    });
+    let mut groups: Vec<usize> = own.iter().map(|x| x.0).collect();
     groups.sort_unstable();
     groups.dedup();
-    if groups.len() < 2 && !groups.iter().any(|&g| m.groups[g].lockstep_ambiguous) {
+    // Its ranks waited for another host just before they were late: the
+    // lateness came to the host, it did not start there.
+    let first_late = own
+        .iter()
+        .filter_map(|&(g, k)| {
+            let g = &m.groups[g];
+            g.members(k).map(|x| x.2.0).max()
+        })
+        .min()
+        .unwrap_or(e.start_ns);
+    let waited = held
+        .waited
+        .iter()
+        .any(|&(h, t)| h == host && t >= e.start_ns.saturating_sub(e.skew_ns) && t < first_late);
+    if held_inside
+        || waited
+        || groups.len() < 2 && !groups.iter().any(|&g| m.groups[g].lockstep_ambiguous)
+    {
         return None;
     }
-    let mut ranks: Vec<DevId> = e.late.clone();
+    let mut ranks: Vec<DevId> = e
+        .late
+        .iter()
+        .copied()
+        .filter(|&d| host_of(d) == host)
+        .collect();
     let mut margin: Option<i64> = None;
     let mut residual = 0;
-    for &(g, k) in &e.instances {
+    for &(g, k) in &own {
         let g = &m.groups[g];
         residual = residual.max(g.clocks.map_or(0, |c| c.uncertainty_ns));
         let starts: Vec<(DevId, bool, i64)> = g
