@@ -1,6 +1,7 @@
 //! Communicators across nodes against the generator's truth
-//! (`fixtures/jobs/nodes_*`: 3D jobs of 4 nodes, TP inside each node, PP
-//! and DP across; one file per node or per rank, each host on its own
+//! (`fixtures/jobs/nodes_*`: 3D jobs of 4 nodes, or 8 with a 4-stage
+//! pipeline whose middle stages exchange with two hosts, TP inside each
+//! node, PP and DP across; one file per node or per rank, each host on its own
 //! clock hours away, drifting ppm, its UTC stamp ms off). Every truth
 //! instance must be one rankline instance with exactly its kernels, its
 //! op, its start skew within 20 µs (across hosts: the clocks are fitted)
@@ -357,6 +358,7 @@ fn with_payloads_every_instance_across_nodes_is_exact() {
         "nodes_3d_payloads",
         "nodes_3d_ranks_payloads",
         "nodes_pp_dp_payloads",
+        "nodes_pp4_payloads",
     ] {
         let j = job(name);
         let o = check(&j, &|_| false);
@@ -372,6 +374,7 @@ fn without_payloads_instances_across_nodes_are_exact_or_honestly_ambiguous() {
         "nodes_3d",
         "nodes_3d_ranks",
         "nodes_pp_dp",
+        "nodes_pp4",
         "boot43",
         "boot43_nodes",
     ] {
