@@ -74,6 +74,40 @@ pub fn events(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
     for e in &mut out {
         e.node = node_event(p, m, e, &held);
     }
+    one_per_stall(p, m, out, &held)
+}
+
+/// A node event of a host that follows that host's previous node event
+/// before it could have caught up (within its own skew of the previous
+/// one's end) is that stall again, in what came after it (the pipeline
+/// exchanges, then the data-parallel reduction): one event.
+fn one_per_stall(p: &Profile, m: &Matching, events: Vec<Event>, held: &Held) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::with_capacity(events.len());
+    for e in events {
+        let Some(host) = e.node.as_ref().map(|n| n.host) else {
+            out.push(e);
+            continue;
+        };
+        let before = out.iter().rposition(|x| {
+            x.node.as_ref().is_some_and(|n| n.host == host)
+                && e.start_ns <= x.end_ns.saturating_add(e.skew_ns)
+        });
+        let Some(j) = before else {
+            out.push(e);
+            continue;
+        };
+        let x = &mut out[j];
+        x.end_ns = x.end_ns.max(e.end_ns);
+        x.skew_ns = x.skew_ns.max(e.skew_ns);
+        x.instances.extend(e.instances);
+        for d in e.late {
+            if !x.late.contains(&d) {
+                x.late.push(d);
+            }
+        }
+        let node = node_event(p, m, x, held);
+        x.node = node.or(x.node.take());
+    }
     out
 }
 
