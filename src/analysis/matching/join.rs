@@ -56,10 +56,10 @@ pub fn join(
         n
     };
     for (i, u) in units.into_iter().enumerate() {
-        if sizes[&component[i]] > 1 {
+        if in_part[i] {
+            // its kernels are in its component's exchanges
+        } else if sizes[&component[i]] > 1 {
             by_ends.entry(component[i]).or_default().push(u);
-        } else if in_part[i] {
-            // its kernels are in its exchanges
         } else if u.by_ends && judged[i] {
             apart.push(u);
         } else {
@@ -97,7 +97,8 @@ fn tied_hosts(links: &[Link], agree: &[bool]) -> impl Fn(usize) -> usize {
 }
 
 /// The units whole partners join: each unit's component (a unit of it)
-/// and its instance numbering against the component's ([`Components::at`]).
+/// and its instance numbering against the component's
+/// ([`Components::root_index`]).
 #[derive(Debug, Clone)]
 pub struct Components {
     pub root: Vec<usize>,
