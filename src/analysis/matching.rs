@@ -297,6 +297,11 @@ pub struct Matching {
     /// aligned since takes as given. Not stored, as `found_by_ends`.
     #[serde(skip)]
     exchanges: Vec<Exchange>,
+    /// The kernel pairs (GPU rows) partners in part met at: one exchange
+    /// of two hosts each, ends within µs, whatever siblings the groups
+    /// of exchanges hold beside them. Not stored, as `found_by_ends`.
+    #[serde(skip)]
+    partner_pairs: Vec<[u32; 2]>,
 }
 
 /// What a matching found on each host's own clock, for a matching on the
@@ -362,6 +367,7 @@ impl Matching {
                     (0..g.instances())
                         .map(move |k| g.members(k).map(|(_, r, _)| r as u32).collect())
                 })
+                .chain(self.partner_pairs.iter().map(|p| p.to_vec()))
                 .collect(),
         )
     }
@@ -428,6 +434,7 @@ pub fn match_collectives(
     exchanges.extend(partners::exchanges(
         p, clock, &units, &links, &agree, &comps,
     ));
+    let partner_pairs = partners::met_pairs(&units, &links, &agree);
     let (joined, alone) = join::join(units, &order, &links, &agree, &comps);
     unpaired.extend(alone);
     // (members, how found, lockstep ambiguous, NCCL's communicator size).
@@ -504,6 +511,7 @@ pub fn match_collectives(
         by_row: Default::default(),
         found_by_ends,
         exchanges: exchanges.clone(),
+        partner_pairs,
     };
     m.index_rows();
     m.unmatched = p

@@ -157,6 +157,26 @@ pub fn exchanges(
         .collect()
 }
 
+/// The GPU rows of each kernel pair the agreeing partners in part met at
+/// (each unit's reference sequence, which its series reads).
+pub fn met_pairs(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<[u32; 2]> {
+    links
+        .iter()
+        .zip(agree)
+        .filter(|(_, ok)| **ok)
+        .filter_map(|(l, _)| match &l.pairing {
+            Pairing::Part(pairs) => Some((l, pairs)),
+            Pairing::Shift(_) => None,
+        })
+        .flat_map(|(l, pairs)| {
+            let (a, b) = (units[l.a].reference(), units[l.b].reference());
+            pairs
+                .iter()
+                .map(move |&(i, j)| [a.rows[i as usize], b.rows[j as usize]])
+        })
+        .collect()
+}
+
 /// Each member of `u` with its kernels at the reference's indices `at`:
 /// the reference's own, another member's by index when it has as many,
 /// else the one ending nearest (within [`FELLOW_NS`]).
