@@ -215,8 +215,14 @@ fn host_offsets_hold(j: &Job) -> Vec<String> {
 /// The files left out of the clock fit, and each offset further than the
 /// tolerance from the truth's.
 fn host_offsets(j: &Job) -> (Vec<String>, Vec<String>) {
+    let (left_out, off, _) = host_offset_errors(j);
+    (left_out, off)
+}
+
+/// As [`host_offsets`], with every fitted file's largest error (ns).
+fn host_offset_errors(j: &Job) -> (Vec<String>, Vec<String>, Vec<f64>) {
     let c = &j.a.clock;
-    let (mut left_out, mut off) = (Vec::new(), Vec::new());
+    let (mut left_out, mut off, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for (ti, tf) in arr(&j.truth["files"]).iter().enumerate() {
         let f = j.file[ti];
         if c.isolated(f) {
@@ -236,16 +242,19 @@ fn host_offsets(j: &Job) -> (Vec<String>, Vec<String>) {
         .unwrap();
         let (t0, t1) = common::kernel_span(&db);
         let k = (1.0 + tf["drift_ppm"].as_f64().unwrap() * 1e-6) / tf["scale"].as_f64().unwrap();
+        let mut worst: f64 = 0.0;
         for t in [t0, t1] {
             let truth = tf["offset_ns_to_reference"].as_f64().unwrap()
                 + (t - int(&tf["anchor_file_ns"])) as f64 * (k - 1.0);
             let mine = (c.to_reference(f, t) - t) as f64;
+            worst = worst.max((mine - truth).abs());
             if (mine - truth).abs() > OFFSET_TOL_NS {
                 off.push(format!("{} off by {} ns at {t}", tf["path"], mine - truth));
             }
         }
+        errors.push(worst);
     }
-    (left_out, off)
+    (left_out, off, errors)
 }
 
 /// The node stall is one node event, of its host's ranks, over instances
@@ -375,6 +384,7 @@ fn without_payloads_instances_across_nodes_are_exact_or_honestly_ambiguous() {
         "nodes_3d_ranks",
         "nodes_pp_dp",
         "nodes_pp4",
+        "nodes_pp4_ranks",
         "boot43",
         "boot43_nodes",
     ] {
@@ -461,7 +471,19 @@ fn a_generated_job_against_its_truth() {
             .entry(w.split('/').next().unwrap_or(""))
             .or_default() += 1;
     }
-    let (left_out, off) = host_offsets(&j);
+    let (left_out, off, mut errors) = host_offset_errors(&j);
+    errors.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        errors
+            .get(((errors.len() as f64 - 1.0) * q) as usize)
+            .copied()
+    };
+    println!(
+        "offset errors (µs, each file's worse end): p50 {:.1}, p90 {:.1}, max {:.1}",
+        at(0.5).unwrap_or(0.0) / 1e3,
+        at(0.9).unwrap_or(0.0) / 1e3,
+        at(1.0).unwrap_or(0.0) / 1e3
+    );
     println!(
         "{}: {} instances: {} exact, {} ambiguous as the truth says, {} wrong {wrong_by_kind:?}",
         j.name,
