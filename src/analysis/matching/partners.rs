@@ -8,9 +8,9 @@
 //! What the ends still show: each kernel of the unit ends with exactly
 //! one kernel of one neighbour, at that host's clock offset (plus drift
 //! and µs of jitter). So a partner in part is a set of kernel pairs, in
-//! order, whose end differences fit one line tightly; each kernel belongs
-//! to the partner it fits best; and every kernel of the unit over the
-//! span its partners cover belongs to one of them — a sibling whose ends
+//! order, whose end differences fit one line tightly; each pair belongs
+//! to the strongest partner claiming it; and nine in ten kernels of the
+//! unit over the span its partners cover belong to one of them — a sibling whose ends
 //! met by chance leaves the rest unexplained (partners never part).
 
 use super::across::{Link, Pairing, Series, partners};
@@ -49,14 +49,24 @@ const DRIFT_SPAN_NS: f64 = 10e9;
 
 /// Every partner in part between units of different domains that no
 /// whole link (`whole`, of [`super::across::links`]) already ties: kernel
-/// pairs whose ends fit one line, each kernel its best fit's, and each
-/// unit's kernels over its partners' span explained by them. `window` is
+/// pairs whose ends fit one line, each pair the strongest partner's, and
+/// each unit's kernels over its partners' span explained by them. `window` is
 /// how far the clocks may put two hosts apart (ns).
 pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64) -> Vec<Link> {
     let tied: std::collections::HashSet<(usize, usize)> = whole
         .iter()
         .filter(|l| partners(l))
         .map(|l| (l.a, l.b))
+        .collect();
+    // The ops each runs, once: series run to 10⁵ kernels.
+    let kinds: Vec<Vec<CollOp>> = all
+        .iter()
+        .map(|s| {
+            let mut k = s.ops.clone();
+            k.sort_by_key(|o| o.name());
+            k.dedup();
+            k
+        })
         .collect();
     let mut found = Vec::new();
     for a in 0..units.len() {
@@ -67,12 +77,11 @@ pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64
                     .seqs
                     .iter()
                     .any(|x| units[b].seqs.iter().any(|y| y.device == x.device))
-                || !all[a].ops.iter().any(|o| all[b].ops.contains(o))
+                || !kinds[a].iter().any(|o| kinds[b].contains(o))
             {
                 continue;
             }
-            let r = in_part(&all[a], &all[b], window);
-            if let Some(mut l) = r {
+            if let Some(mut l) = in_part(&all[a], &all[b], window) {
                 (l.a, l.b) = (a, b);
                 l.domains = (units[a].domain, units[b].domain);
                 found.push(l);
