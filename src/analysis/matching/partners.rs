@@ -575,7 +575,7 @@ mod tests {
         let units: Vec<Unit> = (0..2)
             .map(|d| {
                 Unit::single(
-                    crate::analysis::nccl_streams::test_seq(d, 17, &vec![SendRecv; 40]),
+                    crate::analysis::nccl_streams::test_seq(d, 17, &[SendRecv; 40]),
                     d as usize,
                 )
             })
