@@ -31,7 +31,7 @@ fn open_with(
         .join("fixtures")
         .join(fixture);
     let files = expand_inputs(&[dir]).expect("the directory's files");
-    assert_eq!(files.len(), 4);
+    assert!(files.len() >= 2, "{fixture}: {files:?}");
     let sources: Vec<Source> = files.into_iter().map(Source::File).collect();
     let mut app = App::new(Keymap::default_keymap(), false);
     let mut msgs = Vec::new();
@@ -357,4 +357,23 @@ fn a_late_host_is_named_and_its_figure_explained_everywhere_it_appears() {
             "{s}"
         );
     }
+}
+
+/// nodes_pp4: node 5's stall is a node event, its rows in the `b` list
+/// marked ⚑; node 4's two ranks of a lockstep exchange group, late in
+/// step 2 behind rank 1's stall, started late together in those
+/// instances only — no node event, no ⚑.
+#[test]
+fn a_node_events_rows_carry_its_flag_and_a_lockstep_pairs_do_not() {
+    let (mut app, mut t) = open_with("jobs/nodes_pp4", &Settings::default(), 160, 48);
+    press_keys(&mut app, &mut t, "b");
+    let s = screen(&t);
+    assert!(s.contains("⚑ a node event (its rows are one event)"), "{s}");
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains(" ×2")).collect();
+    assert!(rows.iter().any(|r| r.contains("gpu-c05 ×2 ⚑")), "{s}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("gpu-c04 ×2") && !r.contains('⚑')),
+        "{s}"
+    );
 }

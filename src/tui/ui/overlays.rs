@@ -329,11 +329,14 @@ fn big_events(
     let p = &l.profile;
     // The late column: a device, or a whole host (`node02 ×4`: a
     // node-level event is the host's, not its latest rank's).
+    // A node event's rows carry ⚑ (as the straggler map's host rows): a
+    // host whose ranks started late in one instance only is not one.
     let late_of = |r: &crate::tui::data::SkewRow| match r.late_host {
         Some(h) => format!(
-            "{} ×{}",
+            "{} ×{}{}",
             escape_controls(l.profile.host_label(h.host)),
-            h.ranks
+            h.ranks,
+            if h.node_event { " ⚑" } else { "" }
         ),
         None => escape_controls(&p.device_label(r.late).tag()).into_owned(),
     };
@@ -404,7 +407,7 @@ fn big_events(
             .iter()
             .any(|r| r.late_host.is_some_and(|h| h.node_event))
         {
-            "HOST ×N: N ranks of the host started late at once (a node event: its rows are one event)"
+            "HOST ×N: N ranks of the host started late; ⚑ a node event (its rows are one event)"
         } else {
             "HOST ×N: every rank of the host started late (a node-level event)"
         };
