@@ -103,6 +103,19 @@ fn series_of(p: &Profile, clock: &Alignment, u: &Unit) -> Series {
     }
 }
 
+/// The ops each series runs, each once, by name (found once: series run
+/// to 10⁵ kernels).
+pub fn kinds(all: &[Series]) -> Vec<Vec<CollOp>> {
+    all.iter()
+        .map(|s| {
+            let mut k = s.ops.clone();
+            k.sort_by_key(|o| o.name());
+            k.dedup();
+            k
+        })
+        .collect()
+}
+
 /// Every link between units of different domains: partners, siblings
 /// (one offset most of the time, parting somewhere), and units whose ends
 /// wander where their ops agree near in time. A unit with no link
@@ -111,15 +124,7 @@ fn series_of(p: &Profile, clock: &Alignment, u: &Unit) -> Series {
 /// tree all-reduce's across nodes).
 pub fn links(units: &[Unit], all: &[Series]) -> Vec<Link> {
     // Only units that run the same ops can be one communicator.
-    let kinds: Vec<Vec<CollOp>> = all
-        .iter()
-        .map(|s| {
-            let mut k = s.ops.clone();
-            k.sort_by_key(|o| o.name());
-            k.dedup();
-            k
-        })
-        .collect();
+    let kinds = kinds(all);
     let mut out = Vec::new();
     for a in 0..units.len() {
         for b in a + 1..units.len() {

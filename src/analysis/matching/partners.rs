@@ -13,7 +13,7 @@
 //! unit over the span its partners cover belong to one of them — a sibling whose ends
 //! met by chance leaves the rest unexplained (partners never part).
 
-use super::across::{Link, Pairing, Series, partners};
+use super::across::{Link, Pairing, Series, kinds, partners};
 use super::join::Components;
 use super::unit::Unit;
 use crate::analysis::clock::{Alignment, robust_line};
@@ -58,16 +58,7 @@ pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64
         .filter(|l| partners(l))
         .map(|l| (l.a, l.b))
         .collect();
-    // The ops each runs, once: series run to 10⁵ kernels.
-    let kinds: Vec<Vec<CollOp>> = all
-        .iter()
-        .map(|s| {
-            let mut k = s.ops.clone();
-            k.sort_by_key(|o| o.name());
-            k.dedup();
-            k
-        })
-        .collect();
+    let kinds = kinds(all);
     let mut found = Vec::new();
     for a in 0..units.len() {
         for b in a + 1..units.len() {
