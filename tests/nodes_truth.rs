@@ -207,19 +207,13 @@ fn false_big_events(j: &Job) -> Vec<String> {
 /// GPU event and its last kernel's end (files left out skipped; their
 /// names returned).
 fn host_offsets_hold(j: &Job) -> Vec<String> {
-    let (left_out, off) = host_offsets(j);
+    let (left_out, off, _) = host_offset_errors(j);
     assert!(off.is_empty(), "{}: {off:#?}", j.name);
     left_out
 }
 
-/// The files left out of the clock fit, and each offset further than the
-/// tolerance from the truth's.
-fn host_offsets(j: &Job) -> (Vec<String>, Vec<String>) {
-    let (left_out, off, _) = host_offset_errors(j);
-    (left_out, off)
-}
-
-/// As [`host_offsets`], with every fitted file's largest error (ns).
+/// The files left out of the clock fit, each offset further than the
+/// tolerance from the truth's, and every fitted file's largest error (ns).
 fn host_offset_errors(j: &Job) -> (Vec<String>, Vec<String>, Vec<f64>) {
     let c = &j.a.clock;
     let (mut left_out, mut off, mut errors) = (Vec::new(), Vec::new(), Vec::new());

@@ -17,8 +17,9 @@ pub mod pace;
 pub mod timebase;
 
 /// The GPU rows of each collective instance a matching found (its
-/// groups' instances in order): all the clock fits read of a matching,
-/// so that the clock never depends on how collectives were matched.
+/// groups' instances in order), then of each kernel pair partners in part
+/// met at: all the clock fits read of a matching, so that the clock never
+/// depends on how collectives were matched.
 #[derive(Debug, Clone, Default)]
 pub struct MatchedRows(pub Vec<Vec<u32>>);
 

@@ -133,7 +133,7 @@ fn hosts_that_waited(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32
         for b in &gs.big_events {
             let i = &b.instance;
             let late_host = host_of(g.devices[i.late]);
-            let until = i.earliest_start.saturating_add(i.start_skew_ns);
+            let until = i.late_start();
             for (d, _, _) in g.members(i.index) {
                 let h = host_of(g.devices[d]);
                 if h != late_host {
@@ -147,9 +147,8 @@ fn hosts_that_waited(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32
     out
 }
 
-/// (host, late start, start skew) of each instance (of a group with a
-/// big one) whose members are all on one host and one of them started
-/// late: it held up the others there.
+/// (host, late start, start skew) of each instance whose members are all
+/// on one host and one of them started late: it held up the others there.
 fn inside_hosts(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32, i64, i64)> {
     let host_of = |d: DevId| p.devices[d as usize].host;
     skews
@@ -162,10 +161,9 @@ fn inside_hosts(p: &Profile, m: &Matching, skews: &[GroupSkew]) -> Vec<(u32, i64
                 }
                 let mut hosts = g.members(i.index).map(|(d, _, _)| host_of(g.devices[d]));
                 let first = hosts.next()?;
-                hosts.all(|h| h == first).then(|| {
-                    let late = i.earliest_start.saturating_add(i.start_skew_ns);
-                    (first, late, i.start_skew_ns)
-                })
+                hosts
+                    .all(|h| h == first)
+                    .then(|| (first, i.late_start(), i.start_skew_ns))
             })
         })
         .collect()
@@ -196,8 +194,9 @@ pub fn mark_node_events(p: &Profile, m: &Matching, skews: &mut [GroupSkew]) {
 /// stages beside it); that host started after every other host's ranks
 /// in those instances (beyond the clocks' residual); no instance inside
 /// the host was held up by one of its ranks with it or just before, nor
-/// did its ranks wait for another host just before; and those instances are of two or more groups — or of one
-/// group that may hold several communicators in lockstep.
+/// did its ranks wait for another host just before; and those instances
+/// are of two or more groups — or of one group that may hold several
+/// communicators in lockstep.
 fn node_event(p: &Profile, m: &Matching, e: &Event, held: &Held) -> Option<NodeEvent> {
     let host_of = |d: DevId| p.devices[d as usize].host;
     let host = host_of(e.origin);
@@ -293,7 +292,7 @@ fn waits_overlapping(m: &Matching, skews: &[GroupSkew]) -> Vec<Event> {
             let g = &m.groups[gs.group];
             gs.big_events.iter().map(move |e| {
                 let i = &e.instance;
-                let late_start = i.earliest_start.saturating_add(i.start_skew_ns);
+                let late_start = i.late_start();
                 (
                     i.earliest_start,
                     late_start,

@@ -358,7 +358,8 @@ impl Matching {
         }
     }
 
-    /// Each instance's GPU rows, as the clock fits read them.
+    /// Each instance's GPU rows, then each kernel pair partners in part
+    /// met at: what the clock fits read.
     pub fn rows_per_instance(&self) -> super::clock::MatchedRows {
         super::clock::MatchedRows(
             self.groups
@@ -510,7 +511,7 @@ pub fn match_collectives(
         unmatched: Vec::new(),
         by_row: Default::default(),
         found_by_ends,
-        exchanges: exchanges.clone(),
+        exchanges,
         partner_pairs,
     };
     m.index_rows();

@@ -50,6 +50,11 @@ pub struct InstanceSkew {
 }
 
 impl InstanceSkew {
+    /// When its late rank started (the reference clock).
+    pub fn late_start(&self) -> i64 {
+        self.earliest_start.saturating_add(self.start_skew_ns)
+    }
+
     /// Σ (duration − baseline) over its ranks.
     pub fn excess_ns(&self) -> i64 {
         self.total_ns

@@ -75,9 +75,25 @@ pub enum Pairing {
 
 impl Link {
     /// `b`'s clock minus `a`'s at `t` (on `a`'s time) by this link's line.
-    pub(super) fn difference_at(&self, t: i64) -> f64 {
+    fn difference_at(&self, t: i64) -> f64 {
         self.lag_ns + self.lag_slope_ppm * 1e-6 * (t - self.span.0) as f64
     }
+}
+
+/// The partners in part among `links` that [`agreeing`] kept (`agree`),
+/// with their kernel pairs.
+pub fn agreeing_parts<'a>(
+    links: &'a [Link],
+    agree: &'a [bool],
+) -> impl Iterator<Item = (&'a Link, &'a [(u32, u32)])> {
+    links
+        .iter()
+        .zip(agree)
+        .filter(|(_, ok)| **ok)
+        .filter_map(|(l, _)| match &l.pairing {
+            Pairing::Part(pairs) => Some((l, pairs.as_slice())),
+            Pairing::Shift(_) => None,
+        })
 }
 
 /// A unit's series: its longest member's ops and ends (on `clock`).

@@ -12,7 +12,7 @@
 //! apart. Within one domain the ends have decided: two communicators found
 //! there are never joined.
 
-use super::across::{Link, Pairing, plausible};
+use super::across::{Link, Pairing, agreeing_parts, plausible};
 use super::unit::Unit;
 use crate::analysis::nccl_streams::common_run;
 use crate::profile::{DevId, LaneId};
@@ -158,11 +158,9 @@ impl Components {
     /// kernels go to exchanges.
     pub fn in_part(&self, links: &[Link], agree: &[bool]) -> Vec<bool> {
         let mut roots = std::collections::HashSet::new();
-        for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
-            if matches!(l.pairing, Pairing::Part(_)) {
-                roots.insert(self.root[l.a]);
-                roots.insert(self.root[l.b]);
-            }
+        for (l, _) in agreeing_parts(links, agree) {
+            roots.insert(self.root[l.a]);
+            roots.insert(self.root[l.b]);
         }
         self.root.iter().map(|r| roots.contains(r)).collect()
     }

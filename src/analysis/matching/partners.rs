@@ -13,7 +13,7 @@
 //! unit over the span its partners cover belong to one of them — a sibling whose ends
 //! met by chance leaves the rest unexplained (partners never part).
 
-use super::across::{Link, Pairing, Series, kinds, partners};
+use super::across::{Link, Pairing, Series, agreeing_parts, kinds, partners};
 use super::join::Components;
 use super::unit::Unit;
 use crate::analysis::clock::{Alignment, robust_line};
@@ -111,10 +111,7 @@ pub fn exchanges(
 ) -> Vec<Exchange> {
     // (component, component) → component instance pairs, by the first's.
     let mut between: BTreeMap<(usize, usize), BTreeMap<i64, i64>> = BTreeMap::new();
-    for (l, _) in links.iter().zip(agree).filter(|(_, ok)| **ok) {
-        let Pairing::Part(pairs) = &l.pairing else {
-            continue;
-        };
+    for (l, pairs) in agreeing_parts(links, agree) {
         for &(i, j) in pairs {
             let (ra, ia) = comps.root_index(l.a, i as i64);
             let (rb, ib) = comps.root_index(l.b, j as i64);
@@ -160,14 +157,7 @@ pub fn exchanges(
 /// The GPU rows of each kernel pair the agreeing partners in part met at
 /// (each unit's reference sequence, which its series reads).
 pub fn met_pairs(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<[u32; 2]> {
-    links
-        .iter()
-        .zip(agree)
-        .filter(|(_, ok)| **ok)
-        .filter_map(|(l, _)| match &l.pairing {
-            Pairing::Part(pairs) => Some((l, pairs)),
-            Pairing::Shift(_) => None,
-        })
+    agreeing_parts(links, agree)
         .flat_map(|(l, pairs)| {
             let (a, b) = (units[l.a].reference(), units[l.b].reference());
             pairs
@@ -182,13 +172,13 @@ pub fn met_pairs(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<[u32; 2]
 /// else the one ending nearest (within [`FELLOW_NS`]).
 fn side(p: &Profile, clock: &Alignment, u: &Unit, at: impl Iterator<Item = u32>) -> Vec<Seq> {
     let r = u.reference();
-    let index: HashMap<u32, usize> = r.rows.iter().enumerate().map(|(i, &x)| (x, i)).collect();
-    let want: Vec<u32> = at.map(|i| r.rows[i as usize]).collect();
+    let at: Vec<usize> = at.map(|i| i as usize).collect();
+    let want: Vec<u32> = at.iter().map(|&i| r.rows[i]).collect();
     u.seqs
         .iter()
         .map(|s| {
             let keep: std::collections::HashSet<u32> = if s.rows.len() == r.rows.len() {
-                want.iter().map(|x| s.rows[index[x]]).collect()
+                at.iter().map(|&i| s.rows[i]).collect()
             } else {
                 let ends: Vec<i64> = s
                     .rows
