@@ -13,6 +13,7 @@
 pub mod ends;
 mod fit;
 pub mod hosts;
+mod joint;
 pub mod pace;
 pub mod timebase;
 

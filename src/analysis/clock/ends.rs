@@ -4,6 +4,7 @@
 //! itself made on an [`Alignment`], and the clock never depends on how.
 
 use super::fit::{LineFit, median, robust_line};
+use super::joint;
 use super::{
     Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_DRIFT_PPM,
     MAX_END_MAD_NS, MIN_INSTANCES, MatchedRows,
@@ -108,17 +109,11 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &MatchedRows) -> Alignm
                 for &k in &fit.rejected {
                     rejected[k] = true;
                 }
-                let DomainFit { line: f, t0, .. } = fit;
+                set_line(&mut a, dom, &fit.line, fit.t0);
                 for c in a.files.iter_mut().filter(|c| c.domain == dom) {
                     c.method = ClockMethod::CollectiveEnds;
-                    c.drift_ppm = f.slope * 1e6;
-                    c.drift_fitted = f.slope != 0.0;
-                    // The line is in the domain's clock from its t0;
-                    // each file counts drift from its own t0.
-                    let host = c.host_shift_ns;
-                    c.offset_ns =
-                        host as f64 + f.offset + f.slope * (c.t0.saturating_add(host) - t0) as f64;
-                    c.instances_used = f.kept;
+                    c.drift_fitted = fit.line.slope != 0.0;
+                    c.instances_used = fit.line.kept;
                     c.fitted_via = via;
                     c.refused = None;
                     c.disagreement_ms = None;
@@ -132,6 +127,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &MatchedRows) -> Alignm
             }
         }
     }
+    refine_jointly(p, &mut a, &cross, &aligned, &rejected);
     let never: Vec<usize> = domains
         .iter()
         .copied()
@@ -157,6 +153,108 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &MatchedRows) -> Alignm
         ClockMethod::Utc
     };
     residuals_over(p, a, m, &|k| !rejected[k])
+}
+
+/// Sets domain `dom`'s files to `line`, fitted in the domain's clock from
+/// `t0`: each file counts drift from its own t0.
+fn set_line(a: &mut Alignment, dom: usize, line: &LineFit, t0: i64) {
+    for c in a.files.iter_mut().filter(|c| c.domain == dom) {
+        let host = c.host_shift_ns;
+        c.drift_ppm = line.slope * 1e6;
+        c.offset_ns =
+            host as f64 + line.offset + line.slope * (c.t0.saturating_add(host) - t0) as f64;
+    }
+}
+
+/// The domain's first timestamp on its own clock: where its line's drift
+/// counts from.
+fn domain_t0(a: &Alignment, dom: usize) -> i64 {
+    a.files
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.domain == dom)
+        .map(|(f, c)| a.on_domain_clock(f, c.t0))
+        .min()
+        .unwrap_or(0)
+}
+
+/// After the one-by-one fits, every fitted host's line is corrected by
+/// the fit of all hosts at once ([`joint`]) over the instances those fits
+/// kept. A host whose drift was not fitted keeps none; a solve that would
+/// give a drift no clock has leaves every host as it was.
+fn refine_jointly(
+    p: &Profile,
+    a: &mut Alignment,
+    cross: &[&Inst],
+    aligned: &[bool],
+    rejected: &[bool],
+) {
+    let fitted: Vec<usize> = (1..a.files.len())
+        .filter(|&d| aligned[d] && a.files[d].domain == d && !a.files[d].isolated)
+        .collect();
+    if fitted.len() < 2 {
+        return;
+    }
+    let t0: Vec<i64> = (0..a.files.len()).map(|d| domain_t0(a, d)).collect();
+    let instances: Vec<Vec<joint::HostEnd>> = cross
+        .iter()
+        .filter(|i| !rejected[i.index])
+        .map(|inst| {
+            let mut domains: Vec<usize> = inst
+                .rows
+                .iter()
+                .map(|&(f, _)| a.domain(f))
+                .filter(|&d| aligned[d])
+                .collect();
+            domains.sort_unstable();
+            domains.dedup();
+            domains
+                .into_iter()
+                .filter_map(|d| {
+                    let mine = |f: usize| a.domain(f) == d && !a.isolated(f);
+                    let end = median_of(&inst.rows, mine, |f, r| a.to_reference(f, p.gpu.end(r)))?;
+                    let raw =
+                        median_of(&inst.rows, mine, |f, r| a.on_domain_clock(f, p.gpu.end(r)))?;
+                    Some(joint::HostEnd {
+                        domain: d,
+                        since_s: (raw - t0[d] as f64) / 1e9,
+                        end_ns: end,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let unknowns = joint::Unknowns::new(
+        a.files.len(),
+        fitted.iter().map(|&d| (d, a.files[d].drift_fitted)),
+    );
+    let Some(corrections) = joint::solve(&unknowns, &instances, KEEP_FLOOR_NS) else {
+        return;
+    };
+    let lines: Vec<(usize, LineFit)> = fitted
+        .iter()
+        .map(|&d| {
+            let c = &a.files[d];
+            let slope = c.drift_ppm * 1e-6 + corrections[d].ns_per_s / 1e9;
+            let at_t0 = c.offset_ns + c.drift_ppm * 1e-6 * (t0[d] - c.t0) as f64;
+            let line = LineFit {
+                offset: at_t0 + corrections[d].offset_ns,
+                slope,
+                kept: c.instances_used,
+                mad_all: 0.0,
+            };
+            (d, line)
+        })
+        .collect();
+    if lines
+        .iter()
+        .any(|(_, l)| l.slope.abs() * 1e6 > MAX_DRIFT_PPM)
+    {
+        return;
+    }
+    for (d, line) in lines {
+        set_line(a, d, &line, t0[d]);
+    }
 }
 
 /// Instances with ranks both in domain `dom` and in an aligned domain.
@@ -285,14 +383,7 @@ fn fit_domain(
     aligned: &[bool],
 ) -> Result<DomainFit, Refusal> {
     let is_aligned = |f: usize| aligned[a.domain(f)];
-    let t0 = a
-        .files
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.domain == dom)
-        .map(|(f, c)| a.on_domain_clock(f, c.t0))
-        .min()
-        .unwrap_or(0);
+    let t0 = domain_t0(a, dom);
     let mut xs = Vec::new();
     let mut ys = Vec::new();
     let mut used = Vec::new();
