@@ -430,7 +430,10 @@ fn fit_domain(
                 xs.len()
             ),
             disagreement_ms: None,
-            isolate: true,
+            // Only a line the ends hold to says the clock runs at another
+            // pace; ends that wander (pairings the clocks do not confirm
+            // yet) say nothing about the file: kept on UTC, tried again.
+            isolate: f.mad_all <= MAX_END_MAD_NS && f.kept >= DRIFT_MIN_INSTANCES,
         });
     }
     if f.mad_all > MAX_END_MAD_NS || f.kept < MIN_INSTANCES {
