@@ -16,6 +16,7 @@ options (counts as for scale):
   --gpus G      GPUs per node, at most 8 (default 8)
   --tp T --pp P --dp D  parallel sizes, T x P x D = N x G (default 8, 4, 8)
   --steps S     training steps (default 3)
+  --seed X      another draw of the same job: clocks, durations, jitter (default: nodes_3d's)
   --out DIR     output directory (default target/scale/nodes_3d_scale; never under
                 fixtures/); the truth is DIR.truth.json";
 
@@ -28,6 +29,7 @@ struct Args {
     pp: usize,
     dp: usize,
     steps: usize,
+    seed: Option<u64>,
     out: Option<std::path::PathBuf>,
 }
 
@@ -39,6 +41,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         pp: 4,
         dp: 8,
         steps: 3,
+        seed: None,
         out: None,
     };
     crate::scale::each_flag(args, |flag, value| {
@@ -50,6 +53,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--pp" => a.pp = n()?,
             "--dp" => a.dp = n()?,
             "--steps" => a.steps = n()?,
+            "--seed" => a.seed = Some(n()? as u64),
             "--out" => a.out = Some(value()?.into()),
             _ => return Err(format!("unknown argument {flag:?}")),
         }
@@ -86,6 +90,9 @@ fn spec(a: &Args) -> Spec {
         a.tp, a.pp, a.dp, a.nodes, a.gpus, a.steps
     );
     (s.tp, s.pp, s.dp, s.steps) = (a.tp, a.pp, a.dp, a.steps);
+    if let Some(seed) = a.seed {
+        s.seed = seed;
+    }
     s.gpus_per_node = Some(a.gpus);
     // a full pipeline: a microbatch per stage at least
     s.microbatches = s.microbatches.max(a.pp);
