@@ -22,8 +22,8 @@ use crate::analysis::nccl_streams::Seq;
 use crate::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
 
-/// Kernels of a unit that propose offsets (evenly spaced).
-const PROBES: usize = 64;
+/// Kernels of a unit that propose offsets (evenly spread).
+const PROBES: usize = 256;
 /// The offsets proposed most, within this width (ns): drift over a
 /// capture and the ends' jitter.
 const CLUSTER_NS: i64 = 300_000;
@@ -38,14 +38,15 @@ const TAIL_NS: f64 = 250_000.0;
 /// A pair is the partner's when within this many of its MADs of the
 /// line, or within [`TIGHT_FLOOR_NS`].
 const TIGHT_MADS: f64 = 4.0;
-const TIGHT_FLOOR_NS: f64 = 20_000.0;
+const TIGHT_FLOOR_NS: f64 = 10_000.0;
 /// Share of a unit's kernels over its partners' span that its partners
 /// must explain.
 const MIN_COVER: f64 = 0.9;
 /// Ends compared per fit (evenly spaced).
 const FIT_SAMPLES: usize = 512;
-/// Drift is fitted over at least this span (ns), as the clock fit does.
-const DRIFT_SPAN_NS: f64 = 10e9;
+/// Drift is fitted over at least this span (ns): over less, the drift
+/// of two clocks moves their ends less than their jitter.
+const DRIFT_SPAN_NS: f64 = 1e9;
 
 /// Every partner in part between units of different domains that no
 /// whole link (`whole`, of [`super::across::links`]) already ties: kernel
@@ -281,11 +282,10 @@ fn fit(a: &Series, b: &Series, pairs: &[(u32, u32)]) -> Option<(f64, f64, f64, f
 }
 
 /// The pairs of `b`'s kernels with `a`'s whose ends fit one line, found
-/// from the offset most of `a`'s probes propose within `window`.
+/// from the offsets most of `a`'s probes propose within `window`.
 fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
-    let step = a.ops.len().div_ceil(PROBES).max(1);
     let mut diffs: Vec<(i64, u32)> = Vec::new();
-    for i in (0..a.ops.len()).step_by(step) {
+    for i in probes(a.ops.len()) {
         let (lo, hi) = (
             a.ends[i].saturating_sub(window),
             a.ends[i].saturating_add(window),
@@ -301,9 +301,12 @@ fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
         }
     }
     diffs.sort_unstable();
-    // The densest run of differences, by distinct probes; the one nearest
-    // the clocks' own difference among equals.
-    let mut best: Option<(usize, i64, usize, usize)> = None;
+    // Runs of differences by how many distinct probes propose them (the
+    // one nearest the clocks' own difference first among equals). A
+    // periodic schedule proposes a shifted offset about as often as the
+    // true one: the densest few are each followed through, and the
+    // strongest line wins.
+    let mut runs: Vec<(usize, i64, usize, usize)> = Vec::new();
     let mut hi = 0;
     for lo in 0..diffs.len() {
         hi = hi.max(lo);
@@ -313,54 +316,112 @@ fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
         let mut probes: Vec<u32> = diffs[lo..=hi].iter().map(|d| d.1).collect();
         probes.sort_unstable();
         probes.dedup();
-        let mid = (diffs[lo].0 / 2 + diffs[hi].0 / 2).abs();
-        let better = best.is_none_or(|(n, m, _, _)| (probes.len(), -mid) > (n, -m));
-        if better {
-            best = Some((probes.len(), mid, lo, hi));
+        if probes.len() >= MIN_VOTES {
+            let mid = (diffs[lo].0 / 2 + diffs[hi].0 / 2).abs();
+            runs.push((probes.len(), mid, lo, hi));
         }
     }
-    let (votes, _, lo, hi) = best?;
-    if votes < MIN_VOTES {
+    runs.sort_by_key(|&(votes, mid, _, _)| (std::cmp::Reverse(votes), mid));
+    let mut tried: Vec<i64> = Vec::new();
+    let mut best: Option<Link> = None;
+    for (_, _, lo, hi) in runs {
+        if tried.len() >= CANDIDATES {
+            break;
+        }
+        let center = diffs[(lo + hi) / 2].0;
+        if tried.iter().any(|&c| (c - center).abs() <= CLUSTER_NS) {
+            continue;
+        }
+        tried.push(center);
+        if let Some(l) = along(a, b, &diffs[lo..=hi])
+            && best
+                .as_ref()
+                .is_none_or(|b| (l.shared, -l.mad_ns) > (b.shared, -b.mad_ns))
+        {
+            best = Some(l);
+        }
+    }
+    best
+}
+
+/// Up to [`PROBES`] indices of `n` kernels, all of them when that many,
+/// else spread by the golden ratio: a middle stage alternates between its
+/// two neighbours, and probes at a spacing near any even number would
+/// all be one neighbour's.
+fn probes(n: usize) -> Vec<usize> {
+    if n <= PROBES {
+        return (0..n).collect();
+    }
+    let mut p: Vec<usize> = (0..PROBES)
+        .map(|k| ((k as f64 * GOLDEN).fract() * n as f64) as usize)
+        .collect();
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
+/// The golden ratio's fractional part: successive multiples spread
+/// evenly over [0, 1) and follow no period.
+const GOLDEN: f64 = 0.618_033_988_749_895;
+
+/// Runs of proposed offsets [`in_part`] follows through, densest first.
+const CANDIDATES: usize = 4;
+/// How far (ns) a partner's end differences stray from their line: the
+/// ends' jitter both ways.
+const LINE_NS: f64 = 40_000.0;
+/// Drift between two hosts' clocks looked for (ns per ns, either way).
+const MAX_SLOPE: f64 = 50e-6;
+/// Most slopes tried for one run.
+const MAX_SLOPES: usize = 1_000;
+
+/// The pairs of `a` and `b` along a run of end differences (each with
+/// its probe), when they fit one line.
+///
+/// In a pipeline's middle stage every other kernel is exchanged with the
+/// other neighbour, and in the schedule's rhythm it ends tens of µs from
+/// one of `b`'s: pairs taken wide around a rough line mix the two, and
+/// as pairs go in order a wrong one pushes the true one out. So the line
+/// is found first, as the one through the most of the run's differences
+/// within [`LINE_NS`] (over slopes up to [`MAX_SLOPE`] when the probes
+/// span enough for drift to show), and only pairs close to it are taken.
+fn along(a: &Series, b: &Series, run: &[(i64, u32)]) -> Option<Link> {
+    let t0 = run.iter().map(|&(_, i)| a.ends[i as usize]).min()?;
+    let points: Vec<(f64, f64)> = run
+        .iter()
+        .map(|&(d, i)| ((a.ends[i as usize] - t0) as f64, d as f64))
+        .collect();
+    densest_lines(&points)
+        .into_iter()
+        .filter_map(|(offset, slope)| close_to(a, b, &|t| offset + slope * (t - t0) as f64))
+        .max_by(|x, y| {
+            (x.shared, -x.mad_ns)
+                .partial_cmp(&(y.shared, -y.mad_ns))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+}
+
+/// The pairs of `a` and `b` within [`LINE_NS`] of `line` (their end
+/// difference at `a`'s end), refitted and taken again as close as their
+/// own spread, when they fit one line.
+fn close_to(a: &Series, b: &Series, line: &dyn Fn(i64) -> f64) -> Option<Link> {
+    let pairs = pair_near(a, b, line, LINE_NS);
+    if pairs.len() < MIN_PAIRS {
         return None;
     }
-    let center = diffs[(lo + hi) / 2].0 as f64;
-    let mut pairs = pair_near(a, b, &|_| center, CLUSTER_NS as f64);
-    // Twice: the first line may miss ends that drift took further.
-    for tolerance in [CLUSTER_NS as f64, TAIL_NS] {
-        if pairs.len() < MIN_PAIRS {
-            return None;
-        }
-        let (offset, slope, _, _) = fit(a, b, &pairs)?;
-        let t0 = a.ends[pairs[0].0 as usize];
-        pairs = pair_near(a, b, &|t| offset + slope * (t - t0) as f64, tolerance);
-    }
-    if pairs.len() < MIN_PAIRS {
+    let (offset, slope, mad, _) = fit(a, b, &pairs)?;
+    let from = a.ends[pairs[0].0 as usize];
+    let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
+    let pairs = pair_near(a, b, &|t| offset + slope * (t - from) as f64, close);
+    if pairs.len() < MIN_PAIRS || one_shift(&pairs) {
         return None;
     }
     let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
     if mad > MAD_NS || tail > TAIL_NS {
         return None;
     }
-    // Kernels that met within the tail by chance (another exchange at
-    // about that time) are not this partner's: only those as close to
-    // the line as its own pairs are.
-    let t0 = a.ends[pairs[0].0 as usize];
-    let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
-    pairs.retain(|&(i, j)| {
-        let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
-        ((y - x) as f64 - offset - slope * (x - t0) as f64).abs() <= close
-    });
-    if pairs.len() < MIN_PAIRS {
-        return None;
-    }
-    if one_shift(&pairs) {
-        return None;
-    }
-    let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
     Some(Link {
         a: 0,
         b: 0,
-        pairing: Pairing::Part(pairs.clone()),
         lag_ns: offset,
         tail_ns: tail,
         lag_slope_ppm: slope * 1e6,
@@ -370,9 +431,65 @@ fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
             a.ends[pairs[0].0 as usize],
             a.ends[pairs[pairs.len() - 1].0 as usize],
         ),
+        pairing: Pairing::Part(pairs),
         domains: (0, 0),
     })
 }
+
+/// The lines `y = offset + slope·x` (up to [`LINES`], no two within
+/// [`LINE_NS`] of each other over the points' span) with the most
+/// `points` within [`LINE_NS`] of them, most first: slopes from a grid
+/// fine enough that a line moves less than [`LINE_NS`] over the span
+/// (none below [`DRIFT_SPAN_NS`], as [`fit`]); offsets the middles of the
+/// densest windows; among equals the smaller slope.
+fn densest_lines(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let span = points.iter().map(|p| p.0).fold(0.0, f64::max);
+    let steps = if span >= DRIFT_SPAN_NS {
+        ((MAX_SLOPE * span / LINE_NS).ceil() as usize).min(MAX_SLOPES / 2)
+    } else {
+        0
+    };
+    let step = if steps > 0 {
+        MAX_SLOPE / steps as f64
+    } else {
+        0.0
+    };
+    // (points, |slope|, offset, slope) of each window of each slope
+    let mut windows: Vec<(usize, f64, f64, f64)> = Vec::new();
+    let mut at: Vec<f64> = Vec::with_capacity(points.len());
+    for k in 0..=2 * steps {
+        let slope = (k as f64 - steps as f64) * step;
+        at.clear();
+        at.extend(points.iter().map(|&(x, y)| y - slope * x));
+        at.sort_by(f64::total_cmp);
+        let mut hi = 0;
+        for lo in 0..at.len() {
+            hi = hi.max(lo);
+            while hi + 1 < at.len() && at[hi + 1] - at[lo] <= LINE_NS {
+                hi += 1;
+            }
+            windows.push((hi - lo + 1, slope.abs(), (at[lo] + at[hi]) / 2.0, slope));
+        }
+    }
+    windows.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.total_cmp(&y.1)));
+    let mut lines: Vec<(f64, f64)> = Vec::new();
+    for (_, _, offset, slope) in windows {
+        if lines.len() >= LINES {
+            break;
+        }
+        let near = |&(o, s): &(f64, f64)| {
+            (o - offset).abs() <= LINE_NS && (o + s * span - offset - slope * span).abs() <= LINE_NS
+        };
+        if !lines.iter().any(near) {
+            lines.push((offset, slope));
+        }
+    }
+    lines
+}
+
+/// Lines [`along`] follows through per run: in a pipeline's rhythm, the
+/// kernels exchanged with the other neighbour line up too.
+const LINES: usize = 3;
 
 /// Whether three in four pairs are the same instance of both sequences
 /// shifted by one count: that is one alignment of the whole, which
@@ -530,6 +647,72 @@ mod tests {
             assert!((l.lag_ns - want).abs() < 10_000.0, "{l:?}");
             let parity = if l.b == 1 { 0 } else { 1 };
             assert!(pairs.iter().all(|&(i, _)| i % 2 == parity));
+        }
+    }
+
+    /// The same over three steps 5 s apart (bursts of 30 exchanges), on
+    /// clocks drifting ±8 ppm against the middle stage's: each partner is
+    /// found whole, on its own line with its drift, though the probes'
+    /// span is under 10 s.
+    #[test]
+    fn a_middle_stage_over_steps_pairs_each_neighbour_with_its_drift() {
+        let (mut mid, mut before, mut after) = (Vec::new(), Vec::new(), Vec::new());
+        for step in 0..3i64 {
+            let mut t = step * 4_900 * MS;
+            for k in 0..30i64 {
+                t += 1_500_000 + (k * 7919 % 13) * 20_000;
+                let drift = t * 8 / 1_000_000;
+                let jitter = ((k + step * 30) * 31 % 9) * 1_000;
+                mid.push(t);
+                if k % 2 == 0 {
+                    before.push(t + 3 * MS + drift + jitter);
+                } else {
+                    after.push(t - 5 * MS - drift + jitter);
+                }
+            }
+        }
+        let all = vec![series(mid), series(before), series(after)];
+        let units: Vec<Unit> = (0..3)
+            .map(|d| {
+                Unit::single(
+                    crate::analysis::nccl_streams::test_seq(
+                        d,
+                        21,
+                        &vec![SendRecv; all[d as usize].ops.len()],
+                    ),
+                    d as usize,
+                )
+            })
+            .collect();
+        let links = partial_links(&units, &all, &[], 50 * MS);
+        assert_eq!(links.len(), 2, "{links:#?}");
+        for l in &links {
+            let Pairing::Part(pairs) = &l.pairing else {
+                panic!()
+            };
+            assert_eq!(pairs.len(), 45, "{l:?}");
+            let (want, ppm, parity) = if l.b == 1 {
+                (3e6, 8.0, 0)
+            } else {
+                (-5e6, -8.0, 1)
+            };
+            assert!(pairs.iter().all(|&(i, _)| i % 2 == parity), "{l:?}");
+            assert!((l.lag_ns - want).abs() < 10_000.0, "{l:?}");
+            assert!((l.lag_slope_ppm - ppm).abs() < 1.0, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn probes_reach_both_parities_of_an_alternating_sequence() {
+        for n in [75usize, 90, 511, 512, 513, 1024, 100_000] {
+            let p = probes(n);
+            assert!(p.len() <= PROBES && p.iter().all(|&i| i < n), "{n}");
+            let odd = p.iter().filter(|&&i| i % 2 == 1).count();
+            assert!(
+                odd * 4 >= p.len() && odd * 4 <= 3 * p.len(),
+                "{n}: {odd} of {}",
+                p.len()
+            );
         }
     }
 
