@@ -256,6 +256,27 @@ mod tests {
         ((i as u64).wrapping_mul(2654435761) % 2000) as f64 / 1000.0 - 1.0
     }
 
+    /// The ends of `hosts` in one instance at `t` (ns), the `j`-th jitter
+    /// on.
+    fn ends_of(
+        hosts: &[usize],
+        t: f64,
+        j: &mut usize,
+        end: &dyn Fn(usize, f64, usize) -> f64,
+    ) -> Vec<HostEnd> {
+        hosts
+            .iter()
+            .map(|&h| {
+                *j += 1;
+                HostEnd {
+                    domain: h,
+                    since_s: t / 1e9,
+                    end_ns: end(h, t, *j),
+                }
+            })
+            .collect()
+    }
+
     /// Two pipelines of two hosts (0–1, 2–3): each pipeline's hosts meet
     /// in 200 instances, the pipelines only in 6 reductions of all four.
     /// Host 2 starts 12 µs off and host 3 follows it (its fit against 2
@@ -276,34 +297,12 @@ mod tests {
         for i in 0..200 {
             let t = i as f64 * 50e6;
             for pair in [[0, 1], [2, 3]] {
-                instances.push(
-                    pair.iter()
-                        .map(|&h| {
-                            j += 1;
-                            HostEnd {
-                                domain: h,
-                                since_s: t / 1e9,
-                                end_ns: end(h, t, j),
-                            }
-                        })
-                        .collect(),
-                );
+                instances.push(ends_of(&pair, t, &mut j, &end));
             }
         }
         for i in 0..6 {
             let t = i as f64 * 2e9;
-            instances.push(
-                (0..4)
-                    .map(|h| {
-                        j += 1;
-                        HostEnd {
-                            domain: h,
-                            since_s: t / 1e9,
-                            end_ns: end(h, t, j),
-                        }
-                    })
-                    .collect(),
-            );
+            instances.push(ends_of(&[0, 1, 2, 3], t, &mut j, &end));
         }
         // one end 5 ms late: dropped
         instances[7][1].end_ns += 5e6;

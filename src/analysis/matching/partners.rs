@@ -597,6 +597,45 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
+    /// One unit per series, each on its own device and host.
+    fn single_units(all: &[Series]) -> Vec<Unit> {
+        (0..all.len() as u32)
+            .map(|d| {
+                Unit::single(
+                    crate::analysis::nccl_streams::test_seq(
+                        d,
+                        21,
+                        &vec![SendRecv; all[d as usize].ops.len()],
+                    ),
+                    d as usize,
+                )
+            })
+            .collect()
+    }
+
+    /// The partners in part found for a middle stage (unit 0) between the
+    /// stage before (unit 1) and after (unit 2), each on its own host;
+    /// two of them, each with its pairs.
+    fn middle_stage_links(
+        mid: Vec<i64>,
+        before: Vec<i64>,
+        after: Vec<i64>,
+    ) -> Vec<(Link, Vec<(u32, u32)>)> {
+        let all = vec![series(mid), series(before), series(after)];
+        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
+        assert_eq!(links.len(), 2, "{links:#?}");
+        links
+            .into_iter()
+            .map(|l| match &l.pairing {
+                Pairing::Part(pairs) => {
+                    let pairs = pairs.clone();
+                    (l, pairs)
+                }
+                _ => panic!("{l:?}"),
+            })
+            .collect()
+    }
+
     fn series(ends: Vec<i64>) -> Series {
         Series {
             ops: vec![SendRecv; ends.len()],
@@ -623,25 +662,7 @@ mod tests {
                 after.push(t - 5 * MS - jitter);
             }
         }
-        let all = vec![series(mid), series(before), series(after)];
-        let units: Vec<Unit> = (0..3)
-            .map(|d| {
-                Unit::single(
-                    crate::analysis::nccl_streams::test_seq(
-                        d,
-                        21,
-                        &vec![SendRecv; all[d as usize].ops.len()],
-                    ),
-                    d as usize,
-                )
-            })
-            .collect();
-        let links = partial_links(&units, &all, &[], 50 * MS);
-        assert_eq!(links.len(), 2, "{links:#?}");
-        for l in &links {
-            let Pairing::Part(pairs) = &l.pairing else {
-                panic!()
-            };
+        for (l, pairs) in middle_stage_links(mid, before, after) {
             assert_eq!(pairs.len(), 20);
             let want = if l.b == 1 { 3e6 } else { -5e6 };
             assert!((l.lag_ns - want).abs() < 10_000.0, "{l:?}");
@@ -671,25 +692,7 @@ mod tests {
                 }
             }
         }
-        let all = vec![series(mid), series(before), series(after)];
-        let units: Vec<Unit> = (0..3)
-            .map(|d| {
-                Unit::single(
-                    crate::analysis::nccl_streams::test_seq(
-                        d,
-                        21,
-                        &vec![SendRecv; all[d as usize].ops.len()],
-                    ),
-                    d as usize,
-                )
-            })
-            .collect();
-        let links = partial_links(&units, &all, &[], 50 * MS);
-        assert_eq!(links.len(), 2, "{links:#?}");
-        for l in &links {
-            let Pairing::Part(pairs) = &l.pairing else {
-                panic!()
-            };
+        for (l, pairs) in middle_stage_links(mid, before, after) {
             assert_eq!(pairs.len(), 45, "{l:?}");
             let (want, ppm, parity) = if l.b == 1 {
                 (3e6, 8.0, 0)
