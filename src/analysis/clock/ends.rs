@@ -3,7 +3,7 @@
 //! It reads a matching's rows only ([`MatchedRows`]): the matching is
 //! itself made on an [`Alignment`], and the clock never depends on how.
 
-use super::fit::{LineFit, median, robust_line};
+use super::fit::{LineFit, median, outlier_limit, robust_line};
 use super::joint;
 use super::{
     Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_DRIFT_PPM,
@@ -454,7 +454,7 @@ fn fit_domain(
             Some(p90 / 1e6),
         ));
     }
-    let tolerance = (3.0 * 1.4826 * f.mad_all).max(KEEP_FLOOR_NS);
+    let tolerance = outlier_limit(f.mad_all, KEEP_FLOOR_NS);
     f.offset += arrival_bias(p, a, &used, &xs, &ys, &f, tolerance, dom, aligned);
     // Never an impossible order: no rank may end an instance before the
     // last rank started it (beyond the fit's own noise).

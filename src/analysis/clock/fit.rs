@@ -20,6 +20,13 @@ const REJECT_MADS: f64 = 3.0;
 /// MAD → standard deviation for normal noise.
 const MAD_SCALE: f64 = 1.4826;
 
+/// How far from a fit a residual may lie before it is an outlier, for
+/// residuals whose median absolute deviation is `mad`: 3 scaled MADs, or
+/// `floor`. Every clock fit rejects by this one rule.
+pub fn outlier_limit(mad: f64, floor: f64) -> f64 {
+    (REJECT_MADS * MAD_SCALE * mad).max(floor)
+}
+
 /// Fits `ys` against `xs` (same length, at least one point); the slope
 /// only when `fit_slope`. A residual beyond max(3 scaled MADs, `floor`)
 /// is rejected before the refit.
@@ -34,7 +41,7 @@ pub fn robust_line(xs: &[f64], ys: &[f64], fit_slope: bool, floor: f64) -> Optio
         .map(|&i| ys[i] - offset - slope * xs[i])
         .collect();
     let mad_all = median(residuals.iter().map(|r| r.abs()).collect());
-    let limit = (REJECT_MADS * MAD_SCALE * mad_all).max(floor);
+    let limit = outlier_limit(mad_all, floor);
     let kept: Vec<usize> = all
         .iter()
         .copied()

@@ -12,7 +12,7 @@
 //! over all of them at once moves a whole pipeline as readily as one host,
 //! and every link weighs what its instances weigh.
 
-use super::fit::median;
+use super::fit::{median, outlier_limit};
 
 /// One host's end in one instance: its domain, the time since the
 /// domain's first timestamp (s, on its own clock: drift grows with it) and
@@ -75,10 +75,6 @@ impl Unknowns {
     }
 }
 
-/// Residuals further than this many scaled MADs (or the floor) from their
-/// instance's consensus are dropped before the next solve.
-const REJECT_MADS: f64 = 3.0;
-const MAD_SCALE: f64 = 1.4826;
 /// Solves after which outliers are no longer dropped.
 const ROUNDS: usize = 4;
 
@@ -105,7 +101,7 @@ pub fn solve(u: &Unknowns, instances: &[Vec<HostEnd>], floor_ns: f64) -> Option<
             .flatten()
             .map(|r| r.abs())
             .collect();
-        let limit = (REJECT_MADS * MAD_SCALE * median(all)).max(floor_ns);
+        let limit = outlier_limit(median(all), floor_ns);
         let mut dropped = false;
         for (k, r) in kept.iter_mut().zip(&residuals) {
             for (keep, r) in k.iter_mut().zip(r) {

@@ -334,9 +334,7 @@ fn in_part(a: &Series, b: &Series, window: i64) -> Option<Link> {
         }
         tried.push(center);
         if let Some(l) = along(a, b, &diffs[lo..=hi])
-            && best
-                .as_ref()
-                .is_none_or(|b| (l.shared, -l.mad_ns) > (b.shared, -b.mad_ns))
+            && best.as_ref().is_none_or(|b| strongest_first(&l, b).is_lt())
         {
             best = Some(l);
         }
@@ -393,11 +391,8 @@ fn along(a: &Series, b: &Series, run: &[(i64, u32)]) -> Option<Link> {
     densest_lines(&points)
         .into_iter()
         .filter_map(|(offset, slope)| close_to(a, b, &|t| offset + slope * (t - t0) as f64))
-        .max_by(|x, y| {
-            (x.shared, -x.mad_ns)
-                .partial_cmp(&(y.shared, -y.mad_ns))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        })
+        // the strongest; among equals the last, as ever
+        .max_by(|x, y| strongest_first(y, x))
 }
 
 /// The pairs of `a` and `b` within [`LINE_NS`] of `line` (their end
@@ -517,12 +512,7 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
         // communicator (or siblings in lockstep), and exchange as one.
         let mut taken: std::collections::HashSet<(usize, u32)> = Default::default();
         let mut order: Vec<&Link> = found.iter().collect();
-        order.sort_by(|x, y| {
-            (y.shared, x.mad_ns)
-                .partial_cmp(&(x.shared, y.mad_ns))
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then((x.a, x.b).cmp(&(y.a, y.b)))
-        });
+        order.sort_by(|x, y| strongest_first(x, y).then((x.a, x.b).cmp(&(y.a, y.b))));
         let mut kept: Vec<Link> = Vec::new();
         for l in order {
             let Pairing::Part(pairs) = &l.pairing else {
@@ -553,6 +543,13 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
         }
         found = kept;
     }
+}
+
+/// The order of claims, strongest first: the most pairs, then the
+/// tightest (smallest MAD). Between the offsets and lines of one unit
+/// pair, and between the partners claiming one kernel, the same.
+fn strongest_first(x: &Link, y: &Link) -> std::cmp::Ordering {
+    y.shared.cmp(&x.shared).then(x.mad_ns.total_cmp(&y.mad_ns))
 }
 
 /// Units whose kernels over the span their partners in part cover are
