@@ -501,9 +501,9 @@ fn one_shift(pairs: &[(u32, u32)]) -> bool {
 
 /// Each kernel pair to the strongest partner in part claiming it; a partner in part left with too few
 /// pairs, or with fewer than half of those it found (a shadow of a
-/// stronger one), is dropped; so are
-/// the partners of a unit whose kernels over their span they do not
-/// explain. Repeated until nothing changes.
+/// stronger one), is dropped; so is one between two units whose kernels
+/// over their partners' span are both unexplained. Repeated until nothing
+/// changes.
 fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
     loop {
         // Strongest first (the most pairs, then the tightest), each pair
@@ -535,8 +535,12 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
             }
         }
         kept.sort_by_key(|l| (l.a, l.b));
+        // A partnership stands when one side's kernels are explained:
+        // a sibling meeting by chance explains neither, and a missing
+        // partner of one unit must not take down its others (they fell
+        // one after another along a pipeline).
         let unexplained = unexplained_units(&kept, all);
-        kept.retain(|l| !unexplained.contains(&l.a) && !unexplained.contains(&l.b));
+        kept.retain(|l| !unexplained.contains(&l.a) || !unexplained.contains(&l.b));
         if kept.len() == found.len() && kept.iter().zip(&found).all(|(x, y)| x.pairing == y.pairing)
         {
             return kept;
@@ -700,6 +704,27 @@ mod tests {
             assert!((l.lag_ns - want).abs() < 10_000.0, "{l:?}");
             assert!((l.lag_slope_ppm - ppm).abs() < 1.0, "{l:?}");
         }
+    }
+
+    /// A middle stage whose later neighbour was not found (its file
+    /// missing here): half its kernels unexplained, but the stage before
+    /// exchanges with it alone, every kernel on the line, so their
+    /// partnership stands (it fell with the missing one before).
+    #[test]
+    fn a_partner_explaining_one_side_whole_stands_without_the_other() {
+        let (mut mid, mut before) = (Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += 2 * MS + (k * 7919 % 13) * 150_000;
+            mid.push(t);
+            if k % 2 == 0 {
+                before.push(t + 3 * MS + (k * 31 % 7) * 1_000);
+            }
+        }
+        let all = vec![series(mid), series(before)];
+        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
+        assert_eq!(links.len(), 1, "{links:#?}");
+        assert_eq!(links[0].shared, 20, "{links:#?}");
     }
 
     #[test]
