@@ -25,7 +25,7 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
     let (mut app, mut t) = open_at(&src, Some("s20:55"), 160, 48);
     let view = app.capture.view;
     press(&mut app, &mut t, "M");
-    assert!(matches!(app.overlay, Overlay::BookmarkName { .. }));
+    assert!(matches!(app.chrome.overlay, Overlay::BookmarkName { .. }));
     // Typed letters go to the name, not to the keys (w zooms, d pans).
     press(&mut app, &mut t, "slow gather wd");
     key(&mut app, &mut t, KeyCode::Backspace);
@@ -70,7 +70,7 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
     let start = app.capture.view;
     press(&mut app, &mut t, "'");
     assert!(
-        matches!(app.overlay, Overlay::Bookmarks(_)),
+        matches!(app.chrome.overlay, Overlay::Bookmarks(_)),
         "{:?}",
         app.answer()
     );

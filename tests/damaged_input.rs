@@ -375,10 +375,16 @@ fn the_timeline_title_names_the_wal_and_the_command() {
     // The whole warning, too long for any title, is in the messages `!`
     // lists, and the newest in the status line.
     let warning = rankline::profile::wal_warning(&f, std::path::Path::new(&wal));
-    let listed: Vec<&str> = app.messages.all().iter().map(|m| m.text.as_str()).collect();
+    let listed: Vec<&str> = app
+        .session
+        .messages
+        .all()
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect();
     assert_eq!(listed, [warning.as_str()]);
     assert_eq!(
-        app.messages.newest().unwrap().level,
+        app.session.messages.newest().unwrap().level,
         rankline::tui::messages::Level::Warn
     );
 }

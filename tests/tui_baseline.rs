@@ -170,6 +170,7 @@ fn b_while_the_baseline_loads_says_so() {
 /// Panel 6's box as drawn (border included), one string per row.
 fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
     let p = app
+        .chrome
         .layout
         .panels
         .iter()
@@ -186,6 +187,7 @@ fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
 /// Enter on the row).
 fn click_diff_row(app: &mut App, t: &mut Terminal<TestBackend>, text: &str) {
     let inner = app
+        .chrome
         .layout
         .panels
         .iter()

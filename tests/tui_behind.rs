@@ -107,7 +107,7 @@ fn w_lists_who_is_behind_and_enter_opens_the_divergence() {
 fn the_straggler_map_draws_never_launched_apart_from_not_captured() {
     let (mut app, mut t) = open("hang", 160, 48);
     key(&mut app, &mut t, KeyCode::Char('H'));
-    assert_eq!(app.screen, Screen::Stragglers);
+    assert_eq!(app.chrome.screen, Screen::Stragglers);
     let v = app.capture.straggler.as_ref().unwrap();
     // hang01:2 is the group's 7th device; instance 9 is the last column.
     let col = v.map.columns() - 1;

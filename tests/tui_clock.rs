@@ -94,9 +94,12 @@ fn every_lane_of_every_file_selects_the_kernel_under_the_cursor() {
         }
         // A click on the cursor's column of the lane.
         centre_on(&mut app, &mut t, *kind, r);
-        let lanes_area = app.layout.lanes;
+        let lanes_area = app.chrome.layout.lanes;
         let row = app.capture.lanes.cursor - app.capture.lanes.scroll.top;
-        let x = lanes_area.x + app.layout.label_width + 1 + (app.layout.timeline_width / 2) as u16;
+        let x = lanes_area.x
+            + app.chrome.layout.label_width
+            + 1
+            + (app.chrome.layout.timeline_width / 2) as u16;
         app.on_mouse(MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),
             column: x,

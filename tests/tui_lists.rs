@@ -102,14 +102,14 @@ fn load_messages_stay_and_bang_lists_them_all() {
         Some(&cache),
         &Settings::default(),
     );
-    let levels: Vec<Level> = app.messages.all().iter().map(|m| m.level).collect();
+    let levels: Vec<Level> = app.session.messages.all().iter().map(|m| m.level).collect();
     assert_eq!(
         levels,
         [Level::Error, Level::Error, Level::Warn],
         "{:?}",
-        app.messages
+        app.session.messages
     );
-    let newest = app.messages.newest().unwrap().text.clone();
+    let newest = app.session.messages.newest().unwrap().text.clone();
     assert!(newest.contains("Cargo.toml"), "{newest}");
 
     let (mut terminal, s) = screen(&mut app, 160, 48, "");
@@ -124,8 +124,10 @@ fn load_messages_stay_and_bang_lists_them_all() {
     assert!(status_line(&text(&terminal)).contains("! all 4"));
 
     // The same failure said again is not listed twice.
-    app.on_load(LoadMsg::FileError(app.messages.all()[0].text.clone()));
-    assert_eq!(app.messages.len(), 4);
+    app.on_load(LoadMsg::FileError(
+        app.session.messages.all()[0].text.clone(),
+    ));
+    assert_eq!(app.session.messages.len(), 4);
 
     let now_s = |_: ()| {
         std::time::SystemTime::now()
@@ -136,7 +138,7 @@ fn load_messages_stay_and_bang_lists_them_all() {
     };
     let said_by = now_s(());
     keys(&mut app, &mut terminal, "!");
-    assert!(matches!(app.overlay, Overlay::Messages(s) if s.top == 0));
+    assert!(matches!(app.chrome.overlay, Overlay::Messages(s) if s.top == 0));
     let s = text(&terminal);
     assert!(s.contains("messages (4, UTC times)"), "{s}");
     // Each message has the UTC time it was said, after the level.
@@ -175,7 +177,7 @@ fn load_messages_stay_and_bang_lists_them_all() {
         .replace_all(&s, "HH:MM:SSZ ");
     insta::assert_snapshot!("messages_list", s);
     keys(&mut app, &mut terminal, "!");
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.chrome.overlay, Overlay::None);
 }
 
 /// A message of words wraps between words: each word reads whole on one
@@ -204,9 +206,13 @@ fn bang_without_messages_says_so() {
         None,
         &Settings::default(),
     );
-    assert!(app.messages.is_empty(), "{:?}", app.messages);
+    assert!(
+        app.session.messages.is_empty(),
+        "{:?}",
+        app.session.messages
+    );
     let (_, s) = screen(&mut app, 120, 30, "!");
-    assert!(matches!(app.overlay, Overlay::Messages(_)));
+    assert!(matches!(app.chrome.overlay, Overlay::Messages(_)));
     assert!(s.contains("no messages: every input loaded"), "{s}");
 }
 
@@ -465,14 +471,17 @@ fn help_names_the_active_keymap_file() {
 fn y_copies_the_goto_reference_or_the_kernel_name() {
     let mut app = fixture_app();
     let (mut terminal, s) = screen(&mut app, 160, 48, "y");
-    assert!(app.clipboard.is_none());
+    assert!(app.session.clipboard.is_none());
     assert!(status_line(&s).contains("nothing selected"), "{s}");
     keys(&mut app, &mut terminal, "]y");
     let (g, k) = app.capture.instance().unwrap();
     let l = app.capture.data.clone().unwrap();
     let reference = format!("{}:{}", l.analysis.matching.groups[g].key, k + 1);
     assert_eq!(reference, "s20:55");
-    assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence("s20:55")));
+    assert_eq!(
+        app.session.clipboard.take(),
+        Some(osc52::copy_sequence("s20:55"))
+    );
     assert!(status_line(&text(&terminal)).contains("s20:55"));
     // A kernel outside any collective: its name.
     let r = (0..l.profile.gpu.len())
@@ -485,7 +494,10 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
         .select(Some(rankline::tui::state::EventRef::Gpu(r)), true);
     keys(&mut app, &mut terminal, "y");
     let name = l.profile.strings.get(l.profile.gpu.name(r)).to_string();
-    assert_eq!(app.clipboard.take(), Some(osc52::copy_sequence(&name)));
+    assert_eq!(
+        app.session.clipboard.take(),
+        Some(osc52::copy_sequence(&name))
+    );
 }
 
 /// Everything a popup holds, read by scrolling it: the rows inside its
@@ -555,7 +567,7 @@ fn help_defines_every_term_and_the_legend_every_lane_label_at_both_sizes() {
             .collect::<Vec<_>>()
             .join(" ");
         for mode in rankline::tui::action::Mode::ALL {
-            for (_, desc) in app.keymap.help(mode) {
+            for (_, desc) in app.session.keymap.help(mode) {
                 let desc = desc.split_whitespace().collect::<Vec<_>>().join(" ");
                 assert!(words.contains(&desc), "{w}x{h}: {desc:?} cut");
             }
@@ -569,6 +581,6 @@ fn help_defines_every_term_and_the_legend_every_lane_label_at_both_sizes() {
         assert!(legend.iter().any(|l| l.contains("S20 NCCL")), "{legend:#?}");
         assert!(legend.iter().any(|l| l.contains("nvtx±")), "{legend:#?}");
         keys(&mut app, &mut terminal, "L");
-        assert_eq!(app.overlay, Overlay::None, "L toggles the legend");
+        assert_eq!(app.chrome.overlay, Overlay::None, "L toggles the legend");
     }
 }

@@ -54,7 +54,7 @@ fn keys_are_handled_while_the_loader_is_held() {
         )
         .await
         .ok();
-        assert_eq!(app.progress.stage, "reading kernels");
+        assert_eq!(app.session.progress.stage, "reading kernels");
         let screen: String = terminal
             .backend()
             .buffer()
@@ -73,13 +73,13 @@ fn keys_are_handled_while_the_loader_is_held() {
         )
         .await
         .ok();
-        seen_help = matches!(app.overlay, Overlay::Help { .. });
+        seen_help = matches!(app.chrome.overlay, Overlay::Help { .. });
         tx.send(key(KeyCode::Esc)).unwrap();
         tx.send(key(KeyCode::Char('q'))).unwrap();
         drive(&mut terminal, &mut app, &mut rx).await.unwrap();
     });
     assert!(seen_help, "help did not open while loading");
-    assert!(app.quit, "q was not handled while loading");
+    assert!(app.session.quit, "q was not handled while loading");
     assert!(app.capture.data.is_none(), "the loader was still held");
     release.send(()).unwrap();
     loader.join().unwrap();
@@ -164,8 +164,8 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
             )
             .await;
             assert!(waited.is_err(), "quit before the write was done");
-            assert!(!app.quit);
-            let said = app.messages.answered().map(|m| m.text.clone());
+            assert!(!app.session.quit);
+            let said = app.session.messages.answered().map(|m| m.text.clone());
             assert!(
                 said.as_deref()
                     .is_some_and(|t| t.starts_with("finishing the cache entry, then quitting")),
@@ -178,7 +178,10 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
                 drive(&mut terminal, &mut app, &mut rx),
             )
             .await;
-            assert!(ended.is_ok() && app.quit, "asked twice: {asked_twice}");
+            assert!(
+                ended.is_ok() && app.session.quit,
+                "asked twice: {asked_twice}"
+            );
         });
     }
 }
@@ -192,7 +195,7 @@ fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
     use rankline::tui::state::EventRef;
     let (mut app, mut terminal, analysed) = first_frame_only();
     let view = app.capture.view;
-    let ruler = app.ruler;
+    let ruler = app.chrome.ruler;
     for c in "/AllGather".chars() {
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
@@ -200,7 +203,7 @@ fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
         .unwrap();
-    assert_eq!(app.ruler, ruler, "t of the query switched the clock");
+    assert_eq!(app.chrome.ruler, ruler, "t of the query switched the clock");
     assert_eq!(app.capture.view, view, "a of the query panned");
     app.on_load(analysed.expect("the loader sends the analyses"));
     terminal
@@ -212,5 +215,5 @@ fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
     };
     let name = l.profile.strings.get(l.profile.gpu.name(r));
     assert!(name.contains("AllGather"), "{name}");
-    assert_eq!(app.ruler, ruler);
+    assert_eq!(app.chrome.ruler, ruler);
 }

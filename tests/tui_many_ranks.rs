@@ -36,6 +36,7 @@ fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
 /// The skew panel's text rows on screen.
 fn skew_panel(app: &App, t: &Terminal<TestBackend>) -> Vec<String> {
     let r = app
+        .chrome
         .layout
         .panels
         .iter()
@@ -103,11 +104,11 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     assert_eq!(shown[..10], want[..], "{text}");
     assert!(rows.iter().any(|r| r.contains("LATE")), "{text}");
     // It scrolls: `}` moves down to the others.
-    let before = app.panels.scroll(PanelKind::Skew).top;
+    let before = app.chrome.panels.scroll(PanelKind::Skew).top;
     for _ in 0..10 {
         key(&mut app, &mut t, KeyCode::Char('}'));
     }
-    assert!(app.panels.scroll(PanelKind::Skew).top > before);
+    assert!(app.chrome.panels.scroll(PanelKind::Skew).top > before);
     let later = ranks(&skew_panel(&app, &t));
     assert!(!later.is_empty() && later[0] != shown[0], "{later:?}");
 }

@@ -268,8 +268,8 @@ fn lane_labels_keep_their_kind_on_multi_host_inputs() {
         for _ in 0..12 {
             let s = screen(&t);
             let lines: Vec<&str> = s.lines().collect();
-            let lanes = app.layout.lanes;
-            let lw = app.layout.label_width as usize;
+            let lanes = app.chrome.layout.lanes;
+            let lw = app.chrome.layout.label_width as usize;
             let top = app.capture.lanes.scroll.top;
             for y in lanes.y..lanes.bottom() {
                 let i = top + (y - lanes.y) as usize;
@@ -312,7 +312,7 @@ fn press_keys(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
 fn a_late_host_is_named_and_its_figure_explained_everywhere_it_appears() {
     for (w, h) in [(160, 48), (80, 24)] {
         let (mut app, mut t) = open_with("multinode", &Settings::default(), w, h);
-        app.pending_goto = Some("s29:15".into());
+        app.session.pending_goto = Some("s29:15".into());
         let l = app.data().unwrap();
         app.set_data(l);
         press_keys(&mut app, &mut t, "1");

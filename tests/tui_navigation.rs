@@ -196,10 +196,13 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
     );
     typed(&mut app, &mut terminal, &"w".repeat(80));
     // The floor: 1 ns per column.
-    assert_eq!(app.capture.view.span, app.layout.timeline_width as f64);
+    assert_eq!(
+        app.capture.view.span,
+        app.chrome.layout.timeline_width as f64
+    );
     let title = &lines(&terminal)[0];
     assert!(
-        title.contains(&format!("window {} ns", app.layout.timeline_width)),
+        title.contains(&format!("window {} ns", app.chrome.layout.timeline_width)),
         "{title}"
     );
 }
@@ -400,7 +403,7 @@ fn details_show_the_launch_configuration() {
 
 fn with_goto(goto: &str) -> App {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.pending_goto = Some(goto.into());
+    app.session.pending_goto = Some(goto.into());
     app.load_now(&[fixture()], None, &Settings::default());
     app
 }
@@ -473,7 +476,7 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
 fn the_wheel_zooms_out_no_further_than_the_keys() {
     use crossterm::event::{MouseEvent, MouseEventKind};
     let (mut app, mut terminal) = ready(160, 48);
-    app.mouse = true;
+    app.session.mouse = true;
     let (a, b) = capture(&app);
     let len = (b - a) as f64;
     for _ in 0..40 {
@@ -509,11 +512,14 @@ fn n_and_n_step_hits_while_a_panel_has_the_keys() {
     let first = app.capture.instance().expect("an AllGather instance");
     // The skew panel open and focused: n still steps, as advertised.
     typed(&mut app, &mut terminal, "1p");
-    assert!(app.panels.focused().is_some());
+    assert!(app.chrome.panels.focused().is_some());
     let status = lines(&terminal).pop().unwrap();
     assert!(status.contains("n/N"), "{status}");
     typed(&mut app, &mut terminal, "n");
-    assert!(app.panels.focused().is_some(), "n took the focus away");
+    assert!(
+        app.chrome.panels.focused().is_some(),
+        "n took the focus away"
+    );
     let second = app.capture.instance().expect("still an instance");
     assert_ne!(first, second, "n did nothing in the panel");
     typed(&mut app, &mut terminal, "N");
@@ -527,15 +533,19 @@ fn braces_scroll_the_focused_panel_not_the_last_opened() {
     // On a big event, skew (a row per rank: longer than its panel)
     // opened first, then launch (the last opened); skew focused.
     typed(&mut app, &mut terminal, "]12");
-    while app.panels.focused() != Some(PanelKind::Skew) {
+    while app.chrome.panels.focused() != Some(PanelKind::Skew) {
         typed(&mut app, &mut terminal, "p");
     }
     let (focused, other) = (PanelKind::Skew, PanelKind::Launch);
     typed(&mut app, &mut terminal, "}");
-    assert!(app.panels.scroll(focused).top > 0, "{}", text(&terminal));
-    assert_eq!(app.panels.scroll(other).top, 0);
+    assert!(
+        app.chrome.panels.scroll(focused).top > 0,
+        "{}",
+        text(&terminal)
+    );
+    assert_eq!(app.chrome.panels.scroll(other).top, 0);
     typed(&mut app, &mut terminal, "{");
-    assert_eq!(app.panels.scroll(focused).top, 0);
+    assert_eq!(app.chrome.panels.scroll(focused).top, 0);
 }
 
 #[test]

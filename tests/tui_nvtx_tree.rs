@@ -16,7 +16,7 @@ use rankline::tui::state::Overlay;
 fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     let tree = tree_with_kernels(&mut app, &mut t);
-    assert!(matches!(app.overlay, Overlay::NvtxTree(_)));
+    assert!(matches!(app.chrome.overlay, Overlay::NvtxTree(_)));
     let l = app.capture.data().unwrap();
     let p = &l.profile;
     let v = reported_tree(&p.threads[tree.thread].tid.to_string());
@@ -163,7 +163,7 @@ fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
         key(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.chrome.overlay, Overlay::None);
     assert_eq!(
         app.capture.selection,
         Some(EventRef::Nvtx(tree.nodes[i].row))
@@ -228,8 +228,8 @@ fn kernel_leaves_carry_no_fold_mark() {
     for (w, h) in [(160, 48), (80, 24)] {
         let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, w, h);
         let tree = tree_with_kernels(&mut app, &mut t);
-        let Overlay::NvtxTree(pick) = app.overlay else {
-            panic!("{:?}", app.overlay)
+        let Overlay::NvtxTree(pick) = app.chrome.overlay else {
+            panic!("{:?}", app.chrome.overlay)
         };
         let rows = tree_rows(&t);
         // Each leaf in view is drawn with its mark, and only leaves are.
@@ -262,7 +262,7 @@ fn the_tree_is_built_off_the_key_and_shown_when_ready() {
     use rankline::tui::action::Action;
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     app.apply(Action::NvtxTree);
-    assert!(matches!(app.overlay, Overlay::NvtxTree(_)));
+    assert!(matches!(app.chrome.overlay, Overlay::NvtxTree(_)));
     let job = app.next_derive_job().expect("the tree's job");
     t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
     assert!(

@@ -35,7 +35,7 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
     // Zoomed in, the start at the cursor, panned right, the end.
     press(&mut app, &mut t, "w,dddd.");
-    assert!(app.panels.is_open(PanelKind::Range));
+    assert!(app.chrome.panels.is_open(PanelKind::Range));
     let f = app
         .capture
         .range_facts_now()
@@ -123,19 +123,19 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     press(&mut app, &mut t, "y");
     assert!(app.answer().unwrap().contains(&arg));
     key(&mut app, &mut t, KeyCode::Esc);
-    assert!(app.capture.range.is_empty() && !app.panels.is_open(PanelKind::Range));
+    assert!(app.capture.range.is_empty() && !app.chrome.panels.is_open(PanelKind::Range));
     assert_eq!(app.answer(), Some("range cleared"));
 }
 
 #[test]
 fn a_drag_on_the_ruler_marks_a_range_and_a_click_marks_none() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
-    app.mouse = true;
-    let ruler_y = app.layout.timeline.y;
-    let x0 = app.layout.lanes.x + app.layout.label_width + 1;
+    app.session.mouse = true;
+    let ruler_y = app.chrome.layout.timeline.y;
+    let x0 = app.chrome.layout.lanes.x + app.chrome.layout.label_width + 1;
     // The ruler as the drag saw it (the panel opens on release).
     let v = app.capture.view;
-    let cols = f64::from(app.layout.lanes.width - app.layout.label_width - 1);
+    let cols = f64::from(app.chrome.layout.lanes.width - app.chrome.layout.label_width - 1);
     let mouse = |kind, column| MouseEvent {
         kind,
         column,
@@ -155,7 +155,7 @@ fn a_drag_on_the_ruler_marks_a_range_and_a_click_marks_none() {
         ((w.end - w.start) as f64 - want).abs() < v.span / cols,
         "{w:?}"
     );
-    assert!(app.panels.is_open(PanelKind::Range));
+    assert!(app.chrome.panels.is_open(PanelKind::Range));
     let s = screen(&t);
     assert!(s.contains("range") && s.contains("range end"), "{s}");
 }

@@ -270,7 +270,7 @@ fn tab_steps_through_events_on_the_lane() {
 #[test]
 fn goto_an_unknown_instance_says_so() {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.pending_goto = Some("s99:1".into());
+    app.session.pending_goto = Some("s99:1".into());
     let mut msgs = Vec::new();
     data::load(&[fixture()], None, &Settings::default(), &mut |m| {
         msgs.push(m)

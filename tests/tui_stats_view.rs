@@ -14,13 +14,17 @@ const MEGATRON: &str = "megatron_tp8.sqlite";
 fn s_opens_again_after_a_jump() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
     press(&mut app, &mut t, "S");
-    assert!(matches!(app.overlay, Overlay::Stats(_)));
+    assert!(matches!(app.chrome.overlay, Overlay::Stats(_)));
     key(&mut app, &mut t, crossterm::event::KeyCode::Enter);
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(matches!(app.chrome.overlay, Overlay::None));
     press(&mut app, &mut t, "n");
-    println!("{:?} {:?}", app.mode(), app.panels.focused());
+    println!("{:?} {:?}", app.mode(), app.chrome.panels.focused());
     press(&mut app, &mut t, "S");
-    assert!(matches!(app.overlay, Overlay::Stats(_)), "{:?}", app.mode());
+    assert!(
+        matches!(app.chrome.overlay, Overlay::Stats(_)),
+        "{:?}",
+        app.mode()
+    );
 }
 
 use crossterm::event::KeyCode;
@@ -29,7 +33,7 @@ use serde_json::Value;
 
 /// The view's rows as (name, total ns, count, max ns), in the order shown.
 fn shown(app: &rankline::tui::state::App) -> Vec<(String, i64, usize, i64)> {
-    let Overlay::Stats(st) = &app.overlay else {
+    let Overlay::Stats(st) = &app.chrome.overlay else {
         panic!("the stats view is not open")
     };
     let l = app.capture.data().unwrap();
@@ -151,7 +155,7 @@ fn any_column_sorts_either_way_and_the_filter_keeps_matching_names() {
     assert!(filtered.iter().all(|r| r.0.to_lowercase().contains("nccl")));
     assert!(screen(&t).contains("filter: NCCL"));
     key(&mut app, &mut t, KeyCode::Esc);
-    assert!(matches!(app.overlay, Overlay::None), "Esc closes");
+    assert!(matches!(app.chrome.overlay, Overlay::None), "Esc closes");
     press(&mut app, &mut t, "S");
     assert_eq!(shown(&app), filtered, "the view opens as it was left");
 }
@@ -208,7 +212,7 @@ fn enter_zooms_the_timeline_to_the_names_longest_event() {
         press_code(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    assert!(matches!(app.overlay, Overlay::None));
+    assert!(matches!(app.chrome.overlay, Overlay::None));
     let l = app.capture.data().unwrap();
     let p = &l.profile;
     let Some(EventRef::Gpu(r)) = app.capture.selection else {

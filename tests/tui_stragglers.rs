@@ -60,7 +60,7 @@ fn screen(terminal: &Terminal<TestBackend>) -> String {
 
 /// The map's cell glyph of (row on screen, column on screen).
 fn cell(app: &App, terminal: &Terminal<TestBackend>, row: usize, col: usize) -> String {
-    let a = app.layout.map_cells;
+    let a = app.chrome.layout.map_cells;
     terminal.backend().buffer()[(a.x + col as u16, a.y + row as u16)]
         .symbol()
         .to_string()
@@ -79,7 +79,7 @@ fn rank_of_row(app: &App, row: usize) -> Option<usize> {
 fn the_big_events_late_ranks_are_the_darkest_cells() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    assert_eq!(app.screen, Screen::Stragglers);
+    assert_eq!(app.chrome.screen, Screen::Stragglers);
     assert_eq!(app.mode(), Mode::Stragglers);
     let v = app.capture.straggler.as_ref().unwrap();
     let l = app.capture.data.clone().unwrap();
@@ -152,7 +152,7 @@ fn s_sorts_ranks_by_mean_lateness() {
 #[test]
 fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let (mut app, mut t) = open(160, 48, false);
-    let before = app.capture.place(app.screen);
+    let before = app.capture.place(app.chrome.screen);
     press(&mut app, &mut t, "H");
     // Down to the third rank (the first is the cursor), right to
     // instance 55 (a big event).
@@ -164,7 +164,7 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     }
     let rank = rank_of_row(&app, 3).unwrap();
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.screen, Screen::Timeline);
+    assert_eq!(app.chrome.screen, Screen::Timeline);
     let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     assert_eq!(app.capture.instance(), Some((g, 54)));
@@ -181,20 +181,23 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     assert!(screen(&t).contains("s20 · instance 55/225"));
     // Back: the map, with its cursor where it was.
     key(&mut app, &mut t, KeyCode::Backspace);
-    assert_eq!(app.screen, Screen::Stragglers);
+    assert_eq!(app.chrome.screen, Screen::Stragglers);
     let v = app.capture.straggler.as_ref().unwrap();
     assert_eq!((v.col, v.row), (54, 3));
     // Esc leaves the map for the timeline as it was before.
     key(&mut app, &mut t, KeyCode::Esc);
-    assert_eq!(app.screen, Screen::Timeline);
-    assert_eq!(app.capture.place(app.screen).selection, before.selection);
+    assert_eq!(app.chrome.screen, Screen::Timeline);
+    assert_eq!(
+        app.capture.place(app.chrome.screen).selection,
+        before.selection
+    );
 }
 
 #[test]
 fn a_click_on_a_cell_opens_it_as_enter_does() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    let a = app.layout.map_cells;
+    let a = app.chrome.layout.map_cells;
     let rank = rank_of_row(&app, 2).unwrap();
     app.on_mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
@@ -203,7 +206,7 @@ fn a_click_on_a_cell_opens_it_as_enter_does() {
         modifiers: KeyModifiers::NONE,
     });
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert_eq!(app.screen, Screen::Timeline);
+    assert_eq!(app.chrome.screen, Screen::Timeline);
     let l = app.capture.data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     let row = l.analysis.matching.groups[g].row(99, rank).unwrap();
@@ -261,7 +264,7 @@ fn no_color_draws_the_scale_in_glyphs() {
 fn the_wheel_moves_the_cursor_as_the_arrows_do() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    let a = app.layout.map_cells;
+    let a = app.chrome.layout.map_cells;
     let wheel = |app: &mut App, t: &mut Terminal<TestBackend>, kind, mods| {
         app.on_mouse(MouseEvent {
             kind,
@@ -290,7 +293,7 @@ fn the_wheel_moves_the_cursor_as_the_arrows_do() {
         KeyModifiers::SHIFT,
     );
     assert_eq!(at(&app), (4, 3));
-    assert_eq!(app.screen, Screen::Stragglers);
+    assert_eq!(app.chrome.screen, Screen::Stragglers);
 }
 
 /// The ruler's numbers are whole instance numbers, none written over or

@@ -95,8 +95,8 @@ impl Offscreen {
         self.app.capture.range.start = Some(start);
         self.app.capture.range.end = Some(end);
         for k in PanelKind::ALL {
-            if self.app.panels.is_open(k) != (k == panel) {
-                self.app.panels.toggle(k);
+            if self.app.chrome.panels.is_open(k) != (k == panel) {
+                self.app.chrome.panels.toggle(k);
             }
         }
         keys.chars()

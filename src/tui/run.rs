@@ -196,16 +196,16 @@ async fn event_loop(
     };
 
     let mut app = App::new(opts.keymap, opts.no_color);
-    app.mouse = opts.mouse;
-    app.pending_goto = opts.goto;
+    app.session.mouse = opts.mouse;
+    app.session.pending_goto = opts.goto;
     if !opts.baseline.is_empty() {
         app.baseline = Some(super::state::Baseline::loading());
     }
     if opts.demo {
-        app.banner = Some("demo profile (embedded)".into());
+        app.session.banner = Some("demo profile (embedded)".into());
     }
     for note in opts.notes {
-        app.messages.push(Level::Warn, note);
+        app.session.messages.push(Level::Warn, note);
     }
     let mut set_mouse = |on| {
         let _ = set_mouse_capture(on);
@@ -220,7 +220,12 @@ async fn event_loop(
     let ending = drive_with(terminal, &mut app, &mut rx, outside).await?;
     Ok(Outcome {
         ending,
-        file_errors: app.messages.errors().map(|m| m.text.clone()).collect(),
+        file_errors: app
+            .session
+            .messages
+            .errors()
+            .map(|m| m.text.clone())
+            .collect(),
     })
 }
 
@@ -276,17 +281,17 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         bookmarks,
         derive,
     } = outside;
-    let mut mouse = app.mouse;
+    let mut mouse = app.session.mouse;
     let mut last_frame = Instant::now() - FRAME;
     let mut ending = Ending::Quit;
     loop {
-        if app.dirty {
+        if app.session.dirty {
             let wait = FRAME.saturating_sub(last_frame.elapsed());
             if wait.is_zero() {
                 terminal
                     .draw(|f| super::ui::draw(f, app))
                     .map_err(|e| format!("drawing failed: {e}"))?;
-                app.dirty = false;
+                app.session.dirty = false;
                 app.after_frame();
                 last_frame = Instant::now();
             } else {
@@ -306,13 +311,13 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         while let Ok(m) = rx.try_recv() {
             handle(app, m, &mut ending);
         }
-        if let Some(seq) = app.clipboard.take() {
+        if let Some(seq) = app.session.clipboard.take() {
             // A terminal without OSC 52 ignores it; nothing to report.
             let _ = clipboard
                 .write_all(seq.as_bytes())
                 .and_then(|()| clipboard.flush());
         }
-        if let Some(job) = app.export.take() {
+        if let Some(job) = app.session.export.take() {
             export(job);
         }
         if let Some(job) = app.next_bookmark_job() {
@@ -323,11 +328,11 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
                 app.on_derived(done);
             }
         }
-        if app.quit {
-            return app.fatal.take().map_or(Ok(ending), Err);
+        if app.session.quit {
+            return app.session.fatal.take().map_or(Ok(ending), Err);
         }
-        if app.mouse != mouse {
-            mouse = app.mouse;
+        if app.session.mouse != mouse {
+            mouse = app.session.mouse;
             set_mouse(mouse);
         }
     }
@@ -347,25 +352,25 @@ fn set_mouse_capture(on: bool) -> std::io::Result<()> {
 fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
     match m {
         Msg::Input(Event::Key(k)) => app.on_key(k),
-        Msg::Input(Event::Resize(..)) => app.dirty = true,
+        Msg::Input(Event::Resize(..)) => app.session.dirty = true,
         Msg::Input(Event::Mouse(me)) => app.on_mouse(me),
         Msg::Input(_) => {}
         Msg::Load(l) => app.on_load(l),
-        Msg::Quit => app.quit = true,
+        Msg::Quit => app.session.quit = true,
         Msg::Signal(signal) => {
             *ending = Ending::Signal(signal);
-            app.quit = true;
+            app.session.quit = true;
         }
         Msg::NothingOpened => {
             *ending = Ending::NothingOpened;
-            app.quit = true;
+            app.session.quit = true;
         }
         Msg::Exported(line) => app.on_exported(line),
         Msg::Bookmarks(done) => app.on_bookmarks(done),
         Msg::Derived(done) => app.on_derived(done),
         Msg::Fatal(e) => {
-            app.fatal = Some(e);
-            app.quit = true;
+            app.session.fatal = Some(e);
+            app.session.quit = true;
         }
     }
 }

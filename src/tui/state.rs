@@ -5,6 +5,7 @@
 
 mod baseline;
 mod bookmarks;
+mod chrome;
 mod clock;
 mod export;
 mod first_screen;
@@ -13,11 +14,13 @@ mod lists;
 mod mouse;
 mod navigate;
 mod nvtx_view;
+mod overlay;
 mod pair;
 mod panels;
 mod quitting;
 mod range;
 mod reference;
+mod session;
 mod show;
 mod stats_view;
 mod stragglers;
@@ -25,15 +28,18 @@ mod writes;
 
 pub use super::selection::{EventRef, JumpSource, Place, Screen, Target};
 pub use super::timescale::Ruler;
+pub use chrome::Chrome;
+pub use overlay::Overlay;
 pub use pair::{Baseline, BaselineStatus, step_starts};
+pub use session::{Progress, Session};
 
 use super::action::{Action, Mode};
 use super::capture::Capture;
 use super::data::{LoadMsg, Loaded};
 use super::finder;
 use super::keymap::Keymap;
-use super::messages::{Level, Messages};
-use super::panel::{FrameLayout, PanelKind, PanelView};
+use super::messages::Level;
+use super::panel::PanelKind;
 use super::scroll::Scroll;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::Arc;
@@ -44,138 +50,24 @@ pub use super::pick::Pick;
 /// buffer for a stuck key.
 const TYPED_AHEAD: usize = 64;
 
-/// A popup over the timeline; each owns its scroll.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Overlay {
-    None,
-    /// The help, the keys of the view it was opened from first.
-    Help(Scroll, Mode),
-    Legend(Scroll),
-    Finder {
-        query: String,
-        pick: Pick,
-    },
-    /// The largest start skews (`b`).
-    BigEvents(Pick),
-    /// Who is behind (`W`).
-    Behind(Pick),
-    /// The session's messages (`!`).
-    Messages(Scroll),
-    GotoTime {
-        input: String,
-    },
-    /// The stats view (`S`).
-    Stats(crate::tui::stats_view::StatsState),
-    /// `M`: the new bookmark's name.
-    BookmarkName {
-        input: String,
-    },
-    /// `'`: the capture's bookmarks.
-    Bookmarks(Pick),
-    /// `T`: a thread's NVTX tree.
-    NvtxTree(Pick),
-}
-
-/// Loading progress.
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    pub stage: String,
-    pub file: usize,
-    pub files: usize,
-    pub rows: usize,
-}
-
-/// The whole UI state.
+/// The whole UI state: the session, the capture shown and the baseline
+/// beside it, and the chrome around them.
 pub struct App {
-    // The session.
-    pub keymap: Keymap,
-    /// Mouse capture wanted (the loop turns it on or off to match).
-    pub mouse: bool,
-    /// Every message of the session: loading's and the keys' answers.
-    pub messages: Messages,
-    /// Said in the status line (demo profile, keymap in use…).
-    pub banner: Option<String>,
-    pub no_color: bool,
-    /// Text for the terminal's clipboard (OSC 52), written by the loop.
-    pub clipboard: Option<String>,
-    /// A trace export asked for (`E`), run by the loop off the UI thread.
-    pub export: Option<crate::tui::export::ExportJob>,
-    /// The stats view's sort, filter and cursor between openings (its
-    /// table belongs to the capture it was computed from).
-    pub stats_state: Option<crate::tui::stats_view::StatsState>,
-    /// Reads and writes of the bookmarks file, run by the loop.
-    pub bookmark_jobs: crate::tui::bookmark_jobs::BookmarkJobs,
-    /// Derived work asked for and not yet handed to the loop.
-    pub derive_jobs: std::collections::VecDeque<crate::tui::derive_jobs::DeriveJob>,
-    pub progress: Progress,
-    /// `--goto GROUP:INSTANCE`, applied when loading ends.
-    pub pending_goto: Option<String>,
-    /// A key pressed before the cross-rank analyses were done, done when
-    /// they are (a key pressed a moment early is not lost).
-    pub pending_action: Option<Action>,
-    /// Keys typed before the first frame's data arrived, applied when it
-    /// does; and keys typed behind a `pending_action`, applied after it.
-    pub typed_ahead: Vec<KeyEvent>,
-    pub quit: bool,
-    /// The loader's writes, which a quit lets finish.
-    pub writes: writes::Writes,
-    /// Why the UI had to stop, printed after the terminal is restored.
-    pub fatal: Option<String>,
-    /// Something changed since the last frame.
-    pub dirty: bool,
-    // The captures.
+    pub session: Session,
     /// The capture the timeline shows.
     pub capture: Capture,
     /// The `--baseline` capture beside it (None without one).
     pub baseline: Option<Baseline>,
-    // The chrome.
-    pub screen: Screen,
-    pub overlay: Overlay,
-    /// Which side panels are open, their scrolls and cursors.
-    pub panels: PanelView,
-    /// Where the last frame drew things, for keys and the mouse.
-    pub layout: FrameLayout,
-    /// What the ruler reads.
-    pub ruler: Ruler,
-    /// The big-events list in time order instead of by skew.
-    pub big_list_by_time: bool,
+    pub chrome: Chrome,
 }
 
 impl App {
     pub fn new(keymap: Keymap, no_color: bool) -> App {
         App {
-            keymap,
-            mouse: true,
-            messages: Messages::default(),
-            banner: None,
-            no_color,
-            clipboard: None,
-            export: None,
-            stats_state: None,
-            bookmark_jobs: Default::default(),
-            derive_jobs: Default::default(),
-            progress: Progress {
-                stage: "starting".into(),
-                ..Default::default()
-            },
-            pending_goto: None,
-            pending_action: None,
-            typed_ahead: Vec::new(),
-            quit: false,
-            writes: Default::default(),
-            fatal: None,
-            dirty: true,
+            session: Session::new(keymap, no_color),
             capture: Capture::default(),
             baseline: None,
-            screen: Screen::Timeline,
-            overlay: Overlay::None,
-            panels: PanelView::default(),
-            layout: FrameLayout {
-                timeline_width: 100,
-                ..FrameLayout::default()
-            },
-            ruler: Ruler::default(),
-            big_list_by_time: false,
+            chrome: Chrome::default(),
         }
     }
 
@@ -186,20 +78,20 @@ impl App {
 
     /// Answers the last key in the status line (kept in the messages).
     pub fn say(&mut self, text: impl Into<String>) {
-        self.messages.answer(Level::Info, text);
+        self.session.messages.answer(Level::Info, text);
     }
 
     /// The answer to the last key, while it stands.
     pub fn answer(&self) -> Option<&str> {
-        self.messages.answered().map(|m| m.text.as_str())
+        self.session.messages.answered().map(|m| m.text.as_str())
     }
 
     /// The input mode, from the open overlay, else the screen (on the
     /// timeline: a focused side panel's, when one is).
     pub fn mode(&self) -> Mode {
-        match self.overlay {
-            Overlay::None => match self.screen {
-                Screen::Timeline => match self.panels.focused() {
+        match self.chrome.overlay {
+            Overlay::None => match self.chrome.screen {
+                Screen::Timeline => match self.chrome.panels.focused() {
                     Some(PanelKind::Range) => Mode::Range,
                     Some(_) => Mode::Panel,
                     None => Mode::Timeline,
@@ -258,7 +150,7 @@ impl App {
     }
 
     pub fn on_load(&mut self, msg: LoadMsg) {
-        self.dirty = true;
+        self.session.dirty = true;
         match msg {
             LoadMsg::Progress {
                 stage,
@@ -266,7 +158,7 @@ impl App {
                 files,
                 rows,
             } => {
-                self.progress = Progress {
+                self.session.progress = Progress {
                     stage,
                     file,
                     files,
@@ -274,19 +166,20 @@ impl App {
                 }
             }
             LoadMsg::FileError(e) => {
-                self.messages.push(Level::Error, e);
+                self.session.messages.push(Level::Error, e);
             }
             LoadMsg::CacheOff(why) | LoadMsg::Note(why) => {
-                self.messages.push(Level::Warn, why);
+                self.session.messages.push(Level::Warn, why);
             }
             LoadMsg::Done(loaded) => {
                 for f in &loaded.profile.files {
                     if let Some(wal) = &f.wal {
-                        self.messages
+                        self.session
+                            .messages
                             .push(Level::Warn, crate::profile::wal_warning(&f.path, wal));
                     }
                     for line in f.suspect_warnings() {
-                        self.messages.push(Level::Warn, line);
+                        self.session.messages.push(Level::Warn, line);
                     }
                 }
                 self.set_data(loaded);
@@ -309,22 +202,22 @@ impl App {
         if !complete {
             return;
         }
-        if let Some(goto) = self.pending_goto.take() {
+        if let Some(goto) = self.session.pending_goto.take() {
             self.goto_instance(&goto);
         }
         self.announce_big_events(&loaded);
-        if let Some(a) = self.pending_action.take() {
-            self.messages.clear_answer();
+        if let Some(a) = self.session.pending_action.take() {
+            self.session.messages.clear_answer();
             self.apply_timeline(a);
         }
         self.replay_typed_ahead();
-        self.dirty = true;
+        self.session.dirty = true;
     }
 
     /// The keys kept while waiting, in the order typed (a key that must
     /// wait again is kept again, behind the `pending_action`).
     fn replay_typed_ahead(&mut self) {
-        for key in std::mem::take(&mut self.typed_ahead) {
+        for key in std::mem::take(&mut self.session.typed_ahead) {
             self.on_key(key);
         }
     }
@@ -353,23 +246,23 @@ impl App {
     /// view's table and the NVTX tree while their views are open. Asked of
     /// jobs the loop runs off its thread ([`Self::next_derive_job`]).
     pub fn derive(&mut self) {
-        if self.panels.is_open(PanelKind::Overlap)
+        if self.chrome.panels.is_open(PanelKind::Overlap)
             && let Some(job) = self.capture.window_job()
         {
-            self.derive_jobs.push_back(job);
+            self.session.derive_jobs.push_back(job);
         }
-        if self.panels.is_open(PanelKind::Range)
+        if self.chrome.panels.is_open(PanelKind::Range)
             && let Some(job) = self.capture.range_job()
         {
-            self.derive_jobs.push_back(job);
+            self.session.derive_jobs.push_back(job);
         }
         if let Some(job) = self.stats_job() {
-            self.derive_jobs.push_back(job);
+            self.session.derive_jobs.push_back(job);
         }
-        if matches!(self.overlay, Overlay::NvtxTree(_))
+        if matches!(self.chrome.overlay, Overlay::NvtxTree(_))
             && let Some(job) = self.capture.nvtx_tree_job()
         {
-            self.derive_jobs.push_back(job);
+            self.session.derive_jobs.push_back(job);
         }
     }
 
@@ -383,14 +276,14 @@ impl App {
 
     /// The next derived job to run off the UI thread.
     pub fn next_derive_job(&mut self) -> Option<crate::tui::derive_jobs::DeriveJob> {
-        self.derive_jobs.pop_front()
+        self.session.derive_jobs.pop_front()
     }
 
     /// A derived job's end: its result goes to the capture that asked for
     /// it (`B` may have swapped them meanwhile), and the key the state
     /// wants now is asked for.
     pub fn on_derived(&mut self, done: crate::tui::derive_jobs::DeriveDone) {
-        self.dirty = true;
+        self.session.dirty = true;
         if let Err(done) = self.capture.on_derived(done)
             && let Some(b) = self.baseline.as_mut()
         {
@@ -404,18 +297,18 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return;
         }
-        self.dirty = true;
+        self.session.dirty = true;
         // ctrl-c always quits, whatever the keymap says.
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
             self.ask_quit();
             return;
         }
-        let action = self.keymap.action(self.mode(), &key);
+        let action = self.session.keymap.action(self.mode(), &key);
         // Before the first frame the timeline's keys have nothing to act
         // on: typed ahead, they are kept (a few dozen) and applied when it
         // appears. Quitting, help, the legend and the messages work at
         // once, as does every key of a popup they opened.
-        let works_now = self.overlay != Overlay::None
+        let works_now = self.chrome.overlay != Overlay::None
             || matches!(
                 action,
                 Some(Action::Quit | Action::Help | Action::Legend | Action::Messages)
@@ -423,10 +316,10 @@ impl App {
         // A key after one that waits for the analyses waits behind it: typed
         // as `/AllGather⏎`, the query must not go to the timeline while the
         // finder waits to open.
-        let waiting = self.capture.data.is_none() || self.pending_action.is_some();
+        let waiting = self.capture.data.is_none() || self.session.pending_action.is_some();
         if waiting && !works_now {
-            if self.typed_ahead.len() < TYPED_AHEAD {
-                self.typed_ahead.push(key);
+            if self.session.typed_ahead.len() < TYPED_AHEAD {
+                self.session.typed_ahead.push(key);
             }
             return;
         }
@@ -434,13 +327,13 @@ impl App {
             return;
         }
         if let Some(a) = action {
-            self.messages.clear_answer();
+            self.session.messages.clear_answer();
             self.apply(a);
         }
     }
 
     fn type_into_overlay(&mut self, key: &KeyEvent) -> bool {
-        let text = match &mut self.overlay {
+        let text = match &mut self.chrome.overlay {
             Overlay::Finder { query, pick } => {
                 *pick = Pick::default();
                 query
@@ -460,7 +353,7 @@ impl App {
             _ => return false,
         }
         // The new query's hits, searched here once, not in every frame.
-        if let (Overlay::Finder { query, .. }, Some(l)) = (&self.overlay, self.data()) {
+        if let (Overlay::Finder { query, .. }, Some(l)) = (&self.chrome.overlay, self.data()) {
             let query = query.clone();
             self.finder_hits(&l, &query);
         }
@@ -483,7 +376,7 @@ impl App {
 
     /// Applies one action.
     pub fn apply(&mut self, a: Action) {
-        self.dirty = true;
+        self.session.dirty = true;
         if a == Action::Quit {
             self.ask_quit();
             return;
@@ -496,26 +389,26 @@ impl App {
     /// Keeps the window on the data (see `View::clamp_to`).
     pub fn clamp_view(&mut self) {
         if let Some((first, last)) = self.capture.data.as_ref().and_then(|l| l.span) {
-            let width = self.layout.timeline_width;
+            let width = self.chrome.layout.timeline_width;
             self.capture.view.clamp_to(first, last, width);
         }
     }
 
     fn apply_unclamped(&mut self, a: Action) {
-        let in_help = matches!(self.overlay, Overlay::Help(..) | Overlay::Legend(_));
+        let in_help = matches!(self.chrome.overlay, Overlay::Help(..) | Overlay::Legend(_));
         if a == Action::Help && !in_help {
             // Whatever is open, `?` answers about it first.
-            self.overlay = Overlay::Help(Scroll::default(), self.mode());
+            self.chrome.overlay = Overlay::Help(Scroll::default(), self.mode());
             return;
         }
-        match self.overlay.clone() {
-            Overlay::None if self.screen == Screen::Stragglers => self.apply_stragglers(a),
-            Overlay::None => match self.panels.focused() {
+        match self.chrome.overlay.clone() {
+            Overlay::None if self.chrome.screen == Screen::Stragglers => self.apply_stragglers(a),
+            Overlay::None => match self.chrome.panels.focused() {
                 Some(k) => self.apply_panel(k, a),
                 None => self.apply_timeline(a),
             },
             Overlay::Help(mut s, _) | Overlay::Legend(mut s) => {
-                let help = match self.overlay {
+                let help = match self.chrome.overlay {
                     Overlay::Help(_, first) => Some(first),
                     _ => None,
                 };
@@ -524,17 +417,17 @@ impl App {
                     Action::Down => s.by(1),
                     Action::PageUp | Action::PageDown => s.page(a == Action::PageDown),
                     Action::Cancel | Action::Help | Action::Accept => {
-                        self.overlay = Overlay::None;
+                        self.chrome.overlay = Overlay::None;
                         return;
                     }
                     // `L` toggles the legend as `?` toggles the help.
                     Action::Legend if help.is_none() => {
-                        self.overlay = Overlay::None;
+                        self.chrome.overlay = Overlay::None;
                         return;
                     }
                     _ => {}
                 }
-                self.overlay = match help {
+                self.chrome.overlay = match help {
                     Some(first) => Overlay::Help(s, first),
                     None => Overlay::Legend(s),
                 };
@@ -548,18 +441,18 @@ impl App {
             Overlay::NvtxTree(pick) => self.apply_nvtx_tree(a, pick),
             Overlay::BookmarkName { input } => match a {
                 Action::Accept => {
-                    self.overlay = Overlay::None;
+                    self.chrome.overlay = Overlay::None;
                     self.add_bookmark(&input);
                 }
-                Action::Cancel => self.overlay = Overlay::None,
+                Action::Cancel => self.chrome.overlay = Overlay::None,
                 _ => {}
             },
             Overlay::GotoTime { input } => match a {
                 Action::Accept => {
-                    self.overlay = Overlay::None;
+                    self.chrome.overlay = Overlay::None;
                     self.goto_time(&input);
                 }
-                Action::Cancel => self.overlay = Overlay::None,
+                Action::Cancel => self.chrome.overlay = Overlay::None,
                 _ => {}
             },
         }
@@ -567,18 +460,18 @@ impl App {
 
     fn apply_finder(&mut self, a: Action, query: String, mut pick: Pick) {
         let Some(l) = self.data() else {
-            self.overlay = Overlay::None;
+            self.chrome.overlay = Overlay::None;
             return;
         };
         let hits = self.finder_hits(&l, &query).to_vec();
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, hits.len());
-                self.overlay = Overlay::Finder { query, pick };
+                self.chrome.overlay = Overlay::Finder { query, pick };
             }
-            Action::Cancel => self.overlay = Overlay::None,
+            Action::Cancel => self.chrome.overlay = Overlay::None,
             Action::Accept => {
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 if let Some(&e) = hits.get(pick.selected) {
                     self.jump_to_entry(&l, e);
                 }
@@ -593,17 +486,17 @@ impl App {
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, top.len());
-                self.overlay = Overlay::BigEvents(pick);
+                self.chrome.overlay = Overlay::BigEvents(pick);
             }
-            Action::Cancel => self.overlay = Overlay::None,
+            Action::Cancel => self.chrome.overlay = Overlay::None,
             Action::Accept => {
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 if let Some(e) = top.get(pick.selected) {
                     self.capture.jump = Some(JumpSource::Group(e.group));
                     self.go_instance(e.group, e.instance);
                 }
             }
-            Action::SortList => self.big_list_by_time = !self.big_list_by_time,
+            Action::SortList => self.chrome.big_list_by_time = !self.chrome.big_list_by_time,
             _ => {}
         }
     }

@@ -87,7 +87,7 @@ pub fn open_at(
     h: u16,
 ) -> (App, Terminal<TestBackend>) {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.pending_goto = goto.map(String::from);
+    app.session.pending_goto = goto.map(String::from);
     app.load_now(sources, None, &Settings::default());
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     draw(&mut app, &mut t);
@@ -110,7 +110,8 @@ pub fn open_with_baseline(
 
 /// Where the last frame drew panel `k`.
 pub fn panel_area(app: &App, k: PanelKind) -> PanelArea {
-    app.layout
+    app.chrome
+        .layout
         .panels
         .iter()
         .find(|p| p.kind == Some(k))

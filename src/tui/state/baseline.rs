@@ -23,7 +23,7 @@ impl App {
             BaselineMsg::Diff(d) => b.diff = Some(d),
             BaselineMsg::Failed => {
                 b.status = BaselineStatus::Failed;
-                self.messages.push(
+                self.session.messages.push(
                     Level::Error,
                     "the baseline could not be opened: B and panel 6 have nothing to compare",
                 );
@@ -57,7 +57,7 @@ impl App {
         if !here.complete {
             // The steps come with the analyses; done when they arrive.
             self.say("still finding the steps: a moment");
-            self.pending_action = Some(crate::tui::action::Action::SwitchCapture);
+            self.session.pending_action = Some(crate::tui::action::Action::SwitchCapture);
             return;
         }
         let v = self.capture.view;

@@ -19,15 +19,17 @@ impl App {
     /// The next bookmark job for the loop to run, when none is running
     /// (one at a time: an add reads the file, then writes it whole).
     pub fn next_bookmark_job(&mut self) -> Option<BookmarkJob> {
-        self.bookmark_jobs.start_next()
+        self.session.bookmark_jobs.start_next()
     }
 
     /// A job's end: the bookmarks now known, and what to say or open.
     pub fn on_bookmarks(&mut self, done: BookmarksDone) {
-        self.bookmark_jobs.done();
-        self.dirty = true;
+        self.session.bookmark_jobs.done();
+        self.session.dirty = true;
         match done {
-            BookmarksDone::Loaded { kept: Err(why), .. } => self.messages.answer(Level::Warn, why),
+            BookmarksDone::Loaded { kept: Err(why), .. } => {
+                self.session.messages.answer(Level::Warn, why)
+            }
             BookmarksDone::Loaded {
                 side,
                 kept: Ok(kept),
@@ -40,6 +42,7 @@ impl App {
                 }
             }
             BookmarksDone::Added { kept: Err(why), .. } => self
+                .session
                 .messages
                 .answer(Level::Warn, format!("bookmark not kept: {why}")),
             BookmarksDone::Added {
@@ -58,7 +61,7 @@ impl App {
 
     fn keep_bookmarks(&mut self, side: Side, kept: Kept) {
         if let Some(why) = kept.left_out {
-            self.messages.push(Level::Warn, why);
+            self.session.messages.push(Level::Warn, why);
         }
         if let Some(c) = self.capture_on(side) {
             c.bookmarks = Some(kept.marks);
@@ -95,7 +98,7 @@ impl App {
 
     /// `M`: asks for a name.
     pub(super) fn ask_bookmark_name(&mut self) {
-        self.overlay = Overlay::BookmarkName {
+        self.chrome.overlay = Overlay::BookmarkName {
             input: String::new(),
         };
     }
@@ -119,7 +122,7 @@ impl App {
         };
         self.say(format!("bookmarking {}…", bookmark.name));
         let side = self.side_shown();
-        self.bookmark_jobs.push(BookmarkJob::Add {
+        self.session.bookmark_jobs.push(BookmarkJob::Add {
             data: l,
             side,
             bookmark,
@@ -130,12 +133,12 @@ impl App {
     pub(super) fn open_bookmarks(&mut self) {
         match self.capture.bookmarks.as_deref() {
             Some([]) => self.say("no bookmarks yet (M marks this place)"),
-            Some(_) => self.overlay = Overlay::Bookmarks(Pick::default()),
+            Some(_) => self.chrome.overlay = Overlay::Bookmarks(Pick::default()),
             None => {
                 let Some(data) = self.data() else { return };
                 self.say("reading the bookmarks…");
                 let side = self.side_shown();
-                self.bookmark_jobs.push(BookmarkJob::Load {
+                self.session.bookmark_jobs.push(BookmarkJob::Load {
                     data,
                     side,
                     list: true,
@@ -149,10 +152,10 @@ impl App {
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, n);
-                self.overlay = Overlay::Bookmarks(pick);
+                self.chrome.overlay = Overlay::Bookmarks(pick);
             }
             Action::Accept => {
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 let b = self
                     .capture
                     .bookmarks
@@ -163,8 +166,8 @@ impl App {
                     self.go_bookmark(&b);
                 }
             }
-            Action::Cancel | Action::Bookmarks => self.overlay = Overlay::None,
-            _ => self.overlay = Overlay::Bookmarks(pick),
+            Action::Cancel | Action::Bookmarks => self.chrome.overlay = Overlay::None,
+            _ => self.chrome.overlay = Overlay::Bookmarks(pick),
         }
     }
 
@@ -183,7 +186,7 @@ impl App {
         match instance {
             Some((g, k)) => self.go_instance(g, k),
             None => {
-                let mut place = self.capture.place(self.screen);
+                let mut place = self.capture.place(self.chrome.screen);
                 place.selection = None;
                 self.go(Target::Place(place), true);
             }

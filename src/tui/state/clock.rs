@@ -11,7 +11,7 @@ impl App {
     /// Capture clock → relative → UTC → capture clock; UTC is skipped when
     /// the capture has no UTC start stamp.
     pub(super) fn cycle_time(&mut self, l: &Loaded) {
-        self.ruler = match self.ruler {
+        self.chrome.ruler = match self.chrome.ruler {
             Ruler::Utc => Ruler::Capture,
             Ruler::Capture => Ruler::Relative,
             Ruler::Relative if wallclock::utc_start(&l.profile, &l.analysis.clock).is_some() => {
@@ -26,7 +26,7 @@ impl App {
 
     /// UTC of capture-clock time 0 while the ruler shows UTC.
     pub fn utc_origin(&self, l: &Loaded) -> Option<i64> {
-        (self.ruler == Ruler::Utc)
+        (self.chrome.ruler == Ruler::Utc)
             .then(|| wallclock::utc_start(&l.profile, &l.analysis.clock))
             .flatten()
     }

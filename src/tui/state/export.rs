@@ -23,15 +23,15 @@ impl App {
                 view_job(l, c.view.window(), &rows)
             });
         self.say(format!("exporting {}…", job.described));
-        self.export = Some(job);
+        self.session.export = Some(job);
     }
 
     /// The export's line: where it went, or why not.
     pub fn on_exported(&mut self, result: Result<String, String>) {
         match result {
-            Ok(line) => self.messages.answer(Level::Info, line),
-            Err(why) => self.messages.answer(Level::Warn, why),
+            Ok(line) => self.session.messages.answer(Level::Info, line),
+            Err(why) => self.session.messages.answer(Level::Warn, why),
         }
-        self.dirty = true;
+        self.session.dirty = true;
     }
 }

@@ -13,20 +13,29 @@ impl App {
     /// (the big events are one `b` away).
     pub(super) fn announce_big_events(&mut self, l: &Loaded) {
         let load_trouble = self
+            .session
             .messages
             .worst()
             .is_some_and(|w| w >= crate::tui::messages::Level::Warn);
         // A hang is the answer a hung job's owner opened the capture for:
         // said first, whatever else is.
-        if let Some(notice) =
-            hang_notice(l, &self.keymap.keys_for(Mode::Timeline, Action::BehindList))
-        {
-            self.messages
+        if let Some(notice) = hang_notice(
+            l,
+            &self
+                .session
+                .keymap
+                .keys_for(Mode::Timeline, Action::BehindList),
+        ) {
+            self.session
+                .messages
                 .answer(crate::tui::messages::Level::Warn, notice);
             return;
         }
-        if self.messages.answered().is_none() && !load_trouble {
-            let key = self.keymap.keys_for(Mode::Timeline, Action::BigEventList);
+        if self.session.messages.answered().is_none() && !load_trouble {
+            let key = self
+                .session
+                .keymap
+                .keys_for(Mode::Timeline, Action::BigEventList);
             if let Some(notice) = big_events_notice(l, &key) {
                 self.say(notice);
             }

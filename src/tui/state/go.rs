@@ -14,22 +14,22 @@ impl App {
     pub fn go(&mut self, to: Target, record: bool) {
         let Some(l) = self.data() else { return };
         if record {
-            let here = self.capture.place(self.screen);
+            let here = self.capture.place(self.chrome.screen);
             self.capture.history.push(here);
         }
         let c = &mut self.capture;
         match to {
             Target::Event(e) => {
-                self.screen = Screen::Timeline;
+                self.chrome.screen = Screen::Timeline;
                 c.select(Some(e), true);
             }
             Target::Instance(g, k) => {
-                self.screen = Screen::Timeline;
+                self.chrome.screen = Screen::Timeline;
                 c.jump = Some(JumpSource::Group(g));
                 c.select(late_kernel(&l, g, k), true);
             }
             Target::Step(source, at) => {
-                self.screen = Screen::Timeline;
+                self.chrome.screen = Screen::Timeline;
                 let e = match &source {
                     JumpSource::Group(g) => late_kernel(&l, *g, at),
                     JumpSource::Finder { events, .. } => {
@@ -46,7 +46,7 @@ impl App {
                 c.select(p.selection, false);
                 c.view = p.view;
                 c.lanes.put_cursor(p.cursor);
-                self.screen = p.screen;
+                self.chrome.screen = p.screen;
             }
         }
     }
@@ -75,7 +75,7 @@ impl App {
     }
 
     pub(super) fn go_back(&mut self) {
-        let here = self.capture.place(self.screen);
+        let here = self.capture.place(self.chrome.screen);
         match self.capture.history.back(here) {
             Some(p) => self.go(Target::Place(p), false),
             None => self.say("no earlier jump to go back to"),
@@ -83,7 +83,7 @@ impl App {
     }
 
     pub(super) fn go_forward(&mut self) {
-        let here = self.capture.place(self.screen);
+        let here = self.capture.place(self.chrome.screen);
         match self.capture.history.forward(here) {
             Some(p) => self.go(Target::Place(p), false),
             None => self.say("nothing to go forward to"),

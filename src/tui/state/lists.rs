@@ -11,7 +11,7 @@ impl App {
     /// The `b` list in the order shown: by skew, largest first, or by time.
     pub fn big_list(&self, l: &Loaded) -> Vec<SkewRow> {
         let mut rows = l.top_skews.clone();
-        if self.big_list_by_time {
+        if self.chrome.big_list_by_time {
             rows.sort_by_key(|r| (r.start, r.group, r.instance));
         }
         rows
@@ -24,24 +24,24 @@ impl App {
         match a {
             Action::Up | Action::Down => {
                 pick.step(if a == Action::Up { -1 } else { 1 }, rows.len());
-                self.overlay = Overlay::Behind(pick);
+                self.chrome.overlay = Overlay::Behind(pick);
             }
-            Action::Cancel => self.overlay = Overlay::None,
+            Action::Cancel => self.chrome.overlay = Overlay::None,
             Action::Accept => match rows.get(pick.selected).and_then(|r| r.target) {
                 Some((g, k)) => {
-                    self.overlay = Overlay::None;
+                    self.chrome.overlay = Overlay::None;
                     self.capture.jump = Some(JumpSource::Group(g));
                     self.go_instance(g, k);
                 }
-                None => self.overlay = Overlay::Behind(pick),
+                None => self.chrome.overlay = Overlay::Behind(pick),
             },
-            _ => self.overlay = Overlay::Behind(pick),
+            _ => self.chrome.overlay = Overlay::Behind(pick),
         }
     }
 
     /// `!`: the session's messages (saying so when there are none).
     pub(super) fn open_messages(&mut self) {
-        self.overlay = Overlay::Messages(Scroll::default());
+        self.chrome.overlay = Overlay::Messages(Scroll::default());
     }
 
     pub(super) fn apply_messages(&mut self, a: Action, mut scroll: Scroll) {
@@ -50,11 +50,11 @@ impl App {
             Action::Down => scroll.by(1),
             Action::PageUp | Action::PageDown => scroll.page(a == Action::PageDown),
             Action::Cancel | Action::Accept | Action::Messages => {
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 return;
             }
             _ => {}
         }
-        self.overlay = Overlay::Messages(scroll);
+        self.chrome.overlay = Overlay::Messages(scroll);
     }
 }

@@ -15,18 +15,18 @@ const WHEEL_ROWS: isize = 3;
 impl App {
     pub fn on_mouse(&mut self, m: MouseEvent) {
         // Events still queued after capture was turned off.
-        if !self.mouse || self.capture.data.is_none() {
+        if !self.session.mouse || self.capture.data.is_none() {
             return;
         }
-        self.dirty = true;
+        self.session.dirty = true;
         let at = Position::new(m.column, m.row);
         let wheel = match m.kind {
             K::ScrollUp => Some(-1),
             K::ScrollDown => Some(1),
             _ => None,
         };
-        match self.overlay {
-            Overlay::None if self.screen == Screen::Stragglers => {
+        match self.chrome.overlay {
+            Overlay::None if self.chrome.screen == Screen::Stragglers => {
                 // The wheel moves the cursor (Shift: across instances), as
                 // the arrow keys do; a click acts as Enter on the cell.
                 let shift = m.modifiers.contains(KeyModifiers::SHIFT);
@@ -58,20 +58,21 @@ impl App {
             }
             _ => return,
         }
-        if let Some(panel) = self.layout.panel_at(at.x, at.y).cloned() {
+        if let Some(panel) = self.chrome.layout.panel_at(at.x, at.y).cloned() {
             let Some(kind) = panel.kind else { return };
             match m.kind {
                 K::ScrollUp | K::ScrollDown => self
+                    .chrome
                     .panels
                     .scroll_mut(kind)
                     .by(wheel.unwrap_or(0) * WHEEL_ROWS),
                 K::Down(MouseButton::Left) if panel.inner.contains(at) => {
                     // The cursor goes to the line clicked, then Enter.
                     let y = (at.y - panel.inner.y) as usize;
-                    let row = self.panels.scroll(kind).row_at(y);
+                    let row = self.chrome.panels.scroll(kind).row_at(y);
                     match row.and_then(|r| panel.line_at(r)) {
                         Some(line) => {
-                            self.panels.set_cursor(kind, &panel, line);
+                            self.chrome.panels.set_cursor(kind, &panel, line);
                             self.accept_panel_line(kind, line);
                         }
                         None => self.say("nothing to go to on this row"),
@@ -81,7 +82,7 @@ impl App {
             }
             return;
         }
-        if !self.layout.timeline.contains(at) {
+        if !self.chrome.layout.timeline.contains(at) {
             return;
         }
         // A drag on the ruler marks a range: pressed at its start,
@@ -90,7 +91,7 @@ impl App {
             m.kind,
             K::Down(MouseButton::Left) | K::Drag(MouseButton::Left) | K::Up(MouseButton::Left)
         );
-        if button && at.y < self.layout.lanes.y {
+        if button && at.y < self.chrome.layout.lanes.y {
             let t = self.fraction_at(at.x).map(|f| {
                 let v = self.capture.view;
                 (v.t0 + f * v.span) as i64
@@ -133,8 +134,8 @@ impl App {
 
     /// `m`: mouse capture off (the terminal selects text) or back on.
     pub(super) fn toggle_mouse(&mut self) {
-        self.mouse = !self.mouse;
-        self.say(if self.mouse {
+        self.session.mouse = !self.session.mouse;
+        self.say(if self.session.mouse {
             "mouse on: wheel zooms, click selects (Shift-drag selects text)"
         } else {
             "mouse off: the terminal selects text"
@@ -143,9 +144,11 @@ impl App {
 
     /// The window fraction at column `x` (None over the lane labels).
     fn fraction_at(&self, x: u16) -> Option<f64> {
-        let lanes = self.layout.lanes;
-        let x0 = lanes.x + self.layout.label_width + 1;
-        let width = lanes.width.saturating_sub(self.layout.label_width + 1);
+        let lanes = self.chrome.layout.lanes;
+        let x0 = lanes.x + self.chrome.layout.label_width + 1;
+        let width = lanes
+            .width
+            .saturating_sub(self.chrome.layout.label_width + 1);
         (x >= x0 && width > 0).then(|| ((x - x0) as f64 + 0.5) / width as f64)
     }
 
@@ -166,7 +169,7 @@ impl App {
     /// pointer (the nearest within a cell).
     fn click_lane(&mut self, at: Position) {
         let Some(l) = self.data() else { return };
-        let lanes = self.layout.lanes;
+        let lanes = self.chrome.layout.lanes;
         if !lanes.contains(at) {
             return;
         }
@@ -176,13 +179,13 @@ impl App {
             return;
         };
         c.lanes.put_cursor(row);
-        self.messages.clear_answer();
+        self.session.messages.clear_answer();
         let Some(frac) = self.fraction_at(at.x) else {
             return;
         };
         let v = self.capture.view;
         let t = (v.t0 + frac * v.span) as i64;
-        let cell = (v.span / self.layout.timeline_width.max(1) as f64).ceil() as i64;
+        let cell = (v.span / self.chrome.layout.timeline_width.max(1) as f64).ceil() as i64;
         match time::event_at(&l, kind, t, cell, self.capture.show.min_dur) {
             Some(hit) => self.capture.select(Some(hit.event), false),
             None => self.say("nothing under the pointer on this lane"),

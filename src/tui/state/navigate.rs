@@ -37,13 +37,13 @@ impl App {
         );
         if needs_analysis && !l.complete {
             self.say("still matching collectives across ranks: a moment");
-            self.pending_action = Some(a);
+            self.session.pending_action = Some(a);
             return;
         }
         let height = self.capture.lanes.scroll.visible.max(2) as isize - 1;
         let view = &mut self.capture.view;
         match a {
-            Action::Legend => self.overlay = Overlay::Legend(Scroll::default()),
+            Action::Legend => self.chrome.overlay = Overlay::Legend(Scroll::default()),
             Action::PanLeft => view.pan(-0.25),
             Action::PanRight => view.pan(0.25),
             Action::ZoomIn => view.zoom(0.5),
@@ -59,7 +59,7 @@ impl App {
             }
             Action::ZoomToSelection => self.zoom_to_selection(),
             Action::GotoTime => {
-                self.overlay = Overlay::GotoTime {
+                self.chrome.overlay = Overlay::GotoTime {
                     input: String::new(),
                 }
             }
@@ -108,12 +108,12 @@ impl App {
             Action::PrevOccurrence => self.step_occurrence(&l, false),
             Action::NextBigEvent => self.step_big(&l, true),
             Action::PrevBigEvent => self.step_big(&l, false),
-            Action::BehindList => self.overlay = Overlay::Behind(Pick::default()),
+            Action::BehindList => self.chrome.overlay = Overlay::Behind(Pick::default()),
             Action::BigEventList => {
                 if l.top_skews.is_empty() {
                     self.say("no collective matched across ranks in this capture");
                 } else {
-                    self.overlay = Overlay::BigEvents(Pick::default());
+                    self.chrome.overlay = Overlay::BigEvents(Pick::default());
                 }
             }
             Action::FocusMode => {
@@ -141,7 +141,7 @@ impl App {
             Action::HistoryBack => self.go_back(),
             Action::HistoryForward => self.go_forward(),
             Action::OpenFinder => {
-                self.overlay = Overlay::Finder {
+                self.chrome.overlay = Overlay::Finder {
                     query: String::new(),
                     pick: Pick::default(),
                 }
@@ -166,7 +166,7 @@ impl App {
     /// event must be to count as under it.
     fn cell_ns(&self) -> i64 {
         let v = &self.capture.view;
-        (v.span / self.layout.timeline_width.max(1) as f64).ceil() as i64
+        (v.span / self.chrome.layout.timeline_width.max(1) as f64).ceil() as i64
     }
 
     fn step_event(&mut self, l: &Loaded, forward: bool) {
@@ -370,7 +370,7 @@ impl App {
             self.say(format!("not a time in seconds: {input}"));
             return;
         };
-        let base = if self.ruler == super::Ruler::Relative {
+        let base = if self.chrome.ruler == super::Ruler::Relative {
             l.span.map_or(0, |s| s.0) as f64
         } else {
             0.0

@@ -42,7 +42,7 @@ impl App {
             .unwrap_or(first);
         // Its tree is derived off the UI thread (`App::derive`).
         self.capture.nvtx_thread = Some(t);
-        self.overlay = Overlay::NvtxTree(Pick::default());
+        self.chrome.overlay = Overlay::NvtxTree(Pick::default());
     }
 
     pub(super) fn apply_nvtx_tree(&mut self, a: Action, mut pick: Pick) {
@@ -72,18 +72,18 @@ impl App {
                         TreeRow::Kernel(k, _) => EventRef::Gpu(k),
                     })
                 });
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 if let Some(e) = target {
                     self.go_zoomed(Target::Event(e));
                 }
                 return;
             }
             Action::Cancel => {
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 return;
             }
             _ => {}
         }
-        self.overlay = Overlay::NvtxTree(pick);
+        self.chrome.overlay = Overlay::NvtxTree(pick);
     }
 }

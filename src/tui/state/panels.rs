@@ -10,13 +10,13 @@ use crate::tui::selection::Target;
 
 impl App {
     pub(super) fn toggle_panel(&mut self, k: PanelKind) {
-        self.panels.toggle(k);
+        self.chrome.panels.toggle(k);
     }
 
     /// `p` on the timeline: the keys go to the last-opened panel.
     pub(super) fn focus_panel(&mut self) {
-        match self.panels.last_opened {
-            Some(k) => self.panels.focus(Some(k)),
+        match self.chrome.panels.last_opened {
+            Some(k) => self.chrome.panels.focus(Some(k)),
             None => self.say("no panel open to focus (1-6 open one)"),
         }
     }
@@ -30,14 +30,14 @@ impl App {
             | Action::PageDown
             | Action::Home
             | Action::End => self.move_panel_cursor(k, a),
-            Action::Accept => self.accept_panel_line(k, self.panels.cursor(k)),
+            Action::Accept => self.accept_panel_line(k, self.chrome.panels.cursor(k)),
             Action::FocusPanel => {
                 // The next open panel in screen order, round to the first.
-                let open = self.panels.open();
+                let open = self.chrome.panels.open();
                 let at = open.iter().position(|&o| o == k).unwrap_or(0);
-                self.panels.focus(Some(open[(at + 1) % open.len()]));
+                self.chrome.panels.focus(Some(open[(at + 1) % open.len()]));
             }
-            Action::Cancel => self.panels.focus(None),
+            Action::Cancel => self.chrome.panels.focus(None),
             // The range panel's `y`: its `--window`.
             Action::CopyReference => self.copy_reference(),
             // The cursor leads a focused panel's scroll: it moves a page.
@@ -56,7 +56,7 @@ impl App {
     /// Moves panel `k`'s cursor by a line, a page of rows, or to an end,
     /// over the lines the last frame drew; the panel scrolls to show it.
     fn move_panel_cursor(&mut self, k: PanelKind, a: Action) {
-        let Some(area) = self.layout.panels.iter().find(|p| p.kind == Some(k)) else {
+        let Some(area) = self.chrome.layout.panels.iter().find(|p| p.kind == Some(k)) else {
             return;
         };
         let (Some(last), Some(rows)) = (
@@ -65,8 +65,14 @@ impl App {
         ) else {
             return;
         };
-        let at = self.panels.cursor(k).min(last);
-        let page = self.panels.scroll(k).visible.saturating_sub(1).max(1);
+        let at = self.chrome.panels.cursor(k).min(last);
+        let page = self
+            .chrome
+            .panels
+            .scroll(k)
+            .visible
+            .saturating_sub(1)
+            .max(1);
         let first_row = area.lines[at].start;
         let to = match a {
             Action::Up => at.saturating_sub(1),
@@ -85,13 +91,14 @@ impl App {
             }
             _ => at,
         };
-        self.panels.set_cursor(k, area, to);
+        self.chrome.panels.set_cursor(k, area, to);
     }
 
     /// Enter on line `line` of panel `k` (the cursor's, or the one
     /// clicked): goes where it leads, as the last frame drew it.
     pub(super) fn accept_panel_line(&mut self, k: PanelKind, line: usize) {
         let target = self
+            .chrome
             .layout
             .panels
             .iter()
@@ -99,7 +106,7 @@ impl App {
             .and_then(|p| p.target(line));
         match target {
             Some(t) => {
-                self.messages.clear_answer();
+                self.session.messages.clear_answer();
                 self.enter_panel_row(t);
             }
             None => self.say("nothing to go to on this row"),
@@ -130,8 +137,8 @@ impl App {
 
     /// `{` `}`: a page of the last-opened panel.
     pub(super) fn scroll_panel(&mut self, down: bool) {
-        match self.panels.last_opened {
-            Some(k) => self.panels.scroll_mut(k).page(down),
+        match self.chrome.panels.last_opened {
+            Some(k) => self.chrome.panels.scroll_mut(k).page(down),
             None => self.say("no panel open to scroll (1-6 open one)"),
         }
     }

@@ -11,16 +11,16 @@ impl App {
     /// `q` or Ctrl-C: quits, unless the cache is being written, which
     /// is then finished first (a second ask quits at once).
     pub(super) fn ask_quit(&mut self) {
-        self.writes = match self.writes {
+        self.session.writes = match self.session.writes {
             Writes::Writing => {
-                self.messages.answer(
+                self.session.messages.answer(
                     Level::Info,
                     "finishing the cache entry, then quitting (q or Ctrl-C again: quit without it)",
                 );
                 Writes::QuitWhenDone
             }
             Writes::Idle | Writes::QuitWhenDone => {
-                self.quit = true;
+                self.session.quit = true;
                 Writes::Idle
             }
         };
@@ -28,16 +28,16 @@ impl App {
 
     /// The loader began writing.
     pub(super) fn on_writing(&mut self) {
-        if self.writes == Writes::Idle {
-            self.writes = Writes::Writing;
+        if self.session.writes == Writes::Idle {
+            self.session.writes = Writes::Writing;
         }
     }
 
     /// The loader is done, its writes included.
     pub(super) fn on_finished(&mut self) {
-        if self.writes == Writes::QuitWhenDone {
-            self.quit = true;
+        if self.session.writes == Writes::QuitWhenDone {
+            self.session.quit = true;
         }
-        self.writes = Writes::Idle;
+        self.session.writes = Writes::Idle;
     }
 }

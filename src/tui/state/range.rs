@@ -11,7 +11,7 @@ impl App {
     /// Marks the range's start (or end) at `at`, else at the cursor (▼);
     /// with both marked, the range panel opens.
     pub(super) fn mark_range(&mut self, start: bool, at: Option<i64>) {
-        let keys = |a: Action| self.keymap.keys_for(Mode::Timeline, a);
+        let keys = |a: Action| self.session.keymap.keys_for(Mode::Timeline, a);
         let (start_key, end_key) = (keys(Action::RangeStart), keys(Action::RangeEnd));
         let (panel_key, clear_key) = (keys(Action::PanelRange), keys(Action::ClearSelection));
         let t = at.unwrap_or(self.capture.view.center() as i64);
@@ -23,8 +23,8 @@ impl App {
         }
         match r.window() {
             Some(w) => {
-                if !self.panels.is_open(PanelKind::Range) {
-                    self.panels.toggle(PanelKind::Range);
+                if !self.chrome.panels.is_open(PanelKind::Range) {
+                    self.chrome.panels.toggle(PanelKind::Range);
                 }
                 self.say(format!(
                     "range {} long: panel {panel_key} shows what is in it ({clear_key} clears it)",
@@ -43,8 +43,8 @@ impl App {
     pub(super) fn clear_range(&mut self) {
         self.capture.range = Default::default();
         self.capture.range_facts.forget();
-        if self.panels.is_open(PanelKind::Range) {
-            self.panels.toggle(PanelKind::Range);
+        if self.chrome.panels.is_open(PanelKind::Range) {
+            self.chrome.panels.toggle(PanelKind::Range);
         }
         self.say("range cleared");
     }

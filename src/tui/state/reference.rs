@@ -26,7 +26,7 @@ impl App {
 
     pub(super) fn copy_reference(&mut self) {
         if let Some(text) = self.range_reference() {
-            self.clipboard = Some(osc52::copy_sequence(&text));
+            self.session.clipboard = Some(osc52::copy_sequence(&text));
             self.say(format!("copied the range as {text} (OSC 52 clipboard)"));
             return;
         }
@@ -39,7 +39,7 @@ impl App {
         } else {
             "name"
         };
-        self.clipboard = Some(osc52::copy_sequence(&text));
+        self.session.clipboard = Some(osc52::copy_sequence(&text));
         self.say(format!("copied the {what} {text} (OSC 52 clipboard)"));
     }
 }

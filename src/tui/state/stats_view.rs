@@ -16,8 +16,8 @@ impl App {
     /// derived off the UI thread ([`App::derive`]), again if its window
     /// was the view's and the view moved.
     pub(super) fn open_stats(&mut self) {
-        let st = self.stats_state.clone().unwrap_or_default();
-        self.overlay = Overlay::Stats(st);
+        let st = self.chrome.stats_state.clone().unwrap_or_default();
+        self.chrome.overlay = Overlay::Stats(st);
     }
 
     /// The window a scope stands for now.
@@ -30,7 +30,7 @@ impl App {
 
     /// The job deriving the open stats view's table, when needed.
     pub(super) fn stats_job(&mut self) -> Option<crate::tui::derive_jobs::DeriveJob> {
-        let Overlay::Stats(st) = &self.overlay else {
+        let Overlay::Stats(st) = &self.chrome.overlay else {
             return None;
         };
         let (of, window) = (st.of, self.stats_window(st.scope));
@@ -40,16 +40,16 @@ impl App {
     /// The table the stats view shows (its state's kind and window), when
     /// derived.
     pub fn stats_table(&self) -> Option<&StatsTable> {
-        let st = match &self.overlay {
+        let st = match &self.chrome.overlay {
             Overlay::Stats(st) => st,
-            _ => self.stats_state.as_ref()?,
+            _ => self.chrome.stats_state.as_ref()?,
         };
         self.capture.stats_table(st.of, self.stats_window(st.scope))
     }
 
     pub(super) fn apply_stats(&mut self, a: Action, mut st: StatsState) {
         let Some(l) = self.data() else {
-            self.overlay = Overlay::None;
+            self.chrome.overlay = Overlay::None;
             return;
         };
         let shown = |app: &App, st: &StatsState| {
@@ -106,7 +106,7 @@ impl App {
             Action::Accept => {
                 let row = shown(self, &st).get(st.pick.selected).copied();
                 self.keep_stats(st);
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 if let Some(i) = row {
                     self.go_longest(&l, i);
                 }
@@ -114,7 +114,7 @@ impl App {
             }
             Action::Cancel | Action::StatsView => {
                 self.keep_stats(st);
-                self.overlay = Overlay::None;
+                self.chrome.overlay = Overlay::None;
                 return;
             }
             _ => {}
@@ -124,11 +124,11 @@ impl App {
 
     /// The state stays for the next `S`, and the overlay shows it.
     fn keep_stats(&mut self, st: StatsState) {
-        self.stats_state = Some(StatsState {
+        self.chrome.stats_state = Some(StatsState {
             typing: false,
             ..st.clone()
         });
-        self.overlay = Overlay::Stats(st);
+        self.chrome.overlay = Overlay::Stats(st);
     }
 
     /// Enter on row `i` of the table: the timeline zoomed to its longest

@@ -66,13 +66,13 @@ impl App {
                 v.put_cursor(row, c);
             }
         }
-        self.screen = Screen::Stragglers;
+        self.chrome.screen = Screen::Stragglers;
     }
 
     pub(super) fn apply_stragglers(&mut self, a: Action) {
         let Some(l) = self.data() else { return };
         let Some(v) = self.capture.straggler.as_mut() else {
-            self.screen = Screen::Timeline;
+            self.chrome.screen = Screen::Timeline;
             return;
         };
         match a {
@@ -87,7 +87,7 @@ impl App {
             Action::SortList => v.toggle_sort(),
             Action::ToggleCollapse => v.toggle_collapse(),
             Action::Accept => self.open_map_cell(&l),
-            Action::Cancel | Action::StragglerMap => self.screen = Screen::Timeline,
+            Action::Cancel | Action::StragglerMap => self.chrome.screen = Screen::Timeline,
             Action::HistoryBack => self.go_back(),
             Action::HistoryForward => self.go_forward(),
             _ => {}
@@ -117,7 +117,7 @@ impl App {
         let Some(v) = self.capture.straggler.as_mut() else {
             return;
         };
-        let area = self.layout.map_cells;
+        let area = self.chrome.layout.map_cells;
         if !area.contains(ratatui::layout::Position::new(x, y)) {
             return;
         }

@@ -14,7 +14,7 @@ use ratatui::text::Line;
 
 /// The name prompt.
 pub fn prompt(f: &mut Frame, area: Rect, app: &App, input: &str) {
-    let keys = |a: Action| app.keymap.keys_for(Mode::Finder, a);
+    let keys = |a: Action| app.session.keymap.keys_for(Mode::Finder, a);
     popup(
         f,
         centered(area, 64, 4),

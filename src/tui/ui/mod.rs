@@ -57,7 +57,7 @@ pub const MIN_SIZE: (u16, u16) = (80, 24);
 
 fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
-        no_color: app.no_color,
+        no_color: app.session.no_color,
     };
     let area = f.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
@@ -98,21 +98,21 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         return;
     };
     // The full-screen view: chosen here, in one place.
-    if app.screen == Screen::Stragglers && app.capture.straggler.is_some() {
+    if app.chrome.screen == Screen::Stragglers && app.capture.straggler.is_some() {
         stragglers::draw(f, area, app, &l, &theme);
         overlays::draw(f, main, app, &theme);
         return;
     }
     let timeline_area = panels::layout_and_draw(f, main, app, &l, &theme);
     let label_width = timeline::label_width(timeline_area.width);
-    app.layout.lanes = Rect {
+    app.chrome.layout.lanes = Rect {
         y: timeline_area.y + timeline::RULER_ROWS,
         height: timeline_area.height.saturating_sub(timeline::RULER_ROWS),
         ..timeline_area
     };
-    app.layout.label_width = label_width;
-    app.layout.timeline = timeline_area;
-    app.layout.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
+    app.chrome.layout.label_width = label_width;
+    app.chrome.layout.timeline = timeline_area;
+    app.chrome.layout.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
     let lanes = &mut app.capture.lanes;
     lanes.scroll.visible = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
     lanes.keep_cursor_visible();
@@ -173,14 +173,14 @@ fn status_line_with(
     detail: u8,
     width: u16,
 ) -> Line<'static> {
-    let keys = |a: Action| app.keymap.keys_for(Mode::Timeline, a);
+    let keys = |a: Action| app.session.keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
-    if let Some(b) = &app.banner {
+    if let Some(b) = &app.session.banner {
         spans.push(Span::styled(format!(" {b}"), theme.heading()));
     }
     let sel = sel.to_string();
-    let focused = app.panels.focused();
-    let popup = app.overlay != Overlay::None;
+    let focused = app.chrome.panels.focused();
+    let popup = app.chrome.overlay != Overlay::None;
     if popup || detail >= 2 {
         // The keys of what has them first: they are the ones that work now.
         if let Some(view) = view_keys::line(app, usize::from(width).saturating_sub(1)) {
@@ -232,7 +232,7 @@ fn status_line_with(
     }
     if let Some(m) = app.answer() {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
-    } else if let Some(newest) = app.messages.newest() {
+    } else if let Some(newest) = app.session.messages.newest() {
         // Kept until a key says something else; `!` lists them all.
         let style = match newest.level {
             Level::Info => theme.dim(),
@@ -245,7 +245,7 @@ fn status_line_with(
         spans.push(Span::raw(format!(
             " · {} all {}",
             keys(Action::Messages),
-            app.messages.len()
+            app.session.messages.len()
         )));
     }
     // With the hints dropped, the line starts at a separator: drop it.
@@ -256,7 +256,7 @@ fn status_line_with(
     }
     // The banner and what follows it: one separator, never two (the demo
     // showed `(embedded) │ │ 4 big-skew…`).
-    if app.banner.is_some()
+    if app.session.banner.is_some()
         && let Some(next) = spans.get_mut(1)
         && !next.content.starts_with(" │")
     {
@@ -293,7 +293,7 @@ fn draw_loading(
         " rankline  loading…"
     };
     f.render_widget(Paragraph::new(head).style(theme.bar()), title);
-    let pr = &app.progress;
+    let pr = &app.session.progress;
     let stage_i = STAGES.iter().position(|s| *s == pr.stage).unwrap_or(
         if pr.stage == "exporting with nsys" {
             0
@@ -327,6 +327,7 @@ fn draw_loading(
         .label(label);
     f.render_widget(gauge, box_area);
     let mut lines: Vec<Line> = app
+        .session
         .messages
         .errors()
         .map(|e| visible(Line::styled(format!("⚠ {}", e.text), theme.warning())))
@@ -344,7 +345,7 @@ fn draw_loading(
     }
     let hint = format!(
         " {} quit",
-        app.keymap.keys_for(Mode::Timeline, Action::Quit)
+        app.session.keymap.keys_for(Mode::Timeline, Action::Quit)
     );
     f.render_widget(Paragraph::new(hint).style(theme.bar()), status);
     overlays::draw(f, main, app, theme);

@@ -283,7 +283,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         width: main.width.saturating_sub(lw + 1),
         height: main.height.saturating_sub(head_rows),
     };
-    app.layout.map_cells = cells;
+    app.chrome.layout.map_cells = cells;
     v.rows_scroll.fit(v.rows.len(), cells.height as usize);
     v.cols_scroll.fit(v.map.columns(), cells.width as usize);
     v.rows_scroll.show(v.row);
@@ -379,7 +379,7 @@ fn rows(
 
 /// The cursor cell in words, then the keys (dropped when they do not fit).
 fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'static> {
-    let keys = |a: Action| app.keymap.keys_for(Mode::Stragglers, a);
+    let keys = |a: Action| app.session.keymap.keys_for(Mode::Stragglers, a);
     let p = &l.profile;
     let group = &l.analysis.matching.groups[v.map.group];
     let what = match (v.map.instances.get(v.col), v.target()) {

@@ -214,7 +214,7 @@ fn draw_ruler(
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
     // Relative ticks are at round offsets from the first event.
-    let origin = if app.ruler == Ruler::Relative {
+    let origin = if app.chrome.ruler == Ruler::Relative {
         l.span.map_or(0, |s| s.0) as f64
     } else {
         0.0
@@ -232,7 +232,7 @@ fn draw_ruler(
     let y = area.y;
     let mode = match utc0 {
         Some(_) => "utc",
-        None if app.ruler == Ruler::Relative => "rel",
+        None if app.chrome.ruler == Ruler::Relative => "rel",
         None => "abs",
     };
     put_str(
@@ -253,7 +253,7 @@ fn draw_ruler(
         if let Some(c) = geo.col(t as i64) {
             let text = if let Some(u) = utc0 {
                 crate::tui::wallclock::tick_label(u.saturating_add(t as i64), step)
-            } else if app.ruler == Ruler::Relative {
+            } else if app.chrome.ruler == Ruler::Relative {
                 format_offset(t - origin, step)
             } else {
                 format_abs(t, step)

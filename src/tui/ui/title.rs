@@ -57,7 +57,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             5,
         ));
     }
-    let failed = app.messages.errors().count();
+    let failed = app.session.messages.errors().count();
     if failed > 0 {
         items.push(Item::new(format!("  ⚠ {failed} file(s) failed"), 5));
     }
@@ -82,7 +82,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
         Some(utc0) => crate::tui::wallclock::date_and_minute(
             utc0.saturating_add(app.capture.view.center() as i64),
         ),
-        None if app.ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
+        None if app.chrome.ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
         None => "capture clock".into(),
     };
     items.push(Item::new(format!("  ·  {clock}"), 2));

@@ -39,7 +39,10 @@ pub fn lines(app: &App, theme: &Theme, width: usize) -> PanelLines {
         }
         (BaselineStatus::Ready, None) => PanelLines::one("comparing the two captures…"),
         (BaselineStatus::Ready, Some(d)) => {
-            let focus = app.keymap.keys_for(Mode::Timeline, Action::FocusPanel);
+            let focus = app
+                .session
+                .keymap
+                .keys_for(Mode::Timeline, Action::FocusPanel);
             diff_lines(d, b.shown, theme, width, &focus)
         }
     }

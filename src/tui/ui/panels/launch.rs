@@ -101,7 +101,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         out.push(Line::styled(
             format!(
                 "{}: jump to the launch call",
-                app.keymap.keys_for(Mode::Timeline, Action::JumpToLaunch)
+                app.session
+                    .keymap
+                    .keys_for(Mode::Timeline, Action::JumpToLaunch)
             ),
             theme.dim(),
         ));

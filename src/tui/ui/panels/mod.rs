@@ -84,8 +84,8 @@ pub fn layout_and_draw(
     l: &Loaded,
     theme: &Theme,
 ) -> Rect {
-    let open = app.panels.open();
-    app.layout.panels.clear();
+    let open = app.chrome.panels.open();
+    app.chrome.layout.panels.clear();
     if open.is_empty() {
         return main;
     }
@@ -177,6 +177,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     }
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
     let mut scroll = app
+        .chrome
         .panels
         .scroll_mut(r.kind)
         .fit(r.rows.len(), inner.height as usize);
@@ -189,8 +190,8 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         .find(|l| l.start < scroll.top && scroll.top < l.end)
         && line.end - line.start < inner.height as usize
     {
-        let down = scroll.top > app.panels.drawn_top(r.kind);
-        let s = app.panels.scroll_mut(r.kind);
+        let down = scroll.top > app.chrome.panels.drawn_top(r.kind);
+        let s = app.chrome.panels.scroll_mut(r.kind);
         s.top = if down {
             line.end.min(s.max_top())
         } else {
@@ -198,18 +199,18 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         };
         scroll = *s;
     }
-    app.panels.set_drawn_top(r.kind, scroll.top);
-    let focused = app.panels.focused() == Some(r.kind);
-    let target = app.panels.last_opened == Some(r.kind);
+    app.chrome.panels.set_drawn_top(r.kind, scroll.top);
+    let focused = app.chrome.panels.focused() == Some(r.kind);
+    let target = app.chrome.panels.last_opened == Some(r.kind);
     if focused {
-        let at = app.panels.cursor(r.kind);
+        let at = app.chrome.panels.cursor(r.kind);
         let line = r.lines.get(at).or(r.lines.last()).cloned().unwrap_or(0..0);
         for row in &mut r.rows[line] {
             *row = std::mem::take(row).patch_style(theme.cursor_label());
         }
     }
     let title = if focused {
-        let keys = |a| app.keymap.keys_for(app.mode(), a);
+        let keys = |a| app.session.keymap.keys_for(app.mode(), a);
         format!(
             " ▶{} · {} go · {} back ",
             r.kind.name(),
@@ -217,7 +218,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
             keys(Action::Cancel)
         )
     } else if target {
-        let keys = |a| app.keymap.keys_for(Mode::Timeline, a);
+        let keys = |a| app.session.keymap.keys_for(Mode::Timeline, a);
         format!(
             // "{}" alone reads as a placeholder: say what the keys do
             " ▸{} · {}/{} scroll ",
@@ -256,7 +257,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         .take(scroll.visible)
         .collect();
     f.render_widget(Paragraph::new(shown).block(block), area);
-    app.layout.panels.push(PanelArea {
+    app.chrome.layout.panels.push(PanelArea {
         kind: Some(r.kind),
         inner,
         targets: r.targets,
