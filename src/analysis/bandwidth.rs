@@ -54,16 +54,31 @@ pub struct Sizes {
     /// What became of the payloads the inputs hold.
     #[serde(default)]
     pub payloads: PayloadTally,
+    /// NCCL calls the inputs hold as NVTX ranges, with or without payload.
+    #[serde(default)]
+    pub nccl_calls: usize,
 }
+
+/// How to get sizes that another export of the same report gives: NCCL's
+/// ranges are there, their payloads were left out (nsys export leaves
+/// `binaryData` out unless asked). The dynamic payload tables of 2026.4+
+/// (`--dynamic-tables`) are not read yet, so they are not offered.
+pub const RE_EXPORT: &str =
+    "re-export with the payloads: nsys export --type sqlite --include-blobs=true REPORT.nsys-rep";
+/// How to get sizes when the capture holds no NCCL range at all.
+pub const RE_CAPTURE: &str =
+    "no NCCL call was traced: capture with nsys profile --trace=cuda,nvtx to record NCCL's ranges";
 
 impl Sizes {
     pub fn read(p: &Profile, classes: &KernelClasses) -> Sizes {
         let schemas = p.nccl_api.schemas;
         let payloads = p.nccl_api.payloads;
+        let nccl_calls = p.nccl_api.name.len();
         if !p.nccl_api.bytes.iter().any(Option::is_some) {
             return Sizes {
                 schemas,
                 payloads,
+                nccl_calls,
                 ..Sizes::default()
             };
         }
@@ -80,6 +95,20 @@ impl Sizes {
             schemas,
             nccl_kernels,
             payloads,
+            nccl_calls,
+        }
+    }
+
+    /// How to get the sizes this capture lacks, when a re-export or
+    /// another capture gives them (payloads present but undecodable are
+    /// what they are: said by [`Sizes::said`]).
+    pub fn how_to_get(&self) -> Option<&'static str> {
+        if self.recorded() || self.payloads.present > 0 {
+            None
+        } else if self.nccl_calls > 0 {
+            Some(RE_EXPORT)
+        } else {
+            Some(RE_CAPTURE)
         }
     }
 
@@ -114,10 +143,13 @@ impl Sizes {
                 )
             } else if self.schemas > 0 && t.present == 0 {
                 format!(
-                    "{NOT_RECORDED}: the export declares NCCL's payload schemas but holds no payload data"
+                    "{NOT_RECORDED}: the export declares NCCL's payload schemas but holds no payload data; {RE_EXPORT}"
                 )
             } else {
-                NOT_RECORDED.to_string()
+                match self.how_to_get() {
+                    Some(how) => format!("{NOT_RECORDED}; {how}"),
+                    None => NOT_RECORDED.to_string(),
+                }
             };
         }
         let n = self.by_row.len();
@@ -484,20 +516,48 @@ mod tests {
 
     #[test]
     fn what_is_said_of_the_sizes() {
+        // No NCCL range at all: only another capture gives sizes.
         let none = Sizes::default();
-        assert_eq!(none.said(), NOT_RECORDED);
+        assert_eq!(none.said(), format!("{NOT_RECORDED}; {RE_CAPTURE}"));
+        // Ranges without payloads: a re-export with the blobs gives them.
+        let ranges = Sizes {
+            nccl_calls: 40,
+            ..Sizes::default()
+        };
+        assert_eq!(ranges.how_to_get(), Some(RE_EXPORT));
+        assert!(
+            ranges
+                .said()
+                .ends_with("--include-blobs=true REPORT.nsys-rep")
+        );
         let declared = Sizes {
             schemas: 8,
+            nccl_calls: 40,
             ..Sizes::default()
         };
         assert!(declared.said().starts_with(NOT_RECORDED));
         assert!(declared.said().contains("no payload data"));
+        assert!(declared.said().contains(RE_EXPORT));
+        // Payloads present but undecodable: a re-export gives the same.
+        let undecodable = Sizes {
+            nccl_calls: 40,
+            payloads: PayloadTally {
+                present: 40,
+                no_schema: 40,
+                ..PayloadTally::default()
+            },
+            ..Sizes::default()
+        };
+        assert_eq!(undecodable.how_to_get(), None);
+        assert!(!undecodable.said().contains("re-export"));
         let some = Sizes {
             by_row: vec![(1, 10), (4, 20)],
             schemas: 8,
             nccl_kernels: 3,
             payloads: PayloadTally::default(),
+            nccl_calls: 3,
         };
+        assert_eq!(some.how_to_get(), None);
         assert_eq!((some.of(4), some.of(2)), (Some(20), None));
         assert!(
             some.said().contains("2 of 3 NCCL kernels"),

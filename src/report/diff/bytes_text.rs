@@ -21,7 +21,13 @@ pub(super) fn bytes(l: &Layout) -> String {
     let b = &l.diff.bytes;
     let mut out = String::from("\nBytes and busbw per op (NCCL's recorded message sizes)\n");
     if b.recorded == (false, false) {
-        out += &l.note(&format!("{NOT_RECORDED} on either side"));
+        if b.said.0 == b.said.1 {
+            out += &l.note(&format!("either side: {}", b.said.0));
+        } else {
+            out += &l.note(&format!("{NOT_RECORDED} on either side"));
+            out += &l.note(&format!("before: {}", b.said.0));
+            out += &l.note(&format!("after: {}", b.said.1));
+        }
         return out;
     }
     if b.said.0 == b.said.1 {

@@ -184,6 +184,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     if let EventRef::Gpu(r) = e {
         if l.analysis.classes.comm(p, r).is_some() {
             out.push(message_size(l, r, theme));
+            if let Some(how) = l.analysis.sizes.how_to_get() {
+                out.push(Line::styled(how, theme.dim()));
+            }
         }
         for line in super::super::launch_config::lines(p, r) {
             out.push(line);

@@ -176,11 +176,11 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         return;
     }
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
-    let mut scroll = app
-        .chrome
-        .panels
-        .scroll_mut(r.kind)
-        .fit(r.rows.len(), inner.height as usize);
+    let rows = r.rows.len();
+    let mut scroll = app.chrome.panels.scroll_mut(r.kind).fit(
+        rows + tail_pad(&r.lines, rows, inner.height as usize),
+        inner.height as usize,
+    );
     // A line wrapped over rows is never a fragment on the first row
     // (`l>)`), when it fits the panel at all: a stop inside it moves on
     // to its end going down, back to its start going up.
@@ -238,8 +238,8 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
             Line::from(format!(
                 " {}–{}/{} ",
                 scroll.top + 1,
-                (scroll.top + scroll.visible).min(scroll.len),
-                scroll.len
+                (scroll.top + scroll.visible).min(rows),
+                rows
             ))
             .right_aligned(),
         );
@@ -265,9 +265,35 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     });
 }
 
+/// Blank rows let past the end so that the last stop is a line's start:
+/// when the last full page would start inside a wrapped line that fits
+/// the panel, scrolling may go on to that line's end (else the wheel's
+/// last stop is a fragment, `l>)`).
+fn tail_pad(lines: &[std::ops::Range<usize>], rows: usize, visible: usize) -> usize {
+    let Some(last_top) = rows.checked_sub(visible).filter(|&m| m > 0) else {
+        return 0;
+    };
+    lines
+        .iter()
+        .find(|l| l.start < last_top && last_top < l.end && l.end - l.start < visible)
+        .map_or(0, |l| l.end - last_top)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::share;
+    use super::{share, tail_pad};
+
+    /// 25 rows in a 12-row panel: the last page would start at row 13,
+    /// inside the line of rows 12–14, so two blank rows let it start at 15.
+    #[test]
+    fn the_last_page_starts_at_a_line() {
+        let lines = [0..12, 12..15, 15..25];
+        assert_eq!(tail_pad(&lines, 25, 12), 2);
+        assert_eq!(tail_pad(&[0..13, 13..25], 25, 12), 0);
+        // a line taller than the panel is cut anyway: no padding
+        assert_eq!(tail_pad(&[0..10, 10..24, 24..25], 25, 12), 0);
+        assert_eq!(tail_pad(&lines, 10, 12), 0);
+    }
 
     #[test]
     fn boxes_that_fit_get_what_they_need() {

@@ -315,6 +315,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     ));
     if !sized {
         out.push(Line::styled(bandwidth::NOT_RECORDED, theme.dim()));
+        if let Some(how) = l.analysis.sizes.how_to_get() {
+            out.push(Line::styled(how, theme.dim()));
+        }
     }
     out
 }
