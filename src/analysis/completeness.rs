@@ -281,6 +281,30 @@ fn list(p: &Profile, devs: &[DevId]) -> String {
         .join(", ")
 }
 
+/// Files whose kernels were exported without the runtime calls that
+/// launched them (`nsys export --tables` leaving the runtime table out):
+/// said once, with what that leaves unknown.
+fn partial_exports(p: &Profile) -> Vec<String> {
+    let has = |f: &crate::profile::FileInfo, t: &str| f.tables.iter().any(|x| x == t);
+    let without: Vec<String> = p
+        .files
+        .iter()
+        .filter(|f| has(f, "CUPTI_ACTIVITY_KIND_KERNEL") && !has(f, "CUPTI_ACTIVITY_KIND_RUNTIME"))
+        .map(|f| f.path.display().to_string())
+        .collect();
+    if without.is_empty() {
+        return Vec::new();
+    }
+    let named = match without.as_slice() {
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} and {} more files", rest.len()),
+        [] => unreachable!(),
+    };
+    vec![format!(
+        "{named}: kernels without the runtime table (CUPTI_ACTIVITY_KIND_RUNTIME not exported, a partial export): launch verdicts are unknown and the why account has no CPU or GPU part; re-export without --tables"
+    )]
+}
+
 fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
     let mut w = Vec::new();
     if c.no_gpu_activity {
@@ -311,6 +335,7 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
         ));
     }
     w.extend(rank_conflicts(p));
+    w.extend(partial_exports(p));
     for f in &p.files {
         if let Some(wal) = &f.wal {
             w.push(crate::profile::wal_warning(&f.path, wal));

@@ -39,6 +39,9 @@ pub enum Missing {
     Syncs,
     /// The kernel has no launch call in the capture.
     LaunchCall,
+    /// The export holds no CUDA runtime calls at all: a partial export
+    /// (`nsys export --tables`) or a capture without CUDA API trace.
+    Runtime,
     /// A kernel replayed from a CUDA graph started late with nothing
     /// recorded holding it: the export records no dependencies between a
     /// graph's nodes, so what its earlier nodes held on the GPU is unseen.
@@ -53,6 +56,7 @@ impl Missing {
             Missing::Samples => "samples",
             Missing::Syncs => "syncs",
             Missing::LaunchCall => "launch-call",
+            Missing::Runtime => "runtime",
             Missing::Graph => "graph",
         }
     }
@@ -67,6 +71,9 @@ impl Missing {
             }
             Missing::Samples => "no CPU samples recorded (nsys --sample=process-tree)",
             Missing::LaunchCall => "the kernel's launch call is not in the capture",
+            Missing::Runtime => {
+                "no CUDA runtime calls in the export (CUPTI_ACTIVITY_KIND_RUNTIME not exported: a partial export, re-export without --tables): launch times unknown"
+            }
             Missing::Graph => {
                 "inside a CUDA graph: what its earlier nodes held on the GPU is not recorded"
             }
@@ -128,6 +135,12 @@ pub struct Why {
 }
 
 impl Why {
+    /// Whether the delay splits into a CPU and a GPU part: only when the
+    /// kernel's launch call is in the capture.
+    pub fn split_known(&self) -> bool {
+        !self.missing.contains(&Missing::LaunchCall)
+    }
+
     /// CPU time nothing recorded explains.
     pub fn unaccounted_ns(&self) -> i64 {
         self.cpu.as_ref().map_or(0, |s| s.unaccounted_ns())
@@ -231,10 +244,13 @@ pub fn why_late(
     let call = p.gpu.launch(row);
     let (mut cpu_ns, mut thread, mut cpu, mut resolvable) = (0, None, None, true);
     let (mut waits, mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new(), None);
-    let mut issued = earliest;
+    let issued;
     let error = peer.map_or(0, |x| clock.rows_error_ns(p, row, x.1));
     if call == NONE {
+        // When it was issued is unknown: no part of the delay is the CPU's
+        // or the GPU's (it is not all the GPU's because no call was found).
         missing.push(Missing::LaunchCall);
+        issued = start;
     } else {
         // A graph kernel's call is its cudaGraphLaunch: a launch like any.
         let call = call as usize;
@@ -347,6 +363,9 @@ fn recorded_gaps(p: &Profile, f: usize) -> Vec<Missing> {
     }
     if !has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") || !has("CUPTI_ACTIVITY_KIND_CUDA_EVENT") {
         out.push(Missing::Syncs);
+    }
+    if !has("CUPTI_ACTIVITY_KIND_RUNTIME") {
+        out.push(Missing::Runtime);
     }
     out
 }

@@ -113,15 +113,16 @@ fn why_json(cx: &Context, w: &Why) -> Value {
         "instance": w.instance + 1,
         "device": json::device(p, w.device),
         "lateness_ms": ms(w.lateness_ns),
-        "cpu_ms": ms(w.cpu_ns),
-        "gpu_ms": ms(w.gpu_ns),
+        // null when the launch call is not in the capture: the split is unknown
+        "cpu_ms": w.split_known().then(|| ms(w.cpu_ns)),
+        "gpu_ms": w.split_known().then(|| ms(w.gpu_ns)),
         "resolvable": w.resolvable,
         "clock_error_ms": ms(w.clock_error_ns),
         "cpu_parts": w.cpu.as_ref().map_or(Vec::new(), |s| parts_json(cx, w, s)),
         "gpu_chain": chain,
         // signed: negative when the kernel started before its launch call
         // returned (the parts add up to lateness_ms)
-        "gpu_unexplained_ms": ms(w.gpu_rest_ns()),
+        "gpu_unexplained_ms": w.split_known().then(|| ms(w.gpu_rest_ns())),
         "unaccounted_ms": ms(w.unaccounted_ns()),
         "largest": words::largest_cause(p, w),
         "missing": w.missing.iter().map(|m| m.name()).collect::<Vec<_>>(),
@@ -200,19 +201,26 @@ pub fn to_text(cx: &Context) -> String {
         .collect();
     for w in &ws {
         let g = &cx.analysis.matching.groups[w.group];
+        let split = if w.split_known() {
+            format!(
+                "CPU {:.3} ms ({}), GPU {:.3} ms",
+                ms(w.cpu_ns),
+                if w.cpu_ns > 0 {
+                    "its launch call ended after the earliest peer started"
+                } else {
+                    "launched before the earliest peer started"
+                },
+                ms(w.gpu_ns)
+            )
+        } else {
+            "CPU and GPU parts unknown (its launch call is not in the capture)".to_string()
+        };
         out += &cx.note(&format!(
-            "{}:{} {} late by {:.3} ms: CPU {:.3} ms ({}), GPU {:.3} ms{}",
+            "{}:{} {} late by {:.3} ms: {split}{}",
             safe(&g.key),
             w.instance + 1,
             p.device_label(w.device).tag(),
             ms(w.lateness_ns),
-            ms(w.cpu_ns),
-            if w.cpu_ns > 0 {
-                "its launch call ended after the earliest peer started"
-            } else {
-                "launched before the earliest peer started"
-            },
-            ms(w.gpu_ns),
             match (w.resolvable, w.clock_error_ns) {
                 (_, 0) => String::new(),
                 (true, e) => format!(" (across hosts, clocks agree to ±{:.3} ms)", ms(e)),

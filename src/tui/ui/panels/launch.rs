@@ -269,15 +269,20 @@ fn split_lines(
 /// it, and what the capture did not record. Enter on a part goes there.
 fn account_lines(out: &mut PanelLines, l: &Loaded, names: KernelNames, w: &Why, theme: &Theme) {
     let p = &l.profile;
-    out.push(Line::styled(
+    let delay = if w.split_known() {
         format!(
             "delay {} = CPU {} + GPU {}",
             format_duration(w.lateness_ns),
             format_duration(w.cpu_ns),
             format_duration(w.gpu_ns)
-        ),
-        theme.heading(),
-    ));
+        )
+    } else {
+        format!(
+            "delay {}: CPU and GPU parts unknown (no launch call)",
+            format_duration(w.lateness_ns)
+        )
+    };
+    out.push(Line::styled(delay, theme.heading()));
     if let (Some(s), Some(t)) = (&w.cpu, w.thread) {
         split_lines(out, l, names, w, t, s, "  ");
     }
