@@ -285,20 +285,17 @@ fn list(p: &Profile, devs: &[DevId]) -> String {
 /// launched them (`nsys export --tables` leaving the runtime table out):
 /// said once, with what that leaves unknown.
 fn partial_exports(p: &Profile) -> Vec<String> {
-    let has = |f: &crate::profile::FileInfo, t: &str| f.tables.iter().any(|x| x == t);
+    use crate::profile::spec::{KERNEL, RUNTIME};
     let without: Vec<String> = p
         .files
         .iter()
-        .filter(|f| has(f, "CUPTI_ACTIVITY_KIND_KERNEL") && !has(f, "CUPTI_ACTIVITY_KIND_RUNTIME"))
+        .filter(|f| f.has_table(KERNEL.table) && !f.has_table(RUNTIME.table))
         .map(|f| f.path.display().to_string())
         .collect();
-    if without.is_empty() {
-        return Vec::new();
-    }
-    let named = match without.as_slice() {
-        [one] => one.clone(),
-        [first, rest @ ..] => format!("{first} and {} more files", rest.len()),
-        [] => unreachable!(),
+    let named = match without.split_first() {
+        None => return Vec::new(),
+        Some((one, [])) => one.clone(),
+        Some((first, rest)) => format!("{first} and {} more files", rest.len()),
     };
     vec![format!(
         "{named}: kernels without the runtime table (CUPTI_ACTIVITY_KIND_RUNTIME not exported, a partial export): launch verdicts are unknown and the why account has no CPU or GPU part; re-export without --tables"

@@ -350,21 +350,22 @@ pub fn waited_for(
 /// What file `f` did not record (or rankline does not read) of the tables
 /// the CPU account uses.
 fn recorded_gaps(p: &Profile, f: usize) -> Vec<Missing> {
-    let has = |t: &str| p.files[f].tables.iter().any(|x| x == t);
+    use crate::profile::spec::{CUDA_EVENTS, OSRT, RUNTIME, SAMPLES, SCHED, SYNCS};
+    let has = |t: &str| p.files[f].has_table(t);
     let mut out = Vec::new();
-    if !has("OSRT_API") {
+    if !has(OSRT.table) {
         out.push(Missing::Osrt);
     }
-    if !has("SCHED_EVENTS") {
+    if !has(SCHED.table) {
         out.push(Missing::Sched);
     }
-    if !has("COMPOSITE_EVENTS") {
+    if !has(SAMPLES.table) {
         out.push(Missing::Samples);
     }
-    if !has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") || !has("CUPTI_ACTIVITY_KIND_CUDA_EVENT") {
+    if !has(SYNCS.table) || !has(CUDA_EVENTS.table) {
         out.push(Missing::Syncs);
     }
-    if !has("CUPTI_ACTIVITY_KIND_RUNTIME") {
+    if !has(RUNTIME.table) {
         out.push(Missing::Runtime);
     }
     out

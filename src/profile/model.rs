@@ -299,6 +299,12 @@ impl FileInfo {
         file_label(&self.path)
     }
 
+    /// Whether the export has table `t` (one it lacks was not traced, or
+    /// not exported).
+    pub fn has_table(&self, t: &str) -> bool {
+        self.tables.iter().any(|x| x == t)
+    }
+
     /// What to add to this file's timestamps to get UTC ns since the
     /// epoch, when the file says.
     pub fn utc_shift_ns(&self) -> Option<i64> {

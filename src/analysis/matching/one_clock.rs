@@ -163,11 +163,11 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
                 .any(|(i, &a)| here[i + 1..].iter().any(|&b| parted(a, b)))
         })
         .collect();
-    let mut k = 0;
-    seen.retain(|_| {
-        k += 1;
-        !siblings[k - 1]
-    });
+    *seen = std::mem::take(seen)
+        .into_iter()
+        .zip(siblings)
+        .filter_map(|(s, siblings)| (!siblings).then_some(s))
+        .collect();
     let mut joined: HashMap<usize, BTreeSet<u32>> = HashMap::new();
     for (i, u) in units.iter().enumerate() {
         let r = find(&mut root, i);

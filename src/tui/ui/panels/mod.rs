@@ -176,20 +176,16 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         return;
     }
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
-    let rows = r.rows.len();
-    let mut scroll = app.chrome.panels.scroll_mut(r.kind).fit(
-        rows + tail_pad(&r.lines, rows, inner.height as usize),
-        inner.height as usize,
-    );
+    let (rows, visible) = (r.rows.len(), inner.height as usize);
+    let mut scroll = app
+        .chrome
+        .panels
+        .scroll_mut(r.kind)
+        .fit(rows + tail_pad(&r.lines, rows, visible), visible);
     // A line wrapped over rows is never a fragment on the first row
     // (`l>)`), when it fits the panel at all: a stop inside it moves on
     // to its end going down, back to its start going up.
-    if let Some(line) = r
-        .lines
-        .iter()
-        .find(|l| l.start < scroll.top && scroll.top < l.end)
-        && line.end - line.start < inner.height as usize
-    {
+    if let Some(line) = wrapped_around(&r.lines, scroll.top, visible) {
         let down = scroll.top > app.chrome.panels.drawn_top(r.kind);
         let s = app.chrome.panels.scroll_mut(r.kind);
         s.top = if down {
@@ -273,10 +269,21 @@ fn tail_pad(lines: &[std::ops::Range<usize>], rows: usize, visible: usize) -> us
     let Some(last_top) = rows.checked_sub(visible).filter(|&m| m > 0) else {
         return 0;
     };
+    wrapped_around(lines, last_top, visible).map_or(0, |l| l.end - last_top)
+}
+
+/// The line wrapped over rows that `row` falls inside (not at its start),
+/// when it is shorter than `visible`: a page starting there would show a
+/// fragment of it.
+fn wrapped_around(
+    lines: &[std::ops::Range<usize>],
+    row: usize,
+    visible: usize,
+) -> Option<std::ops::Range<usize>> {
     lines
         .iter()
-        .find(|l| l.start < last_top && last_top < l.end && l.end - l.start < visible)
-        .map_or(0, |l| l.end - last_top)
+        .find(|l| l.start < row && row < l.end && l.end - l.start < visible)
+        .cloned()
 }
 
 #[cfg(test)]
