@@ -8,14 +8,6 @@ use common::*;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-/// A copy of a fixture in a fresh directory (fixtures are never modified).
-fn copy_fixture(test: &str, fixture: &str) -> (PathBuf, PathBuf) {
-    let d = temp_dir(test);
-    let f = d.join(fixture);
-    std::fs::copy(root().join("fixtures").join(fixture), &f).unwrap();
-    (d, f)
-}
-
 /// Kernels per device of `report summary --format json` (exit 0 asserted).
 fn kernels(f: &Path) -> (u64, serde_json::Value) {
     let o = rankline(&["report", "summary", "--format", "json", f.to_str().unwrap()]);
@@ -44,7 +36,7 @@ fn fixture_kernels(fixture: &str) -> u64 {
 
 #[test]
 fn one_damaged_byte_is_one_line_and_exit_1_not_an_abort() {
-    let (_d, f) = copy_fixture("damaged_cell_pointer", "two_node_b.sqlite");
+    let f = copy_fixture("damaged_cell_pointer", "two_node_b.sqlite");
     let mut bytes = std::fs::read(&f).unwrap();
     // A cell pointer of the runtime table: its last row reads as rowid
     // 14 446 364 032, which sized a 32 GiB reservation.
@@ -58,7 +50,7 @@ fn one_damaged_byte_is_one_line_and_exit_1_not_an_abort() {
 
 #[test]
 fn a_huge_rowid_in_a_valid_file_loads_without_reserving_for_it() {
-    let (_d, f) = copy_fixture("huge_rowid", "two_node_b.sqlite");
+    let f = copy_fixture("huge_rowid", "two_node_b.sqlite");
     Connection::open(&f)
         .unwrap()
         .execute_batch(
@@ -103,7 +95,7 @@ fn a_file_truncated_while_read_is_an_error_not_sigbus() {
         .into_iter()
         .enumerate()
     {
-        let (_d, f) = copy_fixture(&format!("truncated_while_read_{n}"), "megatron_tp8.sqlite");
+        let f = copy_fixture(&format!("truncated_while_read_{n}"), "megatron_tp8.sqlite");
         Connection::open(&f)
             .unwrap()
             .execute_batch(
@@ -126,7 +118,8 @@ fn a_file_truncated_while_read_is_an_error_not_sigbus() {
 /// a machine where nsys or another tool was still writing it: the database
 /// and its log, no `-shm`.
 fn export_with_wal(test: &str, extra_kernels: u32) -> (PathBuf, PathBuf) {
-    let (scratch, src) = copy_fixture(&format!("{test}_writer"), "two_node_b.sqlite");
+    let src = copy_fixture(&format!("{test}_writer"), "two_node_b.sqlite");
+    let scratch = src.parent().unwrap().to_path_buf();
     let c = Connection::open(&src).unwrap();
     c.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
         .unwrap();
@@ -250,12 +243,12 @@ fn schema_objects_rankline_does_not_read_do_not_matter() {
          CREATE VIEW scratch_view AS SELECT a FROM scratch;
          DROP TABLE scratch;";
     for (n, sql) in [quoted, broken_view].into_iter().enumerate() {
-        let (_d, f) = copy_fixture(&format!("schema_objects_{n}"), "two_node_b.sqlite");
+        let f = copy_fixture(&format!("schema_objects_{n}"), "two_node_b.sqlite");
         Connection::open(&f).unwrap().execute_batch(sql).unwrap();
         assert_eq!(kernels(&f).0, want, "{sql}");
     }
     // A table whose name is not UTF-8 (rusqlite takes only &str: raw API).
-    let (_d, f) = copy_fixture("schema_objects_non_utf8", "two_node_b.sqlite");
+    let f = copy_fixture("schema_objects_non_utf8", "two_node_b.sqlite");
     let c = Connection::open(&f).unwrap();
     let sql = b"CREATE TABLE \"t\xff\xfe\" (a INTEGER);\0";
     // SAFETY: a valid handle and a NUL-terminated statement.

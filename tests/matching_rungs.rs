@@ -6,14 +6,6 @@ mod common;
 use common::*;
 use rusqlite::Connection;
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn copy_fixture(name: &str, test: &str) -> PathBuf {
-    let d = temp_dir(test);
-    let f = d.join(name);
-    std::fs::copy(root().join("fixtures").join(name), &f).unwrap();
-    f
-}
 
 /// NCCL kernels as (globalPid, streamId, correlationId, deviceId, position
 /// on its stream), in start order per stream.
@@ -30,7 +22,7 @@ fn skew(f: &std::path::Path) -> Value {
 
 #[test]
 fn operation_ids_match_instances_when_present() {
-    let f = copy_fixture("megatron_tp8.sqlite", "rung_operation_id");
+    let f = copy_fixture("rung_operation_id", "megatron_tp8.sqlite");
     let c = Connection::open(&f).unwrap();
     c.execute_batch("CREATE TABLE NCCL_GPU_OPERATIONS (operationId INTEGER NOT NULL, globalPid INTEGER, correlationId INTEGER, extra TEXT);")
         .unwrap();
@@ -58,7 +50,7 @@ fn operation_ids_match_instances_when_present() {
 
 #[test]
 fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
-    let f = copy_fixture("shared_stream_two_comms.sqlite", "rung_nvtx");
+    let f = copy_fixture("rung_nvtx", "shared_stream_two_comms.sqlite");
     let c = Connection::open(&f).unwrap();
     // The payload schemas as a real export declares them, and one NCCL API
     // range around each NCCL kernel's launch call with the communicator id
@@ -118,7 +110,7 @@ fn nccl_nvtx_communicator_ids_split_a_shared_stream() {
 /// (issue 42: it was issued no earlier than the call's end).
 #[test]
 fn graph_kernels_are_flagged_and_judged_by_their_launch_call() {
-    let f = copy_fixture("megatron_tp8.sqlite", "graph_kernels");
+    let f = copy_fixture("graph_kernels", "megatron_tp8.sqlite");
     let o = rankline(&[
         "report",
         "launch",

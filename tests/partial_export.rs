@@ -10,8 +10,7 @@ use rusqlite::Connection;
 
 /// The Megatron fixture without its runtime table, in a fresh directory.
 fn without_runtime(test: &str) -> std::path::PathBuf {
-    let f = temp_dir(test).join("megatron_tp8.sqlite");
-    std::fs::copy(root().join("fixtures/megatron_tp8.sqlite"), &f).unwrap();
+    let f = copy_fixture(test, "megatron_tp8.sqlite");
     Connection::open(&f)
         .unwrap()
         .execute_batch("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")

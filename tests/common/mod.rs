@@ -145,6 +145,14 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A copy of fixture `fixture` in a fresh directory named for `test`
+/// (the fixtures themselves are never modified).
+pub fn copy_fixture(test: &str, fixture: &str) -> PathBuf {
+    let f = temp_dir(test).join(fixture);
+    std::fs::copy(root().join("fixtures").join(fixture), &f).expect("copy fixture");
+    f
+}
+
 /// Asserts the run failed with exactly one clear line naming `path`.
 pub fn assert_one_line_error(o: &Output, path: &str, problem: &str) {
     let err = stderr(o);
