@@ -299,7 +299,7 @@ fn timeline_and_loader(f: &Path, cache: &Path) -> (Arc<Loaded>, Arc<Loaded>, boo
     for m in msgs {
         app.on_load(m);
     }
-    let timeline = app.capture.data.expect("drawn");
+    let timeline = app.capture().data.clone().expect("drawn");
     (timeline, returned.expect("opened"), analysed)
 }
 

@@ -23,9 +23,9 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
     let src = [Source::File(input.clone())];
 
     let (mut app, mut t) = open_at(&src, Some("s20:55"), 160, 48);
-    let view = app.capture.view;
+    let view = app.capture().view;
     press(&mut app, &mut t, "M");
-    assert!(matches!(app.chrome.overlay, Overlay::BookmarkName { .. }));
+    assert!(matches!(app.chrome().overlay, Overlay::BookmarkName { .. }));
     // Typed letters go to the name, not to the keys (w zooms, d pans).
     press(&mut app, &mut t, "slow gather wd");
     key(&mut app, &mut t, KeyCode::Backspace);
@@ -37,12 +37,12 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
         "{:?}",
         app.answer()
     );
-    assert_eq!(app.capture.view, view, "typing did not move the view");
+    assert_eq!(app.capture().view, view, "typing did not move the view");
     // Unnamed, away from the instance: the window's own name.
     key(&mut app, &mut t, KeyCode::Esc);
     press(&mut app, &mut t, "ddM");
     key(&mut app, &mut t, KeyCode::Enter);
-    let away = app.capture.view;
+    let away = app.capture().view;
     assert!(app.answer().unwrap().starts_with("bookmarked window "));
     drop(app);
 
@@ -67,10 +67,10 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
 
     // A restart: the list, and Enter goes back to the instance and window.
     let (mut app, mut t) = open_at(&src, None, 160, 48);
-    let start = app.capture.view;
+    let start = app.capture().view;
     press(&mut app, &mut t, "'");
     assert!(
-        matches!(app.chrome.overlay, Overlay::Bookmarks(_)),
+        matches!(app.chrome().overlay, Overlay::Bookmarks(_)),
         "{:?}",
         app.answer()
     );
@@ -81,23 +81,23 @@ fn bookmarks_survive_a_restart_and_the_cache_and_travel_to_report_and_export() {
     let s = screen(&t);
     assert!(s.contains("slow gather") && s.contains("s20:55"), "{s}");
     key(&mut app, &mut t, KeyCode::Enter);
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
-    assert_eq!(app.capture.instance(), Some((g, 54)));
+    assert_eq!(app.capture().instance(), Some((g, 54)));
     assert!(
-        near(app.capture.view, view),
+        near(app.capture().view, view),
         "{:?} {view:?}",
-        app.capture.view
+        app.capture().view
     );
     press(&mut app, &mut t, "'");
     key(&mut app, &mut t, KeyCode::Down);
     key(&mut app, &mut t, KeyCode::Enter);
-    assert!(near(app.capture.view, away));
-    assert_eq!(app.capture.instance(), None);
+    assert!(near(app.capture().view, away));
+    assert_eq!(app.capture().instance(), None);
     // Two jumps, two steps back.
     key(&mut app, &mut t, KeyCode::Backspace);
     key(&mut app, &mut t, KeyCode::Backspace);
-    assert_eq!(app.capture.view, start);
+    assert_eq!(app.capture().view, start);
 
     // report bookmarks, JSON and text.
     let run = |args: &[&str]| {

@@ -369,7 +369,7 @@ fn the_timeline_title_names_the_wal_and_the_command() {
     // lists, and the newest in the status line.
     let warning = rankline::profile::wal_warning(&f, std::path::Path::new(&wal));
     let listed: Vec<&str> = app
-        .session
+        .session()
         .messages
         .all()
         .iter()
@@ -377,7 +377,7 @@ fn the_timeline_title_names_the_wal_and_the_command() {
         .collect();
     assert_eq!(listed, [warning.as_str()]);
     assert_eq!(
-        app.session.messages.newest().unwrap().level,
+        app.session().messages.newest().unwrap().level,
         rankline::tui::messages::Level::Warn
     );
 }

@@ -92,7 +92,7 @@ fn the_timeline_draws_at_i64_extremes() {
             app.on_load(m);
         }
     }
-    assert!(app.capture.data.is_some());
+    assert!(app.capture().data.is_some());
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     let press = |app: &mut App, terminal: &mut Terminal<TestBackend>, code: KeyCode| {

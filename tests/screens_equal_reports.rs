@@ -43,7 +43,7 @@ fn sources(input: &str) -> Vec<Source> {
 /// The whole screen, at 160×48, after `--goto` and `keys`.
 fn screen(input: &str, goto: Option<String>, keys: &str) -> String {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = goto;
+    app.set_goto(goto);
     app.load_now(&sources(input), None, &Settings::default());
     let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
     t.draw(|f| ui::draw(f, &mut app)).unwrap();

@@ -34,7 +34,7 @@ fn the_skew_panel_gives_the_instances_bytes_algbw_and_busbw() {
     let (mut app, mut t) = open_at(&[fixture("payloads.sqlite")], Some("s20:2"), 160, 48);
     press(&mut app, &mut t, "1");
     let b = app
-        .capture
+        .capture()
         .facts
         .bandwidth
         .clone()
@@ -66,7 +66,7 @@ fn the_skew_panel_gives_the_instances_bytes_algbw_and_busbw() {
     // s20:7 is the group of two ops with one kernel: no size.
     let (mut app, mut t) = open_at(&[fixture("payloads.sqlite")], Some("s20:7"), 160, 48);
     press(&mut app, &mut t, "1");
-    assert!(app.capture.facts.bandwidth.is_none());
+    assert!(app.capture().facts.bandwidth.is_none());
     let text = panel_text(&app, &t, PanelKind::Skew);
     assert!(
         text.contains("message size not recorded for this instance"),
@@ -88,7 +88,7 @@ fn without_payloads_the_panels_say_sizes_are_not_recorded() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], Some("s20:55"), 160, 48);
     // The note is the panel's last line: scrolled to its end.
     press(&mut app, &mut t, "1}}}}");
-    assert!(app.capture.facts.bandwidth.is_none());
+    assert!(app.capture().facts.bandwidth.is_none());
     let text = panel_text(&app, &t, PanelKind::Skew);
     assert!(text.contains(NOT_RECORDED), "{text}");
     press(&mut app, &mut t, "5");

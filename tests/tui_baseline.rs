@@ -16,6 +16,7 @@ use rankline::tui::keymap::Keymap;
 use rankline::tui::panel::PanelKind;
 use rankline::tui::state::{App, step_starts};
 use rankline::tui::state::{EventRef, JumpSource};
+use rankline::tui::timescale::View;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Margin;
@@ -34,7 +35,7 @@ fn open(after: &[Source], before: &[Source], w: u16, h: u16) -> (App, Terminal<T
 }
 
 fn shown_file(app: &App) -> String {
-    let l = app.capture.data.as_ref().unwrap();
+    let l = app.capture().data.as_ref().unwrap();
     l.profile.files[0]
         .path
         .file_name()
@@ -74,33 +75,38 @@ fn the_main_capture_draws_before_the_baseline_loads() {
 fn b_switches_capture_at_the_same_offset_from_the_same_step() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
-    let main_steps = step_starts(app.capture.data.as_ref().unwrap());
-    let base_steps = step_starts(app.baseline.as_ref().unwrap().other().unwrap());
+    let main_steps = step_starts(app.capture().data.as_ref().unwrap());
+    let base_steps = step_starts(app.baseline().unwrap().other().unwrap());
     assert!(main_steps.len() >= 3 && base_steps.len() >= 3);
     // The captures' steps start at different times: a plain time offset
     // would not land on the same step.
     assert_ne!(main_steps[2] - main_steps[0], base_steps[2] - base_steps[0]);
     // A 20 ms window starting 1.5 ms into step 3.
-    app.capture.view.span = 20e6;
-    app.capture.view.t0 = main_steps[2] as f64 + 1.5e6;
+    app.set_view(View {
+        t0: main_steps[2] as f64 + 1.5e6,
+        span: 20e6,
+    });
     press(&mut app, &mut t, "B");
-    assert!(app.baseline.as_ref().unwrap().shown);
+    assert!(app.baseline().unwrap().shown);
     assert_eq!(shown_file(&app), "rank0.sqlite");
     assert!(
-        (app.capture.view.t0 - (base_steps[2] as f64 + 1.5e6)).abs() < 1.0,
+        (app.capture().view.t0 - (base_steps[2] as f64 + 1.5e6)).abs() < 1.0,
         "{}",
-        app.capture.view.t0
+        app.capture().view.t0
     );
-    assert_eq!(app.capture.view.span, 20e6);
+    assert_eq!(app.capture().view.span, 20e6);
     let s = screen(&t);
     assert!(s.contains("B: the baseline, step 3"), "{s}");
     assert!(s.lines().next().unwrap().contains("BASELINE"), "{s}");
     // Moved within the baseline, then back: the same offset in the main one.
-    app.capture.view.t0 = base_steps[1] as f64 + 0.25e6;
+    app.set_view(View {
+        t0: base_steps[1] as f64 + 0.25e6,
+        ..app.capture().view
+    });
     press(&mut app, &mut t, "B");
-    assert!(!app.baseline.as_ref().unwrap().shown);
+    assert!(!app.baseline().unwrap().shown);
     assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
-    assert!((app.capture.view.t0 - (main_steps[1] as f64 + 0.25e6)).abs() < 1.0);
+    assert!((app.capture().view.t0 - (main_steps[1] as f64 + 0.25e6)).abs() < 1.0);
     let s = screen(&t);
     assert!(s.contains("B: the main capture, step 2"), "{s}");
     assert!(!s.lines().next().unwrap().contains("BASELINE"), "{s}");
@@ -110,17 +116,17 @@ fn b_switches_capture_at_the_same_offset_from_the_same_step() {
 fn b_keeps_each_captures_selection_for_when_it_comes_back() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     press(&mut app, &mut t, "]");
-    let (selected, instance) = (app.capture.selection, app.capture.instance());
+    let (selected, instance) = (app.capture().selection, app.capture().instance());
     assert!(instance.is_some());
     press(&mut app, &mut t, "B");
     // Events are numbered per capture: nothing selected in the other one.
     assert_eq!(
-        (app.capture.selection, app.capture.instance()),
+        (app.capture().selection, app.capture().instance()),
         (None, None)
     );
     press(&mut app, &mut t, "B");
     assert_eq!(
-        (app.capture.selection, app.capture.instance()),
+        (app.capture().selection, app.capture().instance()),
         (selected, instance)
     );
 }
@@ -128,9 +134,9 @@ fn b_keeps_each_captures_selection_for_when_it_comes_back() {
 #[test]
 fn b_without_a_baseline_says_how_to_get_one() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
-    let before = app.capture.view;
+    let before = app.capture().view;
     press(&mut app, &mut t, "B");
-    assert_eq!(app.capture.view, before);
+    assert_eq!(app.capture().view, before);
     let s = screen(&t);
     assert!(
         s.contains("no baseline to switch to: start with rankline AFTER... --baseline BEFORE"),
@@ -149,7 +155,7 @@ fn b_while_the_baseline_loads_says_so() {
         &|m| msgs.lock().unwrap().push(m),
     );
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.baseline = Some(rankline::tui::state::Baseline::loading());
+    app.expect_baseline();
     for m in msgs.into_inner().unwrap() {
         if matches!(m, LoadMsg::Baseline(BaselineMsg::Loaded(_))) {
             break;
@@ -159,7 +165,7 @@ fn b_while_the_baseline_loads_says_so() {
     let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
     draw(&mut app, &mut t);
     press(&mut app, &mut t, "B");
-    assert!(!app.baseline.as_ref().unwrap().shown);
+    assert!(!app.baseline().unwrap().shown);
     assert!(
         screen(&t).contains("the baseline is still loading"),
         "{}",
@@ -170,7 +176,7 @@ fn b_while_the_baseline_loads_says_so() {
 /// Panel 6's box as drawn (border included), one string per row.
 fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
     let p = app
-        .chrome
+        .chrome()
         .layout
         .panels
         .iter()
@@ -187,7 +193,7 @@ fn diff_panel(app: &App, t: &Terminal<TestBackend>) -> String {
 /// Enter on the row).
 fn click_diff_row(app: &mut App, t: &mut Terminal<TestBackend>, text: &str) {
     let inner = app
-        .chrome
+        .chrome()
         .layout
         .panels
         .iter()
@@ -339,17 +345,17 @@ fn enter_on_a_skew_row_selects_the_groups_worst_instance_in_the_shown_capture() 
     let (mut app, mut t) = no_big_skew();
     press(&mut app, &mut t, "6");
     click_diff_row(&mut app, &mut t, "s20→s21");
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let g = l.analysis.matching.group("s21").expect("s21 after");
-    assert_eq!(app.capture.instance(), Some((g, worst(&app, g))));
-    assert_eq!(app.capture.jump, Some(JumpSource::Group(g)));
+    assert_eq!(app.capture().instance(), Some((g, worst(&app, g))));
+    assert_eq!(app.capture().jump, Some(JumpSource::Group(g)));
     // In the baseline the same row is s20, whose worst is s20:145 (the
     // fixture's truth: late D4 +46.6 ms).
     press(&mut app, &mut t, "B");
     click_diff_row(&mut app, &mut t, "s20→s21");
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let g = l.analysis.matching.group("s20").expect("s20 before");
-    assert_eq!(app.capture.instance(), Some((g, 144)));
+    assert_eq!(app.capture().instance(), Some((g, 144)));
     assert!(
         screen(&t).contains("s20 · instance 145/225"),
         "{}",
@@ -369,20 +375,20 @@ fn enter_on_a_kernel_row_finds_that_kernel() {
     let gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
     // The slower GEMM is the largest change: the first kernel row.
     click_diff_row(&mut app, &mut t, "sm90_xmma_gemm");
-    let l = app.capture.data.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    let l = app.capture().data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     assert_eq!(l.profile.strings.get(l.profile.gpu.name(r)), gemm);
     // Found as the finder finds it: n/N step through its occurrences.
-    match &app.capture.jump {
+    match &app.capture().jump {
         Some(JumpSource::Finder { label, events }) => {
             assert!(label.starts_with(gemm), "{label}");
             assert!(events.len() > 1);
         }
         other => panic!("{other:?}"),
     }
-    let n = match &app.capture.jump {
+    let n = match &app.capture().jump {
         Some(JumpSource::Finder { events, .. }) => events.len(),
         _ => 0,
     };
@@ -393,9 +399,9 @@ fn enter_on_a_kernel_row_finds_that_kernel() {
 fn enter_on_a_kernel_only_in_the_other_capture_says_so() {
     let (mut app, mut t) = open(&[fixture("megatron_tp8.sqlite")], &per_rank(), 160, 48);
     press(&mut app, &mut t, "6");
-    let before = app.capture.selection;
+    let before = app.capture().selection;
     click_diff_row(&mut app, &mut t, "ncclDevKernel_Broadcast");
-    assert_eq!(app.capture.selection, before);
+    assert_eq!(app.capture().selection, before);
     assert!(
         screen(&t).contains("no kernel ncclDevKernel_Broadcast"),
         "{}",
@@ -415,7 +421,7 @@ fn baseline_without_the_capture_to_compare_is_a_usage_error() {
 
 /// The rows of the stats table shown, as (name, total, count).
 fn stats_rows(app: &App) -> Vec<(String, i64, usize)> {
-    let l = app.capture.data.as_ref().unwrap();
+    let l = app.capture().data.as_ref().unwrap();
     let t = app.stats_table().expect("a stats table");
     t.rows
         .iter()
@@ -431,7 +437,7 @@ fn stats_rows(app: &App) -> Vec<(String, i64, usize)> {
 
 /// The NVTX tree shown, as (thread, row count).
 fn tree_of(app: &App) -> (usize, usize) {
-    let tree = app.capture.nvtx_tree_now().expect("an NVTX tree");
+    let tree = app.capture().nvtx_tree_now().expect("an NVTX tree");
     (tree.thread, tree.rows.len())
 }
 
@@ -451,7 +457,7 @@ fn after_b_the_stats_table_tree_and_bookmarks_are_the_shown_captures() {
     press(&mut app, &mut t, "T");
     let main_tree = tree_of(&app);
     common::tui::key(&mut app, &mut t, KeyCode::Esc);
-    app.capture.bookmarks = Some(vec![rankline::profile::bookmarks::Bookmark {
+    app.set_bookmarks(vec![rankline::profile::bookmarks::Bookmark {
         name: "main only".into(),
         group: None,
         instance: None,
@@ -479,14 +485,14 @@ fn after_b_the_stats_table_tree_and_bookmarks_are_the_shown_captures() {
     common::tui::key(&mut app, &mut t, KeyCode::Esc);
     // the baseline has not read its bookmarks: not the main capture's
     assert!(
-        app.capture.bookmarks.is_none(),
+        app.capture().bookmarks.is_none(),
         "{:?}",
-        app.capture.bookmarks
+        app.capture().bookmarks
     );
 
     press(&mut app, &mut t, "B");
     assert_eq!(shown_file(&app), "slow_gemm.sqlite");
-    assert_eq!(app.capture.bookmarks.as_ref().map(Vec::len), Some(1));
+    assert_eq!(app.capture().bookmarks.as_ref().map(Vec::len), Some(1));
     press(&mut app, &mut t, "S");
     assert_eq!(stats_rows(&app), main_stats);
     common::tui::key(&mut app, &mut t, KeyCode::Esc);
@@ -534,16 +540,16 @@ fn after_b_a_window_overlap_job_ends_in_the_capture_that_asked() {
     app.apply(rankline::tui::action::Action::PanelOverlap);
     app.derive();
     let main_job = app.next_derive_job().expect("the main capture's job");
-    let main_key = app.capture.window_key();
+    let main_key = app.capture().window_key();
     // `B` before the main capture's job ends.
     app.apply(rankline::tui::action::Action::SwitchCapture);
     assert_eq!(shown_file(&app), "megatron_tp8.sqlite");
     app.on_derived(main_job.run());
     assert!(
-        app.capture.window_overlap().is_none(),
+        app.capture().window_overlap().is_none(),
         "the main capture's figures are not the baseline's"
     );
-    let other = &app.baseline.as_ref().unwrap().other;
+    let other = &app.baseline().unwrap().other;
     assert_eq!(other.window_key(), main_key);
     assert!(other.window_overlap().is_some(), "kept by the main capture");
     // The baseline's own job, asked for when the main's ended.
@@ -561,7 +567,10 @@ fn after_b_a_window_overlap_job_ends_in_the_capture_that_asked() {
             .map(str::to_string)
             .collect()
     };
-    assert_eq!(app.capture.window_overlap(), alone.capture.window_overlap());
+    assert_eq!(
+        app.capture().window_overlap(),
+        alone.capture().window_overlap()
+    );
     assert!(!panel(screen(&t)).is_empty(), "{}", screen(&t));
     assert_eq!(panel(screen(&t)), panel(screen(&t2)));
 }

@@ -77,19 +77,19 @@ fn w_lists_who_is_behind_and_enter_opens_the_divergence() {
     insta::assert_snapshot!("behind_list_160x48", s);
     key(&mut app, &mut t, KeyCode::Enter);
     assert_eq!(app.mode(), Mode::Timeline);
-    let (g, k) = app.capture.instance().expect("an instance is selected");
-    let l = app.capture.data.clone().unwrap();
+    let (g, k) = app.capture().instance().expect("an instance is selected");
+    let l = app.capture().data.clone().unwrap();
     assert_eq!((l.analysis.matching.groups[g].key.as_str(), k), ("s16", 8));
     // The behind rank's stream is marked where the instance starts (the
     // cursor put on it: the threads' CPU rows push it below the screen).
     let at = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .position(|r| r.label.starts_with("hang01:2 S16 NCCL"))
         .expect("the behind rank's NCCL row");
-    app.capture.lanes.put_cursor(at);
+    app.put_cursor(at);
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
     let s = screen(&t);
     let lane = s
@@ -107,8 +107,8 @@ fn w_lists_who_is_behind_and_enter_opens_the_divergence() {
 fn the_straggler_map_draws_never_launched_apart_from_not_captured() {
     let (mut app, mut t) = open("hang", 160, 48);
     key(&mut app, &mut t, KeyCode::Char('H'));
-    assert_eq!(app.chrome.screen, Screen::Stragglers);
-    let v = app.capture.straggler.as_ref().unwrap();
+    assert_eq!(app.chrome().screen, Screen::Stragglers);
+    let v = app.capture().straggler.as_ref().unwrap();
     // hang01:2 is the group's 7th device; instance 9 is the last column.
     let col = v.map.columns() - 1;
     assert_eq!(v.map.instances[col], 8);
@@ -121,7 +121,7 @@ fn the_straggler_map_draws_never_launched_apart_from_not_captured() {
     // A late start is "not captured", never "never launched".
     let (mut app, mut t) = open("staggered", 160, 48);
     key(&mut app, &mut t, KeyCode::Char('H'));
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert!((0..v.map.ranks()).all(|r| (0..v.map.columns()).all(|c| !v.never_launched(r, c))));
     let s = screen(&t);
     assert!(s.contains("-not captured"), "{s}");

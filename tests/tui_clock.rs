@@ -30,8 +30,8 @@ fn multinode() -> (App, Terminal<TestBackend>) {
 /// Every stream lane with kernels, and the GPU rows of its track in time
 /// order.
 fn stream_lanes(app: &App) -> Vec<(LaneKind, Vec<usize>)> {
-    let l = app.capture.data.clone().unwrap();
-    app.capture
+    let l = app.capture().data.clone().unwrap();
+    app.capture()
         .lanes
         .rows
         .iter()
@@ -47,23 +47,23 @@ fn stream_lanes(app: &App) -> Vec<(LaneKind, Vec<usize>)> {
 /// Centres the view on GPU row `r` (20× its duration across) with the
 /// cursor on lane `kind`, and draws.
 fn centre_on(app: &mut App, t: &mut Terminal<TestBackend>, kind: LaneKind, r: usize) {
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let (a, b) = time::event_span(&l, EventRef::Gpu(r));
     let span = ((b - a) as f64 * 20.0).max(1e3);
-    app.capture.view = View {
+    app.set_view(View {
         t0: (a as f64 + b as f64) / 2.0 - span / 2.0,
         span,
-    };
-    app.capture.select(None, false);
-    let row = app.capture.lanes.find(kind).expect("the lane is shown");
-    app.capture.lanes.put_cursor(row);
+    });
+    app.select(None, false);
+    let row = app.capture().lanes.find(kind).expect("the lane is shown");
+    app.put_cursor(row);
     draw(app, t);
 }
 
 /// The label of a lane, for messages.
 fn label(app: &App, kind: LaneKind) -> String {
-    let row = app.capture.lanes.find(kind).unwrap();
-    app.capture.lanes.rows[row].label.clone()
+    let row = app.capture().lanes.find(kind).unwrap();
+    app.capture().lanes.rows[row].label.clone()
 }
 
 #[test]
@@ -85,58 +85,57 @@ fn every_lane_of_every_file_selects_the_kernel_under_the_cursor() {
         // Enter at the cursor.
         centre_on(&mut app, &mut t, *kind, r);
         app.apply(Action::SelectUnderCursor);
-        if app.capture.selection != want {
+        if app.capture().selection != want {
             wrong.push(format!(
                 "{}: Enter gave {:?}",
                 label(&app, *kind),
-                app.capture.selection
+                app.capture().selection
             ));
         }
         // A click on the cursor's column of the lane.
         centre_on(&mut app, &mut t, *kind, r);
-        let lanes_area = app.chrome.layout.lanes;
-        let row = app.capture.lanes.cursor - app.capture.lanes.scroll.top;
+        let lanes_area = app.chrome().layout.lanes;
+        let row = app.capture().lanes.cursor - app.capture().lanes.scroll.top;
         let x = lanes_area.x
-            + app.chrome.layout.label_width
+            + app.chrome().layout.label_width
             + 1
-            + (app.chrome.layout.timeline_width / 2) as u16;
+            + (app.chrome().layout.timeline_width / 2) as u16;
         app.on_mouse(MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),
             column: x,
             row: lanes_area.y + row as u16,
             modifiers: KeyModifiers::NONE,
         });
-        if app.capture.selection != want {
+        if app.capture().selection != want {
             wrong.push(format!(
                 "{}: a click gave {:?}",
                 label(&app, *kind),
-                app.capture.selection
+                app.capture().selection
             ));
         }
         // Tab from the kernel before it on the lane.
         centre_on(&mut app, &mut t, *kind, r);
-        app.capture
-            .select(Some(EventRef::Gpu(rows[mid - 1])), false);
+        app.select(Some(EventRef::Gpu(rows[mid - 1])), false);
         app.apply(Action::NextEvent);
-        if app.capture.selection != want {
+        if app.capture().selection != want {
             wrong.push(format!(
                 "{}: Tab gave {:?}",
                 label(&app, *kind),
-                app.capture.selection
+                app.capture().selection
             ));
         }
         // `n` from the instance before it, when it is a collective.
-        let l = app.capture.data.clone().unwrap();
+        let l = app.capture().data.clone().unwrap();
         if let Some((g, k)) = l.analysis.matching.instance_of(r).filter(|i| i.1 > 0) {
             app.go(Target::Instance(g, k - 1), true);
             app.apply(Action::NextOccurrence);
             let (a, b) = time::event_span(&l, EventRef::Gpu(r));
-            let v = app.capture.view;
-            if app.capture.instance() != Some((g, k)) || (a as f64) < v.t0 || b as f64 > v.end() {
+            let v = app.capture().view;
+            if app.capture().instance() != Some((g, k)) || (a as f64) < v.t0 || b as f64 > v.end() {
                 wrong.push(format!(
                     "{}: n gave {:?} in {:?}",
                     label(&app, *kind),
-                    app.capture.instance(),
+                    app.capture().instance(),
                     v
                 ));
             }
@@ -156,9 +155,9 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     app.apply(Action::FitAll);
     app.apply(Action::PanelOverlap);
     draw(&mut app, &mut t);
-    let (_, w) = app.capture.window_key().expect("a window");
+    let (_, w) = app.capture().window_key().expect("a window");
     let windowed = app
-        .capture
+        .capture()
         .window_overlap()
         .expect("derived when the panel opened")
         .clone();
@@ -178,7 +177,7 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     ]);
     let devices = report["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 16);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     for (d, want) in windowed.iter().zip(devices) {
         let key = l.profile.device_label(d.device).key_string();
         assert_eq!(want["device"], key.as_str());
@@ -201,15 +200,15 @@ fn the_visible_window_of_the_overlap_panel_is_every_file_s_and_the_report_s() {
     // Derived off the UI thread: a zoom asks for the new window's, and
     // until its job ends the panel says it is computing.
     draw(&mut app, &mut t);
-    assert!(app.capture.window_overlap().is_some());
+    assert!(app.capture().window_overlap().is_some());
     app.apply(Action::ZoomIn);
-    assert_ne!(app.capture.window_key().map(|k| k.1), Some(w));
-    assert!(app.capture.window_overlap().is_none());
+    assert_ne!(app.capture().window_key().map(|k| k.1), Some(w));
+    assert!(app.capture().window_overlap().is_none());
     app.derive();
     let job = app.next_derive_job().expect("the new window's job");
     assert!(app.next_derive_job().is_none(), "one job at a time");
     t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
     assert!(screen(&t).contains("computing…"), "{}", screen(&t));
     app.on_derived(job.run());
-    assert!(app.capture.window_overlap().is_some());
+    assert!(app.capture().window_overlap().is_some());
 }

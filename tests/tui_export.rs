@@ -47,9 +47,9 @@ fn written(job: &rankline::tui::export::ExportJob, test: &str) -> serde_json::Va
 fn e_on_an_instance_exports_its_kernels_on_every_rank() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], Some("s20:55"), 160, 48);
     press(&mut app, &mut t, "E");
-    let job = app.session.export.take().expect("an export asked for");
+    let job = app.take_export().expect("an export asked for");
     assert_eq!(job.described, "s20:55 on every rank");
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let m = &l.analysis.matching;
     let g = m.group("s20").unwrap();
     let members: Vec<_> = m.groups[g].members(54).collect();
@@ -71,9 +71,9 @@ fn e_on_an_instance_exports_its_kernels_on_every_rank() {
 fn e_without_a_selection_exports_the_lanes_on_screen() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
     press(&mut app, &mut t, "jjjE");
-    let job = app.session.export.take().expect("an export asked for");
+    let job = app.take_export().expect("an export asked for");
     assert_eq!(job.described, "the visible window and lanes");
-    let c = &app.capture;
+    let c = &app.capture();
     let s = &c.lanes.scroll;
     let on_screen: Vec<LaneKind> = c.lanes.rows[s.top..(s.top + s.visible).min(c.lanes.rows.len())]
         .iter()

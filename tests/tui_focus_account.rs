@@ -20,9 +20,9 @@ fn truth(name: &str) -> Value {
 fn focused(name: &str, at: &str) -> (App, Vec<String>, String) {
     let (mut app, mut t) = open_at(&[fixture(name)], Some(at), 160, 48);
     press(&mut app, &mut t, "F");
-    assert!(app.capture.lanes.focus, "{at}");
+    assert!(app.capture().lanes.focus, "{at}");
     let labels = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
@@ -33,8 +33,8 @@ fn focused(name: &str, at: &str) -> (App, Vec<String>, String) {
 
 /// The row of device `device`'s stream `stream`, and its label.
 fn stream_row(app: &App, device: u64, stream: u64) -> Option<String> {
-    let p = &app.capture.data.as_ref().unwrap().profile;
-    app.capture.lanes.rows.iter().find_map(|r| match r.kind {
+    let p = &app.capture().data.as_ref().unwrap().profile;
+    app.capture().lanes.rows.iter().find_map(|r| match r.kind {
         LaneKind::Stream(l) => {
             let lane = &p.lanes[l as usize];
             (u64::from(lane.device) == device && u64::from(lane.stream) == stream)
@@ -112,7 +112,7 @@ fn f_shows_every_lane_the_why_account_names() {
     // megatron s20:55: cpu-late inside NVTX 'forward': the launching
     // thread's NVTX rows show, right below its API row.
     let (app, labels, screen) = focused("megatron_tp8.sqlite", "s20:55");
-    let account = app.capture.facts.account.as_ref().unwrap();
+    let account = app.capture().facts.account.as_ref().unwrap();
     assert!(account.names_nvtx());
     let api = labels
         .iter()

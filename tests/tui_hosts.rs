@@ -40,7 +40,7 @@ fn two_hosts() -> (App, Terminal<TestBackend>) {
 }
 
 fn host_rows(app: &App) -> Vec<(usize, String)> {
-    app.capture
+    app.capture()
         .lanes
         .rows
         .iter()
@@ -54,11 +54,11 @@ fn host_rows(app: &App) -> Vec<(usize, String)> {
 fn each_host_heads_its_devices_and_collapses_as_a_whole() {
     let (mut app, mut terminal) = two_hosts();
     let hosts = host_rows(&app);
-    assert_eq!(hosts.len(), 2, "{:?}", app.capture.lanes.rows);
+    assert_eq!(hosts.len(), 2, "{:?}", app.capture().lanes.rows);
     assert_eq!(hosts[0], (0, "node-a · 2 GPUs".to_string()));
     assert_eq!(hosts[1].1, "node-b · 2 GPUs");
     // Host a's devices, and only its, sit between the two headers.
-    let between: Vec<&str> = app.capture.lanes.rows[1..hosts[1].0]
+    let between: Vec<&str> = app.capture().lanes.rows[1..hosts[1].0]
         .iter()
         .filter(|r| matches!(r.kind, LaneKind::Device(_)))
         .map(|r| r.label.as_str())
@@ -68,27 +68,27 @@ fn each_host_heads_its_devices_and_collapses_as_a_whole() {
         between.iter().all(|l| l.starts_with("node-a:")),
         "{between:?}"
     );
-    let all = app.capture.lanes.rows.len();
+    let all = app.capture().lanes.rows.len();
 
-    app.capture.lanes.cursor = 0;
+    app.put_cursor(0);
     app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert!(app.capture.lanes.collapsed.contains(&LaneKind::Host(0)));
+    assert!(app.capture().lanes.collapsed.contains(&LaneKind::Host(0)));
     assert!(
-        matches!(app.capture.lanes.rows[1].kind, LaneKind::Host(1)),
+        matches!(app.capture().lanes.rows[1].kind, LaneKind::Host(1)),
         "{:?}",
-        app.capture.lanes.rows[1]
+        app.capture().lanes.rows[1]
     );
-    assert_eq!(app.capture.lanes.rows.len(), all - hosts[1].0 + 1);
+    assert_eq!(app.capture().lanes.rows.len(), all - hosts[1].0 + 1);
 
     app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
-    assert_eq!(app.capture.lanes.rows.len(), all);
+    assert_eq!(app.capture().lanes.rows.len(), all);
 }
 
 #[test]
 fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
     let (mut app, mut terminal) = two_hosts();
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let labels: Vec<&str> = l
         .entries
         .iter()
@@ -106,10 +106,10 @@ fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
     );
     // Host b collapsed, then found through the finder.
     let b = host_rows(&app)[1].0;
-    app.capture.lanes.cursor = b;
+    app.put_cursor(b);
     let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
     app.on_key(key(KeyCode::Char(' ')));
-    assert!(app.capture.lanes.collapsed.contains(&LaneKind::Host(1)));
+    assert!(app.capture().lanes.collapsed.contains(&LaneKind::Host(1)));
     for k in [KeyCode::Char('/')]
         .into_iter()
         .chain("node-b:1 (device".chars().map(KeyCode::Char))
@@ -118,8 +118,8 @@ fn the_finder_finds_a_device_by_host_and_shows_its_row_expanding_its_host() {
         app.on_key(key(k));
         terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     }
-    assert!(!app.capture.lanes.collapsed.contains(&LaneKind::Host(1)));
-    let row = &app.capture.lanes.rows[app.capture.lanes.cursor];
+    assert!(!app.capture().lanes.collapsed.contains(&LaneKind::Host(1)));
+    let row = &app.capture().lanes.rows[app.capture().lanes.cursor];
     assert!(matches!(row.kind, LaneKind::Device(_)), "{row:?}");
     assert!(row.label.starts_with("node-b:1 "), "{row:?}");
 }

@@ -30,7 +30,7 @@ fn loaded(
 ) -> App {
     let mut app = App::new(keymap, false);
     app.load_now(sources, cache, settings);
-    assert!(app.capture.data.is_some());
+    assert!(app.capture().data.is_some());
     app
 }
 
@@ -102,14 +102,20 @@ fn load_messages_stay_and_bang_lists_them_all() {
         Some(&cache),
         &Settings::default(),
     );
-    let levels: Vec<Level> = app.session.messages.all().iter().map(|m| m.level).collect();
+    let levels: Vec<Level> = app
+        .session()
+        .messages
+        .all()
+        .iter()
+        .map(|m| m.level)
+        .collect();
     assert_eq!(
         levels,
         [Level::Error, Level::Error, Level::Warn],
         "{:?}",
-        app.session.messages
+        app.session().messages
     );
-    let newest = app.session.messages.newest().unwrap().text.clone();
+    let newest = app.session().messages.newest().unwrap().text.clone();
     assert!(newest.contains("Cargo.toml"), "{newest}");
 
     let (mut terminal, s) = screen(&mut app, 160, 48, "");
@@ -125,9 +131,9 @@ fn load_messages_stay_and_bang_lists_them_all() {
 
     // The same failure said again is not listed twice.
     app.on_load(LoadMsg::FileError(
-        app.session.messages.all()[0].text.clone(),
+        app.session().messages.all()[0].text.clone(),
     ));
-    assert_eq!(app.session.messages.len(), 4);
+    assert_eq!(app.session().messages.len(), 4);
 
     let now_s = |_: ()| {
         std::time::SystemTime::now()
@@ -138,7 +144,7 @@ fn load_messages_stay_and_bang_lists_them_all() {
     };
     let said_by = now_s(());
     keys(&mut app, &mut terminal, "!");
-    assert!(matches!(app.chrome.overlay, Overlay::Messages(s) if s.top == 0));
+    assert!(matches!(app.chrome().overlay, Overlay::Messages(s) if s.top == 0));
     let s = text(&terminal);
     assert!(s.contains("messages (4, UTC times)"), "{s}");
     // Each message has the UTC time it was said, after the level.
@@ -177,7 +183,7 @@ fn load_messages_stay_and_bang_lists_them_all() {
         .replace_all(&s, "HH:MM:SSZ ");
     insta::assert_snapshot!("messages_list", s);
     keys(&mut app, &mut terminal, "!");
-    assert_eq!(app.chrome.overlay, Overlay::None);
+    assert_eq!(app.chrome().overlay, Overlay::None);
 }
 
 /// A message of words wraps between words: each word reads whole on one
@@ -207,12 +213,12 @@ fn bang_without_messages_says_so() {
         &Settings::default(),
     );
     assert!(
-        app.session.messages.is_empty(),
+        app.session().messages.is_empty(),
         "{:?}",
-        app.session.messages
+        app.session().messages
     );
     let (_, s) = screen(&mut app, 120, 30, "!");
-    assert!(matches!(app.chrome.overlay, Overlay::Messages(_)));
+    assert!(matches!(app.chrome().overlay, Overlay::Messages(_)));
     assert!(s.contains("no messages: every input loaded"), "{s}");
 }
 
@@ -281,7 +287,7 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     let s = text(&terminal);
     assert!(s.contains("in time order"), "{s}");
     let by_time = listed(&s);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let starts: Vec<i64> = app.big_list(&l).iter().map(|r| r.start).collect();
     assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
     let mut a: Vec<_> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();
@@ -295,7 +301,10 @@ fn b_lists_the_20_largest_skews_and_s_sorts_by_time() {
     // Enter jumps to the selected row: the first in time.
     keys(&mut app, &mut terminal, "\n");
     let first = &app.big_list(&l)[0];
-    assert_eq!(app.capture.instance(), Some((first.group, first.instance)));
+    assert_eq!(
+        app.capture().instance(),
+        Some((first.group, first.instance))
+    );
 }
 
 #[test]
@@ -310,8 +319,8 @@ fn the_threshold_only_marks_big_rows() {
         None,
         &settings,
     );
-    let l = app.capture.data.clone().unwrap();
-    let default = fixture_app().capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
+    let default = fixture_app().capture().data.clone().unwrap();
     // The same 20 instances, more of them marked big.
     assert_eq!(
         l.top_skews
@@ -366,7 +375,7 @@ fn b_lists_instances_of_a_real_capture_with_small_skews() {
     };
     let mut app = loaded(Keymap::default_keymap(), &[real(SENDRECV)], None, &settings);
     let (_, s) = screen(&mut app, 160, 48, "]");
-    assert!(app.capture.instance().is_some(), "{s}");
+    assert!(app.capture().instance().is_some(), "{s}");
     let (_, s) = screen(&mut app, 160, 48, "b");
     // Instances 14, 30 and 32 are above 1 ms.
     assert_eq!(s.matches('●').count(), 3 + 1, "{s}");
@@ -403,7 +412,7 @@ fn t_cycles_to_utc_wall_clock_time_on_a_capture_that_records_it() {
     );
     let l = app.data().unwrap();
     let origin = app.utc_origin(&l).expect("UTC on the ruler");
-    let centre_utc = |app: &App| origin + app.capture.view.center() as i64;
+    let centre_utc = |app: &App| origin + app.capture().view.center() as i64;
     // A millisecond inside the kernels' span, zoomed in so the view can
     // centre on it.
     let (a, b) = l.span.unwrap();
@@ -471,17 +480,14 @@ fn help_names_the_active_keymap_file() {
 fn y_copies_the_goto_reference_or_the_kernel_name() {
     let mut app = fixture_app();
     let (mut terminal, s) = screen(&mut app, 160, 48, "y");
-    assert!(app.session.clipboard.is_none());
+    assert!(app.session().clipboard.is_none());
     assert!(status_line(&s).contains("nothing selected"), "{s}");
     keys(&mut app, &mut terminal, "]y");
-    let (g, k) = app.capture.instance().unwrap();
-    let l = app.capture.data.clone().unwrap();
+    let (g, k) = app.capture().instance().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let reference = format!("{}:{}", l.analysis.matching.groups[g].key, k + 1);
     assert_eq!(reference, "s20:55");
-    assert_eq!(
-        app.session.clipboard.take(),
-        Some(osc52::copy_sequence("s20:55"))
-    );
+    assert_eq!(app.take_clipboard(), Some(osc52::copy_sequence("s20:55")));
     assert!(status_line(&text(&terminal)).contains("s20:55"));
     // A kernel outside any collective: its name.
     let r = (0..l.profile.gpu.len())
@@ -490,14 +496,10 @@ fn y_copies_the_goto_reference_or_the_kernel_name() {
                 && l.profile.gpu.launch(r) != rankline::profile::NONE
         })
         .unwrap();
-    app.capture
-        .select(Some(rankline::tui::state::EventRef::Gpu(r)), true);
+    app.select(Some(rankline::tui::state::EventRef::Gpu(r)), true);
     keys(&mut app, &mut terminal, "y");
     let name = l.profile.strings.get(l.profile.gpu.name(r)).to_string();
-    assert_eq!(
-        app.session.clipboard.take(),
-        Some(osc52::copy_sequence(&name))
-    );
+    assert_eq!(app.take_clipboard(), Some(osc52::copy_sequence(&name)));
 }
 
 /// Everything a popup holds, read by scrolling it: the rows inside its
@@ -567,7 +569,7 @@ fn help_defines_every_term_and_the_legend_every_lane_label_at_both_sizes() {
             .collect::<Vec<_>>()
             .join(" ");
         for mode in rankline::tui::action::Mode::ALL {
-            for (_, desc) in app.session.keymap.help(mode) {
+            for (_, desc) in app.session().keymap.help(mode) {
                 let desc = desc.split_whitespace().collect::<Vec<_>>().join(" ");
                 assert!(words.contains(&desc), "{w}x{h}: {desc:?} cut");
             }
@@ -581,6 +583,6 @@ fn help_defines_every_term_and_the_legend_every_lane_label_at_both_sizes() {
         assert!(legend.iter().any(|l| l.contains("S20 NCCL")), "{legend:#?}");
         assert!(legend.iter().any(|l| l.contains("nvtx±")), "{legend:#?}");
         keys(&mut app, &mut terminal, "L");
-        assert_eq!(app.chrome.overlay, Overlay::None, "L toggles the legend");
+        assert_eq!(app.chrome().overlay, Overlay::None, "L toggles the legend");
     }
 }

@@ -54,7 +54,7 @@ fn keys_are_handled_while_the_loader_is_held() {
         )
         .await
         .ok();
-        assert_eq!(app.session.progress.stage, "reading kernels");
+        assert_eq!(app.session().progress.stage, "reading kernels");
         let screen: String = terminal
             .backend()
             .buffer()
@@ -73,14 +73,14 @@ fn keys_are_handled_while_the_loader_is_held() {
         )
         .await
         .ok();
-        seen_help = matches!(app.chrome.overlay, Overlay::Help { .. });
+        seen_help = matches!(app.chrome().overlay, Overlay::Help { .. });
         tx.send(key(KeyCode::Esc)).unwrap();
         tx.send(key(KeyCode::Char('q'))).unwrap();
         drive(&mut terminal, &mut app, &mut rx).await.unwrap();
     });
     assert!(seen_help, "help did not open while loading");
-    assert!(app.session.quit, "q was not handled while loading");
-    assert!(app.capture.data.is_none(), "the loader was still held");
+    assert!(app.session().quit, "q was not handled while loading");
+    assert!(app.capture().data.is_none(), "the loader was still held");
     release.send(()).unwrap();
     loader.join().unwrap();
 }
@@ -122,7 +122,7 @@ fn a_key_pressed_before_the_analyses_is_done_when_they_arrive() {
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
         .unwrap();
-    assert!(app.capture.selection.is_none(), "nothing to jump to yet");
+    assert!(app.capture().selection.is_none(), "nothing to jump to yet");
     assert!(
         app.answer().unwrap_or("").contains("a moment"),
         "{:?}",
@@ -164,8 +164,8 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
             )
             .await;
             assert!(waited.is_err(), "quit before the write was done");
-            assert!(!app.session.quit);
-            let said = app.session.messages.answered().map(|m| m.text.clone());
+            assert!(!app.session().quit);
+            let said = app.session().messages.answered().map(|m| m.text.clone());
             assert!(
                 said.as_deref()
                     .is_some_and(|t| t.starts_with("finishing the cache entry, then quitting")),
@@ -179,7 +179,7 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
             )
             .await;
             assert!(
-                ended.is_ok() && app.session.quit,
+                ended.is_ok() && app.session().quit,
                 "asked twice: {asked_twice}"
             );
         });
@@ -194,8 +194,8 @@ fn a_quit_while_the_cache_is_written_waits_for_the_write_unless_asked_twice() {
 fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
     use rankline::tui::state::EventRef;
     let (mut app, mut terminal, analysed) = first_frame_only();
-    let view = app.capture.view;
-    let ruler = app.chrome.ruler;
+    let view = app.capture().view;
+    let ruler = app.chrome().ruler;
     for c in "/AllGather".chars() {
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
@@ -203,17 +203,21 @@ fn keys_typed_behind_a_waiting_key_are_applied_after_it_in_order() {
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
         .unwrap();
-    assert_eq!(app.chrome.ruler, ruler, "t of the query switched the clock");
-    assert_eq!(app.capture.view, view, "a of the query panned");
+    assert_eq!(
+        app.chrome().ruler,
+        ruler,
+        "t of the query switched the clock"
+    );
+    assert_eq!(app.capture().view, view, "a of the query panned");
     app.on_load(analysed.expect("the loader sends the analyses"));
     terminal
         .draw(|f| rankline::tui::ui::draw(f, &mut app))
         .unwrap();
     let l = app.data().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("nothing selected: {:?}", app.capture.selection)
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("nothing selected: {:?}", app.capture().selection)
     };
     let name = l.profile.strings.get(l.profile.gpu.name(r));
     assert!(name.contains("AllGather"), "{name}");
-    assert_eq!(app.chrome.ruler, ruler);
+    assert_eq!(app.chrome().ruler, ruler);
 }

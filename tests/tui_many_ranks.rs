@@ -36,7 +36,7 @@ fn key(app: &mut App, t: &mut Terminal<TestBackend>, code: KeyCode) {
 /// The skew panel's text rows on screen.
 fn skew_panel(app: &App, t: &Terminal<TestBackend>) -> Vec<String> {
     let r = app
-        .chrome
+        .chrome()
         .layout
         .panels
         .iter()
@@ -65,7 +65,7 @@ fn ranks(rows: &[String]) -> Vec<String> {
 #[test]
 fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     let (mut app, mut t) = open(200, 60);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     // Instance 37 has a straggler.
     let k = 36;
     let late = straggler(k, RANKS).unwrap();
@@ -104,11 +104,11 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
     assert_eq!(shown[..10], want[..], "{text}");
     assert!(rows.iter().any(|r| r.contains("LATE")), "{text}");
     // It scrolls: `}` moves down to the others.
-    let before = app.chrome.panels.scroll(PanelKind::Skew).top;
+    let before = app.chrome().panels.scroll(PanelKind::Skew).top;
     for _ in 0..10 {
         key(&mut app, &mut t, KeyCode::Char('}'));
     }
-    assert!(app.chrome.panels.scroll(PanelKind::Skew).top > before);
+    assert!(app.chrome().panels.scroll(PanelKind::Skew).top > before);
     let later = ranks(&skew_panel(&app, &t));
     assert!(!later.is_empty() && later[0] != shown[0], "{later:?}");
 }
@@ -116,15 +116,15 @@ fn the_skew_panel_lists_the_latest_and_earliest_ranks_first_and_scrolls() {
 #[test]
 fn focus_mode_puts_the_late_rank_on_top_with_hundreds_of_ranks() {
     let (mut app, mut t) = open(200, 60);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let k = 36;
     let late = straggler(k, RANKS).unwrap();
     app.go(rankline::tui::state::Target::Instance(0, k), true);
     key(&mut app, &mut t, KeyCode::Char('F'));
-    assert!(app.capture.lanes.focus);
+    assert!(app.capture().lanes.focus);
     let lane = l.analysis.matching.groups[0].lanes[late];
     let first_stream = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
@@ -140,20 +140,20 @@ fn focus_mode_puts_the_late_rank_on_top_with_hundreds_of_ranks() {
 fn the_straggler_map_groups_hundreds_of_ranks_by_host_and_scrolls_down() {
     let (mut app, mut t) = open(200, 60);
     key(&mut app, &mut t, KeyCode::Char('H'));
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(v.map.ranks(), RANKS);
     assert_eq!(v.rows.len(), RANKS + HOSTS, "a header per host");
     assert!(v.rows_scroll.visible < v.rows.len());
     key(&mut app, &mut t, KeyCode::PageDown);
     key(&mut app, &mut t, KeyCode::PageDown);
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert!(v.rows_scroll.top > 0 && v.row >= v.rows_scroll.top);
     // Back to the top; Space collapses the first host to one row.
     for _ in 0..10 {
         key(&mut app, &mut t, KeyCode::PageUp);
     }
     key(&mut app, &mut t, KeyCode::Char(' '));
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(v.rows.len(), RANKS + HOSTS - PER_HOST);
     assert_eq!(v.row, 0);
 }
@@ -171,11 +171,11 @@ fn past_256_ranks_hosts_start_collapsed_on_the_timeline_and_the_map() {
     app.set_data(Arc::new(loaded));
     let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let kinds: Vec<LaneKind> = app.capture.lanes.rows.iter().map(|r| r.kind).collect();
+    let kinds: Vec<LaneKind> = app.capture().lanes.rows.iter().map(|r| r.kind).collect();
     assert_eq!(kinds.len(), 8, "{kinds:?}");
     assert!(kinds.iter().all(|k| matches!(k, LaneKind::Host(_))));
     key(&mut app, &mut t, KeyCode::Char('H'));
-    let v = app.capture.straggler.as_ref().expect("the map");
+    let v = app.capture().straggler.as_ref().expect("the map");
     assert_eq!(v.rows.len(), 8);
     assert!(v.rows.iter().all(|r| matches!(r, MapRow::Host { .. })));
     // A collapsed host's cell is its latest rank's.
@@ -187,7 +187,7 @@ fn past_256_ranks_hosts_start_collapsed_on_the_timeline_and_the_map() {
     assert_eq!(late, latest);
     assert!(ranks.contains(&rank));
     key(&mut app, &mut t, KeyCode::Char(' '));
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(
         v.rows.len(),
         8 + 40,
@@ -195,5 +195,5 @@ fn past_256_ranks_hosts_start_collapsed_on_the_timeline_and_the_map() {
     );
     // 256 ranks: whole.
     let (app, _) = open(160, 48);
-    assert!(app.capture.lanes.rows.len() > RANKS);
+    assert!(app.capture().lanes.rows.len() > RANKS);
 }

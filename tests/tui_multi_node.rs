@@ -67,7 +67,7 @@ fn the_title_names_the_alignment_and_hosts_head_their_rows() {
         "{title}"
     );
     let hosts: Vec<String> = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
@@ -88,13 +88,13 @@ fn the_title_names_the_alignment_and_hosts_head_their_rows() {
     let (mut app, mut terminal) = (app, terminal);
     for h in 0..4 {
         let row = app
-            .capture
+            .capture()
             .lanes
             .rows
             .iter()
             .position(|r| r.kind == LaneKind::Host(h))
             .unwrap();
-        app.capture.lanes.cursor = row;
+        app.put_cursor(row);
         app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
         terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     }
@@ -109,10 +109,10 @@ fn the_straggler_map_groups_16_ranks_under_4_hosts() {
     let (mut app, mut terminal) = open();
     app.on_key(KeyEvent::new(KeyCode::Char('H'), KeyModifiers::NONE));
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let v = app.capture.straggler.as_ref().expect("the map is open");
+    let v = app.capture().straggler.as_ref().expect("the map is open");
     assert_eq!(v.map.ranks(), 16);
     assert_eq!(v.map.columns(), 24, "the global group s29");
-    let l = app.capture.data.as_ref().unwrap();
+    let l = app.capture().data.as_ref().unwrap();
     let mut hosts = Vec::new();
     let mut ranks_of: Vec<usize> = Vec::new();
     for row in &v.rows {
@@ -248,7 +248,7 @@ fn the_finder_matches_a_host_by_its_name() {
     app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
     let l = app.data().unwrap();
-    let row = app.capture.lanes.at_cursor().expect("a cursor row");
+    let row = app.capture().lanes.at_cursor().expect("a cursor row");
     let dev =
         rankline::tui::lanes::row_device(&l.profile, &l.index, row.kind).expect("a device row");
     assert_eq!(
@@ -268,12 +268,12 @@ fn lane_labels_keep_their_kind_on_multi_host_inputs() {
         for _ in 0..12 {
             let s = screen(&t);
             let lines: Vec<&str> = s.lines().collect();
-            let lanes = app.chrome.layout.lanes;
-            let lw = app.chrome.layout.label_width as usize;
-            let top = app.capture.lanes.scroll.top;
+            let lanes = app.chrome().layout.lanes;
+            let lw = app.chrome().layout.label_width as usize;
+            let top = app.capture().lanes.scroll.top;
             for y in lanes.y..lanes.bottom() {
                 let i = top + (y - lanes.y) as usize;
-                let Some(row) = app.capture.lanes.rows.get(i) else {
+                let Some(row) = app.capture().lanes.rows.get(i) else {
                     break;
                 };
                 if matches!(row.kind, LaneKind::Device(_) | LaneKind::Host(_)) {
@@ -312,7 +312,7 @@ fn press_keys(app: &mut App, t: &mut Terminal<TestBackend>, keys: &str) {
 fn a_late_host_is_named_and_its_figure_explained_everywhere_it_appears() {
     for (w, h) in [(160, 48), (80, 24)] {
         let (mut app, mut t) = open_with("multinode", &Settings::default(), w, h);
-        app.session.pending_goto = Some("s29:15".into());
+        app.set_goto(Some("s29:15".into()));
         let l = app.data().unwrap();
         app.set_data(l);
         press_keys(&mut app, &mut t, "1");

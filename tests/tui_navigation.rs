@@ -69,7 +69,7 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 }
 
 fn capture(app: &App) -> (i64, i64) {
-    app.capture.data.as_ref().unwrap().span.unwrap()
+    app.capture().data.as_ref().unwrap().span.unwrap()
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn the_first_screen_starts_on_a_lane_with_events_and_names_the_worst_big_event()
     let (mut app, mut terminal) = ready(160, 48);
     // D0 has only a CUDA context: its header and "missing" rows are skipped.
     assert_eq!(
-        app.capture.lanes.rows[app.capture.lanes.cursor].label,
+        app.capture().lanes.rows[app.capture().lanes.cursor].label,
         "D0 T4101 API"
     );
     let status = lines(&terminal).pop().unwrap();
@@ -88,34 +88,34 @@ fn the_first_screen_starts_on_a_lane_with_events_and_names_the_worst_big_event()
     // The first Enter selects an event (under the cursor or the nearest).
     typed(&mut app, &mut terminal, "\n");
     assert!(
-        matches!(app.capture.selection, Some(EventRef::Api(_))),
+        matches!(app.capture().selection, Some(EventRef::Api(_))),
         "{:?}",
         app.answer()
     );
     // Tab steps along the lane instead of asking for another row.
     typed(&mut app, &mut terminal, "\x1b\t");
-    assert!(app.capture.selection.is_some(), "{:?}", app.answer());
+    assert!(app.capture().selection.is_some(), "{:?}", app.answer());
 }
 
 #[test]
 fn enter_with_nothing_under_the_cursor_selects_the_nearest_event_of_the_lane() {
     let (mut app, mut terminal) = ready(160, 48);
     let lane = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S24 NCCL")
         .expect("a sparse lane");
-    app.capture.lanes.cursor = lane;
+    app.put_cursor(lane);
     typed(&mut app, &mut terminal, "\n");
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
         panic!("nothing selected: {:?}", app.answer());
     };
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     assert_eq!(
         l.profile.gpu.lane(r),
-        match app.capture.lanes.rows[lane].kind {
+        match app.capture().lanes.rows[lane].kind {
             rankline::tui::lanes::LaneKind::Stream(s) => s,
             k => panic!("{k:?}"),
         }
@@ -128,37 +128,28 @@ fn growing_the_terminal_keeps_the_lanes_full() {
     let (mut app, mut terminal) = ready(80, 24);
     // To the last lane, then a terminal big enough for many more rows.
     let downs =
-        vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.capture.lanes.rows.len()];
+        vec![KeyEvent::new(KeyCode::Down, KeyModifiers::NONE); app.capture().lanes.rows.len()];
     press(&mut app, &mut terminal, &downs);
-    assert!(app.capture.lanes.scroll.top > 0);
+    assert!(app.capture().lanes.scroll.top > 0);
     terminal.backend_mut().resize(160, 48);
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    let h = app.capture.lanes.scroll.visible;
+    let h = app.capture().lanes.scroll.visible;
     assert_eq!(
-        app.capture.lanes.scroll.top,
-        app.capture.lanes.rows.len().saturating_sub(h)
+        app.capture().lanes.scroll.top,
+        app.capture().lanes.rows.len().saturating_sub(h)
     );
     // The bottom timeline row shows the last lane: no blank rows below.
     let screen = lines(&terminal);
-    let last = &app.capture.lanes.rows.last().unwrap().label;
+    let last = &app.capture().lanes.rows.last().unwrap().label;
     assert!(
         screen[screen.len() - 2].starts_with(last.as_str()),
         "{screen:#?}"
     );
     // Collapsing every device makes the lanes fit: D0 comes back on top.
-    app.capture.lanes.collapsed.extend(
-        app.capture
-            .lanes
-            .rows
-            .iter()
-            .filter(|r| r.collapsible)
-            .map(|r| r.kind)
-            .collect::<Vec<_>>(),
-    );
-    app.capture.rebuild_rows();
+    app.collapse_all();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert!(app.capture.lanes.rows.len() <= app.capture.lanes.scroll.visible);
-    assert_eq!(app.capture.lanes.scroll.top, 0);
+    assert!(app.capture().lanes.rows.len() <= app.capture().lanes.scroll.visible);
+    assert_eq!(app.capture().lanes.scroll.top, 0);
     assert!(
         lines(&terminal)[3].starts_with("▸D0"),
         "{}",
@@ -173,9 +164,9 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
     let len = (b - a) as f64;
     typed(&mut app, &mut terminal, &"s".repeat(30));
     assert!(
-        app.capture.view.span <= len * 1.2 + 1.0,
+        app.capture().view.span <= len * 1.2 + 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
     let s = text(&terminal);
     assert!(
@@ -184,25 +175,25 @@ fn zoom_out_zoom_in_and_pan_stop_near_the_data() {
     );
     typed(&mut app, &mut terminal, &"d".repeat(200));
     assert!(
-        app.capture.view.end() <= b as f64 + len * 0.1 + 1.0,
+        app.capture().view.end() <= b as f64 + len * 0.1 + 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
     typed(&mut app, &mut terminal, &"a".repeat(400));
     assert!(
-        app.capture.view.t0 >= a as f64 - len * 0.1 - 1.0,
+        app.capture().view.t0 >= a as f64 - len * 0.1 - 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
     typed(&mut app, &mut terminal, &"w".repeat(80));
     // The floor: 1 ns per column.
     assert_eq!(
-        app.capture.view.span,
-        app.chrome.layout.timeline_width as f64
+        app.capture().view.span,
+        app.chrome().layout.timeline_width as f64
     );
     let title = &lines(&terminal)[0];
     assert!(
-        title.contains(&format!("window {} ns", app.chrome.layout.timeline_width)),
+        title.contains(&format!("window {} ns", app.chrome().layout.timeline_width)),
         "{title}"
     );
 }
@@ -263,7 +254,7 @@ fn focus_labels_keep_their_unit_at_80_columns() {
 fn finder_hits_on_a_collective_step_instance_by_instance() {
     let (mut app, mut terminal) = ready(160, 48);
     typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
-    let first = app.capture.instance().expect("an AllGather instance");
+    let first = app.capture().instance().expect("an AllGather instance");
     let status = lines(&terminal).pop().unwrap();
     let instances = regex::Regex::new(r"hit 1 of (\d+) instances").unwrap();
     let n: usize = instances
@@ -295,7 +286,7 @@ fn finder_hits_on_a_collective_step_instance_by_instance() {
         .sum();
     assert_eq!(n, gathers, "{status}");
     typed(&mut app, &mut terminal, "n");
-    let second = app.capture.instance().expect("still an instance");
+    let second = app.capture().instance().expect("still an instance");
     assert_ne!(first, second, "n stayed on the same instance");
     let status = lines(&terminal).pop().unwrap();
     assert!(
@@ -303,7 +294,7 @@ fn finder_hits_on_a_collective_step_instance_by_instance() {
         "{status}"
     );
     typed(&mut app, &mut terminal, "N");
-    assert_eq!(app.capture.instance(), Some(first));
+    assert_eq!(app.capture().instance(), Some(first));
 }
 
 /// A kernel's hits are its kernels: `hit 1 of N kernels`, N the kernels
@@ -328,44 +319,45 @@ fn finder_hits_on_a_kernel_say_they_count_kernels() {
 #[test]
 fn back_and_forward_retrace_j_and_big_event_jumps() {
     let (mut app, mut terminal) = ready(160, 48);
-    let start = app.capture.view;
+    let start = app.capture().view;
     typed(&mut app, &mut terminal, "]");
-    let kernel = app.capture.selection.expect("a big event");
+    let kernel = app.capture().selection.expect("a big event");
     typed(&mut app, &mut terminal, "J");
-    let call = app.capture.selection.unwrap();
+    let call = app.capture().selection.unwrap();
     assert!(matches!(call, EventRef::Api(_)));
     // J on the call returns to its kernel.
     typed(&mut app, &mut terminal, "J");
-    assert_eq!(app.capture.selection, Some(kernel));
+    assert_eq!(app.capture().selection, Some(kernel));
     let back = KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
     let alt_left = KeyEvent::new(KeyCode::Left, KeyModifiers::ALT);
     let alt_right = KeyEvent::new(KeyCode::Right, KeyModifiers::ALT);
     press(&mut app, &mut terminal, &[back]);
-    assert_eq!(app.capture.selection, Some(call));
+    assert_eq!(app.capture().selection, Some(call));
     press(&mut app, &mut terminal, &[alt_left]);
-    assert_eq!(app.capture.selection, Some(kernel));
+    assert_eq!(app.capture().selection, Some(kernel));
     press(&mut app, &mut terminal, &[alt_left]);
-    assert_eq!(app.capture.selection, None);
-    assert_eq!(app.capture.view, start);
+    assert_eq!(app.capture().selection, None);
+    assert_eq!(app.capture().view, start);
     press(&mut app, &mut terminal, &[alt_left]);
     assert!(text(&terminal).contains("no earlier jump"));
     press(&mut app, &mut terminal, &[alt_right, alt_right]);
-    assert_eq!(app.capture.selection, Some(call));
+    assert_eq!(app.capture().selection, Some(call));
 }
 
 #[test]
 fn space_on_a_row_that_cannot_collapse_says_so() {
     let (mut app, mut terminal) = ready(160, 48);
-    app.capture.lanes.cursor = app
-        .capture
-        .lanes
-        .rows
-        .iter()
-        .position(|r| !r.collapsible)
-        .unwrap();
-    let rows = app.capture.lanes.rows.len();
+    app.put_cursor(
+        app.capture()
+            .lanes
+            .rows
+            .iter()
+            .position(|r| !r.collapsible)
+            .unwrap(),
+    );
+    let rows = app.capture().lanes.rows.len();
     typed(&mut app, &mut terminal, " ");
-    assert_eq!(app.capture.lanes.rows.len(), rows);
+    assert_eq!(app.capture().lanes.rows.len(), rows);
     assert!(text(&terminal).contains("this row cannot collapse"));
 }
 
@@ -373,7 +365,7 @@ fn space_on_a_row_that_cannot_collapse_says_so() {
 fn stream_lanes_keep_short_labels_with_one_host() {
     let (app, _) = ready(160, 48);
     let labels: Vec<&str> = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
@@ -403,7 +395,7 @@ fn details_show_the_launch_configuration() {
 
 fn with_goto(goto: &str) -> App {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = Some(goto.into());
+    app.set_goto(Some(goto.into()));
     app.load_now(&[fixture()], None, &Settings::default());
     app
 }
@@ -422,9 +414,9 @@ fn goto_an_unknown_group_lists_the_valid_ones() {
 #[test]
 fn goto_is_a_jump_that_backspace_undoes() {
     let mut app = with_goto("s20:55");
-    assert_eq!(app.capture.instance().map(|i| i.1), Some(54));
+    assert_eq!(app.capture().instance().map(|i| i.1), Some(54));
     app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
-    assert_eq!(app.capture.selection, None);
+    assert_eq!(app.capture().selection, None);
 }
 
 #[test]
@@ -432,9 +424,9 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
     let (mut app, mut terminal) = ready(80, 24);
     typed(&mut app, &mut terminal, "]jj");
     let (sel, cursor, view) = (
-        app.capture.selection,
-        app.capture.lanes.cursor,
-        app.capture.view,
+        app.capture().selection,
+        app.capture().lanes.cursor,
+        app.capture().view,
     );
     for (w, h) in [(79, 24), (80, 23), (30, 6)] {
         terminal.backend_mut().resize(w, h);
@@ -461,9 +453,9 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     assert_eq!(
         (
-            app.capture.selection,
-            app.capture.lanes.cursor,
-            app.capture.view
+            app.capture().selection,
+            app.capture().lanes.cursor,
+            app.capture().view
         ),
         (sel, cursor, view)
     );
@@ -476,7 +468,7 @@ fn below_the_smallest_size_the_screen_says_what_it_needs_and_keeps_state() {
 fn the_wheel_zooms_out_no_further_than_the_keys() {
     use crossterm::event::{MouseEvent, MouseEventKind};
     let (mut app, mut terminal) = ready(160, 48);
-    app.session.mouse = true;
+    app.set_mouse(true);
     let (a, b) = capture(&app);
     let len = (b - a) as f64;
     for _ in 0..40 {
@@ -489,19 +481,19 @@ fn the_wheel_zooms_out_no_further_than_the_keys() {
         terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     }
     assert!(
-        app.capture.view.span <= len * 1.2 + 1.0,
+        app.capture().view.span <= len * 1.2 + 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
     assert!(
-        app.capture.view.t0 >= a as f64 - len * 0.1 - 1.0,
+        app.capture().view.t0 >= a as f64 - len * 0.1 - 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
     assert!(
-        app.capture.view.end() <= b as f64 + len * 0.1 + 1.0,
+        app.capture().view.end() <= b as f64 + len * 0.1 + 1.0,
         "{:?}",
-        app.capture.view
+        app.capture().view
     );
 }
 
@@ -509,21 +501,21 @@ fn the_wheel_zooms_out_no_further_than_the_keys() {
 fn n_and_n_step_hits_while_a_panel_has_the_keys() {
     let (mut app, mut terminal) = ready(160, 48);
     typed(&mut app, &mut terminal, "/AllGather_RING_LL\n");
-    let first = app.capture.instance().expect("an AllGather instance");
+    let first = app.capture().instance().expect("an AllGather instance");
     // The skew panel open and focused: n still steps, as advertised.
     typed(&mut app, &mut terminal, "1p");
-    assert!(app.chrome.panels.focused().is_some());
+    assert!(app.chrome().panels.focused().is_some());
     let status = lines(&terminal).pop().unwrap();
     assert!(status.contains("n/N"), "{status}");
     typed(&mut app, &mut terminal, "n");
     assert!(
-        app.chrome.panels.focused().is_some(),
+        app.chrome().panels.focused().is_some(),
         "n took the focus away"
     );
-    let second = app.capture.instance().expect("still an instance");
+    let second = app.capture().instance().expect("still an instance");
     assert_ne!(first, second, "n did nothing in the panel");
     typed(&mut app, &mut terminal, "N");
-    assert_eq!(app.capture.instance(), Some(first));
+    assert_eq!(app.capture().instance(), Some(first));
 }
 
 #[test]
@@ -533,26 +525,26 @@ fn braces_scroll_the_focused_panel_not_the_last_opened() {
     // On a big event, skew (a row per rank: longer than its panel)
     // opened first, then launch (the last opened); skew focused.
     typed(&mut app, &mut terminal, "]12");
-    while app.chrome.panels.focused() != Some(PanelKind::Skew) {
+    while app.chrome().panels.focused() != Some(PanelKind::Skew) {
         typed(&mut app, &mut terminal, "p");
     }
     let (focused, other) = (PanelKind::Skew, PanelKind::Launch);
     typed(&mut app, &mut terminal, "}");
     assert!(
-        app.chrome.panels.scroll(focused).top > 0,
+        app.chrome().panels.scroll(focused).top > 0,
         "{}",
         text(&terminal)
     );
-    assert_eq!(app.chrome.panels.scroll(other).top, 0);
+    assert_eq!(app.chrome().panels.scroll(other).top, 0);
     typed(&mut app, &mut terminal, "{");
-    assert_eq!(app.chrome.panels.scroll(focused).top, 0);
+    assert_eq!(app.chrome().panels.scroll(focused).top, 0);
 }
 
 #[test]
 fn after_j_the_launch_panel_shows_the_kernel_the_call_launched() {
     let (mut app, mut terminal) = ready(160, 48);
     typed(&mut app, &mut terminal, "]2");
-    let Some(EventRef::Gpu(kernel)) = app.capture.selection else {
+    let Some(EventRef::Gpu(kernel)) = app.capture().selection else {
         panic!("a big event's kernel")
     };
     let name = {
@@ -563,7 +555,7 @@ fn after_j_the_launch_panel_shows_the_kernel_the_call_launched() {
             .to_string()
     };
     typed(&mut app, &mut terminal, "J");
-    assert!(matches!(app.capture.selection, Some(EventRef::Api(_))));
+    assert!(matches!(app.capture().selection, Some(EventRef::Api(_))));
     let s = text(&terminal);
     assert!(s.contains("the selected call launched:"), "{s}");
     assert!(s.contains(&name[..20]), "{s}");

@@ -82,7 +82,7 @@ fn the_export_runs_in_the_loader_and_the_loading_screen_says_so() {
         screen.contains("exporting with nsys (file 1/1)"),
         "{screen}"
     );
-    let p = &app.capture.data.as_ref().expect("loaded").profile;
+    let p = &app.capture().data.as_ref().expect("loaded").profile;
     assert_eq!(p.files[0].path, report);
     assert_eq!(
         std::fs::read_dir(d.join("cache/exports")).unwrap().count(),

@@ -16,8 +16,8 @@ use rankline::tui::state::Overlay;
 fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     let tree = tree_with_kernels(&mut app, &mut t);
-    assert!(matches!(app.chrome.overlay, Overlay::NvtxTree(_)));
-    let l = app.capture.data().unwrap();
+    assert!(matches!(app.chrome().overlay, Overlay::NvtxTree(_)));
+    let l = app.capture().data().unwrap();
     let p = &l.profile;
     let v = reported_tree(&p.threads[tree.thread].tid.to_string());
     let want: Vec<(String, u64, f64)> = common::nvtx_ranges(&v)
@@ -59,13 +59,13 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
     // Enter on the first range: selected on the timeline.
     key(&mut app, &mut t, KeyCode::Enter);
     assert_eq!(
-        app.capture.selection,
+        app.capture().selection,
         Some(EventRef::Nvtx(tree.nodes[0].row))
     );
     // The first kernel leaf: its launch call is on the thread, in its range.
     press(&mut app, &mut t, "T");
     assert_eq!(
-        app.capture.nvtx_tree_now().unwrap().thread,
+        app.capture().nvtx_tree_now().unwrap().thread,
         tree.thread,
         "the same thread again"
     );
@@ -78,15 +78,15 @@ fn the_tree_is_the_reports_and_enter_goes_to_a_range_or_kernel() {
         key(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    let Some(EventRef::Gpu(k)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    let Some(EventRef::Gpu(k)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     let call = p.gpu.launch(k) as usize;
     assert_eq!(p.runtime.thread(call) as usize, tree.thread);
     // Tab: the next thread with ranges.
     press(&mut app, &mut t, "T");
     key(&mut app, &mut t, KeyCode::Tab);
-    assert_ne!(app.capture.nvtx_tree_now().unwrap().thread, tree.thread);
+    assert_ne!(app.capture().nvtx_tree_now().unwrap().thread, tree.thread);
 }
 
 /// `report nvtx-tree --thread TID` of the fixture, as JSON.
@@ -111,19 +111,19 @@ fn tree_with_kernels(
 ) -> rankline::tui::nvtx_view::NvtxTree {
     press(app, t, "T");
     for _ in 0..8 {
-        let tree = app.capture.nvtx_tree_now().unwrap();
+        let tree = app.capture().nvtx_tree_now().unwrap();
         if tree.rows.iter().any(|r| matches!(r, TreeRow::Kernel(..))) {
             break;
         }
         key(app, t, KeyCode::Tab);
     }
-    app.capture.nvtx_tree_now().cloned().unwrap()
+    app.capture().nvtx_tree_now().cloned().unwrap()
 }
 
 /// The window shows `[start, end)` whole and is zoomed to it (no more
 /// than twice as long), as `z` shows a selection.
 fn zoomed_to(app: &rankline::tui::state::App, start: i64, end: i64, what: &str) {
-    let v = app.capture.view;
+    let v = app.capture().view;
     let len = (end - start) as f64;
     assert!(
         v.t0 <= start as f64 && v.t0 + v.span >= end as f64 && v.span <= 2.0 * len,
@@ -137,7 +137,7 @@ fn zoomed_to(app: &rankline::tui::state::App, start: i64, end: i64, what: &str) 
 fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     let tree = tree_with_kernels(&mut app, &mut t);
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let p = &l.profile;
     // The ranges' spans as `report nvtx-tree` gives them, in the tree's
     // order: the second step's `forward` (not the first row).
@@ -163,15 +163,15 @@ fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
         key(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.chrome.overlay, Overlay::None);
+    assert_eq!(app.chrome().overlay, Overlay::None);
     assert_eq!(
-        app.capture.selection,
+        app.capture().selection,
         Some(EventRef::Nvtx(tree.nodes[i].row))
     );
     zoomed_to(&app, start, end, "forward");
     // The cursor on the range's lane: its thread's NVTX row at its depth.
-    let LaneKind::Nvtx(track) = app.capture.lanes.at_cursor().unwrap().kind else {
-        panic!("{:?}", app.capture.lanes.at_cursor())
+    let LaneKind::Nvtx(track) = app.capture().lanes.at_cursor().unwrap().kind else {
+        panic!("{:?}", app.capture().lanes.at_cursor())
     };
     let track = &l.index.nvtx_tracks[track];
     assert_eq!(track.thread as usize, tree.thread);
@@ -191,13 +191,13 @@ fn enter_zooms_the_timeline_to_the_range_or_kernel_on_its_lane() {
         key(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.capture.selection, Some(EventRef::Gpu(k)));
+    assert_eq!(app.capture().selection, Some(EventRef::Gpu(k)));
     let (ks, ke) = l.analysis.clock.gpu_span(p, k);
     zoomed_to(&app, ks, ke, "the kernel");
     // Back: where the tree's Enter left.
     key(&mut app, &mut t, KeyCode::Backspace);
     assert_eq!(
-        app.capture.selection,
+        app.capture().selection,
         Some(EventRef::Nvtx(tree.nodes[i].row))
     );
 }
@@ -228,8 +228,8 @@ fn kernel_leaves_carry_no_fold_mark() {
     for (w, h) in [(160, 48), (80, 24)] {
         let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, w, h);
         let tree = tree_with_kernels(&mut app, &mut t);
-        let Overlay::NvtxTree(pick) = app.chrome.overlay else {
-            panic!("{:?}", app.chrome.overlay)
+        let Overlay::NvtxTree(pick) = app.chrome().overlay else {
+            panic!("{:?}", app.chrome().overlay)
         };
         let rows = tree_rows(&t);
         // Each leaf in view is drawn with its mark, and only leaves are.
@@ -262,7 +262,7 @@ fn the_tree_is_built_off_the_key_and_shown_when_ready() {
     use rankline::tui::action::Action;
     let (mut app, mut t) = open_at(&[fixture("megatron_tp8.sqlite")], None, 160, 48);
     app.apply(Action::NvtxTree);
-    assert!(matches!(app.chrome.overlay, Overlay::NvtxTree(_)));
+    assert!(matches!(app.chrome().overlay, Overlay::NvtxTree(_)));
     let job = app.next_derive_job().expect("the tree's job");
     t.draw(|f| rankline::tui::ui::draw(f, &mut app)).unwrap();
     assert!(
@@ -271,13 +271,16 @@ fn the_tree_is_built_off_the_key_and_shown_when_ready() {
         screen(&t)
     );
     app.on_derived(job.run());
-    let first = app.capture.nvtx_tree_now().expect("its tree").thread;
+    let first = app.capture().nvtx_tree_now().expect("its tree").thread;
     app.apply(Action::NextThread);
     assert!(
-        app.capture.nvtx_tree_now().is_none(),
+        app.capture().nvtx_tree_now().is_none(),
         "not the first thread's tree"
     );
     let job = app.next_derive_job().expect("the next thread's job");
     app.on_derived(job.run());
-    assert_ne!(app.capture.nvtx_tree_now().expect("its tree").thread, first);
+    assert_ne!(
+        app.capture().nvtx_tree_now().expect("its tree").thread,
+        first
+    );
 }

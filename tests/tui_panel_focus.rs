@@ -44,12 +44,12 @@ fn line_to(app: &App, k: PanelKind, want: impl Fn(&PanelTarget) -> bool) -> usiz
 
 /// Moves the focused panel's cursor down to line `line` with the arrow key.
 fn down_to(app: &mut App, t: &mut Terminal<TestBackend>, k: PanelKind, line: usize) {
-    while app.chrome.panels.cursor(k) < line {
-        let before = app.chrome.panels.cursor(k);
+    while app.chrome().panels.cursor(k) < line {
+        let before = app.chrome().panels.cursor(k);
         key(app, t, KeyCode::Down);
-        assert_eq!(app.chrome.panels.cursor(k), before + 1);
+        assert_eq!(app.chrome().panels.cursor(k), before + 1);
     }
-    assert_eq!(app.chrome.panels.cursor(k), line);
+    assert_eq!(app.chrome().panels.cursor(k), line);
 }
 
 /// Panel `k`'s box as drawn, each row marked `>` where the cursor
@@ -75,7 +75,7 @@ fn p_focuses_panel_6_and_enter_on_a_kernel_row_finds_that_kernel() {
     assert_eq!(app.mode(), Mode::Timeline);
     press(&mut app, &mut t, "p");
     assert_eq!(app.mode(), Mode::Panel);
-    assert_eq!(app.chrome.panels.focused(), Some(PanelKind::Diff));
+    assert_eq!(app.chrome().panels.focused(), Some(PanelKind::Diff));
     let gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
     let line = line_to(
         &app,
@@ -84,15 +84,15 @@ fn p_focuses_panel_6_and_enter_on_a_kernel_row_finds_that_kernel() {
     );
     assert!(line > 0, "the cursor starts on the first row");
     down_to(&mut app, &mut t, PanelKind::Diff, line);
-    assert_eq!(app.capture.selection, None);
+    assert_eq!(app.capture().selection, None);
     key(&mut app, &mut t, KeyCode::Enter);
-    let l = app.capture.data.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    let l = app.capture().data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     assert_eq!(l.profile.strings.get(l.profile.gpu.name(r)), gemm);
     // Found as the finder (and a click) finds it: hit 1 of its occurrences.
-    let n = match &app.capture.jump {
+    let n = match &app.capture().jump {
         Some(JumpSource::Finder { label, events }) => {
             assert!(label.starts_with(gemm), "{label}");
             events.len()
@@ -103,7 +103,7 @@ fn p_focuses_panel_6_and_enter_on_a_kernel_row_finds_that_kernel() {
     assert_eq!(app.finder_hit(), Some((1, n)));
     // The panel keeps the keys, and its cursor its row.
     assert_eq!(app.mode(), Mode::Panel);
-    assert_eq!(app.chrome.panels.cursor(PanelKind::Diff), line);
+    assert_eq!(app.chrome().panels.cursor(PanelKind::Diff), line);
     assert!(
         status(&t).contains(&format!("{gemm} · D")),
         "{}",
@@ -120,14 +120,14 @@ fn enter_on_a_skew_row_of_panel_6_selects_the_groups_worst_instance() {
     });
     down_to(&mut app, &mut t, PanelKind::Diff, line);
     let a = panel_area(&app, PanelKind::Diff);
-    let y = a.lines[line].start - app.chrome.panels.scroll(PanelKind::Diff).top;
+    let y = a.lines[line].start - app.chrome().panels.scroll(PanelKind::Diff).top;
     let row = &rows(&t, a.inner)[y];
     assert!(row.starts_with("s20→s21"), "{row}");
     key(&mut app, &mut t, KeyCode::Enter);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let g = l.analysis.matching.group("s21").expect("s21 after");
-    assert_eq!(app.capture.instance(), Some((g, worst(&app, g))));
-    assert_eq!(app.capture.jump, Some(JumpSource::Group(g)));
+    assert_eq!(app.capture().instance(), Some((g, worst(&app, g))));
+    assert_eq!(app.capture().jump, Some(JumpSource::Group(g)));
 }
 
 #[test]
@@ -140,36 +140,36 @@ fn enter_on_a_rank_of_the_skew_panel_selects_its_kernel_and_esc_gives_the_keys_b
         .position(|r| r.starts_with("D5 "))
         .expect("a D5 row");
     let line = a
-        .line_at(app.chrome.panels.scroll(PanelKind::Skew).top + y)
+        .line_at(app.chrome().panels.scroll(PanelKind::Skew).top + y)
         .unwrap();
     assert!(matches!(a.target(line), Some(PanelTarget::Event(_))));
     down_to(&mut app, &mut t, PanelKind::Skew, line);
     key(&mut app, &mut t, KeyCode::Enter);
-    let l = app.capture.data.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    let l = app.capture().data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
     assert!(screen(&t).contains("instance 55/225"), "{}", screen(&t));
     // Esc gives the keys back and keeps the selection (on the timeline
     // Esc would clear it).
-    let selected = app.capture.selection;
+    let selected = app.capture().selection;
     key(&mut app, &mut t, KeyCode::Esc);
     assert_eq!(app.mode(), Mode::Timeline);
-    assert_eq!(app.chrome.panels.focused(), None);
-    assert_eq!(app.capture.selection, selected);
+    assert_eq!(app.chrome().panels.focused(), None);
+    assert_eq!(app.capture().selection, selected);
     // Up and Down move lanes again, not the panel's cursor.
-    let cursor = app.capture.lanes.cursor;
+    let cursor = app.capture().lanes.cursor;
     key(&mut app, &mut t, KeyCode::Down);
-    assert_eq!(app.capture.lanes.cursor, cursor + 1);
-    assert_eq!(app.chrome.panels.cursor(PanelKind::Skew), line);
+    assert_eq!(app.capture().lanes.cursor, cursor + 1);
+    assert_eq!(app.chrome().panels.cursor(PanelKind::Skew), line);
     // `q` in a focused panel goes back to the timeline; it does not quit.
     press(&mut app, &mut t, "pq");
-    assert!(!app.session.quit);
+    assert!(!app.session().quit);
     assert_eq!(app.mode(), Mode::Timeline);
     press(&mut app, &mut t, "q");
-    assert!(app.session.quit);
+    assert!(app.session().quit);
 }
 
 #[test]
@@ -178,9 +178,9 @@ fn enter_on_a_row_without_a_target_says_so() {
     press(&mut app, &mut t, "1p");
     let a = panel_area(&app, PanelKind::Skew);
     assert_eq!(a.target(0), None, "the first line is the instance's title");
-    let selected = app.capture.selection;
+    let selected = app.capture().selection;
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.capture.selection, selected);
+    assert_eq!(app.capture().selection, selected);
     assert!(
         status(&t).contains("nothing to go to on this row"),
         "{}",
@@ -193,45 +193,48 @@ fn the_cursor_stays_in_view_past_the_visible_rows() {
     let (mut app, mut t) = megatron(Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "1p");
     let k = PanelKind::Skew;
-    let s = app.chrome.panels.scroll(k);
+    let s = app.chrome().panels.scroll(k);
     assert!(s.len > s.visible + 2, "{s:?}");
     let in_view = |app: &App| {
         let a = panel_area(app, k);
-        let rows = a.lines[app.chrome.panels.cursor(k)].clone();
-        let s = app.chrome.panels.scroll(k);
+        let rows = a.lines[app.chrome().panels.cursor(k)].clone();
+        let s = app.chrome().panels.scroll(k);
         s.top <= rows.start && rows.end <= s.top + s.visible
     };
     for _ in 0..s.visible + 2 {
         key(&mut app, &mut t, KeyCode::Down);
-        assert!(in_view(&app), "{:?}", app.chrome.panels.scroll(k));
+        assert!(in_view(&app), "{:?}", app.chrome().panels.scroll(k));
     }
-    let s = app.chrome.panels.scroll(k);
+    let s = app.chrome().panels.scroll(k);
     assert!(s.top > 0, "{s:?}");
     // The last row the cursor is on is the panel's last visible one.
     let a = panel_area(&app, k);
     assert_eq!(
-        a.lines[app.chrome.panels.cursor(k)].end,
+        a.lines[app.chrome().panels.cursor(k)].end,
         s.top + s.visible,
         "{s:?}"
     );
     // End: the last line, the list scrolled to its end; Home: back.
     key(&mut app, &mut t, KeyCode::End);
-    let s = app.chrome.panels.scroll(k);
-    assert_eq!(app.chrome.panels.cursor(k), a.lines.len() - 1);
+    let s = app.chrome().panels.scroll(k);
+    assert_eq!(app.chrome().panels.cursor(k), a.lines.len() - 1);
     assert_eq!(s.top, s.len - s.visible);
     key(&mut app, &mut t, KeyCode::Home);
     assert_eq!(
-        (app.chrome.panels.cursor(k), app.chrome.panels.scroll(k).top),
+        (
+            app.chrome().panels.cursor(k),
+            app.chrome().panels.scroll(k).top
+        ),
         (0, 0)
     );
     // PageDown: about a page of rows at a time, the cursor in view.
     key(&mut app, &mut t, KeyCode::PageDown);
-    let at = app.chrome.panels.cursor(k);
+    let at = app.chrome().panels.cursor(k);
     assert!(at > 1, "{at}");
     assert!(panel_area(&app, k).lines[at].start >= s.visible.saturating_sub(2));
     assert!(in_view(&app));
     key(&mut app, &mut t, KeyCode::PageUp);
-    assert_eq!(app.chrome.panels.cursor(k), 0);
+    assert_eq!(app.chrome().panels.cursor(k), 0);
     // The position in the title follows the scroll.
     key(&mut app, &mut t, KeyCode::End);
     let outer = panel_area(&app, k).inner.outer(Margin::new(1, 1));
@@ -246,17 +249,17 @@ fn p_and_tab_go_round_the_open_panels() {
     press(&mut app, &mut t, "125");
     // The last opened first, then on in screen order, round to the first.
     press(&mut app, &mut t, "p");
-    assert_eq!(app.chrome.panels.focused(), Some(PanelKind::Details));
+    assert_eq!(app.chrome().panels.focused(), Some(PanelKind::Details));
     press(&mut app, &mut t, "p");
-    assert_eq!(app.chrome.panels.focused(), Some(PanelKind::Skew));
+    assert_eq!(app.chrome().panels.focused(), Some(PanelKind::Skew));
     key(&mut app, &mut t, KeyCode::Tab);
-    assert_eq!(app.chrome.panels.focused(), Some(PanelKind::Launch));
+    assert_eq!(app.chrome().panels.focused(), Some(PanelKind::Launch));
     // The focused panel is the one `{` `}` scroll once back on the
     // timeline, and the one `p` focuses again.
     key(&mut app, &mut t, KeyCode::Esc);
-    assert_eq!(app.chrome.panels.last_opened, Some(PanelKind::Launch));
+    assert_eq!(app.chrome().panels.last_opened, Some(PanelKind::Launch));
     press(&mut app, &mut t, "p");
-    assert_eq!(app.chrome.panels.focused(), Some(PanelKind::Launch));
+    assert_eq!(app.chrome().panels.focused(), Some(PanelKind::Launch));
 }
 
 #[test]
@@ -311,7 +314,7 @@ fn a_click_puts_the_cursor_on_the_row_it_acts_on() {
     });
     draw(&mut app, &mut t);
     let line = a.line_at(y).unwrap();
-    assert_eq!(app.chrome.panels.cursor(PanelKind::Skew), line);
+    assert_eq!(app.chrome().panels.cursor(PanelKind::Skew), line);
     // A click does not take the keys from the timeline.
     assert_eq!(app.mode(), Mode::Timeline);
     press(&mut app, &mut t, "p");

@@ -23,7 +23,7 @@ fn fixture() -> PathBuf {
 /// The app with `file` loaded, `--goto` applied, drawn once at w×h.
 fn open(file: &Path, goto: Option<&str>, w: u16, h: u16) -> (App, Terminal<TestBackend>) {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = goto.map(String::from);
+    app.set_goto(goto.map(String::from));
     app.load_now(
         &[Source::File(file.to_path_buf())],
         None,
@@ -81,7 +81,7 @@ fn screen(terminal: &Terminal<TestBackend>) -> String {
 /// Where panel `k` was drawn: (inside, the whole box).
 fn panel(app: &App, k: PanelKind) -> (Rect, Rect) {
     let p = app
-        .chrome
+        .chrome()
         .layout
         .panels
         .iter()
@@ -122,9 +122,9 @@ fn at_80x24_the_launch_panel_alone_scrolls_to_its_last_fact() {
     assert!(!says_more(&t, &app, PanelKind::Launch), "{}", screen(&t));
     // The timeline keeps rows above it.
     assert!(
-        app.capture.lanes.scroll.visible >= 4,
+        app.capture().lanes.scroll.visible >= 4,
         "{}",
-        app.capture.lanes.scroll.visible
+        app.capture().lanes.scroll.visible
     );
 }
 
@@ -134,7 +134,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
     press(&mut app, &mut t, "123456");
     let cut: Vec<PanelKind> = PanelKind::ALL
         .into_iter()
-        .filter(|&k| app.chrome.panels.is_open(k) && says_more(&t, &app, k))
+        .filter(|&k| app.chrome().panels.is_open(k) && says_more(&t, &app, k))
         .collect();
     assert!(!cut.is_empty(), "nothing is cut at 160×48:\n{}", screen(&t));
     let skew_rows = rows(&t, panel(&app, PanelKind::Skew).0).join("\n");
@@ -148,7 +148,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
         for _ in 0..20 {
             press(&mut app, &mut t, "}");
         }
-        let s = app.chrome.panels.scroll(k);
+        let s = app.chrome().panels.scroll(k);
         assert!(
             s.top > 0 && s.top + s.visible == s.len,
             "{}: {s:?}",
@@ -159,7 +159,7 @@ fn with_every_panel_open_each_panel_scrolls_to_its_end() {
         for _ in 0..20 {
             press(&mut app, &mut t, "{");
         }
-        assert_eq!(app.chrome.panels.scroll(k).top, 0);
+        assert_eq!(app.chrome().panels.scroll(k).top, 0);
         assert!(says_more(&t, &app, k));
     }
     // The skew panel's last rank is there after scrolling, at most.
@@ -173,19 +173,19 @@ fn panel_scroll_state_follows_the_frame() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 80, 24);
     press(&mut app, &mut t, "1");
     let (inner, _) = panel(&app, PanelKind::Skew);
-    let s = app.chrome.panels.scroll(PanelKind::Skew);
+    let s = app.chrome().panels.scroll(PanelKind::Skew);
     assert_eq!(s.visible, inner.height as usize);
     assert!(s.len > s.visible, "{s:?}");
     assert!(says_more(&t, &app, PanelKind::Skew));
     press(&mut app, &mut t, "}");
     assert_eq!(
-        app.chrome.panels.scroll(PanelKind::Skew).top,
+        app.chrome().panels.scroll(PanelKind::Skew).top,
         (s.visible - 1).min(s.len - s.visible)
     );
     for _ in 0..10 {
         press(&mut app, &mut t, "}");
     }
-    let end = app.chrome.panels.scroll(PanelKind::Skew);
+    let end = app.chrome().panels.scroll(PanelKind::Skew);
     assert_eq!(end.top, end.len - end.visible);
     assert!(!says_more(&t, &app, PanelKind::Skew));
     // The first row shown is the list row at `top`.
@@ -194,7 +194,7 @@ fn panel_scroll_state_follows_the_frame() {
     // Taller: everything fits, the scroll goes back to the top.
     t.backend_mut().resize(80, 60);
     draw(&mut app, &mut t);
-    let s = app.chrome.panels.scroll(PanelKind::Skew);
+    let s = app.chrome().panels.scroll(PanelKind::Skew);
     assert_eq!((s.top, s.len <= s.visible), (0, true), "{s:?}");
     assert!(!says_more(&t, &app, PanelKind::Skew));
 }
@@ -223,8 +223,8 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.chrome.panels.scroll(PanelKind::Skew).top, 3);
-    assert_eq!(app.chrome.panels.scroll(PanelKind::Launch).top, 0);
+    assert_eq!(app.chrome().panels.scroll(PanelKind::Skew).top, 3);
+    assert_eq!(app.chrome().panels.scroll(PanelKind::Launch).top, 0);
     mouse(
         &mut app,
         &mut t,
@@ -232,9 +232,9 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.chrome.panels.scroll(PanelKind::Skew).top, 0);
+    assert_eq!(app.chrome().panels.scroll(PanelKind::Skew).top, 0);
     // Zoom is untouched by it.
-    let span = app.capture.view.span;
+    let span = app.capture().view.span;
     mouse(
         &mut app,
         &mut t,
@@ -242,40 +242,43 @@ fn the_wheel_over_a_panel_scrolls_that_panel() {
         inner.x + 2,
         inner.y + 1,
     );
-    assert_eq!(app.capture.view.span, span);
+    assert_eq!(app.capture().view.span, span);
 }
 
 #[test]
 fn the_wheel_over_the_timeline_zooms_at_the_pointer() {
     let (mut app, mut t) = open(&fixture(), None, 160, 48);
-    let lanes = app.chrome.layout.lanes;
-    let x0 = lanes.x + app.chrome.layout.label_width + 1;
-    let width = (lanes.width - app.chrome.layout.label_width - 1) as f64;
+    let lanes = app.chrome().layout.lanes;
+    let x0 = lanes.x + app.chrome().layout.label_width + 1;
+    let width = (lanes.width - app.chrome().layout.label_width - 1) as f64;
     let x = x0 + (width / 4.0) as u16;
-    let at =
-        |app: &App| app.capture.view.t0 + ((x - x0) as f64 + 0.5) / width * app.capture.view.span;
-    let (before, span) = (at(&app), app.capture.view.span);
+    let at = |app: &App| {
+        app.capture().view.t0 + ((x - x0) as f64 + 0.5) / width * app.capture().view.span
+    };
+    let (before, span) = (at(&app), app.capture().view.span);
     mouse(&mut app, &mut t, MouseEventKind::ScrollUp, x, lanes.y + 3);
-    assert!(app.capture.view.span < span);
+    assert!(app.capture().view.span < span);
     assert!((at(&app) - before).abs() < 1.0, "{} vs {before}", at(&app));
 }
 
 #[test]
 fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
     let (mut app, mut t) = open(&fixture(), Some("s20:55"), 160, 48);
-    let (g, k) = app.capture.instance().expect("s20:55 selected");
+    let (g, k) = app.capture().instance().expect("s20:55 selected");
     let row = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S20 NCCL")
         .unwrap();
-    let lanes = app.chrome.layout.lanes;
-    let y = lanes.y + (row - app.capture.lanes.scroll.top) as u16;
+    let lanes = app.chrome().layout.lanes;
+    let y = lanes.y + (row - app.capture().lanes.scroll.top) as u16;
     // The middle of the timeline is inside D1's long wait of this instance.
-    let x =
-        lanes.x + app.chrome.layout.label_width + 1 + app.chrome.layout.timeline_width as u16 / 2;
+    let x = lanes.x
+        + app.chrome().layout.label_width
+        + 1
+        + app.chrome().layout.timeline_width as u16 / 2;
     mouse(
         &mut app,
         &mut t,
@@ -283,11 +286,11 @@ fn a_click_selects_the_lane_and_the_event_under_the_pointer() {
         x,
         y,
     );
-    assert_eq!(app.capture.lanes.cursor, row);
-    assert_eq!(app.capture.instance(), Some((g, k)));
-    let l = app.capture.data.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    assert_eq!(app.capture().lanes.cursor, row);
+    assert_eq!(app.capture().instance(), Some((g, k)));
+    let l = app.capture().data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "1");
@@ -302,7 +305,7 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
         .iter()
         .position(|r| r.starts_with("D5 "))
         .expect("a D5 row") as u16;
-    let before = app.capture.selection;
+    let before = app.capture().selection;
     mouse(
         &mut app,
         &mut t,
@@ -310,10 +313,10 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
         inner.x + 1,
         inner.y + y,
     );
-    assert_ne!(app.capture.selection, before);
-    let l = app.capture.data.clone().unwrap();
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    assert_ne!(app.capture().selection, before);
+    let l = app.capture().data.clone().unwrap();
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     let lane = &l.profile.lanes[l.profile.gpu.lane(r) as usize];
     assert_eq!(l.profile.device_label(lane.device).to_string(), "5");
@@ -324,12 +327,12 @@ fn a_click_on_a_panel_row_acts_like_enter_on_it() {
 #[test]
 fn m_turns_the_mouse_off_and_its_events_are_ignored() {
     let (mut app, mut t) = open(&fixture(), None, 160, 48);
-    assert!(app.session.mouse);
+    assert!(app.session().mouse);
     press(&mut app, &mut t, "m");
-    assert!(!app.session.mouse);
+    assert!(!app.session().mouse);
     assert!(screen(&t).contains("mouse off"), "{}", screen(&t));
-    let span = app.capture.view.span;
-    let lanes = app.chrome.layout.lanes;
+    let span = app.capture().view.span;
+    let lanes = app.chrome().layout.lanes;
     mouse(
         &mut app,
         &mut t,
@@ -337,9 +340,9 @@ fn m_turns_the_mouse_off_and_its_events_are_ignored() {
         lanes.x + 60,
         lanes.y + 2,
     );
-    assert_eq!(app.capture.view.span, span);
+    assert_eq!(app.capture().view.span, span);
     press(&mut app, &mut t, "m");
-    assert!(app.session.mouse);
+    assert!(app.session().mouse);
 }
 
 #[test]
@@ -347,7 +350,7 @@ fn help_pages_with_page_down_and_stops_at_its_end() {
     let (mut app, mut t) = open(&fixture(), None, 100, 24);
     press(&mut app, &mut t, "?");
     assert!(screen(&t).contains("↓ more"));
-    let help = |app: &rankline::tui::state::App| match app.chrome.overlay {
+    let help = |app: &rankline::tui::state::App| match app.chrome().overlay {
         Overlay::Help(s, _) => s,
         _ => panic!("help is not open"),
     };
@@ -457,7 +460,7 @@ fn the_summary_panel_lists_gpus_listed_but_unused() {
 #[test]
 fn the_finder_shows_the_selected_long_name_in_full() {
     let (mut app, mut t) = open(&fixture(), None, 80, 24);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     // Of the entries listed with short kernel names (the default).
     let longest = l
         .entries
@@ -586,18 +589,21 @@ fn keys_typed_before_the_first_frame_are_applied_when_it_appears() {
     for c in "1ww".chars() {
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
-    assert_eq!(app.session.typed_ahead.len(), 3);
+    assert_eq!(app.session().typed_ahead.len(), 3);
     app.load_now(&[Source::File(fixture())], None, &Settings::default());
     let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
     draw(&mut app, &mut t);
-    assert!(app.session.typed_ahead.is_empty());
-    assert!(app.chrome.panels.is_open(PanelKind::Skew), "1 was dropped");
-    let zoomed = app.capture.view.span / fitted.capture.view.span;
+    assert!(app.session().typed_ahead.is_empty());
+    assert!(
+        app.chrome().panels.is_open(PanelKind::Skew),
+        "1 was dropped"
+    );
+    let zoomed = app.capture().view.span / fitted.capture().view.span;
     assert!(zoomed < 0.8, "w w were dropped: {zoomed}");
     // q still quits at once.
     let mut app = App::new(Keymap::default_keymap(), false);
     app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
-    assert!(app.session.typed_ahead.is_empty());
+    assert!(app.session().typed_ahead.is_empty());
 }
 
 /// However the details panel is scrolled, its first row is never a
@@ -609,7 +615,7 @@ fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
     press(&mut app, &mut t, "125");
     let (inner, _) = panel(&app, PanelKind::Details);
     let area = |app: &App| {
-        app.chrome
+        app.chrome()
             .layout
             .panels
             .iter()
@@ -621,9 +627,9 @@ fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
     assert!(wrapped > 0, "no wrapped line: {}", screen(&t));
     let rows = area(&app).lines.last().unwrap().end;
     for top in 0..rows {
-        app.chrome.panels.scroll_mut(PanelKind::Details).top = top;
+        app.put_panel_top(PanelKind::Details, top);
         draw(&mut app, &mut t);
-        let shown = app.chrome.panels.scroll(PanelKind::Details).top;
+        let shown = app.chrome().panels.scroll(PanelKind::Details).top;
         if let Some(l) = area(&app)
             .lines
             .iter()
@@ -634,9 +640,9 @@ fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
     }
     // The wheel goes on to the end and back (a stop moved to a line's
     // start must not hold it in place).
-    app.chrome.panels.scroll_mut(PanelKind::Details).top = 0;
+    app.put_panel_top(PanelKind::Details, 0);
     draw(&mut app, &mut t);
-    let max = app.chrome.panels.scroll(PanelKind::Details).max_top();
+    let max = app.chrome().panels.scroll(PanelKind::Details).max_top();
     for (kind, goal) in [
         (MouseEventKind::ScrollDown, max),
         (MouseEventKind::ScrollUp, 0),
@@ -644,7 +650,7 @@ fn a_scrolled_panel_starts_at_a_line_not_inside_one() {
         for _ in 0..rows {
             mouse(&mut app, &mut t, kind, inner.x + 1, inner.y + 1);
         }
-        assert_eq!(app.chrome.panels.scroll(PanelKind::Details).top, goal);
+        assert_eq!(app.chrome().panels.scroll(PanelKind::Details).top, goal);
     }
 }
 
@@ -659,7 +665,7 @@ fn a_gpu_side_verdict_with_a_late_launch_says_both_parts() {
         .map(|n| Source::File(job.join(format!("node{n}.sqlite"))))
         .collect();
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = Some("s25/3:3".into());
+    app.set_goto(Some("s25/3:3".into()));
     app.load_now(&sources, None, &Settings::default());
     let mut t = Terminal::new(TestBackend::new(160, 48)).unwrap();
     draw(&mut app, &mut t);

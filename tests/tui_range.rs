@@ -35,9 +35,9 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
     // Zoomed in, the start at the cursor, panned right, the end.
     press(&mut app, &mut t, "w,dddd.");
-    assert!(app.chrome.panels.is_open(PanelKind::Range));
+    assert!(app.chrome().panels.is_open(PanelKind::Range));
     let f = app
-        .capture
+        .capture()
         .range_facts_now()
         .cloned()
         .expect("the range's facts");
@@ -47,7 +47,7 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     assert!(screen(&t).contains(&arg), "{}", screen(&t));
     // Kernels and NVTX ranges: report stats --window's rows, kernels by
     // the names shown (short, then demangled after K).
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let p = &l.profile;
     let same = |rows: &[rankline::analysis::name_stats::StatRow], want: &serde_json::Value, of| {
         let want = want["rows"].as_array().unwrap();
@@ -62,7 +62,7 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     same(&f.kernels, &short, "kernels");
     same(&f.nvtx, &report("stats", &arg, &["--of", "nvtx"]), "nvtx");
     press(&mut app, &mut t, "K");
-    let demangled = app.capture.range_facts_now().cloned().unwrap().kernels;
+    let demangled = app.capture().range_facts_now().cloned().unwrap().kernels;
     same(
         &demangled,
         &report("stats", &arg, &["--of", "kernels"]),
@@ -123,19 +123,19 @@ fn the_range_panel_equals_the_reports_over_its_window() {
     press(&mut app, &mut t, "y");
     assert!(app.answer().unwrap().contains(&arg));
     key(&mut app, &mut t, KeyCode::Esc);
-    assert!(app.capture.range.is_empty() && !app.chrome.panels.is_open(PanelKind::Range));
+    assert!(app.capture().range.is_empty() && !app.chrome().panels.is_open(PanelKind::Range));
     assert_eq!(app.answer(), Some("range cleared"));
 }
 
 #[test]
 fn a_drag_on_the_ruler_marks_a_range_and_a_click_marks_none() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
-    app.session.mouse = true;
-    let ruler_y = app.chrome.layout.timeline.y;
-    let x0 = app.chrome.layout.lanes.x + app.chrome.layout.label_width + 1;
+    app.set_mouse(true);
+    let ruler_y = app.chrome().layout.timeline.y;
+    let x0 = app.chrome().layout.lanes.x + app.chrome().layout.label_width + 1;
     // The ruler as the drag saw it (the panel opens on release).
-    let v = app.capture.view;
-    let cols = f64::from(app.chrome.layout.lanes.width - app.chrome.layout.label_width - 1);
+    let v = app.capture().view;
+    let cols = f64::from(app.chrome().layout.lanes.width - app.chrome().layout.label_width - 1);
     let mouse = |kind, column| MouseEvent {
         kind,
         column,
@@ -144,18 +144,18 @@ fn a_drag_on_the_ruler_marks_a_range_and_a_click_marks_none() {
     };
     app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), x0 + 10));
     app.on_mouse(mouse(MouseEventKind::Up(MouseButton::Left), x0 + 10));
-    assert!(app.capture.range.is_empty(), "a click marks nothing");
+    assert!(app.capture().range.is_empty(), "a click marks nothing");
     app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), x0 + 10));
     app.on_mouse(mouse(MouseEventKind::Drag(MouseButton::Left), x0 + 30));
     app.on_mouse(mouse(MouseEventKind::Up(MouseButton::Left), x0 + 50));
     draw(&mut app, &mut t);
-    let w = app.capture.range.window().expect("a range");
+    let w = app.capture().range.window().expect("a range");
     let want = 40.0 * v.span / cols;
     assert!(
         ((w.end - w.start) as f64 - want).abs() < v.span / cols,
         "{w:?}"
     );
-    assert!(app.chrome.panels.is_open(PanelKind::Range));
+    assert!(app.chrome().panels.is_open(PanelKind::Range));
     let s = screen(&t);
     assert!(s.contains("range") && s.contains("range end"), "{s}");
 }
@@ -176,7 +176,7 @@ fn across_nodes_busy_is_the_overlap_reports() {
     let (mut app, mut t) = open_at(&src, None, 160, 48);
     press(&mut app, &mut t, "w,dd.");
     let f = app
-        .capture
+        .capture()
         .range_facts_now()
         .cloned()
         .expect("the range's facts");
@@ -193,7 +193,7 @@ fn across_nodes_busy_is_the_overlap_reports() {
         w[2],
         "fixtures/multinode",
     ]);
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let mut checked = 0;
     for (kind, busy) in &f.busy {
         let LaneKind::Device(d) = kind else { continue };

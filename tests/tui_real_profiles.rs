@@ -42,7 +42,7 @@ fn every_real_export_survives_a_tour_of_the_ui() {
                 app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
                 terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
             }
-            assert!(!app.session.quit, "{}: the tour quit", f.display());
+            assert!(!app.session().quit, "{}: the tour quit", f.display());
         }
     }
 }

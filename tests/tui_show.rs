@@ -16,8 +16,8 @@ const MEGATRON: &str = "megatron_tp8.sqlite";
 /// Events shorter than `min` starting in the view, on the rows on screen
 /// (a header's streams once), by a plain scan of each row's events.
 fn hidden_by_scan(app: &rankline::tui::state::App, min: i64) -> u64 {
-    let l = app.capture.data().unwrap();
-    let c = &app.capture;
+    let l = app.capture().data().unwrap();
+    let c = &app.capture();
     let mut kinds = HashSet::new();
     for row in &c.lanes.rows[c.lanes.on_screen()] {
         match row.kind {
@@ -45,7 +45,7 @@ fn hidden_by_scan(app: &rankline::tui::state::App, min: i64) -> u64 {
 }
 
 fn duration(app: &rankline::tui::state::App, e: EventRef) -> i64 {
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let (a, b) = time::event_span(&l, e);
     b - a
 }
@@ -74,7 +74,7 @@ fn the_filter_cycles_counts_what_it_hides_and_skips_it() {
     let mut counts = Vec::new();
     for (min, label) in steps.into_iter().zip(labels) {
         press(&mut app, &mut t, "x");
-        assert_eq!(app.capture.show.min_dur, min);
+        assert_eq!(app.capture().show.min_dur, min);
         let want = hidden_by_scan(&app, min);
         let title = screen(&t).lines().next().unwrap().to_string();
         assert!(
@@ -89,26 +89,26 @@ fn the_filter_cycles_counts_what_it_hides_and_skips_it() {
     // At 1 ms, Tab on a compute stream steps only to events of 1 ms or
     // longer, and Enter picks none shorter.
     let compute = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .position(|r| r.label.ends_with("S7 compute"))
         .expect("a compute stream");
-    app.capture.lanes.put_cursor(compute);
+    app.put_cursor(compute);
     press(&mut app, &mut t, "z");
     for _ in 0..6 {
         key(&mut app, &mut t, crossterm::event::KeyCode::Tab);
-        let e = app.capture.selection.expect("a long event");
+        let e = app.capture().selection.expect("a long event");
         assert!(duration(&app, e) >= 1_000_000, "{e:?}");
     }
     key(&mut app, &mut t, crossterm::event::KeyCode::Enter);
-    if let Some(e) = app.capture.selection {
+    if let Some(e) = app.capture().selection {
         assert!(duration(&app, e) >= 1_000_000);
     }
     // The fifth press: every event again.
     press(&mut app, &mut t, "x");
-    assert_eq!(app.capture.show.min_dur, 0);
+    assert_eq!(app.capture().show.min_dur, 0);
     assert!(!screen(&t).contains("hidden in view"), "{}", screen(&t));
 }
 
@@ -147,9 +147,9 @@ fn k_switches_kernel_names_in_lanes_status_details_and_finder() {
     );
     assert!(!screen(&t).contains(demangled));
     press(&mut app, &mut t, "K");
-    assert_eq!(app.capture.show.names, KernelNames::Demangled);
+    assert_eq!(app.capture().show.names, KernelNames::Demangled);
     assert!(screen(&t).contains(demangled), "{}", screen(&t));
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let found = |names| {
         rankline::tui::finder::search(&l.entries, "ArgsStorage", 50, names)
             .into_iter()
@@ -162,7 +162,7 @@ fn k_switches_kernel_names_in_lanes_status_details_and_finder() {
     press(&mut app, &mut t, "/ArgsStorage");
     assert!(screen(&t).contains("ArgsStorage"), "{}", screen(&t));
     key(&mut app, &mut t, crossterm::event::KeyCode::Enter);
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
         panic!("the finder selected a kernel")
     };
     let p = &l.profile;

@@ -29,7 +29,7 @@ fn app(no_color: bool) -> App {
         }
         app.on_load(m);
     }
-    assert!(app.capture.data.is_some());
+    assert!(app.capture().data.is_some());
     app
 }
 
@@ -196,11 +196,11 @@ fn goto_time_and_relative_toggle() {
     let mut terminal = Terminal::new(TestBackend::new(160, 48)).unwrap();
     terminal.draw(|f| ui::draw(f, &mut app)).unwrap();
     keys(&mut app, &mut terminal, "tg0.5\n");
-    let first = app.capture.data.as_ref().unwrap().span.unwrap().0 as f64;
+    let first = app.capture().data.as_ref().unwrap().span.unwrap().0 as f64;
     assert!(
-        (app.capture.view.center() - (first + 0.5e9)).abs() < 1.0,
+        (app.capture().view.center() - (first + 0.5e9)).abs() < 1.0,
         "{}",
-        app.capture.view.center()
+        app.capture().view.center()
     );
 }
 
@@ -227,12 +227,15 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 #[test]
 fn collapse_relative_time_and_launch_jump() {
     let (mut app, mut terminal) = ready();
-    let rows = app.capture.lanes.rows.len();
+    let rows = app.capture().lanes.rows.len();
     // The cursor starts on D0's header: Space collapses the device.
     keys(&mut app, &mut terminal, " ");
-    assert!(app.capture.lanes.rows.len() < rows, "collapse hid nothing");
+    assert!(
+        app.capture().lanes.rows.len() < rows,
+        "collapse hid nothing"
+    );
     keys(&mut app, &mut terminal, " ");
-    assert_eq!(app.capture.lanes.rows.len(), rows);
+    assert_eq!(app.capture().lanes.rows.len(), rows);
     keys(&mut app, &mut terminal, "t");
     assert!(text(&terminal).contains("time (rel)"));
     // A big event, then the late kernel's launch call on its API lane.
@@ -245,32 +248,32 @@ fn collapse_relative_time_and_launch_jump() {
 fn tab_steps_through_events_on_the_lane() {
     let (mut app, mut terminal) = ready();
     let lane = app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .position(|r| r.label == "D1 S20 NCCL")
         .unwrap();
-    app.capture.lanes.cursor = lane;
+    app.put_cursor(lane);
     // Tab selects the first event after the cursor (mid-capture), and the
     // next Tab the one after it: instances k and k + 1 of s20.
     keys(&mut app, &mut terminal, "\t");
     let (g, k) = app
-        .capture
+        .capture()
         .instance()
         .expect("an NCCL kernel of s20 is selected");
     assert!(k > 0);
     assert!(text(&terminal).contains(&format!("instance {}/225", k + 1)));
     keys(&mut app, &mut terminal, "\t");
-    assert_eq!(app.capture.instance(), Some((g, k + 1)));
+    assert_eq!(app.capture().instance(), Some((g, k + 1)));
     keys(&mut app, &mut terminal, "\x1b");
-    assert!(app.capture.selection.is_none());
+    assert!(app.capture().selection.is_none());
 }
 
 #[test]
 fn goto_an_unknown_instance_says_so() {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = Some("s99:1".into());
+    app.set_goto(Some("s99:1".into()));
     let mut msgs = Vec::new();
     data::load(&[fixture()], None, &Settings::default(), &mut |m| {
         msgs.push(m)

@@ -14,14 +14,14 @@ const MEGATRON: &str = "megatron_tp8.sqlite";
 fn s_opens_again_after_a_jump() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
     press(&mut app, &mut t, "S");
-    assert!(matches!(app.chrome.overlay, Overlay::Stats(_)));
+    assert!(matches!(app.chrome().overlay, Overlay::Stats(_)));
     key(&mut app, &mut t, crossterm::event::KeyCode::Enter);
-    assert!(matches!(app.chrome.overlay, Overlay::None));
+    assert!(matches!(app.chrome().overlay, Overlay::None));
     press(&mut app, &mut t, "n");
-    println!("{:?} {:?}", app.mode(), app.chrome.panels.focused());
+    println!("{:?} {:?}", app.mode(), app.chrome().panels.focused());
     press(&mut app, &mut t, "S");
     assert!(
-        matches!(app.chrome.overlay, Overlay::Stats(_)),
+        matches!(app.chrome().overlay, Overlay::Stats(_)),
         "{:?}",
         app.mode()
     );
@@ -33,10 +33,10 @@ use serde_json::Value;
 
 /// The view's rows as (name, total ns, count, max ns), in the order shown.
 fn shown(app: &rankline::tui::state::App) -> Vec<(String, i64, usize, i64)> {
-    let Overlay::Stats(st) = &app.chrome.overlay else {
+    let Overlay::Stats(st) = &app.chrome().overlay else {
         panic!("the stats view is not open")
     };
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let t = app.stats_table().unwrap();
     rankline::tui::stats_view::order(t, &l.profile.strings, st)
         .into_iter()
@@ -98,7 +98,7 @@ fn the_table_is_the_reports_for_the_capture_and_for_the_window() {
     assert!(screen(&t).contains("by short name"), "{}", screen(&t));
     // Zoomed in, the window's table is the report's over that window.
     press(&mut app, &mut t, "Swwww");
-    let v = app.capture.view;
+    let v = app.capture().view;
     press(&mut app, &mut t, "S");
     press(&mut app, &mut t, "w");
     let (a, b) = (v.t0.floor() / 1e9, (v.t0 + v.span).ceil() / 1e9);
@@ -155,7 +155,7 @@ fn any_column_sorts_either_way_and_the_filter_keeps_matching_names() {
     assert!(filtered.iter().all(|r| r.0.to_lowercase().contains("nccl")));
     assert!(screen(&t).contains("filter: NCCL"));
     key(&mut app, &mut t, KeyCode::Esc);
-    assert!(matches!(app.chrome.overlay, Overlay::None), "Esc closes");
+    assert!(matches!(app.chrome().overlay, Overlay::None), "Esc closes");
     press(&mut app, &mut t, "S");
     assert_eq!(shown(&app), filtered, "the view opens as it was left");
 }
@@ -169,10 +169,10 @@ fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
     let top = shown(&app)[0].clone();
     assert!(top.0.starts_with("ncclDevKernel_AllGather"), "{top:?}");
     key(&mut app, &mut t, KeyCode::Enter);
-    let l = app.capture.data().unwrap();
+    let l = app.capture().data().unwrap();
     let (p, m) = (&l.profile, &l.analysis.matching);
     let longest_instance = |app: &rankline::tui::state::App| {
-        let (g, k) = app.capture.instance().expect("an instance selected");
+        let (g, k) = app.capture().instance().expect("an instance selected");
         m.groups[g]
             .members(k)
             .map(|(_, _, (s, e))| e - s)
@@ -181,18 +181,18 @@ fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
     };
     assert_eq!(longest_instance(&app), top.3, "the instance of the longest");
     assert!(screen(&t).contains("the longest of 959"), "{}", screen(&t));
-    let mut seen = vec![app.capture.instance().unwrap()];
+    let mut seen = vec![app.capture().instance().unwrap()];
     let mut last = top.3;
     for _ in 0..5 {
         press(&mut app, &mut t, "n");
-        let here = app.capture.instance().unwrap();
+        let here = app.capture().instance().unwrap();
         assert!(!seen.contains(&here), "n moved on: {seen:?} {here:?}");
         let d = longest_instance(&app);
         assert!(d <= last, "{d} after {last}");
         last = d;
         seen.push(here);
     }
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
         panic!()
     };
     assert_eq!(p.strings.get(p.gpu.name(r)), top.0);
@@ -204,7 +204,7 @@ fn enter_goes_to_the_longest_and_n_to_the_next_longest() {
 #[test]
 fn enter_zooms_the_timeline_to_the_names_longest_event() {
     let (mut app, mut t) = open_at(&[fixture(MEGATRON)], None, 160, 48);
-    let before = app.capture.view;
+    let before = app.capture().view;
     press(&mut app, &mut t, "S");
     let rows = shown(&app);
     let at = rows.iter().position(|r| !r.0.contains("nccl")).unwrap();
@@ -212,33 +212,33 @@ fn enter_zooms_the_timeline_to_the_names_longest_event() {
         press_code(&mut app, &mut t, KeyCode::Down);
     }
     key(&mut app, &mut t, KeyCode::Enter);
-    assert!(matches!(app.chrome.overlay, Overlay::None));
-    let l = app.capture.data().unwrap();
+    assert!(matches!(app.chrome().overlay, Overlay::None));
+    let l = app.capture().data().unwrap();
     let p = &l.profile;
-    let Some(EventRef::Gpu(r)) = app.capture.selection else {
-        panic!("{:?}", app.capture.selection)
+    let Some(EventRef::Gpu(r)) = app.capture().selection else {
+        panic!("{:?}", app.capture().selection)
     };
     assert_eq!(
-        p.strings.get(p.gpu.name_as(r, app.capture.show.names)),
+        p.strings.get(p.gpu.name_as(r, app.capture().show.names)),
         rows[at].0
     );
     let (s, e) = l.analysis.clock.gpu_span(p, r);
     assert_eq!(e - s, rows[at].3, "the longest");
-    let v = app.capture.view;
+    let v = app.capture().view;
     assert!(
         v.t0 <= s as f64 && v.t0 + v.span >= e as f64 && v.span <= 2.0 * (e - s) as f64,
         "[{s}, {e}) in the window {:.0}+{:.0}",
         v.t0,
         v.span
     );
-    let row = app.capture.lanes.at_cursor().unwrap();
+    let row = app.capture().lanes.at_cursor().unwrap();
     assert!(
         rankline::tui::lanes::event_on_row(p, &l.index, row.kind, EventRef::Gpu(r)),
         "the cursor on {}",
         row.label
     );
     key(&mut app, &mut t, KeyCode::Backspace);
-    assert_eq!(app.capture.view, before);
+    assert_eq!(app.capture().view, before);
 }
 
 /// The table is derived off the UI thread: `S` asks for one job, the view

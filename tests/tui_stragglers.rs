@@ -60,7 +60,7 @@ fn screen(terminal: &Terminal<TestBackend>) -> String {
 
 /// The map's cell glyph of (row on screen, column on screen).
 fn cell(app: &App, terminal: &Terminal<TestBackend>, row: usize, col: usize) -> String {
-    let a = app.chrome.layout.map_cells;
+    let a = app.chrome().layout.map_cells;
     terminal.backend().buffer()[(a.x + col as u16, a.y + row as u16)]
         .symbol()
         .to_string()
@@ -68,7 +68,7 @@ fn cell(app: &App, terminal: &Terminal<TestBackend>, row: usize, col: usize) -> 
 
 /// The group's device index of the map row on screen (a rank row).
 fn rank_of_row(app: &App, row: usize) -> Option<usize> {
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     match v.rows[v.rows_scroll.top + row] {
         rankline::tui::stragglers::MapRow::Rank(r) => Some(r),
         _ => None,
@@ -79,10 +79,10 @@ fn rank_of_row(app: &App, row: usize) -> Option<usize> {
 fn the_big_events_late_ranks_are_the_darkest_cells() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    assert_eq!(app.chrome.screen, Screen::Stragglers);
+    assert_eq!(app.chrome().screen, Screen::Stragglers);
     assert_eq!(app.mode(), Mode::Stragglers);
-    let v = app.capture.straggler.as_ref().unwrap();
-    let l = app.capture.data.clone().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
+    let l = app.capture().data.clone().unwrap();
     let g = &l.analysis.matching.groups[v.map.group];
     assert_eq!(g.key, "s20", "the first group with big events");
     assert_eq!((v.map.ranks(), v.map.columns()), (7, 225));
@@ -112,7 +112,7 @@ fn the_big_events_late_ranks_are_the_darkest_cells() {
     assert_eq!(big.len(), 4);
     let mut checked = Vec::new();
     for _ in 0..2 {
-        let cols = app.capture.straggler.as_ref().unwrap().cols_scroll;
+        let cols = app.capture().straggler.as_ref().unwrap().cols_scroll;
         for &(c, late) in &big {
             let Some(x) = c.checked_sub(cols.top).filter(|&x| x < cols.visible) else {
                 continue;
@@ -139,7 +139,7 @@ fn s_sorts_ranks_by_mean_lateness() {
         |app: &App| -> Vec<usize> { (1..=7).map(|r| rank_of_row(app, r).unwrap()).collect() };
     assert_eq!(order(&app), (0..7).collect::<Vec<_>>());
     press(&mut app, &mut t, "s");
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     let means: Vec<f64> = order(&app).iter().map(|&r| v.map.mean_ns[r]).collect();
     assert!(means.windows(2).all(|w| w[0] >= w[1]), "{means:?}");
     // Device 3 (index 2) is the latest on average in s20.
@@ -152,7 +152,7 @@ fn s_sorts_ranks_by_mean_lateness() {
 #[test]
 fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     let (mut app, mut t) = open(160, 48, false);
-    let before = app.capture.place(app.chrome.screen);
+    let before = app.capture().place(app.chrome().screen);
     press(&mut app, &mut t, "H");
     // Down to the third rank (the first is the cursor), right to
     // instance 55 (a big event).
@@ -164,31 +164,34 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
     }
     let rank = rank_of_row(&app, 3).unwrap();
     key(&mut app, &mut t, KeyCode::Enter);
-    assert_eq!(app.chrome.screen, Screen::Timeline);
-    let l = app.capture.data.clone().unwrap();
+    assert_eq!(app.chrome().screen, Screen::Timeline);
+    let l = app.capture().data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
-    assert_eq!(app.capture.instance(), Some((g, 54)));
+    assert_eq!(app.capture().instance(), Some((g, 54)));
     let row = l.analysis.matching.groups[g].row(54, rank).unwrap();
-    assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
+    assert_eq!(app.capture().selection, Some(EventRef::Gpu(row)));
     // That rank's lane is the cursor row, on screen.
     let lane = rankline::tui::lanes::LaneKind::Stream(l.profile.gpu.lane(row));
-    assert_eq!(app.capture.lanes.rows[app.capture.lanes.cursor].kind, lane);
+    assert_eq!(
+        app.capture().lanes.rows[app.capture().lanes.cursor].kind,
+        lane
+    );
     assert!(
-        app.capture.lanes.cursor >= app.capture.lanes.scroll.top
-            && app.capture.lanes.cursor
-                < app.capture.lanes.scroll.top + app.capture.lanes.scroll.visible
+        app.capture().lanes.cursor >= app.capture().lanes.scroll.top
+            && app.capture().lanes.cursor
+                < app.capture().lanes.scroll.top + app.capture().lanes.scroll.visible
     );
     assert!(screen(&t).contains("s20 · instance 55/225"));
     // Back: the map, with its cursor where it was.
     key(&mut app, &mut t, KeyCode::Backspace);
-    assert_eq!(app.chrome.screen, Screen::Stragglers);
-    let v = app.capture.straggler.as_ref().unwrap();
+    assert_eq!(app.chrome().screen, Screen::Stragglers);
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!((v.col, v.row), (54, 3));
     // Esc leaves the map for the timeline as it was before.
     key(&mut app, &mut t, KeyCode::Esc);
-    assert_eq!(app.chrome.screen, Screen::Timeline);
+    assert_eq!(app.chrome().screen, Screen::Timeline);
     assert_eq!(
-        app.capture.place(app.chrome.screen).selection,
+        app.capture().place(app.chrome().screen).selection,
         before.selection
     );
 }
@@ -197,7 +200,7 @@ fn enter_opens_the_instance_at_the_rank_and_backspace_returns() {
 fn a_click_on_a_cell_opens_it_as_enter_does() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    let a = app.chrome.layout.map_cells;
+    let a = app.chrome().layout.map_cells;
     let rank = rank_of_row(&app, 2).unwrap();
     app.on_mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
@@ -206,12 +209,12 @@ fn a_click_on_a_cell_opens_it_as_enter_does() {
         modifiers: KeyModifiers::NONE,
     });
     t.draw(|f| ui::draw(f, &mut app)).unwrap();
-    assert_eq!(app.chrome.screen, Screen::Timeline);
-    let l = app.capture.data.clone().unwrap();
+    assert_eq!(app.chrome().screen, Screen::Timeline);
+    let l = app.capture().data.clone().unwrap();
     let g = l.analysis.matching.group("s20").unwrap();
     let row = l.analysis.matching.groups[g].row(99, rank).unwrap();
-    assert_eq!(app.capture.selection, Some(EventRef::Gpu(row)));
-    assert_eq!(app.capture.instance(), Some((g, 99)));
+    assert_eq!(app.capture().selection, Some(EventRef::Gpu(row)));
+    assert_eq!(app.capture().instance(), Some((g, 99)));
 }
 
 #[test]
@@ -219,10 +222,10 @@ fn h_opens_on_the_selected_instance_and_its_rank() {
     let (mut app, mut t) = open(160, 48, false);
     // `]`: the first big event (instance 55, late device 2).
     press(&mut app, &mut t, "]H");
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(v.map.instances[v.col], 54);
     assert!(v.cols_scroll.top <= v.col && v.col < v.cols_scroll.top + v.cols_scroll.visible);
-    let l = app.capture.data.clone().unwrap();
+    let l = app.capture().data.clone().unwrap();
     match v.rows[v.row] {
         rankline::tui::stragglers::MapRow::Rank(r) => {
             assert_eq!(l.profile.device_label(v.map.devices[r]).to_string(), "2")
@@ -238,11 +241,11 @@ fn a_collapsed_host_is_one_row_and_the_map_scrolls_at_80x24() {
     insta::assert_snapshot!("straggler_map_80x24", screen(&t));
     // Columns scroll with the cursor.
     key(&mut app, &mut t, KeyCode::End);
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(v.col, 224);
     assert!(v.cols_scroll.top > 0 && v.cols_scroll.top + v.cols_scroll.visible == 225);
     key(&mut app, &mut t, KeyCode::Char(' '));
-    let v = app.capture.straggler.as_ref().unwrap();
+    let v = app.capture().straggler.as_ref().unwrap();
     assert_eq!(v.rows.len(), 1, "one host, collapsed");
     assert!(screen(&t).contains("▸"));
 }
@@ -264,7 +267,7 @@ fn no_color_draws_the_scale_in_glyphs() {
 fn the_wheel_moves_the_cursor_as_the_arrows_do() {
     let (mut app, mut t) = open(160, 48, false);
     press(&mut app, &mut t, "H");
-    let a = app.chrome.layout.map_cells;
+    let a = app.chrome().layout.map_cells;
     let wheel = |app: &mut App, t: &mut Terminal<TestBackend>, kind, mods| {
         app.on_mouse(MouseEvent {
             kind,
@@ -275,7 +278,7 @@ fn the_wheel_moves_the_cursor_as_the_arrows_do() {
         t.draw(|f| ui::draw(f, app)).unwrap();
     };
     let at = |app: &App| {
-        let v = app.capture.straggler.as_ref().unwrap();
+        let v = app.capture().straggler.as_ref().unwrap();
         (v.row, v.col)
     };
     assert_eq!(at(&app), (1, 0));
@@ -293,7 +296,7 @@ fn the_wheel_moves_the_cursor_as_the_arrows_do() {
         KeyModifiers::SHIFT,
     );
     assert_eq!(at(&app), (4, 3));
-    assert_eq!(app.chrome.screen, Screen::Stragglers);
+    assert_eq!(app.chrome().screen, Screen::Stragglers);
 }
 
 /// The ruler's numbers are whole instance numbers, none written over or

@@ -34,7 +34,7 @@ fn open_view(app: &mut App, t: &mut Terminal<TestBackend>, mode: Mode) {
         Mode::Bookmarks => {
             // Read from the state directory in use; one made here keeps
             // the test off the disk.
-            app.capture.bookmarks = Some(vec![Bookmark {
+            app.set_bookmarks(vec![Bookmark {
                 name: "a place".into(),
                 group: None,
                 instance: None,
@@ -120,7 +120,7 @@ fn question_mark_in_a_view_shows_that_views_keys_first() {
         let (mut app, mut t) = open_with(Keymap::default_keymap());
         open_view(&mut app, &mut t, mode);
         press(&mut app, &mut t, "?");
-        assert!(matches!(app.chrome.overlay, Overlay::Help(_, m) if m == mode));
+        assert!(matches!(app.chrome().overlay, Overlay::Help(_, m) if m == mode));
         let rows = popup_rows(&t);
         // After the keymap's line and a blank one: the view's heading,
         // then its keys up to the next blank line.
@@ -134,7 +134,7 @@ fn question_mark_in_a_view_shows_that_views_keys_first() {
             .position(|r| r.trim().is_empty())
             .map_or(rows.len(), |e| at + e);
         let section = words(&rows[at + 1..end].join(" "));
-        let listed = app.session.keymap.help(mode);
+        let listed = app.session().keymap.help(mode);
         assert!(listed.len() >= 4, "{}: {listed:?}", mode.name());
         for (keys, desc) in listed {
             let row = words(&format!("{keys} {desc}"));
@@ -180,10 +180,10 @@ fn the_views_keys_in_the_help_follow_the_users_keymap() {
         status(&t)
     );
     // The tree's `l` does what Enter did.
-    assert!(matches!(app.chrome.overlay, Overlay::NvtxTree(_)));
+    assert!(matches!(app.chrome().overlay, Overlay::NvtxTree(_)));
     press(&mut app, &mut t, "l");
-    assert_eq!(app.chrome.overlay, Overlay::None);
-    assert!(app.capture.selection.is_some());
+    assert_eq!(app.chrome().overlay, Overlay::None);
+    assert!(app.capture().selection.is_some());
 }
 
 /// The status line, trimmed.

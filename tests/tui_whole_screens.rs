@@ -242,7 +242,7 @@ fn after_j_the_launch_panel_shows_the_launched_kernel() {
 fn the_demo_status_line_has_one_separator_after_its_banner() {
     for (w, h) in SIZES {
         let (mut app, mut t) = open_at(&file("megatron_tp8.sqlite"), None, w, h);
-        app.session.banner = Some("demo profile (embedded)".into());
+        app.set_banner("demo profile (embedded)");
         draw(&mut app, &mut t);
         let s = screen(&t);
         let status = s.lines().last().unwrap();

@@ -30,12 +30,12 @@ impl Offscreen {
 
     /// Shows `start`..`end` (ns, reference clock).
     pub fn show(&mut self, start: i64, end: i64) {
-        self.app.capture.view = View::fit(start, end);
+        self.app.capture_mut().view = View::fit(start, end);
     }
 
     /// Shows `span` ns from `t0`, however short.
     pub fn show_from(&mut self, t0: i64, span: f64) {
-        self.app.capture.view = View {
+        self.app.capture_mut().view = View {
             t0: t0 as f64,
             span,
         };
@@ -68,13 +68,13 @@ impl Offscreen {
 
     /// The straggler map's ranks and rows, when it is open.
     pub fn straggler_map_size(&self) -> Option<(usize, usize)> {
-        let v = self.app.capture.straggler.as_ref()?;
+        let v = self.app.capture().straggler.as_ref()?;
         Some((v.map.ranks(), v.rows.len()))
     }
 
     /// Opens every host of the straggler map.
     pub fn expand_straggler_hosts(&mut self) {
-        if let Some(v) = self.app.capture.straggler.as_mut() {
+        if let Some(v) = self.app.capture_mut().straggler.as_mut() {
             v.collapsed.clear();
             v.rebuild_rows();
         }
@@ -92,11 +92,11 @@ impl Offscreen {
         keys: &str,
     ) -> Vec<Duration> {
         self.show(start, end);
-        self.app.capture.range.start = Some(start);
-        self.app.capture.range.end = Some(end);
+        self.app.capture_mut().range.start = Some(start);
+        self.app.capture_mut().range.end = Some(end);
         for k in PanelKind::ALL {
-            if self.app.chrome.panels.is_open(k) != (k == panel) {
-                self.app.chrome.panels.toggle(k);
+            if self.app.chrome().panels.is_open(k) != (k == panel) {
+                self.app.chrome_mut().panels.toggle(k);
             }
         }
         keys.chars()

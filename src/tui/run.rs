@@ -7,7 +7,6 @@ use super::data::{self, LoadMsg};
 use super::derive_jobs::{DeriveDone, DeriveJob};
 use super::export::{self, ExportJob, Exporter};
 use super::keymap::Keymap;
-use super::messages::Level;
 use super::state::App;
 use super::terminal_rescue;
 use crate::analysis::Settings;
@@ -196,16 +195,16 @@ async fn event_loop(
     };
 
     let mut app = App::new(opts.keymap, opts.no_color);
-    app.session.mouse = opts.mouse;
-    app.session.pending_goto = opts.goto;
+    app.set_mouse(opts.mouse);
+    app.set_goto(opts.goto);
     if !opts.baseline.is_empty() {
-        app.baseline = Some(super::state::Baseline::loading());
+        app.expect_baseline();
     }
     if opts.demo {
-        app.session.banner = Some("demo profile (embedded)".into());
+        app.set_banner("demo profile (embedded)");
     }
     for note in opts.notes {
-        app.session.messages.push(Level::Warn, note);
+        app.warn(note);
     }
     let mut set_mouse = |on| {
         let _ = set_mouse_capture(on);
@@ -221,7 +220,7 @@ async fn event_loop(
     Ok(Outcome {
         ending,
         file_errors: app
-            .session
+            .session()
             .messages
             .errors()
             .map(|m| m.text.clone())
@@ -281,17 +280,17 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         bookmarks,
         derive,
     } = outside;
-    let mut mouse = app.session.mouse;
+    let mut mouse = app.session().mouse;
     let mut last_frame = Instant::now() - FRAME;
     let mut ending = Ending::Quit;
     loop {
-        if app.session.dirty {
+        if app.session().dirty {
             let wait = FRAME.saturating_sub(last_frame.elapsed());
             if wait.is_zero() {
                 terminal
                     .draw(|f| super::ui::draw(f, app))
                     .map_err(|e| format!("drawing failed: {e}"))?;
-                app.session.dirty = false;
+                app.session_mut().dirty = false;
                 app.after_frame();
                 last_frame = Instant::now();
             } else {
@@ -311,13 +310,13 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
         while let Ok(m) = rx.try_recv() {
             handle(app, m, &mut ending);
         }
-        if let Some(seq) = app.session.clipboard.take() {
+        if let Some(seq) = app.session_mut().clipboard.take() {
             // A terminal without OSC 52 ignores it; nothing to report.
             let _ = clipboard
                 .write_all(seq.as_bytes())
                 .and_then(|()| clipboard.flush());
         }
-        if let Some(job) = app.session.export.take() {
+        if let Some(job) = app.session_mut().export.take() {
             export(job);
         }
         if let Some(job) = app.next_bookmark_job() {
@@ -328,11 +327,11 @@ pub async fn drive_with<B: ratatui::backend::Backend>(
                 app.on_derived(done);
             }
         }
-        if app.session.quit {
-            return app.session.fatal.take().map_or(Ok(ending), Err);
+        if app.session().quit {
+            return app.session_mut().fatal.take().map_or(Ok(ending), Err);
         }
-        if app.session.mouse != mouse {
-            mouse = app.session.mouse;
+        if app.session().mouse != mouse {
+            mouse = app.session().mouse;
             set_mouse(mouse);
         }
     }
@@ -352,25 +351,25 @@ fn set_mouse_capture(on: bool) -> std::io::Result<()> {
 fn handle(app: &mut App, m: Msg, ending: &mut Ending) {
     match m {
         Msg::Input(Event::Key(k)) => app.on_key(k),
-        Msg::Input(Event::Resize(..)) => app.session.dirty = true,
+        Msg::Input(Event::Resize(..)) => app.session_mut().dirty = true,
         Msg::Input(Event::Mouse(me)) => app.on_mouse(me),
         Msg::Input(_) => {}
         Msg::Load(l) => app.on_load(l),
-        Msg::Quit => app.session.quit = true,
+        Msg::Quit => app.session_mut().quit = true,
         Msg::Signal(signal) => {
             *ending = Ending::Signal(signal);
-            app.session.quit = true;
+            app.session_mut().quit = true;
         }
         Msg::NothingOpened => {
             *ending = Ending::NothingOpened;
-            app.session.quit = true;
+            app.session_mut().quit = true;
         }
         Msg::Exported(line) => app.on_exported(line),
         Msg::Bookmarks(done) => app.on_bookmarks(done),
         Msg::Derived(done) => app.on_derived(done),
         Msg::Fatal(e) => {
-            app.session.fatal = Some(e);
-            app.session.quit = true;
+            app.session_mut().fatal = Some(e);
+            app.session_mut().quit = true;
         }
     }
 }

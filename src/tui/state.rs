@@ -7,6 +7,7 @@ mod baseline;
 mod bookmarks;
 mod chrome;
 mod clock;
+mod direct;
 mod export;
 mod first_screen;
 mod go;
@@ -22,6 +23,7 @@ mod range;
 mod reference;
 mod session;
 mod show;
+mod start;
 mod stats_view;
 mod stragglers;
 mod writes;
@@ -53,12 +55,12 @@ const TYPED_AHEAD: usize = 64;
 /// The whole UI state: the session, the capture shown and the baseline
 /// beside it, and the chrome around them.
 pub struct App {
-    pub session: Session,
+    session: Session,
     /// The capture the timeline shows.
-    pub capture: Capture,
+    capture: Capture,
     /// The `--baseline` capture beside it (None without one).
-    pub baseline: Option<Baseline>,
-    pub chrome: Chrome,
+    baseline: Option<Baseline>,
+    chrome: Chrome,
 }
 
 impl App {
@@ -69,6 +71,40 @@ impl App {
             baseline: None,
             chrome: Chrome::default(),
         }
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn capture(&self) -> &Capture {
+        &self.capture
+    }
+
+    pub fn baseline(&self) -> Option<&Baseline> {
+        self.baseline.as_ref()
+    }
+
+    pub fn chrome(&self) -> &Chrome {
+        &self.chrome
+    }
+
+    /// What the run loop answers: quitting, redraws, the clipboard and
+    /// exports it carries out.
+    pub(in crate::tui) fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// What a frame writes back: the scroll it fitted the lanes and the
+    /// straggler map to (and the bench's harness, which sets the view).
+    pub(in crate::tui) fn capture_mut(&mut self) -> &mut Capture {
+        &mut self.capture
+    }
+
+    /// What a frame writes back: where it drew, and the scrolls it fitted
+    /// panels and overlays to.
+    pub(in crate::tui) fn chrome_mut(&mut self) -> &mut Chrome {
+        &mut self.chrome
     }
 
     /// The data of the capture shown, once loaded.

@@ -87,7 +87,7 @@ pub fn open_at(
     h: u16,
 ) -> (App, Terminal<TestBackend>) {
     let mut app = App::new(Keymap::default_keymap(), false);
-    app.session.pending_goto = goto.map(String::from);
+    app.set_goto(goto.map(String::from));
     app.load_now(sources, None, &Settings::default());
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     draw(&mut app, &mut t);
@@ -110,7 +110,7 @@ pub fn open_with_baseline(
 
 /// Where the last frame drew panel `k`.
 pub fn panel_area(app: &App, k: PanelKind) -> PanelArea {
-    app.chrome
+    app.chrome()
         .layout
         .panels
         .iter()
@@ -122,7 +122,7 @@ pub fn panel_area(app: &App, k: PanelKind) -> PanelArea {
 /// The 0-based instance of group `g` with the largest start skew (the
 /// first of equals), from the shown capture's own skew analysis.
 pub fn worst(app: &App, g: usize) -> usize {
-    let l = app.capture.data.as_ref().unwrap();
+    let l = app.capture().data.as_ref().unwrap();
     let gs = l.analysis.skews.iter().find(|s| s.group == g).unwrap();
     let max = gs.instances.iter().map(|i| i.start_skew_ns).max().unwrap();
     gs.instances

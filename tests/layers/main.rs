@@ -1,9 +1,11 @@
 //! The source layout keeps its layers: no file under `src/` reaches itself through other
 //! files' paths (no import cycles), dependencies point one way, `profile` → `analysis` →
 //! `report` | `tui` (report and tui apart), and time lives in one place (only the two time
-//! modules map between clocks, `time.rs`). Read from the source text, so a new cycle, a path
+//! modules map between clocks, `time.rs`), and the app changes only in its state module, the frame
+//! and the run loop (`app_writes.rs`). Read from the source text, so a new cycle, a path
 //! against the layers or a clock mapped by hand fails here, naming the files and the paths.
 
+mod app_writes;
 mod cycles;
 mod source;
 mod time;
@@ -159,6 +161,44 @@ fn only_the_two_time_modules_map_between_clocks() {
         "the clock mapping used outside {:?} (ask the time module for aligned times):\n  {}",
         time::TIME_MODULES,
         found.join("\n  ")
+    );
+}
+
+#[test]
+fn only_the_state_the_frame_and_the_run_loop_change_the_app() {
+    let tree = Tree::read(&root());
+    let mut found = Vec::new();
+    for file in tree.files() {
+        let text = std::fs::read_to_string(root().join(&file)).expect("read");
+        found.extend(app_writes::writes_outside(&file, &text));
+    }
+    assert!(
+        found.is_empty(),
+        "the app changed outside the files allowed to (an action in tui::state does it):\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_app_rule_catches_a_write_and_nothing_in_comments() {
+    let code = r#"
+// app.session_mut() in a comment is fine
+fn f(app: &mut App) { app.session_mut().quit = true; app.chrome_mut(); }
+"#;
+    assert_eq!(
+        app_writes::writes_outside("src/tui/ui/timeline.rs", code),
+        ["src/tui/ui/timeline.rs: session_mut"]
+    );
+    assert_eq!(
+        app_writes::writes_outside("src/tui/export.rs", code),
+        [
+            "src/tui/export.rs: session_mut",
+            "src/tui/export.rs: chrome_mut"
+        ]
+    );
+    assert!(
+        app_writes::writes_outside("src/tui/run.rs", "fn f(a: &mut App) { a.session_mut(); }")
+            .is_empty()
     );
 }
 

@@ -442,3 +442,21 @@ fn use_tree(
         }
     }
 }
+
+/// Where `text` (the source of `file`) names one of `names` when `file` is
+/// none of `allowed` (a path ending in `/` allows every file under it):
+/// one line per use, with the identifier. Comments and strings are not
+/// code.
+pub fn names_outside(file: &str, text: &str, allowed: &[&str], names: &[&str]) -> Vec<String> {
+    if allowed
+        .iter()
+        .any(|m| file == *m || (m.ends_with('/') && file.starts_with(m)))
+    {
+        return Vec::new();
+    }
+    tokens(&code_only(text))
+        .into_iter()
+        .filter(|t| names.contains(&t.as_str()))
+        .map(|t| format!("{file}: {t}"))
+        .collect()
+}

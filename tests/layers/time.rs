@@ -26,16 +26,5 @@ const MAPPING: [&str; 5] = [
 /// Where `text` (the source of `file`) names the mapping outside the time
 /// modules: one line per use, with the identifier.
 pub fn uses_outside(file: &str, text: &str) -> Vec<String> {
-    if TIME_MODULES
-        .iter()
-        .any(|m| file == *m || (m.ends_with('/') && file.starts_with(m)))
-    {
-        return Vec::new();
-    }
-    let code = source::code_only(text);
-    source::tokens(&code)
-        .into_iter()
-        .filter(|t| MAPPING.contains(&t.as_str()))
-        .map(|t| format!("{file}: {t}"))
-        .collect()
+    source::names_outside(file, text, &TIME_MODULES, &MAPPING)
 }

@@ -14,7 +14,7 @@ use ratatui::text::Line;
 
 /// The name prompt.
 pub fn prompt(f: &mut Frame, area: Rect, app: &App, input: &str) {
-    let keys = |a: Action| app.session.keymap.keys_for(Mode::Finder, a);
+    let keys = |a: Action| app.session().keymap.keys_for(Mode::Finder, a);
     popup(
         f,
         centered(area, 64, 4),
@@ -32,7 +32,7 @@ pub fn prompt(f: &mut Frame, area: Rect, app: &App, input: &str) {
 
 /// The list, the cursor's row reversed; returns its scroll as shown.
 pub fn list(f: &mut Frame, area: Rect, app: &App, theme: &Theme, pick: Pick) -> Scroll {
-    let marks = app.capture.bookmarks.as_deref().unwrap_or(&[]);
+    let marks = app.capture().bookmarks.as_deref().unwrap_or(&[]);
     let width = area.width.min(100);
     let inner = usize::from(width.saturating_sub(2));
     // The name gives way first, so that the rest reads whole at 80.

@@ -57,7 +57,7 @@ pub const MIN_SIZE: (u16, u16) = (80, 24);
 
 fn draw_all(f: &mut Frame, app: &mut App) {
     let theme = Theme {
-        no_color: app.session.no_color,
+        no_color: app.session().no_color,
     };
     let area = f.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
@@ -88,7 +88,7 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     ])
     .areas(area);
     let Some(l) = app
-        .capture
+        .capture()
         .data
         .clone()
         .filter(|l| !l.profile.files.is_empty())
@@ -98,22 +98,23 @@ fn draw_all(f: &mut Frame, app: &mut App) {
         return;
     };
     // The full-screen view: chosen here, in one place.
-    if app.chrome.screen == Screen::Stragglers && app.capture.straggler.is_some() {
+    if app.chrome().screen == Screen::Stragglers && app.capture().straggler.is_some() {
         stragglers::draw(f, area, app, &l, &theme);
         overlays::draw(f, main, app, &theme);
         return;
     }
     let timeline_area = panels::layout_and_draw(f, main, app, &l, &theme);
     let label_width = timeline::label_width(timeline_area.width);
-    app.chrome.layout.lanes = Rect {
+    app.chrome_mut().layout.lanes = Rect {
         y: timeline_area.y + timeline::RULER_ROWS,
         height: timeline_area.height.saturating_sub(timeline::RULER_ROWS),
         ..timeline_area
     };
-    app.chrome.layout.label_width = label_width;
-    app.chrome.layout.timeline = timeline_area;
-    app.chrome.layout.timeline_width = timeline_area.width.saturating_sub(label_width + 1) as usize;
-    let lanes = &mut app.capture.lanes;
+    app.chrome_mut().layout.label_width = label_width;
+    app.chrome_mut().layout.timeline = timeline_area;
+    app.chrome_mut().layout.timeline_width =
+        timeline_area.width.saturating_sub(label_width + 1) as usize;
+    let lanes = &mut app.capture_mut().lanes;
     lanes.scroll.visible = timeline_area.height.saturating_sub(timeline::RULER_ROWS) as usize;
     lanes.keep_cursor_visible();
     f.render_widget(
@@ -132,7 +133,7 @@ fn draw_all(f: &mut Frame, app: &mut App) {
 /// the key hints go first, then the `n`/`N` source; what still does not
 /// fit ends in `…` (the whole message is in `!`).
 fn status_line(app: &App, l: &Loaded, theme: &Theme, width: u16) -> Line<'static> {
-    let facts = &app.capture.facts;
+    let facts = &app.capture().facts;
     let fits = |line: &Line| line.width() <= width as usize;
     for detail in [2, 1] {
         let line = status_line_with(app, l, theme, &facts.status, detail, width);
@@ -173,14 +174,14 @@ fn status_line_with(
     detail: u8,
     width: u16,
 ) -> Line<'static> {
-    let keys = |a: Action| app.session.keymap.keys_for(Mode::Timeline, a);
+    let keys = |a: Action| app.session().keymap.keys_for(Mode::Timeline, a);
     let mut spans = Vec::new();
-    if let Some(b) = &app.session.banner {
+    if let Some(b) = &app.session().banner {
         spans.push(Span::styled(format!(" {b}"), theme.heading()));
     }
     let sel = sel.to_string();
-    let focused = app.chrome.panels.focused();
-    let popup = app.chrome.overlay != Overlay::None;
+    let focused = app.chrome().panels.focused();
+    let popup = app.chrome().overlay != Overlay::None;
     if popup || detail >= 2 {
         // The keys of what has them first: they are the ones that work now.
         if let Some(view) = view_keys::line(app, usize::from(width).saturating_sub(1)) {
@@ -209,7 +210,7 @@ fn status_line_with(
             ""
         };
         spans.push(Span::styled(format!("{bar} {sel}"), theme.heading()));
-        let source = match &app.capture.jump {
+        let source = match &app.capture().jump {
             Some(JumpSource::Group(g)) => {
                 format!("instances of {}", l.analysis.matching.groups[*g].key)
             }
@@ -232,7 +233,7 @@ fn status_line_with(
     }
     if let Some(m) = app.answer() {
         spans.push(Span::styled(format!(" │ {m}"), theme.warning()));
-    } else if let Some(newest) = app.session.messages.newest() {
+    } else if let Some(newest) = app.session().messages.newest() {
         // Kept until a key says something else; `!` lists them all.
         let style = match newest.level {
             Level::Info => theme.dim(),
@@ -245,7 +246,7 @@ fn status_line_with(
         spans.push(Span::raw(format!(
             " · {} all {}",
             keys(Action::Messages),
-            app.session.messages.len()
+            app.session().messages.len()
         )));
     }
     // With the hints dropped, the line starts at a separator: drop it.
@@ -256,7 +257,7 @@ fn status_line_with(
     }
     // The banner and what follows it: one separator, never two (the demo
     // showed `(embedded) │ │ 4 big-skew…`).
-    if app.session.banner.is_some()
+    if app.session().banner.is_some()
         && let Some(next) = spans.get_mut(1)
         && !next.content.starts_with(" │")
     {
@@ -287,13 +288,13 @@ fn draw_loading(
     main: Rect,
     status: Rect,
 ) {
-    let head = if app.capture.data.is_some() {
+    let head = if app.capture().data.is_some() {
         " rankline  no file could be opened"
     } else {
         " rankline  loading…"
     };
     f.render_widget(Paragraph::new(head).style(theme.bar()), title);
-    let pr = &app.session.progress;
+    let pr = &app.session().progress;
     let stage_i = STAGES.iter().position(|s| *s == pr.stage).unwrap_or(
         if pr.stage == "exporting with nsys" {
             0
@@ -327,7 +328,7 @@ fn draw_loading(
         .label(label);
     f.render_widget(gauge, box_area);
     let mut lines: Vec<Line> = app
-        .session
+        .session()
         .messages
         .errors()
         .map(|e| visible(Line::styled(format!("⚠ {}", e.text), theme.warning())))
@@ -345,7 +346,7 @@ fn draw_loading(
     }
     let hint = format!(
         " {} quit",
-        app.session.keymap.keys_for(Mode::Timeline, Action::Quit)
+        app.session().keymap.keys_for(Mode::Timeline, Action::Quit)
     );
     f.render_widget(Paragraph::new(hint).style(theme.bar()), status);
     overlays::draw(f, main, app, theme);
@@ -355,10 +356,10 @@ fn draw_loading(
 /// per instance, not per rank), else the kind of event the name is.
 fn hit_noun(app: &App, label: &str) -> &'static str {
     use crate::tui::selection::EventRef;
-    if app.capture.instance().is_some() {
+    if app.capture().instance().is_some() {
         return "instances";
     }
-    match app.capture.selection {
+    match app.capture().selection {
         Some(EventRef::Gpu(_)) if label.ends_with("(kernel)") => "kernels",
         Some(EventRef::Nvtx(_)) => "ranges",
         Some(EventRef::Api(_)) => "calls",

@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pick: Pick) -> Scroll {
-    let Some(tree) = app.capture.nvtx_tree_now() else {
+    let Some(tree) = app.capture().nvtx_tree_now() else {
         // Derived off the UI thread: said until it arrives.
         let r = centered(area, area.width.min(60), 3);
         let wait = vec![Line::styled("computing the NVTX tree…", theme.dim())];
@@ -71,7 +71,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, l: &Loaded, theme: &Theme, pic
                     "  ".repeat(level.min(30))
                 );
                 let room = inner.saturating_sub(lead.chars().count());
-                let name = escape_controls(p.strings.get(p.gpu.name_as(k, app.capture.show.names)));
+                let name =
+                    escape_controls(p.strings.get(p.gpu.name_as(k, app.capture().show.names)));
                 format!("{lead}{}", fit_name(&name, room).unwrap_or_default())
             }
         }

@@ -22,34 +22,34 @@ use ratatui::text::{Line, Span};
 
 /// Draws the open overlay; a list records in its scroll what it showed.
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
-    let shown = match &app.chrome.overlay {
+    let shown = match &app.chrome().overlay {
         Overlay::None => None,
         Overlay::Help(scroll, first) => Some(help(f, area, app, theme, *scroll, *first)),
         Overlay::Legend(scroll) => Some(legend(f, area, theme, *scroll)),
         Overlay::Finder { query, pick } => app
-            .capture
+            .capture()
             .data
             .as_ref()
             .map(|l| finder_popup(f, area, app, l, theme, query, *pick)),
         Overlay::BigEvents(pick) => app
-            .capture
+            .capture()
             .data
             .as_ref()
             .map(|l| big_events(f, area, app, l, theme, *pick)),
         Overlay::Behind(pick) => app
-            .capture
+            .capture()
             .data
             .as_ref()
             .map(|l| behind_list(f, area, l, theme, *pick)),
         Overlay::Messages(scroll) => Some(messages(f, area, app, theme, *scroll)),
         Overlay::Stats(st) => app
-            .capture
+            .capture()
             .data
             .as_ref()
             .map(|l| super::stats_view::draw(f, area, app, l, theme, st)),
         Overlay::Bookmarks(pick) => Some(super::bookmarks::list(f, area, app, theme, *pick)),
         Overlay::NvtxTree(pick) => app
-            .capture
+            .capture()
             .data
             .as_ref()
             .map(|l| super::nvtx_view::draw(f, area, app, l, theme, *pick)),
@@ -59,7 +59,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         Overlay::GotoTime { input } => {
             let r = centered(area, 60, 3);
-            let what = match app.chrome.ruler {
+            let what = match app.chrome().ruler {
                 Ruler::Relative => "seconds from the first event",
                 Ruler::Capture => "seconds on the capture clock",
                 Ruler::Utc => "UTC: 07:59:50.5, +02:00 for a zone, or ISO",
@@ -74,7 +74,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
     };
     if let Some(fitted) = shown {
-        match &mut app.chrome.overlay {
+        match &mut app.chrome_mut().overlay {
             Overlay::Help(s, _) | Overlay::Legend(s) | Overlay::Messages(s) => *s = fitted,
             Overlay::Finder { pick, .. } | Overlay::BigEvents(pick) | Overlay::Behind(pick) => {
                 pick.scroll = fitted
@@ -100,7 +100,7 @@ fn help(
     // The keymap's path can be longer than the popup: wrapped, not cut.
     let mut lines = super::panels::wrap::wrap(
         Line::styled(
-            format!("keymap: {}", app.session.keymap.source()),
+            format!("keymap: {}", app.session().keymap.source()),
             theme.dim(),
         ),
         70,
@@ -112,7 +112,7 @@ fn help(
             Line::styled(help_heading(app, mode), theme.heading()),
             70,
         ));
-        let rows = app.session.keymap.help(mode);
+        let rows = app.session().keymap.help(mode);
         let rows: Vec<(&str, &str)> = rows.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect();
         lines.extend(
             super::glossary::term_rows(&rows, 19, 70)
@@ -143,7 +143,7 @@ fn help(
 fn help_heading(app: &App, mode: Mode) -> String {
     let opener = mode
         .opened_by()
-        .map(|a| app.session.keymap.keys_for(Mode::Timeline, a))
+        .map(|a| app.session().keymap.keys_for(Mode::Timeline, a))
         .filter(|k| !k.is_empty());
     match (mode, opener) {
         (Mode::Timeline, _) => format!("{} keys", mode.name()),
@@ -248,12 +248,12 @@ fn finder_popup(
     let selected = pick.selected;
     let r = centered(area, 90, area.height.saturating_sub(4).max(6));
     let room = r.height.saturating_sub(4) as usize;
-    let names = app.capture.show.names;
+    let names = app.capture().show.names;
     // Searched by the key that changed the query; searched here only when
     // nothing was (the first frame after `/`).
     let searched;
     let key = (std::ptr::from_ref(l) as usize, query.to_string(), names);
-    let hits: &[usize] = match app.capture.finder.get(&key) {
+    let hits: &[usize] = match app.capture().finder.get(&key) {
         Some(h) => h,
         None => {
             searched = finder::search(&l.entries, query, finder::SHOWN, names);
@@ -425,7 +425,7 @@ fn big_events(
         ),
         theme.dim(),
     ));
-    let order = if app.chrome.big_list_by_time {
+    let order = if app.chrome().big_list_by_time {
         "in time order"
     } else {
         "largest first"
@@ -446,7 +446,7 @@ fn big_events(
         &format!(
             " {} largest start skews, {order} ({} sorts, Enter jumps) ",
             l.top_skews.len(),
-            app.session
+            app.session()
                 .keymap
                 .keys_for(Mode::BigEvents, Action::SortList)
         ),
@@ -502,13 +502,13 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
         .saturating_sub(LEVEL + AT)
         .max(8);
     let mut lines: Vec<Line> = Vec::new();
-    if app.session.messages.is_empty() {
+    if app.session().messages.is_empty() {
         lines.push(Line::styled(
             "no messages: every input loaded, no key said anything",
             theme.dim(),
         ));
     }
-    for m in app.session.messages.all() {
+    for m in app.session().messages.all() {
         let style = match m.level {
             Level::Info => Style::default(),
             Level::Warn | Level::Error => theme.warning(),
@@ -540,8 +540,10 @@ fn messages(f: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: Scroll)
     scroll.fit(lines.len(), r.height.saturating_sub(2) as usize);
     let title = format!(
         "messages ({}, UTC times) — {} close",
-        app.session.messages.len(),
-        app.session.keymap.keys_for(Mode::Messages, Action::Cancel)
+        app.session().messages.len(),
+        app.session()
+            .keymap
+            .keys_for(Mode::Messages, Action::Cancel)
     );
     let shown = lines.into_iter().skip(scroll.top).collect();
     popup(f, r, &title, shown);

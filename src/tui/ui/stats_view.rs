@@ -158,7 +158,7 @@ pub fn draw(
     if !left_out.is_empty() {
         foot.push(format!("{}: in a wider terminal", left_out.join(", ")));
     }
-    let k = |a: Action| app.session.keymap.keys_for(Mode::Stats, a);
+    let k = |a: Action| app.session().keymap.keys_for(Mode::Stats, a);
     foot.push(format!(
         "{} sort · {} reverse · {} next table · {} whole capture / window · {} filter · {} zoom to the longest, then n / N · {} close",
         [k(Action::SortPrev), k(Action::SortNext)].join(" "),

@@ -231,7 +231,7 @@ const MIN_RANK_LABEL: u16 = 2 + 4 + 1 + 6;
 
 /// Draws the map into `area` (title and status bars included).
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme) {
-    let Some(mut v) = app.capture.straggler.take() else {
+    let Some(mut v) = app.capture_mut().straggler.take() else {
         return;
     };
     let title = Rect { height: 1, ..area };
@@ -283,7 +283,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         width: main.width.saturating_sub(lw + 1),
         height: main.height.saturating_sub(head_rows),
     };
-    app.chrome.layout.map_cells = cells;
+    app.chrome_mut().layout.map_cells = cells;
     v.rows_scroll.fit(v.rows.len(), cells.height as usize);
     v.cols_scroll.fit(v.map.columns(), cells.width as usize);
     v.rows_scroll.show(v.row);
@@ -297,7 +297,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
     rows(buf, main.x, lw, cells, &v, l, theme);
     let line = status_line(app, &v, l, status.width);
     f.render_widget(Paragraph::new(visible(line)).style(theme.bar()), status);
-    app.capture.straggler = Some(v);
+    app.capture_mut().straggler = Some(v);
 }
 
 /// The label header and instance numbers every ten columns; big events
@@ -379,7 +379,7 @@ fn rows(
 
 /// The cursor cell in words, then the keys (dropped when they do not fit).
 fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'static> {
-    let keys = |a: Action| app.session.keymap.keys_for(Mode::Stragglers, a);
+    let keys = |a: Action| app.session().keymap.keys_for(Mode::Stragglers, a);
     let p = &l.profile;
     let group = &l.analysis.matching.groups[v.map.group];
     let what = match (v.map.instances.get(v.col), v.target()) {

@@ -60,8 +60,8 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
     let geo = Geometry {
         x0: area.x + lw + 1,
         width,
-        t0: app.capture.view.t0,
-        ns_per_cell: app.capture.view.span / width as f64,
+        t0: app.capture().view.t0,
+        ns_per_cell: app.capture().view.span / width as f64,
     };
     let mut markers = instance_markers(app, l, &geo);
     markers.extend(range_markers(app, &geo));
@@ -71,27 +71,27 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
     let absent = absent_marks(app, l, &geo);
     let rows_h = (area.height - RULER_ROWS) as usize;
     for (i, row) in app
-        .capture
+        .capture()
         .lanes
         .rows
         .iter()
         .enumerate()
-        .skip(app.capture.lanes.scroll.top)
+        .skip(app.capture().lanes.scroll.top)
         .take(rows_h)
     {
-        let y = area.y + RULER_ROWS + (i - app.capture.lanes.scroll.top) as u16;
+        let y = area.y + RULER_ROWS + (i - app.capture().lanes.scroll.top) as u16;
         let is_late = late_lane.is_some_and(|k| k == row.kind);
         // Escaped before the cut, so the `◀` and padding fit what is shown.
         let label = escape_controls(&row.label).into_owned();
         let mark = match (
             row.collapsible,
-            app.capture.lanes.collapsed.contains(&row.kind),
+            app.capture().lanes.collapsed.contains(&row.kind),
         ) {
             (false, _) => "",
             (true, true) => "▸",
             (true, false) => "▾",
         };
-        let style = if i == app.capture.lanes.cursor {
+        let style = if i == app.capture().lanes.cursor {
             theme.cursor_label()
         } else if is_late {
             theme.late_label()
@@ -124,7 +124,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
             let room = geo.width.saturating_sub(c);
             put_str(buf, geo.x0 + c as u16, y, room, text, theme.warning());
         }
-        if i == app.capture.lanes.cursor {
+        if i == app.capture().lanes.cursor {
             // The cursor: the time under it is what Enter selects.
             let x = geo.x0 + (width / 2) as u16;
             if let Some(cell) = buf.cell_mut((x, y)) {
@@ -144,7 +144,7 @@ pub fn draw(buf: &mut Buffer, area: Rect, app: &App, l: &Loaded, theme: &Theme) 
 /// the column of its earliest start and what to say there: the rank never
 /// launched it (behind, in a hang) or its capture does not cover it.
 fn absent_marks(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(LaneKind, usize, &'static str)> {
-    let Some((g, k)) = app.capture.instance() else {
+    let Some((g, k)) = app.capture().instance() else {
         return Vec::new();
     };
     let group = &l.analysis.matching.groups[g];
@@ -174,7 +174,7 @@ fn absent_marks(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(LaneKind, usize, 
 
 /// Columns of the selected instance's earliest start, latest start and end.
 fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'static str)> {
-    let Some((g, k)) = app.capture.instance() else {
+    let Some((g, k)) = app.capture().instance() else {
         return Vec::new();
     };
     // On the reference clock, as the view.
@@ -192,7 +192,7 @@ fn instance_markers(app: &App, l: &Loaded, geo: &Geometry) -> Vec<(usize, &'stat
 
 /// Columns of the marked range's start and end.
 fn range_markers(app: &App, geo: &Geometry) -> Vec<(usize, &'static str)> {
-    let r = &app.capture.range;
+    let r = &app.capture().range;
     let (a, b) = match (r.start, r.end) {
         (Some(a), Some(b)) => (Some(a.min(b)), Some(a.max(b))),
         other => other,
@@ -214,7 +214,7 @@ fn draw_ruler(
 ) {
     let step = tick_step(geo.ns_per_cell, 14.0);
     // Relative ticks are at round offsets from the first event.
-    let origin = if app.chrome.ruler == Ruler::Relative {
+    let origin = if app.chrome().ruler == Ruler::Relative {
         l.span.map_or(0, |s| s.0) as f64
     } else {
         0.0
@@ -232,7 +232,7 @@ fn draw_ruler(
     let y = area.y;
     let mode = match utc0 {
         Some(_) => "utc",
-        None if app.chrome.ruler == Ruler::Relative => "rel",
+        None if app.chrome().ruler == Ruler::Relative => "rel",
         None => "abs",
     };
     put_str(
@@ -253,7 +253,7 @@ fn draw_ruler(
         if let Some(c) = geo.col(t as i64) {
             let text = if let Some(u) = utc0 {
                 crate::tui::wallclock::tick_label(u.saturating_add(t as i64), step)
-            } else if app.chrome.ruler == Ruler::Relative {
+            } else if app.chrome().ruler == Ruler::Relative {
                 format_offset(t - origin, step)
             } else {
                 format_abs(t, step)
@@ -279,18 +279,18 @@ fn draw_ruler(
 
 /// GPU rows highlighted as selected: the instance's kernels, or the event.
 fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
-    if let Some((g, k)) = app.capture.instance() {
+    if let Some((g, k)) = app.capture().instance() {
         return l.analysis.matching.groups[g]
             .members(k)
             .map(|m| EventRef::Gpu(m.1))
             .collect();
     }
-    app.capture.selection.into_iter().collect()
+    app.capture().selection.into_iter().collect()
 }
 
 /// The stream row of the selected instance's late rank.
 fn late_lane(app: &App, l: &Loaded) -> Option<LaneKind> {
-    let late = app.capture.facts.late.as_ref()?;
+    let late = app.capture().facts.late.as_ref()?;
     Some(LaneKind::Stream(l.profile.gpu.lane(late.row)))
 }
 
@@ -298,7 +298,7 @@ fn event_name(app: &App, l: &Loaded, kind: LaneKind, track: &Track, i: usize) ->
     let p = &l.profile;
     let row = track.row(i);
     let sym = match kind {
-        LaneKind::Stream(_) => p.gpu.name_as(row, app.capture.show.names),
+        LaneKind::Stream(_) => p.gpu.name_as(row, app.capture().show.names),
         LaneKind::Api(_) => p.runtime.name(row),
         LaneKind::Nvtx(_) => p.nvtx.name(row),
         LaneKind::Cpu(tr) => match l.index.cpu_tracks[tr].kind {
@@ -326,8 +326,8 @@ fn draw_row(
 ) {
     let p = &l.profile;
     // The row's file clock: the view is on the reference clock.
-    let file_t0 = row_view(l, kind, app.capture.view).t0;
-    let min = app.capture.show.min_dur;
+    let file_t0 = row_view(l, kind, app.capture().view).t0;
+    let min = app.capture().show.min_dur;
     // Kept here: the drawn track borrows the filtered summary.
     let filtered;
     let (row_cells, track): (Vec<Cell>, Option<Track>) = match kind {
@@ -360,7 +360,7 @@ fn draw_row(
                     Some(f) => f.apply(t),
                     None => t,
                 };
-                let t0 = row_view(l, stream, app.capture.view).t0;
+                let t0 = row_view(l, stream, app.capture().view).t0;
                 for (m, c) in merged
                     .iter_mut()
                     .zip(cells(&t, t0, geo.ns_per_cell, geo.width))

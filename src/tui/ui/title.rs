@@ -57,7 +57,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             5,
         ));
     }
-    let failed = app.session.messages.errors().count();
+    let failed = app.session().messages.errors().count();
     if failed > 0 {
         items.push(Item::new(format!("  ⚠ {failed} file(s) failed"), 5));
     }
@@ -74,15 +74,15 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
     items.push(Item::new(
         format!(
             "  ·  window {}",
-            format_duration(app.capture.view.span as i64)
+            format_duration(app.capture().view.span as i64)
         ),
         u8::MAX,
     ));
     let clock = match app.utc_origin(l) {
         Some(utc0) => crate::tui::wallclock::date_and_minute(
-            utc0.saturating_add(app.capture.view.center() as i64),
+            utc0.saturating_add(app.capture().view.center() as i64),
         ),
-        None if app.chrome.ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
+        None if app.chrome().ruler == crate::tui::state::Ruler::Relative => "relative time".into(),
         None => "capture clock".into(),
     };
     items.push(Item::new(format!("  ·  {clock}"), 2));
@@ -113,12 +113,12 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             5,
         )),
     }
-    if app.baseline.as_ref().is_some_and(|b| b.shown) {
+    if app.baseline().is_some_and(|b| b.shown) {
         items.push(Item::new("  ·  BASELINE", 4));
     }
     // A filter hiding events is said at any width, as a warning is: a
     // lane missing its short events must not look like missing data.
-    if let Some(at_least) = app.capture.show.filter_label() {
+    if let Some(at_least) = app.capture().show.filter_label() {
         let hidden = hidden_in_view(app, l);
         items.push(Item {
             short: Some(format!("  ·  {at_least}: {hidden} hidden")),
@@ -128,7 +128,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
             )
         });
     }
-    if app.capture.lanes.focus {
+    if app.capture().lanes.focus {
         items.push(Item::new("  ·  FOCUS", 4));
     }
     let escaped: Vec<Item> = items
@@ -146,7 +146,7 @@ pub fn title_line(app: &App, l: &Loaded, width: u16) -> Line<'static> {
 /// window: a device or host row's streams counted once, whether drawn on
 /// their own rows or merged into the header's.
 fn hidden_in_view(app: &App, l: &Loaded) -> u64 {
-    let c = &app.capture;
+    let c = &app.capture();
     let p = &l.profile;
     let mut kinds = std::collections::HashSet::new();
     for row in &c.lanes.rows[c.lanes.on_screen()] {

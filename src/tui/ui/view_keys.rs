@@ -23,9 +23,9 @@ const HELP: Group = (&[Help], "help");
 /// its keymap mode and its main actions, most wanted first.
 fn open(app: &App) -> Option<(&'static str, Mode, &'static [Group])> {
     let mode = app.mode();
-    let (name, groups): (&str, &[Group]) = match &app.chrome.overlay {
+    let (name, groups): (&str, &[Group]) = match &app.chrome().overlay {
         Overlay::None => {
-            let panel = app.chrome.panels.focused()?;
+            let panel = app.chrome().panels.focused()?;
             let groups: &[Group] = if mode == Mode::Range {
                 &[
                     LIST,
@@ -79,7 +79,7 @@ fn open(app: &App) -> Option<(&'static str, Mode, &'static [Group])> {
 /// on the timeline.
 pub fn line(app: &App, width: usize) -> Option<String> {
     let (name, mode, groups) = open(app)?;
-    Some(hints(&app.session.keymap, name, mode, groups, width))
+    Some(hints(&app.session().keymap, name, mode, groups, width))
 }
 
 fn hints(keymap: &Keymap, name: &str, mode: Mode, groups: &[Group], width: usize) -> String {

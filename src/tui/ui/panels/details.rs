@@ -75,7 +75,7 @@ fn message_size<'a>(l: &Loaded, r: usize, theme: &Theme) -> Line<'a> {
 /// Everything about the selected event.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
-    let Some(e) = app.capture.selection else {
+    let Some(e) = app.capture().selection else {
         return PanelLines::one("Nothing selected (Enter selects the event under the cursor).");
     };
     let (name, _, _, place, thread, at) = match e {
@@ -93,7 +93,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             };
             (
                 p.strings
-                    .get(p.gpu.name_as(r, app.capture.show.names))
+                    .get(p.gpu.name_as(r, app.capture().show.names))
                     .to_string(),
                 p.gpu.start(r),
                 p.gpu.end(r),
@@ -154,7 +154,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let mut out = PanelLines::one(Line::styled(name, theme.heading()));
     // The kernel's other name, when it says more (or less).
     if let EventRef::Gpu(r) = e {
-        let names = app.capture.show.names;
+        let names = app.capture().show.names;
         let (shown, other) = (p.gpu.name_as(r, names), p.gpu.name_as(r, names.other()));
         if shown != other {
             out.push(Line::styled(

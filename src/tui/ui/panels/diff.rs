@@ -21,7 +21,7 @@ const TOP_KERNELS: usize = 15;
 
 /// The diff of the two captures, or why there is none yet.
 pub fn lines(app: &App, theme: &Theme, width: usize) -> PanelLines {
-    let Some(b) = &app.baseline else {
+    let Some(b) = &app.baseline() else {
         let mut out = PanelLines::one("No baseline to compare with. Start with");
         out.push(Line::styled(
             "  rankline AFTER... --baseline BEFORE",
@@ -40,7 +40,7 @@ pub fn lines(app: &App, theme: &Theme, width: usize) -> PanelLines {
         (BaselineStatus::Ready, None) => PanelLines::one("comparing the two captures…"),
         (BaselineStatus::Ready, Some(d)) => {
             let focus = app
-                .session
+                .session()
                 .keymap
                 .keys_for(Mode::Timeline, Action::FocusPanel);
             diff_lines(d, b.shown, theme, width, &focus)

@@ -47,7 +47,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     let p = &l.profile;
     let mut out = PanelLines::default();
     // A launch call selected (after `J`, or a click): the kernel it launched.
-    let r = match (app.capture.selection, app.capture.facts.launched) {
+    let r = match (app.capture().selection, app.capture().facts.launched) {
         (Some(EventRef::Gpu(r)), _) => r,
         (Some(EventRef::Api(_)), Some(k)) => {
             out.push(Line::styled("the selected call launched:", theme.dim()));
@@ -61,7 +61,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     out.push_to(
         Line::styled(
             p.strings
-                .get(p.gpu.name_as(r, app.capture.show.names))
+                .get(p.gpu.name_as(r, app.capture().show.names))
                 .to_string(),
             theme.heading(),
         ),
@@ -101,16 +101,16 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         out.push(Line::styled(
             format!(
                 "{}: jump to the launch call",
-                app.session
+                app.session()
                     .keymap
                     .keys_for(Mode::Timeline, Action::JumpToLaunch)
             ),
             theme.dim(),
         ));
     }
-    let Some(why) = &app.capture.facts.late else {
+    let Some(why) = &app.capture().facts.late else {
         // A rank that never started the instance has no launch to explain.
-        if let (Some(s), Some((g, _))) = (&app.capture.facts.skew, app.capture.facts.instance)
+        if let (Some(s), Some((g, _))) = (&app.capture().facts.skew, app.capture().facts.instance)
             && s.open
         {
             let group = &l.analysis.matching.groups[g];
@@ -164,7 +164,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             }
             // With an account, its GPU rows say what held it (or what
             // only competed), once; without one, what ran just before.
-            if app.capture.facts.account.is_none()
+            if app.capture().facts.account.is_none()
                 && let Some(pr) = &why.preceding
             {
                 out.push_to(
@@ -197,8 +197,8 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             theme.dim(),
         ));
     }
-    if let Some(w) = &app.capture.facts.account {
-        account_lines(&mut out, l, app.capture.show.names, w, theme);
+    if let Some(w) = &app.capture().facts.account {
+        account_lines(&mut out, l, app.capture().show.names, w, theme);
     }
     out
 }

@@ -84,8 +84,8 @@ pub fn layout_and_draw(
     l: &Loaded,
     theme: &Theme,
 ) -> Rect {
-    let open = app.chrome.panels.open();
-    app.chrome.layout.panels.clear();
+    let open = app.chrome().panels.open();
+    app.chrome_mut().layout.panels.clear();
     if open.is_empty() {
         return main;
     }
@@ -178,7 +178,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     let inner = Rect::new(area.x + 1, area.y + 1, area.width - 2, area.height - 2);
     let (rows, visible) = (r.rows.len(), inner.height as usize);
     let mut scroll = app
-        .chrome
+        .chrome_mut()
         .panels
         .scroll_mut(r.kind)
         .fit(rows + tail_pad(&r.lines, rows, visible), visible);
@@ -186,8 +186,8 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
     // (`l>)`), when it fits the panel at all: a stop inside it moves on
     // to its end going down, back to its start going up.
     if let Some(line) = wrapped_around(&r.lines, scroll.top, visible) {
-        let down = scroll.top > app.chrome.panels.drawn_top(r.kind);
-        let s = app.chrome.panels.scroll_mut(r.kind);
+        let down = scroll.top > app.chrome().panels.drawn_top(r.kind);
+        let s = app.chrome_mut().panels.scroll_mut(r.kind);
         s.top = if down {
             line.end.min(s.max_top())
         } else {
@@ -195,18 +195,18 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         };
         scroll = *s;
     }
-    app.chrome.panels.set_drawn_top(r.kind, scroll.top);
-    let focused = app.chrome.panels.focused() == Some(r.kind);
-    let target = app.chrome.panels.last_opened == Some(r.kind);
+    app.chrome_mut().panels.set_drawn_top(r.kind, scroll.top);
+    let focused = app.chrome().panels.focused() == Some(r.kind);
+    let target = app.chrome().panels.last_opened == Some(r.kind);
     if focused {
-        let at = app.chrome.panels.cursor(r.kind);
+        let at = app.chrome().panels.cursor(r.kind);
         let line = r.lines.get(at).or(r.lines.last()).cloned().unwrap_or(0..0);
         for row in &mut r.rows[line] {
             *row = std::mem::take(row).patch_style(theme.cursor_label());
         }
     }
     let title = if focused {
-        let keys = |a| app.session.keymap.keys_for(app.mode(), a);
+        let keys = |a| app.session().keymap.keys_for(app.mode(), a);
         format!(
             " ▶{} · {} go · {} back ",
             r.kind.name(),
@@ -214,7 +214,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
             keys(Action::Cancel)
         )
     } else if target {
-        let keys = |a| app.session.keymap.keys_for(Mode::Timeline, a);
+        let keys = |a| app.session().keymap.keys_for(Mode::Timeline, a);
         format!(
             // "{}" alone reads as a placeholder: say what the keys do
             " ▸{} · {}/{} scroll ",
@@ -253,7 +253,7 @@ fn draw_one(f: &mut Frame, area: Rect, app: &mut App, mut r: Rows, theme: &Theme
         .take(scroll.visible)
         .collect();
     f.render_widget(Paragraph::new(shown).block(block), area);
-    app.chrome.layout.panels.push(PanelArea {
+    app.chrome_mut().layout.panels.push(PanelArea {
         kind: Some(r.kind),
         inner,
         targets: r.targets,

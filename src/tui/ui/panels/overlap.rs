@@ -31,7 +31,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
     // arrive, the section says so.
     let sections = [
         ("whole capture, ms", Some(&l.analysis.overlap)),
-        ("visible window, ms", app.capture.window_overlap()),
+        ("visible window, ms", app.capture().window_overlap()),
     ];
     let rows: Vec<Option<Vec<[String; 7]>>> = sections
         .iter()

@@ -20,9 +20,9 @@ use ratatui::text::Line;
 const TOP: usize = 8;
 
 pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
-    let c = &app.capture;
+    let c = &app.capture();
     // The timeline's keys: they mark, copy and clear the range.
-    let keys = |a: Action| app.session.keymap.keys_for(Mode::Timeline, a);
+    let keys = |a: Action| app.session().keymap.keys_for(Mode::Timeline, a);
     if c.range.window().is_some() && c.range_facts_shown().is_none() {
         return PanelLines::one(Line::styled("computing the range's facts…", theme.dim()));
     }
@@ -95,7 +95,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
                     "  … {} more ({}, {}: the stats view of the window)",
                     rows.len() - TOP,
                     keys(Action::StatsView),
-                    app.session
+                    app.session()
                         .keymap
                         .keys_for(Mode::Stats, Action::ToggleScope)
                 ),
@@ -103,7 +103,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
             ));
         }
     };
-    let kernels = match app.capture.show.names {
+    let kernels = match app.capture().show.names {
         KernelNames::Short => {
             "kernels by time, wholly inside (report stats --window --names short):"
         }

@@ -53,7 +53,7 @@ fn rank_order(starts: &[i64]) -> Vec<(Option<&'static str>, Vec<usize>)> {
 
 /// The skew of the selected instance, one row per rank.
 pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
-    let facts = &app.capture.facts;
+    let facts = &app.capture().facts;
     let (Some((g, k)), Some(inst)) = (facts.instance, &facts.skew) else {
         return PanelLines::one(
             "Select an NCCL kernel (Enter) or jump to a big event (]) to see its ranks.",
@@ -114,7 +114,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme, width: usize) -> PanelLines {
     }
     // A node-level event: the host, with what its figure measures (not a
     // rank's start skew).
-    if let Some(h) = &app.capture.facts.late_host {
+    if let Some(h) = &app.capture().facts.late_host {
         out.push(Line::styled(
             format!(
                 "late host {}: all {} of its ranks started {} ms after every other host's last start (start skew: its latest rank vs the first rank)",

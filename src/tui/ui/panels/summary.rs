@@ -51,7 +51,7 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         out.push(Line::styled(format!("! {w}"), theme.warning()));
     }
     let dev = app
-        .capture
+        .capture()
         .lanes
         .at_cursor()
         .and_then(|r| row_device(p, &l.index, r.kind));
