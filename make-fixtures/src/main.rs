@@ -30,6 +30,7 @@ mod megatron;
 mod model;
 mod multinode;
 mod names;
+mod payload_tables;
 mod payloads;
 mod per_rank;
 mod plan;
@@ -60,6 +61,9 @@ use truth_skew::GroupSpec;
 /// Where `fixtures/` is written: the project (the workspace root, one up from
 /// this crate), or `MAKE_FIXTURES_ROOT` (the test that proves the committed
 /// fixtures are reproducible uses a scratch directory).
+/// `fixtures/payloads.sqlite`'s capture as a dynamic-tables export (payload_tables.rs).
+const PAYLOAD_TABLES: &str = "fixtures/payload_tables.sqlite";
+
 fn root() -> PathBuf {
     std::env::var_os("MAKE_FIXTURES_ROOT")
         .map(PathBuf::from)
@@ -225,6 +229,14 @@ fn fixtures() {
     // Every call names its communicator: rung 2 of the matching names every instance.
     t["skew"]["groups"][0]["match_method"] = "nvtx".into();
     save("payloads.truth.json", &t);
+    // The same capture exported with --dynamic-tables=all instead of --include-blobs=true.
+    let path = root().join(PAYLOAD_TABLES);
+    writer::write_with(&fx.profile, &path, &|tx, st| {
+        payloads::extra(&pl.blobs, tx)?;
+        payload_tables::convert(tx, st)
+    })
+    .unwrap_or_else(|e| panic!("writing {PAYLOAD_TABLES}: {e}"));
+    println!("{PAYLOAD_TABLES}");
 
     scenario::write_all();
 }

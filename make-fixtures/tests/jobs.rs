@@ -343,6 +343,11 @@ fn decode(blob: &[u8]) -> (u32, u64, u64, u32) {
 #[test]
 fn payloads_name_each_kernels_communicator() {
     for Job { name, t, dbs } in jobs() {
+        // Its payloads are in tables, not blobs: tests/payload_tables.rs holds every report
+        // on it to the blob export's.
+        if name.ends_with("_payload_tables") {
+            continue;
+        }
         if t["payloads"] != true {
             for db in &dbs {
                 let n = count(db, "SELECT count(*) FROM NVTX_EVENTS WHERE domainId = 1");
@@ -571,7 +576,16 @@ fn job_files_stay_small() {
             }
             let size = std::fs::metadata(&p).unwrap().len();
             if p.extension().is_some_and(|x| x == "sqlite") {
-                assert!(size <= 560 * 1024, "{} is {} KiB", p.display(), size / 1024);
+                // A dynamic-tables export has a table per process and payload schema, a page
+                // each at least.
+                let tables = p.to_string_lossy().contains("_payload_tables");
+                let limit = if tables { 760 } else { 560 };
+                assert!(
+                    size <= limit * 1024,
+                    "{} is {} KiB",
+                    p.display(),
+                    size / 1024
+                );
             }
         }
     }

@@ -92,6 +92,9 @@ fn play_into(name: &str, spec: &spec::Spec, stem: &str) {
             if spec.payloads {
                 crate::payloads::extra(&f.blobs, tx)?;
             }
+            if spec.payload_tables {
+                crate::payload_tables::convert(tx, st)?;
+            }
             write_osrt(tx, st, &f.osrt)
         };
         let path = &f.profile.path;

@@ -221,6 +221,10 @@ pub struct Spec {
     /// NCCL's NVTX ranges with their payloads (communicator id, size, peer).
     #[serde(default)]
     pub payloads: bool,
+    /// Those payloads in the tables `nsys export --dynamic-tables=all` writes, not in
+    /// `binaryData` (payload_tables.rs).
+    #[serde(default)]
+    pub payload_tables: bool,
     /// Upper bound of each member's end after a collective's common end (µs).
     pub end_jitter_us: f64,
     /// Natural drift: each kernel of each rank up to this much longer (µs, 0: lockstep).
