@@ -39,6 +39,8 @@ pub const CAVEAT: &str =
 pub const NOT_RECORDED: &str = "message sizes not recorded (NCCL NVTX payloads absent)";
 /// What is said where sizes come from payloads.
 pub const UNVERIFIED: &str = "sizes decoded from NCCL's NVTX payloads by the export's schemas: the decoding is unverified against a real capture";
+/// What is said where they come from the dynamic payload tables.
+pub const FROM_TABLES: &str = "sizes read from NCCL's payloads in the export's dynamic payload tables (--dynamic-tables): the reading is unverified against a real capture";
 /// How the two figures are timed.
 pub const TIMING: &str = "algbw = bytes ÷ (the instance's end − its latest start): the early ranks' wait is not transfer time; naive = bytes ÷ each rank's kernel time, which includes its wait";
 
@@ -61,10 +63,8 @@ pub struct Sizes {
 
 /// How to get sizes that another export of the same report gives: NCCL's
 /// ranges are there, their payloads were left out (nsys export leaves
-/// `binaryData` out unless asked). The dynamic payload tables of 2026.4+
-/// (`--dynamic-tables`) are not read yet, so they are not offered.
-pub const RE_EXPORT: &str =
-    "re-export with the payloads: nsys export --type sqlite --include-blobs=true REPORT.nsys-rep";
+/// `binaryData` out unless asked; 2026.4+ can write them as tables).
+pub const RE_EXPORT: &str = "re-export with the payloads: nsys export --type sqlite --include-blobs=true REPORT.nsys-rep (2026.4+: or --dynamic-tables=all)";
 /// How to get sizes when the capture holds no NCCL range at all.
 pub const RE_CAPTURE: &str =
     "no NCCL call was traced: capture with nsys profile --trace=cuda,nvtx to record NCCL's ranges";
@@ -154,11 +154,19 @@ impl Sizes {
         }
         let n = self.by_row.len();
         let all = self.nccl_kernels.max(n);
+        let source = match t.from_tables {
+            0 => UNVERIFIED.to_string(),
+            k if k == t.present => FROM_TABLES.to_string(),
+            k => format!(
+                "{UNVERIFIED} ({k} of {} payloads from the dynamic payload tables)",
+                t.present
+            ),
+        };
         let mut line = if n == all {
-            format!("{UNVERIFIED}; every NCCL kernel ({n}) has a size")
+            format!("{source}; every NCCL kernel ({n}) has a size")
         } else {
             format!(
-                "{UNVERIFIED}; {n} of {all} NCCL kernels have a size (the others were launched outside an NCCL call with a payload, or by a group of calls that cannot be split among its kernels)"
+                "{source}; {n} of {all} NCCL kernels have a size (the others were launched outside an NCCL call with a payload, or by a group of calls that cannot be split among its kernels)"
             )
         };
         if t.undecodable() > 0 {
@@ -525,10 +533,10 @@ mod tests {
             ..Sizes::default()
         };
         assert_eq!(ranges.how_to_get(), Some(RE_EXPORT));
+        assert!(ranges.said().ends_with(RE_EXPORT));
         assert!(
-            ranges
-                .said()
-                .ends_with("--include-blobs=true REPORT.nsys-rep")
+            RE_EXPORT.contains("--include-blobs=true")
+                && RE_EXPORT.contains("--dynamic-tables=all")
         );
         let declared = Sizes {
             schemas: 8,
@@ -565,5 +573,29 @@ mod tests {
             some.said()
         );
         assert!(some.said().contains("unverified"));
+        assert!(some.said().starts_with(UNVERIFIED));
+        // Where the payloads came from the dynamic payload tables, it says so.
+        let tally = |from_tables| PayloadTally {
+            present: 3,
+            decoded: 3,
+            from_tables,
+            ..PayloadTally::default()
+        };
+        let tables = Sizes {
+            payloads: tally(3),
+            ..some.clone()
+        };
+        assert!(tables.said().starts_with(FROM_TABLES), "{}", tables.said());
+        let mixed = Sizes {
+            payloads: tally(1),
+            ..some
+        };
+        assert!(
+            mixed.said().starts_with(&format!(
+                "{UNVERIFIED} (1 of 3 payloads from the dynamic payload tables)"
+            )),
+            "{}",
+            mixed.said()
+        );
     }
 }

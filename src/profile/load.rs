@@ -5,6 +5,7 @@ mod convert;
 mod counts;
 pub mod memory;
 mod nccl_rows;
+mod payload_tables;
 pub mod ranges;
 mod source;
 mod stacks;
@@ -66,6 +67,9 @@ struct State<'p> {
     osrt_open: crate::profile::column::Col<u32>,
     /// The NVTX payload layouts the export declares (read before NVTX).
     payload_schemas: crate::profile::payload::Schemas,
+    /// The payloads a dynamic-tables export holds, by event (read before
+    /// NVTX).
+    payload_tables: crate::profile::payload::PayloadTables,
 }
 
 /// More schema entries than any export declares (NCCL registers about 20
@@ -164,6 +168,7 @@ fn read_file(
         rows_needed: false,
         osrt_open: Default::default(),
         payload_schemas: Default::default(),
+        payload_tables: Default::default(),
     };
     st.run(&db, source, limits, plan)?;
     if st.rows_needed {
@@ -262,6 +267,7 @@ impl State<'_> {
         self.read_gpus(db)?;
         self.read_contexts(db)?;
         self.read_payload_schemas(db)?;
+        self.read_payload_tables(db)?;
         // NCCL's payloads give message sizes: a file that declares their
         // schemas is checked for payload data even when only the GPU side
         // was asked for, and read whole when it has some.
@@ -712,7 +718,9 @@ impl State<'_> {
         self.add_samples(samples, joined);
         // NVTX payloads may name NCCL communicators, which the clock's
         // matching reads from loaded rows: such a file is read whole.
-        self.rows_needed = counted.nvtx_payloads;
+        // So may a dynamic-tables export's, whose NVTX rows were counted.
+        self.rows_needed =
+            counted.nvtx_payloads || (plan.need == Need::Counts && !self.payload_tables.is_empty());
         Ok(counted)
     }
 

@@ -732,6 +732,10 @@ pub struct PayloadTally {
     pub unreadable: u64,
     /// Rows identical to another (thread, times, name, payload): counted once.
     pub duplicates: u64,
+    /// Of those present, payloads read from the export's dynamic payload
+    /// tables (`--dynamic-tables`), not from `binaryData`.
+    #[serde(default)]
+    pub from_tables: u64,
 }
 
 impl PayloadTally {
@@ -739,6 +743,7 @@ impl PayloadTally {
         let sum = |a: &mut u64, b: u64| *a = a.saturating_add(b);
         sum(&mut self.present, o.present);
         sum(&mut self.decoded, o.decoded);
+        sum(&mut self.from_tables, o.from_tables);
         sum(&mut self.no_schema, o.no_schema);
         sum(&mut self.unusable_schema, o.unusable_schema);
         sum(&mut self.truncated, o.truncated);

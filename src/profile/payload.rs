@@ -54,6 +54,19 @@ pub struct Entry {
 #[derive(Debug, Default, Clone)]
 pub struct Schemas {
     layouts: HashMap<(i64, u64), Layout>,
+    /// The entry names that hold each field rankline reads: what a
+    /// dynamic payload table's columns are named after.
+    named: HashMap<(i64, u64), Vec<(Field, String)>>,
+}
+
+/// A field rankline reads from NCCL's payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Comm,
+    Bytes,
+    Peer,
+    Rank,
+    NRanks,
 }
 
 /// What one NCCL call's payload says.
@@ -68,8 +81,51 @@ pub struct Fields {
     pub nranks: Option<u32>,
 }
 
+/// The payloads a dynamic-tables export holds (`load/payload_tables.rs`):
+/// each linked event's fields, or why its payload gives none.
+#[derive(Debug, Default)]
+pub struct PayloadTables {
+    by_event: HashMap<i64, Result<Fields, Undecodable>>,
+}
+
+impl PayloadTables {
+    pub fn new(by_event: HashMap<i64, Result<Fields, Undecodable>>) -> PayloadTables {
+        PayloadTables { by_event }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_event.is_empty()
+    }
+
+    /// What the payload of event `event` gives (None: it has none here).
+    pub fn of(&self, event: i64) -> Option<Result<Fields, Undecodable>> {
+        self.by_event.get(&event).copied()
+    }
+}
+
 /// No communicator has more ranks: a rank or size beyond is damage.
 pub const MAX_RANKS: u32 = 1 << 20;
+
+impl Fields {
+    /// These fields, unless one is impossible or none was found: what a
+    /// payload gives, whichever way the export holds it.
+    pub fn checked(self) -> Result<Fields, Undecodable> {
+        let within = |r: Option<u32>| r.is_none_or(|r| r < MAX_RANKS);
+        if !(within(self.peer) && within(self.rank) && within(self.nranks))
+            || self.nranks == Some(0)
+            || self.rank.zip(self.nranks).is_some_and(|(r, n)| r >= n)
+        {
+            return Err(Undecodable::ImpossibleRank);
+        }
+        if self.bytes.is_some_and(|b| b > MAX_MESSAGE_BYTES) {
+            return Err(Undecodable::ImpossibleSize);
+        }
+        if self == Fields::default() {
+            return Err(Undecodable::NoFields);
+        }
+        Ok(self)
+    }
+}
 
 /// Why a payload gives nothing: it is never re-read another way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,15 +164,25 @@ impl Schemas {
             .iter()
             .filter_map(|&(d, s, n)| Some(((d, s), u64::try_from(n?).ok()?)))
             .collect();
-        let layouts = by_schema
-            .into_iter()
-            .map(|(key, mut list)| {
-                list.sort_by_key(|e| e.idx);
-                let size = sizes.get(&key).copied().unwrap_or(0);
-                (key, layout_of(&list, size))
-            })
-            .collect();
-        Schemas { layouts }
+        let mut layouts = HashMap::with_capacity(by_schema.len());
+        let mut named = HashMap::with_capacity(by_schema.len());
+        for (key, mut list) in by_schema {
+            list.sort_by_key(|e| e.idx);
+            let size = sizes.get(&key).copied().unwrap_or(0);
+            layouts.insert(key, layout_of(&list, size));
+            let names = fields_of(&list)
+                .into_iter()
+                .map(|(f, i)| (f, list[i].name.clone()))
+                .collect();
+            named.insert(key, names);
+        }
+        Schemas { layouts, named }
+    }
+
+    /// The names of the entries that hold each field of schema `schema`
+    /// of `domain` (None: a schema the export does not declare).
+    pub fn field_names(&self, domain: i64, schema: u64) -> Option<&[(Field, String)]> {
+        self.named.get(&(domain, schema)).map(Vec::as_slice)
     }
 
     /// How many schemas the export declares.
@@ -151,27 +217,14 @@ impl Schemas {
             let b: [u8; 4] = payload.get(at..at.checked_add(4)?)?.try_into().ok()?;
             u32::try_from(i32::from_le_bytes(b)).ok()
         };
-        let fields = Fields {
+        Fields {
             comm: read(layout.comm),
             bytes: read(layout.bytes),
             peer: int(layout.peer),
             rank: int(layout.rank),
             nranks: int(layout.nranks),
-        };
-        let within = |r: Option<u32>| r.is_none_or(|r| r < MAX_RANKS);
-        if !(within(fields.peer) && within(fields.rank) && within(fields.nranks))
-            || fields.nranks == Some(0)
-            || fields.rank.zip(fields.nranks).is_some_and(|(r, n)| r >= n)
-        {
-            return Err(Undecodable::ImpossibleRank);
         }
-        if fields.bytes.is_some_and(|b| b > MAX_MESSAGE_BYTES) {
-            return Err(Undecodable::ImpossibleSize);
-        }
-        if fields == Fields::default() {
-            return Err(Undecodable::NoFields);
-        }
-        Ok(fields)
+        .checked()
     }
 
     /// nsys's record header, when `blob` starts with one: (schema id,
@@ -230,11 +283,38 @@ fn nccl_schema(name: &str) -> Option<u64> {
     Some(STATIC_START + sid)
 }
 
-/// The offsets of the communicator (the entry NCCL names so) and of the
+/// Which of `entries` holds each field, by NCCL's names and the widths
+/// they have: the communicator (the 8-byte entry NCCL names so), the
 /// message size (the first `size_t` entry: older NCCL names it "Bytes"),
-/// in a payload of `size` bytes (0: not declared). Entries that overlap,
-/// or reach past a declared size, make the schema unusable: a field read
-/// there would be another field's bytes.
+/// the peer, the rank and the rank count (4-byte entries); the first such
+/// entry wins.
+fn fields_of(entries: &[Entry]) -> Vec<(Field, usize)> {
+    let mut found: Vec<(Field, usize)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let width = type_width(e.kind).unwrap_or(1);
+        let int4 = width == 4;
+        let holds = [
+            (Field::Comm, e.name == "NCCL communicator ID" && width == 8),
+            (Field::Bytes, e.kind == TYPE_SIZE),
+            (
+                Field::Peer,
+                int4 && matches!(e.name.as_str(), "Peer rank" | "Peer"),
+            ),
+            (Field::Rank, int4 && e.name == "Rank"),
+            (Field::NRanks, int4 && e.name == "No. of ranks"),
+        ];
+        for (f, yes) in holds {
+            if yes && !found.iter().any(|x| x.0 == f) {
+                found.push((f, i));
+            }
+        }
+    }
+    found
+}
+
+/// Where each field lies in a payload of `size` bytes (0: not declared).
+/// Entries that overlap, or reach past a declared size, make the schema
+/// unusable: a field read there would be another field's bytes.
 fn layout_of(entries: &[Entry], size: u64) -> Layout {
     let mut layout = Layout {
         size,
@@ -244,6 +324,8 @@ fn layout_of(entries: &[Entry], size: u64) -> Layout {
     // (offset, width) of each entry; an unknown type counts one byte,
     // so that only what is surely wrong makes a schema unusable.
     let mut placed: Vec<(usize, usize)> = Vec::with_capacity(entries.len());
+    // Each entry's offset (None: one that cannot be placed).
+    let mut at_of: Vec<Option<usize>> = Vec::with_capacity(entries.len());
     for e in entries {
         let width = type_width(e.kind);
         let at = match e.offset {
@@ -252,6 +334,7 @@ fn layout_of(entries: &[Entry], size: u64) -> Layout {
                 Ok(o) => o,
                 Err(_) => {
                     layout.unusable = true;
+                    at_of.push(None);
                     continue;
                 }
             },
@@ -259,18 +342,16 @@ fn layout_of(entries: &[Entry], size: u64) -> Layout {
         let width = width.unwrap_or(1);
         next = at.saturating_add(width);
         placed.push((at, width));
-        if e.name == "NCCL communicator ID" && layout.comm.is_none() && width == 8 {
-            layout.comm = Some(at);
-        }
-        if e.kind == TYPE_SIZE && layout.bytes.is_none() {
-            layout.bytes = Some(at);
-        }
-        let int4 = width == 4;
-        match e.name.as_str() {
-            "Peer rank" | "Peer" if int4 && layout.peer.is_none() => layout.peer = Some(at),
-            "Rank" if int4 && layout.rank.is_none() => layout.rank = Some(at),
-            "No. of ranks" if int4 && layout.nranks.is_none() => layout.nranks = Some(at),
-            _ => {}
+        at_of.push(Some(at));
+    }
+    for (f, i) in fields_of(entries) {
+        let at = at_of[i];
+        match f {
+            Field::Comm => layout.comm = at,
+            Field::Bytes => layout.bytes = at,
+            Field::Peer => layout.peer = at,
+            Field::Rank => layout.rank = at,
+            Field::NRanks => layout.nranks = at,
         }
     }
     placed.sort_unstable();

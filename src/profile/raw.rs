@@ -311,6 +311,9 @@ pub struct RawNvtx {
     pub domain: Vec<i64>,
     /// (row, payload bytes) of rows with a binary payload.
     pub payload: Vec<(u32, Vec<u8>)>,
+    /// (row, eventId) of ranges, in an export whose payloads are in
+    /// dynamic tables (by event id), and only then.
+    pub event_id: Vec<(u32, i64)>,
     pub texts: Interner,
 }
 
@@ -339,6 +342,8 @@ impl RawNvtx {
                 .into_iter()
                 .map(|(row, bytes)| (row + base, bytes)),
         );
+        self.event_id
+            .extend(other.event_id.into_iter().map(|(row, id)| (row + base, id)));
     }
 }
 
@@ -862,6 +867,7 @@ pub fn read_nvtx(
 ) -> Result<RawNvtx, LoadError> {
     let mut n = RawNvtx::default();
     let read = Selection::all(&spec::NVTX);
+    let linked = schema.has_table(spec::PAYLOAD_LINK);
     scan(
         conn,
         schema,
@@ -885,6 +891,12 @@ pub fn read_nvtx(
             };
             if let Some(bytes) = payload_bytes(r.value(N::BinaryData)) {
                 n.payload.push((n.start.len() as u32, bytes));
+            }
+            if linked
+                && matches!(event_type as u8, 59 | 60)
+                && let Some(id) = r.int(N::EventId)
+            {
+                n.event_id.push((n.start.len() as u32, id));
             }
             n.start.push(start);
             n.end.push(r.time(N::End).unwrap_or(i64::MIN));

@@ -174,8 +174,14 @@ columns! {
         TextId = "textId",
         DomainId = "domainId",
         BinaryData = "binaryData" (text),
+        /// Schema 3.28.1+: what a dynamic payload table's row names.
+        EventId = "eventId",
     }
 }
+
+/// Schema 3.28.1+ (`--dynamic-tables`): links NVTX events to the tables
+/// that hold their payloads (`load/payload_tables.rs`).
+pub const PAYLOAD_LINK: &str = "NVTX_EVENTS_PAYLOAD_SCHEMAS";
 
 pub const NVTX: TableSpec<NvtxColumn> = TableSpec {
     table: "NVTX_EVENTS",

@@ -438,12 +438,13 @@ impl State<'_> {
             }
         }
         let mut payload = n.payload.iter().peekable();
+        let mut event_id = n.event_id.iter().peekable();
         // ncclGroupStart / ncclGroupEnd ranges, kept if the file has calls
         // with payloads (grouped calls are found through them); a file
         // with no payload at all is not looked at for them.
         let mut group_marks = Vec::new();
         let had_calls = self.p.nccl_api.start.len();
-        let payloads = !n.payload.is_empty();
+        let payloads = !n.payload.is_empty() || !self.payload_tables.is_empty();
         for i in 0..rows {
             let kind = match n.event_type[i] {
                 59 => NvtxKind::PushPop,
@@ -471,21 +472,33 @@ impl State<'_> {
             while payload.peek().is_some_and(|c| (c.0 as usize) < i) {
                 payload.next();
             }
+            while event_id.peek().is_some_and(|c| (c.0 as usize) < i) {
+                event_id.next();
+            }
+            // A dynamic-tables export holds the payload by event id, a
+            // blob export in the row: the table's wins where both exist.
+            let from_table = event_id
+                .peek()
+                .filter(|c| c.0 as usize == i)
+                .and_then(|c| self.payload_tables.of(c.1));
+            let blob = payload.peek().filter(|c| c.0 as usize == i).map(|c| &c.1);
             if payloads
                 && let Some(sym) = names[i]
                 && kind == NvtxKind::PushPop
                 && matches!(self.p.strings.get(sym), "ncclGroupStart" | "ncclGroupEnd")
             {
                 group_marks.push((sym, threads[i], start, end));
-            } else if let Some((_, blob)) = payload.peek().filter(|c| c.0 as usize == i)
-                && kind != NvtxKind::Mark
+            } else if kind != NvtxKind::Mark
                 && let Some(sym) = names[i]
                 && let name = self.p.strings.get(sym)
                 && name.starts_with("nccl")
+                && let Some(decoded) = from_table
+                    .or_else(|| blob.map(|b| self.payload_schemas.decode(n.domain[i], name, b)))
             {
                 let a = &mut self.p.nccl_api;
                 a.payloads.present += 1;
-                match self.payload_schemas.decode(n.domain[i], name, blob) {
+                a.payloads.from_tables += u64::from(from_table.is_some());
+                match decoded {
                     Ok(f) => {
                         a.payloads.decoded += 1;
                         a.name.push(sym);
