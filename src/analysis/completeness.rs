@@ -229,7 +229,8 @@ pub fn completeness(p: &Profile, clock: &Alignment, w: Window) -> Completeness {
         for i in rows {
             match p.gpu.kind(i) {
                 GpuKind::Kernel => d.kernels += 1,
-                GpuKind::Memcpy => d.memcpy += 1,
+                // A batched record counts its copies (`copyCount`).
+                GpuKind::Memcpy => d.memcpy += p.gpu.copies(i) as usize,
                 GpuKind::Memset => d.memset += 1,
             }
         }

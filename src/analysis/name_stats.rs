@@ -121,6 +121,10 @@ pub struct StatRow {
     /// With `--by stream`.
     pub lane: Option<LaneId>,
     pub count: usize,
+    /// GPU copies and sets: the operations its records hold (a batched
+    /// copy record, `copyCount` > 1, holds several; its time is the
+    /// record's). Equal to `count` for every other row.
+    pub copies: u64,
     pub total_ns: i64,
     pub mean_ns: f64,
     pub median_ns: f64,
@@ -157,7 +161,7 @@ pub fn table(
         return Err(why);
     }
     type Key = (Sym, Option<Sym>, Option<DevId>, Option<LaneId>);
-    let mut groups: HashMap<Key, Vec<i64>> = HashMap::new();
+    let mut groups: HashMap<Key, (Vec<i64>, u64)> = HashMap::new();
     each(p, clock, of, names, w, &mut |r, name, lane, d| {
         // nsys names a domain only from its create event: unnamed, none.
         let domain = (of == StatsOf::Nvtx).then(|| {
@@ -173,12 +177,20 @@ pub fn table(
             (StatsBy::Stream, Some(l)) => (name, domain, Some(p.lanes[l as usize].device), Some(l)),
             _ => (name, domain, None, None),
         };
-        groups.entry(key).or_default().push(d);
+        let ops = if of == StatsOf::Copies {
+            u64::from(p.gpu.copies(r))
+        } else {
+            1
+        };
+        let g = groups.entry(key).or_default();
+        g.0.push(d);
+        g.1 += ops;
     });
     let mut rows: Vec<StatRow> = groups
         .into_iter()
-        .map(|((name, domain, device, lane), mut d)| StatRow {
+        .map(|((name, domain, device, lane), (mut d, copies))| StatRow {
             domain,
+            copies,
             ..row(name, device, lane, &mut d)
         })
         .collect();
@@ -310,6 +322,7 @@ fn row(name: Sym, device: Option<DevId>, lane: Option<LaneId>, d: &mut [i64]) ->
         device,
         lane,
         count: n,
+        copies: n as u64,
         total_ns: total,
         mean_ns: mean,
         median_ns: median,

@@ -30,7 +30,7 @@ pub struct DeviceOverlap {
     pub nccl_ns: i64,
     pub compute_kernels: usize,
     pub nccl_kernels: usize,
-    /// Memcpy and memset operations.
+    /// Memcpy and memset operations (a batched record counts its copies).
     pub copies: usize,
 }
 
@@ -98,6 +98,8 @@ fn devices_overlap(
     let mut compute: Vec<Vec<Span>> = rows.iter().map(|&n| Vec::with_capacity(n)).collect();
     let mut nccl: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
     let mut copy: Vec<Vec<Span>> = vec![Vec::new(); p.devices.len()];
+    // Copy operations: a batched record holds several (`copyCount`).
+    let mut copy_ops = vec![0usize; p.devices.len()];
     // A device's spans are on the clock of its first lane's file (a GPU
     // seen by two files is one union).
     let mut clock_of = vec![None::<usize>; p.devices.len()];
@@ -115,6 +117,7 @@ fn devices_overlap(
             };
             if p.gpu.kind(i) != GpuKind::Kernel {
                 copy[d].push(span);
+                copy_ops[d] += p.gpu.copies(i) as usize;
             } else if classes.comm(p, i).is_some() {
                 nccl[d].push(span);
             } else {
@@ -127,7 +130,10 @@ fn devices_overlap(
             let d = dev as usize;
             let [c, n, m] = [&mut compute[d], &mut nccl[d], &mut copy[d]].map(std::mem::take);
             let frame = clock_of[d].and_then(|onto| window_frame(p, clock, dev, onto, w));
-            device_overlap(dev, c, n, m, frame)
+            device_overlap(dev, c, n, m, frame).map(|o| DeviceOverlap {
+                copies: copy_ops[d],
+                ..o
+            })
         })
         .collect()
 }

@@ -91,6 +91,7 @@ pub(crate) fn columns(p: &FileProfile) -> Vec<(&'static str, &[u8])> {
         ("gpu.details.long_name", g.details.long_name.as_bytes()),
         ("gpu.details.bytes", g.details.bytes.as_bytes()),
         ("gpu.details.graph_node", g.details.graph_node.as_bytes()),
+        ("gpu.details.copies", g.details.copies.as_bytes()),
         ("gpu.unfinished", g.unfinished.as_bytes()),
         ("runtime.start", r.start.as_bytes()),
         ("runtime.end", r.end.as_bytes()),
@@ -448,6 +449,7 @@ fn decode_checked(
             long_name: load!("gpu.details.long_name"),
             bytes: load!("gpu.details.bytes"),
             graph_node: load!("gpu.details.graph_node"),
+            copies: load!("gpu.details.copies"),
             shape: {
                 let mut cols = Vec::with_capacity(CACHE_NAMES.len());
                 for name in CACHE_NAMES {

@@ -22,6 +22,9 @@ pub struct Detail {
     pub graph_node: u64,
     /// Kernels' launch configuration (zeros for copies and sets).
     pub shape: Shape,
+    /// The copies one memcpy record holds (`copyCount`: batched by
+    /// `cudaMemcpyBatchAsync`); 1 for every other row.
+    pub copies: u32,
 }
 
 /// The distinct details, as columns (one row per detail, not per event).
@@ -32,6 +35,7 @@ pub struct GpuDetails {
     pub bytes: Col<u64>,
     pub graph_node: Col<u64>,
     pub shape: LaunchShape,
+    pub copies: Col<u32>,
 }
 
 impl GpuDetails {
@@ -51,6 +55,7 @@ impl GpuDetails {
             bytes: self.bytes[i],
             graph_node: self.graph_node[i],
             shape: self.shape.row(i),
+            copies: self.copies[i],
         }
     }
 
@@ -59,6 +64,7 @@ impl GpuDetails {
         self.long_name.push(d.long_name);
         self.bytes.push(d.bytes);
         self.graph_node.push(d.graph_node);
+        self.copies.push(d.copies);
         let s = d.shape;
         let values = [
             s.grid[0],
@@ -83,6 +89,7 @@ impl GpuDetails {
         self.long_name.append(&mut other.long_name);
         self.bytes.append(&mut other.bytes);
         self.graph_node.append(&mut other.graph_node);
+        self.copies.append(&mut other.copies);
         self.shape.append(&mut other.shape);
     }
 
@@ -92,6 +99,7 @@ impl GpuDetails {
         self.kind.len() == n
             && self.bytes.len() == n
             && self.graph_node.len() == n
+            && self.copies.len() == n
             && self.shape.columns().iter().all(|c| c.len() == n)
     }
 }
@@ -131,10 +139,12 @@ mod tests {
             bytes: 0,
             graph_node: 9,
             shape,
+            copies: 1,
         };
         let b = Detail {
             kind: GpuKind::Memcpy,
             bytes: 64,
+            copies: 3,
             ..a
         };
         let (mut table, mut ids) = (GpuDetails::default(), DetailIds::default());

@@ -468,6 +468,12 @@ impl GpuActivity {
     pub fn bytes(&self, r: usize) -> u64 {
         self.details.bytes[self.detail[r] as usize]
     }
+
+    /// The copies row `r` holds: more than 1 for a batch of copies in one
+    /// record (`cudaMemcpyBatchAsync`, schema 3.28.1+), else 1.
+    pub fn copies(&self, r: usize) -> u32 {
+        self.details.copies[self.detail[r] as usize]
+    }
     /// CUDA graph node id, or `NO_GRAPH`.
     pub fn graph_node(&self, r: usize) -> u64 {
         self.details.graph_node[self.detail[r] as usize]

@@ -78,6 +78,9 @@ pub struct RawGpu {
     pub copy_kind: Vec<i64>,
     /// Memcpy and memset; 0 when NULL or negative.
     pub bytes: Vec<u64>,
+    /// Memcpy: the copies the record holds (`copyCount`, schema 3.28.1+;
+    /// 1 when absent, NULL or not above 1).
+    pub copies: Vec<u32>,
     /// Rows (of these) whose `end` is NULL: still running when the capture
     /// stopped. Their `end` holds their start until the capture's end is
     /// known.
@@ -109,6 +112,7 @@ impl RawGpu {
             GpuKind::Memcpy => {
                 reserve(&mut self.copy_kind, n);
                 reserve(&mut self.bytes, n);
+                reserve(&mut self.copies, n);
             }
             GpuKind::Memset => reserve(&mut self.bytes, n),
         }
@@ -522,6 +526,8 @@ pub fn read_gpu(
             GpuKind::Memcpy => {
                 g.copy_kind.push(r.int(G::CopyKind).unwrap_or(NO_COPY_KIND));
                 g.bytes.push(bytes(&r));
+                let copies = r.int(G::CopyCount).unwrap_or(1).clamp(1, u32::MAX as i64);
+                g.copies.push(copies as u32);
             }
             GpuKind::Memset => g.bytes.push(bytes(&r)),
         }

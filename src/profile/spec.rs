@@ -77,6 +77,8 @@ columns! {
         DynamicSharedMemory = "dynamicSharedMemory",
         CopyKind = "copyKind",
         Bytes = "bytes",
+        /// Schema 3.28.1+: copies one record holds (`cudaMemcpyBatchAsync`).
+        CopyCount = "copyCount",
     }
 }
 
@@ -134,7 +136,11 @@ pub const KERNEL_TIMES_AND_NAMES: ColumnSet<GpuColumn> = KERNEL
 
 pub const MEMCPY: TableSpec<GpuColumn> = TableSpec {
     table: "CUPTI_ACTIVITY_KIND_MEMCPY",
-    columns: GPU_SHARED.union(GpuColumn::set(&[GpuColumn::CopyKind, GpuColumn::Bytes])),
+    columns: GPU_SHARED.union(GpuColumn::set(&[
+        GpuColumn::CopyKind,
+        GpuColumn::Bytes,
+        GpuColumn::CopyCount,
+    ])),
     filter: "",
 };
 

@@ -114,6 +114,7 @@ fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileP
                 bytes: 0,
                 graph_node: NO_GRAPH,
                 shape: Shape::default(),
+                copies: 1,
             };
             g.detail.push(details.id(&mut g.details, detail));
         }

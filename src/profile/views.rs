@@ -313,6 +313,13 @@ impl GpuRows {
         part.file.gpu.bytes(i)
     }
 
+    /// The copies row `r` holds (more than 1: a batch in one record).
+    #[inline]
+    pub fn copies(&self, r: usize) -> u32 {
+        let (part, i) = self.at(r);
+        part.file.gpu.copies(i)
+    }
+
     /// CUDA graph node id, or [`NO_GRAPH`].
     #[inline]
     pub fn graph_node(&self, r: usize) -> u64 {

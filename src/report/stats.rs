@@ -69,6 +69,9 @@ pub fn to_json(cx: &Context) -> Value {
                 ("stddev_ms", (r.stddev_ns / 1e6).into()),
             ];
             v.extend(figures.map(|(k, x)| (k.to_string(), x)));
+            if cx.options.stats_of == StatsOf::Copies {
+                v.insert("copies".into(), r.copies.into());
+            }
             Value::Object(v)
         })
         .collect();
@@ -145,5 +148,31 @@ pub fn to_text(cx: &Context) -> String {
     out += &cx.note(
         "time_% = share of this table's total; med = median (mean of the middle two for an even count); stddev over n − 1",
     );
+    out += &batched_note(cx, &rows);
     out
+}
+
+/// Where records hold batched copies (`copyCount` > 1, schema 3.28.1+:
+/// `cudaMemcpyBatchAsync`): how many copies each such row's records hold,
+/// its count and times being the records'.
+fn batched_note(cx: &Context, rows: &[StatRow]) -> String {
+    let batched: Vec<String> = rows
+        .iter()
+        .filter(|r| r.copies != r.count as u64)
+        .map(|r| {
+            format!(
+                "{}: {} records hold {} copies",
+                r.label(&cx.profile.strings),
+                r.count,
+                r.copies
+            )
+        })
+        .collect();
+    if batched.is_empty() {
+        return String::new();
+    }
+    cx.note(&format!(
+        "batched copies (copyCount, cudaMemcpyBatchAsync): count and times are per record; {}",
+        batched.join("; ")
+    ))
 }

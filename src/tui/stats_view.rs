@@ -141,6 +141,7 @@ mod tests {
             device: None,
             lane: None,
             count,
+            copies: count as u64,
             total_ns,
             mean_ns: total_ns as f64 / count as f64,
             median_ns: 0.0,

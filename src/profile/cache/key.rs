@@ -11,7 +11,7 @@ use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 24;
+pub const FORMAT_VERSION: u32 = 25;
 /// The extension of cache entries.
 pub const EXT: &str = "rlcache";
 

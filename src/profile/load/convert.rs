@@ -119,6 +119,7 @@ impl State<'_> {
             ),
         };
         let shape = |i: usize| g.shape.get(i).copied().unwrap_or_default();
+        let copies = |i: usize| g.copies.get(i).copied().unwrap_or(1);
         // Runs of rows often share a detail: the last one skips the lookup.
         let mut last: Option<(Detail, u32)> = None;
         let details: Vec<u32> = (0..n)
@@ -129,6 +130,7 @@ impl State<'_> {
                     bytes: bytes[i],
                     graph_node: g.graph[i],
                     shape: shape(i),
+                    copies: copies(i),
                 };
                 match last {
                     Some((l, id)) if l == d => id,

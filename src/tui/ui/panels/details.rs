@@ -56,6 +56,17 @@ fn cpu_event(
     )
 }
 
+/// A copy's or a set's bytes, and the copies a batched record holds.
+fn copy_size(bytes: u64, copies: u32) -> String {
+    let size = crate::figure_text::bytes(bytes);
+    match copies {
+        0 | 1 => format!("bytes {size}"),
+        n => format!(
+            "bytes {size} in {n} copies batched in one record (copyCount: cudaMemcpyBatchAsync)"
+        ),
+    }
+}
+
 /// An NCCL kernel's message size as its call recorded it, or why not.
 fn message_size<'a>(l: &Loaded, r: usize, theme: &Theme) -> Line<'a> {
     let sizes = &l.analysis.sizes;
@@ -190,6 +201,9 @@ pub fn lines(app: &App, l: &Loaded, theme: &Theme) -> PanelLines {
         }
         for line in super::super::launch_config::lines(p, r) {
             out.push(line);
+        }
+        if p.gpu.kind(r) != crate::profile::GpuKind::Kernel {
+            out.push(Line::from(copy_size(p.gpu.bytes(r), p.gpu.copies(r))));
         }
     }
     if let EventRef::Sample(r) = e {
