@@ -59,6 +59,9 @@ pub struct Sizes {
     /// NCCL calls the inputs hold as NVTX ranges, with or without payload.
     #[serde(default)]
     pub nccl_calls: usize,
+    /// An input records it was exported with `--include-blobs=false`.
+    #[serde(default)]
+    pub blobs_left_out: bool,
 }
 
 /// How to get sizes that another export of the same report gives: NCCL's
@@ -74,11 +77,16 @@ impl Sizes {
         let schemas = p.nccl_api.schemas;
         let payloads = p.nccl_api.payloads;
         let nccl_calls = p.nccl_api.name.len();
+        let blobs_left_out = p
+            .files
+            .iter()
+            .any(|f| f.export.include_blobs == Some(false));
         if !p.nccl_api.bytes.iter().any(Option::is_some) {
             return Sizes {
                 schemas,
                 payloads,
                 nccl_calls,
+                blobs_left_out,
                 ..Sizes::default()
             };
         }
@@ -96,6 +104,7 @@ impl Sizes {
             nccl_kernels,
             payloads,
             nccl_calls,
+            blobs_left_out,
         }
     }
 
@@ -142,8 +151,13 @@ impl Sizes {
                     t.reasons()
                 )
             } else if self.schemas > 0 && t.present == 0 {
+                let why = if self.blobs_left_out {
+                    " (exported with --include-blobs=false)"
+                } else {
+                    ""
+                };
                 format!(
-                    "{NOT_RECORDED}: the export declares NCCL's payload schemas but holds no payload data; {RE_EXPORT}"
+                    "{NOT_RECORDED}: the export declares NCCL's payload schemas but holds no payload data{why}; {RE_EXPORT}"
                 )
             } else {
                 match self.how_to_get() {
@@ -546,6 +560,17 @@ mod tests {
         assert!(declared.said().starts_with(NOT_RECORDED));
         assert!(declared.said().contains("no payload data"));
         assert!(declared.said().contains(RE_EXPORT));
+        assert!(!declared.said().contains("--include-blobs=false"));
+        // The export records it left them out: said.
+        let left_out = Sizes {
+            blobs_left_out: true,
+            ..declared
+        };
+        assert!(
+            left_out
+                .said()
+                .contains("no payload data (exported with --include-blobs=false)")
+        );
         // Payloads present but undecodable: a re-export gives the same.
         let undecodable = Sizes {
             nccl_calls: 40,
@@ -564,6 +589,7 @@ mod tests {
             nccl_kernels: 3,
             payloads: PayloadTally::default(),
             nccl_calls: 3,
+            blobs_left_out: false,
         };
         assert_eq!(some.how_to_get(), None);
         assert_eq!((some.of(4), some.of(2)), (Some(20), None));

@@ -1092,6 +1092,7 @@ mod tests {
             path: format!("{pid}.sqlite").into(),
             nsys_version: None,
             schema_version: None,
+            export: Default::default(),
             host: None,
             tables: Vec::new(),
             utc_start_ns: None,

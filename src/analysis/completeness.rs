@@ -303,6 +303,40 @@ fn partial_exports(p: &Profile) -> Vec<String> {
     )]
 }
 
+/// Files exported with options that change what they hold, as the export
+/// records them (`META_DATA_EXPORT`): a window, a subset of tables,
+/// timestamps normalised or shifted. Said once per file and option.
+fn export_options(p: &Profile) -> Vec<String> {
+    use crate::text_safe::{escape_controls, path_text};
+    let mut w = Vec::new();
+    for f in &p.files {
+        let (path, e) = (path_text(&f.path), &f.export);
+        if let Some(times) = e.cut_times() {
+            w.push(format!(
+                "{path}: exported with --times {}: only the events of that window; work launched before it has no launch call, and ranges, waits and collectives are cut at its bounds",
+                escape_controls(times)
+            ));
+        }
+        if let Some(tables) = e.some_tables() {
+            w.push(format!(
+                "{path}: exported with --tables {}: the tables left out read as not traced",
+                escape_controls(tables)
+            ));
+        }
+        if let Some(ns) = e.shift_ns() {
+            w.push(format!(
+                "{path}: timestamps shifted by {ns} ns at export (--ts-shift): placed against other files by its UTC start, its events are that far off, which the collective ends see as clock offset"
+            ));
+        }
+        if e.normalized() {
+            w.push(format!(
+                "{path}: timestamps normalised at export (--ts-normalize): in the vClock domain when the capture recorded vClock data, else UTC; the export does not record which"
+            ));
+        }
+    }
+    w
+}
+
 fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
     let mut w = Vec::new();
     if c.no_gpu_activity {
@@ -334,6 +368,7 @@ fn warnings(p: &Profile, c: &Completeness) -> Vec<String> {
     }
     w.extend(rank_conflicts(p));
     w.extend(partial_exports(p));
+    w.extend(export_options(p));
     for f in &p.files {
         if let Some(wal) = &f.wal {
             w.push(crate::profile::wal_warning(&f.path, wal));

@@ -22,6 +22,7 @@ use super::model::*;
 use super::open::{FileStamp, LoadError, Schema};
 use super::raw::{self, RawNvtx, RawSamples};
 use super::rows::{StringIds, int, text};
+use crate::profile::export_params::ExportParams;
 use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 use source::open_source;
@@ -229,7 +230,7 @@ impl State<'_> {
         limits: &[memory::Limit],
         plan: &ReadPlan,
     ) -> Result<(), LoadError> {
-        let (nsys_version, schema_version) = self.read_versions(db)?;
+        let (nsys_version, schema_version, export) = self.read_versions(db)?;
         let session = self.read_session_clock(db)?;
         let boot_ns = super::identity::boot_instant(session.utc_epoch_ns, session.system_clock_ns);
         let host = self.read_hostname(db)?;
@@ -244,6 +245,7 @@ impl State<'_> {
             path: db.path.to_path_buf(),
             nsys_version,
             schema_version,
+            export,
             host,
             tables: db.schema.table_names(),
             utc_start_ns: session.utc_epoch_ns,
@@ -377,9 +379,14 @@ impl State<'_> {
         Ok(super::identity::rank_from_env(&envs))
     }
 
-    fn read_versions(&mut self, db: &Db) -> Result<(Option<String>, Option<String>), LoadError> {
+    /// The nsys and schema versions, and the export's options.
+    fn read_versions(
+        &mut self,
+        db: &Db,
+    ) -> Result<(Option<String>, Option<String>, ExportParams), LoadError> {
         let mut nsys = None;
         let mut schema = None;
+        let mut export = ExportParams::default();
         for table in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
             db.each_row(
                 self,
@@ -393,7 +400,7 @@ impl State<'_> {
                     match name.as_str() {
                         "EXPORT_PRODUCT_VERSION" if nsys.is_none() => nsys = value,
                         "EXPORT_SCHEMA_VERSION" if schema.is_none() => schema = value,
-                        _ => {}
+                        _ => export.take(&name, value.as_deref().unwrap_or_default()),
                     }
                     Ok(())
                 },
@@ -402,7 +409,7 @@ impl State<'_> {
                 break;
             }
         }
-        Ok((nsys, schema))
+        Ok((nsys, schema, export))
     }
 
     /// The session's clock facts: `TARGET_INFO_SESSION_START_TIME` and

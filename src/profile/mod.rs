@@ -8,6 +8,7 @@ pub mod bookmarks;
 pub mod cache;
 pub mod column;
 pub mod distinct;
+pub mod export_params;
 mod finalize;
 pub mod gpu_details;
 mod gpu_kind;

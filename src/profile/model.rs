@@ -47,6 +47,9 @@ pub struct FileInfo {
     pub path: PathBuf,
     pub nsys_version: Option<String>,
     pub schema_version: Option<String>,
+    /// The options `nsys export` records it was run with.
+    #[serde(default)]
+    pub export: crate::profile::export_params::ExportParams,
     /// Host name from `TARGET_INFO_SYSTEM_ENV`, if it has one.
     pub host: Option<String>,
     /// Tables the export has (a missing one means "not traced").

@@ -52,6 +52,7 @@ fn host_file(h: usize, per_host: usize, ranks: usize, instances: usize) -> FileP
         path: PathBuf::from(format!("node{h:02}.sqlite")),
         nsys_version: None,
         schema_version: None,
+        export: Default::default(),
         host: Some(format!("node{h:02}")),
         tables: Vec::new(),
         utc_start_ns: None,

@@ -25,6 +25,8 @@ pub fn to_json(cx: &Context, c: &Completeness) -> Value {
                 "host": f.host,
                 "rank": f.rank,
                 "world_size": f.world_size,
+                // the options nsys export recorded (null: not recorded)
+                "export_params": f.export,
                 // left out of every figure: their times cannot be right
                 // (every table's, and per table)
                 "suspect_events": f.suspect_rows.total(),

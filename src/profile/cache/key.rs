@@ -11,7 +11,7 @@ use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Bump when the layout or the model changes.
-pub const FORMAT_VERSION: u32 = 25;
+pub const FORMAT_VERSION: u32 = 26;
 /// The extension of cache entries.
 pub const EXT: &str = "rlcache";
 
