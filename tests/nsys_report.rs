@@ -34,9 +34,15 @@ enum Acts {
 
 /// Writes an executable `nsys` into `dir` that logs its arguments (one a
 /// line, then `--`) to `log`, answers `--version`, and honours `export`
-/// with `--type/-t`, `--output/-o` and `--force-overwrite/-f` as
-/// `--opt value` and `--opt=value`.
+/// with `--type/-t`, `--output/-o`, `--force-overwrite/-f` and
+/// `--include-blobs` as `--opt value` and `--opt=value`.
 fn stand_in(dir: &Path, log: &Path, acts: Acts) -> PathBuf {
+    stand_in_of(dir, log, acts, true)
+}
+
+/// [`stand_in`]; an nsys before 2026 (`blobs` false) refuses
+/// `--include-blobs`, naming it.
+fn stand_in_of(dir: &Path, log: &Path, acts: Acts, blobs: bool) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let act = match acts {
         Acts::Exports => format!("cp '{}' \"$out\"", root().join(FIXTURE).display()),
@@ -80,6 +86,9 @@ while [ $# -gt 0 ]; do
     --output|-o) out=$2; shift;;
     --force-overwrite=*|-f=*) force=${{1#*=}};;
     --force-overwrite|-f) force=$2; shift;;
+    --include-blobs|--include-blobs=*)
+      [ {known} = 1 ] || {{ echo "ERROR: unrecognised option '--include-blobs'" >&2; exit 2; }}
+      [ "$1" = --include-blobs ] && shift;;
     -*) echo "stand-in: unknown option $1" >&2; exit 2;;
     *) input=$1;;
   esac
@@ -93,6 +102,7 @@ echo "Exporting $input"
 {act}
 "#,
         log = log.display(),
+        known = u8::from(blobs),
     );
     let nsys = dir.join("nsys");
     std::fs::write(&nsys, script).unwrap();
@@ -203,6 +213,8 @@ fn a_report_is_exported_once_into_the_cache_with_the_exact_command_and_reused() 
             "true",
             "--output",
             out,
+            "--include-blobs",
+            "true",
             s(&rep)
         ]
     );
@@ -287,6 +299,27 @@ fn without_the_cache_the_export_goes_to_a_private_temp_dir_that_is_removed() {
     assert!(out.starts_with(&tmp), "{}", out.display());
     assert_eq!(files_in(&tmp), Vec::<String>::new(), "temp space left");
     assert_eq!(files_in(&d.join("run")), ["r.qdrep"]);
+}
+
+#[test]
+fn an_nsys_without_include_blobs_exports_again_without_it() {
+    let d = temp_dir("nsys_report_before_2026");
+    let bin = d.join("bin");
+    let log = d.join("nsys.log");
+    stand_in_of(&bin, &log, Acts::Exports, false);
+    let rep = report(&d.join("run/r.nsys-rep"), "a report");
+    let o = run(
+        &["report", "summary", "--no-cache", s(&rep)],
+        &bin,
+        None,
+        &d.join("tmp"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let c = calls(&log);
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert!(c[0].iter().any(|a| a == "--include-blobs"), "{c:?}");
+    assert!(!c[1].iter().any(|a| a == "--include-blobs"), "{c:?}");
+    assert_eq!(c[1].last().map(String::as_str), Some(s(&rep)));
 }
 
 #[test]

@@ -90,8 +90,9 @@ fn shell_word(s: &str) -> String {
 }
 
 /// The arguments of the export, exactly: nsys picks no name of its own,
-/// and overwrites whatever a dead run left at `out`.
-pub fn export_args(report: &Path, out: &Path) -> Vec<std::ffi::OsString> {
+/// and overwrites whatever a dead run left at `out`; with `blobs`, NCCL's
+/// payloads are kept (nsys leaves `binaryData` out unless asked).
+pub fn export_args(report: &Path, out: &Path, blobs: bool) -> Vec<std::ffi::OsString> {
     // A report named `-x.nsys-rep` must not read as an option.
     let report = if report.to_string_lossy().starts_with('-') {
         Path::new(".").join(report)
@@ -110,6 +111,9 @@ pub fn export_args(report: &Path, out: &Path) -> Vec<std::ffi::OsString> {
     .map(Into::into)
     .collect();
     args.push(out.into());
+    if blobs {
+        args.extend(["--include-blobs", "true"].map(Into::into));
+    }
     args.push(report.into());
     args
 }
@@ -122,13 +126,42 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
         return Err(no_nsys(report));
     };
     starting();
+    // An nsys that does not know `--include-blobs` (before 2026) names it
+    // in its error: it runs again without it.
+    match run_with(&nsys, report, out, true) {
+        Err(Failed {
+            blobs_refused: true,
+            ..
+        }) => run_with(&nsys, report, out, false),
+        done => done,
+    }
+    .map_err(|f| f.error)
+}
+
+/// An export that failed, and whether nsys named `--include-blobs` in
+/// what it said.
+struct Failed {
+    error: LoadError,
+    blobs_refused: bool,
+}
+
+impl From<LoadError> for Failed {
+    fn from(error: LoadError) -> Failed {
+        Failed {
+            error,
+            blobs_refused: false,
+        }
+    }
+}
+
+fn run_with(nsys: &Nsys, report: &Path, out: &Path, blobs: bool) -> Result<(), Failed> {
     let mut cmd = Command::new(nsys.path());
-    cmd.args(export_args(report, out));
+    cmd.args(export_args(report, out, blobs));
     let limit = TIMEOUT_S.load(Ordering::Relaxed);
     let ran = scratch::run_child(&mut cmd, std::time::Duration::from_secs(limit)).map_err(|e| {
         LoadError::new(
             report,
-            match &nsys {
+            match nsys {
                 Nsys::Given(p) => format!("cannot run NSYS={} ({e})", p.display()),
                 Nsys::OnPath(p) => format!("cannot run {} ({e})", p.display()),
             },
@@ -138,7 +171,8 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
         return Err(LoadError::new(
             report,
             format!("nsys export did not finish within {limit} s (--nsys-timeout), stopped"),
-        ));
+        )
+        .into());
     };
     let said = said_lines(&ran.stdout, &ran.stderr);
     if !status.success() {
@@ -148,13 +182,16 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
             (None, None) => "failed".to_string(),
         };
         let line = error_line(&ran.stderr, &ran.stdout);
-        return Err(LoadError::new(
-            report,
-            match line {
-                Some(line) => format!("nsys export failed ({how}): {line}"),
-                None => format!("nsys export failed ({how})"),
-            },
-        ));
+        return Err(Failed {
+            error: LoadError::new(
+                report,
+                match line {
+                    Some(line) => format!("nsys export failed ({how}): {line}"),
+                    None => format!("nsys export failed ({how})"),
+                },
+            ),
+            blobs_refused: blobs && said.iter().any(|l| l.contains("include-blobs")),
+        });
     }
     if ECHO.load(Ordering::Relaxed) {
         let skipped = said.len().saturating_sub(ECHOED_LINES);
@@ -172,7 +209,8 @@ pub fn run(report: &Path, out: &Path, starting: &mut dyn FnMut()) -> Result<(), 
         return Err(LoadError::new(
             report,
             format!("nsys export succeeded but wrote no {}", out.display()),
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -230,6 +268,7 @@ mod tests {
         let args = export_args(
             Path::new("run/r0.nsys-rep"),
             Path::new("/c/exports/k.sqlite"),
+            true,
         );
         assert_eq!(
             args,
@@ -241,10 +280,14 @@ mod tests {
                 "true",
                 "--output",
                 "/c/exports/k.sqlite",
+                "--include-blobs",
+                "true",
                 "run/r0.nsys-rep"
             ]
         );
-        let dashed = export_args(Path::new("-r.nsys-rep"), Path::new("/o.sqlite"));
+        let older = export_args(Path::new("r.nsys-rep"), Path::new("/o.sqlite"), false);
+        assert!(!older.iter().any(|a| a == "--include-blobs"));
+        let dashed = export_args(Path::new("-r.nsys-rep"), Path::new("/o.sqlite"), true);
         assert_eq!(dashed.last().unwrap(), "./-r.nsys-rep");
     }
 
