@@ -188,14 +188,5 @@ fn split<'a>(
         assert_eq!(total as usize, blob.len(), "a whole record");
         return (word(8), &blob[32..]);
     }
-    let sid = match name {
-        "ncclAllGather" => 4,
-        "ncclAllReduce" => 5,
-        "ncclBroadcast" => 6,
-        "ncclReduceScatter" => 7,
-        "ncclSend" => 9,
-        "ncclRecv" => 10,
-        other => panic!("a bare payload of {other}"),
-    };
-    ((1 << 24) + sid, blob)
+    (crate::payloads::static_schema(name).into(), blob)
 }

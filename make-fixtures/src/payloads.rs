@@ -50,9 +50,10 @@ struct Coll {
 }
 
 const MIB: u64 = 1 << 20;
-const STATIC: u64 = 1 << 24;
 
-fn call(name: &'static str, recorded: u64) -> Call {
+/// The static schema NCCL registers for its API call `name`: 2^24 + its
+/// NVTX_SID_* (nvtx.h), as the export declares it.
+pub(crate) fn static_schema(name: &str) -> u32 {
     let sid = match name {
         "ncclAllGather" => 4,
         "ncclAllReduce" => 5,
@@ -60,12 +61,17 @@ fn call(name: &'static str, recorded: u64) -> Call {
         "ncclReduceScatter" => 7,
         "ncclSend" => 9,
         "ncclRecv" => 10,
-        other => panic!("no schema for {other}"),
+        "ncclCommInitRankConfig" => 11,
+        other => panic!("no payload schema for {other}"),
     };
+    (1 << 24) + sid
+}
+
+fn call(name: &'static str, recorded: u64) -> Call {
     Call {
         name,
         recorded,
-        schema: STATIC + sid,
+        schema: static_schema(name).into(),
     }
 }
 

@@ -148,14 +148,20 @@ fn no_two_analysis_modules_use_each_other() {
     );
 }
 
-#[test]
-fn only_the_two_time_modules_map_between_clocks() {
+/// What `rule` finds in every file under `src/` (given its path and text).
+fn in_every_file(rule: fn(&str, &str) -> Vec<String>) -> Vec<String> {
     let tree = Tree::read(&root());
     let mut found = Vec::new();
     for file in tree.files() {
         let text = std::fs::read_to_string(root().join(&file)).expect("read");
-        found.extend(time::uses_outside(&file, &text));
+        found.extend(rule(&file, &text));
     }
+    found
+}
+
+#[test]
+fn only_the_two_time_modules_map_between_clocks() {
+    let found = in_every_file(time::uses_outside);
     assert!(
         found.is_empty(),
         "the clock mapping used outside {:?} (ask the time module for aligned times):\n  {}",
@@ -166,12 +172,7 @@ fn only_the_two_time_modules_map_between_clocks() {
 
 #[test]
 fn only_the_state_the_frame_and_the_run_loop_change_the_app() {
-    let tree = Tree::read(&root());
-    let mut found = Vec::new();
-    for file in tree.files() {
-        let text = std::fs::read_to_string(root().join(&file)).expect("read");
-        found.extend(app_writes::writes_outside(&file, &text));
-    }
+    let found = in_every_file(app_writes::writes_outside);
     assert!(
         found.is_empty(),
         "the app changed outside the files allowed to (an action in tui::state does it):\n  {}",

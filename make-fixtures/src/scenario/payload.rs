@@ -3,24 +3,7 @@
 //! offset 0, then the call's fields at the schema's offsets.
 
 use super::program::Call;
-use crate::payloads::nsys_record;
-
-/// 2^24 + NCCL's NVTX_SID_* (nvtx.h): static schema ids as the export declares them.
-const STATIC: u32 = 1 << 24;
-
-/// The schema of an NCCL API call's payload.
-fn schema(name: &str) -> u32 {
-    STATIC
-        + match name {
-            "ncclAllGather" => 4,
-            "ncclAllReduce" => 5,
-            "ncclReduceScatter" => 7,
-            "ncclSend" => 9,
-            "ncclRecv" => 10,
-            "ncclCommInitRankConfig" => 11,
-            other => panic!("no payload schema for {other}"),
-        }
-}
+use crate::payloads::{nsys_record, static_schema as schema};
 
 /// A call's payload: communicator, message size [bytes], then the reduction op (Sum, 0) of
 /// AllReduce and ReduceScatter or the peer rank of ncclSend/ncclRecv (4 bytes, padded to 8).
