@@ -99,3 +99,28 @@ fn an_export_without_the_column_counts_records() {
     assert!(!said.contains("batched copies"), "{said}");
     assert_eq!(overlap_copies(&path), count);
 }
+
+#[test]
+fn the_stats_view_names_the_batched_rows() {
+    use common::tui::{key, open_at, press, screen};
+    use crossterm::event::KeyCode;
+    use rankline::profile::Source;
+    let (f, c) = batched("batched_copies_view");
+    let htod = one(
+        &c,
+        "SELECT SUM(COALESCE(copyCount, 1)) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1",
+    );
+    let records = one(
+        &c,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1",
+    );
+    let (mut app, mut t) = open_at(&[Source::File(f)], None, 160, 48);
+    press(&mut app, &mut t, "S");
+    key(&mut app, &mut t, KeyCode::Tab);
+    let s = screen(&t);
+    assert!(s.contains("stats: copies"), "{s}");
+    assert!(
+        s.contains(&format!("Memcpy HtoD {htod} in {records}")),
+        "{s}"
+    );
+}

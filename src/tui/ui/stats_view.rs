@@ -101,6 +101,31 @@ pub fn draw(
         ),
         inner,
     );
+    let batched: Vec<String> = t
+        .rows
+        .iter()
+        .filter(|r| r.copies != r.count as u64)
+        .map(|r| {
+            format!(
+                "{} {} in {}",
+                escape_controls(&r.label(&p.strings)),
+                r.copies,
+                r.count
+            )
+        })
+        .collect();
+    if !batched.is_empty() {
+        lines.extend(wrap(
+            Line::styled(
+                format!(
+                    "batched copies (copyCount): count and times per record; copies in records: {}",
+                    batched.join(", ")
+                ),
+                theme.dim(),
+            ),
+            inner,
+        ));
+    }
     if st.typing || !st.filter.is_empty() {
         let cursor = if st.typing { "█" } else { "" };
         lines.push(Line::from(format!(
