@@ -66,6 +66,11 @@ impl State<'_> {
                 .ok()
                 .and_then(|s| self.payload_schemas.field_names(domain, s))
                 .map(<[_]>::to_vec);
+            // A schema holding none of the fields read (a user's own
+            // payloads): its rows are not kept.
+            if declared.as_ref().is_some_and(Vec::is_empty) {
+                continue;
+            }
             // Each field's column (None: the table has none for it).
             let columns: Vec<(Field, Option<String>)> = declared
                 .as_deref()
