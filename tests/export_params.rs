@@ -92,13 +92,25 @@ fn a_window_a_subset_a_shift_and_normalised_times_are_each_said_once() {
     one("exported with --tables cuda_gpu_trace,nvtx");
     one("timestamps shifted by 2500000 ns at export (--ts-shift)");
     one("timestamps normalised at export (--ts-normalize)");
-    let text = text(&["report", "summary", "--no-cache", &path]);
+    let summary_text = text(&["report", "summary", "--no-cache", &path]);
     assert!(
-        !text.contains('\x1b'),
+        !summary_text.contains('\x1b'),
         "a control character reached the output"
     );
     assert_eq!(
         s["files"][0]["export_params"]["time_shift_ns"],
         Value::from(2_500_000)
     );
+    // `clock` says what the export did to the file's timestamps.
+    let clock = json(&["report", "clock", "--format", "json", "--no-cache", &path]);
+    assert_eq!(
+        clock["files"][0]["export_time"],
+        serde_json::json!({"normalized": true, "shift_ns": 2_500_000})
+    );
+    let said = text(&["report", "clock", "--no-cache", &path]).replace("\n    ", " ");
+    assert!(
+        said.contains("timestamps shifted by 2500000 ns at export"),
+        "{said}"
+    );
+    assert!(said.contains("timestamps normalised at export"), "{said}");
 }

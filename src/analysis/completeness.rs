@@ -323,16 +323,26 @@ fn export_options(p: &Profile) -> Vec<String> {
                 escape_controls(tables)
             ));
         }
-        if let Some(ns) = e.shift_ns() {
-            w.push(format!(
-                "{path}: timestamps shifted by {ns} ns at export (--ts-shift): placed against other files by its UTC start, its events are that far off, which the collective ends see as clock offset"
-            ));
-        }
-        if e.normalized() {
-            w.push(format!(
-                "{path}: timestamps normalised at export (--ts-normalize): in the vClock domain when the capture recorded vClock data, else UTC; the export does not record which"
-            ));
-        }
+        w.extend(export_time(f).into_iter().map(|t| format!("{path}: {t}")));
+    }
+    w
+}
+
+/// What the export did to a file's timestamps (`--ts-shift`,
+/// `--ts-normalize`), as it records: said in `summary` and `clock`.
+pub fn export_time(f: &crate::profile::FileInfo) -> Vec<String> {
+    let e = &f.export;
+    let mut w = Vec::new();
+    if let Some(ns) = e.shift_ns() {
+        w.push(format!(
+            "timestamps shifted by {ns} ns at export (--ts-shift): placed against other files by its UTC start, its events are that far off, which the collective ends see as clock offset"
+        ));
+    }
+    if e.normalized() {
+        w.push(
+            "timestamps normalised at export (--ts-normalize): in the vClock domain when the capture recorded vClock data, else UTC; the export does not record which"
+                .to_string(),
+        );
     }
     w
 }

@@ -25,6 +25,11 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 // read one way of two its data could not decide between
                 "timebase_ambiguous": c.ambiguous_timebase.as_ref().map(super::timebase::to_json),
                 "method": c.method.name(),
+                // what nsys export did to its timestamps (null: not recorded)
+                "export_time": {
+                    "normalized": f.export.time_normalize,
+                    "shift_ns": f.export.time_shift_ns,
+                },
                 "offset_ms": c.offset_ms,
                 // null when not fitted: 0.0 would claim a perfect clock
                 "drift_ppm": if c.drift_fitted { json!(c.ppm) } else { Value::Null },
@@ -161,6 +166,9 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
     for (c, f) in a.mappings().zip(&p.files) {
         if let Some(t) = &c.ambiguous_timebase {
             out += &cx.note(&escape_controls(&super::timebase::line(&f.name(), t)));
+        }
+        for t in crate::analysis::completeness::export_time(f) {
+            out += &cx.note(&escape_controls(&format!("! {}: {t}", f.name())));
         }
     }
     out += &host_lines(cx, a);
