@@ -130,10 +130,7 @@ fn devices_overlap(
             let d = dev as usize;
             let [c, n, m] = [&mut compute[d], &mut nccl[d], &mut copy[d]].map(std::mem::take);
             let frame = clock_of[d].and_then(|onto| window_frame(p, clock, dev, onto, w));
-            device_overlap(dev, c, n, m, frame).map(|o| DeviceOverlap {
-                copies: copy_ops[d],
-                ..o
-            })
+            device_overlap(dev, c, n, (m, copy_ops[d]), frame)
         })
         .collect()
 }
@@ -165,20 +162,22 @@ fn window_frame(
     (frame.1 > frame.0).then_some(frame)
 }
 
-/// One device's figures; `frame`, a window's part of the capture, is its
-/// span (else first start to last end of its activity): a device with
-/// nothing in a window is all idle there.
+/// One device's figures from its compute and NCCL kernels' spans and its
+/// copies' (with how many copy operations they hold: a batched record
+/// holds several); `frame`, a window's part of the capture, is its span
+/// (else first start to last end of its activity): a device with nothing
+/// in a window is all idle there.
 fn device_overlap(
     dev: DevId,
     c: Vec<Span>,
     n: Vec<Span>,
-    m: Vec<Span>,
+    (m, copies): (Vec<Span>, usize),
     frame: Option<(i64, i64)>,
 ) -> Option<DeviceOverlap> {
     if c.is_empty() && n.is_empty() && m.is_empty() && frame.is_none() {
         return None;
     }
-    let (compute_kernels, nccl_kernels, copies) = (c.len(), n.len(), m.len());
+    let (compute_kernels, nccl_kernels) = (c.len(), n.len());
     let all = || c.iter().chain(&n).chain(&m);
     let (first, last) = frame.unwrap_or((
         all().map(|s| s.0).min().unwrap_or(0),
