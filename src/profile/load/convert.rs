@@ -471,19 +471,10 @@ impl State<'_> {
                         .intern(&crate::profile::names::unnamed_domain(d)),
                 },
             };
-            while payload.peek().is_some_and(|c| (c.0 as usize) < i) {
-                payload.next();
-            }
-            while event_id.peek().is_some_and(|c| (c.0 as usize) < i) {
-                event_id.next();
-            }
             // A dynamic-tables export holds the payload by event id, a
             // blob export in the row: the table's wins where both exist.
-            let from_table = event_id
-                .peek()
-                .filter(|c| c.0 as usize == i)
-                .and_then(|c| self.payload_tables.of(c.1));
-            let blob = payload.peek().filter(|c| c.0 as usize == i).map(|c| &c.1);
+            let from_table = at_row(&mut event_id, i).and_then(|&id| self.payload_tables.of(id));
+            let blob = at_row(&mut payload, i);
             if payloads
                 && let Some(sym) = names[i]
                 && kind == NvtxKind::PushPop
@@ -571,4 +562,16 @@ impl State<'_> {
         let thread = self.thread(global_tid);
         self.p.threads[thread as usize].process
     }
+}
+
+/// The item of row `i` in a list of (row, item) sorted by row, walked
+/// once over rising rows: what lies before `i` is passed.
+fn at_row<'a, T>(
+    list: &mut std::iter::Peekable<std::slice::Iter<'a, (u32, T)>>,
+    i: usize,
+) -> Option<&'a T> {
+    while list.peek().is_some_and(|c| (c.0 as usize) < i) {
+        list.next();
+    }
+    list.peek().filter(|c| c.0 as usize == i).map(|c| &c.1)
 }
