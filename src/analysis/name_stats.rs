@@ -135,6 +135,12 @@ pub struct StatRow {
 }
 
 impl StatRow {
+    /// Whether its records hold batched copies (`copyCount` > 1): more
+    /// copies than records.
+    pub fn batched(&self) -> bool {
+        self.copies != self.count as u64
+    }
+
     /// The row's name as nsys's tables show it: an NVTX range as
     /// `domain:name` (`:name` in the default domain), others as named.
     pub fn label<'a>(&self, strings: &'a crate::profile::Interner) -> std::borrow::Cow<'a, str> {

@@ -158,7 +158,7 @@ pub fn to_text(cx: &Context) -> String {
 fn batched_note(cx: &Context, rows: &[StatRow]) -> String {
     let batched: Vec<String> = rows
         .iter()
-        .filter(|r| r.copies != r.count as u64)
+        .filter(|r| r.batched())
         .map(|r| {
             format!(
                 "{}: {} records hold {} copies",

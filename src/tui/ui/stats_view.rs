@@ -104,7 +104,7 @@ pub fn draw(
     let batched: Vec<String> = t
         .rows
         .iter()
-        .filter(|r| r.copies != r.count as u64)
+        .filter(|r| r.batched())
         .map(|r| {
             format!(
                 "{} {} in {}",
