@@ -24,7 +24,8 @@ impl App {
         self.capture.lanes.put_cursor(row);
     }
 
-    /// Collapses every device's lanes into one row each.
+    /// Collapses every row shown that folds (hosts, devices, threads), as
+    /// pressing the collapse key on each would.
     pub fn collapse_all(&mut self) {
         let lanes = &mut self.capture.lanes;
         let kinds: Vec<_> = lanes
