@@ -71,24 +71,15 @@ impl State<'_> {
             if declared.as_ref().is_some_and(Vec::is_empty) {
                 continue;
             }
-            // Each field's column (None: the table has none for it).
-            let columns: Vec<(Field, Option<String>)> = declared
+            // The fields the table has a column for, and those columns.
+            let (read, columns): (Vec<Field>, Vec<String>) = declared
                 .as_deref()
                 .unwrap_or_default()
                 .iter()
-                .map(|(f, name)| (*f, column(db, &table, name, &renamed)))
-                .collect();
+                .filter_map(|(f, name)| Some((*f, column(db, &table, name, &renamed)?)))
+                .unzip();
             let mut wanted = vec![("eventId", true)];
-            wanted.extend(
-                columns
-                    .iter()
-                    .filter_map(|(_, c)| Some((c.as_deref()?, true))),
-            );
-            let read: Vec<Field> = columns
-                .iter()
-                .filter(|(_, c)| c.is_some())
-                .map(|(f, _)| *f)
-                .collect();
+            wanted.extend(columns.iter().map(|c| (c.as_str(), true)));
             db.each_row(self, &table, &wanted, "", None, |_, r| {
                 let ValueRef::Integer(event) = r.get_ref(0)? else {
                     return Ok(());
