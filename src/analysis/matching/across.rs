@@ -55,6 +55,10 @@ pub struct Link {
     /// Median deviation of the end differences from the line (ns).
     pub mad_ns: f64,
     pub shared: usize,
+    /// Pairs within a few µs of the line (partners in part; for a whole
+    /// link, `shared`): what partners in part are ranked by, since a
+    /// looser line takes in more pairs.
+    pub near: usize,
     /// `a`'s first and last shared end (the line's span; `lag_ns` is
     /// at the first).
     pub span: (i64, i64),
@@ -75,7 +79,7 @@ pub enum Pairing {
 
 impl Link {
     /// `b`'s clock minus `a`'s at `t` (on `a`'s time) by this link's line.
-    fn difference_at(&self, t: i64) -> f64 {
+    pub(super) fn difference_at(&self, t: i64) -> f64 {
         self.lag_ns + self.lag_slope_ppm * 1e-6 * (t - self.span.0) as f64
     }
 }
@@ -296,6 +300,7 @@ fn best_alignment(x: &Series, y: &Series, window: f64) -> Option<Link> {
             lag_slope_ppm: f.slope * 1e6,
             mad_ns: f.mad_all,
             shared: shared.len(),
+            near: shared.len(),
             span: (x.ends[shared[0].0], x.ends[shared[shared.len() - 1].0]),
             domains: (0, 0),
         });

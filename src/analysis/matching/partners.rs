@@ -42,6 +42,8 @@ const TIGHT_FLOOR_NS: f64 = 10_000.0;
 /// Share of a unit's kernels over its partners' span that its partners
 /// must explain.
 const MIN_COVER: f64 = 0.9;
+/// Most times the close pairs are refitted ([`close_to`]).
+const REFITS: usize = 4;
 /// Ends compared per fit (evenly spaced).
 const FIT_SAMPLES: usize = 512;
 /// Drift is fitted over at least this span (ns): over less, the drift
@@ -80,7 +82,7 @@ pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64
             }
         }
     }
-    settle(found, all)
+    siblings_share(augment(settle(found.clone(), all), all), &found, units, all)
 }
 
 /// The kernels two partners in part exchanged: each member's of both
@@ -110,6 +112,49 @@ pub fn exchanges(
     agree: &[bool],
     comps: &Components,
 ) -> Vec<Exchange> {
+    let between = exchanged_instances(units, links, agree, comps);
+    between
+        .into_iter()
+        .map(|instances| {
+            let mut seqs = Vec::new();
+            let mut ambiguous = false;
+            for (r, at_r) in instances {
+                let mut at: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+                for i in at_r {
+                    for (u, k) in comps.members_at(r, i) {
+                        if (0..units[u].reference().rows.len() as i64).contains(&k) {
+                            at.entry(u).or_default().push(k as u32);
+                        }
+                    }
+                }
+                for (u, mut ks) in at {
+                    ks.sort_unstable();
+                    ks.dedup();
+                    ambiguous |= units[u].lockstep_ambiguous;
+                    seqs.extend(side(p, clock, &units[u], ks.into_iter()));
+                }
+            }
+            let p2p = seqs
+                .iter()
+                .all(|s| s.ops.iter().all(|&o| o == CollOp::SendRecv));
+            Exchange {
+                lockstep_ambiguous: ambiguous || (p2p && seqs.len() > 2),
+                seqs,
+            }
+        })
+        .collect()
+}
+
+/// Per exchange, each component in it with its instances there: the
+/// instances two components exchanged, and where units of one host share
+/// a unit's kernels ([`siblings_share`]) those exchanges as one — which of
+/// the unit's devices exchanged with which sibling, the ends cannot tell.
+fn exchanged_instances(
+    units: &[Unit],
+    links: &[Link],
+    agree: &[bool],
+    comps: &Components,
+) -> Vec<BTreeMap<usize, Vec<i64>>> {
     // (component, component) → component instance pairs, by the first's.
     let mut between: BTreeMap<(usize, usize), BTreeMap<i64, i64>> = BTreeMap::new();
     for (l, pairs) in agreeing_parts(links, agree) {
@@ -124,35 +169,68 @@ pub fn exchanges(
             between.entry(key).or_default().entry(x).or_insert(y);
         }
     }
-    between
-        .into_iter()
-        .map(|((ra, rb), pairs)| {
-            let mut seqs = Vec::new();
-            let mut ambiguous = false;
-            for (r, side_of) in [(ra, 0), (rb, 1)] {
-                let mut at: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-                for (&x, &y) in &pairs {
-                    let i = if side_of == 0 { x } else { y };
-                    for (u, k) in comps.members_at(r, i) {
-                        if (0..units[u].reference().rows.len() as i64).contains(&k) {
-                            at.entry(u).or_default().push(k as u32);
-                        }
-                    }
-                }
-                for (u, ks) in at {
-                    ambiguous |= units[u].lockstep_ambiguous;
-                    seqs.extend(side(p, clock, &units[u], ks.into_iter()));
-                }
+    let keys: Vec<(usize, usize)> = between.keys().copied().collect();
+    let instances_of = |k: usize, r: usize| -> std::collections::BTreeSet<i64> {
+        let (key, pairs) = (keys[k], &between[&keys[k]]);
+        if key.0 == r {
+            pairs.keys().copied().collect()
+        } else {
+            pairs.values().copied().collect()
+        }
+    };
+    // The one clock domain of a component's units, if one.
+    let domain = |r: usize| {
+        let mut d = (0..units.len())
+            .filter(|&u| comps.root[u] == r)
+            .map(|u| units[u].domain);
+        let first = d.next()?;
+        d.all(|x| x == first).then_some(first)
+    };
+    let mut parent: Vec<usize> = (0..keys.len()).collect();
+    for x in 0..keys.len() {
+        for y in x + 1..keys.len() {
+            let (kx, ky) = (keys[x], keys[y]);
+            let Some(&r) = [kx.0, kx.1].iter().find(|r| **r == ky.0 || **r == ky.1) else {
+                continue;
+            };
+            let other = |k: (usize, usize)| if k.0 == r { k.1 } else { k.0 };
+            if domain(other(kx)).is_none() || domain(other(kx)) != domain(other(ky)) {
+                continue;
             }
-            let p2p = seqs
-                .iter()
-                .all(|s| s.ops.iter().all(|&o| o == CollOp::SendRecv));
-            Exchange {
-                lockstep_ambiguous: ambiguous || (p2p && seqs.len() > 2),
-                seqs,
+            let (ix, iy) = (instances_of(x, r), instances_of(y, r));
+            let both = ix.intersection(&iy).count();
+            if 2 * both >= ix.len().min(iy.len()) {
+                let (rx, ry) = (root_of(&mut parent, x), root_of(&mut parent, y));
+                parent[rx.max(ry)] = rx.min(ry);
             }
+        }
+    }
+    let mut merged: BTreeMap<usize, BTreeMap<usize, Vec<i64>>> = BTreeMap::new();
+    for (k, key) in keys.iter().enumerate() {
+        let into = merged.entry(root_of(&mut parent, k)).or_default();
+        for (&x, &y) in &between[key] {
+            into.entry(key.0).or_default().push(x);
+            into.entry(key.1).or_default().push(y);
+        }
+    }
+    merged
+        .into_values()
+        .map(|mut set| {
+            for is in set.values_mut() {
+                is.sort_unstable();
+                is.dedup();
+            }
+            set
         })
         .collect()
+}
+
+fn root_of(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
 }
 
 /// The GPU rows of each kernel pair the agreeing partners in part met at
@@ -403,18 +481,32 @@ fn close_to(a: &Series, b: &Series, line: &dyn Fn(i64) -> f64) -> Option<Link> {
     if pairs.len() < MIN_PAIRS {
         return None;
     }
-    let (offset, slope, mad, _) = fit(a, b, &pairs)?;
-    let from = a.ends[pairs[0].0 as usize];
-    let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
-    let pairs = pair_near(a, b, &|t| offset + slope * (t - from) as f64, close);
-    if pairs.len() < MIN_PAIRS || one_shift(&pairs) {
+    // Pairs far off the line widen the first fit's MAD, and with it what
+    // counts as close: refitted on the close pairs until they stay the
+    // same (a kernel exchanged with the other neighbour in the same
+    // rhythm, tens of µs off, is then left out).
+    let mut pairs = pairs;
+    for _ in 0..REFITS {
+        let (offset, slope, mad, _) = fit(a, b, &pairs)?;
+        let from = a.ends[pairs[0].0 as usize];
+        let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
+        let closer = pair_near(a, b, &|t| offset + slope * (t - from) as f64, close);
+        if closer.len() < MIN_PAIRS {
+            return None;
+        }
+        if closer == pairs {
+            break;
+        }
+        pairs = closer;
+    }
+    if one_shift(&pairs) {
         return None;
     }
     let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
     if mad > MAD_NS || tail > TAIL_NS {
         return None;
     }
-    Some(Link {
+    let mut l = Link {
         a: 0,
         b: 0,
         lag_ns: offset,
@@ -422,13 +514,32 @@ fn close_to(a: &Series, b: &Series, line: &dyn Fn(i64) -> f64) -> Option<Link> {
         lag_slope_ppm: slope * 1e6,
         mad_ns: mad,
         shared: pairs.len(),
+        near: 0,
         span: (
             a.ends[pairs[0].0 as usize],
             a.ends[pairs[pairs.len() - 1].0 as usize],
         ),
         pairing: Pairing::Part(pairs),
         domains: (0, 0),
-    })
+    };
+    l.near = near_line(&l, a, b);
+    Some(l)
+}
+
+/// How many of a partner in part's pairs end within [`TIGHT_FLOOR_NS`] of
+/// its line: one tolerance for every link, so that a sibling's looser
+/// line, which takes in a pair or two more, does not outrank the partner's.
+fn near_line(l: &Link, a: &Series, b: &Series) -> usize {
+    let Pairing::Part(pairs) = &l.pairing else {
+        return l.shared;
+    };
+    pairs
+        .iter()
+        .filter(|&&(i, j)| {
+            let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
+            ((y - x) as f64 - l.difference_at(x)).abs() <= TIGHT_FLOOR_NS
+        })
+        .count()
 }
 
 /// The lines `y = offset + slope·x` (up to [`LINES`], no two within
@@ -499,6 +610,358 @@ fn one_shift(pairs: &[(u32, u32)]) -> bool {
     count.values().any(|&n| 4 * n >= 3 * pairs.len())
 }
 
+/// A kernel of a unit: (unit, index).
+type Node = (usize, u32);
+/// One move of an augmenting path: link `.0` pairs kernel `.1` with `.2`.
+type Step = (usize, Node, Node);
+
+/// More kernels explained by the same partners. In a pipeline's rhythm a
+/// middle stage's exchanges with the stage before and after end µs apart,
+/// so a partner's line can reach the wrong one of two adjacent kernels and
+/// leave a neighbour's pair without its kernel, along a whole pipeline.
+/// A kernel no partner holds that a partner's line reaches is given that
+/// pair when the kernels on the way can move to others their own
+/// partner's line reaches as well (an augmenting path, at most
+/// [`AUGMENT_DEPTH`] moves): of all such paths, the one whose pairs sit
+/// nearest their lines; each partner's pairs stay in order.
+fn augment(kept: Vec<Link>, all: &[Series]) -> Vec<Link> {
+    let mut a = Augmenter::new(kept, all);
+    let mut units: Vec<usize> = a.of_unit.keys().copied().collect();
+    units.sort_unstable();
+    for u in units {
+        for i in 0..all[u].ends.len() as u32 {
+            if a.held.contains_key(&(u, i)) {
+                continue;
+            }
+            let mut paths = Vec::new();
+            a.paths(
+                (u, i),
+                &mut Vec::new(),
+                &mut [(u, i)].into(),
+                AUGMENT_DEPTH,
+                &mut paths,
+            );
+            let best = paths
+                .into_iter()
+                .map(|p| (a.cost(&p), p))
+                .min_by(|x, y| x.0.total_cmp(&y.0));
+            if let Some((_, path)) = best {
+                a.apply(&path);
+            }
+        }
+    }
+    let mut kept = a.kept;
+    for l in &mut kept {
+        if let Pairing::Part(pairs) = &l.pairing {
+            l.shared = pairs.len();
+        }
+        l.near = near_line(l, &all[l.a], &all[l.b]);
+    }
+    kept
+}
+
+/// Moves along an augmenting path.
+const AUGMENT_DEPTH: usize = 3;
+/// Paths compared per free kernel.
+const AUGMENT_PATHS: usize = 64;
+
+struct Augmenter<'a> {
+    kept: Vec<Link>,
+    all: &'a [Series],
+    /// Each unit's partners in part (indices into `kept`).
+    of_unit: HashMap<usize, Vec<usize>>,
+    /// Each held kernel's partner in part and partner kernel.
+    held: HashMap<Node, (usize, Node)>,
+}
+
+impl<'a> Augmenter<'a> {
+    fn new(kept: Vec<Link>, all: &'a [Series]) -> Self {
+        let mut of_unit: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut held = HashMap::new();
+        for (k, l) in kept.iter().enumerate() {
+            of_unit.entry(l.a).or_default().push(k);
+            of_unit.entry(l.b).or_default().push(k);
+            if let Pairing::Part(pairs) = &l.pairing {
+                for &(i, j) in pairs {
+                    held.insert((l.a, i), (k, (l.b, j)));
+                    held.insert((l.b, j), (k, (l.a, i)));
+                }
+            }
+        }
+        Augmenter {
+            kept,
+            all,
+            of_unit,
+            held,
+        }
+    }
+
+    /// How far kernels `x` and `y` sit from link `k`'s line (ns).
+    fn off_line(&self, k: usize, x: Node, y: Node) -> f64 {
+        let l = &self.kept[k];
+        let (i, j) = if x.0 == l.a { (x.1, y.1) } else { (y.1, x.1) };
+        let (ea, eb) = (
+            self.all[l.a].ends[i as usize],
+            self.all[l.b].ends[j as usize],
+        );
+        ((eb - ea) as f64 - l.difference_at(ea)).abs()
+    }
+
+    /// The kernels link `k`'s line reaches from `n`, of its op.
+    fn reach(&self, k: usize, n: Node) -> Vec<Node> {
+        let l = &self.kept[k];
+        let to = if n.0 == l.a { l.b } else { l.a };
+        let tol = (TIGHT_MADS * l.mad_ns).max(TIGHT_FLOOR_NS);
+        let e = self.all[n.0].ends[n.1 as usize];
+        let want = if n.0 == l.a {
+            e as f64 + l.difference_at(e)
+        } else {
+            e as f64 - l.difference_at(e - l.lag_ns as i64)
+        };
+        let (ends, ops) = (&self.all[to].ends, &self.all[to].ops);
+        let lo = ends.partition_point(|&t| (t as f64) < want - tol);
+        (lo..ends.len())
+            .take_while(|&x| (ends[x] as f64) <= want + tol)
+            .filter(|&x| ops[x] == self.all[n.0].ops[n.1 as usize])
+            .map(|x| (to, x as u32))
+            .collect()
+    }
+
+    /// Every augmenting path from `n` (up to [`AUGMENT_PATHS`]): steps
+    /// whose last `to` is free, each other `to` held, its holder's partner
+    /// kernel the next step's `from`.
+    fn paths(
+        &self,
+        n: Node,
+        path: &mut Vec<Step>,
+        seen: &mut std::collections::HashSet<Node>,
+        depth: usize,
+        out: &mut Vec<Vec<Step>>,
+    ) {
+        if depth == 0 || out.len() >= AUGMENT_PATHS {
+            return;
+        }
+        for &k in self.of_unit.get(&n.0).map_or(&[][..], Vec::as_slice) {
+            for y in self.reach(k, n) {
+                if seen.contains(&y) {
+                    continue;
+                }
+                path.push((k, n, y));
+                match self.held.get(&y) {
+                    None => out.push(path.clone()),
+                    Some(&(_, freed)) if !seen.contains(&freed) => {
+                        seen.extend([y, freed]);
+                        self.paths(freed, path, seen, depth - 1, out);
+                        seen.remove(&y);
+                        seen.remove(&freed);
+                    }
+                    Some(_) => {}
+                }
+                path.pop();
+            }
+        }
+    }
+
+    /// How far a path's pairs sit from their lines, less the pairs it
+    /// undoes.
+    fn cost(&self, path: &[Step]) -> f64 {
+        path.iter()
+            .map(|&(k, x, y)| {
+                let undone = self
+                    .held
+                    .get(&y)
+                    .map_or(0.0, |&(old, other)| self.off_line(old, y, other));
+                self.off_line(k, x, y) - undone
+            })
+            .sum()
+    }
+
+    /// Pairs each step's kernels, undoing the pairs they held, unless a
+    /// partner's pairs would fall out of order.
+    fn apply(&mut self, path: &[Step]) {
+        let before: Vec<(usize, Pairing)> = path
+            .iter()
+            .flat_map(|&(k, _, y)| [Some(k), self.held.get(&y).map(|h| h.0)])
+            .flatten()
+            .map(|k| (k, self.kept[k].pairing.clone()))
+            .collect();
+        for &(k, x, y) in path {
+            if let Some(&(old, other)) = self.held.get(&y) {
+                unpair(&mut self.kept[old], y, other);
+            }
+            pair(&mut self.kept[k], x, y);
+        }
+        if !before.iter().all(|&(k, _)| in_order(&self.kept[k])) {
+            for (k, p) in before.into_iter().rev() {
+                self.kept[k].pairing = p;
+            }
+            return;
+        }
+        for &(k, x, y) in path {
+            if let Some((_, other)) = self.held.remove(&y) {
+                self.held.remove(&other);
+            }
+            self.held.insert(x, (k, y));
+            self.held.insert(y, (k, x));
+        }
+    }
+}
+
+/// Adds to a partner in part the pair of kernels `x` and `y` (either order).
+fn pair(l: &mut Link, x: Node, y: Node) {
+    let (i, j) = if x.0 == l.a { (x.1, y.1) } else { (y.1, x.1) };
+    if let Pairing::Part(pairs) = &mut l.pairing {
+        pairs.push((i, j));
+        pairs.sort_unstable();
+    }
+}
+
+fn unpair(l: &mut Link, x: Node, y: Node) {
+    let (i, j) = if x.0 == l.a { (x.1, y.1) } else { (y.1, x.1) };
+    if let Pairing::Part(pairs) = &mut l.pairing {
+        pairs.retain(|&p| p != (i, j));
+    }
+}
+
+/// Whether a partner's pairs are in order on both sides.
+fn in_order(l: &Link) -> bool {
+    match &l.pairing {
+        Pairing::Part(p) => p.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1),
+        Pairing::Shift(_) => true,
+    }
+}
+
+/// Units of one host that ran in lockstep and parted there once (a
+/// stage's point-to-point streams, split by one delay) exchange with one
+/// unit of another host that never parted, at once, each with its own
+/// share of that unit's devices — which share, the ends cannot tell. The
+/// strongest took the unit's kernels ([`settle`]); a sibling whose own
+/// link to the unit lost them (on the same line: one clock) shares them.
+/// Its kernels there are its sibling's counterparts on their common
+/// clock, not those its own line found: in a stall the members of a
+/// lockstep unit end tens of µs apart, as far as the next exchange.
+fn siblings_share(
+    mut kept: Vec<Link>,
+    found: &[Link],
+    units: &[Unit],
+    all: &[Series],
+) -> Vec<Link> {
+    let width = |u: usize| {
+        let mut d: Vec<_> = units[u].devices().collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    let mut taken: std::collections::HashSet<(usize, u32)> = Default::default();
+    for l in &kept {
+        if let Pairing::Part(pairs) = &l.pairing {
+            for &(i, j) in pairs {
+                taken.insert((l.a, i));
+                taken.insert((l.b, j));
+            }
+        }
+    }
+    let mut lost: Vec<&Link> = found
+        .iter()
+        .filter(|l| !kept.iter().any(|k| (k.a, k.b) == (l.a, l.b)))
+        .collect();
+    lost.sort_by(|x, y| strongest_first(x, y).then((x.a, x.b).cmp(&(y.a, y.b))));
+    for l in lost {
+        for (v, u) in [(l.a, l.b), (l.b, l.a)] {
+            // The kept link of `u` to a sibling of `v`, and `u`'s devices
+            // its partners of `v`'s host already exchange with.
+            let mut sibling: Option<(&Link, usize)> = None;
+            let mut held = 0;
+            for k in &kept {
+                let s = if k.a == u {
+                    k.b
+                } else if k.b == u {
+                    k.a
+                } else {
+                    continue;
+                };
+                if units[s].domain != units[v].domain {
+                    continue;
+                }
+                let (ws, wv) = (width(s), width(v));
+                if ws.iter().any(|d| wv.binary_search(d).is_ok()) {
+                    held = usize::MAX;
+                    break;
+                }
+                held += ws.len();
+                let t = k.span.0 / 2 + k.span.1 / 2;
+                let gap = (side_difference(k, u, t) - side_difference(l, u, t)).abs();
+                if gap <= (TIGHT_MADS * k.mad_ns.max(l.mad_ns)).max(TIGHT_FLOOR_NS) {
+                    sibling = sibling.or(Some((k, s)));
+                }
+            }
+            let Some((k, s)) = sibling else { continue };
+            if held.saturating_add(width(v).len()) > width(u).len() {
+                continue;
+            }
+            let Pairing::Part(theirs) = &k.pairing else {
+                continue;
+            };
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            let mut last: Option<u32> = None;
+            for &(i, j) in theirs {
+                let (ks, ku) = if k.a == s { (i, j) } else { (j, i) };
+                let Some(kv) = counterpart(&all[s], ks, &all[v]) else {
+                    continue;
+                };
+                if taken.contains(&(v, kv))
+                    || all[v].ops[kv as usize] != all[u].ops[ku as usize]
+                    || last.is_some_and(|x| x >= kv)
+                {
+                    continue;
+                }
+                last = Some(kv);
+                pairs.push(if l.a == v { (kv, ku) } else { (ku, kv) });
+            }
+            if pairs.len() < MIN_PAIRS {
+                continue;
+            }
+            for &(i, j) in &pairs {
+                taken.insert((l.a, i));
+                taken.insert((l.b, j));
+            }
+            let mut shared = l.clone();
+            shared.shared = pairs.len();
+            shared.pairing = Pairing::Part(pairs);
+            shared.near = near_line(&shared, &all[l.a], &all[l.b]);
+            kept.push(shared);
+            break;
+        }
+    }
+    kept.sort_by_key(|l| (l.a, l.b));
+    kept
+}
+
+/// `u`'s clock minus its partner's at `t`, by link `l` (one of whose
+/// units is `u`).
+fn side_difference(l: &Link, u: usize, t: i64) -> f64 {
+    let d = l.difference_at(t);
+    if l.a == u { -d } else { d }
+}
+
+/// `to`'s kernel that is `from`'s kernel `k` on their common clock: the
+/// same index when they are as long and end within [`FELLOW_NS`], else
+/// the one ending nearest within it.
+fn counterpart(from: &Series, k: u32, to: &Series) -> Option<u32> {
+    let e = *from.ends.get(k as usize)?;
+    if from.ends.len() == to.ends.len() && (to.ends[k as usize] - e).abs() <= FELLOW_NS {
+        return Some(k);
+    }
+    let at = to.ends.partition_point(|&t| t < e);
+    [at.checked_sub(1), Some(at)]
+        .into_iter()
+        .flatten()
+        .filter(|&x| x < to.ends.len())
+        .min_by_key(|&x| (to.ends[x] - e).abs())
+        .filter(|&x| (to.ends[x] - e).abs() <= FELLOW_NS)
+        .map(|x| x as u32)
+}
+
 /// Each kernel pair to the strongest partner in part claiming it; a partner in part left with too few
 /// pairs, or with fewer than half of those it found (a shadow of a
 /// stronger one), is dropped; so is one between two units whose kernels
@@ -531,6 +994,7 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
                 let mut l = l.clone();
                 l.shared = mine.len();
                 l.pairing = Pairing::Part(mine);
+                l.near = near_line(&l, &all[l.a], &all[l.b]);
                 kept.push(l);
             }
         }
@@ -549,11 +1013,15 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
     }
 }
 
-/// The order of claims, strongest first: the most pairs, then the
-/// tightest (smallest MAD). Between the offsets and lines of one unit
-/// pair, and between the partners claiming one kernel, the same.
+/// The order of claims, strongest first: the most pairs near the line
+/// ([`near_line`]), then the most pairs, then the tightest (smallest
+/// MAD). Between the offsets and lines of one unit pair, and between the
+/// partners claiming one kernel, the same.
 fn strongest_first(x: &Link, y: &Link) -> std::cmp::Ordering {
-    y.shared.cmp(&x.shared).then(x.mad_ns.total_cmp(&y.mad_ns))
+    y.near
+        .cmp(&x.near)
+        .then(y.shared.cmp(&x.shared))
+        .then(x.mad_ns.total_cmp(&y.mad_ns))
 }
 
 /// Units whose kernels over the span their partners in part cover are
@@ -770,5 +1238,158 @@ mod tests {
             })
             .collect();
         assert!(partial_links(&units, &all, &[], 50 * MS).is_empty());
+    }
+
+    /// A unit of `devices` on host `domain`, its streams in lockstep.
+    fn lockstep_unit(devices: std::ops::Range<u32>, domain: usize, kernels: usize) -> Unit {
+        Unit {
+            seqs: devices
+                .map(|d| crate::analysis::nccl_streams::test_seq(d, 21, &vec![SendRecv; kernels]))
+                .collect(),
+            domain,
+            by_ends: true,
+            lockstep_ambiguous: true,
+        }
+    }
+
+    fn pairs_of(links: &[Link], a: usize, b: usize) -> Vec<(u32, u32)> {
+        links
+            .iter()
+            .find(|l| (l.a, l.b) == (a, b))
+            .map(|l| match &l.pairing {
+                Pairing::Part(p) => p.clone(),
+                _ => panic!("{l:?}"),
+            })
+            .unwrap_or_default()
+    }
+
+    /// A middle stage whose point-to-point streams parted once on their
+    /// host (units 0 and 1: devices 0–1 and 2) exchanges with the stage
+    /// before (unit 2, even kernels) and after (unit 3, odd ones), whose
+    /// streams never parted. Both parts exchange with both neighbours, at
+    /// the same kernels of theirs — even where a stall held the stage
+    /// after: its exchange with the stage beyond it (unit 4) ended 75 µs
+    /// before the one with the middle stage, and the first part's
+    /// reference device 55 µs early, nearer that other kernel's end than
+    /// its own partner's.
+    #[test]
+    fn parts_of_a_stage_in_lockstep_share_their_neighbours_kernels() {
+        const US: i64 = 1_000;
+        let (before, after, beyond) = (3 * MS, -5 * MS, 7 * MS);
+        let stall = 21;
+        let (mut v1, mut v2, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut x, mut y): (Vec<(i64, bool)>, Vec<i64>) = (Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += 2 * MS + (k * 7919 % 13) * 150_000;
+            let jitter = (k * 31 % 7) * US;
+            v2.push(t);
+            v1.push(if k == stall { t - 55 * US } else { t + jitter });
+            if k % 2 == 0 {
+                w.push(t + before + jitter);
+            } else {
+                // The stage after exchanges once or twice with the stage
+                // beyond between two of its exchanges with this one.
+                x.push((t + after, true));
+                let other = if k == stall { t - 75 * US } else { t + MS };
+                for o in [Some(other), (k % 3 == 0).then_some(t + 1_500 * US)]
+                    .into_iter()
+                    .flatten()
+                {
+                    x.push((o + after, false));
+                    y.push(o + beyond);
+                }
+            }
+        }
+        x.sort_unstable();
+        let stall_end = v2[stall as usize] - 75 * US + after;
+        let stall_other = x
+            .iter()
+            .position(|&(e, mine)| !mine && e == stall_end)
+            .map(|i| i as u32);
+        let xs = series(x.iter().map(|&(e, _)| e).collect());
+        let all = vec![series(v1), series(v2), series(w), xs, series(y)];
+        let units = vec![
+            lockstep_unit(0..2, 0, 40),
+            lockstep_unit(2..3, 0, 40),
+            lockstep_unit(3..6, 1, 20),
+            lockstep_unit(6..9, 2, all[3].ends.len()),
+            lockstep_unit(9..12, 3, all[4].ends.len()),
+        ];
+        let links = partial_links(&units, &all, &[], 50 * MS);
+        for (part, neighbour) in [(0, 2), (1, 2), (0, 3), (1, 3)] {
+            assert_eq!(
+                pairs_of(&links, part, neighbour).len(),
+                20,
+                "{part}-{neighbour}: {links:#?}"
+            );
+        }
+        assert_eq!(pairs_of(&links, 0, 3), pairs_of(&links, 1, 3));
+        let stall_other = stall_other.expect("the stage after's other kernel");
+        assert!(
+            pairs_of(&links, 3, 4)
+                .iter()
+                .any(|&(i, _)| i == stall_other),
+            "{links:#?}"
+        );
+    }
+
+    /// A middle stage's exchange with the stage before (unit 1) ends 3 µs
+    /// before its next, with the stage after (unit 2): the stage after's
+    /// line reaches the first, nearest, and as the stronger partner takes
+    /// it. Its own kernel is free and on its line: it moves there, and the
+    /// stage before gets its pair back.
+    #[test]
+    fn a_partner_moves_to_the_adjacent_kernel_its_neighbour_needs() {
+        const US: i64 = 1_000;
+        let (before, after) = (3 * MS, -5 * MS);
+        let (mut mid, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += if k == 17 {
+                3 * US
+            } else {
+                2 * MS + (k * 7919 % 13) * 150_000
+            };
+            mid.push(t);
+            let jitter = (k * 31 % 5) * 200;
+            if k % 2 == 1 {
+                c.push(t + after + jitter);
+            } else if k >= 4 {
+                b.push(t + before + jitter);
+            }
+        }
+        let all = vec![series(mid), series(b), series(c)];
+        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
+        let (with_b, with_c) = (pairs_of(&links, 0, 1), pairs_of(&links, 0, 2));
+        assert!(with_b.iter().any(|&(i, _)| i == 16), "{links:#?}");
+        assert!(with_c.iter().any(|&(i, _)| i == 17), "{links:#?}");
+        assert!(with_b.iter().all(|&(i, _)| i % 2 == 0), "{with_b:?}");
+        assert!(with_c.iter().all(|&(i, _)| i % 2 == 1), "{with_c:?}");
+    }
+
+    /// The stage after (unit 1) missed one exchange; a sibling on another
+    /// host (unit 2), in lockstep with it but µs apart each time, met
+    /// every one of the middle stage's. Its looser line takes in one pair
+    /// more, yet the partner whose pairs sit on its line wins them.
+    #[test]
+    fn a_looser_line_with_a_pair_more_does_not_outrank_the_partner() {
+        const US: i64 = 1_000;
+        let (mut mid, mut partner, mut sibling) = (Vec::new(), Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..40i64 {
+            t += 2 * MS + (k * 7919 % 13) * 150_000;
+            mid.push(t);
+            if k % 2 == 1 {
+                if k != 21 {
+                    partner.push(t - 5 * MS + (k % 3) * 300);
+                }
+                sibling.push(t + 7 * MS + (k / 2 % 5 - 2) * 6 * US);
+            }
+        }
+        let all = vec![series(mid), series(partner), series(sibling)];
+        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
+        assert_eq!(pairs_of(&links, 0, 1).len(), 19, "{links:#?}");
+        assert!(pairs_of(&links, 0, 2).is_empty(), "{links:#?}");
     }
 }
