@@ -99,6 +99,7 @@ fn domain(
     out: &mut Split,
 ) {
     let units = unit_tracks(&tracks, units);
+    let told_apart = one_host_pairs(p, &tracks, &units);
     let files: Vec<usize> = tracks.iter().map(|s| p.lane_file(s.lane)).collect();
     let too_far = one_clock::too_far_ns(clock, &files);
     let of_track = one_clock::units_of_track(&units, tracks.len());
@@ -145,7 +146,7 @@ fn domain(
             .collect();
         // The same capture gives the same communicators in the same order.
         seen.sort_by(|a, b| a.tracks.cmp(&b.tracks));
-        let mut apart = std::collections::BTreeSet::new();
+        let mut apart = told_apart.clone();
         let with_units = if units.is_empty() {
             &[][..]
         } else {
@@ -195,6 +196,34 @@ fn domain(
         follow_stream(l);
     }
     gather(p, tracks, &comms, &label, &witnessed, out);
+}
+
+/// Pairs of `units` (indices, the smaller first) found on one host's
+/// clock: that clock told them apart (they would be one unit otherwise),
+/// however closely they end on the aligned clocks of many hosts — where
+/// two lockstep groups of one host, each never seen without the other
+/// there, were joined with other hosts' into one "communicator" of 28
+/// devices whose ends spread by 21 ms.
+fn one_host_pairs(
+    p: &Profile,
+    tracks: &[Seq],
+    units: &[Vec<u32>],
+) -> std::collections::BTreeSet<(usize, usize)> {
+    let host = |u: &Vec<u32>| {
+        u.first()
+            .and_then(|&t| p.devices.get(tracks[t as usize].device as usize))
+            .map(|d| d.host)
+    };
+    let hosts: Vec<Option<u32>> = units.iter().map(host).collect();
+    let mut pairs = std::collections::BTreeSet::new();
+    for a in 0..units.len() {
+        for b in a + 1..units.len() {
+            if hosts[a].is_some() && hosts[a] == hosts[b] {
+                pairs.insert((a, b));
+            }
+        }
+    }
+    pairs
 }
 
 /// `units` as sets of the domain's tracks: those whose every stream is

@@ -83,7 +83,8 @@ pub fn far_in(
 /// those it never parted from; a seen set holding two units that parted
 /// is no longer coupled.
 /// `apart` are pairs of units (indices into `units`, the smaller first)
-/// seen in one cluster with ends further apart than one call's can be.
+/// seen in one cluster with ends further apart than one call's can be, or
+/// told apart on their own host's clock.
 pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usize, usize)>) {
     // Units some seen set holds whole: the others show nothing here.
     let holds = |set: &[u32], u: &[u32]| u.iter().all(|t| set.binary_search(t).is_ok());
@@ -146,11 +147,22 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
         }
         u
     }
+    // Joined only when no two of the joined parted: never parted with a
+    // third is not being one communicator with each other.
+    let mut members: Vec<Vec<usize>> = (0..units.len()).map(|u| vec![u]).collect();
     for &(a, b) in &together {
-        if !parted(a, b) {
-            let (ra, rb) = (find(&mut root, a), find(&mut root, b));
-            root[ra.max(rb)] = ra.min(rb);
+        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+        if ra == rb
+            || members[ra]
+                .iter()
+                .any(|&x| members[rb].iter().any(|&y| parted(x, y)))
+        {
+            continue;
         }
+        let (keep, gone) = (ra.min(rb), ra.max(rb));
+        root[gone] = keep;
+        let moved = std::mem::take(&mut members[gone]);
+        members[keep].extend(moved);
     }
     // A set holding two units that parted is siblings coinciding, never
     // one communicator, however rarely it was seen and whatever else was
@@ -276,5 +288,20 @@ mod tests {
         let apart = BTreeSet::from([(0, 1)]);
         add_units(&mut s, &[vec![0, 1], vec![2, 3]], &apart);
         assert_eq!(sorted(communicators(&s)), vec![vec![0, 1], vec![2, 3]]);
+    }
+
+    /// Two groups of one host, told apart on its clock, each ended with a
+    /// third host's group and never without it: the third may be one
+    /// communicator with either, never the bridge that joins them.
+    #[test]
+    fn groups_one_host_told_apart_are_not_joined_through_a_third() {
+        let mut s = vec![seen(&[0, 1, 4, 5], false), seen(&[2, 3, 4, 5], false)];
+        let apart = BTreeSet::from([(0, 1)]);
+        add_units(&mut s, &[vec![0, 1], vec![2, 3], vec![4, 5]], &apart);
+        let comms = communicators(&s);
+        assert!(
+            !comms.iter().any(|c| c.contains(&0) && c.contains(&2)),
+            "{comms:?}"
+        );
     }
 }
