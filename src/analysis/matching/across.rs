@@ -55,10 +55,6 @@ pub struct Link {
     /// Median deviation of the end differences from the line (ns).
     pub mad_ns: f64,
     pub shared: usize,
-    /// Pairs within a few µs of the line (partners in part; for a whole
-    /// link, `shared`): what partners in part are ranked by, since a
-    /// looser line takes in more pairs.
-    pub near: usize,
     /// `a`'s first and last shared end (the line's span; `lag_ns` is
     /// at the first).
     pub span: (i64, i64),
@@ -300,7 +296,6 @@ fn best_alignment(x: &Series, y: &Series, window: f64) -> Option<Link> {
             lag_slope_ppm: f.slope * 1e6,
             mad_ns: f.mad_all,
             shared: shared.len(),
-            near: shared.len(),
             span: (x.ends[shared[0].0], x.ends[shared[shared.len() - 1].0]),
             domains: (0, 0),
         });

@@ -42,8 +42,6 @@ const TIGHT_FLOOR_NS: f64 = 10_000.0;
 /// Share of a unit's kernels over its partners' span that its partners
 /// must explain.
 const MIN_COVER: f64 = 0.9;
-/// Most times the close pairs are refitted ([`close_to`]).
-const REFITS: usize = 4;
 /// Ends compared per fit (evenly spaced).
 const FIT_SAMPLES: usize = 512;
 /// Drift is fitted over at least this span (ns): over less, the drift
@@ -481,32 +479,18 @@ fn close_to(a: &Series, b: &Series, line: &dyn Fn(i64) -> f64) -> Option<Link> {
     if pairs.len() < MIN_PAIRS {
         return None;
     }
-    // Pairs far off the line widen the first fit's MAD, and with it what
-    // counts as close: refitted on the close pairs until they stay the
-    // same (a kernel exchanged with the other neighbour in the same
-    // rhythm, tens of µs off, is then left out).
-    let mut pairs = pairs;
-    for _ in 0..REFITS {
-        let (offset, slope, mad, _) = fit(a, b, &pairs)?;
-        let from = a.ends[pairs[0].0 as usize];
-        let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
-        let closer = pair_near(a, b, &|t| offset + slope * (t - from) as f64, close);
-        if closer.len() < MIN_PAIRS {
-            return None;
-        }
-        if closer == pairs {
-            break;
-        }
-        pairs = closer;
-    }
-    if one_shift(&pairs) {
+    let (offset, slope, mad, _) = fit(a, b, &pairs)?;
+    let from = a.ends[pairs[0].0 as usize];
+    let close = (TIGHT_MADS * mad).max(TIGHT_FLOOR_NS);
+    let pairs = pair_near(a, b, &|t| offset + slope * (t - from) as f64, close);
+    if pairs.len() < MIN_PAIRS || one_shift(&pairs) {
         return None;
     }
     let (offset, slope, mad, tail) = fit(a, b, &pairs)?;
     if mad > MAD_NS || tail > TAIL_NS {
         return None;
     }
-    let mut l = Link {
+    Some(Link {
         a: 0,
         b: 0,
         lag_ns: offset,
@@ -514,32 +498,13 @@ fn close_to(a: &Series, b: &Series, line: &dyn Fn(i64) -> f64) -> Option<Link> {
         lag_slope_ppm: slope * 1e6,
         mad_ns: mad,
         shared: pairs.len(),
-        near: 0,
         span: (
             a.ends[pairs[0].0 as usize],
             a.ends[pairs[pairs.len() - 1].0 as usize],
         ),
         pairing: Pairing::Part(pairs),
         domains: (0, 0),
-    };
-    l.near = near_line(&l, a, b);
-    Some(l)
-}
-
-/// How many of a partner in part's pairs end within [`TIGHT_FLOOR_NS`] of
-/// its line: one tolerance for every link, so that a sibling's looser
-/// line, which takes in a pair or two more, does not outrank the partner's.
-fn near_line(l: &Link, a: &Series, b: &Series) -> usize {
-    let Pairing::Part(pairs) = &l.pairing else {
-        return l.shared;
-    };
-    pairs
-        .iter()
-        .filter(|&&(i, j)| {
-            let (x, y) = (a.ends[i as usize], b.ends[j as usize]);
-            ((y - x) as f64 - l.difference_at(x)).abs() <= TIGHT_FLOOR_NS
-        })
-        .count()
+    })
 }
 
 /// The lines `y = offset + slope·x` (up to [`LINES`], no two within
@@ -655,7 +620,6 @@ fn augment(kept: Vec<Link>, all: &[Series]) -> Vec<Link> {
         if let Pairing::Part(pairs) = &l.pairing {
             l.shared = pairs.len();
         }
-        l.near = near_line(l, &all[l.a], &all[l.b]);
     }
     kept
 }
@@ -921,15 +885,7 @@ fn siblings_share(
             if pairs.len() < MIN_PAIRS {
                 continue;
             }
-            for &(i, j) in &pairs {
-                taken.insert((l.a, i));
-                taken.insert((l.b, j));
-            }
-            let mut shared = l.clone();
-            shared.shared = pairs.len();
-            shared.pairing = Pairing::Part(pairs);
-            shared.near = near_line(&shared, &all[l.a], &all[l.b]);
-            kept.push(shared);
+            kept.push(taking(l, pairs, &mut taken));
             break;
         }
     }
@@ -987,15 +943,7 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
                 .filter(|&(i, j)| !taken.contains(&(l.a, i)) && !taken.contains(&(l.b, j)))
                 .collect();
             if mine.len() >= MIN_PAIRS && 2 * mine.len() >= pairs.len() {
-                for &(i, j) in &mine {
-                    taken.insert((l.a, i));
-                    taken.insert((l.b, j));
-                }
-                let mut l = l.clone();
-                l.shared = mine.len();
-                l.pairing = Pairing::Part(mine);
-                l.near = near_line(&l, &all[l.a], &all[l.b]);
-                kept.push(l);
+                kept.push(taking(l, mine, &mut taken));
             }
         }
         kept.sort_by_key(|l| (l.a, l.b));
@@ -1013,15 +961,27 @@ fn settle(mut found: Vec<Link>, all: &[Series]) -> Vec<Link> {
     }
 }
 
-/// The order of claims, strongest first: the most pairs near the line
-/// ([`near_line`]), then the most pairs, then the tightest (smallest
-/// MAD). Between the offsets and lines of one unit pair, and between the
-/// partners claiming one kernel, the same.
+/// `l` holding just `pairs`, their kernels marked taken.
+fn taking(
+    l: &Link,
+    pairs: Vec<(u32, u32)>,
+    taken: &mut std::collections::HashSet<(usize, u32)>,
+) -> Link {
+    for &(i, j) in &pairs {
+        taken.insert((l.a, i));
+        taken.insert((l.b, j));
+    }
+    let mut l = l.clone();
+    l.shared = pairs.len();
+    l.pairing = Pairing::Part(pairs);
+    l
+}
+
+/// The order of claims, strongest first: the most pairs, then the
+/// tightest (smallest MAD). Between the offsets and lines of one unit
+/// pair, and between the partners claiming one kernel, the same.
 fn strongest_first(x: &Link, y: &Link) -> std::cmp::Ordering {
-    y.near
-        .cmp(&x.near)
-        .then(y.shared.cmp(&x.shared))
-        .then(x.mad_ns.total_cmp(&y.mad_ns))
+    y.shared.cmp(&x.shared).then(x.mad_ns.total_cmp(&y.mad_ns))
 }
 
 /// Units whose kernels over the span their partners in part cover are
@@ -1366,30 +1326,5 @@ mod tests {
         assert!(with_c.iter().any(|&(i, _)| i == 17), "{links:#?}");
         assert!(with_b.iter().all(|&(i, _)| i % 2 == 0), "{with_b:?}");
         assert!(with_c.iter().all(|&(i, _)| i % 2 == 1), "{with_c:?}");
-    }
-
-    /// The stage after (unit 1) missed one exchange; a sibling on another
-    /// host (unit 2), in lockstep with it but µs apart each time, met
-    /// every one of the middle stage's. Its looser line takes in one pair
-    /// more, yet the partner whose pairs sit on its line wins them.
-    #[test]
-    fn a_looser_line_with_a_pair_more_does_not_outrank_the_partner() {
-        const US: i64 = 1_000;
-        let (mut mid, mut partner, mut sibling) = (Vec::new(), Vec::new(), Vec::new());
-        let mut t = 0;
-        for k in 0..40i64 {
-            t += 2 * MS + (k * 7919 % 13) * 150_000;
-            mid.push(t);
-            if k % 2 == 1 {
-                if k != 21 {
-                    partner.push(t - 5 * MS + (k % 3) * 300);
-                }
-                sibling.push(t + 7 * MS + (k / 2 % 5 - 2) * 6 * US);
-            }
-        }
-        let all = vec![series(mid), series(partner), series(sibling)];
-        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
-        assert_eq!(pairs_of(&links, 0, 1).len(), 19, "{links:#?}");
-        assert!(pairs_of(&links, 0, 2).is_empty(), "{links:#?}");
     }
 }
