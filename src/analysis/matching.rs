@@ -69,6 +69,16 @@ pub struct Captured {
     pub basis: Basis,
 }
 
+/// The root of `x` in a union-find forest (`parent[r] == r` at a root),
+/// halving the path on the way.
+fn root(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
 /// A device's slot in an instance it has no kernel in.
 const ABSENT: u32 = u32::MAX;
 
@@ -1004,14 +1014,6 @@ fn end_aligned_subsets(
         return vec![(0..n).collect()];
     }
     let mut parent: Vec<usize> = (0..n).collect();
-    fn find(parent: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while parent[r] != r {
-            r = parent[r];
-        }
-        parent[x] = r;
-        r
-    }
     for a in 0..n {
         for b in a + 1..n {
             let (fa, fb) = (p.lane_file(members[a].lane), p.lane_file(members[b].lane));
@@ -1030,14 +1032,14 @@ fn end_aligned_subsets(
                 })
                 .count();
             if !clock.ends_trusted(fa, fb) || 10 * together >= 9 * k {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra.max(rb)] = ra.min(rb);
             }
         }
     }
     let mut sets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for d in 0..n {
-        let r = find(&mut parent, d);
+        let r = root(&mut parent, d);
         sets.entry(r).or_default().push(d);
     }
     sets.into_values().collect()

@@ -13,6 +13,7 @@
 //! there are never joined.
 
 use super::across::{Link, Pairing, agreeing_parts, plausible};
+use super::root;
 use super::unit::Unit;
 use crate::analysis::nccl_streams::common_run;
 use crate::profile::{DevId, LaneId};
@@ -170,14 +171,6 @@ impl Components {
 /// never two units of one domain or one device in a component.
 fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..units.len()).collect();
-    fn find(parent: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while parent[r] != r {
-            r = parent[r];
-        }
-        parent[x] = r;
-        r
-    }
     // (domains, devices) of each component, by its root.
     let mut domains: Vec<Vec<usize>> = units.iter().map(|u| vec![u.domain]).collect();
     let mut devices: Vec<Vec<DevId>> = units.iter().map(|u| u.devices().collect()).collect();
@@ -195,7 +188,7 @@ fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
             .then((x.a, x.b).cmp(&(y.a, y.b)))
     });
     for l in order {
-        let (ra, rb) = (find(&mut parent, l.a), find(&mut parent, l.b));
+        let (ra, rb) = (root(&mut parent, l.a), root(&mut parent, l.b));
         if ra == rb
             || domains[ra].iter().any(|d| domains[rb].contains(d))
             || devices[ra].iter().any(|d| devices[rb].contains(d))
@@ -209,7 +202,7 @@ fn by_partners(units: &[Unit], links: &[Link], agree: &[bool]) -> Vec<usize> {
         let moved = std::mem::take(&mut devices[gone]);
         devices[keep].extend(moved);
     }
-    (0..units.len()).map(|i| find(&mut parent, i)).collect()
+    (0..units.len()).map(|i| root(&mut parent, i)).collect()
 }
 
 /// Units joined as streams always were: by stream id, else by the longest

@@ -140,18 +140,11 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
     };
     let parted = |a: usize, b: usize| (without(a, b) && without(b, a)) || far(a, b);
     let mut root: Vec<usize> = (0..units.len()).collect();
-    fn find(root: &mut [usize], mut u: usize) -> usize {
-        while root[u] != u {
-            root[u] = root[root[u]];
-            u = root[u];
-        }
-        u
-    }
     // Joined only when no two of the joined parted: never parted with a
     // third is not being one communicator with each other.
     let mut members: Vec<Vec<usize>> = (0..units.len()).map(|u| vec![u]).collect();
     for &(a, b) in &together {
-        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+        let (ra, rb) = (super::root(&mut root, a), super::root(&mut root, b));
         if ra == rb
             || members[ra]
                 .iter()
@@ -182,7 +175,7 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
         .collect();
     let mut joined: HashMap<usize, BTreeSet<u32>> = HashMap::new();
     for (i, u) in units.iter().enumerate() {
-        let r = find(&mut root, i);
+        let r = super::root(&mut root, i);
         joined.entry(r).or_default().extend(u.iter().copied());
     }
     let mut sets: Vec<Vec<u32>> = joined

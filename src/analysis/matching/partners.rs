@@ -15,6 +15,7 @@
 
 use super::across::{Link, Pairing, Series, agreeing_parts, kinds, partners};
 use super::join::Components;
+use super::root;
 use super::unit::Unit;
 use crate::analysis::clock::{Alignment, robust_line};
 use crate::analysis::nccl_name::CollOp;
@@ -176,14 +177,15 @@ fn exchanged_instances(
             pairs.values().copied().collect()
         }
     };
-    // The one clock domain of a component's units, if one.
-    let domain = |r: usize| {
-        let mut d = (0..units.len())
-            .filter(|&u| comps.root[u] == r)
-            .map(|u| units[u].domain);
-        let first = d.next()?;
-        d.all(|x| x == first).then_some(first)
-    };
+    // The one clock domain of each component's units (None: several).
+    let mut domains: HashMap<usize, Option<usize>> = HashMap::new();
+    for (u, &r) in comps.root.iter().enumerate() {
+        let d = domains.entry(r).or_insert(Some(units[u].domain));
+        if *d != Some(units[u].domain) {
+            *d = None;
+        }
+    }
+    let domain = |r: usize| domains.get(&r).copied().flatten();
     let mut parent: Vec<usize> = (0..keys.len()).collect();
     for x in 0..keys.len() {
         for y in x + 1..keys.len() {
@@ -198,14 +200,14 @@ fn exchanged_instances(
             let (ix, iy) = (instances_of(x, r), instances_of(y, r));
             let both = ix.intersection(&iy).count();
             if 2 * both >= ix.len().min(iy.len()) {
-                let (rx, ry) = (root_of(&mut parent, x), root_of(&mut parent, y));
+                let (rx, ry) = (root(&mut parent, x), root(&mut parent, y));
                 parent[rx.max(ry)] = rx.min(ry);
             }
         }
     }
     let mut merged: BTreeMap<usize, BTreeMap<usize, Vec<i64>>> = BTreeMap::new();
     for (k, key) in keys.iter().enumerate() {
-        let into = merged.entry(root_of(&mut parent, k)).or_default();
+        let into = merged.entry(root(&mut parent, k)).or_default();
         for (&x, &y) in &between[key] {
             into.entry(key.0).or_default().push(x);
             into.entry(key.1).or_default().push(y);
@@ -221,14 +223,6 @@ fn exchanged_instances(
             set
         })
         .collect()
-}
-
-fn root_of(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
 }
 
 /// The GPU rows of each kernel pair the agreeing partners in part met at
@@ -263,17 +257,8 @@ fn side(p: &Profile, clock: &Alignment, u: &Unit, at: impl Iterator<Item = u32>)
                     .map(|&x| clock.gpu_end(p, x as usize))
                     .collect();
                 want.iter()
-                    .filter_map(|&x| {
-                        let e = clock.gpu_end(p, x as usize);
-                        let at = ends.partition_point(|&t| t < e);
-                        [at.checked_sub(1), Some(at)]
-                            .into_iter()
-                            .flatten()
-                            .filter(|&k| k < ends.len())
-                            .min_by_key(|&k| (ends[k] - e).abs())
-                            .filter(|&k| (ends[k] - e).abs() <= FELLOW_NS)
-                            .map(|k| s.rows[k])
-                    })
+                    .filter_map(|&x| fellow(&ends, clock.gpu_end(p, x as usize)))
+                    .map(|k| s.rows[k])
                     .collect()
             };
             let (rows, ops) = s
@@ -908,14 +893,18 @@ fn counterpart(from: &Series, k: u32, to: &Series) -> Option<u32> {
     if from.ends.len() == to.ends.len() && (to.ends[k as usize] - e).abs() <= FELLOW_NS {
         return Some(k);
     }
-    let at = to.ends.partition_point(|&t| t < e);
+    fellow(&to.ends, e).map(|x| x as u32)
+}
+
+/// The kernel of `ends` (sorted) ending nearest `e`, within [`FELLOW_NS`].
+fn fellow(ends: &[i64], e: i64) -> Option<usize> {
+    let at = ends.partition_point(|&t| t < e);
     [at.checked_sub(1), Some(at)]
         .into_iter()
         .flatten()
-        .filter(|&x| x < to.ends.len())
-        .min_by_key(|&x| (to.ends[x] - e).abs())
-        .filter(|&x| (to.ends[x] - e).abs() <= FELLOW_NS)
-        .map(|x| x as u32)
+        .filter(|&x| x < ends.len())
+        .min_by_key(|&x| (ends[x] - e).abs())
+        .filter(|&x| (ends[x] - e).abs() <= FELLOW_NS)
 }
 
 /// Each kernel pair to the strongest partner in part claiming it; a partner in part left with too few
