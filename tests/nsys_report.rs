@@ -136,6 +136,16 @@ fn run(args: &[&str], path: &Path, nsys: Option<&Path>, tmp: &Path) -> Output {
         .expect("run rankline")
 }
 
+/// `report summary --no-cache` of one report, the usual run here.
+fn summary(rep: &Path, path: &Path, nsys: Option<&Path>, tmp: &Path) -> Output {
+    run(
+        &["report", "summary", "--no-cache", s(rep)],
+        path,
+        nsys,
+        tmp,
+    )
+}
+
 fn command(args: &[&str], path: &Path, nsys: Option<&Path>, tmp: &Path) -> Command {
     std::fs::create_dir_all(tmp).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_rankline"));
@@ -286,12 +296,7 @@ fn without_the_cache_the_export_goes_to_a_private_temp_dir_that_is_removed() {
     stand_in(&bin, &log, Acts::Exports);
     let rep = report(&d.join("run/r.qdrep"), "an old report");
     let tmp = d.join("tmp");
-    let o = run(
-        &["report", "summary", "--no-cache", s(&rep)],
-        &bin,
-        None,
-        &tmp,
-    );
+    let o = summary(&rep, &bin, None, &tmp);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let c = calls(&log);
     assert_eq!(c.len(), 1);
@@ -308,12 +313,7 @@ fn an_nsys_without_include_blobs_exports_again_without_it() {
     let log = d.join("nsys.log");
     stand_in_of(&bin, &log, Acts::Exports, false);
     let rep = report(&d.join("run/r.nsys-rep"), "a report");
-    let o = run(
-        &["report", "summary", "--no-cache", s(&rep)],
-        &bin,
-        None,
-        &d.join("tmp"),
-    );
+    let o = summary(&rep, &bin, None, &d.join("tmp"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let c = calls(&log);
     assert_eq!(c.len(), 2, "{c:?}");
@@ -328,12 +328,7 @@ fn without_nsys_one_line_says_how_and_exit_1() {
     let empty = d.join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
-    let o = run(
-        &["report", "summary", "--no-cache", s(&rep)],
-        &empty,
-        None,
-        &d.join("tmp"),
-    );
+    let o = summary(&rep, &empty, None, &d.join("tmp"));
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o), "");
     let f = rep.display();
@@ -383,12 +378,7 @@ fn nsys_from_the_environment_comes_before_path() {
     stand_in(&path_bin, &on_path, Acts::Exports);
     let nsys = stand_in(&d.join("nsys-2026/bin"), &given, Acts::Exports);
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
-    let o = run(
-        &["report", "summary", "--no-cache", s(&rep)],
-        &path_bin,
-        Some(&nsys),
-        &d.join("tmp"),
-    );
+    let o = summary(&rep, &path_bin, Some(&nsys), &d.join("tmp"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(calls(&given).len(), 1);
     assert_eq!(calls(&on_path).len(), 0);
@@ -681,12 +671,7 @@ fn nsys_output_is_kept_and_echoed_in_bounds() {
     let bin = d.join("bin");
     stand_in(&bin, &d.join("nsys.log"), Acts::Noisy { mb: 40 });
     let rep = report(&d.join("run/rank0.nsys-rep"), "report");
-    let o = run(
-        &["report", "summary", "--no-cache", s(&rep)],
-        &bin,
-        None,
-        &d.join("tmp"),
-    );
+    let o = summary(&rep, &bin, None, &d.join("tmp"));
     assert_eq!(
         o.status.code(),
         Some(0),
