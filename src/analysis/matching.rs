@@ -24,6 +24,7 @@ mod across;
 mod atoms;
 mod by_comm;
 mod by_ends;
+mod forest;
 mod join;
 mod one_clock;
 mod partners;
@@ -39,6 +40,7 @@ pub use super::op_keys::MatchMethod;
 use super::op_keys::OpKeys;
 use super::stats::Spread;
 use crate::profile::{DevId, LaneId, Profile};
+use forest::root;
 pub use partners::Exchange;
 pub use placement::Basis;
 use placement::{Span, Track};
@@ -67,16 +69,6 @@ pub struct Captured {
     pub last: usize,
     /// How its place was found (whether it is confirmed).
     pub basis: Basis,
-}
-
-/// The root of `x` in a union-find forest (`parent[r] == r` at a root),
-/// halving the path on the way.
-fn root(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
 }
 
 /// A device's slot in an instance it has no kernel in.

@@ -13,7 +13,7 @@
 //! there are never joined.
 
 use super::across::{Link, Pairing, agreeing_parts, plausible};
-use super::root;
+use super::forest::root;
 use super::unit::Unit;
 use crate::analysis::nccl_streams::common_run;
 use crate::profile::{DevId, LaneId};

@@ -144,7 +144,10 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
     // third is not being one communicator with each other.
     let mut members: Vec<Vec<usize>> = (0..units.len()).map(|u| vec![u]).collect();
     for &(a, b) in &together {
-        let (ra, rb) = (super::root(&mut root, a), super::root(&mut root, b));
+        let (ra, rb) = (
+            super::forest::root(&mut root, a),
+            super::forest::root(&mut root, b),
+        );
         if ra == rb
             || members[ra]
                 .iter()
@@ -175,7 +178,7 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
         .collect();
     let mut joined: HashMap<usize, BTreeSet<u32>> = HashMap::new();
     for (i, u) in units.iter().enumerate() {
-        let r = super::root(&mut root, i);
+        let r = super::forest::root(&mut root, i);
         joined.entry(r).or_default().extend(u.iter().copied());
     }
     let mut sets: Vec<Vec<u32>> = joined

@@ -14,8 +14,8 @@
 //! met by chance leaves the rest unexplained (partners never part).
 
 use super::across::{Link, Pairing, Series, agreeing_parts, kinds, partners};
+use super::forest::root;
 use super::join::Components;
-use super::root;
 use super::unit::Unit;
 use crate::analysis::clock::{Alignment, robust_line};
 use crate::analysis::nccl_name::CollOp;
