@@ -9,7 +9,8 @@
 //! while the members of one call never part. So, per op, over the whole
 //! capture:
 //! - a set seen ending together that is the disjoint union of smaller
-//!   sets also seen ending together is siblings coinciding, not a
+//!   sets also seen ending together (in any op: a communicator runs all
+//!   its ops on one set of streams) is siblings coinciding, not a
 //!   communicator — unless it is *coupled*: once, its members all waited
 //!   for one late starter (the latest start alone, the others ending with
 //!   it), which siblings cannot do;
@@ -31,18 +32,70 @@ pub struct Seen {
 }
 
 /// The communicators (track sets) the sets seen for one op show.
+#[cfg(test)]
 pub fn communicators(seen: &[Seen]) -> Vec<Vec<u32>> {
-    let sets: Vec<&[u32]> = seen.iter().map(|s| s.tracks.as_slice()).collect();
-    let index = Index::of(&sets);
+    communicators_given(seen, &[])
+}
+
+/// The sets of `sets` that never part in any of them: every set with one
+/// of their streams holds all of them. Where streams carry one kind of
+/// communicator only (a tensor-parallel group's own streams) those are
+/// the sets each op can be read against; on streams several communicators
+/// share, a pair seen in one op is parted by another's sets.
+pub fn never_parted<'a>(sets: &[&'a [u32]]) -> Vec<&'a [u32]> {
+    let index = Index::of(sets);
+    sets.iter()
+        .copied()
+        .filter(|s| {
+            let mut touching: Vec<usize> = s
+                .iter()
+                .flat_map(|t| index.by_track.get(t).into_iter().flatten().copied())
+                .collect();
+            touching.sort_unstable();
+            touching.dedup();
+            touching.iter().all(|&o| is_subset(s, sets[o]))
+        })
+        .collect()
+}
+
+/// The communicators the sets seen for one op show, where `elsewhere`
+/// are the sets seen ending together in the other ops on these streams.
+/// A communicator runs every op on one set of streams, so two groups that
+/// parted in one op (a delay before a reduce-scatter) are two in every
+/// op, though in another (the all-gathers) they never parted: a set the
+/// other ops' sets that never part ([`never_parted`]) cover is left to
+/// them. Not where another op's set reaches past it: its streams carry
+/// other communicators too (one stream for TP, DP and PP), and which of
+/// them the set is, its ends cannot tell.
+pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>> {
+    let own: Vec<&[u32]> = seen.iter().map(|s| s.tracks.as_slice()).collect();
+    let index = Index::of(&own);
+    let mut all = own.clone();
+    all.extend(elsewhere.iter().copied());
+    let others: std::collections::HashSet<&[u32]> = elsewhere.iter().copied().collect();
+    let whole: Vec<&[u32]> = never_parted(&all)
+        .into_iter()
+        .filter(|s| others.contains(s))
+        .collect();
+    let mut with_whole = own.clone();
+    with_whole.extend(whole);
+    let with_whole = Index::of(&with_whole);
+    let reached_past = |s: &[u32]| {
+        elsewhere
+            .iter()
+            .any(|o| o.iter().any(|t| s.binary_search(t).is_ok()) && !is_subset(o, s))
+    };
     let kept: Vec<&[u32]> = seen
         .iter()
         .enumerate()
         .filter(|(i, s)| {
-            s.tracks.len() >= 2 && (s.coupled || !index.covers(&s.tracks, Some(*i), true))
+            let covered = index.covers(&s.tracks, Some(*i), true)
+                || (with_whole.covers(&s.tracks, Some(*i), true) && !reached_past(&s.tracks));
+            s.tracks.len() >= 2 && (s.coupled || !covered)
         })
         .map(|(_, s)| s.tracks.as_slice())
         .collect();
-    let refined = split_overlaps(kept.iter().map(|s| s.to_vec()).collect(), &sets);
+    let refined = split_overlaps(kept.iter().map(|s| s.to_vec()).collect(), &own);
     let mut kept: Vec<&[u32]> = refined.iter().map(Vec::as_slice).collect();
     kept.sort_by_key(|s| std::cmp::Reverse(s.len()));
     // A set inside a kept larger one is that one with members missing,
@@ -246,6 +299,44 @@ mod tests {
             seen(&[2, 3], false),
         ];
         assert_eq!(sorted(communicators(&s)), vec![vec![0, 1], vec![2, 3]]);
+    }
+
+    #[test]
+    fn siblings_that_part_in_another_op_are_two_communicators() {
+        // Two TP groups of a node in lockstep: every all-gather of theirs
+        // ended together, a delay before a reduce-scatter parted them.
+        let all_gathers = [seen(&[0, 1, 2, 3], false)];
+        let reduce_scatters: [&[u32]; 2] = [&[0, 1], &[2, 3]];
+        assert!(communicators_given(&all_gathers, &reduce_scatters).is_empty());
+        assert_eq!(communicators(&all_gathers), vec![vec![0, 1, 2, 3]]);
+        // Once they all waited for one late rank, they are one.
+        let coupled = [seen(&[0, 1, 2, 3], true)];
+        assert_eq!(
+            communicators_given(&coupled, &reduce_scatters),
+            vec![vec![0, 1, 2, 3]]
+        );
+    }
+
+    #[test]
+    fn streams_other_communicators_share_are_not_read_across_ops() {
+        // One stream per rank for TP {0,1}, {2,3}, DP {0,2}, {1,3} in
+        // lockstep and PP {0,4}, {1,5}: the all-reduces' {0,1,2,3} may be
+        // either pair of pairs.
+        let all_reduces = [seen(&[0, 1, 2, 3], false)];
+        let others: [&[u32]; 4] = [&[0, 1], &[2, 3], &[0, 1, 4, 5], &[2, 3, 6, 7]];
+        assert_eq!(
+            communicators_given(&all_reduces, &others),
+            vec![vec![0, 1, 2, 3]]
+        );
+    }
+
+    #[test]
+    fn sets_parted_by_other_sets_on_their_streams_are_not_read_against() {
+        // One stream per rank: TP {0,1}, {2,3}; embedding pair {0,2}.
+        let sets: [&[u32]; 4] = [&[0, 1], &[2, 3], &[0, 2], &[4, 5]];
+        assert_eq!(never_parted(&sets), vec![&[4, 5][..]]);
+        let lockstep: [&[u32]; 3] = [&[0, 1], &[2, 3], &[0, 1, 2, 3]];
+        assert_eq!(never_parted(&lockstep), vec![&[0, 1][..], &[2, 3][..]]);
     }
 
     #[test]

@@ -123,7 +123,8 @@ fn domain(
     }
     let tolerance = end_tolerance(&by_op, &tracks);
 
-    let mut per_op: Vec<OpClusters> = Vec::new();
+    // Per op: its kernels, their clusters and the sets the clean ones show.
+    let mut ops: Vec<(Vec<K>, Vec<Cluster>, Vec<Seen>)> = Vec::new();
     for ks in by_op.into_values() {
         let clusters = clusters(&ks, &tracks, tolerance);
         let mut seen: HashMap<Vec<u32>, (usize, bool)> = HashMap::new();
@@ -146,6 +147,22 @@ fn domain(
             .collect();
         // The same capture gives the same communicators in the same order.
         seen.sort_by(|a, b| a.tracks.cmp(&b.tracks));
+        ops.push((ks, clusters, seen));
+    }
+    let op_seen: Vec<Vec<Seen>> = ops.iter().map(|(_, _, seen)| seen.clone()).collect();
+    let in_step = in_step(
+        &ops.iter()
+            .map(|(ks, _, _)| ks.as_slice())
+            .collect::<Vec<_>>(),
+    );
+    let mut per_op: Vec<OpClusters> = Vec::new();
+    for (o, (ks, clusters, mut seen)) in ops.into_iter().enumerate() {
+        let elsewhere: Vec<&[u32]> = op_seen
+            .iter()
+            .enumerate()
+            .filter(|&(other, _)| other != o && in_step[o][other])
+            .flat_map(|(_, seen)| seen.iter().map(|s| s.tracks.as_slice()))
+            .collect();
         let mut apart = told_apart.clone();
         let with_units = if units.is_empty() {
             &[][..]
@@ -157,7 +174,7 @@ fn domain(
             one_clock::far_in(&ends, &units, &of_track, too_far, &mut apart);
         }
         one_clock::add_units(&mut seen, &units, &apart);
-        let comms = atoms::communicators(&seen);
+        let comms = atoms::communicators_given(&seen, &elsewhere);
         per_op.push(OpClusters {
             kernels: ks,
             clusters,
@@ -196,6 +213,27 @@ fn domain(
         follow_stream(l);
     }
     gather(p, tracks, &comms, &label, &witnessed, out);
+}
+
+/// Which ops run in step (`[a][b]`): as many kernels of each on every
+/// stream that has either — the calls of one communicator's fixed
+/// pattern (a layer's all-gather and reduce-scatter), where a grad-norm
+/// all-reduce sharing the compute stream with them has its own count.
+/// Only ops in step are read against each other's sets.
+fn in_step(ops: &[&[K]]) -> Vec<Vec<bool>> {
+    let counts: Vec<BTreeMap<u32, usize>> = ops
+        .iter()
+        .map(|ks| {
+            let mut n: BTreeMap<u32, usize> = BTreeMap::new();
+            for k in ks.iter() {
+                *n.entry(k.track).or_default() += 1;
+            }
+            n
+        })
+        .collect();
+    (0..ops.len())
+        .map(|a| (0..ops.len()).map(|b| counts[a] == counts[b]).collect())
+        .collect()
 }
 
 /// Pairs of `units` (indices, the smaller first) found on one host's
@@ -634,6 +672,23 @@ mod tests {
         let mut two = [Some(1), None, Some(1), Some(2), None, Some(1)];
         follow_stream(&mut two);
         assert_eq!(two, [Some(1), Some(1), Some(1), Some(2), None, Some(1)]);
+    }
+
+    #[test]
+    fn ops_with_as_many_kernels_on_every_stream_run_in_step() {
+        let k = |track: u32| K {
+            start: 0,
+            end: 0,
+            track,
+            at: 0,
+            unfinished: false,
+        };
+        let all_gathers = [k(0), k(1), k(0), k(1)];
+        let reduce_scatters = [k(1), k(0), k(0), k(1)];
+        let grad_norm = [k(0), k(1)];
+        let step = in_step(&[&all_gathers, &reduce_scatters, &grad_norm]);
+        assert!(step[0][1] && step[1][0]);
+        assert!(!step[0][2] && !step[2][1]);
     }
 
     /// The linear pass finds what a search back finds, on runs of one
