@@ -145,9 +145,12 @@ pub fn exchanges(
 }
 
 /// Per exchange, each component in it with its instances there: the
-/// instances two components exchanged, and where units of one host share
-/// a unit's kernels ([`siblings_share`]) those exchanges as one — which of
-/// the unit's devices exchanged with which sibling, the ends cannot tell.
+/// instances two components exchanged, and where components sharing a
+/// host exchange with most of one component's instances (units of one
+/// host sharing a unit's kernels, [`siblings_share`]; a host's groups
+/// parted there and joined with other hosts' elsewhere) those exchanges
+/// as one — which of the unit's devices exchanged with which, the ends
+/// cannot tell, and two exchanges would each claim its kernels.
 fn exchanged_instances(
     units: &[Unit],
     links: &[Link],
@@ -177,15 +180,17 @@ fn exchanged_instances(
             pairs.values().copied().collect()
         }
     };
-    // The one clock domain of each component's units (None: several).
-    let mut domains: HashMap<usize, Option<usize>> = HashMap::new();
+    // The clock domains (hosts) of each component's units.
+    let mut domains: HashMap<usize, std::collections::BTreeSet<usize>> = HashMap::new();
     for (u, &r) in comps.root.iter().enumerate() {
-        let d = domains.entry(r).or_insert(Some(units[u].domain));
-        if *d != Some(units[u].domain) {
-            *d = None;
-        }
+        domains.entry(r).or_default().insert(units[u].domain);
     }
-    let domain = |r: usize| domains.get(&r).copied().flatten();
+    let share_a_host = |a: usize, b: usize| {
+        let (Some(x), Some(y)) = (domains.get(&a), domains.get(&b)) else {
+            return false;
+        };
+        x.intersection(y).next().is_some()
+    };
     let mut parent: Vec<usize> = (0..keys.len()).collect();
     for x in 0..keys.len() {
         for y in x + 1..keys.len() {
@@ -194,7 +199,7 @@ fn exchanged_instances(
                 continue;
             };
             let other = |k: (usize, usize)| if k.0 == r { k.1 } else { k.0 };
-            if domain(other(kx)).is_none() || domain(other(kx)) != domain(other(ky)) {
+            if !share_a_host(other(kx), other(ky)) {
                 continue;
             }
             let (ix, iy) = (instances_of(x, r), instances_of(y, r));
@@ -1199,6 +1204,55 @@ mod tests {
             by_ends: true,
             lockstep_ambiguous: true,
         }
+    }
+
+    fn link(a: usize, b: usize, domains: (usize, usize), pairing: Pairing) -> Link {
+        Link {
+            a,
+            b,
+            pairing,
+            lag_ns: 0.0,
+            tail_ns: 1_000.0,
+            lag_slope_ppm: 0.0,
+            mad_ns: 500.0,
+            shared: 10,
+            span: (0, 10 * MS),
+            domains,
+        }
+    }
+
+    /// Stage one: TP groups of hosts 0 and 1 (units 0, 1) in lockstep,
+    /// joined whole. Stage two: host 2's groups parted (units 2, 3), and
+    /// unit 2 never parted from host 3's (unit 4). Unit 0 exchanges with
+    /// unit 2, unit 1 with unit 3, at the same instances: the stage-one
+    /// component's kernels go to one exchange, not to two that each claim
+    /// them, though the stage-two components are one on host 2 and one
+    /// on hosts 2 and 3.
+    #[test]
+    fn exchanges_claiming_one_components_instances_with_one_host_are_one() {
+        let units = vec![
+            lockstep_unit(0..4, 0, 10),
+            lockstep_unit(4..8, 1, 10),
+            lockstep_unit(8..12, 2, 10),
+            lockstep_unit(12..16, 2, 10),
+            lockstep_unit(16..20, 3, 10),
+        ];
+        let pairs: Vec<(u32, u32)> = (0..10).map(|i| (i, i)).collect();
+        let links = vec![
+            link(0, 1, (0, 1), Pairing::Shift(0)),
+            link(2, 4, (2, 3), Pairing::Shift(0)),
+            link(0, 2, (0, 2), Pairing::Part(pairs.clone())),
+            link(1, 3, (1, 2), Pairing::Part(pairs)),
+        ];
+        let agree = vec![true; links.len()];
+        let comps = Components::of(&units, &links, &agree);
+        assert_eq!(comps.root, vec![0, 0, 2, 3, 2]);
+        let exchanged = exchanged_instances(&units, &links, &agree, &comps);
+        assert_eq!(exchanged.len(), 1, "{exchanged:?}");
+        assert_eq!(
+            exchanged[0].keys().copied().collect::<Vec<_>>(),
+            vec![0, 2, 3]
+        );
     }
 
     fn pairs_of(links: &[Link], a: usize, b: usize) -> Vec<(u32, u32)> {
