@@ -85,7 +85,7 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
             .iter()
             .any(|o| o.iter().any(|t| s.binary_search(t).is_ok()) && !is_subset(o, s))
     };
-    let kept: Vec<&[u32]> = seen
+    let kept: Vec<&Seen> = seen
         .iter()
         .enumerate()
         .filter(|(i, s)| {
@@ -93,8 +93,9 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
                 || (with_whole.covers(&s.tracks, Some(*i), true) && !reached_past(&s.tracks));
             s.tracks.len() >= 2 && (s.coupled || !covered)
         })
-        .map(|(_, s)| s.tracks.as_slice())
+        .map(|(_, s)| s)
         .collect();
+    let kept = without_broken_unions(&kept, &own);
     let refined = split_overlaps(kept.iter().map(|s| s.to_vec()).collect(), &own);
     let mut kept: Vec<&[u32]> = refined.iter().map(Vec::as_slice).collect();
     kept.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -115,6 +116,44 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
         }
     }
     out
+}
+
+/// `kept` without the sets that are a lockstep union seen (of `seen`)
+/// with members of one of its parts missing: one kernel of a group ended
+/// apart from its fellows once (a node stall), and the rest ended with
+/// a sibling group — seen once, that set is no communicator, though no
+/// smaller sets cover it. It is: a kept set `p` shares streams with it,
+/// neither holds the other, the rest of it is kept sets, and the two
+/// together were seen. A set that once waited for one late starter
+/// stands.
+fn without_broken_unions<'a>(kept: &[&'a Seen], seen: &[&[u32]]) -> Vec<&'a [u32]> {
+    let sets: Vec<&[u32]> = kept.iter().map(|s| s.tracks.as_slice()).collect();
+    let index = Index::of(&sets);
+    let seen: std::collections::HashSet<&[u32]> = seen.iter().copied().collect();
+    let broken = |i: usize| {
+        let s = sets[i];
+        sets.iter().enumerate().any(|(j, p)| {
+            j != i
+                && p.iter().any(|t| s.binary_search(t).is_ok())
+                && !is_subset(p, s)
+                && !is_subset(s, p)
+                && {
+                    let rest: Vec<u32> = s
+                        .iter()
+                        .copied()
+                        .filter(|t| p.binary_search(t).is_err())
+                        .collect();
+                    let mut union: Vec<u32> = s.iter().chain(p.iter()).copied().collect();
+                    union.sort_unstable();
+                    union.dedup();
+                    seen.contains(union.as_slice()) && index.covers(&rest, Some(i), false)
+                }
+        })
+    };
+    (0..sets.len())
+        .filter(|&i| kept[i].coupled || !broken(i))
+        .map(|i| sets[i])
+        .collect()
 }
 
 /// Two sets that share two or more streams, neither inside the other, may
@@ -337,6 +376,22 @@ mod tests {
         assert_eq!(never_parted(&sets), vec![&[4, 5][..]]);
         let lockstep: [&[u32]; 3] = [&[0, 1], &[2, 3], &[0, 1, 2, 3]];
         assert_eq!(never_parted(&lockstep), vec![&[0, 1][..], &[2, 3][..]]);
+    }
+
+    #[test]
+    fn a_lockstep_union_with_a_member_missing_is_no_communicator() {
+        // Two groups of a node in lockstep; once, at a stall, stream 3's
+        // kernel ended apart and the rest of its group with the other.
+        let s = [
+            seen(&[0, 1, 2, 3], false),
+            seen(&[4, 5, 6, 7], false),
+            seen(&[0, 1, 2, 3, 4, 5, 6, 7], false),
+            seen(&[0, 1, 2, 4, 5, 6, 7], false),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]
+        );
     }
 
     #[test]
