@@ -139,6 +139,20 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
         apart.contains(&(x, y))
     };
     let parted = |a: usize, b: usize| (without(a, b) && without(b, a)) || far(a, b);
+    let with = |a: usize, b: usize| together.contains(&(a.min(b), a.max(b)));
+    // Two units that parted, both never parted from `z` with as many
+    // streams as the two: a host's groups that parted there, exchanging
+    // with a host whose groups never did — which of `z`'s streams
+    // exchanged with which, the ends cannot tell; they are one group.
+    let share = |z: usize, x: usize, y: usize| {
+        z != x
+            && z != y
+            && with(z, x)
+            && with(z, y)
+            && !parted(z, x)
+            && !parted(z, y)
+            && units[z].len() >= units[x].len() + units[y].len()
+    };
     let mut root: Vec<usize> = (0..units.len()).collect();
     // Joined only when no two of the joined parted: never parted with a
     // third is not being one communicator with each other.
@@ -148,10 +162,13 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
             super::forest::root(&mut root, a),
             super::forest::root(&mut root, b),
         );
+        let all: Vec<usize> = members[ra].iter().chain(&members[rb]).copied().collect();
         if ra == rb
-            || members[ra]
-                .iter()
-                .any(|&x| members[rb].iter().any(|&y| parted(x, y)))
+            || members[ra].iter().any(|&x| {
+                members[rb]
+                    .iter()
+                    .any(|&y| parted(x, y) && !all.iter().any(|&z| share(z, x, y)))
+            })
         {
             continue;
         }
@@ -166,9 +183,11 @@ pub fn add_units(seen: &mut Vec<Seen>, units: &[Vec<u32>], apart: &BTreeSet<(usi
     let siblings: Vec<bool> = inside
         .iter()
         .map(|here| {
-            here.iter()
-                .enumerate()
-                .any(|(i, &a)| here[i + 1..].iter().any(|&b| parted(a, b)))
+            here.iter().enumerate().any(|(i, &a)| {
+                here[i + 1..]
+                    .iter()
+                    .any(|&b| parted(a, b) && !here.iter().any(|&z| share(z, a, b)))
+            })
         })
         .collect();
     *seen = std::mem::take(seen)
@@ -299,5 +318,19 @@ mod tests {
             !comms.iter().any(|c| c.contains(&0) && c.contains(&2)),
             "{comms:?}"
         );
+    }
+
+    /// A host's two groups of point-to-point streams told apart on its
+    /// clock (units 0 and 1) always ended with the other stage's host,
+    /// whose four streams never parted (unit 2): each of its streams
+    /// exchanges with one of theirs, which with which the ends cannot
+    /// tell, so the six are one group — not one part joined and the
+    /// other left on its own.
+    #[test]
+    fn parts_of_one_host_share_a_partner_with_as_many_streams() {
+        let mut s = vec![seen(&[0, 1, 2, 3, 4, 5, 6, 7], false)];
+        let apart = BTreeSet::from([(0, 1)]);
+        add_units(&mut s, &[vec![0, 1], vec![2, 3], vec![4, 5, 6, 7]], &apart);
+        assert_eq!(communicators(&s), vec![vec![0, 1, 2, 3, 4, 5, 6, 7]]);
     }
 }
