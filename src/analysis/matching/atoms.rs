@@ -42,7 +42,7 @@ pub fn communicators(seen: &[Seen]) -> Vec<Vec<u32>> {
 /// communicator only (a tensor-parallel group's own streams) those are
 /// the sets each op can be read against; on streams several communicators
 /// share, a pair seen in one op is parted by another's sets.
-pub fn never_parted<'a>(sets: &[&'a [u32]]) -> Vec<&'a [u32]> {
+fn never_parted<'a>(sets: &[&'a [u32]]) -> Vec<&'a [u32]> {
     let index = Index::of(sets);
     sets.iter()
         .copied()
