@@ -210,14 +210,40 @@ fn exchanged_instances(
             }
         }
     }
+    // A component's instance that two exchanges claim (two of its units
+    // each paired it, one with the stage before, one with the stage
+    // after, where a delay brought their ends near) is the exchange's
+    // with the most pairs: the other's pair is one too many.
+    let of: Vec<usize> = (0..keys.len()).map(|k| root(&mut parent, k)).collect();
+    let mut strength: HashMap<usize, usize> = HashMap::new();
+    for (k, key) in keys.iter().enumerate() {
+        *strength.entry(of[k]).or_default() += between[key].len();
+    }
+    let mut owner: HashMap<(usize, i64), usize> = HashMap::new();
+    for (k, key) in keys.iter().enumerate() {
+        for (&x, &y) in &between[key] {
+            for at in [(key.0, x), (key.1, y)] {
+                let e = owner.entry(at).or_insert(of[k]);
+                if (strength[&of[k]], std::cmp::Reverse(of[k]))
+                    > (strength[&*e], std::cmp::Reverse(*e))
+                {
+                    *e = of[k];
+                }
+            }
+        }
+    }
     let mut merged: BTreeMap<usize, BTreeMap<usize, Vec<i64>>> = BTreeMap::new();
     for (k, key) in keys.iter().enumerate() {
-        let into = merged.entry(root(&mut parent, k)).or_default();
+        let into = merged.entry(of[k]).or_default();
         for (&x, &y) in &between[key] {
+            if owner[&(key.0, x)] != of[k] || owner[&(key.1, y)] != of[k] {
+                continue;
+            }
             into.entry(key.0).or_default().push(x);
             into.entry(key.1).or_default().push(y);
         }
     }
+    merged.retain(|_, set| !set.is_empty());
     merged
         .into_values()
         .map(|mut set| {
@@ -1253,6 +1279,41 @@ mod tests {
             exchanged[0].keys().copied().collect::<Vec<_>>(),
             vec![0, 2, 3]
         );
+    }
+
+    /// A middle stage of two hosts' groups joined whole (units 1 and 2)
+    /// exchanges its even kernels with the stage before (unit 0) and its
+    /// odd ones with the stage after (unit 3). A delay brought one even
+    /// kernel's end near the stage after's line, and unit 2 paired it
+    /// there too: the exchange with more pairs keeps it, and the stray
+    /// pair is nobody's.
+    #[test]
+    fn an_instance_two_exchanges_claim_is_the_stronger_ones() {
+        let units = vec![
+            lockstep_unit(0..4, 0, 11),
+            lockstep_unit(4..8, 1, 22),
+            lockstep_unit(8..12, 2, 22),
+            lockstep_unit(12..16, 3, 10),
+        ];
+        let before: Vec<(u32, u32)> = (0..11).map(|i| (i, 2 * i)).collect();
+        let mut after: Vec<(u32, u32)> = vec![(1, 0), (3, 1), (4, 2)];
+        after.extend((3..10).map(|j| (2 * j - 1, j)));
+        let links = vec![
+            link(1, 2, (1, 2), Pairing::Shift(0)),
+            link(0, 1, (0, 1), Pairing::Part(before)),
+            link(2, 3, (2, 3), Pairing::Part(after)),
+        ];
+        let agree = vec![true; links.len()];
+        let comps = Components::of(&units, &links, &agree);
+        assert_eq!(comps.root, vec![0, 1, 1, 3]);
+        let exchanged = exchanged_instances(&units, &links, &agree, &comps);
+        assert_eq!(exchanged.len(), 2, "{exchanged:?}");
+        let with_before = &exchanged[0];
+        let with_after = &exchanged[1];
+        assert!(with_before[&1].contains(&4), "{exchanged:?}");
+        assert!(!with_after[&1].contains(&4), "{exchanged:?}");
+        assert!(!with_after[&3].contains(&2), "{exchanged:?}");
+        assert_eq!(with_after[&3].len(), 9);
     }
 
     fn pairs_of(links: &[Link], a: usize, b: usize) -> Vec<(u32, u32)> {
