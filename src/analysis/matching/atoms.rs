@@ -70,16 +70,24 @@ fn never_parted<'a>(sets: &[&'a [u32]]) -> Vec<&'a [u32]> {
 pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>> {
     let own: Vec<&[u32]> = seen.iter().map(|s| s.tracks.as_slice()).collect();
     let index = Index::of(&own);
-    let mut all = own.clone();
-    all.extend(elsewhere.iter().copied());
-    let others: std::collections::HashSet<&[u32]> = elsewhere.iter().copied().collect();
-    let whole: Vec<&[u32]> = never_parted(&all)
-        .into_iter()
-        .filter(|s| others.contains(s))
-        .collect();
-    let mut with_whole = own.clone();
-    with_whole.extend(whole);
-    let with_whole = Index::of(&with_whole);
+    // Own sets with the other ops' that never part, when there are any:
+    // else the cover search would run twice over the same sets.
+    let with_whole = (!elsewhere.is_empty())
+        .then(|| {
+            let mut all = own.clone();
+            all.extend(elsewhere.iter().copied());
+            let others: std::collections::HashSet<&[u32]> = elsewhere.iter().copied().collect();
+            let whole: Vec<&[u32]> = never_parted(&all)
+                .into_iter()
+                .filter(|s| others.contains(s))
+                .collect();
+            (!whole.is_empty()).then(|| {
+                let mut sets = own.clone();
+                sets.extend(whole);
+                Index::of(&sets)
+            })
+        })
+        .flatten();
     let reached_past = |s: &[u32]| {
         elsewhere
             .iter()
@@ -90,7 +98,9 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
         .enumerate()
         .filter(|(i, s)| {
             let covered = index.covers(&s.tracks, Some(*i), true)
-                || (with_whole.covers(&s.tracks, Some(*i), true) && !reached_past(&s.tracks));
+                || with_whole.as_ref().is_some_and(|w| {
+                    w.covers(&s.tracks, Some(*i), true) && !reached_past(&s.tracks)
+                });
             s.tracks.len() >= 2 && (s.coupled || !covered)
         })
         .map(|(_, s)| s)
