@@ -81,7 +81,67 @@ pub fn partial_links(units: &[Unit], all: &[Series], whole: &[Link], window: i64
             }
         }
     }
+    let found = without_shadows(found, units);
     siblings_share(augment(settle(found.clone(), all), all), &found, units, all)
+}
+
+/// A partner in part this many times looser (MAD) than another of the
+/// same unit over three in four of the same kernels, each as wide as the
+/// unit, is its shadow.
+const SHADOW_MADS: f64 = 3.0;
+
+/// The partners in part with their shadows dropped. A point-to-point
+/// kernel exchanges with one device per device, so two units each as
+/// wide as a unit cannot both hold the same kernels of it: each would
+/// pair all its devices. Yet a replica in lockstep (the same stage of
+/// another data-parallel pipeline, or a sibling TP group of the true
+/// partner's host) meets most of them too: the true partner's ends
+/// differ by the kernels' jitter, the replica's by that and how far the
+/// replicas part. Of two such partners, the one far looser is the
+/// replica. Counted by pairs first, the replica won whenever it met one
+/// kernel more, and two host pairs' exchanges were paired crosswise.
+/// (A wider unit's line reads one of its lockstep members against a
+/// part of it, and is looser for that: units narrower than the one they
+/// meet are not compared.)
+fn without_shadows(found: Vec<Link>, units: &[Unit]) -> Vec<Link> {
+    let width = |u: usize| {
+        let mut d: Vec<_> = units[u].devices().collect();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    };
+    let kernels_of = |l: &Link, u: usize| -> std::collections::HashSet<u32> {
+        let Pairing::Part(pairs) = &l.pairing else {
+            return Default::default();
+        };
+        pairs
+            .iter()
+            .map(|&(i, j)| if l.a == u { i } else { j })
+            .collect()
+    };
+    let shadow = |x: &Link, y: &Link| -> bool {
+        [x.a, x.b].into_iter().any(|u| {
+            let other = |l: &Link| if l.a == u { l.b } else { l.a };
+            if (y.a != u && y.b != u)
+                || other(x) == other(y)
+                || width(other(x)).min(width(other(y))) < width(u)
+                || y.mad_ns * SHADOW_MADS >= x.mad_ns
+            {
+                return false;
+            }
+            let (mine, theirs) = (kernels_of(x, u), kernels_of(y, u));
+            4 * mine.intersection(&theirs).count() >= 3 * mine.len()
+        })
+    };
+    let dropped: Vec<bool> = found
+        .iter()
+        .map(|x| found.iter().any(|y| shadow(x, y)))
+        .collect();
+    found
+        .into_iter()
+        .zip(dropped)
+        .filter_map(|(l, d)| (!d).then_some(l))
+        .collect()
 }
 
 /// The kernels two partners in part exchanged: each member's of both
@@ -1218,6 +1278,44 @@ mod tests {
             })
             .collect();
         assert!(partial_links(&units, &all, &[], 50 * MS).is_empty());
+    }
+
+    /// A unit's true partner (host 1, µs of jitter) misses two of its
+    /// kernels; a replica in lockstep with it on host 2 (which exchanges
+    /// with its other neighbour in between) ends near all 30, tens of µs
+    /// apart. Counted by pairs first, the replica took every
+    /// kernel and the partner fell; it is the partner's shadow (far
+    /// looser over the same kernels) and goes first. Two partners as
+    /// tight over the same kernels both stay (a unit of both siblings).
+    #[test]
+    fn a_far_looser_partner_over_the_same_kernels_is_a_shadow() {
+        let mut mid = Vec::new();
+        let (mut partner, mut replica) = (Vec::new(), Vec::new());
+        let mut t = 0;
+        for k in 0..30i64 {
+            t += 2 * MS + (k * 7919 % 13) * 150_000;
+            mid.push(t);
+            if k != 11 && k != 23 {
+                partner.push(t + 3 * MS + (k * 31 % 5) * 500);
+            }
+            replica.push(t + MS + (k * 37 % 13 - 6) * 6_000);
+            if k % 3 == 0 {
+                // its exchange with its other neighbour
+                replica.push(t + 2 * MS);
+            }
+        }
+        let all = vec![series(mid), series(partner), series(replica)];
+        let links = partial_links(&single_units(&all), &all, &[], 50 * MS);
+        assert_eq!(links.len(), 1, "{links:#?}");
+        assert_eq!((links[0].a, links[0].b, links[0].shared), (0, 1, 28));
+        assert!((links[0].lag_ns - 3e6).abs() < 5_000.0, "{:?}", links[0]);
+
+        let twin = |b: usize| Link {
+            b,
+            ..links[0].clone()
+        };
+        let units = single_units(&all);
+        assert_eq!(without_shadows(vec![twin(1), twin(2)], &units).len(), 2);
     }
 
     /// A unit of `devices` on host `domain`, its streams in lockstep.
