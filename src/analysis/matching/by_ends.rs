@@ -173,6 +173,11 @@ fn domain(
             let ends: Vec<(u32, i64)> = c.iter().map(|&k| (ks[k].track, ks[k].end)).collect();
             one_clock::far_in(&ends, &units, &of_track, too_far, &mut apart);
         }
+        // On aligned clocks the same stage of two pipelines in lockstep
+        // ends within µs: a set that cuts a communicator found on its own
+        // host's clock is such a meeting unless its members were seen
+        // waiting for one late starter.
+        seen.retain(|s| s.coupled || !cuts_a_unit(&s.tracks, &units, &of_track));
         one_clock::add_units(&mut seen, &units, &apart);
         let comms = atoms::communicators_given(&seen, &elsewhere);
         per_op.push(OpClusters {
@@ -234,6 +239,21 @@ fn in_step(ops: &[&[K]]) -> Vec<Vec<bool>> {
     (0..ops.len())
         .map(|a| (0..ops.len()).map(|b| counts[a] == counts[b]).collect())
         .collect()
+}
+
+/// Whether `set` (sorted tracks) holds part of one of `units`, not all.
+/// On one host's clock a unit's streams ended together at every call the
+/// ends could place and parted from the rest; only a call that couples
+/// its members across hosts can say part of it belongs elsewhere.
+/// `of_track`: each track's units.
+fn cuts_a_unit(set: &[u32], units: &[Vec<u32>], of_track: &[Vec<usize>]) -> bool {
+    let mut inside: HashMap<usize, usize> = HashMap::new();
+    for &t in set {
+        for &u in of_track.get(t as usize).map_or(&[][..], Vec::as_slice) {
+            *inside.entry(u).or_default() += 1;
+        }
+    }
+    inside.iter().any(|(&u, &n)| n < units[u].len())
 }
 
 /// Pairs of `units` (indices, the smaller first) found on one host's
@@ -689,6 +709,19 @@ mod tests {
         let step = in_step(&[&all_gathers, &reduce_scatters, &grad_norm]);
         assert!(step[0][1] && step[1][0]);
         assert!(!step[0][2] && !step[2][1]);
+    }
+
+    /// Host 0's streams 0-1 and 2-3 were two units on its clock, host
+    /// 1's stream 4 one more. A set of one unit and another host's is no
+    /// cut; one holding stream 2 without 3 is.
+    #[test]
+    fn a_set_holding_part_of_a_unit_cuts_it() {
+        let units = vec![vec![0, 1], vec![2, 3], vec![4]];
+        let of_track = one_clock::units_of_track(&units, 5);
+        assert!(!cuts_a_unit(&[0, 1, 4], &units, &of_track));
+        assert!(!cuts_a_unit(&[0, 1, 2, 3], &units, &of_track));
+        assert!(cuts_a_unit(&[0, 1, 2], &units, &of_track));
+        assert!(cuts_a_unit(&[3, 4], &units, &of_track));
     }
 
     /// The linear pass finds what a search back finds, on runs of one
