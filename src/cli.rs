@@ -192,6 +192,8 @@ enum SectionArg {
     Bookmarks,
     /// Each thread's NVTX push/pop ranges as a tree, with their kernels and GPU time (--thread T, --depth N)
     NvtxTree,
+    /// GPU metric samples per device (nsys --gpu-metrics-devices): means, ranges, sampling interval, clocks below peers'
+    Metrics,
     All,
 }
 
@@ -619,6 +621,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Stats => vec![Section::Stats],
         SectionArg::Bookmarks => vec![Section::Bookmarks],
         SectionArg::NvtxTree => vec![Section::NvtxTree],
+        SectionArg::Metrics => vec![Section::Metrics],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     let csv = matches!(args.format, FormatArg::Csv);

@@ -24,6 +24,7 @@ mod desync;
 mod diff_pairs;
 mod ends_disagree;
 mod extras;
+mod gpu_metrics;
 mod hang;
 mod job;
 mod megatron;
@@ -177,6 +178,11 @@ fn fixtures() {
     megatron::check(&t);
     save("megatron_tp8.truth.json", &t);
     diff_pairs::fixtures(&mega);
+    let path = root().join(gpu_metrics::PATH);
+    writer::write_with(&mega, &path, &|tx, _| gpu_metrics::extra(&mega, tx))
+        .unwrap_or_else(|e| panic!("writing {}: {e}", gpu_metrics::PATH));
+    println!("{}", gpu_metrics::PATH);
+    save("gpu_metrics.truth.json", &gpu_metrics::truth(&mega));
 
     let (a, b, scenario) = two_node::build(&mut rng::Rng::new(0x5EED_0002));
     write_profile(&a);

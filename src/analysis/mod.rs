@@ -15,6 +15,7 @@ pub mod cuda_sync;
 pub mod diff;
 pub mod events;
 pub mod gpu_chain;
+pub mod gpu_metrics;
 pub mod intervals;
 pub mod kernel_class;
 pub mod launch;

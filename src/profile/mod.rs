@@ -12,6 +12,7 @@ pub mod export_params;
 mod finalize;
 pub mod gpu_details;
 mod gpu_kind;
+pub mod gpu_metrics;
 pub mod identity;
 pub mod ids;
 pub mod inputs;

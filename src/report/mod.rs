@@ -14,6 +14,7 @@ pub mod diff;
 mod fit;
 mod json;
 mod launch;
+mod metrics;
 mod nccl;
 mod nvtx_tree;
 mod overlap;
@@ -51,10 +52,11 @@ pub enum Section {
     Stats,
     Bookmarks,
     NvtxTree,
+    Metrics,
 }
 
 impl Section {
-    pub const ALL: [Section; 13] = [
+    pub const ALL: [Section; 14] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -68,6 +70,7 @@ impl Section {
         Section::Stats,
         Section::Bookmarks,
         Section::NvtxTree,
+        Section::Metrics,
     ];
 
     /// Part of `report all`: not the straggler matrix, which is as wide as
@@ -75,7 +78,11 @@ impl Section {
     pub fn in_all(self) -> bool {
         !matches!(
             self,
-            Section::Stragglers | Section::Stats | Section::Bookmarks | Section::NvtxTree
+            Section::Stragglers
+                | Section::Stats
+                | Section::Bookmarks
+                | Section::NvtxTree
+                | Section::Metrics
         )
     }
 
@@ -103,6 +110,8 @@ impl Section {
             Section::Bookmarks => &[],
             // Launch links are the profile's; the clocks place the times.
             Section::NvtxTree => &[Stage::Clock],
+            // Read from the files when asked, per device: no analysis.
+            Section::Metrics => &[],
         }
     }
 
@@ -121,6 +130,7 @@ impl Section {
             Section::Stats => "stats",
             Section::Bookmarks => "bookmarks",
             Section::NvtxTree => "nvtx-tree",
+            Section::Metrics => "metrics",
         }
     }
 }
@@ -161,7 +171,7 @@ pub fn needs_clock(sections: &[Section]) -> bool {
 /// counts those inside it, as before.
 pub fn need(sections: &[Section], window: Window) -> Need {
     sections.iter().fold(Need::Gpu, |need, s| match (s, need) {
-        (Section::Nccl | Section::Overlap | Section::Bookmarks, need) => need,
+        (Section::Nccl | Section::Overlap | Section::Bookmarks | Section::Metrics, need) => need,
         (Section::Summary, Need::Gpu | Need::Counts) if window.is_all() => Need::Counts,
         _ => Need::All,
     })
@@ -275,6 +285,7 @@ fn section(cx: &Context, s: Section, json: bool) -> (Value, String) {
         Section::Stats => emit(&|| stats::to_json(cx), &|| stats::to_text(cx)),
         Section::Bookmarks => emit(&|| bookmarks::to_json(cx), &|| bookmarks::to_text(cx)),
         Section::NvtxTree => emit(&|| nvtx_tree::to_json(cx), &|| nvtx_tree::to_text(cx)),
+        Section::Metrics => emit(&|| metrics::to_json(cx), &|| metrics::to_text(cx)),
         Section::Stragglers => emit(&|| stragglers::to_json(cx, matching), &|| {
             stragglers::to_text(cx, matching)
         }),

@@ -1,0 +1,154 @@
+//! What GPU metric samples say per device: each metric's mean, range and
+//! sampling interval, and the devices whose clock ran below their peers'.
+//! A sample is one reading at one instant, not a count over the interval:
+//! a mean of samples is the metric's level, and one between samples is
+//! not seen.
+
+use crate::profile::gpu_metrics::GpuMetrics;
+
+/// One metric of one device over the samples taken.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricSummary {
+    pub device: u32,
+    pub metric: String,
+    pub samples: usize,
+    /// Median time between two samples (ns), when there are two.
+    pub interval_ns: Option<i64>,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Each series' summary, devices in order, metrics in the export's order.
+pub fn summarize(m: &GpuMetrics) -> Vec<MetricSummary> {
+    m.series
+        .iter()
+        .filter(|s| !s.v.is_empty())
+        .map(|s| {
+            let mut gaps: Vec<i64> = s.t.windows(2).map(|w| w[1] - w[0]).collect();
+            let interval_ns = (!gaps.is_empty()).then(|| {
+                let mid = gaps.len() / 2;
+                *gaps.select_nth_unstable(mid).1
+            });
+            let n = s.v.len();
+            MetricSummary {
+                device: s.device,
+                metric: m.names.get(s.metric).cloned().unwrap_or_default(),
+                samples: n,
+                interval_ns,
+                mean: s.v.iter().sum::<f64>() / n as f64,
+                min: s.v.iter().copied().fold(f64::INFINITY, f64::min),
+                max: s.v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            }
+        })
+        .collect()
+}
+
+/// A device whose clock's mean is this share of its peers' median or
+/// less ran slower than they did.
+pub const BELOW_PEERS: f64 = 0.9;
+
+/// A device's clock below its peers'.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BelowPeers {
+    /// Index into the devices the summaries were taken over (the caller's).
+    pub device: usize,
+    pub metric: String,
+    pub mean: f64,
+    pub peers_median: f64,
+}
+
+/// Whether a metric is a clock: its frequency, where lower means slower
+/// (an SM activity below its peers' can be a rank waiting, not a slow GPU).
+pub fn is_clock(metric: &str) -> bool {
+    let m = metric.to_ascii_lowercase();
+    m.contains("clock") && (m.contains("frequency") || m.contains("mhz"))
+}
+
+/// Devices (each one's summaries, across every file of the job) whose mean
+/// of a clock metric is [`BELOW_PEERS`] of the median of every device's
+/// mean or less. A median over three devices or more: with two, which one
+/// is the slow one the figures cannot say.
+pub fn below_peers(devices: &[Vec<MetricSummary>]) -> Vec<BelowPeers> {
+    let mut metrics: Vec<&str> = devices
+        .iter()
+        .flatten()
+        .map(|s| s.metric.as_str())
+        .filter(|m| is_clock(m))
+        .collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    let mut out = Vec::new();
+    for metric in metrics {
+        let means: Vec<(usize, f64)> = devices
+            .iter()
+            .enumerate()
+            .filter_map(|(d, s)| s.iter().find(|s| s.metric == metric).map(|s| (d, s.mean)))
+            .collect();
+        if means.len() < 3 {
+            continue;
+        }
+        let mut sorted: Vec<f64> = means.iter().map(|&(_, m)| m).collect();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        for (device, mean) in means {
+            if mean <= BELOW_PEERS * median {
+                out.push(BelowPeers {
+                    device,
+                    metric: metric.to_string(),
+                    mean,
+                    peers_median: median,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::gpu_metrics::MetricSeries;
+
+    fn clock(device: u32, mhz: &[f64]) -> MetricSeries {
+        MetricSeries {
+            device,
+            metric: 0,
+            t: (0..mhz.len() as i64).map(|k| k * 1_000_000).collect(),
+            v: mhz.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_throttled_device_is_below_its_peers() {
+        let m = GpuMetrics {
+            names: vec!["GPC Clock Frequency [MHz]".into()],
+            series: vec![
+                clock(0, &[1980.0, 1980.0]),
+                clock(1, &[1970.0, 1990.0]),
+                clock(2, &[1410.0, 1410.0]),
+                clock(3, &[1980.0, 1975.0]),
+            ],
+        };
+        let s = summarize(&m);
+        assert_eq!(s[1].mean, 1980.0);
+        assert_eq!(
+            (s[2].min, s[2].max, s[2].interval_ns),
+            (1410.0, 1410.0, Some(1_000_000))
+        );
+        let per_device: Vec<Vec<MetricSummary>> = s.into_iter().map(|x| vec![x]).collect();
+        let below = below_peers(&per_device);
+        assert_eq!(below.len(), 1);
+        assert_eq!((below[0].device, below[0].mean), (2, 1410.0));
+        assert_eq!(below[0].peers_median, 1980.0);
+        // Two devices: which is slow, the figures cannot say.
+        assert!(below_peers(&per_device[1..3]).is_empty());
+    }
+
+    #[test]
+    fn only_clocks_are_compared() {
+        assert!(is_clock("GPC Clock Frequency [MHz]"));
+        assert!(is_clock("SYS Clock Frequency [MHz]"));
+        assert!(!is_clock("SMs Active [Throughput %]"));
+    }
+}

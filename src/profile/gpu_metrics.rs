@@ -1,0 +1,180 @@
+//! GPU metrics (`nsys profile --gpu-metrics-devices`): the samples of
+//! `GPU_METRICS`, named by `TARGET_INFO_GPU_METRICS`. Read on demand by
+//! `report metrics`, not part of the loaded model: a capture sampled at
+//! 10 kHz holds millions of them and no other view reads them yet.
+//!
+//! Columns changed across nsys versions and are found by name: the time is
+//! `timestamp` (ns on the capture's clock, as every other table), else
+//! `rawTimestamp`; the GPU is `deviceId` where the table has it, else the
+//! low byte of `typeId` (where nsys packs the GPU's id). Unverified against
+//! a real export: none here records GPU metrics.
+
+use crate::profile::open::{LoadError, open_readonly};
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One metric of one GPU: its samples in time order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSeries {
+    /// The GPU's id as the export gives it (`TARGET_INFO_GPU.id`, the
+    /// kernels' `deviceId`).
+    pub device: u32,
+    /// Index into [`GpuMetrics::names`].
+    pub metric: usize,
+    pub t: Vec<i64>,
+    pub v: Vec<f64>,
+}
+
+/// Every GPU metric sample of one export.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuMetrics {
+    /// Metric names as the export spells them (untrusted text).
+    pub names: Vec<String>,
+    /// By device, then metric.
+    pub series: Vec<MetricSeries>,
+}
+
+/// The GPU metrics of the export at `path`; None when it recorded none.
+pub fn read(path: &Path) -> Result<Option<GpuMetrics>, LoadError> {
+    let conn = open_readonly(path)?;
+    from_connection(&conn).map_err(|e| LoadError::new(path, format!("GPU_METRICS: {e}")))
+}
+
+fn from_connection(conn: &Connection) -> rusqlite::Result<Option<GpuMetrics>> {
+    let columns = |t: &str| -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        stmt.query_map([t], |r| r.get::<_, String>(0))?.collect()
+    };
+    let samples = columns("GPU_METRICS")?;
+    let has = |c: &str| samples.iter().any(|s| s == c);
+    let time = ["timestamp", "rawTimestamp"].into_iter().find(|c| has(c));
+    let (Some(time), true, true) = (time, has("metricId"), has("value")) else {
+        return Ok(None);
+    };
+    let device = if has("deviceId") {
+        "deviceId"
+    } else if has("typeId") {
+        "(typeId & 255)"
+    } else {
+        return Ok(None);
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut name_of: BTreeMap<i64, usize> = BTreeMap::new();
+    let described = columns("TARGET_INFO_GPU_METRICS")?;
+    if ["metricId", "metricName"]
+        .iter()
+        .all(|c| described.iter().any(|d| d == c))
+    {
+        let mut stmt = conn
+            .prepare("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY rowid")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let (id, name): (i64, Option<String>) = (r.get(0)?, r.get(1)?);
+            name_of.entry(id).or_insert_with(|| {
+                names.push(name.unwrap_or_else(|| format!("metric {id}")));
+                names.len() - 1
+            });
+        }
+    }
+    // Column names above are fixed strings, never the file's.
+    let sql = format!(
+        "SELECT {device}, metricId, {time}, value FROM GPU_METRICS WHERE {time} IS NOT NULL"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query([])?;
+    let mut by: BTreeMap<(u32, usize), (Vec<i64>, Vec<f64>)> = BTreeMap::new();
+    while let Some(r) = rows.next()? {
+        let (dev, id, t): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let Ok(dev) = u32::try_from(dev) else {
+            continue;
+        };
+        let v: f64 = match r.get_ref(3)? {
+            rusqlite::types::ValueRef::Integer(i) => i as f64,
+            rusqlite::types::ValueRef::Real(x) => x,
+            _ => continue,
+        };
+        let metric = *name_of.entry(id).or_insert_with(|| {
+            names.push(format!("metric {id}"));
+            names.len() - 1
+        });
+        let s = by.entry((dev, metric)).or_default();
+        s.0.push(t);
+        s.1.push(v);
+    }
+    if by.is_empty() {
+        return Ok(None);
+    }
+    let series = by
+        .into_iter()
+        .map(|((device, metric), (t, v))| {
+            let mut at: Vec<(i64, f64)> = t.into_iter().zip(v).collect();
+            at.sort_by_key(|&(t, _)| t);
+            let (t, v) = at.into_iter().unzip();
+            MetricSeries {
+                device,
+                metric,
+                t,
+                v,
+            }
+        })
+        .collect();
+    Ok(Some(GpuMetrics { names, series }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(ddl: &str, rows: &str) -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(ddl).unwrap();
+        c.execute_batch(rows).unwrap();
+        c
+    }
+
+    /// typeId's low byte is the GPU; samples come back per GPU and metric,
+    /// in time order, named.
+    #[test]
+    fn samples_are_read_per_gpu_and_metric_in_time_order() {
+        let c = conn(
+            "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER, sourceId INTEGER, typeName TEXT, metricId INTEGER, metricName TEXT);
+             CREATE TABLE GPU_METRICS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER, metricId INTEGER, value INTEGER);",
+            "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (65792, 0, 'GH100', 1, 'GPC Clock Frequency [MHz]'), (65793, 0, 'GH100', 1, 'GPC Clock Frequency [MHz]'), (65792, 0, 'GH100', 2, 'SMs Active [Throughput %]');
+             INSERT INTO GPU_METRICS VALUES (0, 200, 65792, 1, 1980), (0, 100, 65792, 1, 1970), (0, 100, 65793, 1, 1410), (0, 100, 65792, 2, 80), (0, NULL, 65792, 2, 5);",
+        );
+        let m = from_connection(&c).unwrap().unwrap();
+        assert_eq!(
+            m.names,
+            ["GPC Clock Frequency [MHz]", "SMs Active [Throughput %]"]
+        );
+        let got: Vec<(u32, usize, Vec<i64>, Vec<f64>)> = m
+            .series
+            .iter()
+            .map(|s| (s.device, s.metric, s.t.clone(), s.v.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, vec![100, 200], vec![1970.0, 1980.0]),
+                (0, 1, vec![100], vec![80.0]),
+                (1, 0, vec![100], vec![1410.0]),
+            ]
+        );
+    }
+
+    /// A `deviceId` column is the GPU when there is one; without the
+    /// table (or its columns) nothing was recorded.
+    #[test]
+    fn a_device_column_wins_and_no_table_is_none() {
+        let c = conn(
+            "CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, deviceId INTEGER, metricId INTEGER, value REAL);",
+            "INSERT INTO GPU_METRICS VALUES (5, 65792, 3, 7, 12.5);",
+        );
+        let m = from_connection(&c).unwrap().unwrap();
+        assert_eq!((m.series[0].device, m.series[0].v[0]), (3, 12.5));
+        assert_eq!(m.names, ["metric 7"]);
+        let empty = conn("CREATE TABLE StringIds (id INTEGER, value TEXT);", "");
+        assert_eq!(from_connection(&empty).unwrap(), None);
+    }
+}

@@ -1,0 +1,186 @@
+//! `report metrics`: GPU metric samples per device, against the
+//! generator's truth (`fixtures/gpu_metrics.truth.json`) and against plain
+//! SQL on the file; a capture without them says how to record them.
+
+mod common;
+use common::*;
+use rusqlite::Connection;
+use serde_json::Value;
+
+const FIXTURE: &str = "fixtures/gpu_metrics.sqlite";
+
+fn truth() -> Value {
+    let text = std::fs::read_to_string(root().join("fixtures/gpu_metrics.truth.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn report() -> Value {
+    json(&[
+        "report",
+        "metrics",
+        "--format",
+        "json",
+        "--no-cache",
+        FIXTURE,
+    ])
+}
+
+/// Every device's every metric: samples, interval, mean, min and max as
+/// the generator wrote them.
+#[test]
+fn each_devices_metrics_are_the_truths() {
+    let (t, r) = (truth(), report());
+    let want = t["devices"].as_array().unwrap();
+    let got = r["devices"].as_array().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g["device"], w["device"]);
+        assert_eq!(g["ran_cuda_work"], true);
+        let (gm, wm) = (
+            g["metrics"].as_array().unwrap(),
+            w["metrics"].as_array().unwrap(),
+        );
+        assert_eq!(gm.len(), wm.len(), "{}", g["device"]);
+        for (a, b) in gm.iter().zip(wm) {
+            assert_eq!(a["metric"], b["metric"]);
+            for k in ["samples", "interval_ns"] {
+                assert_eq!(a[k], b[k], "{} {k}", a["metric"]);
+            }
+            for k in ["mean", "min", "max"] {
+                let (x, y) = (a[k].as_f64().unwrap(), b[k].as_f64().unwrap());
+                assert!((x - y).abs() < 1e-9, "{} {k}: {x} vs {y}", a["metric"]);
+            }
+        }
+    }
+}
+
+/// The throttled GPU, and only it, ran below its peers; the text names it
+/// with its clock and says a figure is a sample.
+#[test]
+fn the_throttled_gpu_is_below_its_peers() {
+    let (t, r) = (truth(), report());
+    let below: Vec<&Value> = r["below_peers"].as_array().unwrap().iter().collect();
+    let throttled = t["throttled"].as_array().unwrap();
+    assert_eq!(below.len(), throttled.len());
+    assert_eq!(below[0]["device"], throttled[0]);
+    assert_eq!(below[0]["metric"], "GPC Clock Frequency [MHz]");
+    assert_eq!(below[0]["peers_median"].as_f64().unwrap().round(), 1980.0);
+    let text = text(&["report", "metrics", "--no-cache", FIXTURE]);
+    assert!(text.contains("sampled"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "D{} ran at 1410 MHz while its peers' median was 1980 MHz",
+            throttled[0]
+        )),
+        "{text}"
+    );
+}
+
+/// Sample counts and means per GPU and metric equal plain SQL's, the GPU
+/// being `typeId`'s low byte.
+#[test]
+fn counts_and_means_equal_plain_sql() {
+    let c = Connection::open_with_flags(
+        root().join(FIXTURE),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = c
+        .prepare(
+            "SELECT m.typeId & 255, n.metricName, COUNT(*), AVG(m.value) FROM GPU_METRICS m
+             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
+             GROUP BY 1, 2",
+        )
+        .unwrap();
+    let rows: Vec<(i64, String, i64, f64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 24);
+    let r = report();
+    for (dev, metric, n, mean) in rows {
+        let d = r["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .unwrap();
+        let m = d["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == metric.as_str())
+            .unwrap();
+        assert_eq!(m["samples"], n, "{dev} {metric}");
+        assert!(
+            (m["mean"].as_f64().unwrap() - mean).abs() < 1e-9,
+            "{dev} {metric}"
+        );
+    }
+}
+
+/// `--device` shows the devices asked for; their peers are still every
+/// device (with two shown, which is slow could not be said otherwise).
+#[test]
+fn peers_are_every_device_whatever_is_shown() {
+    let r = json(&[
+        "report",
+        "metrics",
+        "--format",
+        "json",
+        "--no-cache",
+        "--device",
+        "5",
+        "--device",
+        "2",
+        FIXTURE,
+    ]);
+    let shown: Vec<&Value> = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["device"])
+        .collect();
+    assert_eq!(shown, [&Value::from(2), &Value::from(5)]);
+    assert_eq!(r["below_peers"][0]["device"], 5);
+    let r = json(&[
+        "report",
+        "metrics",
+        "--format",
+        "json",
+        "--no-cache",
+        "--device",
+        "2",
+        FIXTURE,
+    ]);
+    assert!(r["below_peers"].as_array().unwrap().is_empty());
+}
+
+/// Without the tables: no device, the file named, the capture option said.
+#[test]
+fn a_capture_without_metrics_says_how_to_record_them() {
+    let r = json(&[
+        "report",
+        "metrics",
+        "--format",
+        "json",
+        "--no-cache",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
+    assert_eq!(r["devices"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        r["files_without_metrics"][0],
+        "fixtures/megatron_tp8.sqlite"
+    );
+    let text = text(&[
+        "report",
+        "metrics",
+        "--no-cache",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
+    assert!(
+        text.contains("not recorded: nsys profile --gpu-metrics-devices=all"),
+        "{text}"
+    );
+}
