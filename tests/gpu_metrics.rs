@@ -184,3 +184,47 @@ fn a_capture_without_metrics_says_how_to_record_them() {
         "{text}"
     );
 }
+
+/// In the why account, the late rank's GPU clock over its GPU part
+/// against its peers': the throttled GPU's event says so, the others'
+/// ran as fast as their peers; without metrics, nothing is said.
+#[test]
+fn the_why_account_names_a_late_ranks_lower_clock() {
+    let throttled = truth()["throttled"][0].clone();
+    let r = json(&["report", "why", "--format", "json", "--no-cache", FIXTURE]);
+    let events = r["why"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["device"] == throttled));
+    for e in events {
+        let c = &e["gpu_clock"];
+        assert_eq!(c["metric"], "GPC Clock Frequency [MHz]");
+        let (mean, peers) = (
+            c["mean"].as_f64().unwrap(),
+            c["peers_median"].as_f64().unwrap(),
+        );
+        assert!((peers - 1980.0).abs() <= 5.0, "{e}");
+        let slow = e["device"] == throttled;
+        assert_eq!(c["below_peers"], slow, "{e}");
+        assert!(
+            (mean - if slow { 1410.0 } else { 1980.0 }).abs() <= 5.0,
+            "{e}"
+        );
+    }
+    let t = text(&["report", "why", "--no-cache", FIXTURE]);
+    assert!(t.contains(&format!("D{throttled} at 1410 MHz")), "{t}");
+    assert!(t.contains("throttled, or held at a lower clock"), "{t}");
+    let plain = json(&[
+        "report",
+        "why",
+        "--format",
+        "json",
+        "--no-cache",
+        "fixtures/megatron_tp8.sqlite",
+    ]);
+    assert!(
+        plain["why"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["gpu_clock"].is_null())
+    );
+}

@@ -4,7 +4,7 @@
 //! a mean of samples is the metric's level, and one between samples is
 //! not seen.
 
-use crate::profile::gpu_metrics::GpuMetrics;
+use crate::profile::gpu_metrics::{GpuMetrics, MetricSeries};
 
 /// One metric of one device over the samples taken.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -42,6 +42,19 @@ pub fn summarize(m: &GpuMetrics) -> Vec<MetricSummary> {
             }
         })
         .collect()
+}
+
+/// The mean of `s`'s samples in [`from`, `to`] and how many there were;
+/// when none falls inside (a window shorter than the sampling interval),
+/// the last sample before `to`, the level then.
+pub fn mean_between(s: &MetricSeries, from: i64, to: i64) -> Option<(f64, usize)> {
+    let lo = s.t.partition_point(|&t| t < from);
+    let hi = s.t.partition_point(|&t| t <= to);
+    if hi > lo {
+        let v = &s.v[lo..hi];
+        return Some((v.iter().sum::<f64>() / v.len() as f64, v.len()));
+    }
+    hi.checked_sub(1).map(|k| (s.v[k], 1))
 }
 
 /// A device whose clock's mean is this share of its peers' median or
@@ -108,7 +121,6 @@ pub fn below_peers(devices: &[Vec<MetricSummary>]) -> Vec<BelowPeers> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::gpu_metrics::MetricSeries;
 
     fn clock(device: u32, mhz: &[f64]) -> MetricSeries {
         MetricSeries {
@@ -143,6 +155,14 @@ mod tests {
         assert_eq!(below[0].peers_median, 1980.0);
         // Two devices: which is slow, the figures cannot say.
         assert!(below_peers(&per_device[1..3]).is_empty());
+    }
+
+    #[test]
+    fn a_window_averages_its_samples_or_takes_the_last_before() {
+        let s = clock(0, &[1000.0, 2000.0, 3000.0]);
+        assert_eq!(mean_between(&s, 0, 1_000_000), Some((1500.0, 2)));
+        assert_eq!(mean_between(&s, 1_200_000, 1_800_000), Some((2000.0, 1)));
+        assert_eq!(mean_between(&s, -5, -1), None);
     }
 
     #[test]

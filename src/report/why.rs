@@ -7,6 +7,7 @@
 
 use super::context::Context;
 use super::json;
+use super::why_clock::{self, ClockDuring, Samples};
 use crate::analysis::account::{CpuKind, Share, Split};
 use crate::analysis::why::{Why, big_events};
 use crate::analysis::why_words as words;
@@ -83,7 +84,49 @@ fn detail_json(cx: &Context, w: &Why, x: &Share<Sym>) -> Value {
     }
 }
 
-fn why_json(cx: &Context, w: &Why) -> Value {
+/// The late rank's GPU clock over its GPU part against its peers', when
+/// the capture sampled GPU metrics.
+fn clock_during(cx: &Context, s: &Samples, w: &Why) -> Option<ClockDuring> {
+    let g = &cx.analysis.matching.groups[w.group];
+    why_clock::during(cx.profile, cx.clock, s, w, &g.devices)
+}
+
+fn clock_json(c: Option<ClockDuring>) -> Value {
+    c.map_or(Value::Null, |c| {
+        json!({
+            "metric": c.metric,
+            "mean": c.late,
+            "samples": c.samples,
+            "peers_median": c.peers_median,
+            "peers": c.peers,
+            "below_peers": c.below_peers(),
+        })
+    })
+}
+
+fn clock_text(cx: &Context, w: &Why, c: &ClockDuring) -> String {
+    let unit = if c.metric.contains("[MHz]") {
+        " MHz"
+    } else {
+        ""
+    };
+    let tag = cx.profile.device_label(w.device).tag();
+    let verdict = if c.below_peers() {
+        ": throttled, or held at a lower clock: its work ran slower than theirs"
+    } else {
+        ": as fast as they were"
+    };
+    format!(
+        "GPU clock over its GPU part: {tag} at {:.0}{unit} ({} sample(s)), its {} peers' median {:.0}{unit} ({}){verdict}",
+        c.late,
+        c.samples,
+        c.peers,
+        c.peers_median,
+        safe(&c.metric)
+    )
+}
+
+fn why_json(cx: &Context, w: &Why, samples: &Samples) -> Value {
     let p = cx.profile;
     let g = &cx.analysis.matching.groups[w.group];
     let chain: Vec<Value> = w
@@ -126,6 +169,7 @@ fn why_json(cx: &Context, w: &Why) -> Value {
         "unaccounted_ms": ms(w.unaccounted_ns()),
         "largest": words::largest_cause(p, w),
         "missing": w.missing.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        "gpu_clock": clock_json(clock_during(cx, samples, w)),
     })
 }
 
@@ -152,12 +196,13 @@ fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
 
 pub fn to_json(cx: &Context) -> Value {
     let ws = accounts(cx);
+    let samples = Samples::read(cx.profile);
     let summary: serde_json::Map<String, Value> = causes(&ws)
         .into_iter()
         .map(|(k, ns)| (k.to_string(), ms(ns).into()))
         .collect();
     json!({
-        "why": ws.iter().map(|w| why_json(cx, w)).collect::<Vec<_>>(),
+        "why": ws.iter().map(|w| why_json(cx, w, &samples)).collect::<Vec<_>>(),
         "causes_ms": summary,
         // rows of the tables the accounts read, left out: their times
         // cannot be right
@@ -187,6 +232,7 @@ fn part_line(cx: &Context, kind: &str, ns: i64, text: &str) -> String {
 pub fn to_text(cx: &Context) -> String {
     let p = cx.profile;
     let ws = accounts(cx);
+    let samples = Samples::read(p);
     let mut out = String::from("The late ranks' delay, accounted (big events)\n");
     out += &cx.suspect_note_of(&SuspectTable::ALL);
     if ws.is_empty() {
@@ -257,6 +303,12 @@ pub fn to_text(cx: &Context) -> String {
         // What the chain leaves of the GPU part, so the rows add up.
         if let Some(text) = words::gpu_rest_text(p, &cx.analysis.clock, w) {
             out += &part_line(cx, "gpu", w.gpu_rest_ns(), &safe(&text));
+        }
+        // A GPU part shorter than the sampling says nothing of the clock
+        // unless that one reading is already below the peers'.
+        if let Some(c) = clock_during(cx, &samples, w).filter(|c| c.samples >= 2 || c.below_peers())
+        {
+            out += &cx.note_in(1, &clock_text(cx, w, &c));
         }
         for m in w.listed_missing().iter().filter(|m| !common.contains(m)) {
             out += &cx.note_in(1, &format!("· {}", m.sentence()));
