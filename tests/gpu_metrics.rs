@@ -14,15 +14,15 @@ fn truth() -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// `report metrics` JSON with `args` (options, then the files).
+fn metrics(args: &[&str]) -> Value {
+    let mut all = vec!["report", "metrics", "--format", "json", "--no-cache"];
+    all.extend_from_slice(args);
+    json(&all)
+}
+
 fn report() -> Value {
-    json(&[
-        "report",
-        "metrics",
-        "--format",
-        "json",
-        "--no-cache",
-        FIXTURE,
-    ])
+    metrics(&[FIXTURE])
 }
 
 /// Every device's every metric: samples, interval, mean, min and max as
@@ -124,18 +124,7 @@ fn counts_and_means_equal_plain_sql() {
 /// device (with two shown, which is slow could not be said otherwise).
 #[test]
 fn peers_are_every_device_whatever_is_shown() {
-    let r = json(&[
-        "report",
-        "metrics",
-        "--format",
-        "json",
-        "--no-cache",
-        "--device",
-        "5",
-        "--device",
-        "2",
-        FIXTURE,
-    ]);
+    let r = metrics(&["--device", "5", "--device", "2", FIXTURE]);
     let shown: Vec<&Value> = r["devices"]
         .as_array()
         .unwrap()
@@ -144,30 +133,14 @@ fn peers_are_every_device_whatever_is_shown() {
         .collect();
     assert_eq!(shown, [&Value::from(2), &Value::from(5)]);
     assert_eq!(r["below_peers"][0]["device"], 5);
-    let r = json(&[
-        "report",
-        "metrics",
-        "--format",
-        "json",
-        "--no-cache",
-        "--device",
-        "2",
-        FIXTURE,
-    ]);
+    let r = metrics(&["--device", "2", FIXTURE]);
     assert!(r["below_peers"].as_array().unwrap().is_empty());
 }
 
 /// Without the tables: no device, the file named, the capture option said.
 #[test]
 fn a_capture_without_metrics_says_how_to_record_them() {
-    let r = json(&[
-        "report",
-        "metrics",
-        "--format",
-        "json",
-        "--no-cache",
-        "fixtures/megatron_tp8.sqlite",
-    ]);
+    let r = metrics(&["fixtures/megatron_tp8.sqlite"]);
     assert_eq!(r["devices"].as_array().unwrap().len(), 0);
     assert_eq!(
         r["files_without_metrics"][0],
