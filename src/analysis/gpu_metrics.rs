@@ -4,7 +4,7 @@
 //! a mean of samples is the metric's level, and one between samples is
 //! not seen.
 
-use crate::profile::gpu_metrics::{GpuMetrics, MetricSeries};
+use crate::profile::gpu_metrics::{MetricSeries, Totals};
 
 /// One metric of one device over the samples taken.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -20,26 +20,20 @@ pub struct MetricSummary {
 }
 
 /// Each series' summary, devices in order, metrics in the export's order.
-pub fn summarize(m: &GpuMetrics) -> Vec<MetricSummary> {
+/// The interval is the mean one (first to last sample over the gaps
+/// between them): nsys samples at a fixed rate.
+pub fn summarize(m: &Totals) -> Vec<MetricSummary> {
     m.series
         .iter()
-        .filter(|s| !s.v.is_empty())
-        .map(|s| {
-            let mut gaps: Vec<i64> = s.t.windows(2).map(|w| w[1] - w[0]).collect();
-            let interval_ns = (!gaps.is_empty()).then(|| {
-                let mid = gaps.len() / 2;
-                *gaps.select_nth_unstable(mid).1
-            });
-            let n = s.v.len();
-            MetricSummary {
-                device: s.device,
-                metric: m.names.get(s.metric).cloned().unwrap_or_default(),
-                samples: n,
-                interval_ns,
-                mean: s.v.iter().sum::<f64>() / n as f64,
-                min: s.v.iter().copied().fold(f64::INFINITY, f64::min),
-                max: s.v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            }
+        .filter(|s| s.samples > 0)
+        .map(|s| MetricSummary {
+            device: s.device,
+            metric: m.names.get(s.metric).cloned().unwrap_or_default(),
+            samples: s.samples,
+            interval_ns: (s.samples > 1).then(|| (s.last - s.first) / (s.samples as i64 - 1)),
+            mean: s.sum / s.samples as f64,
+            min: s.min,
+            max: s.max,
         })
         .collect()
 }
@@ -131,15 +125,28 @@ mod tests {
         }
     }
 
+    fn totals(device: u32, mhz: &[f64]) -> crate::profile::gpu_metrics::SeriesTotals {
+        crate::profile::gpu_metrics::SeriesTotals {
+            device,
+            metric: 0,
+            samples: mhz.len(),
+            sum: mhz.iter().sum(),
+            min: mhz.iter().copied().fold(f64::INFINITY, f64::min),
+            max: mhz.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            first: 0,
+            last: (mhz.len() as i64 - 1) * 1_000_000,
+        }
+    }
+
     #[test]
     fn a_throttled_device_is_below_its_peers() {
-        let m = GpuMetrics {
+        let m = Totals {
             names: vec!["GPC Clock Frequency [MHz]".into()],
             series: vec![
-                clock(0, &[1980.0, 1980.0]),
-                clock(1, &[1970.0, 1990.0]),
-                clock(2, &[1410.0, 1410.0]),
-                clock(3, &[1980.0, 1975.0]),
+                totals(0, &[1980.0, 1980.0]),
+                totals(1, &[1970.0, 1990.0]),
+                totals(2, &[1410.0, 1410.0]),
+                totals(3, &[1980.0, 1975.0]),
             ],
         };
         let s = summarize(&m);

@@ -45,7 +45,7 @@ fn read_all(p: &Profile) -> Read {
             out.without.push(path);
             continue;
         }
-        let m = match read::read(&f.path) {
+        let m = match read::totals(&f.path) {
             Ok(Some(m)) => m,
             Ok(None) => {
                 out.without.push(path);

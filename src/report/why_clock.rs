@@ -22,7 +22,12 @@ impl Samples {
                 .iter()
                 .enumerate()
                 .filter(|(_, f)| f.tables.iter().any(|t| t == "GPU_METRICS"))
-                .filter_map(|(i, f)| read(&f.path).ok().flatten().map(|m| (i, m)))
+                .filter_map(|(i, f)| {
+                    read(&f.path, &gpu_metrics::is_clock)
+                        .ok()
+                        .flatten()
+                        .map(|m| (i, m))
+                })
                 .collect(),
         )
     }
