@@ -104,38 +104,37 @@ const SHADOW_MADS: f64 = 3.0;
 /// part of it, and is looser for that: units narrower than the one they
 /// meet are not compared.)
 fn without_shadows(found: Vec<Link>, units: &[Unit]) -> Vec<Link> {
-    let width = |u: usize| {
-        let mut d: Vec<_> = units[u].devices().collect();
-        d.sort_unstable();
-        d.dedup();
-        d.len()
-    };
-    let kernels_of = |l: &Link, u: usize| -> std::collections::HashSet<u32> {
-        let Pairing::Part(pairs) = &l.pairing else {
-            return Default::default();
-        };
-        pairs
-            .iter()
-            .map(|&(i, j)| if l.a == u { i } else { j })
-            .collect()
-    };
-    let shadow = |x: &Link, y: &Link| -> bool {
-        [x.a, x.b].into_iter().any(|u| {
+    let width: Vec<usize> = units.iter().map(|u| u.distinct_devices().len()).collect();
+    // Each link's kernels of its `a` and of its `b`, found once: every
+    // pair of links is compared.
+    let kernels: Vec<[std::collections::HashSet<u32>; 2]> = found
+        .iter()
+        .map(|l| match &l.pairing {
+            Pairing::Part(pairs) => [
+                pairs.iter().map(|p| p.0).collect(),
+                pairs.iter().map(|p| p.1).collect(),
+            ],
+            _ => Default::default(),
+        })
+        .collect();
+    let side = |x: usize, u: usize| &kernels[x][usize::from(found[x].a != u)];
+    let shadow = |x: usize, y: usize| -> bool {
+        let (lx, ly) = (&found[x], &found[y]);
+        [lx.a, lx.b].into_iter().any(|u| {
             let other = |l: &Link| if l.a == u { l.b } else { l.a };
-            if (y.a != u && y.b != u)
-                || other(x) == other(y)
-                || width(other(x)).min(width(other(y))) < width(u)
-                || y.mad_ns * SHADOW_MADS >= x.mad_ns
+            if (ly.a != u && ly.b != u)
+                || other(lx) == other(ly)
+                || width[other(lx)].min(width[other(ly)]) < width[u]
+                || ly.mad_ns * SHADOW_MADS >= lx.mad_ns
             {
                 return false;
             }
-            let (mine, theirs) = (kernels_of(x, u), kernels_of(y, u));
-            4 * mine.intersection(&theirs).count() >= 3 * mine.len()
+            let (mine, theirs) = (side(x, u), side(y, u));
+            4 * mine.intersection(theirs).count() >= 3 * mine.len()
         })
     };
-    let dropped: Vec<bool> = found
-        .iter()
-        .map(|x| found.iter().any(|y| shadow(x, y)))
+    let dropped: Vec<bool> = (0..found.len())
+        .map(|x| (0..found.len()).any(|y| shadow(x, y)))
         .collect();
     found
         .into_iter()
@@ -886,12 +885,7 @@ fn siblings_share(
     units: &[Unit],
     all: &[Series],
 ) -> Vec<Link> {
-    let width = |u: usize| {
-        let mut d: Vec<_> = units[u].devices().collect();
-        d.sort_unstable();
-        d.dedup();
-        d
-    };
+    let width = |u: usize| units[u].distinct_devices();
     let mut taken: std::collections::HashSet<(usize, u32)> = Default::default();
     for l in &kept {
         if let Pairing::Part(pairs) = &l.pairing {

@@ -29,6 +29,14 @@ impl Unit {
         self.seqs.iter().map(|s| s.device)
     }
 
+    /// Its devices, each once, sorted.
+    pub(super) fn distinct_devices(&self) -> Vec<DevId> {
+        let mut d: Vec<DevId> = self.devices().collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
     /// The stream id all its sequences run on, when they agree.
     pub(super) fn stream(&self) -> Option<u32> {
         let first = self.seqs.first()?.stream;
