@@ -12,7 +12,7 @@ pub struct MetricSummary {
     pub device: u32,
     pub metric: String,
     pub samples: usize,
-    /// Median time between two samples (ns), when there are two.
+    /// Mean time between two samples (ns), when there are two.
     pub interval_ns: Option<i64>,
     pub mean: f64,
     pub min: f64,
@@ -65,6 +65,12 @@ pub struct BelowPeers {
     pub peers_median: f64,
 }
 
+/// The unit to write after a value of `metric`: nsys names a clock
+/// metric with its unit in brackets (`GPC Clock Frequency [MHz]`).
+pub fn unit(metric: &str) -> &'static str {
+    if metric.contains("[MHz]") { " MHz" } else { "" }
+}
+
 /// Whether a metric is a clock: its frequency, where lower means slower
 /// (an SM activity below its peers' can be a rank waiting, not a slow GPU).
 pub fn is_clock(metric: &str) -> bool {
@@ -76,10 +82,10 @@ pub fn is_clock(metric: &str) -> bool {
 /// of a clock metric is [`BELOW_PEERS`] of the median of every device's
 /// mean or less. A median over three devices or more: with two, which one
 /// is the slow one the figures cannot say.
-pub fn below_peers(devices: &[Vec<MetricSummary>]) -> Vec<BelowPeers> {
+pub fn below_peers(devices: &[&[MetricSummary]]) -> Vec<BelowPeers> {
     let mut metrics: Vec<&str> = devices
         .iter()
-        .flatten()
+        .flat_map(|d| d.iter())
         .map(|s| s.metric.as_str())
         .filter(|m| is_clock(m))
         .collect();
@@ -155,7 +161,7 @@ mod tests {
             (s[2].min, s[2].max, s[2].interval_ns),
             (1410.0, 1410.0, Some(1_000_000))
         );
-        let per_device: Vec<Vec<MetricSummary>> = s.into_iter().map(|x| vec![x]).collect();
+        let per_device: Vec<&[MetricSummary]> = s.chunks(1).collect();
         let below = below_peers(&per_device);
         assert_eq!(below.len(), 1);
         assert_eq!((below[0].device, below[0].mean), (2, 1410.0));

@@ -41,7 +41,7 @@ fn read_all(p: &Profile) -> Read {
     let mut seen: Vec<(u32, u32)> = Vec::new();
     for f in &p.files {
         let path = crate::text_safe::path_text(&f.path);
-        if !f.tables.iter().any(|t| t == "GPU_METRICS") {
+        if !f.has_table("GPU_METRICS") {
             out.without.push(path);
             continue;
         }
@@ -106,7 +106,7 @@ fn shown(cx: &Context, d: &Device) -> bool {
 }
 
 fn below(r: &Read) -> Vec<BelowPeers> {
-    let per: Vec<Vec<MetricSummary>> = r.devices.iter().map(|d| d.metrics.clone()).collect();
+    let per: Vec<&[MetricSummary]> = r.devices.iter().map(|d| d.metrics.as_slice()).collect();
     gpu_metrics::below_peers(&per)
 }
 
@@ -185,11 +185,7 @@ pub fn to_text(cx: &Context) -> String {
         out.push_str("  no device's clock ran below its peers' (90% of their median)\n");
     }
     for b in below {
-        let unit = if b.metric.contains("[MHz]") {
-            " MHz"
-        } else {
-            ""
-        };
+        let unit = gpu_metrics::unit(&b.metric);
         out.push_str(&format!(
             "  {} ran at {:.0}{unit} while its peers' median was {:.0}{unit} ({}, {:.0}%): throttled, or held at a lower clock\n",
             r.devices[b.device].label,

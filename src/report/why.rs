@@ -105,11 +105,7 @@ fn clock_json(c: Option<ClockDuring>) -> Value {
 }
 
 fn clock_text(cx: &Context, w: &Why, c: &ClockDuring) -> String {
-    let unit = if c.metric.contains("[MHz]") {
-        " MHz"
-    } else {
-        ""
-    };
+    let unit = crate::analysis::gpu_metrics::unit(&c.metric);
     let tag = cx.profile.device_label(w.device).tag();
     let verdict = if c.below_peers() {
         ": throttled, or held at a lower clock: its work ran slower than theirs"
@@ -196,7 +192,12 @@ fn causes(ws: &[Why]) -> BTreeMap<&'static str, i64> {
 
 pub fn to_json(cx: &Context) -> Value {
     let ws = accounts(cx);
-    let samples = Samples::read(cx.profile);
+    // Read from the files: only when there is an account to give.
+    let samples = if ws.is_empty() {
+        Samples::default()
+    } else {
+        Samples::read(cx.profile)
+    };
     let summary: serde_json::Map<String, Value> = causes(&ws)
         .into_iter()
         .map(|(k, ns)| (k.to_string(), ms(ns).into()))
@@ -232,13 +233,13 @@ fn part_line(cx: &Context, kind: &str, ns: i64, text: &str) -> String {
 pub fn to_text(cx: &Context) -> String {
     let p = cx.profile;
     let ws = accounts(cx);
-    let samples = Samples::read(p);
     let mut out = String::from("The late ranks' delay, accounted (big events)\n");
     out += &cx.suspect_note_of(&SuspectTable::ALL);
     if ws.is_empty() {
         out += "  no big-skew events: nothing to account for\n";
         return out;
     }
+    let samples = Samples::read(p);
     // What every account lacks is said once, below them.
     let common: Vec<_> = ws[0]
         .listed_missing()

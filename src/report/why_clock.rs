@@ -13,6 +13,7 @@ use crate::profile::{DevId, Profile};
 
 /// Every file's GPU metric samples (files without them, or that cannot be
 /// read, give none: `report metrics` says why).
+#[derive(Default)]
 pub struct Samples(Vec<(usize, GpuMetrics)>);
 
 impl Samples {
@@ -21,7 +22,7 @@ impl Samples {
             p.files
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| f.tables.iter().any(|t| t == "GPU_METRICS"))
+                .filter(|(_, f)| f.has_table("GPU_METRICS"))
                 .filter_map(|(i, f)| {
                     read(&f.path, &gpu_metrics::is_clock)
                         .ok()
