@@ -194,6 +194,8 @@ enum SectionArg {
     NvtxTree,
     /// GPU metric samples per device (nsys --gpu-metrics-devices): means, ranges, sampling interval, clocks below peers'
     Metrics,
+    /// Where each training step's time went on each rank: compute, overlapped and exposed NCCL (waiting, transfer), copies, idle by cause (--warmup-steps N)
+    Steps,
     All,
 }
 
@@ -280,6 +282,9 @@ struct ReportArgs {
     /// nvtx-tree: levels of ranges to show
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
+    /// steps: the first N steps are warm-up, left out of the per-rank sums
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup_steps: usize,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -622,6 +627,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         SectionArg::Bookmarks => vec![Section::Bookmarks],
         SectionArg::NvtxTree => vec![Section::NvtxTree],
         SectionArg::Metrics => vec![Section::Metrics],
+        SectionArg::Steps => vec![Section::Steps],
         SectionArg::All => Section::ALL.into_iter().filter(|s| s.in_all()).collect(),
     };
     let csv = matches!(args.format, FormatArg::Csv);
@@ -704,6 +710,7 @@ fn report(args: ReportArgs, cache: Option<CacheDir>) -> ExitCode {
         },
         nvtx_thread: args.thread.clone(),
         nvtx_depth: args.depth,
+        warmup_steps: args.warmup_steps,
     };
     // Whole-capture analyses come from the cache when stored there; when
     // not, they are all computed and stored (the next report or timeline

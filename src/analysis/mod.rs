@@ -32,6 +32,7 @@ pub mod pipeline;
 pub mod settings;
 pub mod skew;
 pub mod stats;
+pub mod step_account;
 pub mod steps;
 pub mod stored;
 pub mod stragglers;

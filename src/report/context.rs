@@ -40,6 +40,8 @@ pub struct Options {
     /// `nvtx-tree`: one thread (`T4101` or `4101`), and how many levels.
     pub nvtx_thread: Option<String>,
     pub nvtx_depth: Option<usize>,
+    /// `steps`: how many first steps are warm-up (left out of summaries).
+    pub warmup_steps: usize,
 }
 
 /// Shared state of one report run.

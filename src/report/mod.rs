@@ -20,6 +20,7 @@ mod nvtx_tree;
 mod overlap;
 mod skew;
 mod stats;
+mod steps;
 mod stragglers;
 pub(crate) mod summary;
 pub mod table;
@@ -54,10 +55,11 @@ pub enum Section {
     Bookmarks,
     NvtxTree,
     Metrics,
+    Steps,
 }
 
 impl Section {
-    pub const ALL: [Section; 14] = [
+    pub const ALL: [Section; 15] = [
         Section::Summary,
         Section::Clock,
         Section::Nccl,
@@ -65,6 +67,7 @@ impl Section {
         Section::Skew,
         Section::Launch,
         Section::Why,
+        Section::Steps,
         Section::Anomalies,
         Section::Behind,
         Section::Stragglers,
@@ -113,6 +116,8 @@ impl Section {
             Section::NvtxTree => &[Stage::Clock],
             // Read from the files when asked, per device: no analysis.
             Section::Metrics => &[],
+            // Steps numbered job-wide and collectives matched.
+            Section::Steps => &[Stage::Skew],
         }
     }
 
@@ -132,6 +137,7 @@ impl Section {
             Section::Bookmarks => "bookmarks",
             Section::NvtxTree => "nvtx-tree",
             Section::Metrics => "metrics",
+            Section::Steps => "steps",
         }
     }
 }
@@ -287,6 +293,7 @@ fn section(cx: &Context, s: Section, json: bool) -> (Value, String) {
         Section::Bookmarks => emit(&|| bookmarks::to_json(cx), &|| bookmarks::to_text(cx)),
         Section::NvtxTree => emit(&|| nvtx_tree::to_json(cx), &|| nvtx_tree::to_text(cx)),
         Section::Metrics => emit(&|| metrics::to_json(cx), &|| metrics::to_text(cx)),
+        Section::Steps => emit(&|| steps::to_json(cx), &|| steps::to_text(cx)),
         Section::Stragglers => emit(&|| stragglers::to_json(cx, matching), &|| {
             stragglers::to_text(cx, matching)
         }),

@@ -5,7 +5,7 @@
 //! they collide across processes, as in real exports); a graph's kernels carry their
 //! cudaGraphLaunch's.
 
-use super::graph::Times;
+use super::graph::{NodeId, Times};
 use super::hosts::FileDef;
 use super::keyed;
 use super::layout::Layout;
@@ -172,7 +172,7 @@ pub fn emit(
     let mut osrt = vec![];
     for r in 0..world {
         for &(a, b) in &sim.steps[r] {
-            let (s, e) = (t.start[a] - 20_000, t.end[b] + 10_000);
+            let (s, e) = step_range(t, (a, b));
             out.nvtx.push(range(pid(spec, r), s, e, "train_step", 0));
         }
     }
@@ -292,6 +292,12 @@ fn busy(calls: &[(Call, Option<usize>)], lo: i64, hi: i64) -> Vec<(i64, i64)> {
     }
     spans.last_mut().unwrap().1 = hi;
     spans
+}
+
+/// The step NVTX range around a step's CPU nodes `(first, last)`: opened 20 µs before the
+/// first, closed 10 µs after the last.
+pub fn step_range(t: &Times, (first, last): (NodeId, NodeId)) -> (i64, i64) {
+    (t.start[first] - 20_000, t.end[last] + 10_000)
 }
 
 /// A push/pop range on a main thread: the step's (domain 0, inline text) or an NCCL API

@@ -17,6 +17,7 @@ mod simulate;
 mod spec;
 mod streams;
 mod truth;
+mod truth_steps;
 
 use std::path::{Path, PathBuf};
 

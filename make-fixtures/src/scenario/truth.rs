@@ -1,7 +1,8 @@
 //! `<name>.truth.json` from the engine's own model (never from rankline): ranks,
 //! communicators, exchanges, every instance with its members' kernels exactly as written,
 //! each planted delay with the instances it made late (by re-running the graph without it),
-//! which sibling groups a single instance cannot tell apart, and the CUDA graph launches.
+//! which sibling groups a single instance cannot tell apart, the CUDA graph launches, and
+//! each step's account per rank (truth_steps.rs).
 //!
 //! Times are the engine's true time (a one-host job's file keeps it as is). A job of several
 //! files adds (hosts.rs writes the clock fields):
@@ -148,6 +149,7 @@ pub fn truth(x: &Input) -> Value {
         "delays": delays(x),
         "siblings": siblings(x),
         "graph_launches": graph_launches(x),
+        "steps": super::truth_steps::steps(spec, x.sim, x.times),
     });
     if let Some(c) = x.clocks {
         let (hosts, files, faults) = super::hosts::truth(spec, x.files, c);
