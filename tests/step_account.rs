@@ -208,3 +208,115 @@ fn text_names_warmup_and_fits() {
     let none = text(&["report", "steps", "--no-cache", "fixtures/why.sqlite"]);
     assert!(none.contains("--step-marker"), "{none}");
 }
+
+/// The critical path of every step adds up to the step, and runs through
+/// as much compute, transfer, OS waits and copies as the engine's own path
+/// (its graph's binding dependencies, back from the step's last end):
+/// within 0.01 ms, except where the path crosses hosts at a collective
+/// whose last arrivals are within the clocks' error (it says so).
+#[test]
+fn the_critical_path_is_the_truths() {
+    let mut checked = 0;
+    for (name, t, files) in jobs() {
+        let r = steps(&files);
+        for (g, w) in r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(t["steps"].as_array().unwrap())
+        {
+            let path = g["critical_path"].as_array().unwrap();
+            let total: f64 = path.iter().map(|s| s["ms"].as_f64().unwrap()).sum();
+            assert!(
+                (total - g["time_ms"].as_f64().unwrap()).abs() < 1e-6,
+                "{name} step {}",
+                w["step"]
+            );
+            if path.iter().any(|s| s["uncertain"] == true) {
+                continue;
+            }
+            let sum = |kinds: &[&str]| -> f64 {
+                path.iter()
+                    .filter(|s| kinds.contains(&s["kind"].as_str().unwrap()))
+                    .map(|s| s["ms"].as_f64().unwrap())
+                    .sum()
+            };
+            let truth = |k: &str| w["critical_path"][k].as_f64().unwrap_or(0.0) / 1e6;
+            for (kinds, k) in [
+                (&["compute"][..], "compute"),
+                (&["transfer", "nccl"][..], "transfer"),
+                (&["os_wait"][..], "os_wait"),
+                (&["copy"][..], "copy"),
+            ] {
+                let (a, b) = (sum(kinds), truth(k));
+                assert!(
+                    (a - b).abs() < 0.01,
+                    "{name} step {} {k}: {a} vs {b}",
+                    w["step"]
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
+
+/// Each planted cause's what-if saves what the engine saves by running the
+/// same job without it (within 5 %, or 0.5 ms): a stall before a launch,
+/// a GEMM 8 ms long, and a host-wide pause removed on all its ranks at
+/// once. A cause off the critical path (the engine saves nothing) gets no
+/// what-if worth naming.
+#[test]
+fn what_ifs_save_what_the_truth_says() {
+    let mut checked = 0;
+    for (name, t, files) in jobs() {
+        let r = steps(&files);
+        let host_of = |rank: &Value| {
+            t["ranks"][rank.as_u64().unwrap() as usize]["host"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        for w in t["what_if"].as_array().unwrap() {
+            let want = w["saves_ns"].as_f64().unwrap() / 1e6;
+            let step = w["step"].as_u64().unwrap() as usize;
+            let got: Vec<f64> = r["steps"][step - 1]["what_if"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| match w["kind"].as_str().unwrap() {
+                    "node_stall" => {
+                        let ranks = w["ranks"].as_array().unwrap();
+                        x["kind"] == "os_wait"
+                            && x["ranks"] == ranks.len()
+                            && x["device"]
+                                .as_str()
+                                .unwrap()
+                                .starts_with(&format!("{}:", host_of(&ranks[0])))
+                    }
+                    kind => {
+                        let device = device_key(&t, w);
+                        x["device"] == device
+                            && x["ranks"] == 1
+                            && x["kind"]
+                                == if kind == "cpu_stall" {
+                                    "os_wait"
+                                } else {
+                                    "compute"
+                                }
+                    }
+                })
+                .map(|x| x["saves_ms"].as_f64().unwrap())
+                .collect();
+            let best = got.iter().copied().fold(0.0, f64::max);
+            let tol = (want * 0.05).max(0.5);
+            assert!(
+                (best - want).abs() <= tol,
+                "{name} {}: {best} vs {want}",
+                w["kind"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked}");
+}

@@ -83,12 +83,6 @@ impl StepAccount {
     }
 }
 
-/// Members of one call end within this of each other on one clock (plus
-/// the clocks' error across hosts): an instance whose members end further
-/// apart holds several calls (sibling groups in lockstep the matching
-/// could not part), and each waited only for the last member of its own.
-const ONE_END_NS: i64 = 10_000;
-
 /// One device's GPU work over the capture (reference clock).
 #[derive(Default)]
 struct DeviceWork {
@@ -153,23 +147,13 @@ fn device_work(
             }
         }
     }
-    for g in &m.groups {
-        let apart = ONE_END_NS + g.clock_error_ns();
-        for k in 0..g.instances() {
-            let mut members: Vec<(usize, Span)> = g
-                .members(k)
-                .map(|(_, row, _)| (row, clock.gpu_span(p, row)))
-                .collect();
-            members.sort_unstable_by_key(|&(row, (_, end))| (end, row));
-            for call in members.chunk_by(|a, b| b.1.1 - a.1.1 <= apart) {
-                let last = call.iter().map(|(_, s)| s.0).max().unwrap_or(0);
-                for &(row, (start, end)) in call.iter().filter(|(_, s)| s.0 < last) {
-                    let d = p.lanes[p.gpu.lane(row) as usize].device;
-                    work[d as usize].waiting.push((start, end.min(last)));
-                }
-            }
+    super::calls::for_each_call(p, clock, m, |call, _| {
+        let last = super::calls::last_arrival(call);
+        for &(row, (start, end)) in call.iter().filter(|(_, s)| s.0 < last) {
+            let d = p.lanes[p.gpu.lane(row) as usize].device;
+            work[d as usize].waiting.push((start, end.min(last)));
         }
-    }
+    });
     for w in &mut work {
         w.compute = union(std::mem::take(&mut w.compute));
         w.nccl = union(std::mem::take(&mut w.nccl));

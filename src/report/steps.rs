@@ -6,8 +6,11 @@ use super::context::Context;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
+use crate::analysis::critical_path::{self, SegKind, Segment, StepPath, WhatIf};
 use crate::analysis::step_account::{self, PARTS, RankStep, StepAccount};
+use crate::profile::{DevId, Sym};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// Text lists at most this many ranks (JSON and CSV have all, or `--device`).
 const RANKS_LISTED: usize = 32;
@@ -15,6 +18,68 @@ const RANKS_LISTED: usize = 32;
 fn accounts(cx: &Context) -> Vec<StepAccount> {
     let a = cx.analysis;
     step_account::account(cx.profile, &a.classes, cx.clock, &a.matching, &a.steps)
+}
+
+fn paths(cx: &Context) -> Vec<StepPath> {
+    let a = cx.analysis;
+    critical_path::critical_paths(cx.profile, &a.classes, cx.clock, &a.matching, &a.steps)
+}
+
+/// A cause's device and name as JSON.
+fn who_json(cx: &Context, device: Option<DevId>, what: Option<Sym>) -> (Value, Value) {
+    (
+        device.map_or(Value::Null, |d| json::device(cx.profile, d)),
+        what.map_or(Value::Null, |w| Value::from(cx.profile.strings.get(w))),
+    )
+}
+
+fn segment_json(cx: &Context, s: &Segment) -> Value {
+    let (device, what) = who_json(cx, s.device, s.what);
+    json!({
+        "device": device, "kind": s.kind.name(), "what": what,
+        "start_ns": s.start, "end_ns": s.end, "ms": json::ms(s.end - s.start),
+        "uncertain": s.uncertain,
+    })
+}
+
+fn what_if_json(cx: &Context, w: &WhatIf) -> Value {
+    let (device, what) = who_json(cx, w.device, w.what);
+    json!({"device": device, "kind": w.kind.name(), "what": what, "ranks": w.ranks, "saves_ms": json::ms(w.saves_ns)})
+}
+
+/// A cause as what-ifs of several steps share it: device, kind, name, ranks.
+type CauseKey = (Option<DevId>, SegKind, Option<Sym>, usize);
+
+/// Time by path kind, with each device's share.
+type ByKind = BTreeMap<SegKind, (i64, BTreeMap<Option<DevId>, i64>)>;
+
+/// The what-ifs of the steps after warm-up, summed per cause, largest first.
+fn causes(cx: &Context, paths: &[StepPath]) -> Vec<(WhatIf, usize)> {
+    let mut sum: BTreeMap<CauseKey, (i64, usize)> = BTreeMap::new();
+    for p in paths.iter().filter(|p| !is_warmup(cx, p.step)) {
+        for w in &p.what_if {
+            let e = sum.entry((w.device, w.kind, w.what, w.ranks)).or_default();
+            e.0 += w.saves_ns;
+            e.1 += 1;
+        }
+    }
+    let mut out: Vec<(WhatIf, usize)> = sum
+        .into_iter()
+        .map(|((device, kind, what, ranks), (saves_ns, steps))| {
+            (
+                WhatIf {
+                    device,
+                    kind,
+                    what,
+                    ranks,
+                    saves_ns,
+                },
+                steps,
+            )
+        })
+        .collect();
+    out.sort_by_key(|(w, _)| std::cmp::Reverse(w.saves_ns));
+    out
 }
 
 fn is_warmup(cx: &Context, step: usize) -> bool {
@@ -32,9 +97,11 @@ fn rank_json(cx: &Context, span_ns: i64, r: &RankStep) -> Value {
 }
 
 pub fn to_json(cx: &Context) -> Value {
+    let paths = paths(cx);
     let steps: Vec<Value> = accounts(cx)
         .iter()
-        .map(|s| {
+        .zip(&paths)
+        .map(|(s, path)| {
             json!({
                 "step": s.step,
                 "warmup": is_warmup(cx, s.step),
@@ -45,12 +112,23 @@ pub fn to_json(cx: &Context) -> Value {
                     .filter(|r| cx.shows(r.device))
                     .map(|r| rank_json(cx, s.span_ns(), r))
                     .collect::<Vec<_>>(),
+                "critical_path": path.path.iter().map(|g| segment_json(cx, g)).collect::<Vec<_>>(),
+                "what_if": path.what_if.iter().map(|w| what_if_json(cx, w)).collect::<Vec<_>>(),
             })
+        })
+        .collect();
+    let causes: Vec<Value> = causes(cx, &paths)
+        .iter()
+        .map(|(w, steps)| {
+            let mut v = what_if_json(cx, w);
+            v["steps"] = Value::from(*steps);
+            v
         })
         .collect();
     json!({
         "warmup_steps": cx.options.warmup_steps,
         "steps": steps,
+        "causes": causes,
     })
 }
 
@@ -137,5 +215,130 @@ pub fn to_text(cx: &Context) -> String {
         "per rank, summed over the {} steps after warm-up (ms); sums over ranks are not wall time",
         kept.len()
     ));
+    out += "\n";
+    out += &paths_text(cx, &paths(cx));
+    out
+}
+
+/// A cause in words: `os_wait on D3 (pthread_cond_wait)`, or on every
+/// rank of a host at once: `os_wait on gpu-a23 ×8 ranks (…)`.
+fn cause_words(cx: &Context, w: &WhatIf) -> String {
+    let (p, what) = (cx.profile, w.what);
+    let mut s = w.kind.name().to_string();
+    match w.device {
+        Some(d) if w.ranks > 1 => {
+            let host = p.host_label(p.devices[d as usize].host);
+            s += &format!(" on {host} ×{} ranks", w.ranks);
+        }
+        Some(d) => s += &format!(" on {}", p.device_label(d).tag()),
+        None => {}
+    }
+    if let Some(w) = what {
+        s += &format!(
+            " ({})",
+            super::fit::shorten(p.strings.get(w), 48, Keep::Start)
+        );
+    }
+    s
+}
+
+/// A path's time by kind (ms, largest first; the small kinds as `other`),
+/// with the devices that hold most of compute, os_wait and host.
+fn composition(cx: &Context, path: &StepPath) -> String {
+    let mut by_kind = ByKind::new();
+    for s in &path.path {
+        let kind = match s.kind {
+            SegKind::Compute
+            | SegKind::Transfer
+            | SegKind::OsWait
+            | SegKind::Host
+            | SegKind::CudaCall
+            | SegKind::Copy => s.kind,
+            SegKind::Nccl => SegKind::Transfer,
+            _ => SegKind::Other,
+        };
+        let e = by_kind.entry(kind).or_default();
+        e.0 += s.end - s.start;
+        *e.1.entry(s.device).or_default() += s.end - s.start;
+    }
+    let mut kinds: Vec<_> = by_kind.into_iter().collect();
+    kinds.sort_by_key(|(k, (ns, _))| (*k == SegKind::Other, std::cmp::Reverse(*ns)));
+    kinds
+        .iter()
+        .map(|(k, (ns, devs))| {
+            let mut s = format!("{} {}", table::ms(*ns), k.name());
+            if matches!(k, SegKind::Compute | SegKind::OsWait | SegKind::Host) {
+                let mut d: Vec<(&Option<DevId>, &i64)> = devs.iter().collect();
+                d.sort_by_key(|(_, ns)| std::cmp::Reverse(**ns));
+                let top: Vec<String> = d
+                    .iter()
+                    .take(2)
+                    .filter_map(|(d, ns)| {
+                        d.map(|d| {
+                            format!("{} {}", cx.profile.device_label(d).tag(), table::ms(**ns))
+                        })
+                    })
+                    .collect();
+                if !top.is_empty() {
+                    s += &format!(
+                        " ({}{})",
+                        top.join(", "),
+                        if d.len() > 2 { ", …" } else { "" }
+                    );
+                }
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn paths_text(cx: &Context, paths: &[StepPath]) -> String {
+    let mut out = String::from("Critical path per step, and what removing a cause would save\n");
+    out += &cx.note("the chain of work across ranks that set each step's time (ms; its parts add up to the step): a rank's kernels, a collective's transfer after its last member arrived, the CPU in a CUDA call (cuda_call: a synchronous copy waits there), in an OS call (os_wait) or between calls (host), copies; other = launch and queue latencies, sync returns, time before the path's first node. A what-if replays the step without one cause on the path (an OS wait or a host gap of 1 ms or more taken out, a kernel slower than its peers' median for the same kernel in the same step brought to that median): another path may take over, so it saves at most that cause's time");
+    for p in paths {
+        let head = format!(
+            "step {}{}: {} ms — {}",
+            p.step,
+            if is_warmup(cx, p.step) {
+                " (warm-up)"
+            } else {
+                ""
+            },
+            table::ms(p.span.1 - p.span.0),
+            composition(cx, p)
+        );
+        out += &cx.note(&head);
+        if p.path.iter().any(|s| s.uncertain) {
+            out += &cx.note_in(1, "crosses hosts at a collective whose last two arrivals are within the clocks' error: the path may run through either");
+        }
+        for w in p.what_if.iter().take(3) {
+            out += &cx.note_in(
+                1,
+                &format!(
+                    "without {}: saves {} ms",
+                    cause_words(cx, w),
+                    table::ms(w.saves_ns)
+                ),
+            );
+        }
+    }
+    let causes = causes(cx, paths);
+    out += "\n";
+    if causes.is_empty() {
+        out += &cx.note("no cause on a critical path after warm-up would save time when removed");
+        return out;
+    }
+    out += "Causes over the steps after warm-up, by time saved (what to fix first)\n";
+    let mut t = Table::new(&["saves_ms", "steps", "cause"]).shorten(2, Keep::Start);
+    for (w, steps) in causes.iter().take(10) {
+        t.row(vec![
+            table::ms(w.saves_ns),
+            steps.to_string(),
+            cause_words(cx, w),
+        ]);
+    }
+    out += &t.render(cx.cols());
+    out += &cx.note("each what-if alone, summed over steps: removing two causes together can save less than their sum");
     out
 }

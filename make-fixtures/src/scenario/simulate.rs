@@ -100,6 +100,8 @@ pub struct Sim {
     pub steps: Vec<Vec<(NodeId, NodeId)>>,
     /// Per node-level stall of the spec: (rank, its stall's node).
     pub node_stalls: Vec<Vec<(usize, NodeId)>>,
+    /// Each instance's rendezvous node (its duration is the transfer).
+    pub rendezvous: Vec<NodeId>,
 }
 
 /// The state of one rank while its program is laid into the graph.
@@ -143,6 +145,7 @@ pub fn run(spec: &Spec, layout: &Layout, streams: &Streams, programs: &[Vec<Op>]
                 .collect(),
             steps: vec![vec![]; programs.len()],
             node_stalls: vec![vec![]; spec.node_stalls.len()],
+            rendezvous: vec![],
         },
         rendezvous: vec![],
         index: BTreeMap::new(),
@@ -155,6 +158,7 @@ pub fn run(spec: &Spec, layout: &Layout, streams: &Streams, programs: &[Vec<Op>]
     for (d, p) in b.sim.planted.iter().enumerate() {
         assert!(p.target != usize::MAX, "delay {d} precedes no GPU work");
     }
+    b.sim.rendezvous = std::mem::take(&mut b.rendezvous);
     b.sim
 }
 

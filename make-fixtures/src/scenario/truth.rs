@@ -150,6 +150,7 @@ pub fn truth(x: &Input) -> Value {
         "siblings": siblings(x),
         "graph_launches": graph_launches(x),
         "steps": super::truth_steps::steps(spec, x.sim, x.times),
+        "what_if": super::truth_steps::what_ifs(spec, x.sim, x.times),
     });
     if let Some(c) = x.clocks {
         let (hosts, files, faults) = super::hosts::truth(spec, x.files, c);

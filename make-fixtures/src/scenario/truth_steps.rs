@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::emit::{device, step_range};
-use super::graph::Times;
+use super::graph::{NodeId, Times};
 use super::simulate::{CpuWhat, GpuWhat, Sim};
 use super::spec::Spec;
 
@@ -62,6 +62,7 @@ pub fn steps(spec: &Spec, sim: &Sim, times: &Times) -> Value {
     for s in &mut starts {
         s.sort_unstable();
     }
+    let paths = critical_paths(sim, times);
     let out: Vec<Value> = (0..n_steps)
         .map(|k| {
             let spans: Vec<Span> = sim
@@ -115,8 +116,120 @@ pub fn steps(spec: &Spec, sim: &Sim, times: &Times) -> Value {
                     })
                 })
                 .collect();
-            json!({"step": k + 1, "start_ns": w.0, "end_ns": w.1, "ranks": per_rank})
+            json!({"step": k + 1, "start_ns": w.0, "end_ns": w.1, "ranks": per_rank,
+                "critical_path": paths[k]})
         })
+        .collect();
+    Value::Array(out)
+}
+
+/// The node that ends step `k` (0-based): the latest end of the ranks' last CPU nodes of it.
+fn step_end(sim: &Sim, times: &Times, k: usize) -> Option<NodeId> {
+    sim.steps
+        .iter()
+        .filter_map(|s| s.get(k).map(|n| n.1))
+        .max_by_key(|&n| (times.end[n], n))
+}
+
+/// Each step's critical path from the graph's own `via`, back from the step's last end to
+/// its first start, summed per kind (ns): compute, copy, transfer (a collective's
+/// rendezvous and a member's end after it), cuda_call, os_wait (a planted stall), host
+/// (the CPU's other nodes and the lags between CPU nodes), latency (every other lag).
+fn critical_paths(sim: &Sim, times: &Times) -> Vec<Value> {
+    let n = times.start.len();
+    let mut kind: Vec<&str> = vec!["host"; n];
+    let mut cpu = vec![false; n];
+    for c in &sim.cpu {
+        cpu[c.start] = true;
+        cpu[c.end] = true;
+        if c.start == c.end {
+            kind[c.start] = match c.what {
+                CpuWhat::Api { .. } => "cuda_call",
+                CpuWhat::Stall => "os_wait",
+                _ => "host",
+            };
+        }
+    }
+    for g in &sim.gpu {
+        match g.what {
+            GpuWhat::Kernel(_) => kind[g.start] = "compute",
+            GpuWhat::Copy(..) => kind[g.start] = "copy",
+            GpuWhat::Nccl { .. } => kind[g.end] = "transfer",
+        }
+    }
+    for &r in &sim.rendezvous {
+        kind[r] = "transfer";
+    }
+    let n_steps = sim.steps.iter().map(Vec::len).max().unwrap_or(0);
+    (0..n_steps)
+        .map(|k| {
+            let start = sim
+                .steps
+                .iter()
+                .filter_map(|s| s.get(k).map(|&n| step_range(times, n).0))
+                .min()
+                .unwrap_or(0);
+            let mut parts: std::collections::BTreeMap<&str, i64> = Default::default();
+            let mut at = step_end(sim, times, k);
+            while let Some(node) = at {
+                let (s, e) = (times.start[node], times.end[node]);
+                *parts.entry(kind[node]).or_default() += e - s.max(start).min(e);
+                if s <= start {
+                    break;
+                }
+                at = times.via[node];
+                if let Some(v) = at {
+                    let lag = if cpu[v] && cpu[node] {
+                        "host"
+                    } else {
+                        "latency"
+                    };
+                    *parts.entry(lag).or_default() += s - times.end[v].max(start).min(s);
+                }
+            }
+            json!(parts)
+        })
+        .collect()
+}
+
+/// What removing each planted delay saves on its step: the step's end with it, less its
+/// end when the graph runs without it (its node's duration without the delay); then each
+/// node-level stall, every rank's part of it removed at once (`kind` `node_stall`).
+pub fn what_ifs(spec: &Spec, sim: &Sim, times: &Times) -> Value {
+    let saves = |k: usize, overrides: &[(NodeId, i64)]| {
+        let without = sim.graph.eval(super::simulate::ORIGIN, overrides);
+        let end = step_end(sim, times, k).unwrap();
+        let end_without = step_end(sim, &without, k).unwrap();
+        times.end[end] - without.end[end_without]
+    };
+    let stalls = spec
+        .node_stalls
+        .iter()
+        .zip(&sim.node_stalls)
+        .map(|(st, parts)| {
+            let overrides: Vec<(NodeId, i64)> = parts.iter().map(|&(_, n)| (n, 0)).collect();
+            json!({
+                "kind": "node_stall",
+                "node": st.node,
+                "ranks": parts.iter().map(|p| p.0).collect::<Vec<_>>(),
+                "step": st.step,
+                "saves_ns": saves(st.step - 1, &overrides),
+            })
+        });
+    let out: Vec<Value> = spec
+        .delays
+        .iter()
+        .zip(&sim.planted)
+        .map(|(d, p)| {
+            json!({
+                "kind": d.name(),
+                "rank": d.target().rank,
+                "device": device(spec, d.target().rank),
+                "step": d.target().step,
+                "saves_ns": saves(d.target().step - 1, &[(p.node, p.without)]),
+            })
+        })
+        .chain(stalls)
         .collect();
     Value::Array(out)
 }
