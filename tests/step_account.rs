@@ -212,8 +212,11 @@ fn text_names_warmup_and_fits() {
 /// The critical path of every step adds up to the step, and runs through
 /// as much compute, transfer, OS waits and copies as the engine's own path
 /// (its graph's binding dependencies, back from the step's last end):
-/// within 0.01 ms, except where the path crosses hosts at a collective
-/// whose last arrivals are within the clocks' error (it says so).
+/// within 0.01 ms or 1 % of the step — two dependencies that end µs apart
+/// (a launch call and the stream's last kernel) can route a path either
+/// way, each such turn moving µs between compute and host — except where
+/// the path crosses hosts at a collective whose last arrivals are within
+/// the clocks' error (it says so).
 #[test]
 fn the_critical_path_is_the_truths() {
     let mut checked = 0;
@@ -249,8 +252,9 @@ fn the_critical_path_is_the_truths() {
                 (&["copy"][..], "copy"),
             ] {
                 let (a, b) = (sum(kinds), truth(k));
+                let tol = (0.01 * g["time_ms"].as_f64().unwrap()).max(0.01);
                 assert!(
-                    (a - b).abs() < 0.01,
+                    (a - b).abs() < tol,
                     "{name} step {} {k}: {a} vs {b}",
                     w["step"]
                 );
@@ -319,4 +323,29 @@ fn what_ifs_save_what_the_truth_says() {
         }
     }
     assert!(checked >= 30, "{checked}");
+}
+
+/// The GPU planted slow for several steps (every compute kernel 20 %
+/// longer) is the one compute straggler, in exactly those steps, at the
+/// planted factor; no other scenario job names one (a pipeline's last
+/// stage runs more of some kernels, and is not slower for it).
+#[test]
+fn a_throttled_gpu_is_the_one_compute_straggler() {
+    for (name, t, files) in jobs() {
+        let r = steps(&files);
+        let got = r["compute_stragglers"].as_array().unwrap();
+        if t["throttle"].is_null() {
+            assert!(got.is_empty(), "{name}: {got:?}");
+            continue;
+        }
+        let want = &t["throttle"];
+        assert_eq!(got.len(), 1, "{name}: {got:?}");
+        assert_eq!(got[0]["device"], want["device"], "{name}");
+        assert_eq!(got[0]["slow_steps"], want["steps"], "{name}");
+        let (ratio, factor) = (
+            got[0]["ratio"].as_f64().unwrap(),
+            want["factor"].as_f64().unwrap(),
+        );
+        assert!((ratio - factor).abs() < 0.02, "{name}: {ratio} vs {factor}");
+    }
 }

@@ -11,6 +11,7 @@ pub mod caveats;
 mod chunks;
 pub mod clock;
 pub mod completeness;
+pub mod compute_stragglers;
 pub mod cpu_state;
 pub mod critical_path;
 pub mod cuda_sync;

@@ -27,7 +27,7 @@ pub mod table;
 mod timebase;
 pub mod trace;
 mod why;
-mod why_clock;
+pub(crate) mod why_clock;
 
 use crate::analysis::Analysis;
 use crate::analysis::pipeline::{self, Stage, Stages};

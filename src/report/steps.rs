@@ -6,6 +6,7 @@ use super::context::Context;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
+use crate::analysis::compute_stragglers::{self, ComputeStraggler};
 use crate::analysis::critical_path::{self, SegKind, Segment, StepPath, WhatIf};
 use crate::analysis::step_account::{self, PARTS, RankStep, StepAccount};
 use crate::profile::{DevId, Sym};
@@ -18,6 +19,91 @@ const RANKS_LISTED: usize = 32;
 fn accounts(cx: &Context) -> Vec<StepAccount> {
     let a = cx.analysis;
     step_account::account(cx.profile, &a.classes, cx.clock, &a.matching, &a.steps)
+}
+
+fn compute_stragglers(cx: &Context) -> Vec<ComputeStraggler> {
+    let a = cx.analysis;
+    let spans = a.steps.spans(cx.profile, cx.clock);
+    let per_step = compute_stragglers::per_step(cx.profile, &a.classes, cx.clock, &spans);
+    compute_stragglers::stragglers(&per_step, cx.options.warmup_steps)
+}
+
+/// A straggler's GPU clock over its slow steps against its peers', where
+/// the capture sampled GPU metrics.
+fn straggler_clock(
+    cx: &Context,
+    samples: &super::why_clock::Samples,
+    s: &ComputeStraggler,
+) -> Option<super::why_clock::ClockDuring> {
+    let spans = cx.analysis.steps.spans(cx.profile, cx.clock);
+    let (first, last) = (s.slow_steps.first()?, s.slow_steps.last()?);
+    let span = crate::analysis::Window {
+        start: spans.get(first - 1)?.0,
+        end: spans.get(last - 1)?.1,
+    };
+    let peers: Vec<DevId> = (0..cx.profile.devices.len() as DevId).collect();
+    super::why_clock::between(cx.profile, cx.clock, samples, s.device, &peers, span)
+}
+
+fn straggler_json(
+    cx: &Context,
+    samples: &super::why_clock::Samples,
+    s: &ComputeStraggler,
+) -> Value {
+    let clock = straggler_clock(cx, samples, s).map(|c| {
+        json!({"metric": c.metric, "mean": c.late, "samples": c.samples,
+            "peers_median": c.peers_median, "peers": c.peers, "below_peers": c.below_peers()})
+    });
+    json!({
+        "device": json::device(cx.profile, s.device),
+        "slow_steps": s.slow_steps,
+        "counted_steps": s.counted,
+        "ratio": s.ratio,
+        "extra_ms_per_step": json::ms(s.extra_ns_per_step),
+        "kernel": s.kernel.map(|k| cx.profile.strings.get(k)),
+        "gpu_clock": clock,
+    })
+}
+
+fn stragglers_text(cx: &Context) -> String {
+    let all = compute_stragglers(cx);
+    if all.is_empty() {
+        return cx.note("no compute straggler: no rank's compute ran 5 % or more over its peers' median for the same kernels in three steps of four after warm-up");
+    }
+    let samples = super::why_clock::Samples::read(cx.profile);
+    let mut out = String::new();
+    for s in all.iter().filter(|s| cx.shows(s.device)) {
+        let p = cx.profile;
+        let mut line = format!(
+            "compute straggler {}: its kernels ran {:.2}× its peers' median for the same kernels in {} of {} steps after warm-up (+{} ms per step)",
+            p.device_label(s.device).tag(),
+            s.ratio,
+            s.slow_steps.len(),
+            s.counted,
+            table::ms(s.extra_ns_per_step),
+        );
+        if let Some(k) = s.kernel {
+            line += &format!(
+                "; most in {}",
+                super::fit::shorten(p.strings.get(k), 48, Keep::Start)
+            );
+        }
+        if let Some(c) = straggler_clock(cx, &samples, s) {
+            line += &format!(
+                "; its {} {:.0} against its peers' median {:.0}{}",
+                c.metric,
+                c.late,
+                c.peers_median,
+                if c.below_peers() {
+                    ": throttled, or held at a lower clock"
+                } else {
+                    ""
+                }
+            );
+        }
+        out += &cx.note(&line);
+    }
+    out
 }
 
 fn paths(cx: &Context) -> Vec<StepPath> {
@@ -125,10 +211,17 @@ pub fn to_json(cx: &Context) -> Value {
             v
         })
         .collect();
+    let samples = super::why_clock::Samples::read(cx.profile);
+    let stragglers: Vec<Value> = compute_stragglers(cx)
+        .iter()
+        .filter(|s| cx.shows(s.device))
+        .map(|s| straggler_json(cx, &samples, s))
+        .collect();
     json!({
         "warmup_steps": cx.options.warmup_steps,
         "steps": steps,
         "causes": causes,
+        "compute_stragglers": stragglers,
     })
 }
 
@@ -155,7 +248,16 @@ pub fn to_text(cx: &Context) -> String {
         "each rank's GPU time over the step's span (its NVTX ranges, earliest start to latest end over the ranks), by interval unions that add up to the span: compute alone; overlapped (NCCL under compute); NCCL alone while its collective's last member had not started (wait) or after (xfer); copy alone; idle because the next work's launch call ended after the GPU went idle (host), because its stream waited on an event recorded or completed later (dep), or other idle",
     );
     let mut t = Table::new(&[
-        "step", "time_ms", "compute", "overlap", "wait", "xfer", "copy", "host", "dep", "idle",
+        "step",
+        "time_ms",
+        "compute_ms",
+        "overlap_ms",
+        "wait_ms",
+        "xfer_ms",
+        "copy_ms",
+        "host_ms",
+        "dep_ms",
+        "idle_ms",
     ]);
     for s in &all {
         let shown: Vec<&RankStep> = s.ranks.iter().filter(|r| cx.shows(r.device)).collect();
@@ -178,7 +280,16 @@ pub fn to_text(cx: &Context) -> String {
     }
     out += "\n";
     let mut r = Table::new(&[
-        "rank", "steps_ms", "compute", "overlap", "wait", "xfer", "copy", "host", "dep", "idle",
+        "rank",
+        "steps_ms",
+        "compute_ms",
+        "overlap_ms",
+        "wait_ms",
+        "xfer_ms",
+        "copy_ms",
+        "host_ms",
+        "dep_ms",
+        "idle_ms",
     ])
     .shorten(0, Keep::Middle);
     let mut listed = 0;
@@ -215,6 +326,7 @@ pub fn to_text(cx: &Context) -> String {
         "per rank, summed over the {} steps after warm-up (ms); sums over ranks are not wall time",
         kept.len()
     ));
+    out += &stragglers_text(cx);
     out += "\n";
     out += &paths_text(cx, &paths(cx));
     out

@@ -90,15 +90,28 @@ pub fn during(
         start: start - held.max(0),
         end: start,
     };
+    between(p, clock, s, w.device, peers, span)
+}
+
+/// Device `device`'s clock over `span` (reference clock) against `peers'`
+/// (itself left out), each read on its own file's clock.
+pub fn between(
+    p: &Profile,
+    clock: &Alignment,
+    s: &Samples,
+    device: DevId,
+    peers: &[DevId],
+    span: Window,
+) -> Option<ClockDuring> {
     let mean = |d: DevId| {
         let (file, name, series) = s.clock_of(p, d)?;
         let local = clock.window_in_file(file, span);
         gpu_metrics::mean_between(series, local.start, local.end).map(|(m, n)| (name, m, n))
     };
-    let (metric, late, samples) = mean(w.device)?;
+    let (metric, late, samples) = mean(device)?;
     let mut others: Vec<f64> = peers
         .iter()
-        .filter(|&&d| d != w.device)
+        .filter(|&&d| d != device)
         .filter_map(|&d| mean(d).filter(|x| x.0 == metric).map(|x| x.1))
         .collect();
     if others.is_empty() {

@@ -405,6 +405,12 @@ impl Builder<'_> {
                 let call = self.api(st, step, "cudaLaunchKernel_v7000", 0, d, gap);
                 let jitter = self.draw(st.rank, &[salt, 5], 0.0, 1.0)
                     + self.draw(st.rank, &[salt, 6], 0.0, self.spec.drift_us);
+                let dur = match &self.spec.throttle {
+                    Some(t) if t.rank == st.rank && t.steps.contains(&(step + 1)) => {
+                        (*dur as f64 * t.factor) as i64
+                    }
+                    _ => *dur,
+                };
                 let n = self.gpu_node(st, COMPUTE, call, dur + jitter + o.extra, salt);
                 if let Some(d) = o.delay {
                     self.sim.planted[d].node = n;

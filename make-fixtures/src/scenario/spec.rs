@@ -184,6 +184,16 @@ pub struct Target {
     pub nth: usize,
 }
 
+/// A GPU that runs slow for several steps (throttled, or held at a lower clock): every
+/// compute kernel of rank `rank` in steps `steps` (1-based) takes `factor` times as long.
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Throttle {
+    pub rank: usize,
+    pub steps: Vec<usize>,
+    pub factor: f64,
+}
+
 /// Mixture-of-experts: expert-parallel groups of `ep` ranks inside the data-parallel
 /// dimension; each MLP becomes a router, an all-to-all dispatch, the experts' GEMM and an
 /// all-to-all combine.
@@ -247,6 +257,8 @@ pub struct Spec {
     pub world_allreduce: bool,
     #[serde(default, rename = "node_stall")]
     pub node_stalls: Vec<NodeStall>,
+    #[serde(default)]
+    pub throttle: Option<Throttle>,
     #[serde(default, rename = "fault")]
     pub faults: Vec<Fault>,
     /// The job (a scenario name) this one is a clock-fault variant of — the same run: only

@@ -151,6 +151,10 @@ pub fn truth(x: &Input) -> Value {
         "graph_launches": graph_launches(x),
         "steps": super::truth_steps::steps(spec, x.sim, x.times),
         "what_if": super::truth_steps::what_ifs(spec, x.sim, x.times),
+        "throttle": spec.throttle.as_ref().map(|t| json!({
+            "rank": t.rank, "device": super::emit::device(spec, t.rank),
+            "steps": t.steps, "factor": t.factor,
+        })),
     });
     if let Some(c) = x.clocks {
         let (hosts, files, faults) = super::hosts::truth(spec, x.files, c);
