@@ -88,7 +88,8 @@ fn mark(out: &str, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
 }
 
-/// The parent: the timeline phase, then `report skew` twice.
+/// The parent: the timeline phase, then `report skew` twice, then `report
+/// steps` (its accounts, critical paths and what-ifs on the stored analyses).
 pub fn run(dir: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Result<(), String> {
     if phase.as_deref() == Some("job-timeline") {
         return timeline(&dir, cache.as_ref());
@@ -135,6 +136,16 @@ pub fn run(dir: PathBuf, phase: Option<String>, cache: Option<CacheDir>) -> Resu
             mib(r.peak_anon)
         );
     }
+    let mut c = Command::new(&exe);
+    c.args(["report", "steps", "--format", "json"]);
+    cache_args(&mut c);
+    c.arg(&dir);
+    let r = run_sampled(c)?;
+    println!(
+        "  report steps: {:.2} s, peak anonymous memory {}",
+        r.wall.as_secs_f64(),
+        mib(r.peak_anon)
+    );
     Ok(())
 }
 
