@@ -6,16 +6,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const PARTS: [&str; 8] = [
-    "compute",
-    "overlapped",
-    "waiting",
-    "transfer",
-    "copy",
-    "host_bound",
-    "dependency",
-    "idle",
-];
+/// The parts, as the JSON names them (`{part}_ms`) and the truth
+/// (`{part}_ns`).
+use rankline::analysis::step_account::PARTS;
 
 /// Every scenario job with its truth and the files to open; the jobs whose
 /// files carry a planted clock fault are left out (their times are wrong

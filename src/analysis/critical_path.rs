@@ -310,19 +310,10 @@ fn items(
                     return_item.insert(r, enter + 1);
                     prev = Some(enter + 1);
                 }
-                What::Call(r) => {
-                    call_item.insert(r, items.len());
-                    items.push(Item {
-                        what,
-                        device,
-                        lane: None,
-                        start: s,
-                        end: e,
-                        deps: dep(prev),
-                    });
-                    prev = Some(items.len() - 1);
-                }
                 _ => {
+                    if let What::Call(r) = what {
+                        call_item.insert(r, items.len());
+                    }
                     items.push(Item {
                         what,
                         device,

@@ -13,6 +13,18 @@ use crate::profile::{DevId, Sym};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
+/// The text columns of the account's parts, in [`PARTS`]' order.
+const PART_COLUMNS: [&str; 8] = [
+    "compute_ms",
+    "overlap_ms",
+    "wait_ms",
+    "xfer_ms",
+    "copy_ms",
+    "host_ms",
+    "dep_ms",
+    "idle_ms",
+];
+
 /// Text lists at most this many ranks (JSON and CSV have all, or `--device`).
 const RANKS_LISTED: usize = 32;
 
@@ -247,18 +259,7 @@ pub fn to_text(cx: &Context) -> String {
     out += &cx.note(
         "each rank's GPU time over the step's span (its NVTX ranges, earliest start to latest end over the ranks), by interval unions that add up to the span: compute alone; overlapped (NCCL under compute); NCCL alone while its collective's last member had not started (wait) or after (xfer); copy alone; idle because the next work's launch call ended after the GPU went idle (host), because its stream waited on an event recorded or completed later (dep), or other idle",
     );
-    let mut t = Table::new(&[
-        "step",
-        "time_ms",
-        "compute_ms",
-        "overlap_ms",
-        "wait_ms",
-        "xfer_ms",
-        "copy_ms",
-        "host_ms",
-        "dep_ms",
-        "idle_ms",
-    ]);
+    let mut t = Table::new(&[&["step", "time_ms"][..], &PART_COLUMNS].concat());
     for s in &all {
         let shown: Vec<&RankStep> = s.ranks.iter().filter(|r| cx.shows(r.device)).collect();
         let mut row = vec![
@@ -279,19 +280,8 @@ pub fn to_text(cx: &Context) -> String {
         return out;
     }
     out += "\n";
-    let mut r = Table::new(&[
-        "rank",
-        "steps_ms",
-        "compute_ms",
-        "overlap_ms",
-        "wait_ms",
-        "xfer_ms",
-        "copy_ms",
-        "host_ms",
-        "dep_ms",
-        "idle_ms",
-    ])
-    .shorten(0, Keep::Middle);
+    let mut r =
+        Table::new(&[&["rank", "steps_ms"][..], &PART_COLUMNS].concat()).shorten(0, Keep::Middle);
     let mut listed = 0;
     let ranks = kept[0].ranks.len();
     for i in 0..ranks {
