@@ -9,6 +9,7 @@
 //! and the kernel that gained most.
 
 use super::clock::Alignment;
+use super::intervals::first_at;
 use super::kernel_class::KernelClasses;
 use crate::profile::{DevId, GpuKind, Profile, Sym};
 use std::collections::HashMap;
@@ -62,12 +63,15 @@ pub fn per_step(
         .map(|&span| {
             let mut totals: HashMap<(DevId, Sym), (i64, u32)> = HashMap::new();
             for lane in &p.lanes {
-                for row in lane.rows.clone() {
-                    if p.gpu.kind(row) != GpuKind::Kernel || classes.comm(p, row).is_some() {
-                        continue;
-                    }
+                // a stream's rows are sorted by start: the step's found by search
+                let rows = lane.rows.clone();
+                let from = first_at(rows.clone(), |r| clock.gpu_span(p, r).0 >= span.0);
+                for row in from..rows.end {
                     let (s, e) = clock.gpu_span(p, row);
-                    if s < span.0 || s >= span.1 {
+                    if s >= span.1 {
+                        break;
+                    }
+                    if p.gpu.kind(row) != GpuKind::Kernel || classes.comm(p, row).is_some() {
                         continue;
                     }
                     let t = totals.entry((lane.device, p.gpu.name(row))).or_default();

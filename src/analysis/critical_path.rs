@@ -20,6 +20,7 @@ use super::calls;
 use super::clock::Alignment;
 use super::cuda_sync;
 use super::dep_graph::{Change, DepGraph, NodeId};
+use super::intervals::first_at;
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
 use super::steps::Steps;
@@ -233,7 +234,6 @@ fn items(
     span: (i64, i64),
 ) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
-    let inside = |t: i64| t >= span.0 && t < span.1;
     // CPU: each thread's calls in order.
     let mut call_item: HashMap<usize, usize> = HashMap::new();
     let mut return_item: HashMap<usize, usize> = HashMap::new();
@@ -261,19 +261,26 @@ fn items(
             .get(p.thread_process(t) as usize)
             .copied()
             .flatten();
+        // A thread's calls are sorted by start: the step's found by search.
         let rows = p.runtime_by_thread.get(t as usize).cloned().unwrap_or(0..0);
-        let mut cpu: Vec<(i64, i64, What)> = rows
+        let from = first_at(rows.clone(), |r| clock.runtime_span(p, r).0 >= span.0);
+        let mut cpu: Vec<(i64, i64, What)> = (from..rows.end)
             .map(|r| {
                 let (s, e) = clock.runtime_span(p, r);
                 (s, e, What::Call(r))
             })
-            .filter(|x| inside(x.0))
+            .take_while(|x| x.0 < span.1)
             .collect();
         let osrt = p.osrt_by_thread.get(t as usize).cloned().unwrap_or(0..0);
-        cpu.extend(osrt.filter_map(|r| {
-            let (s, e) = clock.osrt_span(p, r);
-            inside(s).then_some((s, e, What::Osrt(r)))
-        }));
+        let from = first_at(osrt.clone(), |r| clock.osrt_span(p, r).0 >= span.0);
+        cpu.extend(
+            (from..osrt.end)
+                .map(|r| {
+                    let (s, e) = clock.osrt_span(p, r);
+                    (s, e, What::Osrt(r))
+                })
+                .take_while(|x| x.0 < span.1),
+        );
         if cpu.is_empty() {
             continue;
         }
@@ -485,20 +492,6 @@ fn infer_stream_waits(items: &mut [Item], recorded: bool) {
             items[i].deps.push((f, Edge::Event));
         }
     }
-}
-
-/// The first of `rows` for which `at` holds (it holds for every row after).
-fn first_at(rows: std::ops::Range<usize>, at: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (rows.start, rows.end);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if at(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    lo
 }
 
 /// Node order: dependencies first (Kahn's), by time among the ready; a

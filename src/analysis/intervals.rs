@@ -86,6 +86,20 @@ pub fn clip(spans: &[Span], w: Span) -> Vec<Span> {
         .collect()
 }
 
+/// The first of `rows` for which `at` holds (it holds for every row after).
+pub fn first_at(rows: std::ops::Range<usize>, at: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (rows.start, rows.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
