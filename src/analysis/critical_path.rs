@@ -203,11 +203,12 @@ pub fn critical_paths(
         n_calls += 1;
     });
     let process_device = process_devices(p);
+    let records = cuda_sync::RecordIndex::new(p, clock);
     spans
         .into_iter()
         .enumerate()
         .map(|(i, span)| {
-            let items = items(p, classes, clock, &call_of, &process_device, span);
+            let items = items(p, classes, clock, &call_of, &process_device, &records, span);
             step_path(p, classes, i + 1, span, &items)
         })
         .collect()
@@ -231,6 +232,7 @@ fn items(
     clock: &Alignment,
     call_of: &HashMap<usize, Call>,
     process_device: &[Option<DevId>],
+    records: &cuda_sync::RecordIndex,
     span: (i64, i64),
 ) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
@@ -342,7 +344,10 @@ fn items(
     for (lane_id, lane) in p.lanes.iter().enumerate() {
         let rows = lane.rows.clone();
         let from = first_at(rows.clone(), |r| clock.gpu_span(p, r).0 >= span.0);
-        let waits = cuda_sync::waits_on_lane(p, clock, lane_id as u32, span);
+        // the lane's waits, each taken by the first row launched after it
+        let waits = cuda_sync::waits_of_lane(p, clock, records, lane_id as u32, span);
+        recorded_waits |= !waits.is_empty();
+        let mut next_wait = 0;
         let mut prev: Option<usize> = None;
         for row in from..rows.end {
             let (s, e) = clock.gpu_span(p, row);
@@ -361,14 +366,17 @@ fn items(
             {
                 deps.push((it, Edge::Stream));
             }
-            if !waits.is_empty() {
-                recorded_waits = true;
-                for w in cuda_sync::waits_before(p, clock, row) {
+            if call != NONE {
+                let launched = clock.runtime_span(p, call as usize).0;
+                while let Some((at, w)) = waits.get(next_wait)
+                    && *at <= launched
+                {
                     if let Some(f) = w.followed
                         && let Some(&it) = end_item.get(&f)
                     {
                         deps.push((it, Edge::Event));
                     }
+                    next_wait += 1;
                 }
             }
             let (device, lane) = (Some(lane.device), Some(lane_id as u32));

@@ -143,17 +143,78 @@ fn resolve(p: &Profile, clock: &Alignment, s: usize, at: i64, limit: i64) -> Opt
         })
         .filter(|&(_, t)| t < at)
         .max_by_key(|&(e, t)| (t, e))?;
+    Some(wait_on(p, clock, s, record, limit))
+}
+
+/// Sync `s`'s wait on `record` (its row, the record call's start).
+fn wait_on(
+    p: &Profile,
+    clock: &Alignment,
+    s: usize,
+    record: (usize, i64),
+    limit: i64,
+) -> EventWait {
     let record_lane = p.cuda_events.lane(record.0);
     let followed = (record_lane != NONE)
         .then(|| last_launched_before(p, clock, record_lane, record.1, limit))
         .flatten();
-    Some(EventWait {
+    EventWait {
         sync: s,
-        event,
+        event: p.syncs.event(s),
         record: record.0,
         record_lane,
         followed,
-    })
+    }
+}
+
+/// Every event record with its call, by (process, event), in the order
+/// of the record calls' starts: [`waits_of_lane`] resolves a wait by a
+/// search here instead of a scan of the process's records.
+pub struct RecordIndex(std::collections::HashMap<(u32, u32), Vec<(i64, usize)>>);
+
+impl RecordIndex {
+    pub fn new(p: &Profile, clock: &Alignment) -> RecordIndex {
+        let mut by: std::collections::HashMap<(u32, u32), Vec<(i64, usize)>> = Default::default();
+        for (process, rows) in p.cuda_events_by_process.iter().enumerate() {
+            for e in rows.clone() {
+                let c = p.cuda_events.call(e);
+                if c != NONE {
+                    by.entry((process as u32, p.cuda_events.event(e)))
+                        .or_default()
+                        .push((clock.runtime_span(p, c as usize).0, e));
+                }
+            }
+        }
+        for v in by.values_mut() {
+            v.sort_unstable();
+        }
+        RecordIndex(by)
+    }
+}
+
+/// The stream-wait-events on `lane` issued in `window`, resolved as
+/// [`waits_before`] does, each with when it was issued (reference clock),
+/// in that order: what the lane's rows launched after each waited on.
+pub fn waits_of_lane(
+    p: &Profile,
+    clock: &Alignment,
+    idx: &RecordIndex,
+    lane: LaneId,
+    window: (i64, i64),
+) -> Vec<(i64, EventWait)> {
+    let process = p.lanes[lane as usize].process;
+    let mut out: Vec<(i64, EventWait)> = waits_on_lane(p, clock, lane, window)
+        .into_iter()
+        .filter_map(|(s, _)| {
+            let at = issued_at(p, clock, s);
+            let records = idx.0.get(&(process, p.syncs.event(s)))?;
+            let before = records.partition_point(|&(t, _)| t < at);
+            let &(t, e) = records.get(before.checked_sub(1)?)?;
+            Some((at, wait_on(p, clock, s, (e, t), i64::MAX)))
+        })
+        .collect();
+    out.sort_by_key(|w| w.0);
+    out
 }
 
 /// How far back a lane is searched for the work launched before a record.

@@ -24,7 +24,8 @@ use super::intervals::{Span, intersection_len, subtract, total, union};
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
 use super::steps::Steps;
-use crate::profile::{DevId, GpuKind, NONE, Profile};
+use crate::profile::{DevId, GpuKind, LaneId, NONE, Profile};
+use std::collections::HashMap;
 
 /// One rank's (device's) account of one step, in ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -112,18 +113,34 @@ pub fn account(
         .into_iter()
         .filter(|&d| !work[d as usize].starts.is_empty())
         .collect();
+    let records = cuda_sync::RecordIndex::new(p, clock);
     spans
         .into_iter()
         .enumerate()
-        .map(|(i, span)| StepAccount {
-            step: i + 1,
-            span,
-            ranks: order
-                .iter()
-                .map(|&d| rank_step(p, clock, d, &work[d as usize], span))
-                .collect(),
+        .map(|(i, span)| {
+            let mut waits = LaneWaits {
+                records: &records,
+                span,
+                by_lane: HashMap::new(),
+            };
+            StepAccount {
+                step: i + 1,
+                span,
+                ranks: order
+                    .iter()
+                    .map(|&d| rank_step(p, clock, d, &work[d as usize], span, &mut waits))
+                    .collect(),
+            }
         })
         .collect()
+}
+
+/// The stream-wait-events of a step, per lane, resolved once when a row
+/// of the lane first ends an idle stretch.
+struct LaneWaits<'a> {
+    records: &'a cuda_sync::RecordIndex,
+    span: Span,
+    by_lane: HashMap<LaneId, Vec<(i64, cuda_sync::EventWait)>>,
 }
 
 fn device_work(
@@ -181,6 +198,7 @@ fn rank_step(
     device: DevId,
     w: &DeviceWork,
     span: Span,
+    waits: &mut LaneWaits,
 ) -> RankStep {
     let (c, n, m, wait) = (
         within(&w.compute, span),
@@ -205,7 +223,7 @@ fn rank_step(
     };
     for gap in subtract(&[span], &busy) {
         let ns = gap.1 - gap.0;
-        match idle_cause(p, clock, w, gap) {
+        match idle_cause(p, clock, w, waits, gap) {
             Idle::HostBound => out.host_bound_ns += ns,
             Idle::Dependency => out.dependency_ns += ns,
             Idle::Other => out.idle_ns += ns,
@@ -223,7 +241,13 @@ enum Idle {
 /// What the work that ends idle stretch `gap` waited for: the rows that
 /// start first at or after its end. One launched in time that was not
 /// held by an event means the device idled for some other reason.
-fn idle_cause(p: &Profile, clock: &Alignment, w: &DeviceWork, gap: Span) -> Idle {
+fn idle_cause(
+    p: &Profile,
+    clock: &Alignment,
+    w: &DeviceWork,
+    waits: &mut LaneWaits,
+    gap: Span,
+) -> Idle {
     let at = w.starts.partition_point(|s| s.0 < gap.1);
     let Some(&(first, _)) = w.starts.get(at) else {
         return Idle::Other;
@@ -238,7 +262,7 @@ fn idle_cause(p: &Profile, clock: &Alignment, w: &DeviceWork, gap: Span) -> Idle
         if clock.runtime_span(p, call as usize).1 > gap.0 {
             continue;
         }
-        if !held_by_event(p, clock, row, gap.0) {
+        if !held_by_event(p, clock, waits, row, gap.0) {
             return Idle::Other;
         }
         cause = Idle::Dependency;
@@ -248,11 +272,39 @@ fn idle_cause(p: &Profile, clock: &Alignment, w: &DeviceWork, gap: Span) -> Idle
 
 /// Whether `row`'s stream waited, ahead of it, on an event recorded after
 /// `t` or completing after it (the work it followed ended later).
-fn held_by_event(p: &Profile, clock: &Alignment, row: usize, t: i64) -> bool {
-    cuda_sync::waits_before(p, clock, row).iter().any(|w| {
-        let call = p.cuda_events.call(w.record);
-        let recorded_late = call != NONE && clock.runtime_span(p, call as usize).1 > t;
-        let completed_late = w.followed.is_some_and(|f| clock.gpu_span(p, f).1 > t);
-        recorded_late || completed_late
-    })
+fn held_by_event(
+    p: &Profile,
+    clock: &Alignment,
+    waits: &mut LaneWaits,
+    row: usize,
+    t: i64,
+) -> bool {
+    let lane = p.gpu.lane(row);
+    let launched = |r: usize| {
+        let c = p.gpu.launch(r);
+        (c != NONE).then(|| clock.runtime_span(p, c as usize).0)
+    };
+    let Some(until) = launched(row) else {
+        return false;
+    };
+    let rows = &p.lanes[lane as usize].rows;
+    let after = (row > rows.start)
+        .then(|| launched(row - 1))
+        .flatten()
+        .unwrap_or(i64::MIN);
+    let (records, span) = (waits.records, waits.span);
+    let list = waits
+        .by_lane
+        .entry(lane)
+        .or_insert_with(|| cuda_sync::waits_of_lane(p, clock, records, lane, span));
+    let from = list.partition_point(|w| w.0 <= after);
+    list[from..]
+        .iter()
+        .take_while(|w| w.0 <= until)
+        .any(|(_, w)| {
+            let call = p.cuda_events.call(w.record);
+            let recorded_late = call != NONE && clock.runtime_span(p, call as usize).1 > t;
+            let completed_late = w.followed.is_some_and(|f| clock.gpu_span(p, f).1 > t);
+            recorded_late || completed_late
+        })
 }
