@@ -74,7 +74,7 @@ fn issued_at(p: &Profile, clock: &Alignment, row: usize) -> i64 {
 }
 
 /// When GPU row `row`'s launch call started (None without one).
-fn launched_at(p: &Profile, clock: &Alignment, row: usize) -> Option<i64> {
+pub fn launched_at(p: &Profile, clock: &Alignment, row: usize) -> Option<i64> {
     let c = p.gpu.launch(row);
     (c != NONE).then(|| clock.runtime_span(p, c as usize).0)
 }
@@ -192,28 +192,51 @@ impl RecordIndex {
     }
 }
 
-/// The stream-wait-events on `lane` issued in `window`, resolved as
-/// [`waits_before`] does, each with when it was issued (reference clock),
-/// in that order: what the lane's rows launched after each waited on.
+/// A stream-wait-event with its event's record found: when it was issued
+/// (reference clock), the sync row and the record (its row, the record
+/// call's start). [`LaneWait::on`] finds the work the record followed.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneWait {
+    pub at: i64,
+    sync: usize,
+    record: (usize, i64),
+}
+
+impl LaneWait {
+    /// The wait as [`waits_before`] gives it to the row `row` it held:
+    /// the work the record followed is searched among those that started
+    /// before `row` did.
+    pub fn on(&self, p: &Profile, clock: &Alignment, row: usize) -> EventWait {
+        wait_on(p, clock, self.sync, self.record, clock.gpu_span(p, row).0)
+    }
+}
+
+/// The stream-wait-events on `lane` issued in `window`, each with its
+/// event's latest record before it (as [`waits_before`] takes it), in the
+/// order they were issued: each held the first row launched after it.
 pub fn waits_of_lane(
     p: &Profile,
     clock: &Alignment,
     idx: &RecordIndex,
     lane: LaneId,
     window: (i64, i64),
-) -> Vec<(i64, EventWait)> {
+) -> Vec<LaneWait> {
     let process = p.lanes[lane as usize].process;
-    let mut out: Vec<(i64, EventWait)> = waits_on_lane(p, clock, lane, window)
+    let mut out: Vec<LaneWait> = waits_on_lane(p, clock, lane, window)
         .into_iter()
         .filter_map(|(s, _)| {
             let at = issued_at(p, clock, s);
             let records = idx.0.get(&(process, p.syncs.event(s)))?;
             let before = records.partition_point(|&(t, _)| t < at);
             let &(t, e) = records.get(before.checked_sub(1)?)?;
-            Some((at, wait_on(p, clock, s, (e, t), i64::MAX)))
+            Some(LaneWait {
+                at,
+                sync: s,
+                record: (e, t),
+            })
         })
         .collect();
-    out.sort_by_key(|w| w.0);
+    out.sort_by_key(|w| w.at);
     out
 }
 

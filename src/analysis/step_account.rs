@@ -140,7 +140,7 @@ pub fn account(
 struct LaneWaits<'a> {
     records: &'a cuda_sync::RecordIndex,
     span: Span,
-    by_lane: HashMap<LaneId, Vec<(i64, cuda_sync::EventWait)>>,
+    by_lane: HashMap<LaneId, Vec<cuda_sync::LaneWait>>,
 }
 
 fn device_work(
@@ -280,10 +280,7 @@ fn held_by_event(
     t: i64,
 ) -> bool {
     let lane = p.gpu.lane(row);
-    let launched = |r: usize| {
-        let c = p.gpu.launch(r);
-        (c != NONE).then(|| clock.runtime_span(p, c as usize).0)
-    };
+    let launched = |r: usize| cuda_sync::launched_at(p, clock, r);
     let Some(until) = launched(row) else {
         return false;
     };
@@ -297,11 +294,12 @@ fn held_by_event(
         .by_lane
         .entry(lane)
         .or_insert_with(|| cuda_sync::waits_of_lane(p, clock, records, lane, span));
-    let from = list.partition_point(|w| w.0 <= after);
+    let from = list.partition_point(|w| w.at <= after);
     list[from..]
         .iter()
-        .take_while(|w| w.0 <= until)
-        .any(|(_, w)| {
+        .take_while(|w| w.at <= until)
+        .map(|w| w.on(p, clock, row))
+        .any(|w| {
             let call = p.cuda_events.call(w.record);
             let recorded_late = call != NONE && clock.runtime_span(p, call as usize).1 > t;
             let completed_late = w.followed.is_some_and(|f| clock.gpu_span(p, f).1 > t);

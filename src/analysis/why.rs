@@ -308,43 +308,61 @@ pub fn waited_for(
     let Some(rows) = p.runtime_by_thread.get(thread as usize) else {
         return Vec::new();
     };
-    let process = p.threads[thread as usize].process;
-    let lanes: Vec<LaneId> = (0..p.lanes.len() as LaneId)
-        .filter(|&l| p.lanes[l as usize].process == process)
-        .collect();
+    let lanes = process_lanes(p, thread);
     let mut out = Vec::new();
     for r in rows.clone() {
         let (s, e) = clock.runtime_span(p, r);
         if s >= window.1 {
             break;
         }
-        let name = p.runtime.name(r);
-        if e <= window.0 || !super::account::is_sync_call(p.strings.get(name)) {
+        if e <= window.0 {
             continue;
         }
-        let w = super::window::Window { start: s, end: e };
-        let last = lanes
-            .iter()
-            .flat_map(|&l| {
-                clock
-                    .lane_rows(p, l, w, 0)
-                    .map(move |(i, a, b)| (l, i, a, b))
-            })
-            .filter(|&(_, _, a, b)| b >= s && b <= e && a < b)
-            .max_by_key(|&(_, i, _, b)| (b, std::cmp::Reverse(i)));
-        if let Some((lane, row, _, _)) = last {
-            let (start_ns, end_ns) = clock.gpu_span(p, row);
-            out.push(Waited {
-                call: r,
-                name,
-                row,
-                lane,
-                start_ns,
-                end_ns,
-            });
-        }
+        out.extend(waited_for_call(p, clock, &lanes, r));
     }
     out
+}
+
+/// The streams of `thread`'s process: where its sync calls wait.
+pub fn process_lanes(p: &Profile, thread: ThreadId) -> Vec<LaneId> {
+    let process = p.threads[thread as usize].process;
+    (0..p.lanes.len() as LaneId)
+        .filter(|&l| p.lanes[l as usize].process == process)
+        .collect()
+}
+
+/// If runtime call `r` is a sync call, the GPU work on `lanes` (its
+/// process's) that ended last while it ran.
+pub fn waited_for_call(
+    p: &Profile,
+    clock: &Alignment,
+    lanes: &[LaneId],
+    r: usize,
+) -> Option<Waited> {
+    let (s, e) = clock.runtime_span(p, r);
+    let name = p.runtime.name(r);
+    if !super::account::is_sync_call(p.strings.get(name)) {
+        return None;
+    }
+    let w = super::window::Window { start: s, end: e };
+    let (lane, row, _, _) = lanes
+        .iter()
+        .flat_map(|&l| {
+            clock
+                .lane_rows(p, l, w, 0)
+                .map(move |(i, a, b)| (l, i, a, b))
+        })
+        .filter(|&(_, _, a, b)| b >= s && b <= e && a < b)
+        .max_by_key(|&(_, i, _, b)| (b, std::cmp::Reverse(i)))?;
+    let (start_ns, end_ns) = clock.gpu_span(p, row);
+    Some(Waited {
+        call: r,
+        name,
+        row,
+        lane,
+        start_ns,
+        end_ns,
+    })
 }
 
 /// What file `f` did not record (or rankline does not read) of the tables

@@ -209,10 +209,10 @@ pub(super) fn items(
             }
             if call != NONE {
                 let launched = clock.runtime_span(p, call as usize).0;
-                while let Some((at, w)) = waits.get(next_wait)
-                    && *at <= launched
+                while let Some(w) = waits.get(next_wait)
+                    && w.at <= launched
                 {
-                    if let Some(f) = w.followed
+                    if let Some(f) = w.on(p, clock, row).followed
                         && let Some(&it) = end_item.get(&f)
                     {
                         deps.push((it, Edge::Event));
@@ -276,15 +276,16 @@ pub(super) fn items(
     infer_stream_waits(&mut items, recorded_waits);
     // A sync call returns after the last GPU work of its process that
     // ended while it ran.
+    let mut lanes_of: HashMap<ThreadId, Vec<u32>> = HashMap::new();
     for (&call, &ret) in &return_item {
         let t = p.runtime.thread(call);
-        let (s, e) = clock.runtime_span(p, call);
-        for w in super::super::why::waited_for(p, clock, t, (s, e)) {
-            if w.call == call
-                && let Some(&it) = end_item.get(&w.row)
-            {
-                items[ret].deps.push((it, Edge::Sync));
-            }
+        let lanes = lanes_of
+            .entry(t)
+            .or_insert_with(|| super::super::why::process_lanes(p, t));
+        if let Some(w) = super::super::why::waited_for_call(p, clock, lanes, call)
+            && let Some(&it) = end_item.get(&w.row)
+        {
+            items[ret].deps.push((it, Edge::Sync));
         }
     }
     items
