@@ -77,10 +77,13 @@ pub fn subtract(a: &[Span], b: &[Span]) -> Vec<Span> {
     out
 }
 
-/// The parts of a sorted, disjoint union inside `w`.
+/// The parts of a sorted, disjoint union inside `w`: the spans that
+/// reach into it found by search, so a window costs its own spans only.
 pub fn clip(spans: &[Span], w: Span) -> Vec<Span> {
-    spans
+    let from = spans.partition_point(|s| s.1 <= w.0);
+    spans[from..]
         .iter()
+        .take_while(|s| s.0 < w.1)
         .map(|&(a, b)| (a.max(w.0), b.min(w.1)))
         .filter(|s| s.1 > s.0)
         .collect()

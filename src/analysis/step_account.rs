@@ -20,7 +20,7 @@
 
 use super::clock::Alignment;
 use super::cuda_sync;
-use super::intervals::{Span, intersection_len, subtract, total, union};
+use super::intervals::{Span, clip, intersection_len, subtract, total, union};
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
 use super::steps::Steps;
@@ -181,17 +181,6 @@ fn device_work(
     work
 }
 
-/// The parts of a sorted, disjoint union inside `w`, found by search.
-fn within(spans: &[Span], w: Span) -> Vec<Span> {
-    let from = spans.partition_point(|s| s.1 <= w.0);
-    spans[from..]
-        .iter()
-        .take_while(|s| s.0 < w.1)
-        .map(|&(a, b)| (a.max(w.0), b.min(w.1)))
-        .filter(|s| s.1 > s.0)
-        .collect()
-}
-
 fn rank_step(
     p: &Profile,
     clock: &Alignment,
@@ -201,10 +190,10 @@ fn rank_step(
     waits: &mut LaneWaits,
 ) -> RankStep {
     let (c, n, m, wait) = (
-        within(&w.compute, span),
-        within(&w.nccl, span),
-        within(&w.copy, span),
-        within(&w.waiting, span),
+        clip(&w.compute, span),
+        clip(&w.nccl, span),
+        clip(&w.copy, span),
+        clip(&w.waiting, span),
     );
     let overlapped = intersection_len(&c, &n);
     let exposed = subtract(&n, &c);

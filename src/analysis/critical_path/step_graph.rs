@@ -81,14 +81,20 @@ pub(super) fn items(
     // Threads that launched none of the step's GPU work (a watchdog
     // polling events) hold nothing up: left out, or their calls would
     // end the step.
+    // Each stream's rows that start in the step (a stream's rows are
+    // sorted by start).
+    let step_rows: Vec<std::ops::Range<usize>> = p
+        .lanes
+        .iter()
+        .map(|lane| {
+            let rows = lane.rows.clone();
+            let from = first_at(rows.clone(), |r| clock.gpu_span(p, r).0 >= span.0);
+            from..first_at(from..rows.end, |r| clock.gpu_span(p, r).0 >= span.1)
+        })
+        .collect();
     let mut launching = vec![false; p.threads.len()];
-    for lane in &p.lanes {
-        let rows = lane.rows.clone();
-        let from = first_at(rows.clone(), |r| clock.gpu_span(p, r).0 >= span.0);
-        for row in from..rows.end {
-            if clock.gpu_span(p, row).0 >= span.1 {
-                break;
-            }
+    for rows in &step_rows {
+        for row in rows.clone() {
             let call = p.gpu.launch(row);
             if call != NONE
                 && let Some(l) = launching.get_mut(p.runtime.thread(call as usize) as usize)
@@ -183,18 +189,13 @@ pub(super) fn items(
     let mut meet: HashMap<u32, usize> = HashMap::new();
     let mut recorded_waits = false;
     for (lane_id, lane) in p.lanes.iter().enumerate() {
-        let rows = lane.rows.clone();
-        let from = first_at(rows.clone(), |r| clock.gpu_span(p, r).0 >= span.0);
         // the lane's waits, each taken by the first row launched after it
         let waits = cuda_sync::waits_of_lane(p, clock, records, lane_id as u32, span);
         recorded_waits |= !waits.is_empty();
         let mut next_wait = 0;
         let mut prev: Option<usize> = None;
-        for row in from..rows.end {
+        for row in step_rows[lane_id].clone() {
             let (s, e) = clock.gpu_span(p, row);
-            if s >= span.1 {
-                break;
-            }
             let mut deps: Vec<(usize, Edge)> = Vec::new();
             let call = p.gpu.launch(row);
             if call != NONE
