@@ -10,8 +10,8 @@
 
 use super::clock::Alignment;
 use super::intervals::first_at;
-use super::kernel_class::KernelClasses;
-use crate::profile::{DevId, GpuKind, Profile, Sym};
+use super::kernel_class::{GpuWork, KernelClasses};
+use crate::profile::{DevId, Profile, Sym};
 use std::collections::HashMap;
 
 /// A rank this much slower than its peers (ratio) is slow in a step.
@@ -71,7 +71,7 @@ pub fn per_step(
                     if s >= span.1 {
                         break;
                     }
-                    if p.gpu.kind(row) != GpuKind::Kernel || classes.comm(p, row).is_some() {
+                    if classes.work(p, row) != GpuWork::Compute {
                         continue;
                     }
                     let t = totals.entry((lane.device, p.gpu.name(row))).or_default();

@@ -20,10 +20,10 @@ use super::calls;
 use super::clock::Alignment;
 use super::cuda_sync;
 use super::dep_graph::{Change, DepGraph, NodeId};
-use super::kernel_class::KernelClasses;
+use super::kernel_class::{GpuWork, KernelClasses};
 use super::matching::Matching;
 use super::steps::Steps;
-use crate::profile::{DevId, GpuKind, Profile, Sym};
+use crate::profile::{DevId, Profile, Sym};
 use std::collections::HashMap;
 
 mod step_graph;
@@ -471,9 +471,11 @@ fn merge(segs: Vec<Segment>) -> Vec<Segment> {
 
 fn node_kind(p: &Profile, classes: &KernelClasses, w: What) -> SegKind {
     match w {
-        What::Gpu(row) if p.gpu.kind(row) != GpuKind::Kernel => SegKind::Copy,
-        What::Gpu(row) if classes.comm(p, row).is_some() => SegKind::Nccl,
-        What::Gpu(_) => SegKind::Compute,
+        What::Gpu(row) => match classes.work(p, row) {
+            GpuWork::Copy => SegKind::Copy,
+            GpuWork::Comm => SegKind::Nccl,
+            GpuWork::Compute => SegKind::Compute,
+        },
         What::Arrive(_) | What::Meet => SegKind::Other,
         What::Finish(..) => SegKind::Transfer,
         What::Call(_) | What::Enter(_) | What::Return(_) => SegKind::CudaCall,
@@ -496,8 +498,7 @@ fn peer_medians(p: &Profile, classes: &KernelClasses, items: &[Item]) -> HashMap
     let mut by_device: HashMap<DevId, Vec<&Item>> = HashMap::new();
     for it in items {
         if let What::Gpu(row) = it.what
-            && p.gpu.kind(row) == GpuKind::Kernel
-            && classes.comm(p, row).is_none()
+            && classes.work(p, row) == GpuWork::Compute
             && let Some(d) = it.device
         {
             by_device.entry(d).or_default().push(it);

@@ -5,6 +5,15 @@ use super::nccl_name::{CommKernel, classify};
 use crate::profile::{GpuKind, Profile, Sym};
 use regex::Regex;
 
+/// What a GPU row does, as the overlap and step accounts split a device's
+/// time: a compute kernel, a communication kernel, or a copy or set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuWork {
+    Compute,
+    Comm,
+    Copy,
+}
+
 /// Communication classification of every kernel name in a profile.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct KernelClasses {
@@ -48,6 +57,15 @@ impl KernelClasses {
         match p.gpu.kind_and_name(i) {
             (GpuKind::Kernel, name) => self.comm_by_name(name),
             _ => None,
+        }
+    }
+
+    /// What GPU row `i` does: compute, communication, or a copy or set.
+    pub fn work(&self, p: &Profile, i: usize) -> GpuWork {
+        match p.gpu.kind(i) {
+            GpuKind::Kernel if self.comm(p, i).is_some() => GpuWork::Comm,
+            GpuKind::Kernel => GpuWork::Compute,
+            _ => GpuWork::Copy,
         }
     }
 

@@ -8,9 +8,9 @@
 
 use super::clock::Alignment;
 use super::intervals::{Span, intersection_len, total, union};
-use super::kernel_class::KernelClasses;
+use super::kernel_class::{GpuWork, KernelClasses};
 use super::window::Window;
-use crate::profile::{DevId, GpuKind, LaneId, Profile};
+use crate::profile::{DevId, LaneId, Profile};
 
 /// Overlap figures of one device, in ns.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -115,13 +115,13 @@ fn devices_overlap(
             let Some(span) = wf.clip(s, e) else {
                 continue;
             };
-            if p.gpu.kind(i) != GpuKind::Kernel {
-                copy[d].push(span);
-                copy_ops[d] += p.gpu.copies(i) as usize;
-            } else if classes.comm(p, i).is_some() {
-                nccl[d].push(span);
-            } else {
-                compute[d].push(span);
+            match classes.work(p, i) {
+                GpuWork::Copy => {
+                    copy[d].push(span);
+                    copy_ops[d] += p.gpu.copies(i) as usize;
+                }
+                GpuWork::Comm => nccl[d].push(span),
+                GpuWork::Compute => compute[d].push(span),
             }
         }
     }

@@ -21,10 +21,10 @@
 use super::clock::Alignment;
 use super::cuda_sync;
 use super::intervals::{Span, clip, intersection_len, subtract, total, union};
-use super::kernel_class::KernelClasses;
+use super::kernel_class::{GpuWork, KernelClasses};
 use super::matching::Matching;
 use super::steps::Steps;
-use crate::profile::{DevId, GpuKind, LaneId, NONE, Profile};
+use crate::profile::{DevId, LaneId, NONE, Profile};
 use std::collections::HashMap;
 
 /// One rank's (device's) account of one step, in ns.
@@ -155,12 +155,10 @@ fn device_work(
         for row in lane.rows.clone() {
             let span = clock.gpu_span(p, row);
             w.starts.push((span.0, row));
-            if p.gpu.kind(row) != GpuKind::Kernel {
-                w.copy.push(span);
-            } else if classes.comm(p, row).is_some() {
-                w.nccl.push(span);
-            } else {
-                w.compute.push(span);
+            match classes.work(p, row) {
+                GpuWork::Copy => w.copy.push(span),
+                GpuWork::Comm => w.nccl.push(span),
+                GpuWork::Compute => w.compute.push(span),
             }
         }
     }
