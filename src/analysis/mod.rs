@@ -37,6 +37,7 @@ pub mod settings;
 pub mod skew;
 pub mod stats;
 pub mod step_account;
+pub mod step_overview;
 pub mod steps;
 pub mod stored;
 pub mod stragglers;

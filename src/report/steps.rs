@@ -6,12 +6,12 @@ use super::context::Context;
 use super::fit::Keep;
 use super::json;
 use super::table::{self, Table};
-use crate::analysis::compute_stragglers::{self, ComputeStraggler};
-use crate::analysis::critical_path::{self, SegKind, Segment, StepPath, WhatIf};
-use crate::analysis::step_account::{self, PARTS, RankStep, StepAccount};
+use crate::analysis::compute_stragglers::ComputeStraggler;
+use crate::analysis::critical_path::{SegKind, Segment, StepPath, WhatIf};
+use crate::analysis::step_account::{PARTS, RankStep, StepAccount};
+use crate::analysis::step_overview::{self, StepOverview};
 use crate::profile::{DevId, Sym};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 /// The text columns of the account's parts, in [`PARTS`]' order.
 const PART_COLUMNS: [&str; 8] = [
@@ -28,30 +28,31 @@ const PART_COLUMNS: [&str; 8] = [
 /// Text lists at most this many ranks (JSON and CSV have all, or `--device`).
 const RANKS_LISTED: usize = 32;
 
-fn accounts(cx: &Context) -> Vec<StepAccount> {
+/// The steps' figures, computed once for the whole section.
+fn overview(cx: &Context) -> StepOverview {
     let a = cx.analysis;
-    step_account::account(cx.profile, &a.classes, cx.clock, &a.matching, &a.steps)
-}
-
-fn compute_stragglers(cx: &Context) -> Vec<ComputeStraggler> {
-    let a = cx.analysis;
-    let spans = a.steps.spans(cx.profile, cx.clock);
-    let per_step = compute_stragglers::per_step(cx.profile, &a.classes, cx.clock, &spans);
-    compute_stragglers::stragglers(&per_step, cx.options.warmup_steps)
+    step_overview::overview(
+        cx.profile,
+        &a.classes,
+        cx.clock,
+        &a.matching,
+        &a.steps,
+        cx.options.warmup_steps,
+    )
 }
 
 /// A straggler's GPU clock over its slow steps against its peers', where
 /// the capture sampled GPU metrics.
 fn straggler_clock(
     cx: &Context,
+    o: &StepOverview,
     samples: &super::why_clock::Samples,
     s: &ComputeStraggler,
 ) -> Option<super::why_clock::ClockDuring> {
-    let spans = cx.analysis.steps.spans(cx.profile, cx.clock);
     let (first, last) = (s.slow_steps.first()?, s.slow_steps.last()?);
     let span = crate::analysis::Window {
-        start: spans.get(first - 1)?.0,
-        end: spans.get(last - 1)?.1,
+        start: o.accounts.get(first - 1)?.span.0,
+        end: o.accounts.get(last - 1)?.span.1,
     };
     let peers: Vec<DevId> = (0..cx.profile.devices.len() as DevId).collect();
     super::why_clock::between(cx.profile, cx.clock, samples, s.device, &peers, span)
@@ -59,10 +60,11 @@ fn straggler_clock(
 
 fn straggler_json(
     cx: &Context,
+    o: &StepOverview,
     samples: &super::why_clock::Samples,
     s: &ComputeStraggler,
 ) -> Value {
-    let clock = straggler_clock(cx, samples, s).map(|c| {
+    let clock = straggler_clock(cx, o, samples, s).map(|c| {
         json!({"metric": c.metric, "mean": c.late, "samples": c.samples,
             "peers_median": c.peers_median, "peers": c.peers, "below_peers": c.below_peers()})
     });
@@ -77,8 +79,8 @@ fn straggler_json(
     })
 }
 
-fn stragglers_text(cx: &Context) -> String {
-    let all = compute_stragglers(cx);
+fn stragglers_text(cx: &Context, o: &StepOverview) -> String {
+    let all = &o.stragglers;
     if all.is_empty() {
         return cx.note("no compute straggler: no rank's compute ran 5 % or more over its peers' median for the same kernels in three steps of four after warm-up");
     }
@@ -100,7 +102,7 @@ fn stragglers_text(cx: &Context) -> String {
                 super::fit::shorten(p.strings.get(k), 48, Keep::Start)
             );
         }
-        if let Some(c) = straggler_clock(cx, &samples, s) {
+        if let Some(c) = straggler_clock(cx, o, &samples, s) {
             line += &format!(
                 "; its {} {:.0} against its peers' median {:.0}{}",
                 c.metric,
@@ -116,11 +118,6 @@ fn stragglers_text(cx: &Context) -> String {
         out += &cx.note(&line);
     }
     out
-}
-
-fn paths(cx: &Context) -> Vec<StepPath> {
-    let a = cx.analysis;
-    critical_path::critical_paths(cx.profile, &a.classes, cx.clock, &a.matching, &a.steps)
 }
 
 /// A cause's device and name as JSON.
@@ -145,41 +142,6 @@ fn what_if_json(cx: &Context, w: &WhatIf) -> Value {
     json!({"device": device, "kind": w.kind.name(), "what": what, "ranks": w.ranks, "saves_ms": json::ms(w.saves_ns)})
 }
 
-/// A cause as what-ifs of several steps share it: device, kind, name, ranks.
-type CauseKey = (Option<DevId>, SegKind, Option<Sym>, usize);
-
-/// Time by path kind, with each device's share.
-type ByKind = BTreeMap<SegKind, (i64, BTreeMap<Option<DevId>, i64>)>;
-
-/// The what-ifs of the steps after warm-up, summed per cause, largest first.
-fn causes(cx: &Context, paths: &[StepPath]) -> Vec<(WhatIf, usize)> {
-    let mut sum: BTreeMap<CauseKey, (i64, usize)> = BTreeMap::new();
-    for p in paths.iter().filter(|p| !is_warmup(cx, p.step)) {
-        for w in &p.what_if {
-            let e = sum.entry((w.device, w.kind, w.what, w.ranks)).or_default();
-            e.0 += w.saves_ns;
-            e.1 += 1;
-        }
-    }
-    let mut out: Vec<(WhatIf, usize)> = sum
-        .into_iter()
-        .map(|((device, kind, what, ranks), (saves_ns, steps))| {
-            (
-                WhatIf {
-                    device,
-                    kind,
-                    what,
-                    ranks,
-                    saves_ns,
-                },
-                steps,
-            )
-        })
-        .collect();
-    out.sort_by_key(|(w, _)| std::cmp::Reverse(w.saves_ns));
-    out
-}
-
 fn is_warmup(cx: &Context, step: usize) -> bool {
     step <= cx.options.warmup_steps
 }
@@ -195,10 +157,11 @@ fn rank_json(cx: &Context, span_ns: i64, r: &RankStep) -> Value {
 }
 
 pub fn to_json(cx: &Context) -> Value {
-    let paths = paths(cx);
-    let steps: Vec<Value> = accounts(cx)
+    let o = overview(cx);
+    let steps: Vec<Value> = o
+        .accounts
         .iter()
-        .zip(&paths)
+        .zip(&o.paths)
         .map(|(s, path)| {
             json!({
                 "step": s.step,
@@ -215,7 +178,8 @@ pub fn to_json(cx: &Context) -> Value {
             })
         })
         .collect();
-    let causes: Vec<Value> = causes(cx, &paths)
+    let causes: Vec<Value> = o
+        .causes
         .iter()
         .map(|(w, steps)| {
             let mut v = what_if_json(cx, w);
@@ -224,10 +188,11 @@ pub fn to_json(cx: &Context) -> Value {
         })
         .collect();
     let samples = super::why_clock::Samples::read(cx.profile);
-    let stragglers: Vec<Value> = compute_stragglers(cx)
+    let stragglers: Vec<Value> = o
+        .stragglers
         .iter()
         .filter(|s| cx.shows(s.device))
-        .map(|s| straggler_json(cx, &samples, s))
+        .map(|s| straggler_json(cx, &o, &samples, s))
         .collect();
     json!({
         "warmup_steps": cx.options.warmup_steps,
@@ -251,7 +216,8 @@ fn mean_parts(ranks: &[&RankStep]) -> [i64; 8] {
 pub fn to_text(cx: &Context) -> String {
     let p = cx.profile;
     let mut out = String::from("Where step time goes, per step and rank\n");
-    let all = accounts(cx);
+    let o = overview(cx);
+    let all = &o.accounts;
     if all.is_empty() {
         out += "  no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX)\n";
         return out;
@@ -260,7 +226,7 @@ pub fn to_text(cx: &Context) -> String {
         "each rank's GPU time over the step's span (its NVTX ranges, earliest start to latest end over the ranks), by interval unions that add up to the span: compute alone; overlapped (NCCL under compute); NCCL alone while its collective's last member had not started (wait) or after (xfer); copy alone; idle because the next work's launch call ended after the GPU went idle (host), because its stream waited on an event recorded or completed later (dep), or other idle",
     );
     let mut t = Table::new(&[&["step", "time_ms"][..], &PART_COLUMNS].concat());
-    for s in &all {
+    for s in all {
         let shown: Vec<&RankStep> = s.ranks.iter().filter(|r| cx.shows(r.device)).collect();
         let mut row = vec![
             format!(
@@ -316,9 +282,9 @@ pub fn to_text(cx: &Context) -> String {
         "per rank, summed over the {} steps after warm-up (ms); sums over ranks are not wall time",
         kept.len()
     ));
-    out += &stragglers_text(cx);
+    out += &stragglers_text(cx, &o);
     out += "\n";
-    out += &paths_text(cx, &paths(cx));
+    out += &paths_text(cx, &o);
     out
 }
 
@@ -347,37 +313,18 @@ fn cause_words(cx: &Context, w: &WhatIf) -> String {
 /// A path's time by kind (ms, largest first; the small kinds as `other`),
 /// with the devices that hold most of compute, os_wait and host.
 fn composition(cx: &Context, path: &StepPath) -> String {
-    let mut by_kind = ByKind::new();
-    for s in &path.path {
-        let kind = match s.kind {
-            SegKind::Compute
-            | SegKind::Transfer
-            | SegKind::OsWait
-            | SegKind::Host
-            | SegKind::CudaCall
-            | SegKind::Copy => s.kind,
-            SegKind::Nccl => SegKind::Transfer,
-            _ => SegKind::Other,
-        };
-        let e = by_kind.entry(kind).or_default();
-        e.0 += s.end - s.start;
-        *e.1.entry(s.device).or_default() += s.end - s.start;
-    }
-    let mut kinds: Vec<_> = by_kind.into_iter().collect();
-    kinds.sort_by_key(|(k, (ns, _))| (*k == SegKind::Other, std::cmp::Reverse(*ns)));
-    kinds
+    step_overview::composition(path)
         .iter()
-        .map(|(k, (ns, devs))| {
-            let mut s = format!("{} {}", table::ms(*ns), k.name());
-            if matches!(k, SegKind::Compute | SegKind::OsWait | SegKind::Host) {
-                let mut d: Vec<(&Option<DevId>, &i64)> = devs.iter().collect();
-                d.sort_by_key(|(_, ns)| std::cmp::Reverse(**ns));
-                let top: Vec<String> = d
+        .map(|k| {
+            let mut s = format!("{} {}", table::ms(k.ns), k.kind.name());
+            if matches!(k.kind, SegKind::Compute | SegKind::OsWait | SegKind::Host) {
+                let top: Vec<String> = k
+                    .devices
                     .iter()
                     .take(2)
                     .filter_map(|(d, ns)| {
                         d.map(|d| {
-                            format!("{} {}", cx.profile.device_label(d).tag(), table::ms(**ns))
+                            format!("{} {}", cx.profile.device_label(d).tag(), table::ms(*ns))
                         })
                     })
                     .collect();
@@ -385,7 +332,7 @@ fn composition(cx: &Context, path: &StepPath) -> String {
                     s += &format!(
                         " ({}{})",
                         top.join(", "),
-                        if d.len() > 2 { ", …" } else { "" }
+                        if k.devices.len() > 2 { ", …" } else { "" }
                     );
                 }
             }
@@ -395,10 +342,10 @@ fn composition(cx: &Context, path: &StepPath) -> String {
         .join(", ")
 }
 
-fn paths_text(cx: &Context, paths: &[StepPath]) -> String {
+fn paths_text(cx: &Context, o: &StepOverview) -> String {
     let mut out = String::from("Critical path per step, and what removing a cause would save\n");
     out += &cx.note("the chain of work across ranks that set each step's time (ms; its parts add up to the step): a rank's kernels, a collective's transfer after its last member arrived, the CPU in a CUDA call (cuda_call: a synchronous copy waits there), in an OS call (os_wait) or between calls (host), copies; other = launch and queue latencies, sync returns, time before the path's first node. A what-if replays the step without one cause on the path (an OS wait or a host gap of 1 ms or more taken out, a kernel slower than its peers' median for the same kernel in the same step brought to that median): another path may take over, so it saves at most that cause's time");
-    for p in paths {
+    for p in &o.paths {
         let head = format!(
             "step {}{}: {} ms — {}",
             p.step,
@@ -425,7 +372,7 @@ fn paths_text(cx: &Context, paths: &[StepPath]) -> String {
             );
         }
     }
-    let causes = causes(cx, paths);
+    let causes = &o.causes;
     out += "\n";
     if causes.is_empty() {
         out += &cx.note("no cause on a critical path after warm-up would save time when removed");
