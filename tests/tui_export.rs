@@ -22,6 +22,7 @@ fn written(job: &rankline::tui::export::ExportJob, test: &str) -> serde_json::Va
             window: w,
             tracks: tr,
             marks: &[],
+            paths: &[],
             max_events: 1_000_000,
         };
         rankline::report::trace::write_file(path, &[], &trace)

@@ -3,6 +3,7 @@
 
 use super::args::{AnalysisArgs, NoCacheArg};
 use super::messages::{fail, input_failed, say};
+use rankline::analysis::critical_path;
 use rankline::analysis::matching::Matching;
 use rankline::analysis::tracks::Tracks;
 use rankline::analysis::{Window, pipeline, stored};
@@ -39,6 +40,9 @@ pub struct ExportArgs {
     /// Refuse (with one line, before writing) a trace of more events
     #[arg(long, default_value_t = DEFAULT_MAX_EVENTS, value_name = "N")]
     max_events: usize,
+    /// Add each step's critical path (`report steps`) as a track of its own
+    #[arg(long)]
+    critical_path: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -79,10 +83,14 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
     // The whole capture's analyses (stored ones when there are): the
     // window only chooses what is written.
     let slot = loaded.analyses_slot(&stored::settings_key(&settings, &p));
+    let sections: &[Section] = match args.critical_path {
+        true => &[Section::Skew, Section::Clock, Section::Steps],
+        false => &[Section::Skew, Section::Clock],
+    };
     let (analysis, _) = stored::read_or_compute(
         slot.as_ref(),
         &p,
-        report::stages(&[Section::Skew, Section::Clock]),
+        report::stages(sections),
         &mut |m| say(m),
         |_| (),
         |a, ()| (a, false),
@@ -98,12 +106,27 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
     if let Some(why) = left_out {
         say(why);
     }
+    // Every step's path: computed over the whole capture, drawn where
+    // it overlaps the window.
+    let paths = match args.critical_path {
+        true => {
+            let a = &analysis;
+            critical_path::critical_paths(&p, &a.classes, &a.clock, &a.matching, &a.steps)
+        }
+        false => Vec::new(),
+    };
+    if args.critical_path && paths.is_empty() {
+        say(
+            "--critical-path: no step ranges (no top-level NVTX range matches --step-marker), so no path",
+        );
+    }
     let trace = report::trace::Trace {
         profile: &p,
         analysis: &analysis,
         window,
         tracks: &tracks,
         marks: &marks,
+        paths: &paths,
         max_events: args.max_events,
     };
     let written = match report::trace::write_file(out, &args.files, &trace) {
@@ -112,7 +135,7 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         Err(profile::out_file::Error::Failed(why)) => return input_failed(why),
     };
     println!(
-        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls, {} off-CPU spans, {} CPU samples), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
+        "{}: {} events ({} kernels, {} copies, {} CUDA calls, {} NVTX ranges, {} OS runtime calls, {} off-CPU spans, {} CPU samples{}), {} launch flows, {} markers (big events, bookmarks); open it in https://ui.perfetto.dev",
         rankline::text_safe::escape_controls(&out.display().to_string()),
         written.events(),
         written.kernels,
@@ -122,6 +145,10 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
         written.osrt,
         written.off_cpu,
         written.samples,
+        match args.critical_path {
+            true => format!(", {} critical path segments", written.path),
+            false => String::new(),
+        },
         written.flows,
         written.markers
     );
@@ -216,6 +243,7 @@ pub fn exporter() -> rankline::tui::export::Exporter {
             window,
             tracks,
             marks: &marks,
+            paths: &[],
             max_events: DEFAULT_MAX_EVENTS,
         };
         let inputs = rankline::profile::bookmarks::inputs(p);

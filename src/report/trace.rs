@@ -7,11 +7,13 @@
 //! complete events with their fields as args; a flow from each launch call
 //! to its kernel (the process-aware links); a matched collective's kernels
 //! carry their group, instance, start skew and late rank; big events are
-//! instant markers.
+//! instant markers; each step's critical path, when given, is a process
+//! of its own, its segments in order on one track.
 
 mod cpu;
 
 use crate::analysis::cpu_state::{OffCpu, SchedIns};
+use crate::analysis::critical_path::{Segment, StepPath};
 use crate::analysis::pipeline::Analysis;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::window::Window;
@@ -32,6 +34,8 @@ pub struct Trace<'a> {
     pub window: Window,
     pub tracks: &'a Tracks,
     pub marks: &'a [Bookmark],
+    /// Steps' critical paths to write as a track (none: no track).
+    pub paths: &'a [StepPath],
     pub max_events: usize,
 }
 
@@ -48,11 +52,20 @@ pub struct Written {
     pub samples: usize,
     pub flows: usize,
     pub markers: usize,
+    /// Segments of the steps' critical paths.
+    pub path: usize,
 }
 
 impl Written {
     pub fn events(&self) -> usize {
-        self.kernels + self.copies + self.api + self.nvtx + self.osrt + self.off_cpu + self.samples
+        self.kernels
+            + self.copies
+            + self.api
+            + self.nvtx
+            + self.osrt
+            + self.off_cpu
+            + self.samples
+            + self.path
     }
 }
 
@@ -84,6 +97,25 @@ fn device_pid(d: usize) -> usize {
 fn cpu_pid(p: &Profile, process: usize) -> usize {
     1 + p.devices.len() + process
 }
+/// The critical paths' process: after every CPU process.
+fn path_pid(p: &Profile) -> usize {
+    cpu_pid(p, p.processes.len())
+}
+
+/// The paths' segments overlapping the window, with their step numbers
+/// (a segment of no time, or one running backwards, is not drawn).
+fn path_segments<'a>(
+    paths: &'a [StepPath],
+    sel: &'a Select<'a>,
+) -> impl Iterator<Item = (usize, &'a Segment)> + 'a {
+    paths.iter().flat_map(move |sp| {
+        sp.path
+            .iter()
+            .filter(move |s| s.end > s.start && sel.inside(s.start, s.end))
+            .map(move |s| (sp.step, s))
+    })
+}
+
 /// A CPU thread's tracks: its calls (with its off-CPU spans and samples),
 /// NVTX push/pop, NVTX start/end, OS runtime calls.
 fn cpu_tid(thread: usize, track: usize) -> usize {
@@ -105,6 +137,7 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
         window: w,
         tracks,
         marks,
+        paths,
         max_events: max,
     } = *t;
     let clock = &a.clock;
@@ -124,10 +157,11 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
                 + sel.samples(t).count()
         })
         .sum();
-    if gpu_n + cpu_n > max {
+    let path_n = path_segments(paths, &sel).count();
+    if gpu_n + cpu_n + path_n > max {
         return Err(format!(
             "{} events in the window, over --max-events {max}: narrow --window, or raise --max-events",
-            gpu_n + cpu_n
+            gpu_n + cpu_n + path_n
         ));
     }
     let io = |e: std::io::Error| e.to_string();
@@ -329,6 +363,34 @@ pub fn write(out: &mut dyn Write, t: &Trace) -> Result<Written, String> {
                        "name": format!("big skew {key}:{}", i.index + 1), "pid": 0, "tid": 0,
                        "ts": us(i.earliest_start),
                        "args": big_args(p, i.start_skew_ns, m.groups[gs.group].devices[i.late])}),
+            )?;
+        }
+    }
+    if !paths.is_empty() {
+        let pid = path_pid(p);
+        emit(
+            out,
+            json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                   "args": {"name": "critical path per step (rankline report steps)"}}),
+        )?;
+        emit(
+            out,
+            json!({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+                   "args": {"sort_index": -1}}),
+        )?;
+        for (step, seg) in path_segments(paths, &sel) {
+            n.path += 1;
+            let label = match seg.what {
+                Some(w) => format!("{} {}", seg.kind.name(), name(p.strings.get(w))),
+                None => seg.kind.name().to_string(),
+            };
+            emit(
+                out,
+                json!({"ph": "X", "cat": "critical_path", "name": label, "pid": pid, "tid": 1,
+                       "ts": us(seg.start), "dur": us(seg.end - seg.start),
+                       "args": {"step": step, "kind": seg.kind.name(),
+                                "device": seg.device.map(|d| device_name(p, d)),
+                                "uncertain": seg.uncertain}}),
             )?;
         }
     }
