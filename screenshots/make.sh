@@ -105,3 +105,7 @@ BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 43-node-eve
 BASE=fixtures/jobs/nodes_3d_payloads READY=S21 shot 44-node-event-big-list 160 48 "b"
 BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 45-node-event-straggler-map 160 48 "H"
 BASE="fixtures/jobs/nodes_3d_payloads --goto s21/8:7" READY=S21 shot 46-node-event-80x24 80 24 "1"
+# The steps view (issue 47): each step × rank, the path, what to fix first.
+BASE=fixtures/jobs/3d_dedicated.sqlite READY="S7 compute" shot 47-steps-view 160 48 "P" "d" "d" "d"
+BASE=fixtures/jobs/3d_dedicated.sqlite READY="S7 compute" shot 48-steps-path-on-timeline 160 48 "P" "d" "d" "d" $'\r' "n" "n"
+BASE=fixtures/jobs/throttled.sqlite READY="S7 compute" shot 49-steps-slowdown-80x24 80 24 "P" $'\t' $'\t' $'\t' $'\t'

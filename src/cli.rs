@@ -283,7 +283,7 @@ struct ReportArgs {
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
     /// steps: the first N steps are warm-up, left out of the per-rank sums
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = rankline::analysis::step_overview::WARMUP_STEPS)]
     warmup_steps: usize,
 }
 

@@ -585,7 +585,7 @@ fn after_b_every_view_is_the_baseline_alone_s() {
     let main = [fixture("diff/slow_gemm.sqlite")];
     let base = [fixture("megatron_tp8.sqlite")];
     for keys in [
-        "S", "T", "b", "W", "H", "1", "2", "3", "4", "5", "/flash", "]5",
+        "S", "T", "b", "W", "H", "P", "1", "2", "3", "4", "5", "/flash", "]5",
     ] {
         let (mut app, mut t) = open(&main, &base, 160, 48);
         press(&mut app, &mut t, "3S");

@@ -88,6 +88,18 @@ pub struct Segment {
     /// A transfer whose call's last arrival is within the clocks' error of
     /// another host's: the path may run through either.
     pub uncertain: bool,
+    /// The trace row it is, where it is one (a gap between rows is none).
+    #[serde(skip)]
+    pub event: Option<PathEvent>,
+}
+
+/// A row of the trace a path segment is: a GPU row, a CUDA runtime call or
+/// an OS runtime call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathEvent {
+    Gpu(usize),
+    Api(usize),
+    Osrt(usize),
 }
 
 /// What removing one cause would save on a step.
@@ -194,6 +206,7 @@ fn step_path(
             start: span.0,
             end: span.1,
             uncertain: false,
+            event: None,
         });
         return path;
     }
@@ -255,6 +268,7 @@ fn step_path(
             start: graph_end.min(span.1),
             end: span.1,
             uncertain: false,
+            event: None,
         },
         Source::None,
     ));
@@ -271,6 +285,7 @@ fn step_path(
                     start: s,
                     end: e,
                     uncertain: matches!(it.what, What::Finish(_, true)),
+                    event: node_event(it.what),
                 },
                 Source::Node(n),
             ));
@@ -298,6 +313,7 @@ fn step_path(
                             start: de,
                             end: s,
                             uncertain: false,
+                            event: None,
                         },
                         Source::Edge(n, d),
                     ));
@@ -313,6 +329,7 @@ fn step_path(
                         start: span.0,
                         end: s.max(span.0),
                         uncertain: false,
+                        event: None,
                     },
                     Source::None,
                 ));
@@ -444,6 +461,7 @@ fn within_span(segs: Vec<Segment>, span: (i64, i64)) -> Vec<Segment> {
             start: span.1 - left,
             end: span.1,
             uncertain: false,
+            event: None,
         });
     }
     out
@@ -480,6 +498,15 @@ fn node_kind(p: &Profile, classes: &KernelClasses, w: What) -> SegKind {
         What::Finish(..) => SegKind::Transfer,
         What::Call(_) | What::Enter(_) | What::Return(_) => SegKind::CudaCall,
         What::Osrt(_) => SegKind::OsWait,
+    }
+}
+
+fn node_event(w: What) -> Option<PathEvent> {
+    match w {
+        What::Gpu(row) | What::Finish(row, _) | What::Arrive(row) => Some(PathEvent::Gpu(row)),
+        What::Call(r) | What::Enter(r) | What::Return(r) => Some(PathEvent::Api(r)),
+        What::Osrt(r) => Some(PathEvent::Osrt(r)),
+        What::Meet => None,
     }
 }
 

@@ -14,6 +14,10 @@ use super::steps::Steps;
 use crate::profile::{DevId, Profile, Sym};
 use std::collections::BTreeMap;
 
+/// Warm-up steps unless told otherwise: the first (CUDA and NCCL
+/// initialisation, allocator growth, first-call compilation).
+pub const WARMUP_STEPS: usize = 1;
+
 /// The steps of a capture, as far as warm-up `warmup` (the first steps,
 /// by position) is left out of the sums.
 #[derive(Debug, Clone, Default)]

@@ -220,5 +220,19 @@ fn timeline(dir: &Path, cache: Option<&CacheDir>) -> Result<(), String> {
             "  straggler map of {ranks} ranks, {how} ({rows} rows), one 200×60 frame: {ms:.2} ms"
         );
     }
+    // The steps view: its figures (off the UI thread in the TUI), then
+    // its frame with hosts folded as it opens, and every host open.
+    let took = screen.open_steps_view().as_secs_f64();
+    println!("  steps view's figures derived (off the UI thread): {took:.2} s");
+    for how in ["as it opens", "every host open"] {
+        if how == "every host open" {
+            screen.expand_steps_hosts();
+        }
+        let ms = screen.mean_frame(20).as_secs_f64() * 1e3;
+        let (ranks, cols) = screen.steps_view_size().unwrap_or_default();
+        println!(
+            "  steps view of {ranks} ranks, {how} ({cols} columns), one 200×60 frame: {ms:.2} ms (target < 16)"
+        );
+    }
     Ok(())
 }

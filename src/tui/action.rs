@@ -8,6 +8,8 @@ pub enum Mode {
     Timeline,
     /// The straggler map (full screen).
     Stragglers,
+    /// The steps view (full screen).
+    Steps,
     /// The fuzzy finder (typing goes to the query).
     Finder,
     /// A side panel focused from the timeline (its rows under a cursor).
@@ -33,9 +35,10 @@ pub enum Mode {
 
 impl Mode {
     /// In help order (and the order of the keymap file's tables).
-    pub const ALL: [Mode; 12] = [
+    pub const ALL: [Mode; 13] = [
         Mode::Timeline,
         Mode::Stragglers,
+        Mode::Steps,
         Mode::Finder,
         Mode::Panel,
         Mode::Help,
@@ -53,6 +56,7 @@ impl Mode {
         match self {
             Mode::Timeline => "timeline",
             Mode::Stragglers => "stragglers",
+            Mode::Steps => "steps",
             Mode::Finder => "finder",
             Mode::Panel => "panel",
             Mode::Help => "help",
@@ -71,6 +75,7 @@ impl Mode {
         match self {
             Mode::Timeline => "the timeline",
             Mode::Stragglers => "the straggler map",
+            Mode::Steps => "the steps view",
             Mode::Finder => "the finder and the prompts",
             Mode::Panel => "a side panel with the keys",
             Mode::Help => "the help and the legend",
@@ -90,6 +95,7 @@ impl Mode {
         match self {
             Mode::Timeline => None,
             Mode::Stragglers => Some(Action::StragglerMap),
+            Mode::Steps => Some(Action::StepsView),
             Mode::Finder => Some(Action::OpenFinder),
             Mode::Panel | Mode::Range => Some(Action::FocusPanel),
             Mode::Help => Some(Action::Help),
@@ -200,6 +206,10 @@ actions! {
     // The NVTX tree: the next thread with ranges.
     NextThread = "next_thread",
     StragglerMap = "straggler_map",
+    // The steps view, and the figure its cells show.
+    StepsView = "steps_view",
+    NextFigure = "next_figure",
+    PrevFigure = "prev_figure",
     SwitchCapture = "switch_capture",
     // Lists (finder results, the big-events list, help pages).
     Up = "up",

@@ -10,9 +10,10 @@ pub mod facts;
 pub mod time;
 
 use crate::analysis::overlap::DeviceOverlap;
+use crate::analysis::step_overview::StepOverview;
 use crate::tui::data::Loaded;
 use crate::tui::derive_jobs::{
-    DeriveDone, DeriveJob, RangeKey, StatsKey, TreeKey, WindowKey, data_key,
+    DeriveDone, DeriveJob, RangeKey, StatsKey, StepsKey, TreeKey, WindowKey, data_key,
 };
 use crate::tui::derived::Latest;
 use crate::tui::history::History;
@@ -130,6 +131,10 @@ pub struct Capture {
     /// names shown: searched once per change, read by the key handler and
     /// the frame alike.
     pub finder: crate::tui::derived::Derived<FinderKey, Vec<usize>>,
+    /// The steps' figures (derived off the UI thread when the steps view
+    /// first opens) and the view's cursor and choices.
+    pub steps: Latest<StepsKey, Arc<StepOverview>>,
+    pub steps_view: Option<crate::tui::steps_view::StepsView>,
 }
 
 /// What the finder's hits were searched for: the data (its address), the
@@ -254,7 +259,12 @@ impl Capture {
         self.selection = e;
         self.facts = Facts::of(&l, e, self.show.names);
         let inst = self.facts.instance;
-        if inst.is_some() && !matches!(self.jump, Some(JumpSource::Finder { .. })) {
+        if inst.is_some()
+            && !matches!(
+                self.jump,
+                Some(JumpSource::Finder { .. } | JumpSource::Path { .. })
+            )
+        {
             self.jump = inst.map(|(g, _)| JumpSource::Group(g));
         }
         if was_focus && inst.is_none() {
@@ -414,6 +424,21 @@ impl Capture {
             .then_some(DeriveJob::NvtxTree { data, key })
     }
 
+    /// The steps' figures, when derived.
+    pub fn steps_now(&self) -> Option<&Arc<StepOverview>> {
+        self.steps.get(&data_key(self.data.as_ref()?))
+    }
+
+    /// The job deriving the steps' figures, when they are not kept and no
+    /// job runs.
+    pub fn steps_job(&mut self) -> Option<DeriveJob> {
+        let data = self.data.clone()?;
+        let key = data_key(&data);
+        self.steps
+            .start(&key)
+            .then_some(DeriveJob::Steps { data, key })
+    }
+
     /// Takes a job's result when this capture started the job, keeping
     /// it if the capture still holds the data it was derived from; hands
     /// it back otherwise.
@@ -431,6 +456,9 @@ impl Capture {
             }
             DeriveDone::NvtxTree { key, tree } if self.nvtx_tree.runs(&key) => {
                 self.nvtx_tree.done(key, *tree, holds)
+            }
+            DeriveDone::Steps { key, overview } if self.steps.runs(&key) => {
+                self.steps.done(key, overview, holds)
             }
             other => return Err(other),
         }

@@ -1,6 +1,7 @@
 //! What is derived from the view's window, the range marked and the
 //! views' choices (the overlap panel's visible window, the range panel's
-//! facts, the stats table, the NVTX tree), computed off the UI thread:
+//! facts, the stats table, the NVTX tree, the steps' figures), computed
+//! off the UI thread:
 //! reading every kernel in a window takes 40–225 ms at 1–5 M kernels, and
 //! no key may wait for it. The loop runs a job and hands back its result;
 //! the capture it was asked of keeps it ([`crate::tui::derived::Latest`]).
@@ -8,6 +9,7 @@
 use crate::analysis::Window;
 use crate::analysis::name_stats::{self, StatsBy, StatsOf};
 use crate::analysis::overlap::{DeviceOverlap, overlap};
+use crate::analysis::step_overview::{self, StepOverview};
 use crate::profile::names::KernelNames;
 use crate::tui::data::Loaded;
 use crate::tui::lanes::LaneKind;
@@ -31,6 +33,9 @@ pub type StatsKey = (usize, StatsOf, KernelNames, Window);
 /// What an NVTX tree was derived for: the data (its address) and the
 /// thread.
 pub type TreeKey = (usize, usize);
+
+/// What the steps' figures were derived for: the data (its address).
+pub type StepsKey = usize;
 
 /// The address that tells one capture's data from another's.
 pub fn data_key(data: &Arc<Loaded>) -> usize {
@@ -56,6 +61,10 @@ pub enum DeriveJob {
         data: Arc<Loaded>,
         key: TreeKey,
     },
+    Steps {
+        data: Arc<Loaded>,
+        key: StepsKey,
+    },
 }
 
 /// A [`DeriveJob`] done.
@@ -75,6 +84,10 @@ pub enum DeriveDone {
     NvtxTree {
         key: TreeKey,
         tree: Box<NvtxTree>,
+    },
+    Steps {
+        key: StepsKey,
+        overview: Arc<StepOverview>,
     },
 }
 
@@ -107,6 +120,21 @@ impl DeriveJob {
                 key,
                 tree: Box::new(crate::tui::nvtx_view::build(&data, key.1)),
             },
+            DeriveJob::Steps { data, key } => {
+                let (a, p) = (&data.analysis, &data.profile);
+                let overview = step_overview::overview(
+                    p,
+                    &a.classes,
+                    &a.clock,
+                    &a.matching,
+                    &a.steps,
+                    step_overview::WARMUP_STEPS,
+                );
+                DeriveDone::Steps {
+                    key,
+                    overview: Arc::new(overview),
+                }
+            }
         }
     }
 }
@@ -119,6 +147,7 @@ impl DeriveDone {
             DeriveDone::RangeFacts { key, .. } => key.0,
             DeriveDone::Stats { key, .. } => key.0,
             DeriveDone::NvtxTree { key, .. } => key.0,
+            DeriveDone::Steps { key, .. } => *key,
         }
     }
 }

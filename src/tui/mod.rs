@@ -29,6 +29,7 @@ pub mod selection;
 pub mod show;
 pub mod state;
 pub mod stats_view;
+pub mod steps_view;
 pub mod stragglers;
 pub mod terminal_rescue;
 pub mod timescale;

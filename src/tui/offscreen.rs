@@ -72,6 +72,39 @@ impl Offscreen {
         Some((v.map.ranks(), v.rows.len()))
     }
 
+    /// Opens the steps view, its figures derived on this thread (the
+    /// loop derives them off its thread); returns how long that took.
+    pub fn open_steps_view(&mut self) -> Duration {
+        // From the timeline (the straggler map may be open).
+        for _ in 0..4 {
+            if self.app.mode() == crate::tui::action::Mode::Timeline {
+                break;
+            }
+            self.app.apply(Action::Cancel);
+        }
+        self.app.apply(Action::StepsView);
+        let t0 = Instant::now();
+        self.app.derive();
+        while let Some(job) = self.app.next_derive_job() {
+            self.app.on_derived(job.run());
+        }
+        t0.elapsed()
+    }
+
+    /// The steps view's ranks and columns, when it is open and derived.
+    pub fn steps_view_size(&self) -> Option<(usize, usize)> {
+        let v = self.app.capture().steps_view.as_ref()?;
+        Some((v.devices.len(), v.cols.len()))
+    }
+
+    /// Unfolds every host of the steps view.
+    pub fn expand_steps_hosts(&mut self) {
+        if let Some(v) = self.app.capture_mut().steps_view.as_mut() {
+            v.collapsed.clear();
+            v.rebuild_cols();
+        }
+    }
+
     /// Opens every host of the straggler map.
     pub fn expand_straggler_hosts(&mut self) {
         if let Some(v) = self.app.capture_mut().straggler.as_mut() {

@@ -103,6 +103,9 @@ pub struct FrameLayout {
     pub panels: Vec<PanelArea>,
     /// The straggler map's cells (labels and head excluded).
     pub map_cells: Rect,
+    /// The steps view's cells, and the columns of one cell.
+    pub steps_cells: Rect,
+    pub steps_cell_width: u16,
 }
 
 impl FrameLayout {

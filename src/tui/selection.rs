@@ -27,6 +27,8 @@ pub enum Screen {
     Timeline,
     /// The straggler map (`H`).
     Stragglers,
+    /// The steps view (`P`).
+    Steps,
 }
 
 /// Where the user was: what was selected, the window and the lane, and
@@ -64,4 +66,17 @@ pub enum JumpSource {
         label: String,
         events: Vec<EventRef>,
     },
+    /// The rows of a step's critical path (step number, rows in time
+    /// order), marked on the timeline.
+    Path { step: usize, events: Vec<EventRef> },
+}
+
+impl JumpSource {
+    /// The events stepped through, when it is a list of them.
+    pub fn events(&self) -> Option<&[EventRef]> {
+        match self {
+            JumpSource::Group(_) => None,
+            JumpSource::Finder { events, .. } | JumpSource::Path { events, .. } => Some(events),
+        }
+    }
 }

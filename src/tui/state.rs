@@ -25,6 +25,7 @@ mod session;
 mod show;
 mod start;
 mod stats_view;
+mod steps_view;
 mod stragglers;
 mod writes;
 
@@ -133,6 +134,7 @@ impl App {
                     None => Mode::Timeline,
                 },
                 Screen::Stragglers => Mode::Stragglers,
+                Screen::Steps => Mode::Steps,
             },
             Overlay::Finder { .. } | Overlay::GotoTime { .. } | Overlay::BookmarkName { .. } => {
                 Mode::Finder
@@ -300,6 +302,11 @@ impl App {
         {
             self.session.derive_jobs.push_back(job);
         }
+        if self.chrome.screen == Screen::Steps
+            && let Some(job) = self.capture.steps_job()
+        {
+            self.session.derive_jobs.push_back(job);
+        }
     }
 
     /// After a frame: what is derived from the rows in view (the range's
@@ -325,6 +332,7 @@ impl App {
         {
             let _ = b.other.on_derived(done);
         }
+        self.capture.fit_steps_view();
         self.derive();
     }
 
@@ -439,6 +447,7 @@ impl App {
         }
         match self.chrome.overlay.clone() {
             Overlay::None if self.chrome.screen == Screen::Stragglers => self.apply_stragglers(a),
+            Overlay::None if self.chrome.screen == Screen::Steps => self.apply_steps(a),
             Overlay::None => match self.chrome.panels.focused() {
                 Some(k) => self.apply_panel(k, a),
                 None => self.apply_timeline(a),

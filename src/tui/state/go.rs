@@ -38,6 +38,9 @@ impl App {
                             None => e,
                         })
                     }
+                    // The path's own row: a collective's transfer runs on
+                    // this rank, whoever arrived last.
+                    JumpSource::Path { events, .. } => events.get(at).copied(),
                 };
                 c.jump = Some(source);
                 c.select(e, true);
@@ -110,9 +113,7 @@ impl App {
 
     /// `(k, n)`: the selection is hit `k` (1-based) of the finder's `n`.
     pub fn finder_hit(&self) -> Option<(usize, usize)> {
-        let Some(JumpSource::Finder { events, .. }) = &self.capture.jump else {
-            return None;
-        };
+        let events = self.capture.jump.as_ref()?.events()?;
         let i = self.finder_position(events)?;
         Some((i + 1, events.len()))
     }

@@ -26,8 +26,8 @@ impl App {
             _ => None,
         };
         match self.chrome.overlay {
-            Overlay::None if self.chrome.screen == Screen::Stragglers => {
-                // The wheel moves the cursor (Shift: across instances), as
+            Overlay::None if matches!(self.chrome.screen, Screen::Stragglers | Screen::Steps) => {
+                // The wheel moves the cursor (Shift: across columns), as
                 // the arrow keys do; a click acts as Enter on the cell.
                 let shift = m.modifiers.contains(KeyModifiers::SHIFT);
                 let step = match (m.kind, shift) {
@@ -42,7 +42,10 @@ impl App {
                         self.apply(a);
                     }
                 } else if m.kind == K::Down(MouseButton::Left) {
-                    self.click_map(at.x, at.y);
+                    match self.chrome.screen {
+                        Screen::Steps => self.click_steps(at.x, at.y),
+                        _ => self.click_map(at.x, at.y),
+                    }
                 }
                 return;
             }

@@ -157,6 +157,7 @@ impl App {
             Action::PanelRange => self.toggle_panel(PanelKind::Range),
             Action::StatsView => self.open_stats(),
             Action::StragglerMap => self.open_straggler_map(&l),
+            Action::StepsView => self.open_steps(),
             Action::SwitchCapture => self.switch_capture(),
             _ => {}
         }
@@ -231,15 +232,16 @@ impl App {
                 let here = c.instance().filter(|&(sg, _)| sg == g).map(|(_, k)| k);
                 (JumpSource::Group(g), next(here, n))
             }
-            Some(JumpSource::Finder { label, events }) => {
-                let here = self.finder_position(&events);
-                let at = next(here, events.len());
-                (JumpSource::Finder { label, events }, at)
+            Some(source) => {
+                let events = source.events().unwrap_or_default();
+                let at = next(self.finder_position(events), events.len());
+                (source, at)
             }
         };
         let what = match source {
             JumpSource::Group(_) => "instance",
             JumpSource::Finder { .. } => "occurrence",
+            JumpSource::Path { .. } => "row of the critical path",
         };
         match at {
             Some(i) => self.go(Target::Step(source, i), true),

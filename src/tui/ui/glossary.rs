@@ -102,6 +102,22 @@ pub const TERMS: &[(&str, &str)] = &[
         "algbw × the op's factor (AllReduce 2(N−1)/N): nccl-tests' scale, not one link's use",
     ),
     ("naive", "bytes ÷ one rank's kernel time: includes its wait"),
+    (
+        "critical path",
+        "steps view: the chain of work across ranks that set the step's time; its parts add up to the step",
+    ),
+    (
+        "what-if",
+        "the step replayed without one cause on its path: what that saves (slack respected; at most the cause's time)",
+    ),
+    (
+        "first to fix",
+        "the cause whose what-ifs save most, summed over the steps after warm-up",
+    ),
+    (
+        "w",
+        "steps view: a warm-up step (the first), left out of the sums and the colour scale",
+    ),
 ];
 
 /// The glossary as help lines, wrapped to `width` columns.

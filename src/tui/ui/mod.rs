@@ -5,6 +5,7 @@
 mod bookmarks;
 pub mod cells;
 pub mod glossary;
+mod heat;
 mod labels;
 mod launch_config;
 mod nvtx_view;
@@ -12,6 +13,7 @@ mod overlays;
 mod panels;
 mod popup;
 mod stats_view;
+mod steps_view;
 mod stragglers;
 mod text;
 pub mod theme;
@@ -100,6 +102,11 @@ fn draw_all(f: &mut Frame, app: &mut App) {
     // The full-screen view: chosen here, in one place.
     if app.chrome().screen == Screen::Stragglers && app.capture().straggler.is_some() {
         stragglers::draw(f, area, app, &l, &theme);
+        overlays::draw(f, main, app, &theme);
+        return;
+    }
+    if app.chrome().screen == Screen::Steps {
+        steps_view::draw(f, area, app, &l, &theme);
         overlays::draw(f, main, app, &theme);
         return;
     }
@@ -217,6 +224,10 @@ fn status_line_with(
             Some(JumpSource::Finder { label, .. }) => match app.finder_hit() {
                 Some((k, n)) => format!("{label} · hit {k} of {n} {}", hit_noun(app, label)),
                 None => label.clone(),
+            },
+            Some(JumpSource::Path { step, .. }) => match app.finder_hit() {
+                Some((k, n)) => format!("critical path of step {step} · row {k} of {n}"),
+                None => format!("critical path of step {step}"),
             },
             None => String::new(),
         };

@@ -7,6 +7,7 @@ use super::super::action::{Action, Mode};
 use super::super::data::Loaded;
 use super::super::state::App;
 use super::super::stragglers::{MapRow, StragglerView};
+use super::heat::{FIRST, cell_style, glyph, level, level_top, ms2};
 use super::labels::{fit_name, fit_tail};
 use super::text::visible;
 use super::theme::Theme;
@@ -14,42 +15,9 @@ use crate::tui::timescale::short_duration;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-
-/// The scale: level 1 (lowest) to 8; lateness 0 (the first to start) is
-/// [`FIRST`].
-const GLYPHS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-const FIRST: char = '·';
-/// Colours of the levels, cool to hot.
-const COLOURS: [u8; 8] = [66, 72, 108, 143, 179, 173, 167, 196];
-
-/// The level (1..=8) of lateness `ns` on a scale topped by `top`: each
-/// level halves, so a 1 ms straggler still shows beside a 40 ms one.
-pub fn level(ns: i64, top: i64) -> usize {
-    if ns <= 0 || top <= 0 {
-        return 0;
-    }
-    let halvings = (top as f64 / ns as f64).log2().floor().max(0.0) as usize;
-    8usize.saturating_sub(halvings).max(1)
-}
-
-/// The upper bound of level `i` (1..=8), in ns.
-fn level_top(i: usize, top: i64) -> f64 {
-    top as f64 / f64::powi(2.0, 8 - i as i32)
-}
-
-/// Milliseconds with two significant digits ("0.36", "5.8", "47").
-fn ms2(ns: f64) -> String {
-    let ms = ns / 1e6;
-    match ms {
-        m if m >= 10.0 => format!("{m:.0}"),
-        m if m >= 1.0 => format!("{m:.1}"),
-        m if m >= 0.1 => format!("{m:.2}"),
-        m => format!("{m:.3}"),
-    }
-}
 
 /// A lateness under the group's clock error (ranks on clocks aligned only
 /// as well as that): not resolvable, drawn apart from the scale.
@@ -71,21 +39,6 @@ const NOT_CAPTURED: char = '-';
 /// A cell of a rank that never launched the instance while the others
 /// waited in it (behind, in a hang): not lateness, and not a capture edge.
 const NEVER_LAUNCHED: char = '×';
-
-fn glyph(level: usize) -> char {
-    if level == 0 { FIRST } else { GLYPHS[level - 1] }
-}
-
-fn cell_style(theme: &Theme, level: usize) -> Style {
-    if theme.no_color || level == 0 {
-        return if level == 0 {
-            theme.dim()
-        } else {
-            Style::default()
-        };
-    }
-    Style::default().fg(Color::Indexed(COLOURS[level - 1]))
-}
 
 /// The legend: each glyph with the lateness it stands for; the
 /// definition first when there is room. No step finer than the clock
@@ -422,20 +375,6 @@ fn status_line(app: &App, v: &StragglerView, l: &Loaded, width: u16) -> Line<'st
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_level_halves_from_the_top() {
-        let top = 64_000_000;
-        assert_eq!(level(0, top), 0);
-        assert_eq!(level(top, top), 8);
-        assert_eq!(level(top / 2 + 1, top), 8);
-        assert_eq!(level(top / 2, top), 7);
-        assert_eq!(level(top / 4, top), 6);
-        assert_eq!(level(1, top), 1);
-        assert_eq!(level(5, 0), 0);
-        assert_eq!(ms2(level_top(1, top)), "0.50");
-        assert_eq!(ms2(level_top(8, top)), "64");
-    }
 
     #[test]
     fn a_lateness_within_the_clock_error_is_not_resolvable() {

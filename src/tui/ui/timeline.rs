@@ -8,6 +8,7 @@ use crate::tui::capture::time::{event_span, row_view};
 use crate::tui::data::Loaded;
 use crate::tui::index::{Cat, CpuTrackKind, Track};
 use crate::tui::lanes::{LaneKind, event_on_row};
+use crate::tui::selection::JumpSource;
 use crate::tui::state::{App, EventRef, Ruler};
 use crate::tui::timescale::{format_abs, format_offset, tick_step};
 use ratatui::buffer::Buffer;
@@ -278,14 +279,21 @@ fn draw_ruler(
 }
 
 /// GPU rows highlighted as selected: the instance's kernels, or the event.
+/// The selection (a collective's instance: every member), and while
+/// `n` / `N` walk a step's critical path, every row of it.
 fn selected_rows(app: &App, l: &Loaded) -> Vec<EventRef> {
-    if let Some((g, k)) = app.capture().instance() {
-        return l.analysis.matching.groups[g]
+    let c = app.capture();
+    let mut rows: Vec<EventRef> = match c.instance() {
+        Some((g, k)) => l.analysis.matching.groups[g]
             .members(k)
             .map(|m| EventRef::Gpu(m.1))
-            .collect();
+            .collect(),
+        None => c.selection.into_iter().collect(),
+    };
+    if let Some(JumpSource::Path { events, .. }) = &c.jump {
+        rows.extend(events);
     }
-    app.capture().selection.into_iter().collect()
+    rows
 }
 
 /// The stream row of the selected instance's late rank.
