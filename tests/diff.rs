@@ -559,6 +559,7 @@ fn json_has_the_documented_shape() {
             "before",
             "after",
             "steps",
+            "step_account",
             "kernels",
             "classes",
             "overlap",
@@ -568,6 +569,10 @@ fn json_has_the_documented_shape() {
             "completeness",
             "regressions"
         ]
+    );
+    assert_eq!(
+        keys(&d["step_account"]["before"]),
+        ["steps", "mean_per_step_rank", "causes"]
     );
     // Neither side recorded message sizes: said, and every figure null.
     let b = &d["bandwidth"];
@@ -883,4 +888,67 @@ fn real_exports_against_themselves_and_each_other() {
     for side in ["before_ms", "after_ms"] {
         assert!((total(side) - classes(side)).abs() < 1e-6, "{side}");
     }
+}
+
+/// The diff's step account is each side's `report steps`: its parts'
+/// means over the steps after warm-up and ranks, its causes in order.
+#[test]
+fn the_step_account_is_each_sides_report_steps() {
+    let (before, after) = (
+        "fixtures/jobs/3d_dedicated.sqlite",
+        "fixtures/jobs/throttled.sqlite",
+    );
+    let d = common::json(&["diff", "--no-cache", "--format", "json", before, after]);
+    for (side, file) in [("before", before), ("after", after)] {
+        let r = common::json(&["report", "steps", "--no-cache", "--format", "json", file]);
+        let kept: Vec<&serde_json::Value> = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["warmup"] == false)
+            .collect();
+        let got = &d["step_account"][side];
+        assert_eq!(got["steps"].as_u64(), Some(kept.len() as u64));
+        for part in [
+            "compute_ms",
+            "waiting_ms",
+            "transfer_ms",
+            "host_bound_ms",
+            "idle_ms",
+        ] {
+            let cells: Vec<f64> = kept
+                .iter()
+                .flat_map(|s| s["ranks"].as_array().unwrap())
+                .map(|r| r[part].as_f64().unwrap())
+                .collect();
+            let mean = cells.iter().sum::<f64>() / cells.len() as f64;
+            let shown = got["mean_per_step_rank"][part].as_f64().unwrap();
+            assert!(
+                (shown - mean).abs() < 1e-5,
+                "{side} {part}: {shown} vs {mean}"
+            );
+        }
+        let causes = r["causes"].as_array().unwrap();
+        let first = &got["causes"][0];
+        assert_eq!(first["kind"], causes[0]["kind"], "{side}");
+        assert_eq!(first["what"], causes[0]["what"], "{side}");
+        assert_eq!(first["steps"], causes[0]["steps"], "{side}");
+        assert!(
+            (first["saves_ms"].as_f64().unwrap() - causes[0]["saves_ms"].as_f64().unwrap()).abs()
+                < 1e-5
+        );
+    }
+    // The planted stall is first to fix before, the throttled GPU after.
+    assert_eq!(
+        d["step_account"]["before"]["causes"][0]["what"],
+        "pthread_cond_wait"
+    );
+    assert_eq!(d["step_account"]["after"]["causes"][0]["on"], "D6");
+    assert_eq!(d["step_account"]["after"]["causes"][0]["steps"], 3);
+    let text = common::stdout(&common::rankline(&["diff", "--no-cache", before, after]));
+    assert!(text.contains("Step account (report steps)"), "{text}");
+    assert!(
+        text.contains("before, first to fix: os_wait on D3 (pthread_cond_wait)"),
+        "{text}"
+    );
 }

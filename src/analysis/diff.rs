@@ -14,6 +14,7 @@ mod overlap;
 mod regressions;
 mod side;
 mod skew;
+mod step_account;
 mod steps;
 
 pub use bandwidth::{BytesDiff, OpBytesPair};
@@ -24,6 +25,7 @@ pub use overlap::OverlapPair;
 pub use regressions::{Gate, Metric, Regression};
 pub use side::{Side, Which, delta_pct};
 pub use skew::{BigEventBrief, PairedBy, SkewPair, SkewSide, VerdictCounts};
+pub use step_account::{AccountSide, CauseBrief, StepAccountDiff};
 pub use steps::{STEPS_MISS_GPU_WAITS, StepFigures, StepsDiff};
 
 use super::pipeline::{Stage, Stages};
@@ -46,6 +48,8 @@ pub struct Diff {
     pub before_files: Vec<PathBuf>,
     pub after_files: Vec<PathBuf>,
     pub steps: StepsDiff,
+    /// Each side's step account and first causes to fix.
+    pub step_account: StepAccountDiff,
     /// Every kernel short name of either side, largest |Δ ms| first.
     pub kernels: Vec<KernelDelta>,
     /// Compute, each NCCL op, memcpy, memset (those present on a side).
@@ -67,6 +71,7 @@ pub fn diff(before: Side, after: Side) -> Diff {
         before_files: files(before.profile),
         after_files: files(after.profile),
         steps: steps::steps_diff(before, after),
+        step_account: step_account::step_account_diff(before, after),
         kernels,
         classes,
         overlap: overlap::overlap_pairs(before, after),

@@ -77,17 +77,22 @@ type CauseKey = (Option<DevId>, SegKind, Option<Sym>, usize);
 
 /// The what-ifs of the steps after warm-up, summed per cause, largest first.
 fn causes(paths: &[StepPath], warmup: usize) -> Vec<(WhatIf, usize)> {
-    let mut sum: BTreeMap<CauseKey, (i64, usize)> = BTreeMap::new();
+    // Per cause: the saving summed, the steps it was found in, and the
+    // last of them (a step can hold the same kernel many times: one step).
+    let mut sum: BTreeMap<CauseKey, (i64, usize, usize)> = BTreeMap::new();
     for p in paths.iter().filter(|p| p.step > warmup) {
         for w in &p.what_if {
             let e = sum.entry((w.device, w.kind, w.what, w.ranks)).or_default();
             e.0 += w.saves_ns;
-            e.1 += 1;
+            if e.2 != p.step {
+                e.1 += 1;
+                e.2 = p.step;
+            }
         }
     }
     let mut out: Vec<(WhatIf, usize)> = sum
         .into_iter()
-        .map(|((device, kind, what, ranks), (saves_ns, steps))| {
+        .map(|((device, kind, what, ranks), (saves_ns, steps, _))| {
             let w = WhatIf {
                 device,
                 kind,

@@ -3,11 +3,13 @@
 //! the before value is 0.
 
 use crate::analysis::bandwidth::Totals;
+use crate::analysis::diff::AccountSide;
 use crate::analysis::diff::{
     BytesDiff, DeviceSet, Diff, DiffCompleteness, OverlapPair, Regression, SkewPair, SkewSide,
     StepFigures,
 };
 use crate::analysis::launch::Verdict;
+use crate::analysis::step_account::PARTS;
 use crate::profile::{DeviceKey, DeviceLabel};
 use crate::report::json::ms;
 use crate::report::json::{spread_json, spread_or_null};
@@ -36,6 +38,20 @@ fn steps(s: &StepFigures) -> Value {
         "p50_ms": s.spread_ms.map(|s| s.p50),
         "p90_ms": s.spread_ms.map(|s| s.p90),
         "max_ms": s.spread_ms.map(|s| s.max),
+    })
+}
+
+fn account_side(s: &AccountSide) -> Value {
+    let mut parts = Map::new();
+    for (name, ms) in PARTS.iter().zip(s.parts_ms) {
+        parts.insert(format!("{name}_ms"), ms.into());
+    }
+    json!({
+        "steps": s.steps,
+        "mean_per_step_rank": parts,
+        "causes": s.causes.iter().map(|c| json!({
+            "kind": c.kind, "on": c.on, "what": c.what, "saves_ms": c.saves_ms, "steps": c.steps,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -145,6 +161,10 @@ pub fn to_json(d: &Diff, regressions: &[Regression]) -> Value {
         "before": files(&d.before_files),
         "after": files(&d.after_files),
         "steps": {"before": steps(&d.steps.before), "after": steps(&d.steps.after)},
+        "step_account": {
+            "before": d.step_account.before.as_ref().map(account_side),
+            "after": d.step_account.after.as_ref().map(account_side),
+        },
         "kernels": d.kernels.iter().map(|k| json!({
             "name": k.name,
             "before_ms": ms(k.before_ns),

@@ -4,10 +4,12 @@
 
 use super::layout::{Layout, count_row, figure_table, ms_row, signed, signed_pct};
 use super::options::DiffOptions;
+use crate::analysis::diff::AccountSide;
 use crate::analysis::diff::{
     DeviceSet, Diff, DiffCompleteness, Gate, Metric, Regression, STEPS_MISS_GPU_WAITS, delta_pct,
 };
 use crate::analysis::stats::Spread;
+use crate::analysis::step_account::PARTS;
 use crate::figure_text::given;
 use crate::profile::DeviceLabel;
 use crate::report::fit::{Keep, TEXT_WIDTH, shorten};
@@ -59,6 +61,61 @@ fn steps(l: &Layout) -> String {
         out += &l.note(&format!(
             "within noise: a change smaller than the before capture's own step-to-step spread, (p90 − p50) / p50 of its steps = {noise:.1}%"
         ));
+    }
+    out
+}
+
+/// Each side's mean step × rank account after warm-up, part by part, and
+/// the causes on its critical paths that would save most.
+fn step_account(l: &Layout) -> String {
+    let d = &l.diff.step_account;
+    if d.before.is_none() && d.after.is_none() {
+        return String::new();
+    }
+    let mut out = String::from("\nStep account (report steps)\n");
+    out += &l.note("each part's mean per step and rank over the steps after the first (warm-up), ms: where a rank's GPU time in a step went");
+    let mut t = figure_table();
+    let steps = |s: &Option<AccountSide>| s.as_ref().map_or(0, |s| s.steps);
+    t.row(count_row("steps", steps(&d.before), steps(&d.after)));
+    for (i, name) in PARTS.iter().enumerate() {
+        let part = |s: &Option<AccountSide>| s.as_ref().map(|s| s.parts_ms[i]);
+        t.row(ms_row(
+            l,
+            &format!("{name}_ms"),
+            part(&d.before),
+            part(&d.after),
+            false,
+        ));
+    }
+    out += &t.render(l.cols);
+    for (which, side) in [("before", &d.before), ("after", &d.after)] {
+        let Some(s) = side else { continue };
+        let first: Vec<String> = s
+            .causes
+            .iter()
+            .take(3)
+            .map(|c| {
+                let mut w = c.kind.to_string();
+                if let Some(on) = &c.on {
+                    w += &format!(" on {on}");
+                }
+                if let Some(what) = &c.what {
+                    w += &format!(" ({})", shorten(what, 40, Keep::Start));
+                }
+                format!(
+                    "{w}: {:.3} ms over {} step{}",
+                    c.saves_ms,
+                    c.steps,
+                    if c.steps == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        out += &l.note(&match first.is_empty() {
+            true => format!(
+                "{which}, first to fix: nothing on a critical path would save time when removed"
+            ),
+            false => format!("{which}, first to fix: {}", first.join("; ")),
+        });
     }
     out
 }
@@ -273,6 +330,7 @@ pub fn to_text(d: &Diff, o: &DiffOptions, rs: &[Regression]) -> String {
         return out;
     }
     out += &steps(&l);
+    out += &step_account(&l);
     out += &kernels(&l);
     out += &classes(&l);
     out += &super::overlap_text::overlap(&l);
