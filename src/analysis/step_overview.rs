@@ -107,6 +107,16 @@ fn causes(paths: &[StepPath], warmup: usize) -> Vec<(WhatIf, usize)> {
     out
 }
 
+/// Where a cause is: its rank (`D3`), or its host and how many ranks
+/// when it is on every rank of one at once (`gpu-a23 ×8 ranks`).
+pub fn cause_place(p: &Profile, w: &WhatIf) -> Option<String> {
+    let d = w.device?;
+    Some(match w.ranks {
+        0 | 1 => p.device_label(d).tag(),
+        n => format!("{} ×{n} ranks", p.host_label(p.devices[d as usize].host)),
+    })
+}
+
 /// One kind's share of a path: its time, and each device's part of it
 /// (largest first).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -293,13 +293,8 @@ pub fn to_text(cx: &Context) -> String {
 fn cause_words(cx: &Context, w: &WhatIf) -> String {
     let (p, what) = (cx.profile, w.what);
     let mut s = w.kind.name().to_string();
-    match w.device {
-        Some(d) if w.ranks > 1 => {
-            let host = p.host_label(p.devices[d as usize].host);
-            s += &format!(" on {host} ×{} ranks", w.ranks);
-        }
-        Some(d) => s += &format!(" on {}", p.device_label(d).tag()),
-        None => {}
+    if let Some(on) = step_overview::cause_place(p, w) {
+        s += &format!(" on {on}");
     }
     if let Some(w) = what {
         s += &format!(

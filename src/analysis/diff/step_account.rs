@@ -5,7 +5,6 @@
 
 use super::side::Side;
 use crate::analysis::step_overview::{self, WARMUP_STEPS};
-use crate::profile::Profile;
 
 /// A cause on a side's critical paths, named with that side's labels.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +69,7 @@ fn account_side(s: Side) -> Option<AccountSide> {
         .take(CAUSES)
         .map(|(w, steps)| CauseBrief {
             kind: w.kind.name(),
-            on: w.device.map(|d| on(p, d, w.ranks)),
+            on: step_overview::cause_place(p, w),
             what: w.what.map(|s| p.strings.get(s).to_string()),
             saves_ms: w.saves_ns as f64 / 1e6,
             steps: *steps,
@@ -81,12 +80,4 @@ fn account_side(s: Side) -> Option<AccountSide> {
         parts_ms: sum.map(|ns| ns as f64 / 1e6 / cells as f64),
         causes,
     })
-}
-
-/// `D3`, or `gpu-a23 ×8 ranks` for a cause on every rank of a host.
-fn on(p: &Profile, d: crate::profile::DevId, ranks: usize) -> String {
-    match ranks {
-        0 | 1 => p.device_label(d).tag(),
-        n => format!("{} ×{n} ranks", p.host_label(p.devices[d as usize].host)),
-    }
 }

@@ -15,7 +15,7 @@ use super::text::{cut_line, visible};
 use super::theme::Theme;
 use crate::analysis::critical_path::WhatIf;
 use crate::analysis::step_account::PARTS;
-use crate::analysis::step_overview::StepOverview;
+use crate::analysis::step_overview::{StepOverview, cause_place};
 use crate::tui::timescale::short_duration;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -363,15 +363,9 @@ fn detail_lines(
 /// A cause in words: `os_wait on D3 (pthread_cond_wait)`, or on every
 /// rank of a host at once: `os_wait on gpu-a23 ×8 ranks (…)`.
 fn cause_words(p: &crate::profile::Profile, w: &WhatIf) -> String {
-    let who = match w.device {
-        Some(d) if w.ranks > 1 => format!(
-            " on {} ×{} ranks",
-            p.host_label(p.devices[d as usize].host),
-            w.ranks
-        ),
-        Some(d) => format!(" on {}", p.device_label(d).tag()),
-        None => String::new(),
-    };
+    let who = cause_place(p, w)
+        .map(|on| format!(" on {on}"))
+        .unwrap_or_default();
     let what = w
         .what
         .map(|s| format!(" ({})", fit_name(p.strings.get(s), 40).unwrap_or_default()))
