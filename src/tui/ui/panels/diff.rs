@@ -156,6 +156,7 @@ fn diff_lines(
         ));
     }
     exposed_nccl(&mut out, d, &cols, theme);
+    step_account(&mut out, d, &cols, theme);
 
     // Kernels: the largest changes; Enter finds the kernel.
     out.push(Line::styled(
@@ -279,6 +280,52 @@ fn exposed_nccl(out: &mut PanelLines, d: &Diff, cols: &Columns, theme: &Theme) {
         .is_some_and(|noise| d.exposed_grew_steps_did_not(noise))
     {
         out.push(Line::styled(STEPS_MISS_GPU_WAITS, theme.dim()));
+    }
+}
+
+/// Each side's step account (`report steps`), part by part where either
+/// side has time in it, then each side's first cause to fix.
+fn step_account(out: &mut PanelLines, d: &Diff, cols: &Columns, theme: &Theme) {
+    let (b, a) = (&d.step_account.before, &d.step_account.after);
+    if b.is_none() && a.is_none() {
+        return;
+    }
+    out.push(Line::styled(
+        cols.row("step·rank, ms", "before", "after", "Δ", "Δ%"),
+        theme.heading(),
+    ));
+    let part = |s: &Option<crate::analysis::diff::AccountSide>, i: usize| {
+        s.as_ref().map(|s| s.parts_ms[i])
+    };
+    for (i, name) in crate::analysis::step_account::PARTS.iter().enumerate() {
+        let (pb, pa) = (part(b, i), part(a, i));
+        if pb.unwrap_or(0.0) == 0.0 && pa.unwrap_or(0.0) == 0.0 {
+            continue;
+        }
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| fixed(v, 3));
+        let (delta, change) = match (pb, pa) {
+            (Some(pb), Some(pa)) => (
+                format!("{:+.3}", pa - pb),
+                pct(crate::analysis::diff::delta_pct(pb, pa)),
+            ),
+            _ => (String::new(), String::new()),
+        };
+        out.push(cols.row(name, &cell(pb), &cell(pa), &delta, &change));
+    }
+    for (which, side) in [("before", b), ("after", a)] {
+        let first = side.as_ref().and_then(|s| s.causes.first());
+        let Some(c) = first else { continue };
+        let on =
+            c.on.as_deref()
+                .map(|o| format!(" on {o}"))
+                .unwrap_or_default();
+        out.push(Line::styled(
+            format!(
+                "{which}, first to fix: {}{on}: {:.3} ms",
+                c.kind, c.saves_ms
+            ),
+            theme.dim(),
+        ));
     }
 }
 
