@@ -22,7 +22,6 @@ use super::cuda_sync;
 use super::dep_graph::{Change, DepGraph, NodeId};
 use super::kernel_class::{GpuWork, KernelClasses};
 use super::matching::Matching;
-use super::steps::Steps;
 use crate::profile::{DevId, Profile, Sym};
 use std::collections::HashMap;
 
@@ -142,9 +141,8 @@ pub fn critical_paths(
     classes: &KernelClasses,
     clock: &Alignment,
     m: &Matching,
-    steps: &Steps,
+    spans: &[(i64, i64)],
 ) -> Vec<StepPath> {
-    let spans = steps.spans(p, clock);
     if spans.is_empty() {
         return Vec::new();
     }
@@ -176,9 +174,9 @@ pub fn critical_paths(
     let process_device = process_devices(p);
     let records = cuda_sync::RecordIndex::new(p, clock);
     spans
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(i, span)| {
+        .map(|(i, &span)| {
             let items = items(p, classes, clock, &call_of, &process_device, &records, span);
             step_path(p, classes, i + 1, span, &items)
         })

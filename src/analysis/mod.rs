@@ -38,6 +38,7 @@ pub mod skew;
 pub mod stats;
 pub mod step_account;
 pub mod step_overview;
+pub mod step_spans;
 pub mod steps;
 pub mod stored;
 pub mod stragglers;

@@ -23,7 +23,6 @@ use super::cuda_sync;
 use super::intervals::{Span, clip, intersection_len, subtract, total, union};
 use super::kernel_class::{GpuWork, KernelClasses};
 use super::matching::Matching;
-use super::steps::Steps;
 use crate::profile::{DevId, LaneId, NONE, Profile};
 use std::collections::HashMap;
 
@@ -102,9 +101,8 @@ pub fn account(
     classes: &KernelClasses,
     clock: &Alignment,
     m: &Matching,
-    steps: &Steps,
+    spans: &[(i64, i64)],
 ) -> Vec<StepAccount> {
-    let spans = steps.spans(p, clock);
     if spans.is_empty() {
         return Vec::new();
     }
@@ -115,9 +113,9 @@ pub fn account(
         .collect();
     let records = cuda_sync::RecordIndex::new(p, clock);
     spans
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(i, span)| {
+        .map(|(i, &span)| {
             let mut waits = LaneWaits {
                 records: &records,
                 span,

@@ -10,6 +10,7 @@ use super::critical_path::{self, SegKind, StepPath, WhatIf};
 use super::kernel_class::KernelClasses;
 use super::matching::Matching;
 use super::step_account::{self, StepAccount};
+use super::step_spans::{StepSpans, StepsFrom, step_spans};
 use super::steps::Steps;
 use crate::profile::{DevId, Profile, Sym};
 use std::collections::BTreeMap;
@@ -32,6 +33,8 @@ pub struct StepOverview {
     /// The what-ifs of the steps after warm-up summed per cause, largest
     /// first, with how many steps each was found in.
     pub causes: Vec<(WhatIf, usize)>,
+    /// The step ranges, or the collectives' period the steps came from.
+    pub from: StepsFrom,
 }
 
 /// The steps' figures of a capture (empty without step ranges).
@@ -43,15 +46,15 @@ pub fn overview(
     steps: &Steps,
     warmup: usize,
 ) -> StepOverview {
-    let accounts = step_account::account(p, classes, clock, m, steps);
+    let StepSpans { spans, from } = step_spans(p, clock, m, steps);
+    let accounts = step_account::account(p, classes, clock, m, &spans);
     if accounts.is_empty() {
         return StepOverview {
             warmup,
             ..StepOverview::default()
         };
     }
-    let paths = critical_path::critical_paths(p, classes, clock, m, steps);
-    let spans: Vec<(i64, i64)> = accounts.iter().map(|a| a.span).collect();
+    let paths = critical_path::critical_paths(p, classes, clock, m, &spans);
     let per_step = compute_stragglers::per_step(p, classes, clock, &spans);
     let stragglers = compute_stragglers::stragglers(&per_step, warmup);
     let causes = causes(&paths, warmup);
@@ -62,6 +65,7 @@ pub fn overview(
         compute: per_step.into_iter().map(|(c, _)| c).collect(),
         stragglers,
         causes,
+        from,
     }
 }
 

@@ -3,10 +3,10 @@
 
 use super::args::{AnalysisArgs, NoCacheArg};
 use super::messages::{fail, input_failed, say};
-use rankline::analysis::critical_path;
 use rankline::analysis::matching::Matching;
 use rankline::analysis::tracks::Tracks;
 use rankline::analysis::{Window, pipeline, stored};
+use rankline::analysis::{critical_path, step_spans};
 use rankline::profile::{self, CacheDir, DevId, Profile, Source};
 use rankline::report::{self, Section};
 use std::path::PathBuf;
@@ -111,7 +111,8 @@ pub fn run(args: ExportArgs, cache: Option<CacheDir>) -> ExitCode {
     let paths = match args.critical_path {
         true => {
             let a = &analysis;
-            critical_path::critical_paths(&p, &a.classes, &a.clock, &a.matching, &a.steps)
+            let spans = step_spans::step_spans(&p, &a.clock, &a.matching, &a.steps).spans;
+            critical_path::critical_paths(&p, &a.classes, &a.clock, &a.matching, &spans)
         }
         false => Vec::new(),
     };

@@ -10,6 +10,7 @@ use crate::analysis::compute_stragglers::ComputeStraggler;
 use crate::analysis::critical_path::{SegKind, Segment, StepPath, WhatIf};
 use crate::analysis::step_account::{PARTS, RankStep, StepAccount};
 use crate::analysis::step_overview::{self, StepOverview};
+use crate::analysis::step_spans::StepsFrom;
 use crate::profile::{DevId, Sym};
 use serde_json::{Value, json};
 
@@ -194,7 +195,15 @@ pub fn to_json(cx: &Context) -> Value {
         .filter(|s| cx.shows(s.device))
         .map(|s| straggler_json(cx, &o, &samples, s))
         .collect();
+    let from = match &o.from {
+        StepsFrom::None => Value::Null,
+        StepsFrom::Markers => json!({"source": "markers"}),
+        StepsFrom::Collectives { group, per_step } => {
+            json!({"source": "collectives", "group": group, "per_step": per_step})
+        }
+    };
     json!({
+        "steps_from": from,
         "warmup_steps": cx.options.warmup_steps,
         "steps": steps,
         "causes": causes,
@@ -219,8 +228,11 @@ pub fn to_text(cx: &Context) -> String {
     let o = overview(cx);
     let all = &o.accounts;
     if all.is_empty() {
-        out += "  no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX)\n";
+        out += "  no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX), and no period of the collectives was found\n";
         return out;
+    }
+    if let Some(said) = o.from.said() {
+        out += &cx.note(&said);
     }
     out += &cx.note(
         "each rank's GPU time over the step's span (its NVTX ranges, earliest start to latest end over the ranks), by interval unions that add up to the span: compute alone; overlapped (NCCL under compute); NCCL alone while its collective's last member had not started (wait) or after (xfer); copy alone; idle because the next work's launch call ended after the GPU went idle (host), because its stream waited on an event recorded or completed later (dep), or other idle",

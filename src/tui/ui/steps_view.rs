@@ -56,8 +56,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         f.render_widget(Paragraph::new(visible(line)).style(theme.bar()), status);
         return;
     };
+    let found = match &o.from {
+        crate::analysis::step_spans::StepsFrom::Collectives { group, .. } => {
+            format!(" (no step ranges: found from the period of {group})")
+        }
+        _ => String::new(),
+    };
     let head = format!(
-        " rankline · steps · {} steps × {} ranks · cells: {} · warm-up: {}",
+        " rankline · steps{found} · {} steps × {} ranks · cells: {} · warm-up: {}",
         o.accounts.len(),
         v.devices.len(),
         v.figure.name(),
@@ -72,7 +78,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         title,
     );
     if o.accounts.is_empty() {
-        let text = " no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX)";
+        let text = " no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX), and no period of the collectives was found";
         f.render_widget(Paragraph::new(text).style(theme.warning()), main);
         app.capture_mut().steps_view = Some(v);
         return;
