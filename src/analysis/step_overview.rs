@@ -35,6 +35,8 @@ pub struct StepOverview {
     pub causes: Vec<(WhatIf, usize)>,
     /// The step ranges, or the collectives' period the steps came from.
     pub from: StepsFrom,
+    /// Per step, each device's time on the critical path (by device).
+    pub on_path: Vec<Vec<(DevId, i64)>>,
 }
 
 /// The steps' figures of a capture (empty without step ranges).
@@ -58,6 +60,7 @@ pub fn overview(
     let per_step = compute_stragglers::per_step(p, classes, clock, &spans);
     let stragglers = compute_stragglers::stragglers(&per_step, warmup);
     let causes = causes(&paths, warmup);
+    let on_path = paths.iter().map(on_path).collect();
     StepOverview {
         warmup,
         accounts,
@@ -66,7 +69,19 @@ pub fn overview(
         stragglers,
         causes,
         from,
+        on_path,
     }
+}
+
+/// Each device's time on a path, by device.
+fn on_path(path: &StepPath) -> Vec<(DevId, i64)> {
+    let mut by: BTreeMap<DevId, i64> = BTreeMap::new();
+    for s in &path.path {
+        if let Some(d) = s.device {
+            *by.entry(d).or_default() += s.end - s.start;
+        }
+    }
+    by.into_iter().collect()
 }
 
 impl StepOverview {

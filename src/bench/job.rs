@@ -11,6 +11,7 @@ use rankline::profile::inputs::expand_inputs;
 use rankline::profile::{CacheDir, Source};
 use rankline::tui::data::{self, LoadMsg};
 use rankline::tui::offscreen::Offscreen;
+use rankline::tui::steps_view::StepFigure;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -224,9 +225,17 @@ fn timeline(dir: &Path, cache: Option<&CacheDir>) -> Result<(), String> {
     // its frame with hosts folded as it opens, and every host open.
     let took = screen.open_steps_view().as_secs_f64();
     println!("  steps view's figures derived (off the UI thread): {took:.2} s");
-    for how in ["as it opens", "every host open"] {
-        if how == "every host open" {
-            screen.expand_steps_hosts();
+    for how in [
+        "as it opens",
+        "every host open",
+        "every host open, cells on the critical path",
+    ] {
+        match how {
+            "every host open" => screen.expand_steps_hosts(),
+            "every host open, cells on the critical path" => {
+                screen.steps_figure(StepFigure::OnPath)
+            }
+            _ => {}
         }
         let ms = screen.mean_frame(20).as_secs_f64() * 1e3;
         let (ranks, cols) = screen.steps_view_size().unwrap_or_default();

@@ -97,6 +97,13 @@ impl Offscreen {
         Some((v.devices.len(), v.cols.len()))
     }
 
+    /// Makes the steps view's cells show `figure`.
+    pub fn steps_figure(&mut self, figure: crate::tui::steps_view::StepFigure) {
+        if let Some(v) = self.app.capture_mut().steps_view.as_mut() {
+            v.figure = figure;
+        }
+    }
+
     /// Unfolds every host of the steps view.
     pub fn expand_steps_hosts(&mut self) {
         if let Some(v) = self.app.capture_mut().steps_view.as_mut() {

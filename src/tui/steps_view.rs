@@ -105,12 +105,9 @@ impl StepFigure {
                 let c = &cs[cs.binary_search_by_key(&r.device, |c| c.device).ok()?];
                 (c.compute_ns - c.peers_ns).max(0)
             }
-            StepFigure::OnPath => o.paths.get(step).map_or(0, |p| {
-                p.path
-                    .iter()
-                    .filter(|s| s.device == Some(r.device))
-                    .map(|s| s.end - s.start)
-                    .sum()
+            StepFigure::OnPath => o.on_path.get(step).map_or(0, |by| {
+                by.binary_search_by_key(&r.device, |e| e.0)
+                    .map_or(0, |i| by[i].1)
             }),
         })
     }
