@@ -182,7 +182,7 @@ fn from_collectives(p: &Profile, clock: &Alignment, m: &Matching) -> Option<Step
             }
         }
     }
-    let (steps, g, c) = best?;
+    let (_, g, c) = best?;
     let v = &inst[g];
     // The period in instances (of every group); the step boundary is the
     // phase of it after which the collectives pause longest, summed over
@@ -193,7 +193,6 @@ fn from_collectives(p: &Profile, clock: &Alignment, m: &Matching) -> Option<Step
     let period =
         ends.partition_point(|e| e.0 <= edge(1)) - ends.partition_point(|e| e.0 <= edge(0));
     let period = period.max(1);
-    let _ = steps;
     let mut starts: Vec<i64> = inst.iter().flatten().map(|s| s.0).collect();
     starts.sort_unstable();
     let next_start = |b: i64| starts.get(starts.partition_point(|&s| s <= b)).copied();

@@ -143,10 +143,6 @@ fn what_if_json(cx: &Context, w: &WhatIf) -> Value {
     json!({"device": device, "kind": w.kind.name(), "what": what, "ranks": w.ranks, "saves_ms": json::ms(w.saves_ns)})
 }
 
-fn is_warmup(cx: &Context, step: usize) -> bool {
-    step <= cx.options.warmup_steps
-}
-
 fn rank_json(cx: &Context, span_ns: i64, r: &RankStep) -> Value {
     let mut v = serde_json::Map::new();
     v.insert("device".into(), json::device(cx.profile, r.device));
@@ -166,7 +162,7 @@ pub fn to_json(cx: &Context) -> Value {
         .map(|(s, path)| {
             json!({
                 "step": s.step,
-                "warmup": is_warmup(cx, s.step),
+                "warmup": o.is_warmup(s.step),
                 "time_ms": json::ms(s.span_ns()),
                 "start_ns": s.span.0,
                 "end_ns": s.span.1,
@@ -241,11 +237,7 @@ pub fn to_text(cx: &Context) -> String {
     for s in all {
         let shown: Vec<&RankStep> = s.ranks.iter().filter(|r| cx.shows(r.device)).collect();
         let mut row = vec![
-            format!(
-                "{}{}",
-                s.step,
-                if is_warmup(cx, s.step) { " w" } else { "" }
-            ),
+            format!("{}{}", s.step, if o.is_warmup(s.step) { " w" } else { "" }),
             table::ms(s.span_ns()),
         ];
         row.extend(mean_parts(&shown).iter().map(|&ns| table::ms(ns)));
@@ -253,7 +245,7 @@ pub fn to_text(cx: &Context) -> String {
     }
     out += &t.render(cx.cols());
     out += &cx.note("per step, each part's mean over the ranks shown (ms); w: warm-up (the first --warmup-steps steps), left out below");
-    let kept: Vec<&StepAccount> = all.iter().filter(|s| !is_warmup(cx, s.step)).collect();
+    let kept: Vec<&StepAccount> = all.iter().filter(|s| !o.is_warmup(s.step)).collect();
     if kept.is_empty() {
         return out;
     }
@@ -356,7 +348,7 @@ fn paths_text(cx: &Context, o: &StepOverview) -> String {
         let head = format!(
             "step {}{}: {} ms — {}",
             p.step,
-            if is_warmup(cx, p.step) {
+            if o.is_warmup(p.step) {
                 " (warm-up)"
             } else {
                 ""

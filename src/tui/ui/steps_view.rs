@@ -84,13 +84,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         return;
     }
     let top = v.top(&o);
-    let values =
-        main.width.saturating_sub(LABEL + 1) / v.cols.len().max(1) as u16 >= VALUE_CELL - 1;
+    // Columns each rank could have: wide enough for a value, or a glyph.
+    let room = main.width.saturating_sub(LABEL + 1) / v.cols.len().max(1) as u16;
+    let values = room >= VALUE_CELL - 1;
     let legend = legend(&v, top, values, theme, main.width);
     let head_rows = legend.len() as u16 + SPARK_ROWS + 1;
     let cw = match values {
-        true => (main.width.saturating_sub(LABEL + 1) / v.cols.len().max(1) as u16)
-            .clamp(VALUE_CELL - 1, VALUE_CELL + 3),
+        true => room.clamp(VALUE_CELL - 1, VALUE_CELL + 3),
         false => 1,
     };
     let cells = Rect {
