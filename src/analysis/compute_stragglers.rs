@@ -4,7 +4,8 @@
 //! runs more of some GEMMs than the others, and is not slower for it), a
 //! device's total of it is set against the median of those devices' totals; summed over names, a device's compute time and
 //! its peers' for the same work give its slowdown in that step. A rank
-//! slower by 5 % or more in three steps of four (after warm-up) is a
+//! slower by 5 % or more in three steps of four (after warm-up), and in
+//! two at least (one slow step is a spike, not a slower GPU), is a
 //! compute straggler: named with how much slower, the extra time per step
 //! and the kernel that gained most.
 
@@ -16,6 +17,8 @@ use std::collections::HashMap;
 
 /// A rank this much slower than its peers (ratio) is slow in a step.
 pub const SLOWER: f64 = 1.05;
+/// Fewest slow steps that name a straggler.
+const MIN_SLOW_STEPS: usize = 2;
 
 /// One device in one step: its compute time and its peers' median for the
 /// same kernels (ns).
@@ -140,7 +143,7 @@ pub fn stragglers(steps: &[StepFigures], warmup: usize) -> Vec<ComputeStraggler>
     }
     let mut out: Vec<ComputeStraggler> = slow
         .into_iter()
-        .filter(|(_, v)| 4 * v.len() >= 3 * counted.len())
+        .filter(|(_, v)| v.len() >= MIN_SLOW_STEPS && 4 * v.len() >= 3 * counted.len())
         .map(|(device, v)| {
             let mut ratios: Vec<f64> = v.iter().map(|x| x.1).collect();
             ratios.sort_by(f64::total_cmp);

@@ -83,7 +83,7 @@ fn straggler_json(
 fn stragglers_text(cx: &Context, o: &StepOverview) -> String {
     let all = &o.stragglers;
     if all.is_empty() {
-        return cx.note("no compute straggler: no rank's compute ran 5 % or more over its peers' median for the same kernels in three steps of four after warm-up");
+        return cx.note("no compute straggler: no rank's compute ran 5 % or more over its peers' median for the same kernels in three steps of four after warm-up, and in two at least");
     }
     let samples = super::why_clock::Samples::read(cx.profile);
     let mut out = String::new();
