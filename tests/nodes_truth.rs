@@ -397,6 +397,28 @@ fn without_payloads_instances_across_nodes_are_exact_or_honestly_ambiguous() {
     }
 }
 
+/// Two steps of a TP2 job: on UTC stamps alone the first matching places
+/// some of one host's communicators a call or a step away from their
+/// partners, each by a constant offset of its own, and the median over
+/// instances lands on a misplaced one (the host was kept on UTC, "ends
+/// disagree by 5034.9 ms"); the communicators that agree give the host's
+/// clock, and its drift is fitted between the two steps' bursts.
+#[test]
+fn a_hosts_clock_is_the_offset_its_communicators_agree_on() {
+    let j = job("nodes_tp2");
+    for (ti, _) in arr(&j.truth["files"]).iter().enumerate() {
+        let m = j.a.clock.mappings().nth(j.file[ti]).unwrap();
+        assert_eq!(m.refused, None, "{}", j.name);
+    }
+    let o = check(&j, &|_| false);
+    assert!(o.wrong.is_empty(), "{:#?}", o.wrong);
+    assert_eq!(
+        o.exact + o.ambiguous_as_truth_says,
+        arr(&j.truth["instances"]).len()
+    );
+    the_job_holds(&j);
+}
+
 #[test]
 fn a_file_whose_timestamps_run_at_another_pace_is_left_out_and_the_rest_hold() {
     let j = job("scaled_rank");

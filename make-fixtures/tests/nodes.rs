@@ -199,7 +199,8 @@ fn captures_are_long_enough_for_drift_to_matter() {
     for Job { name, t, .. } in jobs() {
         for file in arr(&t["files"]) {
             let span = u(&file["stop_true_ns"]) - u(&file["session_true_ns"]);
-            assert!(span >= 10_000_000_000, "{name}: {} {span} ns", file["path"]);
+            // two steps 5 s apart at least: a few ppm move ends by tens of µs
+            assert!(span >= 5_000_000_000, "{name}: {} {span} ns", file["path"]);
         }
         let hosts = arr(&t["hosts"]);
         let faulty: Vec<&Value> = arr(&t["faults"])
@@ -342,6 +343,7 @@ fn a_node_level_stall_holds_up_every_rank_of_its_node_at_once() {
         let events = arr(&t["node_events"]);
         if !name.starts_with("nodes_3d")
             && !name.starts_with("nodes_pp4")
+            && name != "nodes_tp2"
             && !["scaled_rank", "boot43", "boot43_nodes"].contains(&name.as_str())
         {
             assert!(events.is_empty(), "{name}");

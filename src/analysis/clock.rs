@@ -16,6 +16,7 @@ pub mod hosts;
 mod joint;
 pub mod pace;
 pub mod timebase;
+mod vote;
 
 /// The GPU rows of each collective instance a matching found (its
 /// groups' instances in order), then of each kernel pair partners in part
@@ -89,10 +90,11 @@ pub const MAX_END_MAD_NS: f64 = 200_000.0;
 /// A per-instance end offset this close to the fit (ns) is never an outlier.
 const KEEP_FLOOR_NS: f64 = 20_000.0;
 /// Drift is fitted only over instances spanning at least this (ns): over
-/// a shorter capture, a few ppm move ends less than their jitter.
-pub const DRIFT_MIN_SPAN_NS: f64 = 10e9;
+/// a shorter capture, a few ppm move ends less than their jitter; over
+/// two steps 5 s apart they move them by tens of µs.
+pub const DRIFT_MIN_SPAN_NS: f64 = 2e9;
 /// ... and at least this many instances.
-const DRIFT_MIN_INSTANCES: usize = 10;
+const DRIFT_MIN_INSTANCES: usize = 6;
 /// Hosts whose clocks the ends fitted this well (p90 residual, ns) are
 /// matched as on one clock: the ends of one call still meet within the
 /// matching's own tolerance (at least 20 µs).

@@ -5,6 +5,7 @@
 
 use super::fit::{LineFit, median, outlier_limit, robust_line};
 use super::joint;
+use super::vote;
 use super::{
     Alignment, ClockMethod, DRIFT_MIN_INSTANCES, DRIFT_MIN_SPAN_NS, KEEP_FLOOR_NS, MAX_DRIFT_PPM,
     MAX_END_MAD_NS, MIN_INSTANCES, MatchedRows,
@@ -421,6 +422,13 @@ fn fit_domain(
     let fit_drift = span >= DRIFT_MIN_SPAN_NS && xs.len() >= DRIFT_MIN_INSTANCES;
     let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS)
         .ok_or_else(|| Refusal::kept_on_utc("no fit".into(), None))?;
+    let holds = |f: &LineFit| f.mad_all <= MAX_END_MAD_NS && f.kept >= MIN_INSTANCES;
+    if !holds(&f)
+        && let Some(agreed) = by_communicators(p, a, &used, dom, &xs, &ys, fit_drift)
+        && holds(&agreed)
+    {
+        f = agreed;
+    }
     let ppm = f.slope * 1e6;
     if ppm.abs() > MAX_DRIFT_PPM {
         return Err(Refusal {
@@ -436,7 +444,7 @@ fn fit_domain(
             isolate: f.mad_all <= MAX_END_MAD_NS && f.kept >= DRIFT_MIN_INSTANCES,
         });
     }
-    if f.mad_all > MAX_END_MAD_NS || f.kept < MIN_INSTANCES {
+    if !holds(&f) {
         let mut off: Vec<f64> = xs
             .iter()
             .zip(&ys)
@@ -512,6 +520,47 @@ fn fit_domain(
         t0,
         rejected,
     })
+}
+
+/// The line through the instances of the offset most communicators give
+/// ([`vote`]), each communicator named by the domain's streams in it.
+fn by_communicators(
+    p: &Profile,
+    a: &Alignment,
+    used: &[&&Inst],
+    dom: usize,
+    xs: &[f64],
+    ys: &[f64],
+    fit_drift: bool,
+) -> Option<LineFit> {
+    let mut ids: std::collections::HashMap<Vec<u32>, usize> = Default::default();
+    let keys: Vec<usize> = used
+        .iter()
+        .map(|inst| {
+            let mut lanes: Vec<u32> = inst
+                .rows
+                .iter()
+                .filter(|&&(f, _)| a.domain(f) == dom)
+                .map(|&(_, r)| p.gpu.lane(r))
+                .collect();
+            lanes.sort_unstable();
+            lanes.dedup();
+            let next = ids.len();
+            *ids.entry(lanes).or_insert(next)
+        })
+        .collect();
+    let agreed = vote::agreed(&keys, ys, 2.0 * MAX_END_MAD_NS)?;
+    let pick = |v: &[f64]| agreed.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+    let mut f = robust_line(&pick(xs), &pick(ys), fit_drift, KEEP_FLOOR_NS)?;
+    // Every instance is judged by the agreed line: those off it are the
+    // misplaced communicators', rejected below like any outlier.
+    f.mad_all = median(
+        agreed
+            .iter()
+            .map(|&i| (ys[i] - f.offset - f.slope * xs[i]).abs())
+            .collect(),
+    );
+    Some(f)
 }
 
 /// How fast a clock runs (ppm) whose correction has slope `slope`: its

@@ -61,7 +61,10 @@ pub fn robust_line(xs: &[f64], ys: &[f64], fit_slope: bool, floor: f64) -> Optio
 
 /// Theil–Sen over the points `idx` (sorted by x): slopes of the pairs
 /// (i, i + n/2), whose x are far apart, so the median slope is robust in
-/// O(n); the offset is the median of `y − slope · x`.
+/// O(n); the offset is the median of `y − slope · x`. Only pairs at least
+/// a quarter of the span apart count: where instances come in bursts (a
+/// capture of two steps), a pair inside one burst is ms apart and its
+/// slope is the ends' jitter over ms — hundreds of ppm.
 fn line_through(xs: &[f64], ys: &[f64], idx: &[usize], fit_slope: bool) -> (f64, f64) {
     let slope = if fit_slope && idx.len() >= 2 {
         let mut sorted = idx.to_vec();
@@ -69,11 +72,12 @@ fn line_through(xs: &[f64], ys: &[f64], idx: &[usize], fit_slope: bool) -> (f64,
         // sorted (a fit per host and instance set: it adds up).
         sorted.sort_unstable_by(|&a, &b| xs[a].total_cmp(&xs[b]).then(a.cmp(&b)));
         let half = sorted.len() / 2;
+        let span = xs[sorted[sorted.len() - 1]] - xs[sorted[0]];
         let slopes: Vec<f64> = (0..half)
             .filter_map(|i| {
                 let (a, b) = (sorted[i], sorted[i + half + sorted.len() % 2]);
                 let dx = xs[b] - xs[a];
-                (dx > 0.0).then(|| (ys[b] - ys[a]) / dx)
+                (dx > 0.0 && dx >= span / 4.0).then(|| (ys[b] - ys[a]) / dx)
             })
             .collect();
         if slopes.is_empty() {
@@ -150,6 +154,28 @@ mod tests {
         assert!(((f.slope - 4e-6) * 100e9).abs() < 10e3, "slope {}", f.slope);
         assert_eq!(f.kept, 180);
         assert!(f.mad_all < 5e3, "mad {}", f.mad_all);
+    }
+
+    #[test]
+    fn bursts_of_unequal_size_give_the_slope_between_them() {
+        // Two steps 5 s apart: 6 instances in the first, 40 in the
+        // second, ends jittering by µs; a clock 5 ppm fast.
+        let xs: Vec<f64> = (0..46)
+            .map(|i| {
+                if i < 6 {
+                    i as f64 * 1e6
+                } else {
+                    5e9 + i as f64 * 1e6
+                }
+            })
+            .collect();
+        let ys: Vec<f64> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| 5e-6 * x + 3e3 * jitter(i))
+            .collect();
+        let f = robust_line(&xs, &ys, true, 20e3).unwrap();
+        assert!((f.slope * 1e6 - 5.0).abs() < 1.0, "{} ppm", f.slope * 1e6);
     }
 
     #[test]
