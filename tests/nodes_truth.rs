@@ -406,10 +406,13 @@ fn without_payloads_instances_across_nodes_are_exact_or_honestly_ambiguous() {
 #[test]
 fn a_hosts_clock_is_the_offset_its_communicators_agree_on() {
     let j = job("nodes_tp2");
+    let mut voted = 0;
     for (ti, _) in arr(&j.truth["files"]).iter().enumerate() {
         let m = j.a.clock.mappings().nth(j.file[ti]).unwrap();
         assert_eq!(m.refused, None, "{}", j.name);
+        voted += usize::from(m.voted.is_some());
     }
+    assert_eq!(voted, 1, "one host decided by its communicators");
     let o = check(&j, &|_| false);
     assert!(o.wrong.is_empty(), "{:#?}", o.wrong);
     assert_eq!(

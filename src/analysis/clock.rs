@@ -16,7 +16,7 @@ pub mod hosts;
 mod joint;
 pub mod pace;
 pub mod timebase;
-mod vote;
+pub mod vote;
 
 /// The GPU rows of each collective instance a matching found (its
 /// groups' instances in order), then of each kernel pair partners in part
@@ -151,6 +151,10 @@ pub struct FileClock {
     /// instance| (ms) over the instances used.
     residual_ms: Option<Spread>,
     instances_used: usize,
+    /// When its shared instances implied offsets ms apart: how many of
+    /// its communicators agreed on the one fitted ([`vote`]).
+    #[serde(default)]
+    voted: Option<vote::Voted>,
     /// Why ends were not used for this file's domain.
     refused: Option<String>,
     /// How far (ms, p90) the domain's per-instance end offsets stray from
@@ -208,6 +212,9 @@ pub struct FileMapping {
     pub drift_fitted: bool,
     pub residual_ms: Option<Spread>,
     pub instances_used: usize,
+    /// How many of its communicators agreed on its offset, when its
+    /// instances disagreed.
+    pub voted: Option<vote::Voted>,
     pub refused: Option<String>,
     /// Left out of cross-file figures: its clock data cannot be right.
     pub isolated: bool,
@@ -553,6 +560,7 @@ impl Alignment {
             drift_fitted: c.drift_fitted,
             residual_ms: c.residual_ms,
             instances_used: c.instances_used,
+            voted: c.voted,
             refused: c.refused.clone(),
             isolated: c.isolated,
         })
@@ -869,6 +877,7 @@ pub fn from_utc_read(
             t0: t0s[i],
             residual_ms: None,
             instances_used: 0,
+            voted: None,
             refused: None,
             disagreement_ms: None,
             isolated: false,
@@ -1061,6 +1070,7 @@ mod tests {
                 t0,
                 residual_ms: None,
                 instances_used: 0,
+                voted: None,
                 refused: None,
                 disagreement_ms: None,
                 isolated: false,

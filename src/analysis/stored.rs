@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Bump when an analysis result type, or what an analysis computes,
 /// changes: stored analyses of another version are recomputed.
-pub const FORMAT: u32 = 30;
+pub const FORMAT: u32 = 31;
 
 /// The key of the analyses of `p` under `s`: every setting (derived from
 /// the whole value, [`Settings::key`]), with what else of `p` the inputs'

@@ -36,6 +36,9 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 "drift_fitted": c.drift_fitted,
                 "residual_end_skew_ms": c.residual_ms.map_or(Value::Null, |s| json!({"p50": s.p50, "p90": s.p90})),
                 "instances_used": c.instances_used,
+                // its instances implied offsets ms apart: the offset most
+                // of its communicators agreed on (null: they agreed)
+                "voted": c.voted.map(|v| json!({"agreeing": v.agreeing, "communicators": v.of})),
                 // another file of its host: one clock with that file
                 "host_clock": c.host_link.map(|l| json!({
                     "shared_with": path_text(&p.files[c.domain].path),
@@ -153,6 +156,16 @@ pub fn to_text(cx: &Context, a: &Alignment) -> String {
             "! {files} {what} ({}): {why}",
             names.join(", ")
         )));
+    }
+    for (c, f) in a.mappings().zip(&p.files) {
+        if let Some(v) = c.voted {
+            out += &cx.note(&escape_controls(&format!(
+                "! {}: its collectives implied offsets ms apart; {} of its {} communicators agree on the one fitted, the others' calls were placed apart on UTC and are paired again on the fitted clocks",
+                f.name(),
+                v.agreeing,
+                v.of
+            )));
+        }
     }
     for (c, f) in a.mappings().zip(&p.files) {
         // (one left out says why above)

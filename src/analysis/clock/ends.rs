@@ -115,6 +115,7 @@ pub fn refine_from_ends(p: &Profile, utc: &Alignment, m: &MatchedRows) -> Alignm
                     c.method = ClockMethod::CollectiveEnds;
                     c.drift_fitted = fit.line.slope != 0.0;
                     c.instances_used = fit.line.kept;
+                    c.voted = fit.voted;
                     c.fitted_via = via;
                     c.refused = None;
                     c.disagreement_ms = None;
@@ -351,6 +352,8 @@ struct DomainFit {
     line: LineFit,
     t0: i64,
     rejected: Vec<usize>,
+    /// When the instances disagreed and the communicators decided.
+    voted: Option<vote::Voted>,
 }
 
 /// Why a domain's ends were not used.
@@ -423,11 +426,13 @@ fn fit_domain(
     let mut f = robust_line(&xs, &ys, fit_drift, KEEP_FLOOR_NS)
         .ok_or_else(|| Refusal::kept_on_utc("no fit".into(), None))?;
     let holds = |f: &LineFit| f.mad_all <= MAX_END_MAD_NS && f.kept >= MIN_INSTANCES;
+    let mut voted = None;
     if !holds(&f)
-        && let Some(agreed) = by_communicators(p, a, &used, dom, &xs, &ys, fit_drift)
+        && let Some((agreed, v)) = by_communicators(p, a, &used, dom, &xs, &ys, fit_drift)
         && holds(&agreed)
     {
         f = agreed;
+        voted = Some(v);
     }
     let ppm = f.slope * 1e6;
     if ppm.abs() > MAX_DRIFT_PPM {
@@ -519,6 +524,7 @@ fn fit_domain(
         line: f,
         t0,
         rejected,
+        voted,
     })
 }
 
@@ -532,7 +538,7 @@ fn by_communicators(
     xs: &[f64],
     ys: &[f64],
     fit_drift: bool,
-) -> Option<LineFit> {
+) -> Option<(LineFit, vote::Voted)> {
     let mut ids: std::collections::HashMap<Vec<u32>, usize> = Default::default();
     let keys: Vec<usize> = used
         .iter()
@@ -550,17 +556,18 @@ fn by_communicators(
         })
         .collect();
     let agreed = vote::agreed(&keys, ys, 2.0 * MAX_END_MAD_NS)?;
-    let pick = |v: &[f64]| agreed.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+    let pick = |v: &[f64]| agreed.points.iter().map(|&i| v[i]).collect::<Vec<f64>>();
     let mut f = robust_line(&pick(xs), &pick(ys), fit_drift, KEEP_FLOOR_NS)?;
     // Every instance is judged by the agreed line: those off it are the
     // misplaced communicators', rejected below like any outlier.
     f.mad_all = median(
         agreed
+            .points
             .iter()
             .map(|&i| (ys[i] - f.offset - f.slope * xs[i]).abs())
             .collect(),
     );
-    Some(f)
+    Some((f, agreed.communicators))
 }
 
 /// How fast a clock runs (ppm) whose correction has slope `slope`: its

@@ -12,12 +12,29 @@
 use super::fit::median;
 use std::collections::BTreeMap;
 
-/// The points (indices) of the offset most communicators agree on:
-/// `keys[i]` names point `i`'s communicator (on the host fitted), `ys[i]`
-/// its offset. Communicators whose median offsets lie within `apart` of
-/// each other agree. `None` unless at least two communicators agree and
-/// no other offset has as many.
-pub fn agreed(keys: &[usize], ys: &[f64], apart: f64) -> Option<Vec<usize>> {
+/// The offset most communicators agree on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agreed {
+    /// Its points (indices).
+    pub points: Vec<usize>,
+    /// How many communicators agree on it, of how many.
+    pub communicators: Voted,
+}
+
+/// How many of a host's communicators agreed on its offset, of how many
+/// it shares with the aligned hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Voted {
+    pub agreeing: usize,
+    pub of: usize,
+}
+
+/// The points of the offset most communicators agree on: `keys[i]` names
+/// point `i`'s communicator (on the host fitted), `ys[i]` its offset.
+/// Communicators whose median offsets lie within `apart` of each other
+/// agree. `None` unless at least two communicators agree and no other
+/// offset has as many.
+pub fn agreed(keys: &[usize], ys: &[f64], apart: f64) -> Option<Agreed> {
     let mut by_key: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for (&k, &y) in keys.iter().zip(ys) {
         by_key.entry(k).or_default().push(y);
@@ -39,11 +56,15 @@ pub fn agreed(keys: &[usize], ys: &[f64], apart: f64) -> Option<Vec<usize>> {
         return None;
     }
     let at = median(best.iter().map(|m| m.0).collect());
-    Some(
-        (0..ys.len())
+    Some(Agreed {
+        points: (0..ys.len())
             .filter(|&i| best.iter().any(|m| m.1 == keys[i]) && (ys[i] - at).abs() <= apart)
             .collect(),
-    )
+        communicators: Voted {
+            agreeing: best.len(),
+            of: medians.len(),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -61,7 +82,9 @@ mod tests {
         ]
         .map(|ms| ms * 1e6);
         assert_eq!(median(ys.to_vec()), ys[6]);
-        assert_eq!(agreed(&keys, &ys, 0.4e6), Some(vec![0, 1, 2, 3, 4, 5]));
+        let a = agreed(&keys, &ys, 0.4e6).unwrap();
+        assert_eq!(a.points, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(a.communicators, Voted { agreeing: 3, of: 5 });
     }
 
     #[test]
@@ -75,6 +98,6 @@ mod tests {
     fn a_communicators_stray_instance_is_left_out() {
         let keys = [0, 0, 0, 1, 1, 2];
         let ys = [0.0, 0.1e6, 5.0e6, 0.05e6, 0.0, 9.0e6];
-        assert_eq!(agreed(&keys, &ys, 0.4e6), Some(vec![0, 1, 3, 4]));
+        assert_eq!(agreed(&keys, &ys, 0.4e6).unwrap().points, [0, 1, 3, 4]);
     }
 }
