@@ -15,20 +15,21 @@ const MEGATRON: &str = "megatron_tp8.sqlite";
 /// The trace written for `job` by the command line's writer.
 fn written(job: &rankline::tui::export::ExportJob, test: &str) -> serde_json::Value {
     let dir = common::temp_dir(test);
-    let exporter: rankline::tui::export::Exporter = std::sync::Arc::new(|p, a, w, tr, path| {
-        let trace = rankline::report::trace::Trace {
-            profile: p,
-            analysis: a,
-            window: w,
-            tracks: tr,
-            marks: &[],
-            paths: &[],
-            max_events: 1_000_000,
-        };
-        rankline::report::trace::write_file(path, &[], &trace)
-            .map_err(|e| e.to_string())
-            .map(|n| format!("{} events", n.events()))
-    });
+    let exporter: rankline::tui::export::Exporter =
+        std::sync::Arc::new(|p, a, w, tr, paths, path| {
+            let trace = rankline::report::trace::Trace {
+                profile: p,
+                analysis: a,
+                window: w,
+                tracks: tr,
+                marks: &[],
+                paths,
+                max_events: 1_000_000,
+            };
+            rankline::report::trace::write_file(path, &[], &trace)
+                .map_err(|e| e.to_string())
+                .map(|n| format!("{} events", n.events()))
+        });
     let line = run_export(&exporter, job, &dir, "megatron_tp8", "20261204T000000Z").unwrap();
     let path = dir.join("megatron_tp8-".to_string() + &job.what + "-20261204T000000Z.json.gz");
     assert!(
@@ -107,4 +108,36 @@ fn e_without_a_selection_exports_the_lanes_on_screen() {
         let (s, d) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
         assert!(s <= b + 1e-3 && s + d >= a - 1e-3, "{e}");
     }
+}
+
+/// Once the steps view has derived the steps, `E` adds their critical
+/// paths as a track: every segment overlapping the window, each with its
+/// step; before, the export has none.
+#[test]
+fn e_after_the_steps_view_adds_the_critical_paths() {
+    let (mut app, mut t) = open_at(&[fixture("jobs/3d_dedicated.sqlite")], None, 160, 48);
+    press(&mut app, &mut t, "E");
+    assert!(app.take_export().expect("an export").steps.is_none());
+    press(&mut app, &mut t, "P");
+    key(&mut app, &mut t, crossterm::event::KeyCode::Esc);
+    press(&mut app, &mut t, "E");
+    let job = app.take_export().expect("an export asked for");
+    let o = job.steps.clone().expect("the steps' figures");
+    let (a, b) = (job.window.start, job.window.end);
+    let want = o
+        .paths
+        .iter()
+        .flat_map(|sp| &sp.path)
+        .filter(|s| s.start < b && s.end > a)
+        .count();
+    assert!(want > 0);
+    let v = written(&job, "tui-export-paths");
+    let got: Vec<_> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "critical_path")
+        .collect();
+    assert_eq!(got.len(), want);
+    assert!(got.iter().all(|e| e["args"]["step"].is_u64()));
 }

@@ -235,7 +235,7 @@ fn ranks(list: &str) -> Result<Vec<(&str, u32, u32)>, String> {
 /// The timeline's `E`: the same trace as `rankline export`, bounded as its
 /// default `--max-events` bounds it.
 pub fn exporter() -> rankline::tui::export::Exporter {
-    std::sync::Arc::new(|p, a, window, tracks, path| {
+    std::sync::Arc::new(|p, a, window, tracks, paths, path| {
         // Said in the line: the terminal is the timeline's.
         let (marks, left_out) = bookmarks_of(p);
         let trace = report::trace::Trace {
@@ -244,12 +244,15 @@ pub fn exporter() -> rankline::tui::export::Exporter {
             window,
             tracks,
             marks: &marks,
-            paths: &[],
+            paths,
             max_events: DEFAULT_MAX_EVENTS,
         };
         let inputs = rankline::profile::bookmarks::inputs(p);
         let n = report::trace::write_file(path, &inputs, &trace).map_err(|e| e.to_string())?;
         let mut line = format!("{} events, {} launch flows", n.events(), n.flows);
+        if n.path > 0 {
+            line += &format!(", {} critical path segments", n.path);
+        }
         if let Some(why) = left_out {
             line += &format!("; {why}");
         }

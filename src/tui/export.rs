@@ -7,17 +7,22 @@
 use super::data::Loaded;
 use super::index::RenderIndex;
 use super::lanes::LaneKind;
+use crate::analysis::critical_path::StepPath;
 use crate::analysis::matching::Matching;
+use crate::analysis::step_overview::StepOverview;
 use crate::analysis::tracks::Tracks;
 use crate::analysis::{Analysis, Window};
 use crate::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Writes the trace of `tracks` over `window` to a file; says what it
-/// wrote in a few words (`4384 events, 1152 launch flows`), or why not.
+/// Writes the trace of `tracks` over `window` (with the steps' critical
+/// paths, when given) to a file; says what it wrote in a few words
+/// (`4384 events, 1152 launch flows`), or why not.
 pub type Exporter = Arc<
-    dyn Fn(&Profile, &Analysis, Window, &Tracks, &Path) -> Result<String, String> + Send + Sync,
+    dyn Fn(&Profile, &Analysis, Window, &Tracks, &[StepPath], &Path) -> Result<String, String>
+        + Send
+        + Sync,
 >;
 
 /// One export asked for: what, over which window, of which data.
@@ -30,6 +35,9 @@ pub struct ExportJob {
     pub what: String,
     /// For the message: `s20:55 on every rank`, `the visible window and lanes`.
     pub described: String,
+    /// The steps' figures, when the steps view had derived them: their
+    /// critical paths go in as a track.
+    pub steps: Option<Arc<StepOverview>>,
 }
 
 /// The selected instance `(group, k)`: its kernels on every rank, from
@@ -52,6 +60,7 @@ pub fn instance_job(data: &Arc<Loaded>, group: usize, k: usize) -> Option<Export
         tracks: Tracks::of_groups(&data.profile, m, &[group]),
         what: format!("{}-{}", file_safe(&g.key), k + 1),
         described: format!("{}:{} on every rank", g.key, k + 1),
+        steps: None,
     })
 }
 
@@ -65,6 +74,7 @@ pub fn view_job(data: &Arc<Loaded>, window: Window, rows: &[LaneKind]) -> Export
         tracks: tracks_of_rows(p, &data.index, &data.analysis.matching, rows),
         what: "window".into(),
         described: "the visible window and lanes".into(),
+        steps: None,
     }
 }
 
@@ -141,11 +151,13 @@ pub fn run(
     let shown = |p: &Path| crate::text_safe::path_text(p);
     std::fs::create_dir_all(dir).map_err(|e| format!("export: {}: {e}", shown(dir)))?;
     let path = new_file(dir, input, &job.what, utc);
+    let paths = job.steps.as_ref().map_or(&[][..], |o| &o.paths[..]);
     let wrote = exporter(
         &job.data.profile,
         &job.data.analysis,
         job.window,
         &job.tracks,
+        paths,
         &path,
     )
     .map_err(|why| format!("export of {} refused: {why}", job.described))?;

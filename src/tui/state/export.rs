@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 impl App {
     /// The selected instance on every rank, else the visible window and
-    /// the lanes on screen.
+    /// the lanes on screen; with the steps' critical paths when the steps
+    /// view derived them.
     pub(super) fn export_trace(&mut self, l: &Arc<Loaded>) {
         let c = &self.capture;
-        let job = c
+        let mut job = c
             .instance()
             .and_then(|(g, k)| instance_job(l, g, k))
             .unwrap_or_else(|| {
@@ -22,6 +23,7 @@ impl App {
                     .collect();
                 view_job(l, c.view.window(), &rows)
             });
+        job.steps = c.steps_now().cloned();
         self.say(format!("exporting {}…", job.described));
         self.session.export = Some(job);
     }
