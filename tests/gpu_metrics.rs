@@ -201,3 +201,59 @@ fn the_why_account_names_a_late_ranks_lower_clock() {
             .all(|e| e["gpu_clock"].is_null())
     );
 }
+
+/// `--window` keeps the samples taken inside it (on the file's clock, its
+/// ends included): counts and means as plain SQL gives them over the same
+/// bounds; a window that holds none says so, not "not recorded".
+#[test]
+fn a_window_keeps_the_samples_inside_it() {
+    let c = Connection::open_with_flags(
+        root().join(FIXTURE),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = c
+        .prepare(
+            "SELECT m.typeId & 255, n.metricName, COUNT(*), AVG(m.value) FROM GPU_METRICS m
+             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
+             WHERE m.timestamp BETWEEN 5500000000 AND 5600000000
+             GROUP BY 1, 2",
+        )
+        .unwrap();
+    let rows: Vec<(i64, String, i64, f64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 24);
+    let r = metrics(&["--window", "5.5", "5.6", FIXTURE]);
+    for (dev, metric, n, mean) in rows {
+        let m = r["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .and_then(|d| {
+                d["metrics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["metric"] == metric.as_str())
+            })
+            .unwrap();
+        assert!(n < 110, "{dev} {metric}: {n} samples is the window's");
+        assert_eq!(m["samples"], n, "{dev} {metric}");
+        assert!((m["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+    }
+    assert_eq!(r["below_peers"].as_array().unwrap().len(), 1);
+    let none = metrics(&["--window", "9", "10", FIXTURE]);
+    assert!(none["devices"].as_array().unwrap().is_empty());
+    assert!(none["files_without_metrics"].as_array().unwrap().is_empty());
+    assert_eq!(
+        none["files_without_samples_in_window"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

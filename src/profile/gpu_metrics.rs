@@ -95,14 +95,19 @@ fn samples(conn: &Connection, keep: &dyn Fn(&str) -> bool) -> rusqlite::Result<O
 
 /// Every metric of the export at `path`, totalled; None when it recorded
 /// none.
-pub fn totals(path: &Path) -> Result<Option<Totals>, LoadError> {
+pub fn totals(path: &Path, within: (i64, i64)) -> Result<Option<Totals>, LoadError> {
     let conn = open_readonly(path)?;
-    totals_of(&conn).map_err(|e| LoadError::new(path, format!("GPU_METRICS: {e}")))
+    totals_of(&conn, within).map_err(|e| LoadError::new(path, format!("GPU_METRICS: {e}")))
 }
 
-fn totals_of(conn: &Connection) -> rusqlite::Result<Option<Totals>> {
+/// The totals of the samples taken within `[within.0, within.1]` (the
+/// export's timestamps).
+fn totals_of(conn: &Connection, within: (i64, i64)) -> rusqlite::Result<Option<Totals>> {
     let mut by: BTreeMap<(u32, usize), SeriesTotals> = BTreeMap::new();
     let names = each_sample(conn, &|_| true, &mut |device, metric, t, v| {
+        if t < within.0 || t > within.1 {
+            return;
+        }
         let s = by.entry((device, metric)).or_insert(SeriesTotals {
             device,
             metric,
@@ -251,7 +256,7 @@ mod tests {
         let m = samples(&c, &|n| n.starts_with("GPC")).unwrap().unwrap();
         assert_eq!(m.series.len(), 1);
         assert_eq!(m.series[0].t, [100, 300]);
-        let t = totals_of(&c).unwrap().unwrap();
+        let t = totals_of(&c, (i64::MIN, i64::MAX)).unwrap().unwrap();
         let clock = &t.series[0];
         assert_eq!((clock.device, clock.samples, clock.sum), (2, 2, 2820.0));
         assert_eq!(
@@ -259,6 +264,11 @@ mod tests {
             (1400.0, 1420.0, 100, 300)
         );
         assert_eq!(t.series[1].samples, 1);
+        // a window keeps the samples inside it, ends included
+        let t = totals_of(&c, (200, 300)).unwrap().unwrap();
+        assert_eq!(t.series.len(), 1);
+        assert_eq!((t.series[0].samples, t.series[0].sum), (1, 1400.0));
+        assert_eq!(totals_of(&c, (400, 500)).unwrap(), None);
     }
 
     /// A `deviceId` column is the GPU when there is one; without the

@@ -5,7 +5,9 @@
 
 use super::context::Context;
 use super::json;
+use crate::analysis::clock::Alignment;
 use crate::analysis::gpu_metrics::{self, BelowPeers, MetricSummary};
+use crate::analysis::window::Window;
 use crate::profile::{DevId, Profile, gpu_metrics as read};
 use serde_json::{Value, json};
 
@@ -25,28 +27,41 @@ struct Device {
 
 /// Per device, every file's metrics (a device sampled by several files of
 /// one host, as per-rank files of one node are, once); the files that
-/// recorded none; the files that could not be read.
+/// recorded none; those that sampled none inside the window; the files
+/// that could not be read.
 struct Read {
     devices: Vec<Device>,
     without: Vec<String>,
+    outside: Vec<String>,
     errors: Vec<String>,
 }
 
-fn read_all(p: &Profile) -> Read {
+/// The metrics sampled inside `window` (the reference clock), each file's
+/// read on its own clock.
+fn read_all(p: &Profile, clock: &Alignment, window: Window) -> Read {
     let mut out = Read {
         devices: Vec::new(),
         without: Vec::new(),
+        outside: Vec::new(),
         errors: Vec::new(),
     };
     let mut seen: Vec<(u32, u32)> = Vec::new();
-    for f in &p.files {
+    for (fi, f) in p.files.iter().enumerate() {
         let path = crate::text_safe::path_text(&f.path);
         if !f.has_table("GPU_METRICS") {
             out.without.push(path);
             continue;
         }
-        let m = match read::totals(&f.path) {
+        let w = clock.window_in_file(fi, window);
+        let m = match read::totals(&f.path, (w.start, w.end)) {
             Ok(Some(m)) => m,
+            Ok(None)
+                if !window.is_all()
+                    && read::totals(&f.path, (i64::MIN, i64::MAX)).is_ok_and(|m| m.is_some()) =>
+            {
+                out.outside.push(path);
+                continue;
+            }
             Ok(None) => {
                 out.without.push(path);
                 continue;
@@ -91,7 +106,7 @@ fn read_all(p: &Profile) -> Read {
 }
 
 fn read(cx: &Context) -> Read {
-    read_all(cx.profile)
+    read_all(cx.profile, &cx.analysis.clock, cx.options.window)
 }
 
 /// Whether `d` is shown: the devices asked for (`--device`), all when
@@ -140,6 +155,8 @@ pub fn to_json(cx: &Context) -> Value {
         })).collect::<Vec<_>>(),
         "below_peers": below,
         "files_without_metrics": r.without,
+        // sampled, but not inside --window
+        "files_without_samples_in_window": r.outside,
         "how_to_record": HOW,
         "errors": r.errors,
     })
@@ -150,6 +167,10 @@ pub fn to_text(cx: &Context) -> String {
     let mut out = String::from("GPU metrics\n");
     for e in &r.errors {
         out.push_str(&format!("  {e}\n"));
+    }
+    if r.devices.is_empty() && !r.outside.is_empty() {
+        out.push_str("  no sample inside the window\n");
+        return out;
     }
     if r.devices.is_empty() {
         out.push_str(&format!("  not recorded: {HOW}\n"));
