@@ -76,48 +76,59 @@ fn the_throttled_gpu_is_below_its_peers() {
     );
 }
 
-/// Sample counts and means per GPU and metric equal plain SQL's, the GPU
-/// being `typeId`'s low byte.
-#[test]
-fn counts_and_means_equal_plain_sql() {
+/// Per GPU (`typeId`'s low byte) and metric, plain SQL's sample count
+/// and mean over the samples `filter` (an SQL condition) keeps.
+fn sql_counts(filter: &str) -> Vec<(i64, String, i64, f64)> {
     let c = Connection::open_with_flags(
         root().join(FIXTURE),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )
     .unwrap();
     let mut stmt = c
-        .prepare(
+        .prepare(&format!(
             "SELECT m.typeId & 255, n.metricName, COUNT(*), AVG(m.value) FROM GPU_METRICS m
              JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
-             GROUP BY 1, 2",
-        )
+             WHERE {filter}
+             GROUP BY 1, 2"
+        ))
         .unwrap();
-    let rows: Vec<(i64, String, i64, f64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
         .map(Result::unwrap)
-        .collect();
-    assert_eq!(rows.len(), 24);
-    let r = report();
+        .collect()
+}
+
+/// Each of `rows` is the report's count and mean for its GPU and metric.
+fn report_has(r: &Value, rows: &[(i64, String, i64, f64)]) {
     for (dev, metric, n, mean) in rows {
-        let d = r["devices"]
+        let m = r["devices"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|d| d["device"] == dev)
-            .unwrap();
-        let m = d["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["metric"] == metric.as_str())
-            .unwrap();
-        assert_eq!(m["samples"], n, "{dev} {metric}");
+            .find(|d| d["device"] == *dev)
+            .and_then(|d| {
+                d["metrics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["metric"] == metric.as_str())
+            })
+            .unwrap_or_else(|| panic!("{dev} {metric}"));
+        assert_eq!(m["samples"], *n, "{dev} {metric}");
         assert!(
             (m["mean"].as_f64().unwrap() - mean).abs() < 1e-9,
             "{dev} {metric}"
         );
     }
+}
+
+/// Sample counts and means per GPU and metric equal plain SQL's, the GPU
+/// being `typeId`'s low byte.
+#[test]
+fn counts_and_means_equal_plain_sql() {
+    let rows = sql_counts("1");
+    assert_eq!(rows.len(), 24);
+    report_has(&report(), &rows);
 }
 
 /// `--device` shows the devices asked for; their peers are still every
@@ -207,44 +218,11 @@ fn the_why_account_names_a_late_ranks_lower_clock() {
 /// bounds; a window that holds none says so, not "not recorded".
 #[test]
 fn a_window_keeps_the_samples_inside_it() {
-    let c = Connection::open_with_flags(
-        root().join(FIXTURE),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let mut stmt = c
-        .prepare(
-            "SELECT m.typeId & 255, n.metricName, COUNT(*), AVG(m.value) FROM GPU_METRICS m
-             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
-             WHERE m.timestamp BETWEEN 5500000000 AND 5600000000
-             GROUP BY 1, 2",
-        )
-        .unwrap();
-    let rows: Vec<(i64, String, i64, f64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let rows = sql_counts("m.timestamp BETWEEN 5500000000 AND 5600000000");
     assert_eq!(rows.len(), 24);
+    assert!(rows.iter().all(|r| r.2 < 110), "the window's samples");
     let r = metrics(&["--window", "5.5", "5.6", FIXTURE]);
-    for (dev, metric, n, mean) in rows {
-        let m = r["devices"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["device"] == dev)
-            .and_then(|d| {
-                d["metrics"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|m| m["metric"] == metric.as_str())
-            })
-            .unwrap();
-        assert!(n < 110, "{dev} {metric}: {n} samples is the window's");
-        assert_eq!(m["samples"], n, "{dev} {metric}");
-        assert!((m["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
-    }
+    report_has(&r, &rows);
     assert_eq!(r["below_peers"].as_array().unwrap().len(), 1);
     let none = metrics(&["--window", "9", "10", FIXTURE]);
     assert!(none["devices"].as_array().unwrap().is_empty());
