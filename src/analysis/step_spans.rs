@@ -32,6 +32,9 @@ pub enum StepsFrom {
     },
 }
 
+/// What a capture without steps is told (the report and the view).
+pub const NO_STEPS: &str = "no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX), and no period of the collectives was found";
+
 impl StepsFrom {
     /// In words, for the reports and the view.
     pub fn said(&self) -> Option<String> {

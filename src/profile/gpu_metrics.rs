@@ -93,8 +93,9 @@ fn samples(conn: &Connection, keep: &dyn Fn(&str) -> bool) -> rusqlite::Result<O
     Ok(Some(GpuMetrics { names, series }))
 }
 
-/// Every metric of the export at `path`, totalled; None when it recorded
-/// none.
+/// Every metric of the export at `path`, totalled over the samples taken
+/// within `within`; None when it recorded none at all (some, all outside:
+/// no series).
 pub fn totals(path: &Path, within: (i64, i64)) -> Result<Option<Totals>, LoadError> {
     let conn = open_readonly(path)?;
     totals_of(&conn, within).map_err(|e| LoadError::new(path, format!("GPU_METRICS: {e}")))
@@ -104,7 +105,9 @@ pub fn totals(path: &Path, within: (i64, i64)) -> Result<Option<Totals>, LoadErr
 /// export's timestamps).
 fn totals_of(conn: &Connection, within: (i64, i64)) -> rusqlite::Result<Option<Totals>> {
     let mut by: BTreeMap<(u32, usize), SeriesTotals> = BTreeMap::new();
+    let mut sampled = false;
     let names = each_sample(conn, &|_| true, &mut |device, metric, t, v| {
+        sampled = true;
         if t < within.0 || t > within.1 {
             return;
         }
@@ -125,7 +128,7 @@ fn totals_of(conn: &Connection, within: (i64, i64)) -> rusqlite::Result<Option<T
         s.first = s.first.min(t);
         s.last = s.last.max(t);
     })?;
-    Ok(names.filter(|_| !by.is_empty()).map(|names| Totals {
+    Ok(names.filter(|_| sampled).map(|names| Totals {
         names,
         series: by.into_values().collect(),
     }))
@@ -268,7 +271,8 @@ mod tests {
         let t = totals_of(&c, (200, 300)).unwrap().unwrap();
         assert_eq!(t.series.len(), 1);
         assert_eq!((t.series[0].samples, t.series[0].sum), (1, 1400.0));
-        assert_eq!(totals_of(&c, (400, 500)).unwrap(), None);
+        let none_inside = totals_of(&c, (400, 500)).unwrap().unwrap();
+        assert!(none_inside.series.is_empty());
     }
 
     /// A `deviceId` column is the GPU when there is one; without the

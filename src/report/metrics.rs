@@ -54,14 +54,11 @@ fn read_all(p: &Profile, clock: &Alignment, window: Window) -> Read {
         }
         let w = clock.window_in_file(fi, window);
         let m = match read::totals(&f.path, (w.start, w.end)) {
-            Ok(Some(m)) => m,
-            Ok(None)
-                if !window.is_all()
-                    && read::totals(&f.path, (i64::MIN, i64::MAX)).is_ok_and(|m| m.is_some()) =>
-            {
+            Ok(Some(m)) if m.series.is_empty() => {
                 out.outside.push(path);
                 continue;
             }
+            Ok(Some(m)) => m,
             Ok(None) => {
                 out.without.push(path);
                 continue;

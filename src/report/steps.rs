@@ -10,7 +10,7 @@ use crate::analysis::compute_stragglers::ComputeStraggler;
 use crate::analysis::critical_path::{SegKind, Segment, StepPath, WhatIf};
 use crate::analysis::step_account::{PARTS, RankStep, StepAccount};
 use crate::analysis::step_overview::{self, StepOverview};
-use crate::analysis::step_spans::StepsFrom;
+use crate::analysis::step_spans::{self, StepsFrom};
 use crate::profile::{DevId, Sym};
 use serde_json::{Value, json};
 
@@ -224,7 +224,7 @@ pub fn to_text(cx: &Context) -> String {
     let o = overview(cx);
     let all = &o.accounts;
     if all.is_empty() {
-        out += "  no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX), and no period of the collectives was found\n";
+        out += &format!("  {}\n", step_spans::NO_STEPS);
         return out;
     }
     if let Some(said) = o.from.said() {

@@ -78,7 +78,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App, l: &Loaded, theme: &Theme)
         title,
     );
     if o.accounts.is_empty() {
-        let text = " no step ranges: no top-level NVTX range matches the step marker (--step-marker REGEX), and no period of the collectives was found";
+        let text = format!(" {}", crate::analysis::step_spans::NO_STEPS);
         f.render_widget(Paragraph::new(text).style(theme.warning()), main);
         app.capture_mut().steps_view = Some(v);
         return;
