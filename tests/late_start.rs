@@ -1,6 +1,7 @@
 //! Issue 20's reproduction: one rank of `fixtures/per_rank/` captured from
-//! its fourth collective on (its first three NCCL kernels deleted, as a
-//! capture started three collectives later would record). The rank is
+//! its fourth collective on (every row of it that started before its third
+//! NCCL kernel ended deleted, as a capture of that process started three
+//! collectives later would record: its compute is missing too). The rank is
 //! placed at instance 4, the other instances stay paired over the ranks
 //! that have them with the original's skews, and its clock is aligned from
 //! the instances it has, within the full capture's residual.
@@ -11,7 +12,9 @@ use common::*;
 use rusqlite::Connection;
 use serde_json::Value;
 
-/// The per-rank fixture with rank 1's first `n` NCCL kernels deleted.
+/// The per-rank fixture with rank 1's capture starting where its `n`th NCCL
+/// kernel ends: its GPU rows and runtime calls that started before are
+/// deleted.
 fn late_start(test: &str, n: usize) -> Vec<String> {
     let dir = temp_dir(test);
     let mut paths = Vec::new();
@@ -21,15 +24,36 @@ fn late_start(test: &str, n: usize) -> Vec<String> {
         paths.push(to.display().to_string());
     }
     let c = Connection::open(dir.join("rank1.sqlite")).unwrap();
-    let deleted = c
-        .execute(
-            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid IN (
-               SELECT k.rowid FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName
-               WHERE s.value LIKE 'nccl%' ORDER BY k.start LIMIT ?1)",
-            [n as i64],
+    let from: i64 = c
+        .query_row(
+            "SELECT k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName
+             WHERE s.value LIKE 'nccl%' ORDER BY k.start LIMIT 1 OFFSET ?1",
+            [n as i64 - 1],
+            |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(deleted, n);
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+    ] {
+        c.execute(&format!("DELETE FROM {table} WHERE start <= ?1"), [from])
+            .unwrap();
+    }
+    let nccl_left: i64 = c
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName
+             WHERE s.value LIKE 'nccl%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        nccl_left,
+        33 - n as i64,
+        "only the first {n} collectives are cut"
+    );
     paths
 }
 

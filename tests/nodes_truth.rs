@@ -402,7 +402,11 @@ fn without_payloads_instances_across_nodes_are_exact_or_honestly_ambiguous() {
 /// partners, each by a constant offset of its own, and the median over
 /// instances lands on a misplaced one (the host was kept on UTC, "ends
 /// disagree by 5034.9 ms"); the communicators that agree give the host's
-/// clock, and its drift is fitted between the two steps' bursts.
+/// clock, and its drift is fitted between the two steps' bursts. Rank 6's
+/// first collective is launched 22 ms late: a rank that ran compute before
+/// it was being captured, and the pipeline exchanges its sibling pair ran
+/// meanwhile part the two pairs (taken for a late capture start, they were
+/// one group with one pair placed a call later: big events of 5 s).
 #[test]
 fn a_hosts_clock_is_the_offset_its_communicators_agree_on() {
     let j = job("nodes_tp2");

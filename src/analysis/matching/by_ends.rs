@@ -322,21 +322,22 @@ fn common_window(p: &Profile, clock: &Alignment, files: &[usize]) -> (i64, i64) 
 }
 
 /// `window` narrowed to where every device that runs NCCL over most of it
-/// was running it: a rank whose first collectives were not captured (it
-/// started late) cannot show, by its absence there, that it is not their
-/// member. A device with a few collectives only leaves the window alone.
+/// was being captured: a rank whose first collectives were not captured
+/// (it started late) cannot show, by its absence there, that it is not
+/// their member. A device's capture is read from its GPU activity of every
+/// kind, not its NCCL alone: a rank whose first collective was launched
+/// late (a CPU stall) ran compute before it, and its absence from the
+/// calls its siblings ran meanwhile is what parts them. A device with a
+/// few collectives only leaves the window alone.
 fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64)) -> (i64, i64) {
     let mut spans: BTreeMap<DevId, (i64, i64)> = BTreeMap::new();
     for s in tracks {
-        let (Some(&first), Some(&last)) = (s.rows.first(), s.rows.last()) else {
+        if s.rows.is_empty() || spans.contains_key(&s.device) {
             continue;
-        };
-        let (a, b) = (
-            clock.gpu_span(p, first as usize).0,
-            clock.gpu_end(p, last as usize),
-        );
-        let e = spans.entry(s.device).or_insert((a, b));
-        *e = (e.0.min(a), e.1.max(b));
+        }
+        if let Some(span) = gpu_activity(p, clock, s.device) {
+            spans.insert(s.device, span);
+        }
     }
     let (lo, hi) = (
         spans
@@ -357,6 +358,22 @@ fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64
         .into_values()
         .filter(|&s| long(s))
         .fold(window, |w, (a, b)| (w.0.max(a), w.1.min(b)))
+}
+
+/// The first start and last end of a device's GPU rows of every kind
+/// (reference clock). A lane's rows are sorted by start; its last end is
+/// taken from its last row, near enough for a capture's bounds.
+fn gpu_activity(p: &Profile, clock: &Alignment, device: DevId) -> Option<(i64, i64)> {
+    p.lanes
+        .iter()
+        .filter(|l| l.device == device && !l.rows.is_empty())
+        .map(|l| {
+            (
+                clock.gpu_span(p, l.rows.start).0,
+                clock.gpu_end(p, l.rows.end - 1),
+            )
+        })
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
 }
 
 /// The largest gap between the ends of one call's kernels: eight times the
