@@ -109,6 +109,7 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
     let refined = split_overlaps(kept.iter().map(|s| s.to_vec()).collect(), &own);
     let mut kept: Vec<&[u32]> = refined.iter().map(Vec::as_slice).collect();
     kept.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let kept = without_chance_meetings(&kept, seen);
     // A set inside a kept larger one is that one with members missing,
     // unless the rest of the larger one is made of kept sets too (then the
     // larger one is a coupled union and both stand).
@@ -126,6 +127,38 @@ pub fn communicators_given(seen: &[Seen], elsewhere: &[&[u32]]) -> Vec<Vec<u32>>
         }
     }
     out
+}
+
+/// `kept` (largest first) without the sets that are a communicator meeting
+/// a stray kernel of another by chance: a set holding a kept set that was
+/// seen more often than itself, where what it adds was seen ending with
+/// partners outside it. Members of one call are missing only by accident
+/// (a kernel not captured, a desync), not in most of its calls; and the
+/// added streams were running calls of their own meanwhile. Among
+/// hundreds of ranks in lockstep such meetings are common (a pipeline
+/// pair of one node and one rank of another ending together once). A set
+/// that once waited for one late starter stands.
+fn without_chance_meetings<'a>(kept: &[&'a [u32]], seen: &[Seen]) -> Vec<&'a [u32]> {
+    let of: HashMap<&[u32], &Seen> = seen.iter().map(|s| (s.tracks.as_slice(), s)).collect();
+    let met = |big: &[u32]| {
+        let Some(b) = of.get(big).filter(|b| !b.coupled) else {
+            return false;
+        };
+        kept.iter().any(|small| {
+            small.len() < big.len()
+                && is_subset(small, big)
+                && of.get(small).is_some_and(|s| s.count > b.count)
+                && big
+                    .iter()
+                    .filter(|t| small.binary_search(t).is_err())
+                    .all(|t| {
+                        seen.iter().any(|o| {
+                            o.tracks.binary_search(t).is_ok() && !is_subset(&o.tracks, big)
+                        })
+                    })
+        })
+    };
+    kept.iter().copied().filter(|b| !met(b)).collect()
 }
 
 /// `kept` without the sets that are a lockstep union seen (of `seen`)
@@ -432,6 +465,33 @@ mod tests {
         // A desync: three ranks ran the op, the fourth another.
         let s = [seen(&[0, 1, 2, 3], false), seen(&[0, 1, 2], false)];
         assert_eq!(communicators(&s), vec![vec![0, 1, 2, 3]]);
+    }
+
+    #[test]
+    fn a_pair_meeting_a_stray_kernel_once_is_still_the_pair() {
+        // Pipeline pairs {0,1,2,3} ended together four times and once
+        // with a kernel of 8, whose own exchanges {8,9,10,11} ran all along.
+        let times = |tracks: &[u32], count| Seen {
+            count,
+            ..seen(tracks, false)
+        };
+        let s = [
+            times(&[0, 1, 2, 3], 4),
+            times(&[0, 1, 2, 3, 8], 1),
+            times(&[8, 9, 10, 11], 5),
+        ];
+        assert_eq!(
+            sorted(communicators(&s)),
+            vec![vec![0, 1, 2, 3], vec![8, 9, 10, 11]]
+        );
+        // Seen whole more often than without 8, it is the whole with a
+        // member missing (8 ran its other exchanges meanwhile).
+        let s = [
+            times(&[0, 1, 2, 3], 1),
+            times(&[0, 1, 2, 3, 8], 4),
+            times(&[8, 9, 10, 11], 5),
+        ];
+        assert!(communicators(&s).contains(&vec![0, 1, 2, 3, 8]));
     }
 
     #[test]
