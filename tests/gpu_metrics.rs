@@ -127,7 +127,7 @@ fn report_has(r: &Value, rows: &[(i64, String, i64, f64)]) {
 #[test]
 fn counts_and_means_equal_plain_sql() {
     let rows = sql_counts("1");
-    assert_eq!(rows.len(), 24);
+    assert_eq!(rows.len(), 8 * 7);
     report_has(&report(), &rows);
 }
 
@@ -219,7 +219,7 @@ fn the_why_account_names_a_late_ranks_lower_clock() {
 #[test]
 fn a_window_keeps_the_samples_inside_it() {
     let rows = sql_counts("m.timestamp BETWEEN 5500000000 AND 5600000000");
-    assert_eq!(rows.len(), 24);
+    assert_eq!(rows.len(), 8 * 7);
     assert!(rows.iter().all(|r| r.2 < 110), "the window's samples");
     let r = metrics(&["--window", "5.5", "5.6", FIXTURE]);
     report_has(&r, &rows);
@@ -234,4 +234,100 @@ fn a_window_keeps_the_samples_inside_it() {
             .len(),
         1
     );
+}
+
+/// Plain SQL's link samples (GPU, metric, time, value) and NCCL kernels
+/// (GPU, start, end, name), sorted; the sample's GPU is `typeId`'s low byte.
+type Sample = (i64, String, i64, f64);
+type Kernel = (i64, i64, i64, String);
+
+fn link_samples_and_nccl_kernels() -> (Vec<Sample>, Vec<Kernel>) {
+    let c = Connection::open_with_flags(
+        root().join(FIXTURE),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let samples = c
+        .prepare(
+            "SELECT m.typeId & 255, n.metricName, m.timestamp, m.value FROM GPU_METRICS m
+             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
+             WHERE n.metricName LIKE 'NVLink%' OR n.metricName LIKE 'PCIe%'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let kernels = c
+        .prepare(
+            "SELECT k.deviceId, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k
+             JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    (samples, kernels)
+}
+
+/// Count and mean of `samples` of (GPU, metric) that `keep` accepts.
+fn count_mean<'a>(
+    samples: impl Iterator<Item = &'a Sample>,
+    keep: impl Fn(&Sample) -> bool,
+) -> std::collections::BTreeMap<(i64, String), (i64, f64)> {
+    let mut sums: std::collections::BTreeMap<(i64, String), (i64, f64)> = Default::default();
+    for x in samples.filter(|x| keep(x)) {
+        let e = sums.entry((x.0, x.1.clone())).or_default();
+        e.0 += 1;
+        e.1 += x.3;
+    }
+    sums.into_iter()
+        .map(|(k, (n, sum))| (k, (n, sum / n as f64)))
+        .collect()
+}
+
+/// `report nccl`'s link throughput per device and collective type: the
+/// samples taken while one of the device's NCCL kernels of that op ran,
+/// and those taken while none ran, are those plain SQL reads; NVLink is
+/// busy while collectives run (as generated) and PCIe is not.
+#[test]
+fn link_throughput_while_each_collective_ran_equals_plain_sql() {
+    let r = json(&["report", "nccl", "--format", "json", "--no-cache", FIXTURE]);
+    let got = r["links"]["rows"].as_array().unwrap();
+    let (samples, kernels) = link_samples_and_nccl_kernels();
+    let running = |x: &Sample, op: &str| {
+        kernels.iter().any(|k| {
+            k.0 == x.0 && k.1 <= x.2 && x.2 < k.2 && k.3.starts_with(&format!("ncclDevKernel_{op}"))
+        })
+    };
+    let idle = count_mean(samples.iter(), |x| !running(x, ""));
+    let mut checked = 0;
+    for op in ["AllReduce", "AllGather", "ReduceScatter"] {
+        let during = count_mean(samples.iter(), |x| running(x, op));
+        assert!(!during.is_empty(), "{op}");
+        for ((dev, metric), (n, mean)) in during {
+            let row = got
+                .iter()
+                .find(|x| x["device"] == dev && x["op"] == op && x["metric"] == metric.as_str())
+                .unwrap_or_else(|| panic!("{dev} {op} {metric}"));
+            assert_eq!(row["samples"], n, "{dev} {op} {metric}");
+            assert!((row["mean_pct"].as_f64().unwrap() - mean).abs() < 1e-9);
+            let (idle_n, idle_mean) = idle[&(dev, metric.clone())];
+            assert_eq!(row["no_nccl_samples"], idle_n);
+            assert!((row["no_nccl_mean_pct"].as_f64().unwrap() - idle_mean).abs() < 1e-9);
+            assert_eq!(row["interval_ms"], 1.0);
+            if metric.starts_with("NVLink") {
+                assert!(mean >= 50.0 && idle_mean <= 1.0, "{dev} {op} {metric}");
+            } else {
+                assert!(mean < 10.0, "{dev} {op} {metric}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, got.len());
+    // The text names the metrics and says a figure is a sample.
+    let t = text(&["report", "nccl", "--no-cache", FIXTURE]);
+    assert!(t.contains("NVLink TX Responses User Data"), "{t}");
+    assert!(t.contains("not byte counts"), "{t}");
 }

@@ -7,7 +7,10 @@
 //!
 //! Every GPU is sampled every millisecond over the kernels' span. GPU `THROTTLED` runs its
 //! GPC clock at 1410 MHz while the others run near 1980 MHz; SM activity follows whether a
-//! kernel runs at the sample's instant.
+//! kernel runs at the sample's instant, NVLink traffic whether an NCCL kernel does (the
+//! TP group is inside the node); PCIe stays low throughout. Metric names as nsys writes
+//! them for an H100 (`NVLink TX Responses User Data [Throughput %]`, `PCIe RX Throughput
+//! [Throughput %]`).
 
 use rusqlite::{Transaction, params};
 use serde_json::{Value, json};
@@ -40,10 +43,14 @@ CREATE TABLE GPU_METRICS (
 );";
 
 /// (metricId, metricName).
-const METRICS: [(i64, &str); 3] = [
+const METRICS: [(i64, &str); 7] = [
     (0, "GPC Clock Frequency [MHz]"),
     (1, "SMs Active [Throughput %]"),
     (2, "DRAM Read Bandwidth [Throughput %]"),
+    (3, "NVLink TX Responses User Data [Throughput %]"),
+    (4, "NVLink RX Responses User Data [Throughput %]"),
+    (5, "PCIe TX Throughput [Throughput %]"),
+    (6, "PCIe RX Throughput [Throughput %]"),
 ];
 
 /// One sample: (timestamp, GPU, metricId, value).
@@ -55,11 +62,11 @@ fn samples(p: &Profile) -> Vec<Sample> {
     let to = p.kernels.iter().map(|k| k.end).max().unwrap_or(0);
     let mut out = Vec::new();
     for g in &p.gpus {
-        let mine: Vec<(i64, i64)> = p
+        let mine: Vec<(i64, i64, bool)> = p
             .kernels
             .iter()
             .filter(|k| k.device == g.id)
-            .map(|k| (k.start, k.end))
+            .map(|k| (k.start, k.end, k.nccl.is_some()))
             .collect();
         let mut t = from;
         let mut n: i64 = 0;
@@ -67,10 +74,25 @@ fn samples(p: &Profile) -> Vec<Sample> {
             // a few MHz of wander, the same every run
             let wander = (n * 7 + g.id as i64 * 3) % 11 - 5;
             let clock = if g.id == THROTTLED { 1410 } else { 1980 } + wander;
-            let busy = mine.iter().any(|&(s, e)| s <= t && t < e);
+            let busy = mine.iter().any(|&(s, e, _)| s <= t && t < e);
+            let nccl = mine.iter().any(|&(s, e, nccl)| nccl && s <= t && t < e);
             let sm = if busy { 85 + (n % 10) } else { n % 3 };
             let dram = if busy { 40 + (n * 13 % 20) } else { 0 };
-            for (metric, value) in [(0, clock), (1, sm), (2, dram)] {
+            let (tx, rx) = if nccl {
+                (55 + (n * 11 % 30), 50 + (n * 5 % 30))
+            } else {
+                (n % 2, n % 2)
+            };
+            let (pcie_tx, pcie_rx) = (1 + n % 3, 2 + n % 4);
+            for (metric, value) in [
+                (0, clock),
+                (1, sm),
+                (2, dram),
+                (3, tx),
+                (4, rx),
+                (5, pcie_tx),
+                (6, pcie_rx),
+            ] {
                 out.push((t, g.id, metric, value));
             }
             t += INTERVAL_NS;
@@ -123,7 +145,7 @@ pub fn truth(p: &Profile) -> Value {
         devices.push(json!({"device": g.id, "metrics": metrics}));
     }
     json!({
-        "description": "megatron_tp8's capture with GPU metrics sampled every 1 ms on every GPU; GPU 5's GPC clock held at 1410 MHz, the others near 1980",
+        "description": "megatron_tp8's capture with GPU metrics sampled every 1 ms on every GPU; GPU 5's GPC clock held at 1410 MHz, the others near 1980; NVLink TX/RX at 55-85 / 50-80 % while an NCCL kernel of the GPU runs, 0-1 % otherwise; PCIe 1-6 % throughout",
         "devices": devices,
         "throttled": [THROTTLED],
     })

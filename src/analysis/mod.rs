@@ -23,6 +23,7 @@ pub mod gpu_metrics;
 pub mod intervals;
 pub mod kernel_class;
 pub mod launch;
+pub mod link_metrics;
 pub mod matching;
 pub mod name_stats;
 pub mod nccl_breakdown;

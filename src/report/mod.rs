@@ -16,6 +16,7 @@ mod json;
 mod launch;
 mod metrics;
 mod nccl;
+mod nccl_links;
 mod nvtx_tree;
 mod overlap;
 mod skew;

@@ -4,6 +4,7 @@ use super::bandwidth::{self, Figures};
 use super::context::Context;
 use super::fit::Keep;
 use super::json;
+use super::nccl_links;
 use super::table::{self, Table};
 use crate::analysis::nccl_breakdown::DeviceNccl;
 use serde_json::{Value, json};
@@ -50,7 +51,11 @@ pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
             json!({"device": json::device(p, d.device), "nccl_total_ms": json::ms(d.total_ns), "streams": streams})
         })
         .collect();
-    json!({ "devices": devices, "bandwidth": bandwidth::nccl_json(cx, &figures) })
+    json!({
+        "devices": devices,
+        "bandwidth": bandwidth::nccl_json(cx, &figures),
+        "links": nccl_links::to_json(cx, &nccl_links::rows(cx)),
+    })
 }
 
 pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
@@ -109,5 +114,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     out += "\n";
     out += &tot.render(cx.cols());
     out += &bandwidth::nccl_text(cx, &Figures::of(cx));
+    out += &nccl_links::to_text(cx, &nccl_links::rows(cx));
     out
 }

@@ -1,0 +1,153 @@
+//! NVLink and PCIe throughput while each collective type ran: the GPU
+//! metric samples (`nsys profile --gpu-metrics-devices`) a device took
+//! while one of its NCCL kernels of that op was running, against those it
+//! took while none was. A sample is the link's level at an instant, as a
+//! share of its peak — not a count of bytes: a kernel shorter than the
+//! sampling interval may hold no sample at all.
+
+use super::clock::Alignment;
+use super::intervals::{Span, union};
+use super::kernel_class::KernelClasses;
+use super::nccl_breakdown::each_kernel;
+use super::nccl_name::CollOp;
+use super::window::Window;
+use crate::profile::gpu_metrics::MetricSeries;
+use crate::profile::{DevId, Profile};
+use std::collections::BTreeMap;
+
+/// Whether a metric is a link's throughput: NVLink's (per direction,
+/// requests and responses, user and protocol data, as the GPU's metric set
+/// names them) or PCIe's, as a share of peak. PCIe's request counts are
+/// not.
+pub fn is_link(metric: &str) -> bool {
+    (metric.starts_with("NVLink ") || metric.starts_with("PCIe "))
+        && metric.ends_with("[Throughput %]")
+}
+
+/// Each device's NCCL kernels of each op inside `w`, as merged spans on
+/// the kernel's own file clock (where its GPU metric samples are), sorted.
+pub fn nccl_spans(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    w: Window,
+) -> BTreeMap<(DevId, CollOp), Vec<Span>> {
+    let mut spans: BTreeMap<(DevId, CollOp), Vec<Span>> = BTreeMap::new();
+    each_kernel(p, classes, clock, w, |lane, row, k, _| {
+        spans
+            .entry((p.lanes[lane as usize].device, k.op))
+            .or_default()
+            .push((p.gpu.start(row), p.gpu.end(row)));
+    });
+    for s in spans.values_mut() {
+        *s = union(std::mem::take(s));
+    }
+    spans
+}
+
+/// Samples of a series, inside some spans and outside all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Split {
+    pub inside: Level,
+    pub outside: Level,
+}
+
+/// A mean over samples (None without any).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Level {
+    pub samples: usize,
+    sum: f64,
+}
+
+impl Level {
+    fn add(&mut self, v: f64) {
+        self.samples += 1;
+        self.sum += v;
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.sum / self.samples as f64)
+    }
+}
+
+/// `s`'s samples within `bounds` split by whether they fall in one of
+/// `inside` (merged spans, sorted; a sample at a span's start counts, one
+/// at its end does not).
+pub fn split(s: &MetricSeries, inside: &[Span], bounds: Span) -> Split {
+    let mut out = Split::default();
+    let mut k = 0;
+    for (&t, &v) in s.t.iter().zip(&s.v) {
+        if t < bounds.0 || t > bounds.1 {
+            continue;
+        }
+        while k < inside.len() && inside[k].1 <= t {
+            k += 1;
+        }
+        if k < inside.len() && inside[k].0 <= t {
+            out.inside.add(v);
+        } else {
+            out.outside.add(v);
+        }
+    }
+    out
+}
+
+/// The median gap between a series' samples: its sampling interval.
+pub fn interval(s: &MetricSeries) -> Option<i64> {
+    let mut gaps: Vec<i64> = s.t.windows(2).map(|w| w[1] - w[0]).collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    let mid = gaps.len() / 2;
+    Some(*gaps.select_nth_unstable(mid).1)
+}
+
+/// Every NCCL span of `device`, of any op, merged: what "while no NCCL
+/// kernel ran" is measured against.
+pub fn any_op(spans: &BTreeMap<(DevId, CollOp), Vec<Span>>, device: DevId) -> Vec<Span> {
+    union(
+        spans
+            .iter()
+            .filter(|((d, _), _)| *d == device)
+            .flat_map(|(_, s)| s.iter().copied())
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(t: &[i64], v: &[f64]) -> MetricSeries {
+        MetricSeries {
+            device: 0,
+            metric: 0,
+            t: t.to_vec(),
+            v: v.to_vec(),
+        }
+    }
+
+    #[test]
+    fn samples_split_by_the_spans_they_fall_in() {
+        let s = series(&[0, 10, 20, 30, 40, 50], &[1.0, 80.0, 60.0, 2.0, 70.0, 3.0]);
+        // [10, 30) and [40, 45): 10 and 20 in the first, 40 in the second;
+        // 30 is the first span's end, outside
+        let got = split(&s, &[(10, 30), (40, 45)], (0, 50));
+        assert_eq!(got.inside.samples, 3);
+        assert_eq!(got.inside.mean(), Some(70.0));
+        assert_eq!(got.outside.samples, 3);
+        assert_eq!(got.outside.mean(), Some(2.0));
+        // bounds leave samples out on both sides
+        let got = split(&s, &[(10, 30)], (5, 35));
+        assert_eq!((got.inside.samples, got.outside.samples), (2, 1));
+        assert_eq!(split(&s, &[], (100, 200)).inside.mean(), None);
+    }
+
+    #[test]
+    fn link_metrics_are_throughputs_of_nvlink_and_pcie() {
+        assert!(is_link("NVLink TX Responses User Data [Throughput %]"));
+        assert!(is_link("PCIe RX Throughput [Throughput %]"));
+        assert!(!is_link("PCIe Read Requests to BAR1 [Requests]"));
+        assert!(!is_link("DRAM Read Bandwidth [Throughput %]"));
+    }
+}
