@@ -31,6 +31,7 @@ mod megatron;
 mod model;
 mod multinode;
 mod names;
+mod nic_metrics;
 mod payload_tables;
 mod payloads;
 mod per_rank;
@@ -185,8 +186,13 @@ fn fixtures() {
     save("gpu_metrics.truth.json", &gpu_metrics::truth(&mega));
 
     let (a, b, scenario) = two_node::build(&mut rng::Rng::new(0x5EED_0002));
-    write_profile(&a);
-    write_profile(&b);
+    // with NIC counters (the generator's model does not hold them: the truth is the file)
+    for p in [&a, &b] {
+        let path = root().join(&p.path);
+        writer::write_with(p, &path, &|tx, _| nic_metrics::extra(p, tx))
+            .unwrap_or_else(|e| panic!("writing {}: {e}", p.path));
+        println!("{}", p.path);
+    }
     save(
         "two_node.truth.json",
         &truth(&[&a, &b], &two_node::groups(), scenario),

@@ -1,9 +1,12 @@
-//! NVLink and PCIe throughput while each collective type ran: the GPU
-//! metric samples (`nsys profile --gpu-metrics-devices`) a device took
+//! NVLink, PCIe and NIC throughput while each collective type ran: the
+//! GPU metric samples (`nsys profile --gpu-metrics-devices`) a device took
 //! while one of its NCCL kernels of that op was running, against those it
-//! took while none was. A sample is the link's level at an instant, as a
-//! share of its peak — not a count of bytes: a kernel shorter than the
-//! sampling interval may hold no sample at all.
+//! took while none was; and a host's NIC counters (`--nic-metrics`) over
+//! the intervals that fell while one of the host's NCCL kernels of that op
+//! ran. A GPU metric sample is the link's level at an instant, as a share
+//! of its peak — not a count of bytes: a kernel shorter than the sampling
+//! interval may hold no sample at all. A NIC interval is a count over its
+//! span, placed by its middle.
 
 use super::clock::Alignment;
 use super::intervals::{Span, union};
@@ -43,6 +46,74 @@ pub fn nccl_spans(
         *s = union(std::mem::take(s));
     }
     spans
+}
+
+/// Each op's NCCL kernels of every device of `file` inside `w`, merged
+/// per op, on that file's clock (where its NIC counters are).
+pub fn file_spans(
+    p: &Profile,
+    classes: &KernelClasses,
+    clock: &Alignment,
+    w: Window,
+    file: usize,
+) -> BTreeMap<CollOp, Vec<Span>> {
+    let mut spans: BTreeMap<CollOp, Vec<Span>> = BTreeMap::new();
+    each_kernel(p, classes, clock, w, |lane, row, k, _| {
+        if p.lane_file(lane) == file {
+            spans
+                .entry(k.op)
+                .or_default()
+                .push((p.gpu.start(row), p.gpu.end(row)));
+        }
+    });
+    for s in spans.values_mut() {
+        *s = union(std::mem::take(s));
+    }
+    spans
+}
+
+/// A counter's total over intervals and their length: a rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rate {
+    pub intervals: usize,
+    pub total: f64,
+    pub ns: i64,
+}
+
+impl Rate {
+    /// Per second.
+    pub fn per_s(&self) -> Option<f64> {
+        (self.ns > 0).then(|| self.total / self.ns as f64 * 1e9)
+    }
+}
+
+/// A counter's intervals (`start`, `end`, what it added; in start order)
+/// whose middle is within `bounds`, split by whether it falls in one of
+/// `inside` (merged spans, sorted).
+pub fn counted(
+    start: &[i64],
+    end: &[i64],
+    v: &[f64],
+    inside: &[Span],
+    bounds: Span,
+) -> (Rate, Rate) {
+    let (mut a, mut b) = (Rate::default(), Rate::default());
+    for ((&s, &e), &x) in start.iter().zip(end).zip(v) {
+        let mid = s + (e - s) / 2;
+        if mid < bounds.0 || mid > bounds.1 {
+            continue;
+        }
+        let k = inside.partition_point(|sp| sp.1 <= mid);
+        let r = if k < inside.len() && inside[k].0 <= mid {
+            &mut a
+        } else {
+            &mut b
+        };
+        r.intervals += 1;
+        r.total += x;
+        r.ns += e - s;
+    }
+    (a, b)
 }
 
 /// Samples of a series, inside some spans and outside all of them.
@@ -141,6 +212,26 @@ mod tests {
         let got = split(&s, &[(10, 30)], (5, 35));
         assert_eq!((got.inside.samples, got.outside.samples), (2, 1));
         assert_eq!(split(&s, &[], (100, 200)).inside.mean(), None);
+    }
+
+    #[test]
+    fn counter_intervals_count_where_their_middle_falls() {
+        // intervals of 10 ns adding 100, 200, 300; a span over the
+        // second's middle (15) only
+        let (inside, outside) = counted(
+            &[0, 10, 20],
+            &[10, 20, 30],
+            &[100.0, 200.0, 300.0],
+            &[(12, 18)],
+            (i64::MIN, i64::MAX),
+        );
+        assert_eq!((inside.intervals, inside.total, inside.ns), (1, 200.0, 10));
+        assert_eq!(inside.per_s(), Some(20e9));
+        assert_eq!(
+            (outside.intervals, outside.total, outside.ns),
+            (2, 400.0, 20)
+        );
+        assert_eq!(Rate::default().per_s(), None);
     }
 
     #[test]

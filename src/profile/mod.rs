@@ -23,6 +23,7 @@ mod load;
 pub mod mapped;
 mod model;
 pub mod names;
+pub mod nic_metrics;
 pub mod nsys_export;
 mod open;
 pub mod out_file;

@@ -55,6 +55,7 @@ pub fn to_json(cx: &Context, devs: &[DeviceNccl]) -> Value {
         "devices": devices,
         "bandwidth": bandwidth::nccl_json(cx, &figures),
         "links": nccl_links::to_json(cx, &nccl_links::rows(cx)),
+        "nics": nccl_links::nic_json(cx, &nccl_links::nic_rows(cx)),
     })
 }
 
@@ -115,5 +116,6 @@ pub fn to_text(cx: &Context, devs: &[DeviceNccl]) -> String {
     out += &tot.render(cx.cols());
     out += &bandwidth::nccl_text(cx, &Figures::of(cx));
     out += &nccl_links::to_text(cx, &nccl_links::rows(cx));
+    out += &nccl_links::nic_text(cx, &nccl_links::nic_rows(cx));
     out
 }

@@ -1,7 +1,8 @@
 //! For the `nccl` section: NVLink and PCIe throughput while each
 //! collective type ran on a device, against while no NCCL kernel did,
-//! where the capture sampled GPU metrics with link counters. Read from
-//! the files on demand, as `report metrics` reads them.
+//! where the capture sampled GPU metrics with link counters; and each
+//! host's NIC byte counters the same way over the host's NCCL kernels.
+//! Read from the files on demand, as `report metrics` reads them.
 
 use super::context::Context;
 use super::fit::Keep;
@@ -10,6 +11,7 @@ use crate::analysis::link_metrics::{self, Split, is_link};
 use crate::analysis::nccl_name::CollOp;
 use crate::profile::DevId;
 use crate::profile::gpu_metrics::read;
+use crate::profile::nic_metrics;
 use serde_json::{Value, json};
 
 /// One link metric of one device while one op ran.
@@ -136,5 +138,119 @@ pub fn to_text(cx: &Context, rows: &[LinkRow]) -> String {
     let mut out = String::from("\nNVLink and PCIe throughput while each collective type ran\n");
     out += &t.render(cx.cols());
     out += &cx.note(NOTE);
+    out
+}
+
+/// One NIC byte counter of one host while one op ran on the host.
+pub struct NicRow {
+    /// Index into the profile's hosts.
+    pub host: u32,
+    /// Interface and port as the export names them (untrusted text).
+    pub nic: String,
+    pub op: CollOp,
+    pub counter: String,
+    pub during: link_metrics::Rate,
+    /// While no NCCL kernel of the host's file ran.
+    pub idle: link_metrics::Rate,
+}
+
+/// Whether a NIC counter counts bytes (sent or received).
+fn counts_bytes(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("bytes")
+}
+
+/// The NIC rows, by file, interface, op and counter; empty when no file
+/// recorded NIC byte counters.
+pub fn nic_rows(cx: &Context) -> Vec<NicRow> {
+    let p = cx.profile;
+    let w = cx.options.window;
+    let mut out = Vec::new();
+    for (f, file) in p.files.iter().enumerate() {
+        if !file.has_table("NET_NIC_METRIC") {
+            continue;
+        }
+        let Ok(Some(m)) = nic_metrics::read(&file.path, &counts_bytes) else {
+            continue;
+        };
+        let spans = link_metrics::file_spans(p, &cx.analysis.classes, cx.clock, w, f);
+        let all = crate::analysis::intervals::union(spans.values().flatten().copied().collect());
+        let wf = cx.clock.window_in_file(f, w);
+        let bounds = (wf.start, wf.end);
+        for s in &m.series {
+            let (_, idle) = link_metrics::counted(&s.start, &s.end, &s.v, &all, bounds);
+            for (op, inside) in &spans {
+                out.push(NicRow {
+                    host: file.host_index,
+                    nic: s.nic.clone(),
+                    op: *op,
+                    counter: m.names[s.metric].clone(),
+                    during: link_metrics::counted(&s.start, &s.end, &s.v, inside, bounds).0,
+                    idle,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.host, &a.nic, a.op, &a.counter).cmp(&(b.host, &b.nic, b.op, &b.counter)));
+    out
+}
+
+const NIC_NOTE: &str = "NIC counters: bytes each interval added, an interval counted where its middle falls (while one of the host's NCCL kernels of that op ran, or while none did: no_nccl); MB = 10^6 bytes";
+
+fn mb_per_s(r: &link_metrics::Rate) -> Option<f64> {
+    r.per_s().map(|b| b / 1e6)
+}
+
+pub fn nic_json(cx: &Context, rows: &[NicRow]) -> Value {
+    let p = cx.profile;
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "host": p.host_label(r.host),
+                "nic": r.nic,
+                "op": r.op.name(),
+                "counter": r.counter,
+                "intervals": r.during.intervals,
+                "mb_per_s": mb_per_s(&r.during),
+                "no_nccl_intervals": r.idle.intervals,
+                "no_nccl_mb_per_s": mb_per_s(&r.idle),
+            })
+        })
+        .collect();
+    json!({"rows": rows, "note": NIC_NOTE})
+}
+
+pub fn nic_text(cx: &Context, rows: &[NicRow]) -> String {
+    let p = cx.profile;
+    let mut t = Table::new(&[
+        "host",
+        "nic",
+        "op",
+        "counter",
+        "intervals",
+        "MB/s",
+        "no_nccl_MB/s",
+    ])
+    .shorten(0, Keep::Middle)
+    .shorten(1, Keep::Start)
+    .shorten(3, Keep::Start);
+    let rate = |r: &link_metrics::Rate| mb_per_s(r).map_or("-".into(), |x| format!("{x:.1}"));
+    for r in rows {
+        t.row(vec![
+            p.host_label(r.host).to_string(),
+            r.nic.clone(),
+            r.op.name().into(),
+            r.counter.clone(),
+            r.during.intervals.to_string(),
+            rate(&r.during),
+            rate(&r.idle),
+        ]);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nNIC throughput while each collective type ran on the host\n");
+    out += &t.render(cx.cols());
+    out += &cx.note(NIC_NOTE);
     out
 }
