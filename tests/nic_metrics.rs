@@ -1,5 +1,5 @@
 //! `report nccl`'s NIC throughput per host and collective type on
-//! `fixtures/two_node_*.sqlite`, whose hosts count InfiniBand bytes every
+//! `fixtures/nic/` (the two-node fixture), whose hosts count InfiniBand bytes every
 //! millisecond (`nsys profile --nic-metrics`): each row equals what plain
 //! SQL on the file gives — the intervals whose middle falls while one of
 //! the host's NCCL kernels of that op ran, and those while none did.
@@ -9,7 +9,10 @@ use common::*;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
-const FILES: [&str; 2] = ["fixtures/two_node_a.sqlite", "fixtures/two_node_b.sqlite"];
+const FILES: [&str; 2] = [
+    "fixtures/nic/two_node_a.sqlite",
+    "fixtures/nic/two_node_b.sqlite",
+];
 
 /// (counter, start, end, bytes) of the file's byte counters, and its NCCL
 /// kernels (start, end, name).

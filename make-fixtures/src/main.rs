@@ -186,12 +186,16 @@ fn fixtures() {
     save("gpu_metrics.truth.json", &gpu_metrics::truth(&mega));
 
     let (a, b, scenario) = two_node::build(&mut rng::Rng::new(0x5EED_0002));
-    // with NIC counters (the generator's model does not hold them: the truth is the file)
+    write_profile(&a);
+    write_profile(&b);
+    // the same two hosts with NIC counters (the model does not hold them: the truth is
+    // plain SQL on the files)
+    std::fs::create_dir_all(root().join(nic_metrics::DIR)).expect("fixtures/nic");
     for p in [&a, &b] {
-        let path = root().join(&p.path);
-        writer::write_with(p, &path, &|tx, _| nic_metrics::extra(p, tx))
-            .unwrap_or_else(|e| panic!("writing {}: {e}", p.path));
-        println!("{}", p.path);
+        let path = nic_metrics::path_of(p);
+        writer::write_with(p, &root().join(&path), &|tx, _| nic_metrics::extra(p, tx))
+            .unwrap_or_else(|e| panic!("writing {path}: {e}"));
+        println!("{path}");
     }
     save(
         "two_node.truth.json",

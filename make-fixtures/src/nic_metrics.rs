@@ -1,4 +1,5 @@
-//! NIC counters for the two-node fixture (`nsys profile --nic-metrics`), laid out as the
+//! `fixtures/nic/`: the two-node fixture's files with NIC counters (`nsys profile
+//! --nic-metrics`), laid out as the
 //! schema reference describes: `NET_NIC_METRIC` holds what each counter added over each
 //! interval (`start`, `end`, `globalId`, `portId`, `metricsListId`, `metricsIdx`, `value`),
 //! `TARGET_INFO_NETWORK_METRICS` names the counters, `NIC_ID_MAP` and
@@ -12,6 +13,17 @@
 use rusqlite::{Transaction, params};
 
 use crate::model::Profile;
+
+pub const DIR: &str = "fixtures/nic";
+
+/// Where a two-node file goes with its counters: `fixtures/nic/<its name>`.
+pub fn path_of(p: &Profile) -> String {
+    let name = std::path::Path::new(&p.path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{DIR}/{name}")
+}
 
 const INTERVAL_NS: i64 = 1_000_000;
 /// The interface's `globalId` (its device state's id) and `nicId`.
