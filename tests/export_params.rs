@@ -114,3 +114,43 @@ fn a_window_a_subset_a_shift_and_normalised_times_are_each_said_once() {
     );
     assert!(said.contains("timestamps normalised at export"), "{said}");
 }
+
+/// `report clock` names each file's alignment source: the reference, the
+/// collective ends that refined it, or — placed by its stamps alone — UTC,
+/// or "vclock-or-utc" for timestamps normalised at export (the export does
+/// not record whether vClock data was there).
+#[test]
+fn each_files_alignment_source_is_named() {
+    let a = root()
+        .join("fixtures/two_node_a.sqlite")
+        .display()
+        .to_string();
+    let b = copy_fixture("alignment_source", "two_node_b.sqlite");
+    let plain = copy_fixture("alignment_source_plain", "two_node_b.sqlite");
+    Connection::open(&b)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PARAM_TIME_NORMALIZE', 'true');",
+        )
+        .unwrap();
+    let sources = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["report", "clock", "--format", "json", "--no-cache"];
+        all.extend_from_slice(args);
+        json(&all)["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["alignment_source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (b, plain) = (b.display().to_string(), plain.display().to_string());
+    assert_eq!(sources(&[&a, &b]), ["reference", "collective-ends"]);
+    assert_eq!(
+        sources(&["--align", "utc", &a, &b]),
+        ["reference", "vclock-or-utc"]
+    );
+    assert_eq!(
+        sources(&["--align", "utc", &a, &plain]),
+        ["reference", "utc"]
+    );
+}

@@ -4,7 +4,7 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::table::Table;
-use crate::analysis::clock::{Alignment, ClockMethod, HostLink, short_ms};
+use crate::analysis::clock::{Alignment, ClockMethod, FileMapping, HostLink, short_ms};
 use crate::figure_text::fixed;
 use crate::profile::Timebase;
 use crate::text_safe::escape_controls;
@@ -25,6 +25,7 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
                 // read one way of two its data could not decide between
                 "timebase_ambiguous": c.ambiguous_timebase.as_ref().map(super::timebase::to_json),
                 "method": c.method.name(),
+                "alignment_source": alignment_source(&c, f),
                 // what nsys export did to its timestamps (null: not recorded)
                 "export_time": {
                     "normalized": f.export.time_normalize,
@@ -64,6 +65,26 @@ pub fn to_json(cx: &Context, a: &Alignment) -> Value {
         // fit pairs only the instances they have.
         "captured": super::captures::to_json(cx, &cx.analysis.matching),
     })
+}
+
+/// What placed a file on the reference clock, named as the Nsight GUI
+/// names a report's alignment source: `collective-ends` (rankline's own
+/// refinement), `boot` (one boot clock with another file of its host),
+/// `utc` (its UTC stamps), `vclock-or-utc` (timestamps normalised at
+/// export, which does not record whether vClock data was there), or
+/// `reference` / `none`.
+fn alignment_source(c: &FileMapping, f: &crate::profile::FileInfo) -> &'static str {
+    match c.method {
+        ClockMethod::None => "none",
+        ClockMethod::Reference => "reference",
+        ClockMethod::CollectiveEnds => "collective-ends",
+        ClockMethod::SameHost => match c.host_link {
+            Some(HostLink::UtcClock) => "utc",
+            _ => "boot",
+        },
+        ClockMethod::Utc if f.export.normalized() => "vclock-or-utc",
+        ClockMethod::Utc => "utc",
+    }
 }
 
 pub fn to_text(cx: &Context, a: &Alignment) -> String {
