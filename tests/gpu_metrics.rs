@@ -4,7 +4,6 @@
 
 mod common;
 use common::*;
-use rusqlite::Connection;
 use serde_json::Value;
 
 const FIXTURE: &str = "fixtures/gpu_metrics.sqlite";
@@ -79,23 +78,16 @@ fn the_throttled_gpu_is_below_its_peers() {
 /// Per GPU (`typeId`'s low byte) and metric, plain SQL's sample count
 /// and mean over the samples `filter` (an SQL condition) keeps.
 fn sql_counts(filter: &str) -> Vec<(i64, String, i64, f64)> {
-    let c = Connection::open_with_flags(
-        root().join(FIXTURE),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let mut stmt = c
-        .prepare(&format!(
+    sql_rows(
+        FIXTURE,
+        &format!(
             "SELECT m.typeId & 255, n.metricName, COUNT(*), AVG(m.value) FROM GPU_METRICS m
              JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
              WHERE {filter}
              GROUP BY 1, 2"
-        ))
-        .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+        ),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )
 }
 
 /// Each of `rows` is the report's count and mean for its GPU and metric.
@@ -242,32 +234,19 @@ type Sample = (i64, String, i64, f64);
 type Kernel = (i64, i64, i64, String);
 
 fn link_samples_and_nccl_kernels() -> (Vec<Sample>, Vec<Kernel>) {
-    let c = Connection::open_with_flags(
-        root().join(FIXTURE),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let samples = c
-        .prepare(
-            "SELECT m.typeId & 255, n.metricName, m.timestamp, m.value FROM GPU_METRICS m
-             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
-             WHERE n.metricName LIKE 'NVLink%' OR n.metricName LIKE 'PCIe%'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let kernels = c
-        .prepare(
-            "SELECT k.deviceId, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k
-             JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let samples = sql_rows(
+        FIXTURE,
+        "SELECT m.typeId & 255, n.metricName, m.timestamp, m.value FROM GPU_METRICS m
+         JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) n USING (metricId)
+         WHERE n.metricName LIKE 'NVLink%' OR n.metricName LIKE 'PCIe%'",
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    );
+    let kernels = sql_rows(
+        FIXTURE,
+        "SELECT k.deviceId, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k
+         JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%'",
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    );
     (samples, kernels)
 }
 

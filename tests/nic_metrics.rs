@@ -6,7 +6,6 @@
 
 mod common;
 use common::*;
-use rusqlite::Connection;
 use std::collections::BTreeMap;
 
 const FILES: [&str; 2] = [
@@ -20,32 +19,19 @@ type Interval = (String, i64, i64, f64);
 type Kernel = (i64, i64, String);
 
 fn read(file: &str) -> (Vec<Interval>, Vec<Kernel>) {
-    let c = Connection::open_with_flags(
-        root().join(file),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let intervals = c
-        .prepare(
-            "SELECT n.name, m.start, m.end, m.value FROM NET_NIC_METRIC m
-             JOIN TARGET_INFO_NETWORK_METRICS n USING (metricsListId, metricsIdx)
-             WHERE n.name LIKE '%Bytes%'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let kernels = c
-        .prepare(
-            "SELECT k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k
-             JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let intervals = sql_rows(
+        file,
+        "SELECT n.name, m.start, m.end, m.value FROM NET_NIC_METRIC m
+         JOIN TARGET_INFO_NETWORK_METRICS n USING (metricsListId, metricsIdx)
+         WHERE n.name LIKE '%Bytes%'",
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    );
+    let kernels = sql_rows(
+        file,
+        "SELECT k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k
+         JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%'",
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    );
     (intervals, kernels)
 }
 

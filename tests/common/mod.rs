@@ -224,6 +224,25 @@ pub fn fresh_then_cached(
     (fresh.profile, out.profile)
 }
 
+/// The rows plain SQL gives on a file under the root (`fixtures/…`),
+/// opened read-only.
+pub fn sql_rows<T>(
+    file: &str,
+    sql: &str,
+    row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Vec<T> {
+    let c = rusqlite::Connection::open_with_flags(
+        root().join(file),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut stmt = c.prepare(sql).unwrap();
+    stmt.query_map([], row)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 /// First kernel start and last kernel end of an export, by SQL (its own
 /// capture clock): where a test places a `--window`.
 pub fn kernel_span(db: &rusqlite::Connection) -> (i64, i64) {
