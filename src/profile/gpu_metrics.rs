@@ -9,7 +9,7 @@
 //! low byte of `typeId` (where nsys packs the GPU's id). Unverified against
 //! a real export: none here records GPU metrics.
 
-use crate::profile::open::{LoadError, open_readonly};
+use crate::profile::open::{LoadError, open_readonly, table_columns};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -142,11 +142,7 @@ fn each_sample(
     keep: &dyn Fn(&str) -> bool,
     f: &mut dyn FnMut(u32, usize, i64, f64),
 ) -> rusqlite::Result<Option<Vec<String>>> {
-    let columns = |t: &str| -> rusqlite::Result<Vec<String>> {
-        let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-        stmt.query_map([t], |r| r.get::<_, String>(0))?.collect()
-    };
-    let samples = columns("GPU_METRICS")?;
+    let samples = table_columns(conn, "GPU_METRICS")?;
     let has = |c: &str| samples.iter().any(|s| s == c);
     let time = ["timestamp", "rawTimestamp"].into_iter().find(|c| has(c));
     let (Some(time), true, true) = (time, has("metricId"), has("value")) else {
@@ -161,7 +157,7 @@ fn each_sample(
     };
     let mut names: Vec<String> = Vec::new();
     let mut name_of: BTreeMap<i64, usize> = BTreeMap::new();
-    let described = columns("TARGET_INFO_GPU_METRICS")?;
+    let described = table_columns(conn, "TARGET_INFO_GPU_METRICS")?;
     if ["metricId", "metricName"]
         .iter()
         .all(|c| described.iter().any(|d| d == c))

@@ -7,7 +7,7 @@
 //! Read on demand, as GPU metrics are; columns found by name. Unverified
 //! against a real export: none here records NIC metrics.
 
-use crate::profile::open::{LoadError, open_readonly};
+use crate::profile::open::{LoadError, open_readonly, table_columns};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,11 +39,6 @@ pub fn read(path: &Path, keep: &dyn Fn(&str) -> bool) -> Result<Option<NicMetric
     counters(&conn, keep).map_err(|e| LoadError::new(path, format!("NET_NIC_METRIC: {e}")))
 }
 
-fn columns(conn: &Connection, t: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    stmt.query_map([t], |r| r.get::<_, String>(0))?.collect()
-}
-
 fn has_all(have: &[String], want: &[&str]) -> bool {
     want.iter().all(|w| have.iter().any(|h| h == w))
 }
@@ -51,8 +46,8 @@ fn has_all(have: &[String], want: &[&str]) -> bool {
 /// Interface names by `globalId`, where the export maps them.
 fn nic_names(conn: &Connection) -> rusqlite::Result<BTreeMap<i64, String>> {
     let (map, info) = (
-        columns(conn, "NIC_ID_MAP")?,
-        columns(conn, "TARGET_INFO_NIC_INFO")?,
+        table_columns(conn, "NIC_ID_MAP")?,
+        table_columns(conn, "TARGET_INFO_NIC_INFO")?,
     );
     if !has_all(&map, &["nicId", "globalId"]) || !has_all(&info, &["nicId", "name"]) {
         return Ok(BTreeMap::new());
@@ -78,7 +73,7 @@ fn counters(
     conn: &Connection,
     keep: &dyn Fn(&str) -> bool,
 ) -> rusqlite::Result<Option<NicMetrics>> {
-    let samples = columns(conn, "NET_NIC_METRIC")?;
+    let samples = table_columns(conn, "NET_NIC_METRIC")?;
     let want = [
         "start",
         "end",
@@ -98,7 +93,7 @@ fn counters(
     let mut names: Vec<String> = Vec::new();
     let mut name_of: BTreeMap<(i64, i64), usize> = BTreeMap::new();
     if has_all(
-        &columns(conn, "TARGET_INFO_NETWORK_METRICS")?,
+        &table_columns(conn, "TARGET_INFO_NETWORK_METRICS")?,
         &["metricsListId", "metricsIdx", "name"],
     ) {
         let mut stmt = conn.prepare(

@@ -302,7 +302,7 @@ impl Schema {
 
 /// The column names of table `t`; the name is bound, never spliced into
 /// the SQL.
-fn table_columns(conn: &Connection, t: &str) -> rusqlite::Result<Vec<String>> {
+pub(crate) fn table_columns(conn: &Connection, t: &str) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
     stmt.query_map([t], |r| r.get::<_, String>(0))?.collect()
 }
