@@ -15,7 +15,7 @@ use super::nccl_breakdown::each_kernel;
 use super::nccl_name::CollOp;
 use super::window::Window;
 use crate::profile::gpu_metrics::MetricSeries;
-use crate::profile::{DevId, Profile};
+use crate::profile::{DevId, LaneId, Profile};
 use std::collections::BTreeMap;
 
 /// Whether a metric is a link's throughput: NVLink's (per direction,
@@ -27,44 +27,23 @@ pub fn is_link(metric: &str) -> bool {
         && metric.ends_with("[Throughput %]")
 }
 
-/// Each device's NCCL kernels of each op inside `w`, as merged spans on
-/// the kernel's own file clock (where its GPU metric samples are), sorted.
-pub fn nccl_spans(
+/// The NCCL kernels inside `w`, grouped by `key` (of the kernel's lane
+/// and op) and merged per group, on each kernel's own file clock (where
+/// its file's metric samples and counters are), sorted: per (device, op)
+/// for GPU metrics, per (file, op) for a host's NIC counters.
+pub fn nccl_spans<K: Ord>(
     p: &Profile,
     classes: &KernelClasses,
     clock: &Alignment,
     w: Window,
-) -> BTreeMap<(DevId, CollOp), Vec<Span>> {
-    let mut spans: BTreeMap<(DevId, CollOp), Vec<Span>> = BTreeMap::new();
+    key: impl Fn(LaneId, CollOp) -> K,
+) -> BTreeMap<K, Vec<Span>> {
+    let mut spans: BTreeMap<K, Vec<Span>> = BTreeMap::new();
     each_kernel(p, classes, clock, w, |lane, row, k, _| {
         spans
-            .entry((p.lanes[lane as usize].device, k.op))
+            .entry(key(lane, k.op))
             .or_default()
             .push((p.gpu.start(row), p.gpu.end(row)));
-    });
-    for s in spans.values_mut() {
-        *s = union(std::mem::take(s));
-    }
-    spans
-}
-
-/// Each op's NCCL kernels of every device of `file` inside `w`, merged
-/// per op, on that file's clock (where its NIC counters are).
-pub fn file_spans(
-    p: &Profile,
-    classes: &KernelClasses,
-    clock: &Alignment,
-    w: Window,
-    file: usize,
-) -> BTreeMap<CollOp, Vec<Span>> {
-    let mut spans: BTreeMap<CollOp, Vec<Span>> = BTreeMap::new();
-    each_kernel(p, classes, clock, w, |lane, row, k, _| {
-        if p.lane_file(lane) == file {
-            spans
-                .entry(k.op)
-                .or_default()
-                .push((p.gpu.start(row), p.gpu.end(row)));
-        }
     });
     for s in spans.values_mut() {
         *s = union(std::mem::take(s));

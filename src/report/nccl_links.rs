@@ -7,6 +7,7 @@
 use super::context::Context;
 use super::fit::Keep;
 use super::table::{self, Table};
+use crate::analysis::intervals::Span;
 use crate::analysis::link_metrics::{self, Split, is_link};
 use crate::analysis::nccl_name::CollOp;
 use crate::profile::DevId;
@@ -36,7 +37,9 @@ pub fn rows(cx: &Context) -> Vec<LinkRow> {
     if !p.files.iter().any(|f| f.has_table("GPU_METRICS")) {
         return Vec::new();
     }
-    let spans = link_metrics::nccl_spans(p, &cx.analysis.classes, cx.clock, w);
+    let spans = link_metrics::nccl_spans(p, &cx.analysis.classes, cx.clock, w, |lane, op| {
+        (p.lanes[lane as usize].device, op)
+    });
     if spans.is_empty() {
         return Vec::new();
     }
@@ -164,6 +167,13 @@ fn counts_bytes(name: &str) -> bool {
 pub fn nic_rows(cx: &Context) -> Vec<NicRow> {
     let p = cx.profile;
     let w = cx.options.window;
+    // Most captures count nothing: their kernels are not walked.
+    if !p.files.iter().any(|f| f.has_table("NET_NIC_METRIC")) {
+        return Vec::new();
+    }
+    let by_file = link_metrics::nccl_spans(p, &cx.analysis.classes, cx.clock, w, |lane, op| {
+        (p.lane_file(lane), op)
+    });
     let mut out = Vec::new();
     for (f, file) in p.files.iter().enumerate() {
         if !file.has_table("NET_NIC_METRIC") {
@@ -172,17 +182,23 @@ pub fn nic_rows(cx: &Context) -> Vec<NicRow> {
         let Ok(Some(m)) = nic_metrics::read(&file.path, &counts_bytes) else {
             continue;
         };
-        let spans = link_metrics::file_spans(p, &cx.analysis.classes, cx.clock, w, f);
-        let all = crate::analysis::intervals::union(spans.values().flatten().copied().collect());
+        let spans: Vec<(CollOp, &[Span])> = by_file
+            .range((f, CollOp::AllReduce)..)
+            .take_while(|((of, _), _)| *of == f)
+            .map(|((_, op), s)| (*op, s.as_slice()))
+            .collect();
+        let all = crate::analysis::intervals::union(
+            spans.iter().flat_map(|(_, s)| s.iter().copied()).collect(),
+        );
         let wf = cx.clock.window_in_file(f, w);
         let bounds = (wf.start, wf.end);
         for s in &m.series {
             let (_, idle) = link_metrics::counted(&s.start, &s.end, &s.v, &all, bounds);
-            for (op, inside) in &spans {
+            for &(op, inside) in &spans {
                 out.push(NicRow {
                     host: file.host_index,
                     nic: s.nic.clone(),
-                    op: *op,
+                    op,
                     counter: m.names[s.metric].clone(),
                     during: link_metrics::counted(&s.start, &s.end, &s.v, inside, bounds).0,
                     idle,
