@@ -330,15 +330,12 @@ fn common_window(p: &Profile, clock: &Alignment, files: &[usize]) -> (i64, i64) 
 /// calls its siblings ran meanwhile is what parts them. A device with a
 /// few collectives only leaves the window alone.
 fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64)) -> (i64, i64) {
-    let mut spans: BTreeMap<DevId, (i64, i64)> = BTreeMap::new();
-    for s in tracks {
-        if s.rows.is_empty() || spans.contains_key(&s.device) {
-            continue;
-        }
-        if let Some(span) = gpu_activity(p, clock, s.device) {
-            spans.insert(s.device, span);
-        }
-    }
+    let devices: std::collections::BTreeSet<DevId> = tracks
+        .iter()
+        .filter(|s| !s.rows.is_empty())
+        .map(|s| s.device)
+        .collect();
+    let spans = gpu_activity(p, clock, &devices);
     let (lo, hi) = (
         spans
             .values()
@@ -360,20 +357,28 @@ fn nccl_window(p: &Profile, clock: &Alignment, tracks: &[Seq], window: (i64, i64
         .fold(window, |w, (a, b)| (w.0.max(a), w.1.min(b)))
 }
 
-/// The first start and last end of a device's GPU rows of every kind
-/// (reference clock). A lane's rows are sorted by start; its last end is
-/// taken from its last row, near enough for a capture's bounds.
-fn gpu_activity(p: &Profile, clock: &Alignment, device: DevId) -> Option<(i64, i64)> {
-    p.lanes
-        .iter()
-        .filter(|l| l.device == device && !l.rows.is_empty())
-        .map(|l| {
-            (
-                clock.gpu_span(p, l.rows.start).0,
-                clock.gpu_end(p, l.rows.end - 1),
-            )
-        })
-        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+/// The first start and last end of each of `devices`' GPU rows of every
+/// kind (reference clock), in one pass over the lanes. A lane's rows are
+/// sorted by start; its last end is taken from its last row, near enough
+/// for a capture's bounds.
+fn gpu_activity(
+    p: &Profile,
+    clock: &Alignment,
+    devices: &std::collections::BTreeSet<DevId>,
+) -> BTreeMap<DevId, (i64, i64)> {
+    let mut spans: BTreeMap<DevId, (i64, i64)> = BTreeMap::new();
+    for l in p.lanes.iter().filter(|l| devices.contains(&l.device)) {
+        if l.rows.is_empty() {
+            continue;
+        }
+        let (a, b) = (
+            clock.gpu_span(p, l.rows.start).0,
+            clock.gpu_end(p, l.rows.end - 1),
+        );
+        let e = spans.entry(l.device).or_insert((a, b));
+        *e = (e.0.min(a), e.1.max(b));
+    }
+    spans
 }
 
 /// The largest gap between the ends of one call's kernels: eight times the
